@@ -1,0 +1,141 @@
+// cli.md §8.3, envelope-and-log.md §9: the Pixir `record` path. Events from stdin get seq, id and ts
+// stamped and are appended all or nothing, under the Writer Lease taken before stdin is read.
+import { splitLines } from "./codec.js";
+import { dataTextOf, serializeEvent, type PixirEvent } from "./envelope.js";
+import { newUlid } from "./ids.js";
+import { checkInputSessionId, decodeInputLine, integrityError, STDIN_PATH } from "./input.js";
+import { acquireLease, type WriterLease } from "./lease.js";
+import { openHistory } from "./loader.js";
+import { appendJournaled, createLogAtomically, readTail, rollbackJournal, type LineSink } from "./log-write.js";
+import { logPath } from "./paths.js";
+import { abortable } from "./cli/io.js";
+
+export interface AppendOptions {
+  program: string;
+  env: NodeJS.ProcessEnv;
+  dryRun?: boolean;
+  dropEphemeral?: boolean;
+  waitSeconds?: number;
+  takeOverDeadWriter?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface AppendResult {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  session_id: string;
+  log_path: string;
+  created: boolean;
+  event_count: number;
+  first_seq: number | null;
+  last_seq: number | null;
+  dropped_ephemeral: number;
+}
+
+/** §9: the next seq from the last physical line; only a null seq there needs the full History. */
+export async function nextSeqFromTail(ws: string, id: string): Promise<{ next: number; tail: ReturnType<typeof readTail> }> {
+  const tail = readTail(ws, id);
+  const last = tail.last;
+  if (last === null) return { next: 0, tail };
+  if (last.type === "session_fork" && last.seq === 0 && last.data.strategy === "share_v1" && typeof last.data.replay_event_count === "number") {
+    return { next: last.data.replay_event_count + 1, tail };
+  }
+  if (last.seq !== null) return { next: last.seq + 1, tail };
+  const history = await openHistory(ws, id);
+  let lastEvent: PixirEvent | null = null;
+  let count = 0;
+  for await (const item of history.items()) {
+    lastEvent = item.event;
+    count++;
+  }
+  return { next: lastEvent === null ? 0 : lastEvent.seq === null ? count : lastEvent.seq + 1, tail };
+}
+
+/** Stamp and emit each input Event; returns the count. Used for real and dry runs alike. */
+async function stampEvents(id: string, input: AsyncIterable<Buffer>, firstSeq: number, options: AppendOptions, emit: LineSink): Promise<{ count: number; dropped: number; lines: number }> {
+  let seq = firstSeq;
+  let count = 0;
+  let dropped = 0;
+  let lines = 0;
+  for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), options.signal)) {
+    lines++;
+    const input = decodeInputLine(raw, { dropEphemeral: options.dropEphemeral });
+    if (input === null) {
+      dropped++;
+      continue;
+    }
+    const v = input.value;
+    checkInputSessionId(v.session_id, id, raw.lineNo);
+    if (v.seq !== undefined && v.seq !== null && v.seq !== seq) throw integrityError("seq_conflict", seq, v.seq, raw.lineNo);
+    const event: PixirEvent = {
+      id: (v.id as string | undefined) ?? newUlid(),
+      session_id: id,
+      seq,
+      ts: (v.ts as string | undefined) ?? new Date().toISOString(),
+      type: v.type as PixirEvent["type"],
+      data: (v.data as PixirEvent["data"] | undefined) ?? {},
+    };
+    // A fully stamped six-key line keeps its data bytes; anything else is serialised afresh.
+    const exact = Object.keys(v).length === 6 && v.data !== undefined;
+    emit(serializeEvent(event, exact ? dataTextOf(input.text, event) : undefined));
+    seq++;
+    count++;
+  }
+  if (lines === 0) throw integrityError("empty_stream", "at least one event", 0, null);
+  return { count, dropped, lines };
+}
+
+export async function appendEvents(ws: string, id: string, input: AsyncIterable<Buffer>, options: AppendOptions): Promise<AppendResult> {
+  const log = logPath(ws, id);
+  const result = (created: boolean, first: number, count: number, dropped: number): AppendResult => ({
+    ok: true,
+    recorded: !options.dryRun,
+    dry_run: Boolean(options.dryRun),
+    session_id: id,
+    log_path: log.abs,
+    created,
+    event_count: count,
+    first_seq: count > 0 ? first : null,
+    last_seq: count > 0 ? first + count - 1 : null,
+    dropped_ephemeral: dropped,
+  });
+
+  if (options.dryRun) {
+    const { next, tail } = await nextSeqFromTail(ws, id);
+    const stamped = await stampEvents(id, input, next, options, () => undefined);
+    return result(!tail.exists, next, stamped.count, stamped.dropped);
+  }
+
+  const lease: WriterLease = await acquireLease(ws, id, {
+    program: options.program,
+    env: options.env,
+    waitSeconds: options.waitSeconds,
+    takeOverDeadWriter: options.takeOverDeadWriter,
+    signal: options.signal,
+  });
+  let wrote = false;
+  try {
+    rollbackJournal(ws, id);
+    const { next, tail } = await nextSeqFromTail(ws, id);
+    const ctx = { lease, signal: options.signal };
+    let stamped = { count: 0, dropped: 0, lines: 0 };
+    const produce = async (emit: LineSink) => {
+      stamped = await stampEvents(id, input, next, options, emit);
+      if (stamped.count === 0) throw new NothingToAppend();
+    };
+    try {
+      if (tail.exists) await appendJournaled(ws, id, tail, produce, ctx);
+      else await createLogAtomically(ws, id, produce, ctx);
+      wrote = true;
+    } catch (err) {
+      if (!(err instanceof NothingToAppend)) throw err;
+    }
+    return result(!tail.exists && wrote, next, stamped.count, stamped.dropped);
+  } finally {
+    lease.release(!wrote);
+  }
+}
+
+/** Every input Event was a dropped ephemeral one: nothing to write, and not an error. */
+class NothingToAppend extends Error {}

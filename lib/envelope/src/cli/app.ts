@@ -1,0 +1,268 @@
+// cli.md §1–§6: the shared command-line runner. Each binary describes its commands; this module
+// parses (yargs), renders errors by channel class, and turns every failure into a documented exit.
+import { asPixirError, errorEnvelope, PixirError, usageError } from "../errors.js";
+import { resolveWorkspace } from "../paths.js";
+import { Output, type CliIo } from "./io.js";
+
+export type CommandClass = "stream" | "report";
+
+export interface OptionSpec {
+  type: "string" | "boolean";
+  /** May be given more than once (values collected in order). */
+  repeatable?: boolean;
+  /** Words for the "requires a <kind> value" rule, e.g. "number", "session id". */
+  valueKind?: string;
+}
+
+export interface ParsedArgs {
+  positionals: string[];
+  flags: Record<string, string | boolean | string[] | undefined>;
+}
+
+export interface CommandContext {
+  io: CliIo;
+  out: Output;
+  json: boolean;
+  /** e.g. "pixir-log append": recorded in leases and release records. */
+  program: string;
+  workspace(): string;
+  signal: AbortSignal | undefined;
+  /** One warning line on stderr (cli.md §2). */
+  warn(code: string, text: string, details?: Record<string, unknown>): void;
+  /** Print a report result: one JSON document with --json, else the text lines. */
+  report(result: Record<string, unknown>, text: string | string[]): Promise<void>;
+  /** A line on stderr in text mode only (hints such as `pixir resume`). */
+  hint(text: string): void;
+}
+
+export interface CommandSpec {
+  /** Subcommand name; "" for a tool that is a single command. */
+  name: string;
+  synopsis: string;
+  help: string;
+  kind: CommandClass | ((args: ParsedArgs) => CommandClass);
+  positionals: { min: number; max: number };
+  options: Record<string, OptionSpec>;
+  /** Lazily loads and runs the implementation; returns the exit code. */
+  run?: (args: ParsedArgs, ctx: CommandContext) => Promise<number>;
+  /** Hands the remaining argv to another tool's main (the wrapper's `pixir log`, `pixir tree`). */
+  delegate?: (argv: string[], io: CliIo) => Promise<number>;
+}
+
+export interface ToolSpec {
+  program: string;
+  version: string;
+  help: string;
+  synopsis: string;
+  commands: CommandSpec[];
+}
+
+const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  workspace: { type: "string", valueKind: "directory" },
+  json: { type: "boolean" },
+};
+
+const PARSER_CONFIG = {
+  "parse-numbers": false,
+  "parse-positional-numbers": false,
+  "dot-notation": false,
+  "boolean-negation": false,
+  "camel-case-expansion": false,
+  "duplicate-arguments-array": true,
+  "greedy-arrays": false,
+  "short-option-groups": true,
+  "strip-aliased": true,
+  "unknown-options-as-args": false,
+} as const;
+
+const isHelpToken = (t: string) => t === "-h" || t === "--help";
+
+/** Tokens before a literal `--`: flags after it are positionals, not options. */
+function optionTokens(argv: string[]): string[] {
+  const end = argv.indexOf("--");
+  return end === -1 ? argv : argv.slice(0, end);
+}
+
+/** Find the subcommand: the first positional token, skipping global flags and their values. */
+function findSubcommand(argv: string[]): { name: string | undefined; index: number } {
+  const tokens = optionTokens(argv);
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.startsWith("-")) {
+      const flag = t.replace(/^--?/, "");
+      if (!flag.includes("=") && GLOBAL_OPTIONS[flag]?.type === "string") i++;
+      continue;
+    }
+    return { name: t, index: i };
+  }
+  return { name: undefined, index: -1 };
+}
+
+function yargsOptions(options: Record<string, OptionSpec>): Record<string, { type: "string" | "boolean"; requiresArg?: boolean }> {
+  const out: Record<string, { type: "string" | "boolean"; requiresArg?: boolean }> = {};
+  for (const [name, spec] of Object.entries(options)) {
+    out[name] = spec.type === "string" ? { type: "string", requiresArg: true } : { type: "boolean" };
+  }
+  return out;
+}
+
+/** cli.md §1: usage errors carry the synopsis or the flag rule, never the offending token. */
+async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedArgs> {
+  // Loaded only when a command runs: --help and --version stay fast.
+  const { default: yargs } = await import("yargs");
+  const options = { ...GLOBAL_OPTIONS, ...command.options };
+  let parsed: Record<string, unknown>;
+  let failure: string | undefined;
+  try {
+    parsed = yargs()
+      .parserConfiguration(PARSER_CONFIG)
+      .options(yargsOptions(options))
+      .strictOptions()
+      .exitProcess(false)
+      .help(false)
+      .version(false)
+      .fail((msg: string | null) => {
+        failure = msg ?? "";
+        throw usageError(command.synopsis);
+      })
+      .parseSync(argv) as Record<string, unknown>;
+  } catch (err) {
+    if (failure !== undefined) {
+      const m = /^Not enough arguments following: (.+)$/.exec(failure);
+      const name = m?.[1];
+      if (name !== undefined && options[name] !== undefined) {
+        throw usageError(command.synopsis, `--${name} requires a ${options[name]!.valueKind ?? "text"} value`);
+      }
+      throw usageError(command.synopsis);
+    }
+    throw err;
+  }
+  const flags: ParsedArgs["flags"] = {};
+  for (const [name, spec] of Object.entries(options)) {
+    let v = parsed[name] as string | boolean | string[] | undefined;
+    if (Array.isArray(v) && !spec.repeatable) {
+      throw usageError(command.synopsis, `--${name} may be given only once`);
+    }
+    if (spec.repeatable && typeof v === "string") v = [v];
+    flags[name] = v;
+  }
+  const positionals = ((parsed._ as unknown[]) ?? []).map(String);
+  if (positionals.length < command.positionals.min || positionals.length > command.positionals.max) {
+    throw usageError(command.synopsis);
+  }
+  return { positionals, flags };
+}
+
+function commandClass(command: CommandSpec | undefined, args: ParsedArgs | undefined): CommandClass {
+  if (command === undefined) return "report";
+  if (typeof command.kind === "string") return command.kind;
+  return command.kind(args ?? { positionals: [], flags: {} });
+}
+
+function renderError(err: PixirError, io: CliIo, out: Output, kind: CommandClass, json: boolean): Promise<void> | void {
+  if (err.kind === "internal_error" && io.env.PIXIR_DEBUG === "1") {
+    const cause = (err as PixirError & { cause?: unknown }).cause;
+    io.stderr.write(`${(cause as Error | undefined)?.stack ?? err.stack}\n`);
+  }
+  const envelope = `${JSON.stringify(errorEnvelope(err))}\n`;
+  if (json && kind === "report") return out.write(envelope);
+  io.stderr.write(json ? envelope : `error: ${err.kind}: ${err.message}\n`);
+}
+
+/** Run a tool: help and version first, then parse, then the command. Never throws. */
+export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promise<number> {
+  const out = new Output(io.stdout);
+  const tokens = optionTokens(argv);
+  const json = tokens.includes("--json");
+  const single = tool.commands.length === 1 && tool.commands[0]!.name === "";
+  const sub = single ? { name: "", index: -1 } : findSubcommand(argv);
+  const command = tool.commands.find((c) => c.name === sub.name);
+
+  if (command?.delegate) {
+    const rest = [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];
+    return command.delegate(rest, io);
+  }
+  if (tokens.some(isHelpToken) || (!single && sub.name === undefined && tokens.length === 0) || (!single && sub.name === "help")) {
+    await out.write(command ? command.help : tool.help);
+    return 0;
+  }
+  if (tokens.includes("--version")) {
+    await out.write(`${tool.version}\n`);
+    return 0;
+  }
+
+  let args: ParsedArgs | undefined;
+  try {
+    if (command === undefined) throw usageError(tool.synopsis);
+    const rest = single ? argv : [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];
+    args = await parseArgs(rest, command);
+    const ctx = makeContext(tool, command, args, io, out, json);
+    return await command.run!(args, ctx);
+  } catch (thrown) {
+    const err = asPixirError(thrown);
+    if (err.kind === "internal_error" && !(thrown instanceof PixirError)) (err as PixirError & { cause?: unknown }).cause = thrown;
+    await renderError(err, io, out, commandClass(command, args), json);
+    return err.exitCode;
+  }
+}
+
+function makeContext(tool: ToolSpec, command: CommandSpec, args: ParsedArgs, io: CliIo, out: Output, json: boolean): CommandContext {
+  let workspace: string | undefined;
+  const kind = commandClass(command, args);
+  return {
+    io,
+    out,
+    json,
+    program: command.name ? `${tool.program} ${command.name}` : tool.program,
+    signal: io.signal,
+    workspace() {
+      workspace ??= resolveWorkspace(args.flags.workspace as string | undefined, io.env, io.cwd);
+      return workspace;
+    },
+    warn(code, text, details = {}) {
+      io.stderr.write(json && kind === "stream" ? `${JSON.stringify({ warning: { kind: code, details } })}\n` : `warning: ${code}: ${text}\n`);
+    },
+    async report(result, text) {
+      if (json) await out.write(`${JSON.stringify(result)}\n`);
+      else {
+        const lines = Array.isArray(text) ? text : [text];
+        if (lines.length > 0) await out.write(`${lines.join("\n")}\n`);
+      }
+    },
+    hint(text) {
+      if (!json) io.stderr.write(`${text}\n`);
+    },
+  };
+}
+
+/** cli.md §1: integers match ^\+?[0-9]+$ and lie in 0..2^53−1. */
+export function parseNonNegativeInt(flag: string, value: string | undefined, synopsis: string, positive = false): number | undefined {
+  if (value === undefined) return undefined;
+  const rule = `--${flag} must be ${positive ? "a positive integer" : "a non-negative integer"}`;
+  if (!/^\+?[0-9]+$/.test(value)) throw usageError(synopsis, rule);
+  const n = Number(value.replace(/^\+/, ""));
+  if (!Number.isSafeInteger(n) || (positive && n === 0)) throw usageError(synopsis, rule);
+  return n;
+}
+
+export const stringFlag = (args: ParsedArgs, name: string): string | undefined => args.flags[name] as string | undefined;
+export const boolFlag = (args: ParsedArgs, name: string): boolean => args.flags[name] === true;
+export const listFlag = (args: ParsedArgs, name: string): string[] => (args.flags[name] as string[] | undefined) ?? [];
+
+/** The bin entry: wires process signals to an AbortSignal and sets the exit code. */
+export async function runProcess(main: (argv: string[], io: CliIo) => Promise<number>, makeIo: (signal: AbortSignal) => CliIo): Promise<void> {
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort(new PixirError("interrupted", undefined, { signal }));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const io = makeIo(controller.signal);
+  const code = await main(process.argv.slice(2), io);
+  process.exitCode = code;
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
+  // A stdin we stopped reading early must not keep the process alive.
+  if (!process.stdin.isTTY) process.stdin.destroy();
+}

@@ -1,0 +1,78 @@
+// envelope-and-log.md §7 "Splitting into lines": a streaming NDJSON splitter over raw bytes.
+// It works on Buffers (not strings) so that it can report invalid UTF-8, byte offsets for the
+// out-of-order index, and refuse an over-long line without holding it in memory.
+import { PixirError } from "./errors.js";
+
+/** Lines longer than this are refused rather than buffered (a 64 MiB line must not exhaust memory). */
+export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+
+export interface RawLine {
+  /** The line's bytes without its `\n` (a `\r` before it is kept; JSON treats it as whitespace). */
+  bytes: Buffer;
+  /** 1-based physical line number, blank lines included. */
+  lineNo: number;
+  /** Byte offset of the line's first byte in the stream. */
+  offset: number;
+  /** False only for a final line that had no `\n`. */
+  terminated: boolean;
+}
+
+export interface SplitOptions {
+  /** Where the bytes come from, for error details: a workspace-relative path, or "-" for stdin. */
+  path: string;
+  maxLineBytes?: number;
+  /** Offset of the first byte of the stream within its file (for ranged reads). */
+  startOffset?: number;
+}
+
+const NEWLINE = 0x0a;
+
+function lineTooLong(path: string, lineNo: number, max: number): PixirError {
+  return new PixirError("corrupt_log_line", "a line is longer than the line-length limit", {
+    reason: "line_too_long",
+    line: lineNo,
+    path,
+    max_line_bytes: max,
+  });
+}
+
+/** Split a byte stream into lines. Empty lines are counted but not yielded. */
+export async function* splitLines(chunks: AsyncIterable<Buffer | string>, options: SplitOptions): AsyncGenerator<RawLine> {
+  const max = options.maxLineBytes ?? MAX_LINE_BYTES;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let lineNo = 0;
+  let lineStart = options.startOffset ?? 0;
+  for await (const input of chunks) {
+    const chunk = typeof input === "string" ? Buffer.from(input, "utf8") : input;
+    let from = 0;
+    while (from < chunk.length) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      if (nl === -1) {
+        pendingBytes += chunk.length - from;
+        if (pendingBytes > max) throw lineTooLong(options.path, lineNo + 1, max);
+        pending.push(chunk.subarray(from));
+        break;
+      }
+      lineNo++;
+      let bytes: Buffer;
+      if (pending.length === 0) {
+        bytes = chunk.subarray(from, nl);
+      } else {
+        pending.push(chunk.subarray(from, nl));
+        bytes = Buffer.concat(pending, pendingBytes + (nl - from));
+        pending = [];
+        pendingBytes = 0;
+      }
+      if (bytes.length > max) throw lineTooLong(options.path, lineNo, max);
+      const offset = lineStart;
+      lineStart += bytes.length + 1;
+      from = nl + 1;
+      if (bytes.length > 0) yield { bytes, lineNo, offset, terminated: true };
+    }
+  }
+  if (pendingBytes > 0) {
+    lineNo++;
+    yield { bytes: Buffer.concat(pending, pendingBytes), lineNo, offset: lineStart, terminated: false };
+  }
+}

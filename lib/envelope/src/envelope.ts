@@ -1,0 +1,215 @@
+// envelope-and-log.md §1–§3: the six-key Event, the closed type vocabulary, and the wire form.
+import { isUtf8 } from "node:buffer";
+import { truncate } from "./text.js";
+
+export const CANONICAL_TYPES = [
+  "user_message",
+  "assistant_message",
+  "reasoning",
+  "skill_activation",
+  "subagent_event",
+  "workflow_event",
+  "session_fork",
+  "branch_summary",
+  "history_compaction",
+  "provider_usage",
+  "turn_failed",
+  "tool_call",
+  "tool_result",
+  "permission_decision",
+] as const;
+
+export const EPHEMERAL_TYPES = ["text_delta", "reasoning_delta", "status", "plan", "context_pressure"] as const;
+
+/** fork.md §2: the types a fork inherits. */
+export const REPLAY_TYPES = [
+  "user_message",
+  "assistant_message",
+  "reasoning",
+  "skill_activation",
+  "subagent_event",
+  "workflow_event",
+  "tool_call",
+  "tool_result",
+  "permission_decision",
+] as const;
+
+export type CanonicalType = (typeof CANONICAL_TYPES)[number];
+export type EphemeralType = (typeof EPHEMERAL_TYPES)[number];
+
+const CANONICAL = new Set<string>(CANONICAL_TYPES);
+const EPHEMERAL = new Set<string>(EPHEMERAL_TYPES);
+const REPLAY = new Set<string>(REPLAY_TYPES);
+
+export const isCanonicalType = (t: unknown): t is CanonicalType => typeof t === "string" && CANONICAL.has(t);
+export const isEphemeralType = (t: unknown): t is EphemeralType => typeof t === "string" && EPHEMERAL.has(t);
+export const isReplayType = (t: unknown): boolean => typeof t === "string" && REPLAY.has(t);
+
+export type JsonObject = Record<string, unknown>;
+
+/** An Event as readers see it, after the read tolerances of §7. */
+export interface PixirEvent {
+  id: string | null;
+  session_id: string | null;
+  seq: number | null;
+  ts: string | null;
+  type: CanonicalType;
+  data: JsonObject;
+}
+
+export const ENVELOPE_KEYS = ["id", "session_id", "seq", "ts", "type", "data"] as const;
+const ENVELOPE_KEY_SET = new Set<string>(ENVELOPE_KEYS);
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+
+export type CorruptReason =
+  | "invalid_utf8"
+  | "invalid_json"
+  | "torn_tail"
+  | "unexpected_shape"
+  | "missing_event_type"
+  | "unknown_event_type"
+  | "invalid_seq"
+  | "invalid_data"
+  | "invalid_field"
+  | "line_too_long"
+  | "misplaced_share_header"
+  | "seq_conflicts_with_shared_prefix";
+
+export interface LineProblem {
+  reason: CorruptReason;
+  /** Extra details: `type` for unknown types, `field` for invalid fields. */
+  extra?: Record<string, unknown>;
+}
+
+/** What a decoded line looked like, for check's warnings and cat's pass-through. */
+export interface DecodedLine {
+  event: PixirEvent;
+  /** The line is already a six-key envelope with non-null id, session_id, seq and ts. */
+  exact: boolean;
+  missingFields: string[];
+  extraFields: string[];
+}
+
+export const isJsonObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isSeq = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= MAX_SEQ;
+
+/** The type string as shown in error details: §3.3 truncation at 64 bytes. */
+export const typeForDetails = (t: string): string => truncate(t, 64);
+
+/**
+ * envelope-and-log.md §7: check one physical line (without its `\n`) and apply the read tolerances.
+ * `isTail` marks a final line that had no `\n`; a parse failure there is a torn tail.
+ */
+export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | LineProblem {
+  if (!isUtf8(bytes)) return { reason: "invalid_utf8" };
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return { reason: isTail ? "torn_tail" : "invalid_json" };
+  }
+  return decodeValue(value);
+}
+
+const NONE: string[] = [];
+
+export function decodeValue(value: unknown): DecodedLine | LineProblem {
+  if (!isJsonObject(value)) return { reason: "unexpected_shape" };
+  const type = value.type;
+  if (typeof type !== "string") return { reason: "missing_event_type" };
+  if (!CANONICAL.has(type)) return { reason: "unknown_event_type", extra: { type: typeForDetails(type) } };
+  const seq = value.seq;
+  if (seq !== undefined && seq !== null && !isSeq(seq)) return { reason: "invalid_seq" };
+  const data = value.data;
+  if (data !== undefined && data !== null && !isJsonObject(data)) return { reason: "invalid_data" };
+  for (const field of ["id", "session_id", "ts"] as const) {
+    const v = value[field];
+    if (v !== undefined && v !== null && typeof v !== "string") return { reason: "invalid_field", extra: { field } };
+  }
+  let missingFields = NONE;
+  for (const key of ENVELOPE_KEYS) if (value[key] === undefined) missingFields = [...missingFields, key];
+  let extraFields = NONE;
+  for (const key of Object.keys(value)) if (!ENVELOPE_KEY_SET.has(key)) extraFields = [...extraFields, key];
+  const event: PixirEvent = {
+    id: (value.id as string | null | undefined) ?? null,
+    session_id: (value.session_id as string | null | undefined) ?? null,
+    seq: (seq as number | null | undefined) ?? null,
+    ts: (value.ts as string | null | undefined) ?? null,
+    type: type as CanonicalType,
+    data: (data as JsonObject | null | undefined) ?? {},
+  };
+  const exact =
+    missingFields.length === 0 &&
+    extraFields.length === 0 &&
+    event.id !== null &&
+    event.session_id !== null &&
+    event.seq !== null &&
+    event.ts !== null &&
+    data !== null;
+  return { event, exact, missingFields, extraFields };
+}
+
+export const isLineProblem = (d: DecodedLine | LineProblem): d is LineProblem => (d as LineProblem).reason !== undefined;
+
+/** The envelope part of our key order, up to and including `"data":`. */
+function envelopeHead(e: PixirEvent): string {
+  return (
+    `{"id":${JSON.stringify(e.id)},"session_id":${JSON.stringify(e.session_id)},"seq":${JSON.stringify(e.seq)},` +
+    `"ts":${JSON.stringify(e.ts)},"type":${JSON.stringify(e.type)},"data":`
+  );
+}
+
+/**
+ * §3: one compact line in the key order id, session_id, seq, ts, type, data, with the trailing `\n`.
+ * `dataText` lets a stage rewrite envelope fields while keeping the original bytes of `data`.
+ */
+export function serializeEvent(e: PixirEvent, dataText?: string): string {
+  return `${envelopeHead(e)}${dataText ?? JSON.stringify(e.data)}}\n`;
+}
+
+/**
+ * The raw text of `data` in a line that is in our key order, else undefined. Call it only for a
+ * line whose object has exactly the six keys (an `exact` line), so nothing can follow `data`.
+ * Later stages use it to keep `data` byte for byte when they renumber or re-id an Event.
+ */
+export function dataTextOf(line: string, e: PixirEvent): string | undefined {
+  const head = envelopeHead(e);
+  if (!line.startsWith(head)) return undefined;
+  const end = line.endsWith("\r") ? line.length - 2 : line.length - 1;
+  if (line[end] !== "}") return undefined;
+  return line.slice(head.length, end);
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
+
+/** §3: strings must be valid Unicode. Only a `\uD8xx`-style escape can smuggle in a lone surrogate. */
+export function isEncodable(lineText: string, value: unknown): boolean {
+  if (!SURROGATE_ESCAPE.test(lineText)) return true;
+  return deepWellFormed(value);
+}
+
+function deepWellFormed(value: unknown): boolean {
+  if (typeof value === "string") return value.isWellFormed();
+  if (Array.isArray(value)) return value.every(deepWellFormed);
+  if (isJsonObject(value)) {
+    for (const key of Object.keys(value)) {
+      if (!key.isWellFormed() || !deepWellFormed(value[key])) return false;
+    }
+  }
+  return true;
+}
+
+/** fork.md §4.3: JSON.stringify with object keys sorted recursively, no whitespace. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(",")}]`;
+  if (isJsonObject(value)) {
+    const keys = Object.keys(value).sort();
+    const parts: string[] = [];
+    for (const k of keys) {
+      if (value[k] === undefined) continue;
+      parts.push(`${JSON.stringify(k)}:${canonicalJson(value[k])}`);
+    }
+    return `{${parts.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

@@ -1,0 +1,190 @@
+// cli.md §3–§4: one error type whose kind decides the exit code, default message and recovery hints.
+
+export type ErrorKind =
+  | "usage"
+  | "invalid_args"
+  | "not_found"
+  | "permission_denied"
+  | "session_writer_active"
+  | "session_writer_stale"
+  | "session_writer_ambiguous"
+  | "session_writer_lost"
+  | "already_exists"
+  | "corrupt_log_line"
+  | "ephemeral_not_loggable"
+  | "log_encode_failed"
+  | "log_read_failed"
+  | "log_write_failed"
+  | "unsafe_state_path"
+  | "stream_integrity_failed"
+  | "resource_missing"
+  | "fork_parent_missing"
+  | "fork_cycle"
+  | "fork_depth_exceeded"
+  | "fork_prefix_mismatch"
+  | "unsafe_fork_boundary"
+  | "share_children_exist"
+  | "log_check_failed"
+  | "invalid_pi_session"
+  | "interrupted"
+  | "internal_error";
+
+export type Details = Record<string, unknown>;
+
+interface KindInfo {
+  exit: number;
+  message: string;
+  nextActions: string[] | null;
+}
+
+const LEASE_ACTIVE_ACTIONS = ["wait_for_writer_exit", "inspect_session_writer_lease", "use_pixir_lock_release_--force_only_if_orphaned"];
+const LEASE_STALE_ACTIONS = [
+  "inspect_session_writer_lease",
+  "use_pixir_lock_release_--force_if_the_writer_is_orphaned",
+  "preserve_session_log_evidence",
+];
+const LEASE_AMBIGUOUS_ACTIONS = [
+  "inspect_session_writer_lease",
+  "avoid_starting_a_competing_writer",
+  "use_pixir_lock_release_--force_only_after_confirming_the_writer_is_orphaned",
+];
+const LEASE_LOST_ACTIONS = ["rerun the command; the write was rolled back", "inspect_session_writer_lease"];
+
+export const UNSAFE_PATH_ACTIONS = [
+  "inspect_pixir_state_path_without_following_symlinks",
+  "remove_or_relocate_the_unsafe_component_if_authorized",
+];
+export const STREAM_INTEGRITY_ACTIONS = [
+  "rerun the whole pipeline; an upstream stage failed or was cut short",
+  "check the exit status of every stage (set -o pipefail)",
+];
+export const CORRUPT_LINE_ACTIONS = ["run pixir-log check to list every problem in this log"];
+export const TORN_TAIL_ACTIONS = ["run pixir-log repair to drop the torn final line"];
+
+const KINDS: Record<ErrorKind, KindInfo> = {
+  usage: { exit: 2, message: "usage error", nextActions: ["run the command with --help"] },
+  invalid_args: { exit: 2, message: "invalid arguments", nextActions: null },
+  not_found: { exit: 2, message: "session log was not found", nextActions: null },
+  permission_denied: { exit: 3, message: "permission denied", nextActions: ["check file permissions on the workspace state"] },
+  session_writer_active: { exit: 5, message: "Session already has an active writer lease", nextActions: LEASE_ACTIVE_ACTIONS },
+  session_writer_stale: { exit: 5, message: "Session has a stale writer lease", nextActions: LEASE_STALE_ACTIONS },
+  session_writer_ambiguous: { exit: 5, message: "Session writer lease state is ambiguous", nextActions: LEASE_AMBIGUOUS_ACTIONS },
+  session_writer_lost: { exit: 5, message: "Session writer lease is no longer present", nextActions: LEASE_LOST_ACTIONS },
+  already_exists: {
+    exit: 1,
+    message: "session log already exists",
+    nextActions: ["pick a new child session id", "remove the existing log if safe"],
+  },
+  corrupt_log_line: { exit: 1, message: "could not decode a log line", nextActions: CORRUPT_LINE_ACTIONS },
+  ephemeral_not_loggable: { exit: 1, message: "refusing to persist a non-canonical event", nextActions: ["drop ephemeral events before writing"] },
+  log_encode_failed: { exit: 1, message: "could not encode event for session log", nextActions: [] },
+  log_read_failed: { exit: 1, message: "could not read session log", nextActions: [] },
+  log_write_failed: { exit: 1, message: "could not write session log", nextActions: ["check free space and rerun; the log was left unchanged"] },
+  unsafe_state_path: { exit: 1, message: "Pixir state path is unsafe", nextActions: UNSAFE_PATH_ACTIONS },
+  stream_integrity_failed: { exit: 1, message: "input stream failed its integrity check", nextActions: STREAM_INTEGRITY_ACTIONS },
+  resource_missing: {
+    exit: 1,
+    message: "session resource payload is missing",
+    nextActions: ["restore the resource payload in the parent session", "fork at a seq before the event that references it"],
+  },
+  fork_parent_missing: {
+    exit: 1,
+    message: "fork parent log is missing",
+    nextActions: ["restore the parent log", "if the parent is gone for good, discard this child"],
+  },
+  fork_cycle: { exit: 1, message: "fork lineage contains a cycle", nextActions: ["inspect the session_fork lines with pixir-log cat --raw"] },
+  fork_depth_exceeded: {
+    exit: 1,
+    message: "fork lineage is deeper than 32",
+    nextActions: ["materialize an intermediate share child with pixir-log materialize"],
+  },
+  fork_prefix_mismatch: {
+    exit: 1,
+    message: "parent log no longer matches the forked prefix",
+    nextActions: ["restore the parent log to the state it had when the child was forked", "or discard this child"],
+  },
+  unsafe_fork_boundary: {
+    exit: 1,
+    message: "fork point leaves tool calls without results",
+    nextActions: ["pass --to-seq at nearest_safe_seq or next_safe_seq", "omit --strict-boundary to fork anyway"],
+  },
+  share_children_exist: {
+    exit: 1,
+    message: "share children depend on this log",
+    nextActions: ["materialize each child with pixir-log materialize", "or rerun with --materialize-children"],
+  },
+  log_check_failed: {
+    exit: 1,
+    message: "log check found problems",
+    nextActions: ["fix or restore the listed logs; pixir-log repair handles torn tails only"],
+  },
+  invalid_pi_session: {
+    exit: 1,
+    message: "pi session file is invalid",
+    nextActions: ["check that the file is a pi session file", "use --lenient to skip malformed lines"],
+  },
+  interrupted: { exit: 130, message: "interrupted", nextActions: ["rerun; nothing was written"] },
+  internal_error: { exit: 1, message: "internal error", nextActions: ["rerun with PIXIR_DEBUG=1 and report the stack trace"] },
+};
+
+export class PixirError extends Error {
+  readonly kind: ErrorKind;
+  readonly details: Details;
+
+  constructor(kind: ErrorKind, message?: string, details: Details = {}) {
+    super(message ?? KINDS[kind].message);
+    this.name = "PixirError";
+    this.kind = kind;
+    const defaults = KINDS[kind].nextActions;
+    this.details = details.next_actions === undefined && defaults !== null ? { ...details, next_actions: defaults } : { ...details };
+  }
+
+  get exitCode(): number {
+    return KINDS[this.kind].exit;
+  }
+}
+
+export function exitCodeFor(kind: ErrorKind): number {
+  return KINDS[kind].exit;
+}
+
+export function defaultMessage(kind: ErrorKind): string {
+  return KINDS[kind].message;
+}
+
+export function isPixirError(err: unknown): err is PixirError {
+  return err instanceof PixirError;
+}
+
+/** Anything thrown that is not a PixirError becomes internal_error; the stack stays out of the envelope. */
+export function asPixirError(err: unknown): PixirError {
+  if (err instanceof PixirError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+    return new PixirError("permission_denied", undefined, { path: null, operation: (err as NodeJS.ErrnoException).syscall ?? null });
+  }
+  return new PixirError("internal_error");
+}
+
+export interface ErrorEnvelope {
+  ok: false;
+  error: { kind: ErrorKind; message: string; details: Details };
+}
+
+export function errorEnvelope(err: PixirError): ErrorEnvelope {
+  return { ok: false, error: { kind: err.kind, message: err.message, details: err.details } };
+}
+
+export function usageError(synopsis: string, message?: string): PixirError {
+  return new PixirError("usage", message ?? synopsis, { synopsis });
+}
+
+/** Map an fs error onto permission_denied where the OS refused us; otherwise rethrow as given. */
+export function fsError(err: unknown, relPath: string, operation: string, fallback: () => PixirError): PixirError {
+  if (err instanceof PixirError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+    return new PixirError("permission_denied", undefined, { path: relPath, operation });
+  }
+  return fallback();
+}

@@ -1,0 +1,193 @@
+// fork.md §5, envelope-and-log.md §11.3: `pixir-log write` of a fork stream. The stream verifies itself
+// (header counts, contiguous seqs, prefix digest) and is checked against the parent in the Workspace;
+// the child Log appears only when all of it holds.
+import { isReplayType, isSeq, type PixirEvent } from "./envelope.js";
+import { PixirError } from "./errors.js";
+import { forkPlan, resourceDescriptors, type ForkPlan, type ForkStrategy } from "./fork.js";
+import { checkInputSessionId, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
+import { acquireLease } from "./lease.js";
+import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
+import { createLogAtomically, type LineSink } from "./log-write.js";
+import { inspectStatePath, logPath } from "./paths.js";
+import { checkDescriptor, copyResources, type ResourceRef } from "./resources.js";
+import { assertSessionId } from "./session-id.js";
+
+export type ForkWriteResult = ForkPlan;
+
+export interface ForkWriteOptions {
+  program: string;
+  env: NodeJS.ProcessEnv;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+interface HeaderFacts {
+  event: PixirEvent;
+  parentId: string;
+  n: number;
+  toSeq: number;
+  fromSeq: number | null;
+  strategy: ForkStrategy;
+  digest: string;
+  forkRoot: string;
+  openToolCalls: string[];
+}
+
+function readHeader(e: PixirEvent, lineNo: number): HeaderFacts {
+  const d = e.data;
+  const malformed = (what: string) =>
+    integrityError("missing_fork_header", "a session_fork header with valid data", what, lineNo);
+  if (e.seq !== 0) throw integrityError("seq_conflict", 0, e.seq, lineNo);
+  assertSessionId(d.parent_session_id, "parent_session_id");
+  if (!isSeq(d.replay_event_count)) throw malformed("replay_event_count");
+  if (!isSeq(d.forked_to_seq)) throw malformed("forked_to_seq");
+  if (d.strategy !== "replay_v1" && d.strategy !== "share_v1") throw malformed("strategy");
+  if (typeof d.prefix_digest !== "string" || !DIGEST.test(d.prefix_digest)) throw malformed("prefix_digest");
+  if (d.from_seq !== null && d.from_seq !== undefined && !isSeq(d.from_seq)) throw malformed("from_seq");
+  const root = typeof d.fork_root_session_id === "string" && d.fork_root_session_id !== "" ? d.fork_root_session_id : d.parent_session_id;
+  assertSessionId(root, "fork_root_session_id");
+  const open = Array.isArray(d.open_tool_calls) ? d.open_tool_calls.filter((x): x is string => typeof x === "string") : [];
+  return {
+    event: e,
+    parentId: d.parent_session_id as string,
+    n: d.replay_event_count,
+    toSeq: d.forked_to_seq,
+    fromSeq: (d.from_seq as number | null | undefined) ?? null,
+    strategy: d.strategy,
+    digest: d.prefix_digest,
+    forkRoot: root,
+    openToolCalls: open,
+  };
+}
+
+/** fork.md §5 step 4: the parent in this Workspace must still hash to the header's prefix_digest. */
+export async function checkParentPrefix(ws: string, childId: string, h: Pick<HeaderFacts, "parentId" | "n" | "toSeq" | "digest" | "strategy">): Promise<History | null> {
+  if (h.strategy === "replay_v1" && inspectStatePath(logPath(ws, h.parentId)) === "missing") return null;
+  const parent = await openHistory(ws, h.parentId, {
+    notFound: () => new PixirError("fork_parent_missing", undefined, { session_id: childId, parent_session_id: h.parentId, depth: 1 }),
+  });
+  const digest = new PrefixDigest();
+  for await (const item of parent.items()) if (isInherited(item.event, h.toSeq)) digest.add(item.event);
+  const actual = digest.digest();
+  if (digest.count !== h.n || actual !== h.digest) {
+    throw new PixirError("fork_prefix_mismatch", undefined, {
+      session_id: childId,
+      parent_session_id: h.parentId,
+      expected_digest: h.digest,
+      actual_digest: actual,
+      expected_count: h.n,
+      actual_count: digest.count,
+    });
+  }
+  return parent;
+}
+
+/** The parent and its share ancestors, in the order resources are looked up (fork.md §7 step 3). */
+export function resourceSources(parent: History | null, parentId: string): string[] {
+  const out = [parentId];
+  for (let h = parent; h?.share; h = h.share.parent) out.push(h.share.parent.sessionId);
+  return out;
+}
+
+export async function writeForkStream(ws: string, targetArg: string | undefined, stream: InputStream, options: ForkWriteOptions): Promise<ForkWriteResult> {
+  const first = (await stream.next())!;
+  requireStamped(first);
+  const header = readHeader(stampedEvent(first), first.lineNo);
+  const childId = targetArg ?? (first.value.session_id as string);
+  assertSessionId(childId, "child_session_id");
+  checkInputSessionId(first.value.session_id, childId, first.lineNo);
+  const log = logPath(ws, childId);
+  if (inspectStatePath(log) === "present") {
+    throw integrityError("fork_header_on_existing_log", "a new child log", "an existing log", first.lineNo);
+  }
+
+  const refs: ResourceRef[] = [];
+  let summaryStrategy: string | null = null;
+  let resourceCount = 0;
+  const streamed = new PrefixDigest();
+  const seenResources = new Set<string>();
+
+  const produce = async (emit: LineSink) => {
+    emit(inputLine(first, header.event));
+    let expected = 1;
+    let resolvedShare = false;
+    let lastLine = first.lineNo;
+    for (let e = await stream.next(); e !== null; e = await stream.next()) {
+      lastLine = e.lineNo;
+      checkInputSessionId(e.value.session_id, childId, e.lineNo);
+      requireStamped(e);
+      const event = stampedEvent(e);
+      if (expected === 1 && header.strategy === "share_v1") {
+        // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
+        if (event.seq === header.n + 1) expected = header.n + 1;
+        else resolvedShare = header.n > 0;
+      }
+      if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, e.lineNo);
+      const inPrefix = expected <= header.n && (header.strategy === "replay_v1" || resolvedShare);
+      if (inPrefix) {
+        if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, e.lineNo);
+        streamed.add(event);
+        for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
+        if (header.strategy === "replay_v1") emit(inputLine(e, event));
+      } else {
+        if (event.type === "branch_summary" && summaryStrategy === null) {
+          summaryStrategy = typeof event.data.strategy === "string" ? event.data.strategy : null;
+        }
+        emit(inputLine(e, event));
+      }
+      expected++;
+    }
+    const prefixSeen = header.strategy === "replay_v1" || resolvedShare;
+    if (prefixSeen && streamed.count !== header.n) throw integrityError("count_mismatch", header.n, streamed.count, lastLine);
+    if (prefixSeen && streamed.digest() !== header.digest) {
+      throw new PixirError("fork_prefix_mismatch", undefined, {
+        session_id: childId,
+        parent_session_id: header.parentId,
+        expected_digest: header.digest,
+        actual_digest: streamed.digest(),
+        expected_count: header.n,
+        actual_count: streamed.count,
+      });
+    }
+  };
+  const beforeCommit = async (verifyOnly: boolean) => {
+    const parent = await checkParentPrefix(ws, childId, header);
+    if (header.strategy === "replay_v1" && refs.length > 0) {
+      resourceCount = copyResources(ws, resourceSources(parent, header.parentId), childId, refs, verifyOnly);
+    }
+  };
+  const plan = (recorded: boolean) =>
+    forkPlan(
+      ws,
+      header.parentId,
+      childId,
+      {
+        forkRootSessionId: header.forkRoot,
+        fromSeq: header.fromSeq,
+        toSeq: header.toSeq,
+        eventCount: header.n,
+        prefixDigest: header.digest,
+        openToolCalls: header.openToolCalls,
+        resourceCount,
+      },
+      header.strategy,
+      { recorded, dryRun: Boolean(options.dryRun), summaryStrategy },
+    );
+
+  if (options.dryRun) {
+    await produce(() => undefined);
+    await beforeCommit(true);
+    return plan(false);
+  }
+  const lease = await acquireLease(ws, childId, { program: options.program, env: options.env, signal: options.signal });
+  let wrote = false;
+  try {
+    await createLogAtomically(ws, childId, produce, { lease, signal: options.signal }, () => beforeCommit(false));
+    wrote = true;
+    return plan(true);
+  } finally {
+    lease.release(!wrote);
+  }
+}

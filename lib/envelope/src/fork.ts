@@ -1,0 +1,387 @@
+// fork.md §3–§4, §10: the fork plan and the fork stream. One pass over the parent History computes the
+// plan (counts, digest, open tool calls, safe cut points); a second pass emits the inherited Events.
+import { closeSync, createReadStream, openSync, rmSync, writeSync, mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { splitLines } from "./codec.js";
+import { isReplayType, serializeEvent, type PixirEvent } from "./envelope.js";
+import { PixirError } from "./errors.js";
+import { newUlid } from "./ids.js";
+import { decodeInputLine, integrityError, requireStamped, STDIN_PATH } from "./input.js";
+import { inheritedItem, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
+import { logPath } from "./paths.js";
+import { assertSessionId, isValidSessionId } from "./session-id.js";
+import { abortable } from "./cli/io.js";
+import { dataTextOf } from "./envelope.js";
+
+export type ForkStrategy = "replay_v1" | "share_v1";
+export const FORK_STRATEGIES: readonly ForkStrategy[] = ["replay_v1", "share_v1"];
+export const REPLAY_LIMITATIONS = ["full replayed prefix remains authoritative; session_fork is lineage metadata only"];
+export const SHARE_LIMITATIONS = ["shared prefix is read from the parent log and verified by prefix_digest; the parent log must be kept"];
+export const DETERMINISTIC_SUMMARY = "deterministic_operational_summary_v1";
+export const MODEL_SUMMARY = "model_assisted_operational_summary_v1";
+
+export interface ForkRequest {
+  ws: string;
+  parentId: string;
+  childId: string;
+  toSeq?: number;
+  strategy: ForkStrategy;
+  strictBoundary?: boolean;
+}
+
+/** What a pass over the parent History learns (fork.md §3.1 steps 5–8). */
+export interface PrefixFacts {
+  toSeq: number;
+  maxSeq: number | null;
+  eventCount: number;
+  fromSeq: number | null;
+  prefixDigest: string;
+  openToolCalls: string[];
+  forkRootSessionId: string;
+  nearestSafeSeq: number | null;
+  nextSafeSeq: number | null;
+  resourceCount: number;
+}
+
+/** The plan JSON of fork.md §3.2. */
+export interface ForkPlan {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  parent_session_id: string;
+  child_session_id: string;
+  fork_root_session_id: string;
+  from_seq: number | null;
+  to_seq: number;
+  event_count: number;
+  workspace: string;
+  parent_log_path: string;
+  child_log_path: string;
+  summarize: boolean;
+  would_record_branch_summary: boolean;
+  branch_summary_strategy: string | null;
+  strategy: ForkStrategy;
+  resume_command: string;
+  prefix_digest: string;
+  open_tool_calls: string[];
+  resource_count: number;
+}
+
+export function forkPlan(
+  ws: string,
+  parentId: string,
+  childId: string,
+  facts: Pick<PrefixFacts, "forkRootSessionId" | "fromSeq" | "toSeq" | "eventCount" | "prefixDigest" | "openToolCalls" | "resourceCount">,
+  strategy: ForkStrategy,
+  flags: { recorded: boolean; dryRun: boolean; summaryStrategy: string | null },
+): ForkPlan {
+  return {
+    ok: true,
+    recorded: flags.recorded,
+    dry_run: flags.dryRun,
+    parent_session_id: parentId,
+    child_session_id: childId,
+    fork_root_session_id: facts.forkRootSessionId,
+    from_seq: facts.fromSeq,
+    to_seq: facts.toSeq,
+    event_count: facts.eventCount,
+    workspace: ws,
+    parent_log_path: logPath(ws, parentId).abs,
+    child_log_path: logPath(ws, childId).abs,
+    summarize: flags.summaryStrategy !== null,
+    would_record_branch_summary: flags.summaryStrategy !== null,
+    branch_summary_strategy: flags.summaryStrategy,
+    strategy,
+    resume_command: `pixir resume ${childId} "..."`,
+    prefix_digest: facts.prefixDigest,
+    open_tool_calls: facts.openToolCalls,
+    resource_count: strategy === "share_v1" ? 0 : facts.resourceCount,
+  };
+}
+
+/** fork.md §4.3 open_tool_calls, kept as an ordered set of call ids. */
+export class OpenCalls {
+  private readonly open = new Map<string, true>();
+  add(e: PixirEvent): void {
+    const id = e.data.call_id;
+    if (typeof id !== "string") return;
+    if (e.type === "tool_call") this.open.set(id, true);
+    else if (e.type === "tool_result") this.open.delete(id);
+  }
+  get size(): number {
+    return this.open.size;
+  }
+  list(): string[] {
+    return [...this.open.keys()];
+  }
+}
+
+/** Distinct resource payloads an inherited user_message references (fork.md §7 step 1). */
+export function resourceDescriptors(e: PixirEvent, seen: Set<string>): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  if (e.type !== "user_message" || !Array.isArray(e.data.resources)) return out;
+  for (const d of e.data.resources as unknown[]) {
+    if (typeof d !== "object" || d === null || Array.isArray(d)) continue;
+    const r = d as Record<string, unknown>;
+    if (typeof r.resource_id !== "string" || seen.has(r.resource_id)) continue;
+    seen.add(r.resource_id);
+    if (typeof r.content_sha256 !== "string" || r.content_sha256 === "") continue;
+    out.push(r);
+  }
+  return out;
+}
+
+/**
+ * Learn the plan facts from the parent History in one pass. Without `toSeq`, every replay-type Event
+ * with an integer seq is inherited (to_seq is the greatest of them), so one pass suffices either way.
+ */
+export class PrefixScanner {
+  private readonly digest = new PrefixDigest();
+  /** Calls left open by the inherited Events alone: the header's open_tool_calls. */
+  private readonly prefixCalls = new OpenCalls();
+  /** Calls open at each point of the whole History: decides the safe cut points of §10. */
+  private readonly allCalls = new OpenCalls();
+  private readonly seenResources = new Set<string>();
+  private maxSeq: number | null = null;
+  private maxReplaySeq: number | null = null;
+  private fromSeq: number | null = null;
+  private forkRoot: string | null = null;
+  private lastSafe: number | null = null;
+  private nextSafe: number | null = null;
+  private resources = 0;
+
+  constructor(
+    private readonly parentId: string,
+    private readonly requestedToSeq: number | undefined,
+  ) {}
+
+  /** Whether this Event is inherited (so the caller may spool it for the emitting pass). */
+  add(e: PixirEvent): boolean {
+    if (this.forkRoot === null && e.type === "session_fork") {
+      const root = e.data.fork_root_session_id;
+      this.forkRoot = typeof root === "string" ? root : "";
+    }
+    if (e.seq === null) return false;
+    if (this.maxSeq === null || e.seq > this.maxSeq) this.maxSeq = e.seq;
+    if (!isReplayType(e.type)) return false;
+    if (this.maxReplaySeq === null || e.seq > this.maxReplaySeq) this.maxReplaySeq = e.seq;
+    const cut = this.requestedToSeq;
+    this.allCalls.add(e);
+    const safe = this.allCalls.size === 0;
+    if (cut !== undefined && e.seq > cut) {
+      if (safe && this.nextSafe === null) this.nextSafe = e.seq;
+      return false;
+    }
+    // The last replay seq at or below the cut that is safe; finish() keeps it only if below the cut.
+    if (safe) this.lastSafe = e.seq;
+    this.prefixCalls.add(e);
+    this.digest.add(e);
+    this.resources += resourceDescriptors(e, this.seenResources).length;
+    if (this.fromSeq === null) this.fromSeq = e.seq;
+    return true;
+  }
+
+  finish(): PrefixFacts {
+    const toSeq = this.requestedToSeq ?? this.maxReplaySeq ?? 0;
+    if (this.requestedToSeq !== undefined && (this.maxSeq === null || this.requestedToSeq > this.maxSeq)) {
+      throw new PixirError("invalid_args", "to_seq is above the parent's last seq", {
+        field: "to_seq",
+        to_seq: this.requestedToSeq,
+        max_seq: this.maxSeq,
+        next_actions: ["omit --to-seq to fork the full replayable prefix", "pass a non-negative integer no greater than max_seq"],
+      });
+    }
+    const root = this.forkRoot === null || this.forkRoot === "" ? this.parentId : this.forkRoot;
+    assertSessionId(root, "fork_root_session_id");
+    const open = this.prefixCalls.list();
+    // With open calls at the cut, the cut itself is unsafe, so lastSafe (if any) lies below it.
+    return {
+      toSeq,
+      maxSeq: this.maxSeq,
+      eventCount: this.digest.count,
+      fromSeq: this.fromSeq,
+      prefixDigest: this.digest.digest(),
+      openToolCalls: open,
+      forkRootSessionId: root,
+      nearestSafeSeq: open.length > 0 && this.lastSafe !== null && this.lastSafe < toSeq ? this.lastSafe : null,
+      nextSafeSeq: this.nextSafe,
+      resourceCount: this.resources,
+    };
+  }
+}
+
+/** fork.md §10: --strict-boundary refuses a cut that leaves tool calls open. */
+export function checkBoundary(facts: PrefixFacts, requestedToSeq: number | undefined): void {
+  if (facts.openToolCalls.length === 0) return;
+  throw new PixirError("unsafe_fork_boundary", undefined, {
+    to_seq: requestedToSeq ?? facts.toSeq,
+    open_tool_calls: facts.openToolCalls,
+    nearest_safe_seq: facts.nearestSafeSeq,
+    next_safe_seq: facts.nextSafeSeq,
+  });
+}
+
+/** The session_fork header Event of fork.md §4.3. */
+export function forkHeader(ws: string, parentId: string, childId: string, facts: PrefixFacts, strategy: ForkStrategy): PixirEvent {
+  return {
+    id: newUlid(),
+    session_id: childId,
+    seq: 0,
+    ts: new Date().toISOString(),
+    type: "session_fork",
+    data: {
+      parent_session_id: parentId,
+      fork_root_session_id: facts.forkRootSessionId,
+      forked_to_seq: facts.toSeq,
+      parent_workspace: ws,
+      child_workspace: ws,
+      replay_event_count: facts.eventCount,
+      from_seq: facts.fromSeq,
+      strategy,
+      limitations: strategy === "share_v1" ? SHARE_LIMITATIONS : REPLAY_LIMITATIONS,
+      prefix_digest: facts.prefixDigest,
+      open_tool_calls: facts.openToolCalls,
+    },
+  };
+}
+
+/** A parent History that can be read twice: the loader (--parent) or a spool of stdin. */
+export interface ParentSource {
+  parentId: string;
+  facts: PrefixFacts;
+  /** The inherited Events, in order, as HistoryItems of the parent. */
+  inherited(): AsyncGenerator<HistoryItem>;
+  dispose(): void;
+}
+
+/** Read the parent through the resolving loader (pixir fork, pixir-fork --parent). */
+export async function parentFromLog(ws: string, parentId: string, toSeq: number | undefined, command: string): Promise<ParentSource> {
+  const history: History = await openHistory(ws, parentId, {
+    notFound: () => parentNotFound(ws, parentId, command),
+  });
+  if (history.eventCount === 0) throw parentNotFound(ws, parentId, command);
+  const scanner = new PrefixScanner(parentId, toSeq);
+  for await (const item of history.items()) scanner.add(item.event);
+  const facts = scanner.finish();
+  return {
+    parentId,
+    facts,
+    async *inherited() {
+      for await (const item of history.items()) {
+        if (isReplayType(item.event.type) && item.event.seq !== null && item.event.seq <= facts.toSeq) yield item;
+      }
+    },
+    dispose() {},
+  };
+}
+
+export function parentNotFound(ws: string, parentId: string, command = "pixir fork"): PixirError {
+  return new PixirError("not_found", "parent session log was not found or is empty", {
+    parent_session_id: parentId,
+    log_path: logPath(ws, parentId).rel,
+    next_actions: ["check the session id", `run ${command} from the workspace that owns the parent log`],
+  });
+}
+
+/**
+ * Read a parent History from stdin (pixir-fork without --parent). The inherited lines are spooled to a
+ * temp file in the OS temp directory, so memory stays flat; the file is removed by dispose().
+ */
+export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: number | undefined, signal?: AbortSignal): Promise<ParentSource> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "pixir-fork-"));
+  const spool = path.join(dir, "inherited.ndjson");
+  const fd = openSync(spool, "wx", 0o600);
+  let parentId: string | null = null;
+  let scanner: PrefixScanner | null = null;
+  let prevSeq: number | null = null;
+  let seenNull = false;
+  let pending: string[] = [];
+  let pendingBytes = 0;
+  const flush = () => {
+    if (pending.length === 0) return;
+    writeSync(fd, pending.join(""));
+    pending = [];
+    pendingBytes = 0;
+  };
+  try {
+    for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), signal)) {
+      const input = decodeInputLine(raw);
+      if (input === null) continue;
+      const v = input.value;
+      if (parentId === null) {
+        assertSessionId(v.session_id);
+        parentId = v.session_id;
+        scanner = new PrefixScanner(parentId, toSeq);
+      } else if (v.session_id !== parentId) {
+        if (!isValidSessionId(v.session_id)) assertSessionId(v.session_id);
+        throw integrityError("session_id_mismatch", parentId, v.session_id, raw.lineNo);
+      }
+      const seq = v.seq;
+      if (seq === null || seq === undefined) seenNull = true;
+      else if (seenNull || (prevSeq !== null && (seq as number) < prevSeq)) {
+        throw integrityError("seq_out_of_order", `seq >= ${prevSeq ?? 0}`, seq, raw.lineNo);
+      } else prevSeq = seq as number;
+      const event: PixirEvent = {
+        id: (v.id as string | undefined) ?? null,
+        session_id: parentId,
+        seq: (seq as number | null | undefined) ?? null,
+        ts: (v.ts as string | undefined) ?? null,
+        type: v.type as PixirEvent["type"],
+        data: (v.data as PixirEvent["data"] | undefined) ?? {},
+      };
+      if (scanner!.add(event)) {
+        const exact = Object.keys(v).length === 6;
+        pending.push(serializeEvent(event, exact ? dataTextOf(input.text, event) : undefined));
+        pendingBytes += pending[pending.length - 1]!.length;
+        if (pendingBytes > 1 << 20) flush();
+      }
+    }
+    flush();
+  } catch (err) {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  closeSync(fd);
+  if (parentId === null || scanner === null) {
+    rmSync(dir, { recursive: true, force: true });
+    throw integrityError("empty_stream", "at least one event", 0, null);
+  }
+  const facts = scanner.finish();
+  return {
+    parentId,
+    facts,
+    async *inherited() {
+      for await (const raw of splitLines(createReadStream(spool, { highWaterMark: 1 << 20 }), { path: STDIN_PATH })) {
+        const item = decodeInputLine(raw)!;
+        requireStamped(item);
+        const v = item.value;
+        const event: PixirEvent = { id: v.id as string, session_id: v.session_id as string, seq: v.seq as number, ts: v.ts as string, type: v.type as PixirEvent["type"], data: v.data as PixirEvent["data"] };
+        yield { event, dataText: dataTextOf(item.text, event) };
+      }
+    },
+    dispose() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The fork stream of fork.md §4.1 as lines: header, then (replay_v1) the renumbered inherited Events. */
+export async function* forkStreamLines(ws: string, parent: ParentSource, childId: string, strategy: ForkStrategy, header?: PixirEvent): AsyncGenerator<string> {
+  const head = header ?? forkHeader(ws, parent.parentId, childId, parent.facts, strategy);
+  yield serializeEvent(head);
+  if (strategy === "share_v1") return;
+  let k = 0;
+  for await (const item of parent.inherited()) {
+    k++;
+    const child = inheritedItem(item, head.id!, childId, k);
+    yield serializeEvent(child.event, child.dataText);
+  }
+}
+
+/** Validate the ids and flags of a fork request in the spec's order (fork.md §3.1 steps 1–2). */
+export function checkForkIds(parentId: unknown, childId: unknown): void {
+  assertSessionId(parentId);
+  if (childId !== undefined) assertSessionId(childId, "child_session_id");
+}

@@ -1,0 +1,213 @@
+// fork.md §6: the one resolving loader. Every reader's History of a Session comes from here, so a
+// share_v1 child reads as its parent's verified prefix followed by its own Events.
+import { createHash } from "node:crypto";
+import { canonicalJson, dataTextOf, isReplayType, isSeq, type PixirEvent } from "./envelope.js";
+import { PixirError } from "./errors.js";
+import { derivedUlid } from "./ids.js";
+import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
+import { logPath } from "./paths.js";
+import { assertSessionId } from "./session-id.js";
+
+export const MAX_FORK_DEPTH = 32;
+export const EMPTY_PREFIX_DIGEST = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+export interface HistoryItem {
+  event: PixirEvent;
+  /** The stored line, when this item is exactly a physical line of this Session's Log. */
+  line?: LogLine;
+  /** Raw text of `data`, to keep its bytes when the envelope is rewritten. */
+  dataText?: string;
+}
+
+export interface ShareLink {
+  header: PixirEvent;
+  parent: History;
+  replayEventCount: number;
+  forkedToSeq: number;
+}
+
+export interface History {
+  sessionId: string;
+  scan: ScanResult;
+  share: ShareLink | null;
+  /** Number of Events in the resolved History. */
+  eventCount: number;
+  /** Streams the resolved History; each call reads the Logs again. */
+  items(onProblem?: ProblemHandler): AsyncGenerator<HistoryItem>;
+}
+
+export interface OpenOptions {
+  /** For the top-level Session: the message and details of `not_found`. */
+  notFound?: () => PixirError;
+  /** Let `--lenient` readers skip corrupt lines of this Log (never of a parent). */
+  onProblem?: ProblemHandler;
+}
+
+/** fork.md §3.1 step 6: is this parent Event inherited by a fork through `toSeq`? */
+export function isInherited(e: PixirEvent, toSeq: number): boolean {
+  return isReplayType(e.type) && e.seq !== null && e.seq <= toSeq;
+}
+
+/** fork.md §4.3 prefix_digest, computed incrementally. */
+export class PrefixDigest {
+  private readonly hash = createHash("sha256");
+  count = 0;
+  add(e: PixirEvent): void {
+    this.hash.update(`${canonicalJson([e.type, e.ts, e.data])}\n`, "utf8");
+    this.count++;
+  }
+  digest(): string {
+    return `sha256:${this.hash.digest("hex")}`;
+  }
+}
+
+/** fork.md §4.2: the k-th inherited Event as the child stores or resolves it. */
+export function inheritedItem(parentItem: HistoryItem, forkEventId: string, childId: string, k: number): HistoryItem {
+  const p = parentItem.event;
+  const event: PixirEvent = {
+    id: derivedUlid(`fork:${forkEventId}:${k}`, p.ts),
+    session_id: childId,
+    seq: k,
+    ts: p.ts,
+    type: p.type,
+    data: p.data,
+  };
+  const line = parentItem.line;
+  return { event, dataText: parentItem.dataText ?? (line?.exact ? dataTextOf(line.bytes.toString("utf8"), p) : undefined) };
+}
+
+function shareHeaderOf(first: LogLine | null): PixirEvent | null {
+  if (first === null) return null;
+  const e = first.event;
+  return e.type === "session_fork" && e.seq === 0 && e.data.strategy === "share_v1" ? e : null;
+}
+
+export function notFoundError(id: string, ws: string, rel: string, command = "pixir-log cat"): PixirError {
+  return new PixirError("not_found", "session log was not found", {
+    session_id: id,
+    workspace: ws,
+    log_path: rel,
+    next_actions: ["check the session id", `run ${command} from the workspace that owns the session log`],
+  });
+}
+
+/**
+ * Open the resolved History of `id`. Checks every line of every Log on the lineage and the prefix
+ * digests before returning, so a caller that starts printing only afterwards never prints a partial view.
+ */
+export async function openHistory(ws: string, id: string, options: OpenOptions = {}): Promise<History> {
+  assertSessionId(id);
+  return open(ws, id, 0, [], options, null);
+}
+
+async function open(ws: string, id: string, depth: number, lineage: string[], options: OpenOptions, child: string | null): Promise<History> {
+  const firstLines: LogLine[] = [];
+  const scan = await scanLog(ws, id, {
+    onProblem: child === null ? options.onProblem : undefined,
+    onLine: (line) => {
+      if (firstLines.length === 0) firstLines.push(line);
+      else if (line.event.type === "session_fork" && line.event.data.strategy === "share_v1") {
+        throw corruptLineError({ reason: "misplaced_share_header" }, line.lineNo, logPath(ws, id).rel);
+      }
+    },
+  });
+  if (!scan.exists) {
+    if (child !== null) {
+      throw new PixirError("fork_parent_missing", undefined, { session_id: child, parent_session_id: id, depth });
+    }
+    throw options.notFound?.() ?? notFoundError(id, ws, scan.path.rel);
+  }
+  const first = scan.first;
+  if (first && first.event.type === "session_fork" && first.event.data.strategy === "share_v1" && first.event.seq !== 0) {
+    throw corruptLineError({ reason: "misplaced_share_header" }, first.lineNo, scan.path.rel);
+  }
+  const header = shareHeaderOf(first);
+  if (header === null) {
+    return {
+      sessionId: id,
+      scan,
+      share: null,
+      eventCount: scan.eventCount,
+      items: (onProblem) => ownItems(scan, onProblem ?? (child === null ? options.onProblem : undefined)),
+    };
+  }
+  const link = await resolveShare(ws, id, header, scan, depth, lineage, options);
+  return {
+    sessionId: id,
+    scan,
+    share: link,
+    eventCount: scan.eventCount + link.replayEventCount,
+    items: (onProblem) => shareItems(id, scan, link, onProblem ?? (child === null ? options.onProblem : undefined)),
+  };
+}
+
+async function resolveShare(
+  ws: string,
+  id: string,
+  header: PixirEvent,
+  scan: ScanResult,
+  depth: number,
+  lineage: string[],
+  options: OpenOptions,
+): Promise<ShareLink> {
+  const parentId = header.data.parent_session_id;
+  assertSessionId(parentId, "parent_session_id");
+  const walked = [...lineage, id];
+  if (parentId === id || lineage.includes(parentId)) {
+    throw new PixirError("fork_cycle", undefined, { session_id: walked[0], lineage: [...walked, parentId] });
+  }
+  if (depth + 1 > MAX_FORK_DEPTH) {
+    throw new PixirError("fork_depth_exceeded", undefined, { session_id: walked[0], max_depth: MAX_FORK_DEPTH });
+  }
+  const n = header.data.replay_event_count;
+  const toSeq = header.data.forked_to_seq;
+  if (!isSeq(n) || !isSeq(toSeq)) {
+    throw corruptLineError({ reason: "unexpected_shape", extra: { field: "session_fork.data" } }, scan.first!.lineNo, scan.path.rel);
+  }
+  // Own Events must come after the shared prefix (fork.md §6 step 6).
+  for await (const line of historyLines(scan)) {
+    if (line === scan.first) continue;
+    if (line.lineNo !== scan.first!.lineNo && line.event.seq !== null && line.event.seq <= n) {
+      throw corruptLineError({ reason: "seq_conflicts_with_shared_prefix" }, line.lineNo, scan.path.rel);
+    }
+  }
+  const parent = await open(ws, parentId, depth + 1, walked, options, id);
+  const digest = new PrefixDigest();
+  for await (const item of parent.items()) if (isInherited(item.event, toSeq)) digest.add(item.event);
+  const actual = digest.digest();
+  const expected = header.data.prefix_digest;
+  if (digest.count !== n || actual !== expected) {
+    throw new PixirError("fork_prefix_mismatch", undefined, {
+      session_id: id,
+      parent_session_id: parentId,
+      expected_digest: expected ?? null,
+      actual_digest: actual,
+      expected_count: n,
+      actual_count: digest.count,
+    });
+  }
+  return { header, parent, replayEventCount: n, forkedToSeq: toSeq };
+}
+
+async function* ownItems(scan: ScanResult, onProblem?: ProblemHandler): AsyncGenerator<HistoryItem> {
+  for await (const line of historyLines(scan, onProblem)) yield { event: line.event, line };
+}
+
+async function* shareItems(id: string, scan: ScanResult, link: ShareLink, onProblem?: ProblemHandler): AsyncGenerator<HistoryItem> {
+  let headerDone = false;
+  for await (const line of historyLines(scan, onProblem)) {
+    if (!headerDone) {
+      headerDone = true;
+      yield { event: line.event, line };
+      let k = 0;
+      for await (const item of link.parent.items()) {
+        if (!isInherited(item.event, link.forkedToSeq)) continue;
+        k++;
+        if (k > link.replayEventCount) break;
+        yield inheritedItem(item, link.header.id ?? "", id, k);
+      }
+      continue;
+    }
+    yield { event: line.event, line };
+  }
+}

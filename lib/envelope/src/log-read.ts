@@ -1,0 +1,256 @@
+// envelope-and-log.md §7: reading one Log file. One checking pass validates every line and notes
+// whether file order is already History order; a second pass streams. Bodies are never all in memory.
+import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync } from "node:fs";
+import { splitLines, type RawLine } from "./codec.js";
+import { decodeLogLine, isLineProblem, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
+import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "./errors.js";
+import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
+
+const READ_CHUNK = 1024 * 1024;
+
+export interface AppendJournal {
+  version: 1;
+  original_length: number;
+  holder_id?: string;
+  started_at?: string;
+}
+
+export interface LogLine {
+  event: PixirEvent;
+  /** The physical line's bytes, without `\n`. */
+  bytes: Buffer;
+  lineNo: number;
+  offset: number;
+  /** The line may be copied to output byte for byte. */
+  exact: boolean;
+  /** Envelope keys the line lacks, and keys it has beyond the six (check's warnings). */
+  missingFields: string[];
+  extraFields: string[];
+}
+
+export interface ScanResult {
+  sessionId: string;
+  path: StatePath;
+  exists: boolean;
+  /** Bytes that belong to the Log: the file size, or the journal's original_length. */
+  byteLength: number;
+  fileSize: number;
+  journal: AppendJournal | null;
+  physicalLines: number;
+  eventCount: number;
+  /** File order equals History order (stable sort by (seq is null, seq)). */
+  inOrder: boolean;
+  /** Every line is an exact envelope with a `\n` and there are no blank lines: bytes can be copied. */
+  passThrough: boolean;
+  endsWithNewline: boolean;
+  first: LogLine | null;
+  /** The last Event in file order. */
+  last: LogLine | null;
+  /** Greatest integer seq seen, or null. */
+  maxSeq: number | null;
+  skipped: Array<{ line: number; reason: CorruptReason }>;
+}
+
+export type ProblemHandler = (problem: LineProblem, line: RawLine) => "skip" | "throw";
+
+export interface ScanOptions {
+  /** Called for every good line in file order. */
+  onLine?: (line: LogLine) => void;
+  /** Decides what a corrupt line does; the default fails closed. */
+  onProblem?: ProblemHandler;
+}
+
+export function corruptLineError(problem: LineProblem, lineNo: number, rel: string): PixirError {
+  return new PixirError("corrupt_log_line", undefined, {
+    reason: problem.reason,
+    line: lineNo,
+    path: rel,
+    ...(problem.extra ?? {}),
+    next_actions: problem.reason === "torn_tail" ? TORN_TAIL_ACTIONS : CORRUPT_LINE_ACTIONS,
+  });
+}
+
+/** §7 "Append journal": an interrupted append limits readers to the original length. */
+export function readJournal(ws: string, id: string): AppendJournal | null {
+  const p = journalPath(ws, id);
+  if (inspectStatePath(p) === "missing") return null;
+  try {
+    const j = JSON.parse(readFileSync(p.abs, "utf8"));
+    if (j && j.version === 1 && Number.isSafeInteger(j.original_length) && j.original_length >= 0) return j as AppendJournal;
+  } catch {
+    /* fall through */
+  }
+  throw new PixirError("log_read_failed", "append journal is unreadable", {
+    reason: "invalid_append_journal",
+    path: p.rel,
+    next_actions: ["run pixir-log repair to roll back the interrupted append"],
+  });
+}
+
+/** Bytes of `[start, end)` of a file as a stream of chunks. */
+function readRange(abs: string, start: number, end: number): AsyncIterable<Buffer> {
+  if (end <= start) return (async function* () {})();
+  return createReadStream(abs, { start, end: end - 1, highWaterMark: READ_CHUNK });
+}
+
+export function readLogRange(p: StatePath, start: number, end: number): AsyncIterable<Buffer> {
+  return readRange(p.abs, start, end);
+}
+
+/** Lines of a Log file within its readable length, validated; corrupt ones go to `onProblem`. */
+async function* decodedLines(p: StatePath, byteLength: number, onProblem: ProblemHandler, skipped: ScanResult["skipped"]): AsyncGenerator<LogLine> {
+  for await (const raw of splitLines(readRange(p.abs, 0, byteLength), { path: p.rel })) {
+    const decoded = decodeLogLine(raw.bytes, !raw.terminated);
+    if (isLineProblem(decoded)) {
+      if (onProblem(decoded, raw) === "throw") throw corruptLineError(decoded, raw.lineNo, p.rel);
+      skipped.push({ line: raw.lineNo, reason: decoded.reason });
+      continue;
+    }
+    yield toLogLine(decoded, raw);
+  }
+}
+
+function toLogLine(decoded: DecodedLine, raw: RawLine): LogLine {
+  const crlf = raw.bytes.length > 0 && raw.bytes[raw.bytes.length - 1] === 0x0d;
+  return {
+    event: decoded.event,
+    bytes: raw.bytes,
+    lineNo: raw.lineNo,
+    offset: raw.offset,
+    exact: decoded.exact && !crlf && raw.terminated,
+    missingFields: decoded.missingFields,
+    extraFields: decoded.extraFields,
+  };
+}
+
+const failClosed: ProblemHandler = () => "throw";
+
+/** The one checking pass. A missing Log scans as empty with `exists: false`. */
+export async function scanLog(ws: string, id: string, options: ScanOptions = {}): Promise<ScanResult> {
+  const p = logPath(ws, id);
+  const result: ScanResult = {
+    sessionId: id,
+    path: p,
+    exists: false,
+    byteLength: 0,
+    fileSize: 0,
+    journal: null,
+    physicalLines: 0,
+    eventCount: 0,
+    inOrder: true,
+    passThrough: true,
+    endsWithNewline: true,
+    first: null,
+    last: null,
+    maxSeq: null,
+    skipped: [],
+  };
+  if (inspectStatePath(p) === "missing") return result;
+  result.exists = true;
+  result.fileSize = fileSize(p);
+  result.journal = readJournal(ws, id);
+  result.byteLength = result.journal ? Math.min(result.journal.original_length, result.fileSize) : result.fileSize;
+  result.endsWithNewline = result.byteLength === 0 || lastByte(p, result.byteLength) === 0x0a;
+  let prevSeq = -1;
+  let seenNull = false;
+  let expectedOffset = 0;
+  for await (const line of decodedLines(p, result.byteLength, options.onProblem ?? failClosed, result.skipped)) {
+    const seq = line.event.seq;
+    if (seq === null) seenNull = true;
+    else {
+      if (seenNull || seq < prevSeq) result.inOrder = false;
+      prevSeq = Math.max(prevSeq, seq);
+      if (result.maxSeq === null || seq > result.maxSeq) result.maxSeq = seq;
+    }
+    if (!line.exact || line.offset !== expectedOffset) result.passThrough = false;
+    expectedOffset = line.offset + line.bytes.length + 1;
+    result.eventCount++;
+    if (result.first === null) result.first = line;
+    result.last = line;
+    options.onLine?.(line);
+  }
+  if (expectedOffset !== result.byteLength || result.skipped.length > 0) result.passThrough = false;
+  result.physicalLines = countPhysicalLines(result);
+  return result;
+}
+
+function countPhysicalLines(r: ScanResult): number {
+  // Only check uses this, and only for messages; the last good line is a fair lower bound.
+  return r.last ? r.last.lineNo : 0;
+}
+
+function fileSize(p: StatePath): number {
+  const fd = openSync(p.abs, "r");
+  try {
+    return fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function lastByte(p: StatePath, length: number): number {
+  const fd = openSync(p.abs, "r");
+  try {
+    const b = Buffer.alloc(1);
+    readSync(fd, b, 0, 1, length - 1);
+    return b[0]!;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The Events of a scanned Log in History order. Lines are re-read (and re-checked) from disk;
+ * only an out-of-order Log builds a small (seq, offset, length) index.
+ */
+export async function* historyLines(scan: ScanResult, onProblem: ProblemHandler = failClosed): AsyncGenerator<LogLine> {
+  if (!scan.exists || scan.eventCount === 0) return;
+  const skipped: ScanResult["skipped"] = [];
+  if (scan.inOrder) {
+    yield* decodedLines(scan.path, scan.byteLength, onProblem, skipped);
+    return;
+  }
+  const seqs: number[] = [];
+  const offsets: number[] = [];
+  const lengths: number[] = [];
+  const lineNos: number[] = [];
+  for await (const line of decodedLines(scan.path, scan.byteLength, onProblem, skipped)) {
+    seqs.push(line.event.seq ?? Number.POSITIVE_INFINITY);
+    offsets.push(line.offset);
+    lengths.push(line.bytes.length);
+    lineNos.push(line.lineNo);
+  }
+  const order = seqs.map((_, i) => i);
+  order.sort((a, b) => seqs[a]! - seqs[b]! || a - b || 0);
+  const fd = openSync(scan.path.abs, "r");
+  try {
+    for (const i of order) {
+      const bytes = Buffer.alloc(lengths[i]!);
+      readSync(fd, bytes, 0, bytes.length, offsets[i]!);
+      const raw: RawLine = { bytes, lineNo: lineNos[i]!, offset: offsets[i]!, terminated: true };
+      const decoded = decodeLogLine(bytes, false);
+      if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
+      yield toLogLine(decoded, raw);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The first line of a Log, decoded, reading no more than that line: lineage (a first-line
+ * session_fork) is all that ls and tree discovery need from most Logs.
+ */
+export async function readFirstLine(p: StatePath): Promise<{ line: LogLine } | { problem: LineProblem; lineNo: number } | null> {
+  const stream = createReadStream(p.abs, { highWaterMark: 64 * 1024 });
+  try {
+    for await (const raw of splitLines(stream, { path: p.rel })) {
+      const decoded = decodeLogLine(raw.bytes, !raw.terminated);
+      if (isLineProblem(decoded)) return { problem: decoded, lineNo: raw.lineNo };
+      return { line: toLogLine(decoded, raw) };
+    }
+    return null;
+  } finally {
+    stream.destroy();
+  }
+}

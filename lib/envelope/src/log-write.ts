@@ -1,0 +1,300 @@
+// envelope-and-log.md §8: a new Log appears atomically (temp + rename); an append is all or nothing
+// (journal + truncate). Both re-check the Writer Lease just before they commit.
+import {
+  closeSync,
+  fsyncSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+  fstatSync,
+} from "node:fs";
+import { constants as fsConstants } from "node:fs";
+import { decodeLogLine, isLineProblem, type PixirEvent } from "./envelope.js";
+import { PixirError } from "./errors.js";
+import { randomHex } from "./ids.js";
+import { corruptLineError, readJournal } from "./log-read.js";
+import type { WriterLease } from "./lease.js";
+import { ensureStateDir, inspectStatePath, journalPath, logPath, removeCreatedDirs, sessionsDir, type StatePath } from "./paths.js";
+
+const FLUSH_BYTES = 256 * 1024;
+
+function fsyncDir(dir: StatePath): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir.abs, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+    fsyncSync(fd);
+  } catch {
+    // Some filesystems refuse a directory fsync; the rename itself is still atomic.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function writeFailed(err: unknown, p: StatePath, operation: string): PixirError {
+  if (err instanceof PixirError) return err;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: p.rel, operation });
+  return new PixirError("log_write_failed", undefined, { reason: code ? code.toLowerCase() : "io_error", path: p.rel });
+}
+
+/** Collects output lines and writes them to a file descriptor in large blocks. */
+class BlockWriter {
+  private parts: string[] = [];
+  private size = 0;
+  bytesWritten = 0;
+  constructor(private readonly fd: number) {}
+  add(text: string): void {
+    this.parts.push(text);
+    this.size += text.length;
+    if (this.size >= FLUSH_BYTES) this.flush();
+  }
+  flush(): void {
+    if (this.parts.length === 0) return;
+    const buf = Buffer.from(this.parts.join(""), "utf8");
+    this.parts = [];
+    this.size = 0;
+    let off = 0;
+    while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+    this.bytesWritten += buf.length;
+  }
+}
+
+export type LineSink = (line: string) => void;
+
+export interface CommitContext {
+  lease: WriterLease | null;
+  signal?: AbortSignal;
+}
+
+function checkAborted(ctx: CommitContext): void {
+  if (ctx.lease?.lost) throw ctx.lease.lost;
+  const reason = ctx.signal?.reason;
+  if (ctx.signal?.aborted) throw reason instanceof PixirError ? reason : new PixirError("interrupted", undefined, { signal: String(reason ?? "SIGINT") });
+}
+
+/**
+ * §8.2: create `id`'s Log from the lines `produce` emits. The Log appears only complete;
+ * on any failure the temp file is removed. `beforeCommit` runs after the temp file is durable.
+ */
+export async function createLogAtomically(
+  ws: string,
+  id: string,
+  produce: (emit: LineSink) => Promise<void>,
+  ctx: CommitContext,
+  beforeCommit?: () => Promise<void> | void,
+): Promise<{ bytes: number }> {
+  const final = logPath(ws, id);
+  const createdDirs = ensureStateDir(sessionsDir(ws));
+  if (inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
+  const tmp = final.sibling(`${id}.ndjson.tmp-${randomHex(4)}`);
+  let fd: number | undefined;
+  let committed = false;
+  try {
+    try {
+      fd = openSync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+    } catch (err) {
+      throw writeFailed(err, tmp, "open");
+    }
+    const out = new BlockWriter(fd);
+    await produce((line) => {
+      checkAborted(ctx);
+      out.add(line);
+    });
+    checkAborted(ctx);
+    try {
+      out.flush();
+      fsyncSync(fd);
+    } catch (err) {
+      throw writeFailed(err, tmp, "write");
+    }
+    closeSync(fd);
+    fd = undefined;
+    await beforeCommit?.();
+    if (!lstatSync(tmp.abs).isFile()) throw new PixirError("unsafe_state_path", undefined, { reason: "unexpected_file_type", component: tmp.rel });
+    if (inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
+    checkAborted(ctx);
+    ctx.lease?.assertHeld();
+    try {
+      renameSync(tmp.abs, final.abs);
+    } catch (err) {
+      throw writeFailed(err, final, "rename");
+    }
+    committed = true;
+    fsyncDir(final.parent());
+    return { bytes: out.bytesWritten };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    if (!committed) {
+      try {
+        unlinkSync(tmp.abs);
+      } catch {
+        /* never created */
+      }
+      removeCreatedDirs(createdDirs);
+    }
+  }
+}
+
+export function alreadyExists(ws: string, id: string, p: StatePath, child = false): PixirError {
+  return new PixirError("already_exists", child ? "child session log already exists" : "session log already exists", {
+    [child ? "child_session_id" : "session_id"]: id,
+    log_path: p.rel,
+  });
+}
+
+/** §8.3 step 6: truncate back to the journal's original length and remove the journal. */
+export function rollbackJournal(ws: string, id: string): boolean {
+  const journal = readJournal(ws, id);
+  if (journal === null) return false;
+  const log = logPath(ws, id);
+  const jp = journalPath(ws, id);
+  if (inspectStatePath(log) === "present") {
+    const fd = openSync(log.abs, fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW);
+    try {
+      if (fstatSync(fd).size > journal.original_length) ftruncateSync(fd, journal.original_length);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  unlinkSync(jp.abs);
+  fsyncDir(sessionsDir(ws));
+  return true;
+}
+
+export interface TailInfo {
+  exists: boolean;
+  size: number;
+  endsWithNewline: boolean;
+  /** The last Event by file position, or null for an empty Log. */
+  last: PixirEvent | null;
+  lastLineNo: number | null;
+}
+
+const TAIL_BLOCK = 64 * 1024;
+
+/**
+ * §9 "Appends cost O(tail)": read only the last non-blank line. A torn or corrupt final line refuses
+ * the append; the rest of the Log is not read (pixir-log check reads everything).
+ */
+export function readTail(ws: string, id: string): TailInfo {
+  const p = logPath(ws, id);
+  if (inspectStatePath(p) === "missing") return { exists: false, size: 0, endsWithNewline: true, last: null, lastLineNo: null };
+  const fd = openSync(p.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return { exists: true, size, endsWithNewline: true, last: null, lastLineNo: null };
+    // Walk back over trailing newlines to the end of the last line, then to its start.
+    let end = size;
+    const one = Buffer.alloc(1);
+    while (end > 0) {
+      readSync(fd, one, 0, 1, end - 1);
+      if (one[0] !== 0x0a) break;
+      end--;
+    }
+    if (end === 0) return { exists: true, size, endsWithNewline: true, last: null, lastLineNo: null };
+    const blocks: Buffer[] = [];
+    let start = end;
+    for (;;) {
+      const from = Math.max(0, start - TAIL_BLOCK);
+      const block = Buffer.alloc(start - from);
+      readSync(fd, block, 0, block.length, from);
+      const nl = block.lastIndexOf(0x0a);
+      if (nl !== -1) {
+        blocks.unshift(block.subarray(nl + 1));
+        start = from + nl + 1;
+        break;
+      }
+      blocks.unshift(block);
+      start = from;
+      if (from === 0) break;
+    }
+    const line = Buffer.concat(blocks);
+    const endsWithNewline = end < size;
+    const decoded = decodeLogLine(line, !endsWithNewline);
+    // Line numbers here are unknown without a full read; count them only on failure.
+    if (isLineProblem(decoded)) throw corruptLineError(decoded, countLines(fd, start) + 1, p.rel);
+    return { exists: true, size, endsWithNewline, last: decoded.event, lastLineNo: null };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function countLines(fd: number, upTo: number): number {
+  const buf = Buffer.alloc(1024 * 1024);
+  let count = 0;
+  for (let pos = 0; pos < upTo; ) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, upTo - pos), pos);
+    if (n <= 0) break;
+    for (let i = 0; i < n; i++) if (buf[i] === 0x0a) count++;
+    pos += n;
+  }
+  return count;
+}
+
+/**
+ * §8.3: append the lines `produce` emits to an existing Log, all or nothing. A journal names the
+ * original length; any failure (or a signal) truncates back to it.
+ */
+export async function appendJournaled(
+  ws: string,
+  id: string,
+  tail: TailInfo,
+  produce: (emit: LineSink) => Promise<void>,
+  ctx: CommitContext,
+): Promise<{ bytes: number }> {
+  const log = logPath(ws, id);
+  const jp = journalPath(ws, id);
+  const original = tail.size;
+  const journal = { version: 1, original_length: original, holder_id: ctx.lease?.holderId ?? null, started_at: new Date().toISOString() };
+  let jfd: number;
+  try {
+    jfd = openSync(jp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+    writeSync(jfd, JSON.stringify(journal));
+    fsyncSync(jfd);
+    closeSync(jfd);
+  } catch (err) {
+    throw writeFailed(err, jp, "open");
+  }
+  let fd: number | undefined;
+  let committed = false;
+  try {
+    try {
+      fd = openSync(log.abs, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW);
+      if (fstatSync(fd).size !== original) throw new PixirError("log_write_failed", undefined, { reason: "log_changed_during_append", path: log.rel });
+    } catch (err) {
+      throw writeFailed(err, log, "open");
+    }
+    const out = new BlockWriter(fd);
+    if (!tail.endsWithNewline) out.add("\n");
+    await produce((line) => {
+      checkAborted(ctx);
+      out.add(line);
+    });
+    checkAborted(ctx);
+    try {
+      out.flush();
+      ctx.lease?.assertHeld();
+      fsyncSync(fd);
+    } catch (err) {
+      throw writeFailed(err, log, "write");
+    }
+    committed = true;
+    unlinkSync(jp.abs);
+    fsyncDir(log.parent());
+    return { bytes: out.bytesWritten };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    if (!committed) {
+      try {
+        rollbackJournal(ws, id);
+      } catch {
+        // Leave the journal: the next writer or pixir-log repair rolls back before anything else.
+      }
+    }
+  }
+}

@@ -1,0 +1,83 @@
+// envelope-and-log.md §10, cli.md §8.6: repair fixes only a torn final line (and rolls back a leftover
+// append journal). Any other corruption is reported and left alone.
+import { closeSync, fsyncSync, ftruncateSync, openSync, constants as fsConstants } from "node:fs";
+import { PixirError } from "./errors.js";
+import { acquireLease } from "./lease.js";
+import { readJournal, scanLog } from "./log-read.js";
+import { rollbackJournal } from "./log-write.js";
+import { notFoundError } from "./loader.js";
+import { inspectStatePath, logPath } from "./paths.js";
+
+export interface RepairResult {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  session_id: string;
+  log_path: string;
+  repaired: boolean;
+  dropped_bytes: number;
+  dropped_line: number | null;
+  journal_rolled_back: boolean;
+}
+
+export interface RepairOptions {
+  program: string;
+  env: NodeJS.ProcessEnv;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Find a torn tail: the whole Log is checked, and only an unparseable unterminated last line is tolerated. */
+async function findTornTail(ws: string, id: string): Promise<{ offset: number; line: number; byteLength: number } | null> {
+  let torn: { offset: number; line: number } | null = null;
+  const scan = await scanLog(ws, id, {
+    onProblem: (problem, raw) => {
+      if (problem.reason !== "torn_tail") return "throw";
+      torn = { offset: raw.offset, line: raw.lineNo };
+      return "skip";
+    },
+  });
+  if (!scan.exists) throw notFoundError(id, ws, scan.path.rel, "pixir-log repair");
+  const t = torn as { offset: number; line: number } | null;
+  return t === null ? null : { ...t, byteLength: scan.byteLength };
+}
+
+export async function repairLog(ws: string, id: string, options: RepairOptions): Promise<RepairResult> {
+  const log = logPath(ws, id);
+  const result = (repaired: boolean, dropped: number, line: number | null, journal: boolean): RepairResult => ({
+    ok: true,
+    recorded: !options.dryRun && (repaired || journal),
+    dry_run: Boolean(options.dryRun),
+    session_id: id,
+    log_path: log.abs,
+    repaired,
+    dropped_bytes: dropped,
+    dropped_line: line,
+    journal_rolled_back: journal,
+  });
+  if (options.dryRun) {
+    const torn = await findTornTail(ws, id);
+    const journal = readJournal(ws, id) !== null;
+    return result(torn !== null, torn ? torn.byteLength - torn.offset : 0, torn?.line ?? null, journal);
+  }
+  if (inspectStatePath(log) === "missing") throw notFoundError(id, ws, log.rel, "pixir-log repair");
+  const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
+  try {
+    const journal = rollbackJournal(ws, id);
+    const torn = await findTornTail(ws, id);
+    if (torn === null) return result(false, 0, null, journal);
+    lease.assertHeld();
+    const fd = openSync(log.abs, fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW);
+    try {
+      ftruncateSync(fd, torn.offset);
+      fsyncSync(fd);
+    } catch (err) {
+      throw new PixirError("log_write_failed", undefined, { reason: (err as NodeJS.ErrnoException).code ?? "io_error", path: log.rel });
+    } finally {
+      closeSync(fd);
+    }
+    return result(true, torn.byteLength - torn.offset, torn.line, journal);
+  } finally {
+    lease.release();
+  }
+}

@@ -1,0 +1,45 @@
+// envelope-and-log.md §5: the session-id grammar. An invalid id is never echoed anywhere.
+import { isUtf8 } from "node:buffer";
+import { PixirError } from "./errors.js";
+
+export const MAX_SESSION_ID_BYTES = 235;
+const PATTERN = /^[\p{L}\p{N}_][\p{L}\p{N}\p{M}_.\-]*$/u;
+const FIRST = /^[\p{L}\p{N}_]/u;
+
+export type SessionIdReason = "not_string" | "empty" | "too_long" | "invalid_utf8" | "invalid_character" | "invalid_start";
+
+export type SessionIdField = "session_id" | "child_session_id" | "parent_session_id" | "fork_root_session_id" | "resource_id" | string;
+
+/** The first rule that fails, in the spec's order, or null for a valid id. */
+export function sessionIdProblem(value: unknown): { reason: SessionIdReason; observedBytes?: number } | null {
+  if (typeof value !== "string" && !Buffer.isBuffer(value)) return { reason: "not_string" };
+  const bytes = typeof value === "string" ? Buffer.byteLength(value, "utf8") : value.length;
+  if (bytes === 0) return { reason: "empty", observedBytes: 0 };
+  if (bytes > MAX_SESSION_ID_BYTES) return { reason: "too_long", observedBytes: bytes };
+  let text: string;
+  if (Buffer.isBuffer(value)) {
+    if (!isUtf8(value)) return { reason: "invalid_utf8", observedBytes: bytes };
+    text = value.toString("utf8");
+  } else {
+    // A lone surrogate cannot be encoded as UTF-8 and so cannot name a file.
+    if (!value.isWellFormed()) return { reason: "invalid_utf8", observedBytes: bytes };
+    text = value;
+  }
+  if (PATTERN.test(text)) return null;
+  if (FIRST.test(text)) return { reason: "invalid_character", observedBytes: bytes };
+  return { reason: "invalid_start", observedBytes: bytes };
+}
+
+export function isValidSessionId(value: unknown): value is string {
+  return typeof value === "string" && sessionIdProblem(value) === null;
+}
+
+/** Throws invalid_args (exit 2) naming only the role of the value and why it failed. */
+export function assertSessionId(value: unknown, field: SessionIdField = "session_id"): asserts value is string {
+  const problem = sessionIdProblem(value);
+  if (problem === null) return;
+  const details: Record<string, unknown> = { field, reason: problem.reason, max_bytes: MAX_SESSION_ID_BYTES };
+  if (problem.observedBytes !== undefined) details.observed_bytes = problem.observedBytes;
+  details.next_actions = ["pass_a_valid_session_id"];
+  throw new PixirError("invalid_args", field === "resource_id" ? "resource id is invalid" : "session id is invalid", details);
+}

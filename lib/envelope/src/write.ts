@@ -1,0 +1,105 @@
+// cli.md §8.2, envelope-and-log.md §11: `pixir-log write`. A plain stream must be stamped, one
+// session_id, seqs contiguous from the Log's next seq; a fork stream goes through the fork rules.
+// Nothing becomes visible unless the whole stream checks out.
+import { checkInputSessionId, inputLine, InputStream, integrityError, requireStamped, stampedEvent } from "./input.js";
+import { acquireLease } from "./lease.js";
+import { appendJournaled, createLogAtomically, rollbackJournal, type LineSink } from "./log-write.js";
+import { nextSeqFromTail } from "./append.js";
+import { logPath } from "./paths.js";
+import { assertSessionId } from "./session-id.js";
+import { writeForkStream, type ForkWriteResult } from "./fork-write.js";
+
+export interface WriteOptions {
+  program: string;
+  env: NodeJS.ProcessEnv;
+  dryRun?: boolean;
+  allowEmpty?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface PlainWriteResult {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  session_id: string;
+  log_path: string;
+  created: boolean;
+  event_count: number;
+  first_seq: number | null;
+  last_seq: number | null;
+}
+
+export type WriteResult = { fork: false; result: PlainWriteResult } | { fork: true; result: ForkWriteResult };
+
+export async function writeStream(ws: string, targetArg: string | undefined, input: AsyncIterable<Buffer>, options: WriteOptions): Promise<WriteResult> {
+  if (targetArg !== undefined) assertSessionId(targetArg);
+  const stream = new InputStream(input, options.signal);
+  const first = await stream.peek();
+  if (first === null && !options.allowEmpty) throw integrityError("empty_stream", "at least one event", 0, null);
+  if (first !== null && first.value.type === "session_fork") {
+    return { fork: true, result: await writeForkStream(ws, targetArg, stream, options) };
+  }
+  let target = targetArg;
+  if (target === undefined) {
+    if (first === null) throw integrityError("empty_stream", "at least one event", 0, null);
+    checkInputSessionId(first.value.session_id ?? null, String(first.value.session_id ?? ""), first.lineNo);
+    target = first.value.session_id as string;
+  }
+  const id = target;
+  const log = logPath(ws, id);
+  let count = 0;
+  let startSeq = 0;
+
+  const produce = (expectedFirst: number) => async (emit: LineSink) => {
+    startSeq = expectedFirst;
+    let expected = expectedFirst;
+    for (let e = await stream.next(); e !== null; e = await stream.next()) {
+      if (e.value.type === "session_fork") {
+        throw integrityError("fork_header_on_existing_log", "a plain event", "session_fork", e.lineNo);
+      }
+      checkInputSessionId(e.value.session_id, id, e.lineNo);
+      requireStamped(e);
+      const seq = e.value.seq as number;
+      if (seq !== expected) {
+        throw integrityError(count === 0 ? "seq_conflict" : "seq_gap", expected, seq, e.lineNo);
+      }
+      emit(inputLine(e, stampedEvent(e)));
+      expected++;
+      count++;
+    }
+  };
+  const result = (created: boolean): PlainWriteResult => ({
+    ok: true,
+    recorded: !options.dryRun,
+    dry_run: Boolean(options.dryRun),
+    session_id: id,
+    log_path: log.abs,
+    created,
+    event_count: count,
+    first_seq: count > 0 ? startSeq : null,
+    last_seq: count > 0 ? startSeq + count - 1 : null,
+  });
+
+  if (options.dryRun) {
+    const { next, tail } = await nextSeqFromTail(ws, id);
+    await produce(next)(() => undefined);
+    return { fork: false, result: result(!tail.exists) };
+  }
+  const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
+  let wrote = false;
+  try {
+    rollbackJournal(ws, id);
+    const { next, tail } = await nextSeqFromTail(ws, id);
+    const ctx = { lease, signal: options.signal };
+    if (tail.exists) {
+      if (first === null) return { fork: false, result: result(false) }; // --allow-empty on an existing Log: a no-op
+      await appendJournaled(ws, id, tail, produce(next), ctx);
+    } else {
+      await createLogAtomically(ws, id, produce(0), ctx);
+    }
+    wrote = true;
+    return { fork: false, result: result(!tail.exists) };
+  } finally {
+    lease.release(!wrote);
+  }
+}

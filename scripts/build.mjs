@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// Builds every package: each tool becomes one ESM bundle (plus lazily loaded chunks)
+// so that `--version` and `--help` start fast; lib/envelope gets a bundle and .d.ts files.
+import { build } from "esbuild";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const tools = ["pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize", "pixir"];
+const alias = {
+  "@pixir/envelope": path.join(root, "lib/envelope/src/index.ts"),
+  ...Object.fromEntries(tools.filter((t) => t !== "pixir").map((t) => [t, path.join(root, `tools/${t}/src/main.ts`)])),
+};
+
+const common = {
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "esm",
+  splitting: true,
+  sourcemap: false,
+  legalComments: "none",
+  logLevel: "warning",
+  alias,
+  // Some CommonJS dependencies call require(); give the ESM bundle one.
+  banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; const require = __pixirCreateRequire(import.meta.url);" },
+};
+
+async function buildTool(name) {
+  const dir = path.join(root, "tools", name);
+  const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
+  rmSync(path.join(dir, "dist"), { recursive: true, force: true });
+  await build({
+    ...common,
+    entryPoints: { main: path.join(dir, "src/main.ts") },
+    outdir: path.join(dir, "dist"),
+    chunkNames: "chunks/[name]-[hash]",
+    define: { __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) },
+  });
+}
+
+async function buildLibrary() {
+  const dir = path.join(root, "lib/envelope");
+  rmSync(path.join(dir, "dist"), { recursive: true, force: true });
+  await build({
+    ...common,
+    splitting: false,
+    entryPoints: { index: path.join(dir, "src/index.ts") },
+    outdir: path.join(dir, "dist"),
+    packages: "external",
+  });
+  execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(dir, "tsconfig.build.json")], { stdio: "inherit" });
+}
+
+await Promise.all([buildLibrary(), ...tools.filter((t) => existsSync(path.join(root, "tools", t, "src/main.ts"))).map(buildTool)]);
