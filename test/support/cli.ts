@@ -1,0 +1,176 @@
+// Test support: run the built binaries as users do (spawned processes), and build Workspaces
+// from inline objects. Every cross-tool test uses these.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll } from "vitest";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export type Tool = "pixir" | "pixir-log" | "pixir-fork" | "pixir-tree" | "pixir-summarize";
+
+export const binPath = (tool: Tool): string => path.join(ROOT, "tools", tool, "bin", `${tool}.js`);
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as one JSON document (report commands with --json). */
+  json: any;
+  /** stderr parsed as one JSON document (stream commands with --json). */
+  errJson: any;
+  lines: any[];
+}
+
+export interface RunOptions {
+  cwd: string;
+  input?: string | Buffer;
+  env?: Record<string, string | undefined>;
+}
+
+function parseMaybe(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function result(code: number, stdout: string, stderr: string): RunResult {
+  return {
+    code,
+    stdout,
+    stderr,
+    json: parseMaybe(stdout),
+    errJson: parseMaybe(stderr.trim().split("\n").at(-1) ?? ""),
+    lines: stdout
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => parseMaybe(l)),
+  };
+}
+
+function childEnv(extra: RunOptions["env"]): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
+  delete env.PIXIR_WORKSPACE;
+  delete env.PIXIR_WRITER_LEASE;
+  delete env.PIXIR_TAKE_OVER_DEAD_WRITER;
+  for (const [k, v] of Object.entries(extra ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+/** Run a built binary to completion. */
+export function run(tool: Tool, args: string[], options: RunOptions): RunResult {
+  const r = spawnSync(process.execPath, [binPath(tool), ...args], {
+    cwd: options.cwd,
+    input: options.input ?? "",
+    env: childEnv(options.env),
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  return result(r.status ?? (r.signal ? 128 : 1), r.stdout, r.stderr);
+}
+
+/** Run a shell pipeline (bash -o pipefail) with the binaries on PATH. */
+export function sh(script: string, options: RunOptions): RunResult {
+  const bin = path.join(ROOT, "node_modules", ".bin");
+  const r = spawnSync("bash", ["-o", "pipefail", "-c", script], {
+    cwd: options.cwd,
+    input: options.input ?? "",
+    env: childEnv({ PATH: `${bin}:${process.env.PATH}`, ...options.env }),
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  return result(r.status ?? 128, r.stdout, r.stderr);
+}
+
+/** Start a binary in the background; resolves with its result when it exits. */
+export function start(tool: Tool, args: string[], options: RunOptions) {
+  const child = spawn(process.execPath, [binPath(tool), ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const done = new Promise<RunResult>((resolve) => child.on("close", (code, signal) => resolve(result(code ?? (signal ? 128 : 1), stdout, stderr))));
+  return { child, done };
+}
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh empty directory (real path), removed after the test file. */
+export function tempDir(prefix = "pixir-test-"): string {
+  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
+}
+
+export type Ev = { type: string; data?: Record<string, unknown>; seq?: number | null; id?: string; ts?: string; session_id?: string };
+
+/** acceptance.md notation: `user "x"`, `assistant "x"`, `call c1 read a.txt`, `result c1`. */
+export const user = (text: string): Ev => ({ type: "user_message", data: { text } });
+export const assistant = (text: string): Ev => ({ type: "assistant_message", data: { text } });
+export const call = (id: string, name = "read", file = "a.txt"): Ev => ({ type: "tool_call", data: { call_id: id, name, args: { path: file } } });
+export const toolResult = (id: string): Ev => ({ type: "tool_result", data: { call_id: id, ok: true, output: "x" } });
+export const ev = (type: string, data: Record<string, unknown> = {}): Ev => ({ type, data });
+
+/** The line R(id; e0, e1, …) writes for event n. */
+export function rawLine(id: string, n: number, e: Ev): string {
+  const ts = e.ts ?? `2026-06-30T00:00:${String(n).padStart(2, "0")}Z`;
+  return JSON.stringify({
+    id: e.id ?? `${id}-${n}`,
+    session_id: e.session_id ?? id,
+    seq: e.seq === undefined ? n : e.seq,
+    ts,
+    type: e.type,
+    data: e.data ?? {},
+  });
+}
+
+export function logFile(ws: string, id: string): string {
+  return path.join(ws, ".pixir", "sessions", `${id}.ndjson`);
+}
+
+/** R(id; …): write a raw Log directly, one line per Event (or verbatim text). */
+export function writeRaw(ws: string, id: string, events: Ev[] | string): string {
+  const file = logFile(ws, id);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, typeof events === "string" ? events : events.map((e, n) => `${rawLine(id, n, e)}\n`).join(""));
+  return file;
+}
+
+/** A Workspace from inline Logs: { s1: [user("hi")], s2: "raw text" }. */
+export function workspace(logs: Record<string, Ev[] | string> = {}): string {
+  const ws = tempDir();
+  for (const [id, events] of Object.entries(logs)) writeRaw(ws, id, events);
+  return ws;
+}
+
+export const readLog = (ws: string, id: string): string => readFileSync(logFile(ws, id), "utf8");
+export const readEvents = (ws: string, id: string): any[] =>
+  readLog(ws, id)
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l));
+
+/** Every file below `dir`, relative, sorted: to prove that nothing else was created. */
+export function listTree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, rel: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      out.push(r);
+      if (e.isDirectory()) walk(path.join(d, e.name), r);
+    }
+  };
+  walk(dir, "");
+  return out.sort();
+}
+
+export const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
