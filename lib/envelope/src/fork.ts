@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { splitLines } from "./codec.js";
 import { isReplayType, serializeEvent, type PixirEvent } from "./envelope.js";
-import { PixirError } from "./errors.js";
+import { PixirError, usageError } from "./errors.js";
 import { newUlid } from "./ids.js";
 import { decodeInputLine, integrityError, requireStamped, STDIN_PATH } from "./input.js";
 import { inheritedItem, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
@@ -252,6 +252,8 @@ export interface ParentSource {
   facts: PrefixFacts;
   /** The inherited Events, in order, as HistoryItems of the parent. */
   inherited(): AsyncGenerator<HistoryItem>;
+  /** The parent's resolved History, when it was read from the Workspace. */
+  history?: History;
   dispose(): void;
 }
 
@@ -267,6 +269,7 @@ export async function parentFromLog(ws: string, parentId: string, toSeq: number 
   return {
     parentId,
     facts,
+    history,
     async *inherited() {
       for await (const item of history.items()) {
         if (isReplayType(item.event.type) && item.event.seq !== null && item.event.seq <= facts.toSeq) yield item;
@@ -380,8 +383,9 @@ export async function* forkStreamLines(ws: string, parent: ParentSource, childId
   }
 }
 
-/** Validate the ids and flags of a fork request in the spec's order (fork.md §3.1 steps 1–2). */
-export function checkForkIds(parentId: unknown, childId: unknown): void {
-  assertSessionId(parentId);
-  if (childId !== undefined) assertSessionId(childId, "child_session_id");
+/** --strategy: replay_v1 (the default) or share_v1; anything else is a usage error. */
+export function parseForkStrategy(value: string | undefined, synopsis: string): ForkStrategy {
+  if (value === undefined) return "replay_v1";
+  if (!(FORK_STRATEGIES as readonly string[]).includes(value)) throw usageError(synopsis, "--strategy must be replay_v1 or share_v1");
+  return value as ForkStrategy;
 }

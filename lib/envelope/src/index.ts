@@ -16,6 +16,8 @@ export * from "./append.js";
 export * from "./write.js";
 export * from "./fork.js";
 export * from "./fork-write.js";
+export * from "./fork-job.js";
+export * from "./materialize.js";
 export * from "./resources.js";
 export * from "./ls.js";
 export * from "./check.js";

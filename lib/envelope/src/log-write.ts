@@ -22,7 +22,7 @@ import { ensureStateDir, inspectStatePath, journalPath, logPath, removeCreatedDi
 
 const FLUSH_BYTES = 256 * 1024;
 
-function fsyncDir(dir: StatePath): void {
+export function fsyncDir(dir: StatePath): void {
   let fd: number | undefined;
   try {
     fd = openSync(dir.abs, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
@@ -79,6 +79,7 @@ function checkAborted(ctx: CommitContext): void {
 /**
  * §8.2: create `id`'s Log from the lines `produce` emits. The Log appears only complete;
  * on any failure the temp file is removed. `beforeCommit` runs after the temp file is durable.
+ * With `replace` (§8.4, materialize only) an existing Log is replaced by the rename instead.
  */
 export async function createLogAtomically(
   ws: string,
@@ -86,10 +87,11 @@ export async function createLogAtomically(
   produce: (emit: LineSink) => Promise<void>,
   ctx: CommitContext,
   beforeCommit?: () => Promise<void> | void,
+  replace = false,
 ): Promise<{ bytes: number }> {
   const final = logPath(ws, id);
   const createdDirs = ensureStateDir(sessionsDir(ws));
-  if (inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
+  if (!replace && inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
   const tmp = final.sibling(`${id}.ndjson.tmp-${randomHex(4)}`);
   let fd: number | undefined;
   let committed = false;
@@ -115,7 +117,7 @@ export async function createLogAtomically(
     fd = undefined;
     await beforeCommit?.();
     if (!lstatSync(tmp.abs).isFile()) throw new PixirError("unsafe_state_path", undefined, { reason: "unexpected_file_type", component: tmp.rel });
-    if (inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
+    if (inspectStatePath(final) === "present" && !replace) throw alreadyExists(ws, id, final);
     checkAborted(ctx);
     ctx.lease?.assertHeld();
     try {

@@ -166,6 +166,50 @@ Examples:
     options: { "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/repair.js")).runRepair(args, ctx),
   },
+  {
+    name: "materialize",
+    synopsis: `usage: ${materializeSynopsis}`,
+    help: `Usage: ${materializeSynopsis}
+
+Rewrite a share_v1 child as a self-contained replay_v1 Log: the parent's verified prefix is copied in,
+referenced resources are copied, and the Log is replaced atomically under its Writer Lease. The
+History reads the same afterwards, except that the header says strategy replay_v1 and
+materialized_from share_v1. A root or replay_v1 Log is left alone (materialized: false).
+
+  --dry-run        resolve and verify, write nothing
+${COMMON}
+
+Examples:
+  pixir-log materialize child-1
+  pixir-log ls --json | jq -r '.sessions[] | select(.strategy=="share_v1") | .session_id' | xargs -n1 pixir-log materialize
+`,
+    kind: "report",
+    positionals: { min: 1, max: 1 },
+    options: { "dry-run": { type: "boolean" } },
+    run: async (args, ctx) => (await import("./commands/materialize.js")).runMaterialize(args, ctx),
+  },
+  {
+    name: "rm",
+    synopsis: `usage: ${rmSynopsis}`,
+    help: `Usage: ${rmSynopsis}
+
+Delete a Session's Log and its resources folder under its Writer Lease. Refused with
+share_children_exist while share_v1 children read their prefix from this Log, unless
+--materialize-children first makes each of them self-contained. replay_v1 children never block.
+
+  --materialize-children   materialize every share_v1 child first
+  --dry-run                list what would be materialized and removed
+${COMMON}
+
+Examples:
+  pixir-log rm old-session --dry-run --json
+  pixir-log rm parent --materialize-children
+`,
+    kind: "report",
+    positionals: { min: 1, max: 1 },
+    options: { "materialize-children": { type: "boolean" }, "dry-run": { type: "boolean" } },
+    run: async (args, ctx) => (await import("./commands/rm.js")).runRm(args, ctx),
+  },
 ];
 
 export const tool: ToolSpec = {

@@ -1,0 +1,104 @@
+// cli.md §12.1: `pixir fork` — the same stages as `pixir-fork --parent P | [pixir-summarize |]
+// pixir-log write`, composed in one process under the child's Writer Lease.
+import { PixirError } from "./errors.js";
+import { checkBoundary, forkPlan, forkStreamLines, parentFromLog, resourceDescriptors, type ForkPlan, type ForkStrategy, type ParentSource } from "./fork.js";
+import { resourceSources } from "./fork-write.js";
+import { newUlid } from "./ids.js";
+import { acquireLease } from "./lease.js";
+import { PrefixDigest, type HistoryItem } from "./loader.js";
+import { alreadyExists, createLogAtomically } from "./log-write.js";
+import { inspectStatePath, logPath } from "./paths.js";
+import { checkDescriptor, copyResources, type ResourceRef } from "./resources.js";
+
+/** A stage that passes a fork stream through and appends a branch_summary (pixir-summarize). */
+export type SummaryStage = (lines: AsyncIterable<string>, env: NodeJS.ProcessEnv) => AsyncIterable<string>;
+
+export interface ForkJob {
+  parentId: string;
+  childId?: string;
+  toSeq?: number;
+  strategy: ForkStrategy;
+  strictBoundary?: boolean;
+  dryRun?: boolean;
+  /** With --summarize: the stage, and the strategy a dry run reports. */
+  summarize?: { stage: SummaryStage; strategy: string };
+  program: string;
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+}
+
+/**
+ * The parent's inherited Events, re-checked on the emitting pass: the parent is not leased, so a Log
+ * rewritten between the two passes must fail the fork rather than produce a child that lies.
+ */
+function verifiedParent(parent: ParentSource, childId: string, refs: ResourceRef[]): ParentSource {
+  return {
+    ...parent,
+    async *inherited(): AsyncGenerator<HistoryItem> {
+      const digest = new PrefixDigest();
+      const seen = new Set<string>();
+      for await (const item of parent.inherited()) {
+        digest.add(item.event);
+        for (const d of resourceDescriptors(item.event, seen)) refs.push(checkDescriptor(d));
+        yield item;
+      }
+      const actual = digest.digest();
+      if (digest.count !== parent.facts.eventCount || actual !== parent.facts.prefixDigest) {
+        throw new PixirError("fork_prefix_mismatch", undefined, {
+          session_id: childId,
+          parent_session_id: parent.parentId,
+          expected_digest: parent.facts.prefixDigest,
+          actual_digest: actual,
+          expected_count: parent.facts.eventCount,
+          actual_count: digest.count,
+        });
+      }
+    },
+  };
+}
+
+export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
+  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork");
+  if (job.strictBoundary) checkBoundary(parent.facts, job.toSeq);
+  const childId = job.childId ?? newUlid();
+  const plan = (recorded: boolean, summaryStrategy: string | null, resourceCount = parent.facts.resourceCount) =>
+    forkPlan(ws, job.parentId, childId, { ...parent.facts, resourceCount }, job.strategy, { recorded, dryRun: Boolean(job.dryRun), summaryStrategy });
+  if (job.dryRun) return plan(false, job.summarize?.strategy ?? null);
+
+  const child = logPath(ws, childId);
+  if (inspectStatePath(child) === "present") throw alreadyExists(ws, childId, child, true);
+  const lease = await acquireLease(ws, childId, { program: job.program, env: job.env, signal: job.signal });
+  // Child processes of this job (a --model-cmd) present our lease instead of competing for it.
+  const childEnv = { ...job.env, PIXIR_WRITER_LEASE: lease.holderId };
+  const refs: ResourceRef[] = [];
+  let copied = 0;
+  let summaryStrategy: string | null = null;
+  let wrote = false;
+  try {
+    await createLogAtomically(
+      ws,
+      childId,
+      async (emit) => {
+        let lines: AsyncIterable<string> = forkStreamLines(ws, verifiedParent(parent, childId, refs), childId, job.strategy);
+        if (job.summarize) lines = job.summarize.stage(lines, childEnv);
+        let last = "";
+        for await (const line of lines) {
+          emit(line);
+          last = line;
+        }
+        if (job.summarize) {
+          const data = JSON.parse(last).data as Record<string, unknown>;
+          summaryStrategy = typeof data.strategy === "string" ? data.strategy : job.summarize.strategy;
+        }
+      },
+      { lease, signal: job.signal },
+      () => {
+        if (job.strategy === "replay_v1" && refs.length > 0) copied = copyResources(ws, resourceSources(parent.history ?? null, job.parentId), childId, refs);
+      },
+    );
+    wrote = true;
+  } finally {
+    lease.release(!wrote);
+  }
+  return plan(true, summaryStrategy, job.strategy === "replay_v1" ? copied : 0);
+}

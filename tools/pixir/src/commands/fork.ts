@@ -1,0 +1,30 @@
+// pixir fork (cli.md §12.1, §12.11): the fork job in one process under the child's lease.
+import { assertSessionId, boolFlag, parseForkStrategy, parseNonNegativeInt, runForkJob, stringFlag, usageError, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+
+export async function runForkCommand(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+  const parentId = args.positionals[0];
+  assertSessionId(parentId);
+  const childId = stringFlag(args, "child-id");
+  if (childId !== undefined) assertSessionId(childId, "child_session_id");
+  const toSeq = parseNonNegativeInt("to-seq", stringFlag(args, "to-seq"), synopsis);
+  const strategy = parseForkStrategy(stringFlag(args, "strategy"), synopsis);
+  if (stringFlag(args, "model-cmd") !== undefined && !boolFlag(args, "summarize")) throw usageError(synopsis, "--model-cmd requires --summarize");
+  if (boolFlag(args, "summarize")) throw usageError(synopsis, "--summarize is not available in this build");
+  const plan = await runForkJob(ctx.workspace(), {
+    parentId,
+    childId,
+    toSeq,
+    strategy,
+    strictBoundary: boolFlag(args, "strict-boundary"),
+    dryRun: boolFlag(args, "dry-run"),
+    program: ctx.program,
+    env: ctx.io.env,
+    signal: ctx.signal,
+  });
+  const text = plan.recorded
+    ? `Forked ${plan.parent_session_id} → ${plan.child_session_id} (${plan.event_count} events through seq ${plan.to_seq}).`
+    : `Fork plan for ${plan.parent_session_id}: would create child ${plan.child_session_id} with ${plan.event_count} replayed events through seq ${plan.to_seq}.`;
+  await ctx.report(plan as unknown as Record<string, unknown>, text);
+  if (plan.recorded) ctx.hint(plan.resume_command);
+  return 0;
+}
