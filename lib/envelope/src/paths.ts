@@ -1,5 +1,6 @@
 // envelope-and-log.md §6: the Workspace, Pixir's layout, and confinement of every state path.
 import { lstatSync, mkdirSync, realpathSync, rmdirSync, statSync, type Stats } from "node:fs";
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { PixirError } from "./errors.js";
 
@@ -62,7 +63,18 @@ export class StatePath {
 
 export const sessionsDir = (ws: string) => new StatePath(ws, [STATE_DIR, "sessions"], "directory");
 export const logPath = (ws: string, id: string) => sessionsDir(ws).child(`${id}.ndjson`, "file");
-export const journalPath = (ws: string, id: string) => sessionsDir(ws).child(`${id}.ndjson.append-journal`, "file");
+const MAX_NAME_BYTES = 255;
+
+/**
+ * The append journal is `<id>.ndjson.append-journal`. For ids over 233 bytes that name would pass the
+ * filesystem's 255-byte limit (the spec's layout overlooks it), so those ids use a hashed name that no
+ * session id can produce (ids never start with ".").
+ */
+export function journalPath(ws: string, id: string): StatePath {
+  const name = `${id}.ndjson.append-journal`;
+  if (Buffer.byteLength(name, "utf8") <= MAX_NAME_BYTES) return sessionsDir(ws).child(name, "file");
+  return sessionsDir(ws).child(`.append-journal-${createHash("sha256").update(id, "utf8").digest("hex")}`, "file");
+}
 export const sessionDataDir = (ws: string, id: string) => sessionsDir(ws).child(id, "directory");
 export const leasesDir = (ws: string) => new StatePath(ws, [STATE_DIR, "session_leases"], "directory");
 export const leasePath = (ws: string, id: string) => leasesDir(ws).child(`${id}.json`, "file");

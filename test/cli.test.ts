@@ -1,0 +1,230 @@
+// acceptance.md §B: session ids, paths and CLI discipline, against the built binaries.
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { listTree, logFile, readLog, run, tempDir, user, workspace, type Tool } from "./support/cli.js";
+
+const EVENT = '{"type":"user_message","data":{"text":"hi"}}\n';
+const ULID_ID = "01JH8Z6Q4K3M2N1P0R9S8T7V6W";
+
+describe("B15 valid ids can be appended and read", () => {
+  const ids = ["sess-1", "legacy_name.v1", "utf8-load-acción", "a\u0301", "你42", "_", "9-start", "20260720T101112-a1b2c3", ULID_ID, "a" + "b".repeat(234), "a" + "é".repeat(117)];
+  for (const id of ids) {
+    it(JSON.stringify(id.length > 20 ? `${id.slice(0, 12)}…(${Buffer.byteLength(id)} bytes)` : id), () => {
+      const ws = tempDir();
+      expect(run("pixir-log", ["append", id], { cwd: ws, input: EVENT }).code).toBe(0);
+      // The second append goes through the journal, whose name must fit the filesystem too.
+      expect(run("pixir-log", ["append", id], { cwd: ws, input: EVENT }).code).toBe(0);
+      const cat = run("pixir-log", ["cat", id], { cwd: ws });
+      expect(cat.code).toBe(0);
+      expect(cat.lines.map((e) => [e.session_id, e.seq])).toEqual([[id, 0], [id, 1]]);
+      if (Buffer.byteLength(id) === 235) expect(Buffer.byteLength(path.basename(logFile(ws, id)))).toBe(242);
+      expect(existsSync(logFile(ws, id))).toBe(true);
+    });
+  }
+});
+
+describe("B16 invalid ids: exit 2 invalid_args with the reason", () => {
+  const cases: Array<[string, string]> = [
+    ["", "empty"],
+    [".", "invalid_start"],
+    ["..", "invalid_start"],
+    [".leading", "invalid_start"],
+    ["a/b", "invalid_character"],
+    ["a\\b", "invalid_character"],
+    ["a b", "invalid_character"],
+    ["a:b", "invalid_character"],
+    ["a;$HOME", "invalid_character"],
+    ["a%2fb", "invalid_character"],
+    ["a\n", "invalid_character"],
+    ["b".repeat(235) + "c", "too_long"],
+  ];
+  for (const [id, reason] of cases) {
+    it(`${JSON.stringify(id.slice(0, 20))} → ${reason}`, () => {
+      const ws = tempDir();
+      const r = run("pixir-log", ["append", id, "--json"], { cwd: ws, input: EVENT });
+      expect(r.code).toBe(2);
+      expect(r.json.error.kind).toBe("invalid_args");
+      expect(r.json.error.details).toMatchObject({ field: "session_id", reason, max_bytes: 235 });
+      if (reason === "too_long") expect(r.json.error.details.observed_bytes).toBe(236);
+      expect(listTree(ws)).toEqual([]);
+    });
+  }
+});
+
+describe("B17 hostile ids are never echoed", () => {
+  const HOSTILE = "../../../outside/PWN;$HOME%2fsecret";
+  const commands: Array<[Tool, string[], string | undefined]> = [
+    ["pixir", ["fork", HOSTILE, "--dry-run", "--json"], undefined],
+    ["pixir-log", ["cat", HOSTILE], undefined],
+    ["pixir-log", ["append", HOSTILE], EVENT],
+    ["pixir-log", ["write", HOSTILE], EVENT],
+    ["pixir", ["lock", "status", HOSTILE, "--json"], undefined],
+  ];
+  for (const [tool, args, input] of commands) {
+    it(`${tool} ${args[0]}`, () => {
+      const root = tempDir();
+      const ws = path.join(root, "a", "b", "ws");
+      mkdirSync(ws, { recursive: true });
+      const r = run(tool, args, { cwd: ws, input });
+      expect(r.code).toBe(2);
+      const envelope = r.json ?? r.errJson;
+      if (envelope) expect(envelope.error).toMatchObject({ kind: "invalid_args", details: { reason: "invalid_start" } });
+      else expect(r.stderr).toBe("error: invalid_args: session id is invalid\n");
+      for (const text of [r.stdout, r.stderr]) {
+        expect(text).not.toContain("outside");
+        expect(text).not.toContain("PWN");
+      }
+      expect(existsSync(path.join(ws, ".pixir"))).toBe(false);
+      expect(existsSync(path.join(root, "outside"))).toBe(false);
+      expect(listTree(root)).toEqual(["a", "a/b", "a/b/ws"]);
+    });
+  }
+});
+
+describe("B18 dash tokens and --json placement", () => {
+  it("pixir fork -PWN: usage error, not echoed; with --json the envelope is on stdout", () => {
+    const ws = tempDir();
+    const text = run("pixir", ["fork", "-PWN"], { cwd: ws });
+    expect(text.code).toBe(2);
+    expect(text.stdout).toBe("");
+    expect(text.stderr.startsWith("error: usage:")).toBe(true);
+    expect(text.stderr).not.toContain("PWN");
+    const json = run("pixir", ["fork", "-PWN", "--json"], { cwd: ws });
+    expect(json.code).toBe(2);
+    expect(json.stderr).toBe("");
+    expect(json.json.error.kind).toBe("usage");
+    expect(JSON.stringify(json.json)).not.toContain("PWN");
+  });
+  it("--json is accepted before the subcommand", () => {
+    const ws = tempDir();
+    const r = run("pixir", ["--json", "log", "cat", "missing"], { cwd: ws });
+    expect(r.code).toBe(2);
+    expect(r.errJson.error.kind).toBe("not_found");
+  });
+  it("bad values and flags are usage errors that echo nothing", () => {
+    const ws = workspace({ p: [user("a"), user("b")] });
+    for (const args of [
+      ["fork", "p", "--to-seq", "abc"],
+      ["fork", "p", "--to-seq", "-1"],
+      ["fork", "p", "--to-seq", "1e3"],
+      ["fork", "p", "--to-seq", "0x10"],
+      ["fork", "p", "--to-seq"],
+      ["fork", "p", "--bogus"],
+      ["fork", "p", "q"],
+    ]) {
+      const r = run("pixir", args, { cwd: ws });
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toMatch(/^error: usage: /);
+      expect(r.stderr).not.toContain("bogus");
+    }
+    expect(run("pixir", ["fork", "p", "--to-seq", "+1", "--dry-run", "--json"], { cwd: ws }).json.to_seq).toBe(1);
+    expect(run("pixir", ["fork", "p", "--to-seq=01", "--dry-run", "--json"], { cwd: ws }).json.to_seq).toBe(1);
+    // `--to-seq --json`: the value is missing; --json on the line selects the JSON envelope.
+    const missing = run("pixir", ["fork", "p", "--to-seq", "--json"], { cwd: ws });
+    expect(missing.code).toBe(2);
+    expect(missing.json.error).toMatchObject({ kind: "usage", message: "--to-seq requires a number value" });
+    expect(run("pixir", ["fork", "p", "--to-seq"], { cwd: ws }).stderr).toBe("error: usage: --to-seq requires a number value\n");
+    expect(run("pixir", ["fork", "p", "--to-seq", "5x"], { cwd: ws }).stderr).toBe("error: usage: --to-seq must be a non-negative integer\n");
+    expect(listTree(ws)).toEqual([".pixir", ".pixir/sessions", ".pixir/sessions/p.ndjson"]);
+  });
+});
+
+describe("B20 symlinks are refused", () => {
+  it(".pixir/sessions as a symlink: cat, append and check give unsafe_state_path and never read outside", () => {
+    const root = tempDir();
+    const ws = path.join(root, "ws");
+    const outside = path.join(root, "outside");
+    mkdirSync(path.join(ws, ".pixir"), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, "s.ndjson"), "outside-secret\n");
+    symlinkSync(outside, path.join(ws, ".pixir", "sessions"));
+    for (const [args, input] of [[["cat", "s", "--json"], ""], [["append", "s", "--json"], EVENT], [["check", "--json"], ""], [["check", "s", "--json"], ""]] as const) {
+      const r = run("pixir-log", [...args], { cwd: ws, input });
+      expect(r.code, args.join(" ")).toBe(1);
+      const envelope = r.json ?? r.errJson;
+      expect(envelope.error.kind).toBe("unsafe_state_path");
+      expect(envelope.error.details).toMatchObject({ reason: "symlink_component", component: ".pixir/sessions", component_index: 1 });
+      expect(r.stdout + r.stderr).not.toContain("outside-secret");
+    }
+    expect(readFileSync(path.join(outside, "s.ndjson"), "utf8")).toBe("outside-secret\n");
+  });
+  it("a Log file that is a symlink: append is refused and the target is unchanged", () => {
+    const root = tempDir();
+    const ws = path.join(root, "ws");
+    mkdirSync(path.join(ws, ".pixir", "sessions"), { recursive: true });
+    const target = path.join(root, "target.ndjson");
+    writeFileSync(target, "");
+    symlinkSync(target, path.join(ws, ".pixir", "sessions", "s.ndjson"));
+    const r = run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: EVENT });
+    expect(r.code).toBe(1);
+    expect(r.json.error.details).toMatchObject({ reason: "symlink_component", component: ".pixir/sessions/s.ndjson" });
+    expect(readFileSync(target, "utf8")).toBe("");
+  });
+  it(".pixir as a regular file: non_directory_component; as a symlink: component .pixir, index 0", () => {
+    const ws = tempDir();
+    writeFileSync(path.join(ws, ".pixir"), "x");
+    const file = run("pixir-log", ["cat", "s", "--json"], { cwd: ws });
+    expect(file.errJson.error.details).toMatchObject({ reason: "non_directory_component", component: ".pixir", component_index: 0 });
+    const ws2 = tempDir();
+    const elsewhere = tempDir();
+    symlinkSync(elsewhere, path.join(ws2, ".pixir"));
+    const link = run("pixir-log", ["append", "s", "--json"], { cwd: ws2, input: EVENT });
+    expect(link.json.error.details).toMatchObject({ reason: "symlink_component", component: ".pixir", component_index: 0 });
+    expect(listTree(elsewhere)).toEqual([]);
+  });
+});
+
+describe("B21 workspace selection", () => {
+  it("--workspace beats PIXIR_WORKSPACE, which beats the current directory", () => {
+    const cwd = tempDir();
+    const env = tempDir();
+    const flag = tempDir();
+    run("pixir-log", ["append", "s"], { cwd, input: EVENT, env: { PIXIR_WORKSPACE: env } });
+    expect(existsSync(logFile(env, "s"))).toBe(true);
+    run("pixir-log", ["append", "t", "--workspace", flag], { cwd, input: EVENT, env: { PIXIR_WORKSPACE: env } });
+    expect(existsSync(logFile(flag, "t"))).toBe(true);
+    run("pixir-log", ["append", "u"], { cwd, input: EVENT });
+    expect(existsSync(logFile(cwd, "u"))).toBe(true);
+  });
+  it("a Workspace reached through a symlink: writes land in the real directory, JSON reports the real path", () => {
+    const root = tempDir();
+    const real = path.join(root, "real");
+    mkdirSync(real);
+    symlinkSync(real, path.join(root, "alias"));
+    const r = run("pixir-log", ["append", "s", "--json", "--workspace", path.join(root, "alias")], { cwd: root, input: EVENT });
+    expect(r.json.log_path).toBe(path.join(real, ".pixir/sessions/s.ndjson"));
+    expect(readLog(real, "s")).toContain('"session_id":"s"');
+  });
+  it("--workspace no-such-dir: exit 2 invalid_args field workspace", () => {
+    const ws = tempDir();
+    const r = run("pixir-log", ["ls", "--workspace", "no-such-dir", "--json"], { cwd: ws });
+    expect(r.code).toBe(2);
+    expect(r.json.error).toMatchObject({ kind: "invalid_args", details: { field: "workspace", reason: "missing" } });
+  });
+});
+
+describe("B22 help and version", () => {
+  it("help texts carry the required phrases, exit 0 and create nothing", () => {
+    const ws = tempDir();
+    const fork = run("pixir", ["fork", "--help"], { cwd: ws });
+    for (const s of ["child Session", "--dry-run", "--summarize", "branch_summary"]) expect(fork.stdout).toContain(s);
+    const log = run("pixir-log", ["--help"], { cwd: ws });
+    for (const s of ["cat", "write", "append", "ls", "check", "repair", "materialize", "rm"]) expect(log.stdout).toContain(s);
+    for (const [tool, args] of [["pixir", []], ["pixir", ["help"]], ["pixir", ["lock", "-h"]], ["pixir-log", ["cat", "--help", "--bogus"]], ["pixir-fork", ["--help"]]] as const) {
+      const r = run(tool, [...args], { cwd: ws });
+      expect(r.code).toBe(0);
+      expect(r.stdout.length).toBeGreaterThan(50);
+    }
+    expect(listTree(ws)).toEqual([]);
+  });
+  it("--version prints a semver for every binary", () => {
+    const ws = tempDir();
+    for (const tool of ["pixir", "pixir-log", "pixir-fork"] as const) {
+      const r = run(tool, ["--version"], { cwd: ws });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?\n$/);
+    }
+  });
+});
