@@ -18,6 +18,7 @@ export interface ForkWriteOptions {
   program: string;
   env: NodeJS.ProcessEnv;
   dryRun?: boolean;
+  takeOverDeadWriter?: boolean;
   signal?: AbortSignal;
 }
 
@@ -181,7 +182,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     await beforeCommit(true);
     return plan(false);
   }
-  const lease = await acquireLease(ws, childId, { program: options.program, env: options.env, signal: options.signal });
+  const lease = await acquireLease(ws, childId, { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter });
   let wrote = false;
   try {
     await createLogAtomically(ws, childId, produce, { lease, signal: options.signal }, () => beforeCommit(false));

@@ -431,7 +431,8 @@ export async function acquireLease(ws: string, id: string, options: AcquireOptio
       result.startHeartbeat();
       return result;
     }
-    if (result.state === "stale" && options.takeOverDeadWriter && takeOverDeadWriter(ws, id, result, options.program)) continue;
+    const takeOver = options.takeOverDeadWriter || options.env.PIXIR_TAKE_OVER_DEAD_WRITER === "1";
+    if (result.state === "stale" && takeOver && takeOverDeadWriter(ws, id, result, options.program)) continue;
     const waitable = result.state === "active" || result.state === "stale";
     if (!waitable || Date.now() >= deadline || options.signal?.aborted) throw leaseError(result);
     await new Promise((r) => setTimeout(r, 100));

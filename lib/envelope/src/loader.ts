@@ -48,16 +48,19 @@ export function isInherited(e: PixirEvent, toSeq: number): boolean {
   return isReplayType(e.type) && e.seq !== null && e.seq <= toSeq;
 }
 
-/** fork.md §4.3 prefix_digest, computed incrementally. */
+/** fork.md §4.3 prefix_digest, computed incrementally. `digest()` may be read any number of times. */
 export class PrefixDigest {
   private readonly hash = createHash("sha256");
+  private final: string | null = null;
   count = 0;
   add(e: PixirEvent): void {
+    if (this.final !== null) throw new Error("PrefixDigest: add() after digest()");
     this.hash.update(`${canonicalJson([e.type, e.ts, e.data])}\n`, "utf8");
     this.count++;
   }
   digest(): string {
-    return `sha256:${this.hash.digest("hex")}`;
+    this.final ??= `sha256:${this.hash.digest("hex")}`;
+    return this.final;
   }
 }
 

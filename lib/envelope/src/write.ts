@@ -14,6 +14,7 @@ export interface WriteOptions {
   env: NodeJS.ProcessEnv;
   dryRun?: boolean;
   allowEmpty?: boolean;
+  takeOverDeadWriter?: boolean;
   signal?: AbortSignal;
 }
 
@@ -85,7 +86,7 @@ export async function writeStream(ws: string, targetArg: string | undefined, inp
     await produce(next)(() => undefined);
     return { fork: false, result: result(!tail.exists) };
   }
-  const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
+  const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter });
   let wrote = false;
   try {
     rollbackJournal(ws, id);

@@ -12,7 +12,7 @@ Options everywhere:
   --version        print the version`;
 
 const catSynopsis = "pixir-log cat <id> [--raw] [--from-seq N] [--to-seq N] [--type T[,T...]]... [--lenient [--exit-zero]]";
-const writeSynopsis = "pixir-log write [<id>] [--allow-empty] [--dry-run]";
+const writeSynopsis = "pixir-log write [<id>] [--allow-empty] [--take-over-dead-writer] [--dry-run]";
 const appendSynopsis = "pixir-log append <id> [--drop-ephemeral] [--wait SECONDS] [--take-over-dead-writer] [--dry-run]";
 const lsSynopsis = "pixir-log ls";
 const checkSynopsis = "pixir-log check [<id>...]";
@@ -66,8 +66,9 @@ is appended to all or nothing. A stream that starts with a session_fork header i
 header's counts and prefix_digest are verified, referenced resources are copied, and the child Log is
 created only if everything matches. Takes the Session's Writer Lease.
 
-  --allow-empty    create an empty Log from empty input (a no-op on an existing Log)
-  --dry-run        check the whole stream, write nothing
+  --allow-empty             create an empty Log from empty input (a no-op on an existing Log)
+  --take-over-dead-writer   take over a stale lease whose holder provably died on this host
+  --dry-run                 check the whole stream, write nothing
 ${COMMON}
 
 Examples:
@@ -76,7 +77,7 @@ Examples:
 `,
     kind: "report",
     positionals: { min: 0, max: 1 },
-    options: { "allow-empty": { type: "boolean" }, "dry-run": { type: "boolean" } },
+    options: { "allow-empty": { type: "boolean" }, "take-over-dead-writer": { type: "boolean" }, "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/write.js")).runWrite(args, ctx),
   },
   {

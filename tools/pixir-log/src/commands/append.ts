@@ -11,7 +11,7 @@ export async function runAppend(args: ParsedArgs, ctx: CommandContext, synopsis:
     dryRun: boolFlag(args, "dry-run"),
     dropEphemeral: boolFlag(args, "drop-ephemeral"),
     waitSeconds,
-    takeOverDeadWriter: boolFlag(args, "take-over-dead-writer") || ctx.io.env.PIXIR_TAKE_OVER_DEAD_WRITER === "1",
+    takeOverDeadWriter: boolFlag(args, "take-over-dead-writer"),
     signal: ctx.signal,
   });
   const range = result.event_count > 0 ? ` (seq ${result.first_seq}..${result.last_seq})` : "";

@@ -7,6 +7,7 @@ export async function runWrite(args: ParsedArgs, ctx: CommandContext): Promise<n
     env: ctx.io.env,
     dryRun: boolFlag(args, "dry-run"),
     allowEmpty: boolFlag(args, "allow-empty"),
+    takeOverDeadWriter: boolFlag(args, "take-over-dead-writer"),
     signal: ctx.signal,
   });
   if (written.fork) {
