@@ -1,0 +1,72 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { canonicalJson, CROCKFORD, derivedUlid, newUlid, sessionIdProblem, truncate, ULID_PATTERN } from "@pixir/envelope";
+
+describe("session-id grammar (envelope-and-log.md §5)", () => {
+  const cases: Array<[unknown, string | null]> = [
+    ["sess-1", null],
+    ["a\u0301", null],
+    ["你42", null],
+    ["_", null],
+    ["a" + "é".repeat(117), null],
+    [5, "not_string"],
+    ["", "empty"],
+    ["b".repeat(235) + "c", "too_long"],
+    ["é".repeat(118), "too_long"],
+    [Buffer.from([0x61, 0xff]), "invalid_utf8"],
+    ["a\ud800", "invalid_utf8"],
+    ["a/b", "invalid_character"],
+    ["a\n", "invalid_character"],
+    ["a\u0000b", "invalid_character"],
+    [".leading", "invalid_start"],
+    ["-leading", "invalid_start"],
+    ["../../../outside/PWN;$HOME%2fsecret", "invalid_start"],
+  ];
+  for (const [value, reason] of cases) {
+    it(`${JSON.stringify(typeof value === "string" ? value.slice(0, 16) : String(value))} → ${reason ?? "valid"}`, () => {
+      expect(sessionIdProblem(value)?.reason ?? null).toBe(reason);
+    });
+  }
+});
+
+describe("ids (envelope-and-log.md §4)", () => {
+  it("fresh ULIDs are valid and monotonic within a process", () => {
+    const ids = Array.from({ length: 1000 }, () => newUlid());
+    for (const id of ids) expect(id).toMatch(ULID_PATTERN);
+    expect([...ids].sort()).toEqual(ids);
+  });
+  it("derivedUlid encodes the time in 10 chars and sha256(key) in 16", () => {
+    const id = derivedUlid("fork:X:1", "2026-07-20T10:11:12.123Z");
+    expect(id).toMatch(ULID_PATTERN);
+    expect(id).toBe(derivedUlid("fork:X:1", "2026-07-20T10:11:12.123Z"));
+    expect(id.slice(10)).not.toBe(derivedUlid("fork:X:2", "2026-07-20T10:11:12.123Z").slice(10));
+    let t = 0;
+    for (const c of id.slice(0, 10)) t = t * 32 + CROCKFORD.indexOf(c);
+    expect(t).toBe(Date.parse("2026-07-20T10:11:12.123Z"));
+    expect(derivedUlid("k", "not a date").slice(0, 10)).toBe("0000000000");
+    expect(derivedUlid("k", null).slice(0, 10)).toBe("0000000000");
+    // The last 16 characters are the first 80 bits of sha256(key), 5 bits a character.
+    const digest = createHash("sha256").update("k").digest();
+    let bits = "";
+    for (const byte of digest.subarray(0, 10)) bits += byte.toString(2).padStart(8, "0");
+    const expected = Array.from({ length: 16 }, (_, i) => CROCKFORD[parseInt(bits.slice(i * 5, i * 5 + 5), 2)]).join("");
+    expect(derivedUlid("k", null).slice(10)).toBe(expected);
+  });
+});
+
+describe("canonicalJson (fork.md §4.3)", () => {
+  it("sorts keys recursively and keeps arrays in order", () => {
+    expect(canonicalJson(["t", null, { b: 1, a: { d: [3, { z: 1, y: 2 }], c: "é/" } }])).toBe('["t",null,{"a":{"c":"é/","d":[3,{"y":2,"z":1}]},"b":1}]');
+  });
+});
+
+describe("truncate (summarize.md §3.3)", () => {
+  it("keeps short text, cuts long text at whole graphemes with the marker", () => {
+    expect(truncate("abc", 3)).toBe("abc");
+    const s = "a".repeat(500);
+    expect(truncate(s, 480)).toBe("a".repeat(480) + "\n…[truncated, showing up to 480 of 500 bytes]");
+    const grapheme = "a".repeat(479) + "e\u0301" + "zz";
+    expect(truncate(grapheme, 480)).toBe("a".repeat(479) + "\n…[truncated, showing up to 480 of 484 bytes]");
+    expect(truncate("\ud800x", 1)).toBe("\n…[truncated, showing up to 1 of 4 bytes]");
+  });
+});
