@@ -3,7 +3,7 @@
 // so that `--version` and `--help` start fast; lib/envelope gets a bundle and .d.ts files.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
@@ -28,17 +28,27 @@ const common = {
   banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; const require = __pixirCreateRequire(import.meta.url);" },
 };
 
+/** Build into a fresh directory, then swap it in, so a process running the old build is not cut off. */
+async function intoDist(dir, write) {
+  const next = path.join(dir, `dist.next-${process.pid}`);
+  const old = path.join(dir, `dist.old-${process.pid}`);
+  rmSync(next, { recursive: true, force: true });
+  await write(next);
+  if (existsSync(path.join(dir, "dist"))) renameSync(path.join(dir, "dist"), old);
+  renameSync(next, path.join(dir, "dist"));
+  rmSync(old, { recursive: true, force: true });
+}
+
 async function buildTool(name) {
   const dir = path.join(root, "tools", name);
   const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
-  rmSync(path.join(dir, "dist"), { recursive: true, force: true });
-  await build({
+  await intoDist(dir, (outdir) => build({
     ...common,
     entryPoints: { main: path.join(dir, "src/main.ts") },
-    outdir: path.join(dir, "dist"),
+    outdir,
     chunkNames: "chunks/[name]-[hash]",
     define: { __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) },
-  });
+  }));
 }
 
 async function buildLibrary() {

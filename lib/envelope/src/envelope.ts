@@ -199,15 +199,61 @@ function deepWellFormed(value: unknown): boolean {
   return true;
 }
 
-/** fork.md §4.3: JSON.stringify with object keys sorted recursively, no whitespace. */
+/**
+ * fork.md §4.3: JSON.stringify with object keys sorted recursively, no whitespace. Most values
+ * already have their keys in order and go straight to the native JSON.stringify. Others are copied
+ * with sorted keys (into null-prototype objects, so a "__proto__" key stays a key), except where an
+ * integer-like key forces JavaScript's own property order: those are written out by hand.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(",")}]`;
+  if (isCanonicalOrder(value)) return JSON.stringify(value) ?? "null";
+  if (!hasIndexKey(value)) return JSON.stringify(sortedCopy(value)) ?? "null";
+  return canonicalByHand(value);
+}
+
+function isCanonicalOrder(value: unknown): boolean {
+  if (Array.isArray(value)) {
+    for (const v of value) if (v === undefined || !isCanonicalOrder(v)) return false;
+    return true;
+  }
+  if (!isJsonObject(value)) return true;
+  let prev: string | undefined;
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    if (prev !== undefined && !(prev < k)) return false;
+    const v = value[k];
+    if (v === undefined || !isCanonicalOrder(v)) return false;
+    prev = k;
+  }
+  return true;
+}
+
+const INDEX_KEY = /^(0|[1-9][0-9]*)$/;
+
+function hasIndexKey(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasIndexKey);
+  if (!isJsonObject(value)) return false;
+  for (const k of Object.keys(value)) if (INDEX_KEY.test(k) || hasIndexKey(value[k])) return true;
+  return false;
+}
+
+function sortedCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortedCopy(v)));
+  if (!isJsonObject(value)) return value;
+  const out: Record<string, unknown> = Object.create(null);
+  for (const k of Object.keys(value).sort()) {
+    const v = value[k];
+    if (v !== undefined) out[k] = sortedCopy(v);
+  }
+  return out;
+}
+
+function canonicalByHand(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalByHand(v === undefined ? null : v)).join(",")}]`;
   if (isJsonObject(value)) {
-    const keys = Object.keys(value).sort();
     const parts: string[] = [];
-    for (const k of keys) {
-      if (value[k] === undefined) continue;
-      parts.push(`${JSON.stringify(k)}:${canonicalJson(value[k])}`);
+    for (const k of Object.keys(value).sort()) {
+      if (value[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonicalByHand(value[k])}`);
     }
     return `{${parts.join(",")}}`;
   }

@@ -118,7 +118,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     for (let e = await stream.next(); e !== null; e = await stream.next()) {
       lastLine = e.lineNo;
       checkInputSessionId(e.value.session_id, childId, e.lineNo);
-      requireStamped(e);
+      requireStamped(e, true);
       const event = stampedEvent(e);
       if (expected === 1 && header.strategy === "share_v1") {
         // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
@@ -127,6 +127,8 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
       }
       if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, e.lineNo);
       const inPrefix = expected <= header.n && (header.strategy === "replay_v1" || resolvedShare);
+      // Only inherited Events may carry the parent's null ts; the child's own Events need a real one.
+      if (!inPrefix && event.ts === null) requireStamped(e);
       if (inPrefix) {
         if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, e.lineNo);
         streamed.add(event);

@@ -4,10 +4,11 @@ import { closeSync, createReadStream, openSync, rmSync, writeSync, mkdtempSync }
 import os from "node:os";
 import path from "node:path";
 import { splitLines } from "./codec.js";
-import { isReplayType, serializeEvent, type PixirEvent } from "./envelope.js";
+import { decodeLogLine, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
 import { PixirError, usageError } from "./errors.js";
 import { newUlid } from "./ids.js";
-import { decodeInputLine, integrityError, requireStamped, STDIN_PATH } from "./input.js";
+import { integrityError, STDIN_PATH } from "./input.js";
+import { corruptLineError } from "./log-read.js";
 import { inheritedItem, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
 import { logPath } from "./paths.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
@@ -309,33 +310,27 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   };
   try {
     for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), signal)) {
-      const input = decodeInputLine(raw);
-      if (input === null) continue;
-      const v = input.value;
+      // The input is a History as `pixir-log cat` prints it, so the reading rules apply
+      // (envelope-and-log.md §7): a missing or null id or ts is tolerated, as through --parent.
+      const decoded = decodeLogLine(raw.bytes, !raw.terminated);
+      if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, STDIN_PATH);
+      const sessionId = decoded.event.session_id;
       if (parentId === null) {
-        assertSessionId(v.session_id);
-        parentId = v.session_id;
+        assertSessionId(sessionId);
+        parentId = sessionId;
         scanner = new PrefixScanner(parentId, toSeq);
-      } else if (v.session_id !== parentId) {
-        if (!isValidSessionId(v.session_id)) assertSessionId(v.session_id);
-        throw integrityError("session_id_mismatch", parentId, v.session_id, raw.lineNo);
+      } else if (sessionId !== parentId) {
+        if (!isValidSessionId(sessionId)) assertSessionId(sessionId);
+        throw integrityError("session_id_mismatch", parentId, sessionId, raw.lineNo);
       }
-      const seq = v.seq;
-      if (seq === null || seq === undefined) seenNull = true;
-      else if (seenNull || (prevSeq !== null && (seq as number) < prevSeq)) {
+      const seq = decoded.event.seq;
+      if (seq === null) seenNull = true;
+      else if (seenNull || (prevSeq !== null && seq < prevSeq)) {
         throw integrityError("seq_out_of_order", `seq >= ${prevSeq ?? 0}`, seq, raw.lineNo);
-      } else prevSeq = seq as number;
-      const event: PixirEvent = {
-        id: (v.id as string | undefined) ?? null,
-        session_id: parentId,
-        seq: (seq as number | null | undefined) ?? null,
-        ts: (v.ts as string | undefined) ?? null,
-        type: v.type as PixirEvent["type"],
-        data: (v.data as PixirEvent["data"] | undefined) ?? {},
-      };
+      } else prevSeq = seq;
+      const event: PixirEvent = { ...decoded.event, session_id: parentId };
       if (scanner!.add(event)) {
-        const exact = Object.keys(v).length === 6;
-        pending.push(serializeEvent(event, exact ? dataTextOf(input.text, event) : undefined));
+        pending.push(serializeEvent(event, decoded.exact ? dataTextOf(raw.bytes.toString("utf8"), event) : undefined));
         pendingBytes += pending[pending.length - 1]!.length;
         if (pendingBytes > 1 << 20) flush();
       }
@@ -357,11 +352,10 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
     facts,
     async *inherited() {
       for await (const raw of splitLines(createReadStream(spool, { highWaterMark: 1 << 20 }), { path: STDIN_PATH })) {
-        const item = decodeInputLine(raw)!;
-        requireStamped(item);
-        const v = item.value;
-        const event: PixirEvent = { id: v.id as string, session_id: v.session_id as string, seq: v.seq as number, ts: v.ts as string, type: v.type as PixirEvent["type"], data: v.data as PixirEvent["data"] };
-        yield { event, dataText: dataTextOf(item.text, event) };
+        // The spool holds lines this process wrote from checked input; an inherited Event may still
+        // lack an id or ts (null), exactly as it may through --parent.
+        const decoded = decodeLogLine(raw.bytes, false) as DecodedLine;
+        yield { event: decoded.event, dataText: dataTextOf(raw.bytes.toString("utf8"), decoded.event) };
       }
     },
     dispose() {

@@ -85,11 +85,15 @@ export function integrityError(reason: string, expected: unknown, observed: unkn
   return new PixirError("stream_integrity_failed", undefined, { reason, expected, observed, line });
 }
 
-/** `write` needs fully stamped Events (§8.1): a non-empty id, a ts, an object data, an integer seq. */
-export function requireStamped(e: InputEvent): void {
+/**
+ * `write` needs fully stamped Events (§8.1): a non-empty id, a ts, an object data, an integer seq.
+ * `inherited` relaxes ts for a fork's inherited Events, which copy the parent's ts verbatim and so may
+ * carry a `null` that readers tolerate in the parent (fork.md §4.2).
+ */
+export function requireStamped(e: InputEvent, inherited = false): void {
   const v = e.value;
   if (typeof v.id !== "string" || v.id === "") throw corruptInput("invalid_field", e.lineNo, { field: "id" });
-  if (typeof v.ts !== "string") throw corruptInput("invalid_field", e.lineNo, { field: "ts" });
+  if (typeof v.ts !== "string" && !(inherited && v.ts === null)) throw corruptInput("invalid_field", e.lineNo, { field: "ts" });
   if (!isJsonObject(v.data)) throw corruptInput("invalid_data", e.lineNo);
   if (typeof v.session_id !== "string") throw corruptInput("invalid_field", e.lineNo, { field: "session_id" });
   if (!isSeq(v.seq)) throw integrityError("seq_gap", "an integer seq", v.seq ?? null, e.lineNo);

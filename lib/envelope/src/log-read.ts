@@ -6,7 +6,8 @@ import { decodeLogLine, isLineProblem, type DecodedLine, type LineProblem, type 
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "./errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
 
-const READ_CHUNK = 1024 * 1024;
+// Big enough for throughput, small enough that chunks awaiting GC stay a few MiB (external memory).
+const READ_CHUNK = 256 * 1024;
 
 export interface AppendJournal {
   version: 1;

@@ -70,3 +70,28 @@ describe("truncate (summarize.md §3.3)", () => {
     expect(truncate("\ud800x", 1)).toBe("\n…[truncated, showing up to 1 of 4 bytes]");
   });
 });
+
+describe("canonicalJson edge cases", () => {
+  it("matches a plain recursive definition on awkward values", () => {
+    const reference = (v: unknown): string => {
+      if (Array.isArray(v)) return `[${v.map((x) => reference(x === undefined ? null : x)).join(",")}]`;
+      if (v !== null && typeof v === "object") {
+        return `{${Object.keys(v as object)
+          .sort()
+          .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+          .map((k) => `${JSON.stringify(k)}:${reference((v as Record<string, unknown>)[k])}`)
+          .join(",")}}`;
+      }
+      return JSON.stringify(v) ?? "null";
+    };
+    const values = [
+      JSON.parse('{"__proto__":{"b":1,"a":2},"constructor":1,"10":0,"9":1,"é":[{"z":null,"y":[1.5,-0,1e21]}]}'),
+      { a: undefined, b: [undefined, 1] },
+      ["x", "2026", { text: "line\nbreak \u2028 \ud83d\ude00" }],
+      "plain",
+      42,
+      null,
+    ];
+    for (const v of values) expect(canonicalJson(v)).toBe(reference(v));
+  });
+});

@@ -16,6 +16,11 @@ const forkSynopsis =
   "pixir fork <id> [--to-seq N] [--summarize] [--model-cmd CMD] [--model-timeout-ms N] [--strategy replay_v1|share_v1] [--child-id ID] [--strict-boundary] [--dry-run]";
 const lockSynopsis = "pixir lock status <id> | pixir lock release <id> --force [--reason TEXT]";
 const appendSynopsis = "pixir append <id> [--drop-ephemeral] [--wait SECONDS] [--take-over-dead-writer] [--dry-run]";
+const repairSynopsis = "pixir repair <id> [--dry-run]";
+const diffSynopsis = "pixir diff <a> <b> [--exit-code]";
+const contextSynopsis = "pixir context <id> [--format ndjson|text]";
+const compactSynopsis = "pixir compact <id> [--tail-events N] [--dry-run]";
+const mergeSynopsis = "pixir merge <child> --into <parent> [--model-cmd CMD] [--model-timeout-ms N] [--dry-run]";
 
 export const commands: CommandSpec[] = [
   {
@@ -101,12 +106,140 @@ Examples:
     options: { force: { type: "boolean" }, reason: { type: "string", valueKind: "text" } },
     run: async (args, ctx) => (await import("./commands/lock.js")).runLock(args, ctx, `usage: ${lockSynopsis}`),
   },
+  {
+    name: "repair",
+    synopsis: `usage: ${repairSynopsis}`,
+    help: `Usage: ${repairSynopsis}
+
+Close a crashed turn. First does what pixir-log repair does (drop a torn final line, roll back a
+leftover append journal); then, for every tool_call in <id>'s History with no later tool_result of
+the same call_id, appends a fallback tool_result (ok: false, error kind "interrupted",
+repaired: true), all in one append under the Writer Lease. A second run finds nothing to do.
+
+  --dry-run        report what would be dropped and closed; change nothing, take no lease
+${COMMON}
+
+Examples:
+  pixir repair s1 --dry-run --json | jq .closed_tool_calls
+  pixir repair s1 && pixir context s1 --format text | tail
+`,
+    kind: "report",
+    positionals: { min: 1, max: 1 },
+    options: { "dry-run": { type: "boolean" } },
+    run: async (args, ctx) => (await import("./commands/repair.js")).runRepair(args, ctx),
+  },
+  {
+    name: "diff",
+    synopsis: `usage: ${diffSynopsis}`,
+    help: `Usage: ${diffSynopsis}
+
+Where two resolved Histories diverge. Only replayable Events are compared (the types a fork
+inherits), in seq order, by the canonical JSON of [type, ts, data], so a Session and its fork child
+share a prefix although their ids and seqs differ. The relation (same, a_is_ancestor_of_b,
+b_is_ancestor_of_a, same_fork_root, unrelated) comes from the session_fork lineage. Reads only.
+
+  --exit-code      exit 1 when the Histories are not identical (like diff(1))
+${COMMON}
+
+Examples:
+  pixir diff P P-experiment
+  pixir diff P P-experiment --json | jq '{relation, common_prefix_events, diverged_at}'
+  pixir diff a b --exit-code >/dev/null || echo "a and b differ"
+`,
+    kind: "report",
+    positionals: { min: 2, max: 2 },
+    options: { "exit-code": { type: "boolean" } },
+    run: async (args, ctx) => (await import("./commands/diff.js")).runDiff(args, ctx),
+  },
+  {
+    name: "context",
+    synopsis: `usage: ${contextSynopsis}`,
+    help: `Usage: ${contextSynopsis}
+
+Print what a model would see of Session <id> (Pixir's provider fold), one item per line. The latest
+history_compaction checkpoint stands for everything through its range.to_seq; checkpoints and
+branch_summary Events are rendered as user text; session_fork, provider_usage, turn_failed,
+workflow_event and partial assistant messages are left out; subagent Events appear only when they
+finished, failed, were cancelled or timed out. A share_v1 child is read resolved. Writes nothing.
+
+  --format ndjson  one {"seq","id","type","role","text"|"data"} object per item (the default)
+  --format text    a "[<seq>] <role> <type>" line, the text or JSON body, and an empty line per item
+${COMMON}
+
+Examples:
+  pixir context s1 --format text | less
+  pixir context s1 | jq -r 'select(.role=="user") | .text // .data.text'
+  pixir compact s1 --tail-events 20 && pixir context s1 | head -1 | jq -r .text
+`,
+    kind: "stream",
+    positionals: { min: 1, max: 1 },
+    options: { format: { type: "string", valueKind: "format" } },
+    run: async (args, ctx) => (await import("./commands/context.js")).runContext(args, ctx, `usage: ${contextSynopsis}`),
+  },
+  {
+    name: "compact",
+    synopsis: `usage: ${compactSynopsis}`,
+    help: `Usage: ${compactSynopsis}
+
+Record a deterministic history_compaction checkpoint for Session <id>: everything but the last N
+candidate Events is condensed (counts, tool calls, files touched, recent conversational excerpts), and
+the previous checkpoint is carried forward. The checkpoint is appended at the next seq under the
+Writer Lease; no line of the Log is rewritten, and pixir context then shows the checkpoint in place of
+the Events it stands for. A History of N Events or fewer has nothing to compact (exit 0).
+
+  --tail-events N  how many of the latest Events stay visible after the checkpoint (default 40;
+                   a positive integer)
+  --dry-run        print the checkpoint that would be recorded; create nothing, take no lease
+${COMMON}
+
+Examples:
+  pixir compact s1 --dry-run --json | jq .event.summary -r
+  pixir compact s1 --tail-events 20
+  pixir compact s1 && pixir context s1 --format text | head -20
+`,
+    kind: "report",
+    positionals: { min: 1, max: 1 },
+    options: { "tail-events": { type: "string", valueKind: "positive integer" }, "dry-run": { type: "boolean" } },
+    run: async (args, ctx) => (await import("./commands/compact.js")).runCompact(args, ctx, `usage: ${compactSynopsis}`),
+  },
+  {
+    name: "merge",
+    synopsis: `usage: ${mergeSynopsis}`,
+    help: `Usage: ${mergeSynopsis}
+
+Merge a fork child back without rewriting anything: the child's own Events (those after its inherited
+prefix) are condensed into one branch_summary (the deterministic summary rules, or with --model-cmd
+an external command's text) carrying a "merge" record, and appended to the parent under the parent's
+Writer Lease. The child must be a fork of the parent (its first line is a session_fork naming it).
+Every earlier byte of the parent stays as it was; the child is only read.
+
+  --into <parent>      the parent Session (required)
+  --model-cmd CMD      ask CMD (prompt on stdin, summary on stdout); falls back to the deterministic text
+  --model-timeout-ms N with --model-cmd: how long CMD may run (default 120000)
+  --dry-run            print the branch_summary that would be appended; create nothing, take no lease
+${COMMON}
+
+Examples:
+  pixir merge P-experiment --into P
+  pixir merge P-experiment --into P --dry-run --json | jq .event.summary -r
+  pixir merge P-experiment --into P --model-cmd 'llm -m small' && pixir context P --format text | tail
+`,
+    kind: "report",
+    positionals: { min: 1, max: 1 },
+    options: {
+      into: { type: "string", valueKind: "session id" },
+      "model-cmd": { type: "string", valueKind: "command" },
+      "model-timeout-ms": { type: "string", valueKind: "number" },
+      "dry-run": { type: "boolean" },
+    },
+    run: async (args, ctx) => (await import("./commands/merge.js")).runMerge(args, ctx, `usage: ${mergeSynopsis}`),
+  },
 ];
 
 export const tool: ToolSpec = {
   program: "pixir",
   version: __PIXIR_VERSION__,
-  synopsis: "usage: pixir <fork|tree|log|append|lock|context|compact|repair|diff|merge|import|export> [args] [--workspace DIR] [--json]",
+  synopsis: "usage: pixir <fork|tree|log|append|lock|context|compact|repair|diff|merge> [args] [--workspace DIR] [--json]",
   help: `Usage: pixir <command> [args] [--workspace DIR] [--json]
 
 Common jobs on pixir Session Logs, run in one process under the Writer Lease.
@@ -116,6 +249,11 @@ Commands:
   pixir log <cat|write|append|ls|check|repair|materialize|rm> ...   (the same as pixir-log)
   ${appendSynopsis}
   ${lockSynopsis}
+  ${repairSynopsis}
+  ${diffSynopsis}
+  ${contextSynopsis}
+  ${compactSynopsis}
+  ${mergeSynopsis}
 ${COMMON}
 
 Run pixir <command> --help for one command.

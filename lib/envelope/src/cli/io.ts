@@ -85,27 +85,39 @@ export class LineBuffer {
     const parts = this.parts;
     this.parts = [];
     this.size = 0;
-    const buf = Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
+    // A single part (e.g. a file chunk passed through) goes out as it is, without a copy.
+    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
     await this.out.write(buf);
   }
 }
 
-/** Iterate `source`, stopping with the signal's reason as soon as it aborts (even mid-wait). */
+/**
+ * Iterate `source`, stopping with the signal's reason as soon as it aborts (even mid-wait). Each wait
+ * gets its own abort listener, removed when the item arrives, so nothing accumulates per item.
+ */
 export async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
   if (signal === undefined) {
     yield* source;
     return;
   }
   const it = source[Symbol.asyncIterator]();
-  const aborted = new Promise<never>((_, reject) => {
-    const fail = () => reject(signal.reason);
-    if (signal.aborted) fail();
-    else signal.addEventListener("abort", fail, { once: true });
-  });
-  aborted.catch(() => undefined);
   try {
     for (;;) {
-      const next = await Promise.race([it.next(), aborted]);
+      signal.throwIfAborted();
+      const next = await new Promise<IteratorResult<T>>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        it.next().then(
+          (r) => {
+            signal.removeEventListener("abort", onAbort);
+            resolve(r);
+          },
+          (e) => {
+            signal.removeEventListener("abort", onAbort);
+            reject(e);
+          },
+        );
+      });
       if (next.done) return;
       yield next.value;
     }

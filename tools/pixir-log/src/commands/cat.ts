@@ -9,10 +9,12 @@ import {
   isLineProblem,
   LineBuffer,
   listFlag,
+  notFoundError,
   openHistory,
   parseNonNegativeInt,
   PixirError,
   readLogRange,
+  scanLog,
   serializeEvent,
   splitLines,
   stringFlag,
@@ -57,13 +59,16 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: st
         return "skip";
       }
     : undefined;
-  const history = await openHistory(ws, id, { onProblem });
   const out = new LineBuffer(ctx.out);
   const quiet: ProblemHandler = () => "skip";
+  const raw = boolFlag(args, "raw");
+  // --raw shows the physical lines: it validates them but resolves no fork lineage (cli.md §8.1).
+  const scan = raw ? await scanLog(ws, id, { onProblem }) : null;
+  if (scan !== null && !scan.exists) throw notFoundError(id, ws, scan.path.rel);
+  const history = raw ? null : await openHistory(ws, id, { onProblem });
 
-  if (boolFlag(args, "raw")) {
+  if (scan !== null) {
     // Physical lines in file order; the checking pass above already validated them.
-    const scan = history.scan;
     for await (const raw of abortable(splitLines(readLogRange(scan.path, 0, scan.byteLength), { path: scan.path.rel }), ctx.signal)) {
       if (out.closed) break;
       if (lenient && skipped.includes(raw.lineNo)) continue;
@@ -74,13 +79,13 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: st
       await out.push(raw.bytes);
       await out.push(NEWLINE);
     }
-  } else if (!filtered && history.share === null && history.scan.passThrough && history.scan.inOrder) {
+  } else if (history !== null && !filtered && history.share === null && history.scan.passThrough && history.scan.inOrder) {
     // Fast path: every stored line already is its own output line.
     for await (const chunk of abortable(readLogRange(history.scan.path, 0, history.scan.byteLength), ctx.signal)) {
       if (out.closed) break;
       await out.push(chunk as Buffer);
     }
-  } else {
+  } else if (history !== null) {
     for await (const item of abortable(history.items(lenient ? quiet : undefined), ctx.signal)) {
       if (out.closed) break;
       if (!keep(item.event)) continue;
@@ -98,7 +103,7 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: st
     const err = new PixirError("corrupt_log_line", `skipped ${skipped.length} corrupt log lines`, {
       skipped: skipped.length,
       lines: skipped.slice(0, 20),
-      path: history.scan.path.rel,
+      path: (scan ?? history!.scan).path.rel,
     });
     if (boolFlag(args, "exit-zero")) {
       ctx.warn("corrupt_log_line", err.message, err.details);

@@ -1,5 +1,19 @@
 // pixir fork (cli.md §12.1, §12.11): the fork job in one process under the child's lease.
-import { assertSessionId, boolFlag, parseForkStrategy, parseNonNegativeInt, runForkJob, stringFlag, usageError, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+import {
+  assertSessionId,
+  boolFlag,
+  DETERMINISTIC_SUMMARY,
+  MODEL_SUMMARY,
+  parseForkStrategy,
+  parseNonNegativeInt,
+  runForkJob,
+  stringFlag,
+  summarizeStage,
+  usageError,
+  type CommandContext,
+  type ForkJob,
+  type ParsedArgs,
+} from "@pixir/envelope";
 
 export async function runForkCommand(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
   const parentId = args.positionals[0];
@@ -9,13 +23,24 @@ export async function runForkCommand(args: ParsedArgs, ctx: CommandContext, syno
   const toSeq = parseNonNegativeInt("to-seq", stringFlag(args, "to-seq"), synopsis);
   const strategy = parseForkStrategy(stringFlag(args, "strategy"), synopsis);
   if (stringFlag(args, "model-cmd") !== undefined && !boolFlag(args, "summarize")) throw usageError(synopsis, "--model-cmd requires --summarize");
-  if (boolFlag(args, "summarize")) throw usageError(synopsis, "--summarize is not available in this build");
-  const plan = await runForkJob(ctx.workspace(), {
+  const modelCmd = stringFlag(args, "model-cmd");
+  const timeoutMs = parseNonNegativeInt("model-timeout-ms", stringFlag(args, "model-timeout-ms"), synopsis);
+  if (timeoutMs !== undefined && modelCmd === undefined) throw usageError(synopsis, "--model-timeout-ms requires --model-cmd");
+  const ws = ctx.workspace();
+  // The same stage pixir-summarize runs, fed the fork stream in-process.
+  const summarize: ForkJob["summarize"] = boolFlag(args, "summarize")
+    ? {
+        strategy: modelCmd === undefined ? DETERMINISTIC_SUMMARY : MODEL_SUMMARY,
+        stage: (lines, env) => summarizeStage(lines, { ws, modelCmd, timeoutMs, env, stderr: ctx.io.stderr, signal: ctx.signal, warn: ctx.warn }),
+      }
+    : undefined;
+  const plan = await runForkJob(ws, {
     parentId,
     childId,
     toSeq,
     strategy,
     strictBoundary: boolFlag(args, "strict-boundary"),
+    summarize,
     dryRun: boolFlag(args, "dry-run"),
     program: ctx.program,
     env: ctx.io.env,

@@ -1,0 +1,638 @@
+// summarize.md: the branch summary of a fork child's inherited prefix. One accumulator computes the
+// deterministic_operational_summary_v1 data in bounded memory, one function renders it for a model, and
+// one stream stage (pixir-summarize, pixir fork --summarize) passes a fork stream through and appends it.
+import { isUtf8 } from "node:buffer";
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import type { Writable } from "node:stream";
+import { abortable } from "./cli/io.js";
+import { splitLines } from "./codec.js";
+import { isJsonObject, isReplayType, isSeq, serializeEvent, type JsonObject, type PixirEvent } from "./envelope.js";
+import { PixirError } from "./errors.js";
+import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, type ForkStrategy } from "./fork.js";
+import { newUlid } from "./ids.js";
+import { checkInputSessionId, decodeInputLine, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "./input.js";
+import { inheritedItem, isInherited, openHistory, PrefixDigest } from "./loader.js";
+import { assertSessionId } from "./session-id.js";
+import { truncate } from "./text.js";
+
+export const DETERMINISTIC_SUMMARY_LIMITATIONS = [
+  "Deterministic branch summary condenses the forked prefix; it is not a semantic substitute for the full replayed Log.",
+  "The full replayed prefix in the child Log remains authoritative for audit, resume repair, and deeper reconstruction.",
+];
+export const MODEL_SUMMARY_LIMITATIONS = [
+  "Model-assisted branch summary was produced by an external command from the forked prefix; it may omit or misstate facts.",
+  "The full replayed prefix in the child Log remains authoritative for audit, resume repair, and deeper reconstruction.",
+];
+
+/** summarize.md §2–§4 limits. */
+export const EXCERPT_MAX_BYTES = 480;
+export const FILES_TOUCHED_LIMIT = 30;
+export const OPEN_TASKS_LIMIT = 8;
+export const SUMMARY_BULLETS_LIMIT = 6;
+/** summarize.md §5: bullets shown per list in the rendering. */
+export const RENDER_BULLETS_LIMIT = 20;
+/** summarize.md §7: excerpts in the model prompt, model output bound, summary bound, timeouts. */
+export const PROMPT_EXCERPTS_LIMIT = 200;
+export const MODEL_OUTPUT_MAX_BYTES = 1024 * 1024;
+export const MODEL_SUMMARY_MAX_BYTES = 16000;
+export const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
+export const MODEL_KILL_GRACE_MS = 2_000;
+
+export type ModelFallbackReason = "spawn_failed" | "timeout" | "nonzero_exit" | "empty_output" | "invalid_utf8" | "output_too_large";
+
+export interface SummaryToolCall {
+  seq: number | null;
+  call_id: unknown;
+  name: unknown;
+}
+
+export interface ModelCheckpoint {
+  command_sha256: string;
+  elapsed_ms: number;
+  output_bytes: number;
+  truncated: boolean;
+}
+
+/** The data of a branch_summary Event (summarize.md §2, plus the §7 model keys). */
+export interface BranchSummaryData {
+  [key: string]: unknown;
+  strategy: string;
+  parent_session_id: unknown;
+  forked_to_seq: unknown;
+  range: { from_seq: unknown; to_seq: unknown };
+  source_event_count: number;
+  event_counts: Record<string, number>;
+  tool_calls: SummaryToolCall[];
+  files_touched: string[];
+  open_tasks: string[];
+  limitations: string[];
+  summary: string;
+  model_checkpoint?: ModelCheckpoint;
+  model_assisted_fallback?: true;
+  model_assisted_fallback_reason?: ModelFallbackReason;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// §3 Excerpts
+
+const present = (v: unknown): boolean => v !== undefined && v !== null && v !== false;
+
+/** summarize.md §3.1 `or(a, b, …)`: the first argument that is present and neither null nor false. */
+export function firstPresent(...values: unknown[]): unknown {
+  for (const v of values) if (present(v)) return v;
+  return undefined;
+}
+
+const ASCII_WHITESPACE = /[ \t\n\v\f\r]+/g;
+
+/** summarize.md §3.1 `x(v)`: stringify, collapse ASCII whitespace runs (no trim), truncate at 480 bytes. */
+export function excerptValue(v: unknown): string {
+  const s = typeof v === "string" ? v : (JSON.stringify(v) ?? "null");
+  return truncate(s.replace(ASCII_WHITESPACE, " "), EXCERPT_MAX_BYTES);
+}
+
+/** A value interpolated into text: strings as they are, anything else as JSON. */
+const asText = (v: unknown): string => (typeof v === "string" ? v : (JSON.stringify(v) ?? ""));
+
+/** Candidate Events (§2): messages and subagent Events, without the permission_posture record (§3.2). */
+export function isSummaryCandidate(e: Pick<PixirEvent, "type" | "data">): boolean {
+  if (e.type === "user_message" || e.type === "assistant_message") return true;
+  return e.type === "subagent_event" && e.data.event !== "permission_posture";
+}
+
+/** summarize.md §3.1 `excerpt(e)`; "" when the Event has nothing to say. */
+export function eventExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
+  const d = e.data;
+  switch (e.type) {
+    case "user_message":
+      return Object.hasOwn(d, "text") ? `user: ${excerptValue(d.text)}` : "";
+    case "assistant_message":
+      return Object.hasOwn(d, "text") ? `assistant: ${excerptValue(d.text)}` : "";
+    case "subagent_event":
+      return `subagent ${asText(firstPresent(d.subagent_id, "unknown"))}: ${excerptValue(firstPresent(d.summary, d.status, d.event, ""))}`;
+    default:
+      return "";
+  }
+}
+
+/** summarize.md §2 files_touched: the top-level string values (and string array elements) that look like paths. */
+export function toolCallPaths(e: Pick<PixirEvent, "type" | "data">): string[] {
+  const out: string[] = [];
+  if (e.type !== "tool_call" || !isJsonObject(e.data.args)) return out;
+  const looksLikePath = (v: unknown): v is string => typeof v === "string" && (v.includes("/") || v.includes("."));
+  for (const v of Object.values(e.data.args)) {
+    if (looksLikePath(v)) out.push(v);
+    else if (Array.isArray(v)) for (const item of v) if (looksLikePath(item)) out.push(item);
+  }
+  return out;
+}
+
+/**
+ * The first `limit` distinct strings in UTF-8 byte order, kept in bounded memory: a string that falls
+ * off the end can never come back, since everything kept sorts before it.
+ */
+export class SortedStringSet {
+  private readonly items: Array<{ text: string; bytes: Buffer }> = [];
+
+  constructor(private readonly limit: number) {}
+
+  add(text: string): void {
+    const bytes = Buffer.from(text, "utf8");
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const c = Buffer.compare(this.items[mid]!.bytes, bytes);
+      if (c === 0) return;
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= this.limit) return;
+    this.items.splice(lo, 0, { text, bytes });
+    if (this.items.length > this.limit) this.items.pop();
+  }
+
+  list(): string[] {
+    return this.items.map((i) => i.text);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// §2 and §4: the deterministic data
+
+export interface BranchSummaryBuilderOptions {
+  /** How many of the latest non-empty excerpts to keep (at least 8; 200 for a model prompt). */
+  excerptWindow?: number;
+}
+
+/**
+ * Accumulates deterministic_operational_summary_v1 over the source Events, one at a time. Memory holds
+ * counts, the latest excerpts, the first 30 files and the tool-call list only.
+ */
+export class BranchSummaryBuilder {
+  private readonly counts = new Map<string, number>();
+  private readonly toolCalls: SummaryToolCall[] = [];
+  private readonly files = new SortedStringSet(FILES_TOUCHED_LIMIT);
+  private readonly recent: string[] = [];
+  private readonly window: number;
+  private sourceCount = 0;
+
+  constructor(
+    private readonly header: Pick<PixirEvent, "data">,
+    options: BranchSummaryBuilderOptions = {},
+  ) {
+    this.window = Math.max(OPEN_TASKS_LIMIT, SUMMARY_BULLETS_LIMIT, options.excerptWindow ?? 0);
+  }
+
+  /** Add the next source Event; its seq is its child seq (1..N). */
+  add(e: PixirEvent): void {
+    this.sourceCount++;
+    this.counts.set(e.type, (this.counts.get(e.type) ?? 0) + 1);
+    if (e.type === "tool_call") {
+      this.toolCalls.push({ seq: e.seq, call_id: e.data.call_id ?? null, name: e.data.name ?? null });
+      for (const p of toolCallPaths(e)) this.files.add(p);
+    }
+    if (!isSummaryCandidate(e)) return;
+    // §3.2: empty excerpts are dropped before the last K are taken.
+    const text = eventExcerpt(e);
+    if (text === "") return;
+    this.recent.push(text);
+    if (this.recent.length > this.window) this.recent.shift();
+  }
+
+  get count(): number {
+    return this.sourceCount;
+  }
+
+  /** The latest non-empty candidate excerpts, oldest first (up to the window). */
+  excerpts(limit = this.window): string[] {
+    return this.recent.slice(-limit);
+  }
+
+  finish(): BranchSummaryData {
+    const h = this.header.data;
+    const eventCounts: Record<string, number> = {};
+    for (const [type, n] of this.counts) eventCounts[type] = n;
+    return {
+      strategy: DETERMINISTIC_SUMMARY,
+      parent_session_id: h.parent_session_id ?? null,
+      forked_to_seq: h.forked_to_seq ?? null,
+      range: { from_seq: h.from_seq ?? null, to_seq: h.forked_to_seq ?? null },
+      source_event_count: this.sourceCount,
+      event_counts: eventCounts,
+      tool_calls: this.toolCalls,
+      files_touched: this.files.list(),
+      open_tasks: this.excerpts(OPEN_TASKS_LIMIT),
+      limitations: [...DETERMINISTIC_SUMMARY_LIMITATIONS],
+      summary: summaryText(this.sourceCount, eventCounts, this.excerpts(SUMMARY_BULLETS_LIMIT)),
+    };
+  }
+}
+
+/** summarize.md §4. */
+function summaryText(n: number, counts: Record<string, number>, bullets: string[]): string {
+  const types = Object.keys(counts).sort();
+  const countText = types.map((t) => `${t}=${counts[t]}`).join(", ");
+  const lines = bullets.length > 0 ? bullets.map((b) => `- ${b}`).join("\n") : "- none recorded";
+  return `Forked ${n} replayed events (${countText}).\nRecent forked conversational facts:\n${lines}`.trim();
+}
+
+/** summarize.md §2: the deterministic data of a fork header and its source Events (child seqs 1..N). */
+export async function branchSummaryData(header: Pick<PixirEvent, "data">, sourceEvents: PixirEvent[] | AsyncIterable<PixirEvent>): Promise<BranchSummaryData> {
+  const builder = new BranchSummaryBuilder(header);
+  if (Array.isArray(sourceEvents)) for (const e of sourceEvents) builder.add(e);
+  else for await (const e of sourceEvents) builder.add(e);
+  return builder.finish();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// §5 Provider rendering
+
+/** `null` and missing values are written as the empty string. */
+const field = (v: unknown): string => (v === undefined || v === null ? "" : asText(v));
+
+function bullets(list: unknown): string {
+  if (!Array.isArray(list) || list.length === 0) return "- none";
+  return list
+    .slice(0, RENDER_BULLETS_LIMIT)
+    .map((item) => `- ${typeof item === "string" ? item : (JSON.stringify(item) ?? "null")}`)
+    .join("\n");
+}
+
+/** The shared layout of branch summaries and checkpoints; `parent` adds the `Parent:` line. */
+function renderLayout(title: string, data: JsonObject, parent: boolean): string {
+  const range = isJsonObject(data.range) ? data.range : {};
+  const lines = [title];
+  if (parent) lines.push(`Parent: ${field(firstPresent(data.parent_session_id, "unknown"))}`);
+  lines.push(
+    `Range: seq ${field(range.from_seq)}..${field(range.to_seq)} (${field(data.source_event_count)} events)`,
+    `Strategy: ${field(data.strategy)}`,
+    "",
+    "Summary:",
+    field(data.summary),
+    "",
+    "Files touched:",
+    bullets(data.files_touched),
+    "",
+    "Open tasks:",
+    bullets(data.open_tasks),
+    "",
+    "Limitations:",
+    bullets(data.limitations),
+  );
+  return lines.join("\n").trim();
+}
+
+/** summarize.md §5: a branch_summary as the user text a model sees (also `--format text`, `pixir context`). */
+export function renderBranchSummaryText(data: JsonObject): string {
+  return renderLayout("Branch summary from forked parent prefix", data, true);
+}
+
+/** context-and-compaction.md §1: the same layout for a history_compaction checkpoint, without `Parent:`. */
+export function renderCheckpointText(data: JsonObject): string {
+  return renderLayout("Compressed session memory", data, false);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// §7 Model-assisted mode
+
+/** summarize.md §7 step 2. */
+export function summaryPrompt(data: BranchSummaryData, excerpts: string[]): string {
+  const latest = excerpts.slice(-PROMPT_EXCERPTS_LIMIT);
+  return [
+    "You are summarizing the inherited prefix of a forked agent session so that work can continue in the child session.",
+    "Write a short factual summary: the goal, what was done, files involved, and open tasks. Do not invent facts.",
+    "",
+    renderBranchSummaryText(data),
+    "",
+    "Conversation excerpts (oldest first):",
+    latest.length > 0 ? latest.map((e) => `- ${e}`).join("\n") : "- none recorded",
+    "",
+  ].join("\n");
+}
+
+export interface ModelCommandOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  /** Where the command's stderr goes (ours). */
+  stderr?: Writable;
+  signal?: AbortSignal;
+}
+
+export type ModelCommandResult = { ok: true; output: Buffer; elapsedMs: number } | { ok: false; reason: ModelFallbackReason; elapsedMs: number };
+
+/** setTimeout fires at once for delays above 2^31−1 ms; longer waits are capped there (~24 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * summarize.md §7 step 3: run `sh -c CMD` with the prompt on stdin and capture up to 1 MiB of stdout.
+ * The command runs in its own process group so that a timeout ends it and everything it started.
+ */
+export function runModelCommand(cmd: string, prompt: string, options: ModelCommandOptions): Promise<ModelCommandResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  return new Promise((resolve, reject) => {
+    let failure: ModelFallbackReason | null = null;
+    let settled = false;
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let termTimer: NodeJS.Timeout | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+
+    const child = spawn("sh", ["-c", cmd], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+
+    const signalGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // The group is already gone.
+      }
+    };
+    const stop = (reason: ModelFallbackReason) => {
+      failure ??= reason;
+      if (killTimer !== undefined) return;
+      signalGroup("SIGTERM");
+      killTimer = setTimeout(() => signalGroup("SIGKILL"), MODEL_KILL_GRACE_MS);
+    };
+    const onAbort = () => {
+      signalGroup("SIGKILL");
+      finish(() => reject(options.signal!.reason));
+    };
+    const finish = (settle: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(termTimer);
+      clearTimeout(killTimer);
+      options.signal?.removeEventListener("abort", onAbort);
+      settle();
+    };
+
+    child.on("error", () => finish(() => resolve({ ok: false, reason: "spawn_failed", elapsedMs: elapsed() })));
+    child.on("close", (code) => {
+      finish(() => {
+        if (failure !== null) return resolve({ ok: false, reason: failure, elapsedMs: elapsed() });
+        if (code !== 0) return resolve({ ok: false, reason: "nonzero_exit", elapsedMs: elapsed() });
+        resolve({ ok: true, output: Buffer.concat(chunks, bytes), elapsedMs: elapsed() });
+      });
+    });
+    // The command may ignore its stdin: a broken pipe is not a failure.
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(prompt, "utf8");
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (failure !== null) return;
+      bytes += chunk.length;
+      if (bytes > MODEL_OUTPUT_MAX_BYTES) {
+        chunks.length = 0;
+        stop("output_too_large");
+        return;
+      }
+      chunks.push(chunk);
+    });
+    const stderr = options.stderr ?? process.stderr;
+    child.stderr.on("data", (chunk: Buffer) => stderr.write(chunk));
+
+    termTimer = setTimeout(() => stop("timeout"), Math.min(options.timeoutMs, MAX_TIMER_MS));
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export interface ModelSummaryOptions {
+  cmd: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  childSessionId: string;
+  timeoutMs?: number;
+  stderr?: Writable;
+  signal?: AbortSignal;
+  warn?: SummaryWarn;
+}
+
+export type SummaryWarn = (code: string, text: string, details?: Record<string, unknown>) => void;
+
+/** summarize.md §7 steps 2–5: ask the command for the summary text, or fall back to the deterministic data. */
+export async function modelAssistedData(data: BranchSummaryData, excerpts: string[], options: ModelSummaryOptions): Promise<BranchSummaryData> {
+  const env: NodeJS.ProcessEnv = {
+    ...options.env,
+    PIXIR_SUMMARY_KIND: "branch_summary",
+    PIXIR_SESSION_ID: options.childSessionId,
+    PIXIR_PARENT_SESSION_ID: field(data.parent_session_id),
+  };
+  const result = await runModelCommand(options.cmd, summaryPrompt(data, excerpts), {
+    cwd: options.cwd,
+    env,
+    timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+    stderr: options.stderr,
+    signal: options.signal,
+  });
+  let reason: ModelFallbackReason | null = null;
+  let text = "";
+  if (!result.ok) reason = result.reason;
+  else if (!isUtf8(result.output)) reason = "invalid_utf8";
+  else {
+    text = result.output.toString("utf8").trim();
+    if (text === "") reason = "empty_output";
+  }
+  if (!result.ok || reason !== null) {
+    const why = reason!;
+    options.warn?.("model_assisted_fallback", why, { reason: why });
+    return { ...data, model_assisted_fallback: true, model_assisted_fallback_reason: why };
+  }
+  const summary = truncate(text, MODEL_SUMMARY_MAX_BYTES);
+  return {
+    ...data,
+    strategy: MODEL_SUMMARY,
+    summary,
+    limitations: [...MODEL_SUMMARY_LIMITATIONS],
+    model_checkpoint: {
+      command_sha256: `sha256:${createHash("sha256").update(options.cmd, "utf8").digest("hex")}`,
+      elapsed_ms: result.elapsedMs,
+      output_bytes: result.output.length,
+      truncated: summary !== text,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// §1 and envelope-and-log.md §11.2: the stream stage
+
+export type SummaryFormat = "ndjson" | "text";
+export const SUMMARY_FORMATS: readonly SummaryFormat[] = ["ndjson", "text"];
+
+export interface SummarizeOptions {
+  /** The Workspace: a compact share_v1 prefix is resolved from the parent there; the model runs there. */
+  ws: string;
+  format?: SummaryFormat;
+  modelCmd?: string;
+  timeoutMs?: number;
+  /** The model command's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /** Where the model command's stderr and default warnings go (default: process.stderr). */
+  stderr?: Writable;
+  signal?: AbortSignal;
+  warn?: SummaryWarn;
+}
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+interface StreamHeader {
+  event: PixirEvent;
+  text: string;
+  childId: string;
+  parentId: string;
+  n: number;
+  toSeq: number;
+  strategy: ForkStrategy;
+  digest: string;
+}
+
+/** summarize.md §1: the first Event must be a well-formed session_fork at seq 0. */
+function readStreamHeader(e: InputEvent): StreamHeader {
+  const expected = "a session_fork event at seq 0";
+  if (e.value.type !== "session_fork") throw integrityError("missing_fork_header", expected, e.value.type, e.lineNo);
+  if (e.value.seq !== 0) throw integrityError("missing_fork_header", expected, e.value.seq ?? null, e.lineNo);
+  requireStamped(e);
+  const event = stampedEvent(e);
+  assertSessionId(event.session_id, "session_id");
+  const d = event.data;
+  assertSessionId(d.parent_session_id, "parent_session_id");
+  const malformed = (what: string) => integrityError("missing_fork_header", "a session_fork header with valid data", what, e.lineNo);
+  if (!isSeq(d.replay_event_count)) throw malformed("replay_event_count");
+  if (!isSeq(d.forked_to_seq)) throw malformed("forked_to_seq");
+  if (d.strategy !== "replay_v1" && d.strategy !== "share_v1") throw malformed("strategy");
+  if (typeof d.prefix_digest !== "string" || !DIGEST.test(d.prefix_digest)) throw malformed("prefix_digest");
+  return {
+    event,
+    text: e.text,
+    childId: event.session_id as string,
+    parentId: d.parent_session_id,
+    n: d.replay_event_count,
+    toSeq: d.forked_to_seq,
+    strategy: d.strategy,
+    digest: d.prefix_digest,
+  };
+}
+
+function prefixMismatch(h: StreamHeader, digest: PrefixDigest, actual: string): PixirError {
+  return new PixirError("fork_prefix_mismatch", undefined, {
+    session_id: h.childId,
+    parent_session_id: h.parentId,
+    expected_digest: h.digest,
+    actual_digest: actual,
+    expected_count: h.n,
+    actual_count: digest.count,
+  });
+}
+
+/** A compact share_v1 stream: the prefix comes from the parent through the one loader (fork.md §6). */
+async function addSharedPrefix(h: StreamHeader, builder: BranchSummaryBuilder, ws: string, signal: AbortSignal | undefined): Promise<void> {
+  const parent = await openHistory(ws, h.parentId, {
+    notFound: () => new PixirError("fork_parent_missing", undefined, { session_id: h.childId, parent_session_id: h.parentId, depth: 1 }),
+  });
+  const digest = new PrefixDigest();
+  for await (const item of abortable(parent.items(), signal)) {
+    if (!isInherited(item.event, h.toSeq)) continue;
+    digest.add(item.event);
+    if (digest.count <= h.n) builder.add(inheritedItem(item, h.event.id!, h.childId, digest.count).event);
+  }
+  const actual = digest.digest();
+  if (digest.count !== h.n || actual !== h.digest) throw prefixMismatch(h, digest, actual);
+}
+
+/**
+ * summarize.md §1: pass a fork stream through and append its branch_summary. Input is raw NDJSON in
+ * chunks of any size; output is complete lines. The last input line is held back and written only with
+ * the summary (envelope-and-log.md §11.2), so a failure here always leaves the stream short downstream.
+ * With `format: "text"` only the rendering of the summary data is produced.
+ */
+export async function* summarizeStage(input: AsyncIterable<Buffer | string>, options: SummarizeOptions): AsyncGenerator<string> {
+  const passThrough = (options.format ?? "ndjson") === "ndjson";
+  let header: StreamHeader | null = null;
+  let builder: BranchSummaryBuilder | null = null;
+  const streamed = new PrefixDigest();
+  let held: string | null = null;
+  /** The seq the next line must have. */
+  let expected = 1;
+  let compact = false;
+  let afterHeader = 0;
+  let lastLine = 0;
+
+  for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), options.signal)) {
+    const e = decodeInputLine(raw)!;
+    lastLine = e.lineNo;
+    if (header === null) {
+      header = readStreamHeader(e);
+      builder = new BranchSummaryBuilder(header.event, { excerptWindow: options.modelCmd !== undefined ? PROMPT_EXCERPTS_LIMIT : undefined });
+      held = `${e.text}\n`;
+      continue;
+    }
+    checkInputSessionId(e.value.session_id, header.childId, e.lineNo);
+    requireStamped(e);
+    const event = stampedEvent(e);
+    if (afterHeader === 0 && header.strategy === "share_v1" && event.seq === header.n + 1) {
+      // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
+      compact = true;
+      expected = header.n + 1;
+    }
+    afterHeader++;
+    if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, e.lineNo);
+    if (!compact && expected <= header.n) {
+      if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, e.lineNo);
+      streamed.add(event);
+      builder!.add(event);
+    }
+    expected++;
+    if (passThrough && held !== null) yield held;
+    held = `${e.text}\n`;
+  }
+
+  if (header === null) throw integrityError("missing_fork_header", "a session_fork event at seq 0", "end of input", null);
+  if (header.strategy === "share_v1" && afterHeader === 0) {
+    compact = true;
+    expected = header.n + 1;
+  }
+  if (compact) await addSharedPrefix(header, builder!, options.ws, options.signal);
+  else {
+    if (streamed.count !== header.n) throw integrityError("count_mismatch", header.n, streamed.count, lastLine);
+    const actual = streamed.digest();
+    if (actual !== header.digest) throw prefixMismatch(header, streamed, actual);
+  }
+
+  let data = builder!.finish();
+  if (options.modelCmd !== undefined) {
+    data = await modelAssistedData(data, builder!.excerpts(), {
+      cmd: options.modelCmd,
+      cwd: options.ws,
+      env: options.env ?? process.env,
+      childSessionId: header.childId,
+      timeoutMs: options.timeoutMs,
+      stderr: options.stderr,
+      signal: options.signal,
+      warn: options.warn ?? defaultWarn(options.stderr),
+    });
+  }
+
+  if (!passThrough) {
+    yield `${renderBranchSummaryText(data)}\n`;
+    return;
+  }
+  const summary: PixirEvent = {
+    id: newUlid(),
+    session_id: header.childId,
+    seq: expected,
+    ts: new Date().toISOString(),
+    type: "branch_summary",
+    data,
+  };
+  yield held!;
+  yield serializeEvent(summary);
+}
+
+function defaultWarn(stderr: Writable | undefined): SummaryWarn {
+  return (code, text) => {
+    (stderr ?? process.stderr).write(`warning: ${code}: ${text}\n`);
+  };
+}

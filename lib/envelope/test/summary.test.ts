@@ -1,0 +1,311 @@
+// Unit tests of summary.ts: the pure parts of summarize.md §2–§5 and the stage run in-process.
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  BranchSummaryBuilder,
+  branchSummaryData,
+  eventExcerpt,
+  excerptValue,
+  firstPresent,
+  isSummaryCandidate,
+  renderBranchSummaryText,
+  renderCheckpointText,
+  runModelCommand,
+  serializeEvent,
+  SortedStringSet,
+  summarizeStage,
+  summaryPrompt,
+  toolCallPaths,
+  PixirError,
+  type PixirEvent,
+} from "@pixir/envelope";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempWs = (): string => {
+  const d = realpathSync(mkdtempSync(path.join(os.tmpdir(), "pixir-summary-unit-")));
+  dirs.push(d);
+  return d;
+};
+
+const e = (seq: number, type: PixirEvent["type"], data: Record<string, unknown> = {}): PixirEvent => ({
+  id: `e${seq}`,
+  session_id: "c",
+  seq,
+  ts: `2026-06-30T00:00:0${seq % 10}Z`,
+  type,
+  data,
+});
+
+describe("or() and x() (summarize.md §3.1)", () => {
+  it("or skips undefined, null and false, but keeps \"\" and 0", () => {
+    expect(firstPresent(undefined, null, false, "", "b")).toBe("");
+    expect(firstPresent(null, 0, 1)).toBe(0);
+    expect(firstPresent(undefined, null, "z")).toBe("z");
+    expect(firstPresent(undefined)).toBeUndefined();
+  });
+
+  it("x stringifies non-strings, collapses ASCII whitespace runs without trimming", () => {
+    expect(excerptValue(42)).toBe("42");
+    expect(excerptValue(null)).toBe("null");
+    expect(excerptValue({ a: [1, "b"] })).toBe('{"a":[1,"b"]}');
+    expect(excerptValue("\t a \n\n\v\f\r b ")).toBe(" a b ");
+    // A no-break space is not ASCII whitespace.
+    expect(excerptValue("a\u00a0 b")).toBe("a\u00a0 b");
+    expect(excerptValue("a".repeat(481))).toBe(`${"a".repeat(480)}\n…[truncated, showing up to 480 of 481 bytes]`);
+    expect(excerptValue(`${"a ".repeat(300)}`)).toBe(`${"a ".repeat(240)}\n…[truncated, showing up to 480 of 600 bytes]`);
+  });
+});
+
+describe("excerpts and candidates", () => {
+  it("messages need a text key", () => {
+    expect(eventExcerpt(e(1, "user_message", { text: "hi" }))).toBe("user: hi");
+    expect(eventExcerpt(e(1, "user_message", { text: "" }))).toBe("user: ");
+    expect(eventExcerpt(e(1, "user_message", { text: null }))).toBe("user: null");
+    expect(eventExcerpt(e(1, "user_message", {}))).toBe("");
+    expect(eventExcerpt(e(1, "assistant_message", { text: ["a"] }))).toBe('assistant: ["a"]');
+    expect(eventExcerpt(e(1, "tool_call", { text: "no" }))).toBe("");
+  });
+
+  it("subagent Events use or() over subagent_id and summary, status, event", () => {
+    expect(eventExcerpt(e(1, "subagent_event", {}))).toBe("subagent unknown: ");
+    expect(eventExcerpt(e(1, "subagent_event", { subagent_id: "s1", summary: "found it", status: "done" }))).toBe("subagent s1: found it");
+    expect(eventExcerpt(e(1, "subagent_event", { subagent_id: null, summary: false, status: "done", event: "finished" }))).toBe("subagent unknown: done");
+    expect(eventExcerpt(e(1, "subagent_event", { subagent_id: "", summary: "" }))).toBe("subagent : ");
+    expect(eventExcerpt(e(1, "subagent_event", { subagent_id: 7, event: "started" }))).toBe("subagent 7: started");
+  });
+
+  it("permission_posture subagent Events are not candidates", () => {
+    expect(isSummaryCandidate(e(0, "subagent_event", { event: "permission_posture" }))).toBe(false);
+    expect(isSummaryCandidate(e(0, "subagent_event", { event: "started" }))).toBe(true);
+    expect(isSummaryCandidate(e(0, "reasoning", { text: "x" }))).toBe(false);
+  });
+});
+
+describe("files_touched", () => {
+  it("takes top-level path-like strings and string elements of top-level arrays", () => {
+    const call = e(1, "tool_call", { args: { path: "a.txt", cmd: "ls", list: ["x/y", 3, "nodot", ["deep.txt"]], obj: { p: "q.txt" }, n: 2 } });
+    expect(toolCallPaths(call)).toEqual(["a.txt", "x/y"]);
+    expect(toolCallPaths(e(1, "tool_call", { args: ["a.txt"] }))).toEqual([]);
+    expect(toolCallPaths(e(1, "tool_result", { args: { path: "a.txt" } }))).toEqual([]);
+  });
+
+  it("the bounded set keeps the first N distinct strings in UTF-8 byte order", () => {
+    const set = new SortedStringSet(3);
+    for (const s of ["d", "b", "b", "\u{1F600}", "\uFF5E", "a", "e", "c", "a"]) set.add(s);
+    expect(set.list()).toEqual(["a", "b", "c"]);
+    const wide = new SortedStringSet(5);
+    for (const s of ["\u{1F600}", "\uFF5E", "z"]) wide.add(s);
+    expect(wide.list()).toEqual(["z", "\uFF5E", "\u{1F600}"]);
+  });
+
+  it("keeps the first 30 of many", async () => {
+    const calls: PixirEvent[] = [];
+    for (let i = 99; i >= 0; i--) calls.push(e(100 - i, "tool_call", { call_id: `c${i}`, name: "read", args: { path: `f${String(i).padStart(3, "0")}.txt` } }));
+    const data = await branchSummaryData({ data: {} }, calls);
+    expect(data.files_touched).toHaveLength(30);
+    expect(data.files_touched[0]).toBe("f000.txt");
+    expect(data.files_touched[29]).toBe("f029.txt");
+    expect(data.tool_calls).toHaveLength(100);
+  });
+});
+
+describe("branchSummaryData", () => {
+  const header = { data: { parent_session_id: "p", forked_to_seq: 9, from_seq: 2 } };
+
+  it("drops empty excerpts before taking the last 8 and the last 6", async () => {
+    const events: PixirEvent[] = [];
+    for (let i = 1; i <= 9; i++) events.push(e(2 * i - 1, "user_message", { text: `u${i}` }), e(2 * i, "assistant_message", {}));
+    const data = await branchSummaryData(header, events);
+    expect(data.open_tasks).toEqual(["u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9"].map((t) => `user: ${t}`));
+    expect(data.summary).toBe(
+      "Forked 18 replayed events (assistant_message=9, user_message=9).\nRecent forked conversational facts:\n" +
+        ["u4", "u5", "u6", "u7", "u8", "u9"].map((t) => `- user: ${t}`).join("\n"),
+    );
+    expect(data.range).toEqual({ from_seq: 2, to_seq: 9 });
+    expect(data.forked_to_seq).toBe(9);
+  });
+
+  it("accepts an async iterable and gives the empty summary for no Events", async () => {
+    async function* none(): AsyncGenerator<PixirEvent> {}
+    const data = await branchSummaryData({ data: {} }, none());
+    expect(data.summary).toBe("Forked 0 replayed events ().\nRecent forked conversational facts:\n- none recorded");
+    expect(data.parent_session_id).toBeNull();
+    expect(data.range).toEqual({ from_seq: null, to_seq: null });
+    expect(Object.keys(data)).toHaveLength(11);
+  });
+
+  it("the builder keeps a wider window of excerpts for the model prompt", () => {
+    const b = new BranchSummaryBuilder({ data: {} }, { excerptWindow: 200 });
+    for (let i = 0; i < 250; i++) b.add(e(i + 1, "user_message", { text: `m${i}` }));
+    expect(b.excerpts()).toHaveLength(200);
+    expect(b.excerpts()[0]).toBe("user: m50");
+    expect(b.finish().open_tasks).toHaveLength(8);
+    const prompt = summaryPrompt(b.finish(), b.excerpts());
+    expect(prompt.split("\n").filter((l) => l.startsWith("- user: m"))).toHaveLength(200 + 8 + 6);
+    expect(prompt.endsWith("\nConversation excerpts (oldest first):\n" + b.excerpts().map((x) => `- ${x}`).join("\n") + "\n")).toBe(true);
+  });
+});
+
+describe("provider rendering (summarize.md §5)", () => {
+  it("writes null and missing values as empty strings and lists as bullets", () => {
+    const out = renderBranchSummaryText({ strategy: "s", parent_session_id: null, range: { from_seq: null, to_seq: 0 }, source_event_count: 0, summary: "sum", files_touched: [], open_tasks: "no", limitations: [1, { a: "b" }, "c"] });
+    expect(out).toBe(
+      "Branch summary from forked parent prefix\nParent: unknown\nRange: seq ..0 (0 events)\nStrategy: s\n\nSummary:\nsum\n\nFiles touched:\n- none\n\nOpen tasks:\n- none\n\nLimitations:\n- 1\n- {\"a\":\"b\"}\n- c",
+    );
+  });
+
+  it("shows at most 20 bullets and trims the whole text", () => {
+    const files = Array.from({ length: 25 }, (_, i) => `f${i}`);
+    const out = renderBranchSummaryText({ files_touched: files, limitations: ["  padded  "] });
+    expect(out).toContain("- f19\n\nOpen tasks:");
+    expect(out).not.toContain("- f20");
+    expect(out.startsWith("Branch summary from forked parent prefix\nParent: unknown\nRange: seq .. ( events)\nStrategy: \n")).toBe(true);
+    expect(out.endsWith("\n-   padded")).toBe(true);
+  });
+
+  it("the checkpoint rendering has its own first line and no Parent line", () => {
+    const out = renderCheckpointText({ strategy: "deterministic_operational_summary_v1", range: { from_seq: 0, to_seq: 1 }, source_event_count: 2, summary: "x" });
+    expect(out.split("\n").slice(0, 3)).toEqual(["Compressed session memory", "Range: seq 0..1 (2 events)", "Strategy: deterministic_operational_summary_v1"]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+
+const DIGEST_EMPTY = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+function header(n: number, digest: string, strategy = "replay_v1"): PixirEvent {
+  return {
+    id: "01JZ0000000000000000000000",
+    session_id: "c",
+    seq: 0,
+    ts: "2026-07-01T00:00:00.000Z",
+    type: "session_fork",
+    data: { parent_session_id: "p", forked_to_seq: n, replay_event_count: n, from_seq: n > 0 ? 0 : null, strategy, prefix_digest: digest },
+  };
+}
+
+async function collect(stage: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of stage) out.push(line);
+  return out;
+}
+
+describe("summarizeStage in-process", () => {
+  it("gives the same output whatever the chunking, and every output item is one whole line", async () => {
+    const ws = tempWs();
+    const empty = `${serializeEvent(header(0, DIGEST_EMPTY))}`;
+    const own = serializeEvent({ ...e(1, "user_message", { text: "é mine" }), session_id: "c" });
+    const input = empty + own.replace("\n", "\r\n");
+    async function* bytewise() {
+      const buf = Buffer.from(input);
+      for (let i = 0; i < buf.length; i++) yield buf.subarray(i, i + 1);
+    }
+    async function* whole() {
+      yield input;
+    }
+    const a = await collect(summarizeStage(bytewise(), { ws }));
+    const b = await collect(summarizeStage(whole(), { ws }));
+    expect(a).toHaveLength(3);
+    expect(a.slice(0, 2)).toEqual(b.slice(0, 2));
+    expect(a[0]).toBe(empty);
+    expect(a[1]).toBe(own.replace("\n", "\r\n"));
+    for (const line of a) expect(line.endsWith("\n") && line.indexOf("\n") === line.length - 1).toBe(true);
+    const summary = JSON.parse(a[2]!);
+    expect(summary).toMatchObject({ session_id: "c", seq: 2, type: "branch_summary" });
+  });
+
+  it("holds the last line back until the input ends", async () => {
+    const ws = tempWs();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = serializeEvent(header(0, DIGEST_EMPTY));
+    const second = serializeEvent(e(1, "user_message", { text: "a" }));
+    async function* input() {
+      yield first + second;
+      await gate;
+    }
+    const it = summarizeStage(input(), { ws })[Symbol.asyncIterator]();
+    expect((await it.next()).value).toBe(first);
+    const pending = it.next();
+    const early = await Promise.race([pending.then(() => "yielded"), new Promise((r) => setTimeout(() => r("waiting"), 100))]);
+    expect(early).toBe("waiting");
+    release();
+    expect((await pending).value).toBe(second);
+    expect(JSON.parse((await it.next()).value as string).type).toBe("branch_summary");
+    expect((await it.next()).done).toBe(true);
+  });
+
+  it("format text yields only the rendering", async () => {
+    async function* input() {
+      yield serializeEvent(header(0, DIGEST_EMPTY));
+    }
+    const out = await collect(summarizeStage(input(), { ws: tempWs(), format: "text" }));
+    expect(out).toHaveLength(1);
+    expect(out[0]!.startsWith("Branch summary from forked parent prefix\nParent: p\nRange: seq ..0 (0 events)\n")).toBe(true);
+    expect(out[0]!.endsWith("reconstruction.\n")).toBe(true);
+  });
+
+  it("reports the fallback through warn and passes env to the command", async () => {
+    const warnings: unknown[] = [];
+    async function* input() {
+      yield serializeEvent(header(0, DIGEST_EMPTY));
+    }
+    const out = await collect(
+      summarizeStage(input(), {
+        ws: tempWs(),
+        modelCmd: 'test "$EXTRA" = yes && exit 4',
+        env: { ...process.env, EXTRA: "yes" },
+        warn: (code, text, details) => warnings.push([code, text, details]),
+      }),
+    );
+    expect(JSON.parse(out[1]!).data).toMatchObject({ model_assisted_fallback: true, model_assisted_fallback_reason: "nonzero_exit" });
+    expect(warnings).toEqual([["model_assisted_fallback", "nonzero_exit", { reason: "nonzero_exit" }]]);
+  });
+
+  it("an abort while waiting for input stops the stage with the signal's reason", async () => {
+    const controller = new AbortController();
+    async function* input() {
+      yield serializeEvent(header(0, DIGEST_EMPTY));
+      await new Promise(() => undefined);
+    }
+    const pending = collect(summarizeStage(input(), { ws: tempWs(), signal: controller.signal }));
+    setTimeout(() => controller.abort(new PixirError("interrupted", undefined, { signal: "SIGINT" })), 50);
+    await expect(pending).rejects.toSatisfy((err: unknown) => err instanceof PixirError && err.kind === "interrupted");
+  });
+
+  it("errors are PixirErrors", async () => {
+    async function* input() {
+      yield '{"id":"x","session_id":"c","seq":0,"ts":"t","type":"user_message","data":{}}\n';
+    }
+    await expect(collect(summarizeStage(input(), { ws: tempWs() }))).rejects.toSatisfy(
+      (err: unknown) => err instanceof PixirError && err.kind === "stream_integrity_failed" && err.details.reason === "missing_fork_header",
+    );
+  });
+});
+
+describe("runModelCommand", () => {
+  it("an abort kills the command and rejects with the signal's reason", async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = runModelCommand("sleep 10", "", { cwd: tempWs(), env: process.env, timeoutMs: 60_000, signal: controller.signal });
+    setTimeout(() => controller.abort(new PixirError("interrupted", undefined, { signal: "SIGINT" })), 100);
+    await expect(pending).rejects.toSatisfy((err: unknown) => err instanceof PixirError && err.kind === "interrupted");
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("a command that cannot start is spawn_failed", async () => {
+    const r = await runModelCommand("true", "", { cwd: path.join(tempWs(), "missing"), env: process.env, timeoutMs: 1000 });
+    expect(r).toMatchObject({ ok: false, reason: "spawn_failed" });
+  });
+
+  it("captures stdout and ignores a command that does not read its stdin", async () => {
+    const r = await runModelCommand("printf out", "x".repeat(1 << 20), { cwd: tempWs(), env: process.env, timeoutMs: 10_000 });
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.output.toString()).toBe("out");
+  });
+});

@@ -1,0 +1,30 @@
+// pixir context (cli.md §12.5, context-and-compaction.md §1): the model-visible History, streamed.
+import {
+  abortable,
+  assertSessionId,
+  CONTEXT_FORMATS,
+  contextItems,
+  formatContextItem,
+  LineBuffer,
+  openContextHistory,
+  stringFlag,
+  usageError,
+  type CommandContext,
+  type ContextFormat,
+  type ParsedArgs,
+} from "@pixir/envelope";
+
+export async function runContext(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+  const id = args.positionals[0];
+  assertSessionId(id);
+  const format = stringFlag(args, "format") ?? "ndjson";
+  if (!(CONTEXT_FORMATS as readonly string[]).includes(format)) throw usageError(synopsis, "--format must be ndjson or text");
+  const history = await openContextHistory(ctx.workspace(), id);
+  const out = new LineBuffer(ctx.out);
+  for await (const item of abortable(contextItems(history, ctx.signal), ctx.signal)) {
+    if (out.closed) break;
+    await out.push(formatContextItem(item, format as ContextFormat));
+  }
+  await out.flush();
+  return 0;
+}
