@@ -1,14 +1,14 @@
 // cli.md §12.1: `pixir fork` — the same stages as `pixir-fork --parent P | [pixir-summarize |]
 // pixir-log write`, composed in one process under the child's Writer Lease.
 import { PixirError } from "./errors.js";
-import { checkBoundary, forkPlan, forkStreamLines, parentFromLog, resourceDescriptors, type ForkPlan, type ForkStrategy, type ParentSource } from "./fork.js";
+import { checkBoundary, forkPlan, forkStreamLines, LineFingerprint, parentFromLog, type ForkPlan, type ForkStrategy, type ParentSource } from "./fork.js";
 import { resourceSources } from "./fork-write.js";
 import { newUlid } from "./ids.js";
 import { acquireLease } from "./lease.js";
-import { PrefixDigest, type HistoryItem } from "./loader.js";
+import type { HistoryItem } from "./loader.js";
 import { alreadyExists, createLogAtomically } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
-import { checkDescriptor, copyResources, type ResourceRef } from "./resources.js";
+import { copyResources } from "./resources.js";
 
 /** A stage that passes a fork stream through and appends a branch_summary (pixir-summarize). */
 export type SummaryStage = (lines: AsyncIterable<string>, env: NodeJS.ProcessEnv) => AsyncIterable<string>;
@@ -29,28 +29,26 @@ export interface ForkJob {
 
 /**
  * The parent's inherited Events, re-checked on the emitting pass: the parent is not leased, so a Log
- * rewritten between the two passes must fail the fork rather than produce a child that lies.
+ * rewritten between the two passes must fail the fork rather than produce a child that lies. The
+ * check compares a fingerprint of the lines read, which costs a hash, not another decode.
  */
-function verifiedParent(parent: ParentSource, childId: string, refs: ResourceRef[]): ParentSource {
+function verifiedParent(parent: ParentSource, childId: string): ParentSource {
   return {
     ...parent,
     async *inherited(): AsyncGenerator<HistoryItem> {
-      const digest = new PrefixDigest();
-      const seen = new Set<string>();
+      const seen = new LineFingerprint();
       for await (const item of parent.inherited()) {
-        digest.add(item.event);
-        for (const d of resourceDescriptors(item.event, seen)) refs.push(checkDescriptor(d));
+        seen.add(item.event, item.lineBytes ?? item.line?.bytes);
         yield item;
       }
-      const actual = digest.digest();
-      if (digest.count !== parent.facts.eventCount || actual !== parent.facts.prefixDigest) {
-        throw new PixirError("fork_prefix_mismatch", undefined, {
+      if (seen.count !== parent.facts.eventCount || seen.digest() !== parent.facts.fingerprint) {
+        throw new PixirError("fork_prefix_mismatch", "parent log changed while it was being forked", {
           session_id: childId,
           parent_session_id: parent.parentId,
           expected_digest: parent.facts.prefixDigest,
-          actual_digest: actual,
+          actual_digest: null,
           expected_count: parent.facts.eventCount,
-          actual_count: digest.count,
+          actual_count: seen.count,
         });
       }
     },
@@ -70,7 +68,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
   const lease = await acquireLease(ws, childId, { program: job.program, env: job.env, signal: job.signal });
   // Child processes of this job (a --model-cmd) present our lease instead of competing for it.
   const childEnv = { ...job.env, PIXIR_WRITER_LEASE: lease.holderId };
-  const refs: ResourceRef[] = [];
+  const refs = parent.facts.resources;
   let copied = 0;
   let summaryStrategy: string | null = null;
   let wrote = false;
@@ -79,7 +77,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
       ws,
       childId,
       async (emit) => {
-        let lines: AsyncIterable<string> = forkStreamLines(ws, verifiedParent(parent, childId, refs), childId, job.strategy);
+        let lines: AsyncIterable<string> = forkStreamLines(ws, verifiedParent(parent, childId), childId, job.strategy);
         if (job.summarize) lines = job.summarize.stage(lines, childEnv);
         let last = "";
         for await (const line of lines) {

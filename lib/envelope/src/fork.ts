@@ -1,16 +1,18 @@
 // fork.md §3–§4, §10: the fork plan and the fork stream. One pass over the parent History computes the
 // plan (counts, digest, open tool calls, safe cut points); a second pass emits the inherited Events.
+import { createHash } from "node:crypto";
 import { closeSync, createReadStream, openSync, rmSync, writeSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { splitLines } from "./codec.js";
-import { decodeLogLine, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
+import { canonicalJson, decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
 import { PixirError, usageError } from "./errors.js";
 import { newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
-import { corruptLineError } from "./log-read.js";
+import { corruptLineError, readLogRange } from "./log-read.js";
 import { inheritedItem, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
 import { logPath } from "./paths.js";
+import { checkDescriptor, type ResourceRef } from "./resources.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
 import { abortable } from "./cli/io.js";
 import { dataTextOf } from "./envelope.js";
@@ -43,6 +45,10 @@ export interface PrefixFacts {
   nearestSafeSeq: number | null;
   nextSafeSeq: number | null;
   resourceCount: number;
+  /** sha256 over the inherited lines as read, so a second pass can prove it read the same bytes. */
+  fingerprint: string;
+  /** The distinct resource payloads the inherited Events reference (fork.md §7). */
+  resources: ResourceRef[];
 }
 
 /** The plan JSON of fork.md §3.2. */
@@ -134,6 +140,24 @@ export function resourceDescriptors(e: PixirEvent, seen: Set<string>): Array<Rec
 }
 
 /**
+ * A cheap identity of the inherited lines: sha256 over their raw bytes (or, for Events resolved from a
+ * share parent, their canonical JSON). Two passes that agree on it read the same prefix.
+ */
+export class LineFingerprint {
+  private readonly hash = createHash("sha256");
+  count = 0;
+  add(e: PixirEvent, line?: Buffer): void {
+    if (line !== undefined) this.hash.update(line);
+    else this.hash.update(canonicalJson([e.type, e.ts, e.data]), "utf8");
+    this.hash.update("\n");
+    this.count++;
+  }
+  digest(): string {
+    return this.hash.digest("hex");
+  }
+}
+
+/**
  * Learn the plan facts from the parent History in one pass. Without `toSeq`, every replay-type Event
  * with an integer seq is inherited (to_seq is the greatest of them), so one pass suffices either way.
  */
@@ -144,13 +168,14 @@ export class PrefixScanner {
   /** Calls open at each point of the whole History: decides the safe cut points of §10. */
   private readonly allCalls = new OpenCalls();
   private readonly seenResources = new Set<string>();
+  private readonly fingerprint = new LineFingerprint();
+  private readonly refs: ResourceRef[] = [];
   private maxSeq: number | null = null;
   private maxReplaySeq: number | null = null;
   private fromSeq: number | null = null;
   private forkRoot: string | null = null;
   private lastSafe: number | null = null;
   private nextSafe: number | null = null;
-  private resources = 0;
 
   constructor(
     private readonly parentId: string,
@@ -158,7 +183,7 @@ export class PrefixScanner {
   ) {}
 
   /** Whether this Event is inherited (so the caller may spool it for the emitting pass). */
-  add(e: PixirEvent): boolean {
+  add(e: PixirEvent, line?: Buffer): boolean {
     if (this.forkRoot === null && e.type === "session_fork") {
       const root = e.data.fork_root_session_id;
       this.forkRoot = typeof root === "string" ? root : "";
@@ -178,7 +203,8 @@ export class PrefixScanner {
     if (safe) this.lastSafe = e.seq;
     this.prefixCalls.add(e);
     this.digest.add(e);
-    this.resources += resourceDescriptors(e, this.seenResources).length;
+    this.fingerprint.add(e, line);
+    for (const d of resourceDescriptors(e, this.seenResources)) this.refs.push(checkDescriptor(d));
     if (this.fromSeq === null) this.fromSeq = e.seq;
     return true;
   }
@@ -207,7 +233,9 @@ export class PrefixScanner {
       forkRootSessionId: root,
       nearestSafeSeq: open.length > 0 && this.lastSafe !== null && this.lastSafe < toSeq ? this.lastSafe : null,
       nextSafeSeq: this.nextSafe,
-      resourceCount: this.resources,
+      resourceCount: this.refs.length,
+      fingerprint: this.fingerprint.digest(),
+      resources: this.refs,
     };
   }
 }
@@ -258,26 +286,52 @@ export interface ParentSource {
   dispose(): void;
 }
 
-/** Read the parent through the resolving loader (pixir fork, pixir-fork --parent). */
+/**
+ * Read the parent through the resolving loader (pixir fork, pixir-fork --parent). The plan is learnt
+ * during the loader's checking pass when the History is the Log's lines in order (the usual case); the
+ * emitting pass then reads our own key order without parsing `data` again.
+ */
 export async function parentFromLog(ws: string, parentId: string, toSeq: number | undefined, command: string): Promise<ParentSource> {
+  let scanner = new PrefixScanner(parentId, toSeq);
   const history: History = await openHistory(ws, parentId, {
     notFound: () => parentNotFound(ws, parentId, command),
+    observe: (line) => scanner.add(line.event, line.bytes),
   });
   if (history.eventCount === 0) throw parentNotFound(ws, parentId, command);
-  const scanner = new PrefixScanner(parentId, toSeq);
-  for await (const item of history.items()) scanner.add(item.event);
+  if (!history.observed) {
+    scanner = new PrefixScanner(parentId, toSeq);
+    for await (const item of history.items()) scanner.add(item.event, item.line?.bytes);
+  }
   const facts = scanner.finish();
+  const light = history.observed && history.scan.passThrough;
   return {
     parentId,
     facts,
     history,
     async *inherited() {
-      for await (const item of history.items()) {
+      const items = light ? lightItems(history) : history.items();
+      for await (const item of items) {
         if (isReplayType(item.event.type) && item.event.seq !== null && item.event.seq <= facts.toSeq) yield item;
       }
     },
     dispose() {},
   };
+}
+
+/** Lines of a Log whose every line is exact: the envelope from decodeOwnHead, `data` kept as text. */
+async function* lightItems(history: History): AsyncGenerator<HistoryItem> {
+  const scan = history.scan;
+  for await (const raw of splitLines(readLogRange(scan.path, 0, scan.byteLength), { path: scan.path.rel })) {
+    const text = raw.bytes.toString("utf8");
+    const head = decodeOwnHead(text);
+    if (head !== null) {
+      yield { event: head.event, dataText: head.dataText, lineBytes: raw.bytes };
+      continue;
+    }
+    const decoded = decodeLogLine(raw.bytes, !raw.terminated);
+    if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
+    yield { event: decoded.event, dataText: decoded.exact ? dataTextOf(text, decoded.event) : undefined, lineBytes: raw.bytes };
+  }
 }
 
 export function parentNotFound(ws: string, parentId: string, command = "pixir fork"): PixirError {
@@ -329,7 +383,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
         throw integrityError("seq_out_of_order", `seq >= ${prevSeq ?? 0}`, seq, raw.lineNo);
       } else prevSeq = seq;
       const event: PixirEvent = { ...decoded.event, session_id: parentId };
-      if (scanner!.add(event)) {
+      if (scanner!.add(event, raw.bytes)) {
         pending.push(serializeEvent(event, decoded.exact ? dataTextOf(raw.bytes.toString("utf8"), event) : undefined));
         pendingBytes += pending[pending.length - 1]!.length;
         if (pendingBytes > 1 << 20) flush();
@@ -354,8 +408,14 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
       for await (const raw of splitLines(createReadStream(spool, { highWaterMark: 1 << 20 }), { path: STDIN_PATH })) {
         // The spool holds lines this process wrote from checked input; an inherited Event may still
         // lack an id or ts (null), exactly as it may through --parent.
+        const text = raw.bytes.toString("utf8");
+        const head = decodeOwnHead(text);
+        if (head !== null) {
+          yield { event: head.event, dataText: head.dataText };
+          continue;
+        }
         const decoded = decodeLogLine(raw.bytes, false) as DecodedLine;
-        yield { event: decoded.event, dataText: dataTextOf(raw.bytes.toString("utf8"), decoded.event) };
+        yield { event: decoded.event, dataText: dataTextOf(text, decoded.event) };
       }
     },
     dispose() {

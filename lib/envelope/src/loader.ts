@@ -17,6 +17,8 @@ export interface HistoryItem {
   line?: LogLine;
   /** Raw text of `data`, to keep its bytes when the envelope is rewritten. */
   dataText?: string;
+  /** The physical line this item was read from, when it was read without a full decode. */
+  lineBytes?: Buffer;
 }
 
 export interface ShareLink {
@@ -29,6 +31,8 @@ export interface ShareLink {
 export interface History {
   sessionId: string;
   scan: ScanResult;
+  /** `OpenOptions.observe` saw the whole History, in History order. */
+  observed: boolean;
   share: ShareLink | null;
   /** Number of Events in the resolved History. */
   eventCount: number;
@@ -39,6 +43,11 @@ export interface History {
 export interface OpenOptions {
   /** For the top-level Session: the message and details of `not_found`. */
   notFound?: () => PixirError;
+  /**
+   * Sees each line of the top-level Log during the checking pass. When the History turns out to be
+   * exactly those lines in that order (`History.observed`), a caller needs no second pass.
+   */
+  observe?: (line: LogLine) => void;
   /** Let `--lenient` readers skip corrupt lines of this Log (never of a parent). */
   onProblem?: ProblemHandler;
 }
@@ -108,6 +117,7 @@ async function open(ws: string, id: string, depth: number, lineage: string[], op
   const scan = await scanLog(ws, id, {
     onProblem: child === null ? options.onProblem : undefined,
     onLine: (line) => {
+      if (child === null) options.observe?.(line);
       if (firstLines.length === 0) firstLines.push(line);
       else if (line.event.type === "session_fork" && line.event.data.strategy === "share_v1") {
         throw corruptLineError({ reason: "misplaced_share_header" }, line.lineNo, logPath(ws, id).rel);
@@ -129,6 +139,7 @@ async function open(ws: string, id: string, depth: number, lineage: string[], op
     return {
       sessionId: id,
       scan,
+      observed: child === null && options.observe !== undefined && scan.inOrder && scan.skipped.length === 0,
       share: null,
       eventCount: scan.eventCount,
       items: (onProblem) => ownItems(scan, onProblem ?? (child === null ? options.onProblem : undefined)),
@@ -138,6 +149,7 @@ async function open(ws: string, id: string, depth: number, lineage: string[], op
   return {
     sessionId: id,
     scan,
+    observed: false,
     share: link,
     eventCount: scan.eventCount + link.replayEventCount,
     items: (onProblem) => shareItems(id, scan, link, onProblem ?? (child === null ? options.onProblem : undefined)),
