@@ -1,5 +1,5 @@
 // cli.md §1–§6: the shared command-line runner. Each binary describes its commands; this module
-// parses (yargs), renders errors by channel class, and turns every failure into a documented exit.
+// parses (yargs-parser), renders errors by channel class, and turns every failure into a documented exit.
 import { asPixirError, errorEnvelope, PixirError, usageError } from "../errors.js";
 import { resolveWorkspace } from "../paths.js";
 import { Output, type CliIo } from "./io.js";
@@ -64,6 +64,7 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 
 const PARSER_CONFIG = {
   "parse-numbers": false,
+  "populate--": false,
   "parse-positional-numbers": false,
   "dot-notation": false,
   "boolean-negation": false,
@@ -98,55 +99,42 @@ function findSubcommand(argv: string[]): { name: string | undefined; index: numb
   return { name: undefined, index: -1 };
 }
 
-function yargsOptions(options: Record<string, OptionSpec>): Record<string, { type: "string" | "boolean"; requiresArg?: boolean }> {
-  const out: Record<string, { type: "string" | "boolean"; requiresArg?: boolean }> = {};
-  for (const [name, spec] of Object.entries(options)) {
-    out[name] = spec.type === "string" ? { type: "string", requiresArg: true } : { type: "boolean" };
-  }
-  return out;
-}
-
-/** cli.md §1: usage errors carry the synopsis or the flag rule, never the offending token. */
+/**
+ * cli.md §1: parse with yargs-parser (the parser inside yargs; loading all of yargs costs tens of
+ * milliseconds at every start). Usage errors carry the synopsis or the flag rule, never the token.
+ */
 async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedArgs> {
-  // Loaded only when a command runs: --help and --version stay fast.
-  const { default: yargs } = await import("yargs");
+  const { default: parse } = await import("yargs-parser");
   const options = { ...GLOBAL_OPTIONS, ...command.options };
-  let parsed: Record<string, unknown>;
-  let failure: string | undefined;
-  try {
-    parsed = yargs()
-      .parserConfiguration(PARSER_CONFIG)
-      .options(yargsOptions(options))
-      .strictOptions()
-      .exitProcess(false)
-      .help(false)
-      .version(false)
-      .fail((msg: string | null) => {
-        failure = msg ?? "";
-        throw usageError(command.synopsis);
-      })
-      .parseSync(argv) as Record<string, unknown>;
-  } catch (err) {
-    if (failure !== undefined) {
-      const m = /^Not enough arguments following: (.+)$/.exec(failure);
-      const name = m?.[1];
-      if (name !== undefined && options[name] !== undefined) {
-        throw usageError(command.synopsis, `--${name} requires a ${options[name]!.valueKind ?? "text"} value`);
-      }
-      throw usageError(command.synopsis);
-    }
-    throw err;
+  const tokens = optionTokens(argv);
+  // A value flag followed by nothing, or by another `--` token, has no value.
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (!t.startsWith("--") || t.includes("=")) continue;
+    const spec = options[t.slice(2)];
+    if (spec?.type !== "string") continue;
+    const next = tokens[i + 1];
+    if (next === undefined || next.startsWith("--")) throw usageError(command.synopsis, `${t} requires a ${spec.valueKind ?? "text"} value`);
+    i++;
+  }
+  const names = Object.keys(options);
+  const parsed = parse(argv, {
+    string: names.filter((n) => options[n]!.type === "string"),
+    boolean: names.filter((n) => options[n]!.type === "boolean"),
+    configuration: PARSER_CONFIG,
+  }) as Record<string, unknown> & { _: unknown[] };
+  for (const key of Object.keys(parsed)) {
+    if (key !== "_" && key !== "--" && options[key] === undefined) throw usageError(command.synopsis);
   }
   const flags: ParsedArgs["flags"] = {};
   for (const [name, spec] of Object.entries(options)) {
-    let v = parsed[name] as string | boolean | string[] | undefined;
-    if (Array.isArray(v) && !spec.repeatable) {
-      throw usageError(command.synopsis, `--${name} may be given only once`);
-    }
+    let v = parsed[name] as string | boolean | string[] | boolean[] | undefined;
+    if (Array.isArray(v) && !spec.repeatable) throw usageError(command.synopsis, `--${name} may be given only once`);
+    if (spec.type === "boolean" && typeof v !== "boolean" && v !== undefined) throw usageError(command.synopsis);
     if (spec.repeatable && typeof v === "string") v = [v];
-    flags[name] = v;
+    flags[name] = v as ParsedArgs["flags"][string];
   }
-  const positionals = ((parsed._ as unknown[]) ?? []).map(String);
+  const positionals = (parsed._ ?? []).map(String);
   if (positionals.length < command.positionals.min || positionals.length > command.positionals.max) {
     throw usageError(command.synopsis);
   }

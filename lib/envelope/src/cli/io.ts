@@ -62,32 +62,40 @@ export class Output {
 
 /** Batches many small lines into larger writes; a pipe write per Event would dominate the cost. */
 export class LineBuffer {
-  private parts: Array<string | Buffer> = [];
+  private staging: Buffer;
   private size = 0;
 
   constructor(
     private readonly out: Output,
     private readonly limit = 128 * 1024,
-  ) {}
+  ) {
+    this.staging = Buffer.allocUnsafeSlow(limit);
+  }
 
   get closed(): boolean {
     return this.out.closed;
   }
 
+  /** Small pieces are copied into a staging buffer (so no subarray pins its parent chunk); big ones go straight through. */
   async push(chunk: string | Buffer): Promise<void> {
-    this.parts.push(chunk);
-    this.size += chunk.length;
-    if (this.size >= this.limit) await this.flush();
+    const n = typeof chunk === "string" ? Buffer.byteLength(chunk, "utf8") : chunk.length;
+    if (n >= this.limit / 2) {
+      await this.flush();
+      await this.out.write(chunk);
+      return;
+    }
+    if (this.size + n > this.limit) await this.flush();
+    if (typeof chunk === "string") this.staging.write(chunk, this.size, "utf8");
+    else chunk.copy(this.staging, this.size);
+    this.size += n;
   }
 
   async flush(): Promise<void> {
-    if (this.parts.length === 0) return;
-    const parts = this.parts;
-    this.parts = [];
+    if (this.size === 0) return;
+    const full = this.staging.subarray(0, this.size);
+    this.staging = Buffer.allocUnsafeSlow(this.limit);
     this.size = 0;
-    // A single part (e.g. a file chunk passed through) goes out as it is, without a copy.
-    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
-    await this.out.write(buf);
+    await this.out.write(full);
   }
 }
 
