@@ -66,11 +66,18 @@ function readHeader(e: PixirEvent, lineNo: number): HeaderFacts {
 /** fork.md §5 step 4: the parent in this Workspace must still hash to the header's prefix_digest. */
 export async function checkParentPrefix(ws: string, childId: string, h: Pick<HeaderFacts, "parentId" | "n" | "toSeq" | "digest" | "strategy">): Promise<History | null> {
   if (h.strategy === "replay_v1" && inspectStatePath(logPath(ws, h.parentId)) === "missing") return null;
+  // The digest is taken during the loader's checking pass when it sees the whole History in order.
+  let digest = new PrefixDigest();
   const parent = await openHistory(ws, h.parentId, {
     notFound: () => new PixirError("fork_parent_missing", undefined, { session_id: childId, parent_session_id: h.parentId, depth: 1 }),
+    observe: (line) => {
+      if (isInherited(line.event, h.toSeq)) digest.add(line.event);
+    },
   });
-  const digest = new PrefixDigest();
-  for await (const item of parent.items()) if (isInherited(item.event, h.toSeq)) digest.add(item.event);
+  if (!parent.observed) {
+    digest = new PrefixDigest();
+    for await (const item of parent.items()) if (isInherited(item.event, h.toSeq)) digest.add(item.event);
+  }
   const actual = digest.digest();
   if (digest.count !== h.n || actual !== h.digest) {
     throw new PixirError("fork_prefix_mismatch", undefined, {
