@@ -124,10 +124,14 @@ export class OpenCalls {
   }
 }
 
-/** Distinct resource payloads an inherited user_message references (fork.md §7 step 1). */
+/**
+ * Distinct resource payloads an inherited Event references (fork.md §7 step 1). The spec names
+ * user_message; we read `data.resources` of every inherited Event, because imported pi tool results
+ * carry images too, and a child must never reference a payload it does not have.
+ */
 export function resourceDescriptors(e: PixirEvent, seen: Set<string>): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
-  if (e.type !== "user_message" || !Array.isArray(e.data.resources)) return out;
+  if (!Array.isArray(e.data.resources)) return out;
   for (const d of e.data.resources as unknown[]) {
     if (typeof d !== "object" || d === null || Array.isArray(d)) continue;
     const r = d as Record<string, unknown>;

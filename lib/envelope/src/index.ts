@@ -28,5 +28,7 @@ export * from "./diff.js";
 export * from "./context.js";
 export * from "./compact.js";
 export * from "./merge.js";
+export * from "./tree.js";
+export * from "./pi/index.js";
 export * from "./cli/io.js";
 export * from "./cli/app.js";

@@ -2,6 +2,7 @@
 // holds the Writer Lease itself. This file only describes the commands.
 import { processIo, runProcess, runTool, type CliIo, type CommandSpec, type ToolSpec } from "@pixir/envelope";
 import { main as logMain } from "pixir-log";
+import { main as treeMain } from "pixir-tree";
 
 declare const __PIXIR_VERSION__: string;
 
@@ -21,6 +22,8 @@ const diffSynopsis = "pixir diff <a> <b> [--exit-code]";
 const contextSynopsis = "pixir context <id> [--format ndjson|text]";
 const compactSynopsis = "pixir compact <id> [--tail-events N] [--dry-run]";
 const mergeSynopsis = "pixir merge <child> --into <parent> [--model-cmd CMD] [--model-timeout-ms N] [--dry-run]";
+const importSynopsis = "pixir import pi FILE... [--lenient] [--dry-run]";
+const exportSynopsis = "pixir export pi <id> [--out FILE|DIR] [--dry-run]";
 
 export const commands: CommandSpec[] = [
   {
@@ -73,6 +76,15 @@ Examples:
     positionals: { min: 0, max: 0 },
     options: {},
     delegate: (argv, io) => logMain(argv, io),
+  },
+  {
+    name: "tree",
+    synopsis: "usage: pixir tree [<id>] [--max-depth N] [--format text|json|dot|mermaid]",
+    help: "",
+    kind: "report",
+    positionals: { min: 0, max: 0 },
+    options: {},
+    delegate: (argv, io) => treeMain(argv, io),
   },
   {
     name: "append",
@@ -234,18 +246,71 @@ Examples:
     },
     run: async (args, ctx) => (await import("./commands/merge.js")).runMerge(args, ctx, `usage: ${mergeSynopsis}`),
   },
+  {
+    name: "import",
+    synopsis: `usage: ${importSynopsis}`,
+    help: `Usage: ${importSynopsis}
+
+Import session files of the pi coding agent (versions 1, 2 and 3; the files are only read) as fork
+families of Logs. The branch pi would resume (the last line) becomes the Log named by the header id;
+every other leaf becomes a share_v1 child <id>.<leaf entry id> holding only the entries its branch adds.
+pi's metadata (model and thinking-level changes, labels, names, extension state) rides in data.pi of
+workflow_event Events; images become Session Resources. Event ids are derived from the entry ids, so
+importing the same file again changes nothing and reports "unchanged"; a Log of the family that differs
+on disk is refused (already_exists) and nothing is written.
+
+  --lenient   skip lines that are not valid JSON (reported as skipped_lines) instead of failing
+  --dry-run   plan and check everything; create nothing, take no lease
+${COMMON}
+
+Examples:
+  pixir import pi ~/.pi/agent/sessions/--home-user-demo--/2026-01-10T09-00-00-250Z_19460c51-*.jsonl
+  pixir import pi ~/.pi/agent/sessions/*/*.jsonl --dry-run --json | jq '.imports[].sessions[] | {session_id, status}'
+  pixir import pi old.jsonl --lenient --json | jq '.imports[0].skipped_lines'
+`,
+    kind: "report",
+    positionals: { min: 2, max: Number.MAX_SAFE_INTEGER },
+    options: { lenient: { type: "boolean" }, "dry-run": { type: "boolean" } },
+    run: async (args, ctx) => (await import("./commands/pi.js")).runImport(args, ctx, `usage: ${importSynopsis}`),
+  },
+  {
+    name: "export",
+    synopsis: `usage: ${exportSynopsis}`,
+    help: `Usage: ${exportSynopsis}
+
+Write the fork family of <id> (its root and every fork descendant) as one pi v3 session file. Imported
+entries come back verbatim (ids, parents, timestamps, content, labels); native Events become the
+nearest pi entries. The Log <id> goes last, so its last entry is the leaf pi resumes. Without --out the
+file is printed on stdout (a stream command); with --out it is written atomically, and an existing
+file is refused. --out DIR writes DIR/<timestamp>_<header id>.jsonl, pi's own file name.
+
+  --out FILE|DIR  write the file there instead of stdout
+  --dry-run       report what would be written; write nothing
+${COMMON}
+
+Examples:
+  pixir export pi 19460c51-3e55-4ee0-ba8f-b97bb5a88301 > session.jsonl
+  pixir export pi 19460c51-3e55-4ee0-ba8f-b97bb5a88301.a9bcedc7 --out exported/
+  pixir export pi s1 --dry-run --json | jq '{entry_count, leaf_entry_id}'
+`,
+    kind: (args) => (args.flags.out !== undefined || args.flags["dry-run"] === true ? "report" : "stream"),
+    positionals: { min: 2, max: 2 },
+    options: { out: { type: "string", valueKind: "path" }, "dry-run": { type: "boolean" } },
+    run: async (args, ctx) => (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`),
+  },
 ];
 
 export const tool: ToolSpec = {
   program: "pixir",
   version: __PIXIR_VERSION__,
-  synopsis: "usage: pixir <fork|tree|log|append|lock|context|compact|repair|diff|merge> [args] [--workspace DIR] [--json]",
+  synopsis: "usage: pixir <fork|tree|log|append|lock|context|compact|repair|diff|merge|import|export> [args] [--workspace DIR] [--json]",
   help: `Usage: pixir <command> [args] [--workspace DIR] [--json]
 
 Common jobs on pixir Session Logs, run in one process under the Writer Lease.
 
 Commands:
   ${forkSynopsis}
+  pixir tree [<id>] [--max-depth N] [--format text|json|dot|mermaid]   (the same as pixir-tree)
   pixir log <cat|write|append|ls|check|repair|materialize|rm> ...   (the same as pixir-log)
   ${appendSynopsis}
   ${lockSynopsis}
@@ -254,6 +319,8 @@ Commands:
   ${contextSynopsis}
   ${compactSynopsis}
   ${mergeSynopsis}
+  ${importSynopsis}
+  ${exportSynopsis}
 ${COMMON}
 
 Run pixir <command> --help for one command.

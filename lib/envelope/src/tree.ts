@@ -1,0 +1,1309 @@
+// tree.md: the Session Tree, a read-only projection of lineage. Subagent children come from a node's
+// `subagent_event`s, fork children from other Logs' first lines. Counts come from one fast byte scan
+// of each Log (a share_v1 child adds its parent's prefix, §2.7), and a broken Log only marks its own
+// node. Everything is synchronous: the projection is one pass over small reads and chunked scans.
+import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { isUtf8 } from "node:buffer";
+import path from "node:path";
+import { MAX_LINE_BYTES } from "./codec.js";
+import { CANONICAL_TYPES, decodeLogLine, isLineProblem, isReplayType, isSeq, MAX_SEQ, type JsonObject, type PixirEvent } from "./envelope.js";
+import { asPixirError, fsError, PixirError, type ErrorKind } from "./errors.js";
+import { MAX_FORK_DEPTH, notFoundError } from "./loader.js";
+import { corruptLineError, readJournal } from "./log-read.js";
+import { listLogs } from "./ls.js";
+import { inspectStatePath, logPath, sessionsDir, type StatePath } from "./paths.js";
+import { assertSessionId, isValidSessionId } from "./session-id.js";
+
+export const DEFAULT_TREE_MAX_DEPTH = 32;
+export const TREE_FORMATS = ["text", "json", "dot", "mermaid"] as const;
+export type TreeFormat = (typeof TREE_FORMATS)[number];
+
+/** tree.md §2.1–§2.3: one node of the JSON contract. */
+export interface TreeNode {
+  session_id: string;
+  workspace: string;
+  log_path: string;
+  log_exists: boolean;
+  event_count: number;
+  event_counts: Record<string, number>;
+  first_event_ts: string | null;
+  last_event_ts: string | null;
+  cycle?: true;
+  truncated?: true;
+  truncated_reason?: "cycle" | "max_depth";
+  parent_missing?: true;
+  missing_parent_session_id?: string | null;
+  parent_unreadable?: true;
+  unreadable_parent_session_id?: string;
+  cycle_root?: true;
+  error?: { kind: ErrorKind; reason: unknown };
+  subagents: SubagentRecord[];
+  forks: ForkRecord[];
+}
+
+/** tree.md §2.4: one subagent run, folded from its `subagent_event`s. */
+export interface SubagentRecord {
+  subagent_id: string;
+  [merged: string]: unknown;
+  events: unknown[];
+  first_seq: number | null;
+  last_seq: number | null;
+  session_id: unknown;
+  session: TreeNode | null;
+}
+
+export type BranchSummaryPresence = { present: true; strategy: unknown; limitations: unknown } | { present: false };
+
+/** tree.md §2.5: one fork child, found by its first-line `session_fork`. */
+export interface ForkRecord {
+  child_session_id: string;
+  parent_session_id: string;
+  fork_root_session_id: string | null;
+  forked_to_seq: unknown;
+  replay_event_count: unknown;
+  from_seq: unknown;
+  strategy: unknown;
+  workspace: string;
+  branch_summary: BranchSummaryPresence;
+  session: TreeNode;
+}
+
+export interface TreeOptions {
+  /** tree.md §2.6: nodes deeper than this (the root has depth 0) are truncated. */
+  maxDepth?: number;
+}
+
+const SUBAGENT_MERGED_KEYS = [
+  "child_session_id",
+  "agent",
+  "status",
+  "task",
+  "depth",
+  "max_depth",
+  "workspace",
+  "index",
+  "parent_log_path",
+  "child_log_path",
+  "summary",
+  "event",
+  "timeout_ms",
+  "deadline_at",
+  "elapsed_ms",
+  "reason",
+  "next_actions",
+] as const;
+
+/** Sort key for "absent" seqs in §2.4 and §2.5. */
+const LAST_KEY = 9999999999;
+
+const utf8 = (s: string) => Buffer.from(s, "utf8");
+/** Byte order of UTF-8, which differs from UTF-16 order for astral characters. */
+export const compareBytes = (a: string, b: string): number => (a === b ? 0 : Buffer.compare(utf8(a), utf8(b)));
+
+const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
+
+// ---------------------------------------------------------------------------------------------
+// The fast scan (tree.md §2.7). Our writers emit `{"id":…,"session_id":…,"seq":…,"ts":…,"type":…,
+// "data":{…}}`; for such a line the scan reads type, seq and ts from the bytes and builds no object.
+// Any other line, and every line whose data the tree needs (subagent_event, branch_summary,
+// session_fork), is decoded by the same decodeLogLine as every reader, so reasons and line numbers
+// agree with the loader. The interior of `data` is not checked here; `pixir-log check` does that.
+
+const TYPE_INDEX = new Map<string, number>(CANONICAL_TYPES.map((t, i) => [t, i]));
+const IS_REPLAY = CANONICAL_TYPES.map((t) => isReplayType(t));
+const T_SUBAGENT = TYPE_INDEX.get("subagent_event")!;
+const T_BRANCH = TYPE_INDEX.get("branch_summary")!;
+const T_FORK = TYPE_INDEX.get("session_fork")!;
+
+const LIT_HEAD = utf8('{"id":"');
+const LIT_SESSION = utf8('","session_id":"');
+const LIT_SEQ = utf8('","seq":');
+const LIT_NULL = utf8("null");
+const LIT_TS = utf8(',"ts":"');
+const LIT_TYPE = utf8('","type":"');
+const LIT_DATA = utf8('","data":{');
+const NL = 0x0a;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const CLOSE = 0x7d;
+const CHUNK_BYTES = 256 * 1024;
+const FIRST_LINE_READ = 4096;
+const OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0);
+
+function matchAt(b: Buffer, at: number, lit: Buffer, end: number): boolean {
+  if (at + lit.length > end) return false;
+  for (let i = 0; i < lit.length; i++) if (b[at + i] !== lit[i]) return false;
+  return true;
+}
+
+/** Index of the closing quote of a JSON string without escapes or control characters, else -1. */
+function plainStringEnd(b: Buffer, from: number, end: number): number {
+  for (let i = from; i < end; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) return i;
+    if (c === BACKSLASH || c < 0x20) return -1;
+  }
+  return -1;
+}
+
+/** Canonical type names by byte length, to identify a type without making a string. */
+const TYPES_BY_LENGTH: Array<Array<[Buffer, number]>> = [];
+for (const [t, i] of TYPE_INDEX) (TYPES_BY_LENGTH[t.length] ??= []).push([utf8(t), i]);
+
+function typeAt(b: Buffer, start: number, end: number): number {
+  const candidates = TYPES_BY_LENGTH[end - start];
+  if (candidates === undefined) return -1;
+  for (const [name, index] of candidates) if (matchAt(b, start, name, end)) return index;
+  return -1;
+}
+
+/** What `readHead` found; one shared record, so that a line costs no allocation. */
+const head = { seq: null as number | null, tsStart: 0, tsEnd: 0, dataOpen: 0 };
+
+/**
+ * The envelope head of a line in our writers' key order, up to `"data":{`: the type index, with
+ * seq and the ts bounds in `head`; -1 when the line is in any other form.
+ */
+function readHead(b: Buffer, s: number, e: number): number {
+  if (!matchAt(b, s, LIT_HEAD, e)) return -1;
+  let q = plainStringEnd(b, s + LIT_HEAD.length, e);
+  if (q < 0 || !matchAt(b, q, LIT_SESSION, e)) return -1;
+  q = plainStringEnd(b, q + LIT_SESSION.length, e);
+  if (q < 0 || !matchAt(b, q, LIT_SEQ, e)) return -1;
+  let i = q + LIT_SEQ.length;
+  if (matchAt(b, i, LIT_NULL, e)) {
+    head.seq = null;
+    i += LIT_NULL.length;
+  } else {
+    const start = i;
+    let v = 0;
+    while (i < e && b[i]! >= 0x30 && b[i]! <= 0x39) v = v * 10 + (b[i++]! - 0x30);
+    const digits = i - start;
+    if (digits === 0 || digits > 16 || (digits > 1 && b[start] === 0x30) || v > MAX_SEQ) return -1;
+    head.seq = v;
+  }
+  if (!matchAt(b, i, LIT_TS, e)) return -1;
+  head.tsStart = i + LIT_TS.length;
+  head.tsEnd = plainStringEnd(b, head.tsStart, e);
+  if (head.tsEnd < 0 || !matchAt(b, head.tsEnd, LIT_TYPE, e)) return -1;
+  const typeStart = head.tsEnd + LIT_TYPE.length;
+  const typeEnd = plainStringEnd(b, typeStart, e);
+  if (typeEnd < 0 || !matchAt(b, typeEnd, LIT_DATA, e)) return -1;
+  head.dataOpen = typeEnd + LIT_DATA.length - 1;
+  return typeAt(b, typeStart, typeEnd);
+}
+
+interface KeyedData {
+  /** History-order key: seq, or +Infinity for a null seq; ties keep file order. */
+  key: number;
+  order: number;
+  seq: number | null;
+  data: JsonObject;
+}
+
+/** A replay-type Event with an integer seq: what a share child may inherit (fork.md §3.1 step 6). */
+interface ReplayItem {
+  seq: number;
+  type: number;
+  ts: string | null;
+  /** Only for subagent_event, whose records the child shows too. */
+  data: JsonObject | null;
+}
+
+/** What one physical Log holds, as far as the tree needs it. */
+interface OwnScan {
+  exists: boolean;
+  eventCount: number;
+  typeCounts: number[];
+  firstKey: number;
+  firstTs: string | null;
+  lastKey: number;
+  lastTs: string | null;
+  /** subagent_events with a non-blank string subagent_id, in file order. */
+  subagentEvents: KeyedData[];
+  /** The first branch_summary in History order. */
+  branchSummary: KeyedData | null;
+  /** The first Event is a share_v1 session_fork at seq 0. */
+  shareHeader: { event: PixirEvent; lineNo: number } | null;
+  /** With a share header: the first own Event, in History order, whose seq is within the prefix. */
+  conflict: { key: number; order: number; lineNo: number } | null;
+  /** Kept only for Logs that share children inherit from: replay-type Events in History order. */
+  replayItems: ReplayItem[] | null;
+  /** The first problem met (corrupt line, unsafe path, unreadable file); the scan goes on past lines. */
+  problem: PixirError | null;
+}
+
+function emptyScan(keepReplay: boolean): OwnScan {
+  return {
+    exists: false,
+    eventCount: 0,
+    typeCounts: new Array<number>(CANONICAL_TYPES.length).fill(0),
+    firstKey: Number.NaN,
+    firstTs: null,
+    lastKey: Number.NaN,
+    lastTs: null,
+    subagentEvents: [],
+    branchSummary: null,
+    shareHeader: null,
+    conflict: null,
+    replayItems: keepReplay ? [] : null,
+    problem: null,
+  };
+}
+
+let sharedChunk: Buffer | null = null;
+
+class LogScanner {
+  readonly scan: OwnScan;
+  private lineNo = 0;
+  /** replay_event_count of a share header: own seqs at or below it conflict (fork.md §6 step 6). */
+  private shareCount: number | null = null;
+  private replaySorted = true;
+
+  constructor(
+    private readonly rel: string,
+    keepReplay: boolean,
+  ) {
+    this.scan = emptyScan(keepReplay);
+  }
+
+  private fail(err: PixirError): void {
+    this.scan.problem ??= err;
+  }
+
+  /** One physical line, without its `\n`; `tail` marks a final line that had none. */
+  line(b: Buffer, s: number, e: number, lineNo: number, tail: boolean, checkUtf8: boolean): void {
+    this.lineNo = lineNo;
+    if (e === s) return;
+    if (!tail && !(checkUtf8 && !isUtf8(b.subarray(s, e))) && this.fast(b, s, e)) return;
+    this.slow(b.subarray(s, e), tail);
+  }
+
+  /** The writers' key order, read from bytes. Returns false to let the full decoder decide. */
+  private fast(b: Buffer, s: number, e: number): boolean {
+    const type = readHead(b, s, e);
+    if (type < 0) return false;
+    // `data` opened at head.dataOpen and the envelope closes right after it: `…}}`.
+    if (e - 2 < head.dataOpen || b[e - 1] !== CLOSE || b[e - 2] !== CLOSE) return false;
+    const seq = head.seq;
+    // These types carry data the tree reads: decode them in full.
+    if (type === T_SUBAGENT || type === T_FORK) return false;
+    if (type === T_BRANCH) {
+      const bs = this.scan.branchSummary;
+      if (bs === null || (seq ?? Infinity) < bs.key) return false;
+    }
+    this.count(type, seq, null, null, b, head.tsStart, head.tsEnd);
+    return true;
+  }
+
+  /** Bounds of the last Event's ts in the current chunk, decoded once per chunk (see flushLast). */
+  private pendingLast = -1;
+  private pendingLastEnd = 0;
+
+  /** The chunk is about to be reused: turn a pending last ts into a string. */
+  flushLast(b: Buffer): void {
+    if (this.pendingLast < 0) return;
+    this.scan.lastTs = b.toString("utf8", this.pendingLast, this.pendingLastEnd);
+    this.pendingLast = -1;
+  }
+
+  /**
+   * Count one Event. `ts` is given for decoded lines; for byte-read lines it is decoded from
+   * `b[tsStart, tsEnd)` only when needed: the first Event, a kept replay item, and the last Event
+   * once per chunk.
+   */
+  private count(type: number, seq: number | null, ts: string | null, data: JsonObject | null, b: Buffer | null = null, tsStart = 0, tsEnd = 0): void {
+    const scan = this.scan;
+    const key = seq ?? Infinity;
+    const order = scan.eventCount;
+    scan.eventCount++;
+    scan.typeCounts[type]!++;
+    if (this.shareCount !== null && order > 0 && seq !== null && seq <= this.shareCount) {
+      const c = scan.conflict;
+      if (c === null || key < c.key) scan.conflict = { key, order, lineNo: this.lineNo };
+    }
+    const first = order === 0 || key < scan.firstKey;
+    const last = order === 0 || key >= scan.lastKey;
+    const keep = scan.replayItems !== null && seq !== null && IS_REPLAY[type]!;
+    if (last) {
+      scan.lastKey = key;
+      if (b === null) {
+        scan.lastTs = ts;
+        this.pendingLast = -1;
+      } else {
+        this.pendingLast = tsStart;
+        this.pendingLastEnd = tsEnd;
+      }
+    }
+    if (!first && !keep) return;
+    const text = b === null ? ts : b.toString("utf8", tsStart, tsEnd);
+    if (first) {
+      scan.firstKey = key;
+      scan.firstTs = text;
+    }
+    if (keep) {
+      const items = scan.replayItems!;
+      if (items.length > 0 && items[items.length - 1]!.seq > seq!) this.replaySorted = false;
+      items.push({ seq: seq!, type, ts: text, data: type === T_SUBAGENT ? data : null });
+    }
+  }
+
+  private slow(bytes: Buffer, tail: boolean): void {
+    const decoded = decodeLogLine(bytes, tail);
+    if (isLineProblem(decoded)) {
+      this.fail(corruptLineError(decoded, this.lineNo, this.rel));
+      return;
+    }
+    const e = decoded.event;
+    const scan = this.scan;
+    const key = e.seq ?? Infinity;
+    const order = scan.eventCount;
+    if (e.type === "session_fork" && e.data.strategy === "share_v1") {
+      // fork.md §6: a share header is valid only as the first line, at seq 0.
+      if (order !== 0 || e.seq !== 0) {
+        this.fail(corruptLineError({ reason: "misplaced_share_header" }, this.lineNo, this.rel));
+        return;
+      }
+      scan.shareHeader = { event: e, lineNo: this.lineNo };
+      const n = e.data.replay_event_count;
+      this.shareCount = isSeq(n) ? n : null;
+    }
+    if (e.type === "subagent_event" && !isBlank(e.data.subagent_id)) {
+      scan.subagentEvents.push({ key, order, seq: e.seq, data: e.data });
+    }
+    if (e.type === "branch_summary" && (scan.branchSummary === null || key < scan.branchSummary.key)) {
+      scan.branchSummary = { key, order, seq: e.seq, data: e.data };
+    }
+    this.count(TYPE_INDEX.get(e.type)!, e.seq, e.ts, e.data);
+  }
+
+  /** Read `[0, limit)` of an open Log in chunks; lines are never all in memory. */
+  read(fd: number, limit: number): void {
+    let buf = sharedChunk ?? (sharedChunk = Buffer.allocUnsafe(CHUNK_BYTES));
+    let carry = 0;
+    let offset = 0;
+    let lineNo = 0;
+    let skipping = false; // inside a line longer than MAX_LINE_BYTES
+    while (offset < limit) {
+      if (carry === buf.length) {
+        if (buf.length > MAX_LINE_BYTES) {
+          this.lineNo = lineNo + 1;
+          this.fail(lineTooLong(this.rel, lineNo + 1));
+          skipping = true;
+          carry = 0;
+        } else {
+          const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, MAX_LINE_BYTES + 1));
+          buf.copy(bigger, 0, 0, carry);
+          buf = bigger;
+        }
+      }
+      const n = readSync(fd, buf, carry, Math.min(buf.length - carry, limit - offset), offset);
+      if (n === 0) break;
+      offset += n;
+      const end = carry + n;
+      const view = buf.subarray(0, end);
+      let s = 0;
+      if (skipping) {
+        const nl = view.indexOf(NL, carry);
+        if (nl === -1) {
+          carry = 0;
+          continue;
+        }
+        skipping = false;
+        lineNo++;
+        s = nl + 1;
+      }
+      const lastNl = view.lastIndexOf(NL);
+      // One native UTF-8 check per chunk; only a failing chunk is checked line by line.
+      const checkLines = lastNl > s && !isUtf8(view.subarray(s, lastNl));
+      for (;;) {
+        const nl = view.indexOf(NL, s);
+        if (nl === -1) break;
+        lineNo++;
+        this.line(view, s, nl, lineNo, false, checkLines);
+        s = nl + 1;
+      }
+      this.flushLast(buf);
+      carry = end - s;
+      if (carry > 0 && s > 0) buf.copy(buf, 0, s, end);
+    }
+    if (carry > 0 && !skipping) this.line(buf, 0, carry, lineNo + 1, true, true);
+    this.flushLast(buf);
+    // History order is a stable sort by seq (envelope-and-log.md §7).
+    if (!this.replaySorted) this.scan.replayItems!.sort((a, b) => a.seq - b.seq);
+  }
+}
+
+function lineTooLong(rel: string, lineNo: number): PixirError {
+  return new PixirError("corrupt_log_line", "a line is longer than the line-length limit", {
+    reason: "line_too_long",
+    line: lineNo,
+    path: rel,
+    max_line_bytes: MAX_LINE_BYTES,
+  });
+}
+
+/**
+ * Open a Log for reading. `listed` says the Workspace listing already found it as a regular file
+ * below checked `.pixir/sessions` components (envelope-and-log.md §6), so only the final component
+ * is checked again, by O_NOFOLLOW and fstat; otherwise every component is lstat-ed first.
+ * Returns null for a missing Log.
+ */
+function openLog(p: StatePath, listed: boolean): number | null {
+  if (!listed && inspectStatePath(p) === "missing") return null;
+  let fd: number;
+  try {
+    fd = openSync(p.abs, OPEN_FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    // ELOOP: the Log was replaced by a symlink since it was listed.
+    if (code === "ELOOP") inspectStatePath(p);
+    throw err;
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    inspectStatePath(p);
+    throw new PixirError("unsafe_state_path", undefined, { reason: "unexpected_file_type", component: p.rel, component_index: p.components.length - 1 });
+  }
+  return fd;
+}
+
+/** Scan one physical Log (honouring an append journal). Problems are recorded, never thrown. */
+function scanOwnLog(ws: string, id: string, keepReplay: boolean, listing: WorkspaceIndex | null): OwnScan {
+  const p = logPath(ws, id);
+  const scanner = new LogScanner(p.rel, keepReplay);
+  const scan = scanner.scan;
+  let fd: number | null = null;
+  try {
+    fd = openLog(p, listing?.idSet.has(id) ?? false);
+    if (fd === null) return scan;
+    scan.exists = true;
+    const journal = listing === null || listing.journals.has(id) ? readJournal(ws, id) : null;
+    const size = fstatSync(fd).size;
+    scanner.read(fd, journal ? Math.min(journal.original_length, size) : size);
+  } catch (err) {
+    scan.problem ??= readFailure(err, p.rel);
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+  return scan;
+}
+
+function readFailure(err: unknown, rel: string): PixirError {
+  return fsError(err, rel, "read", () => {
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    return code ? new PixirError("log_read_failed", undefined, { reason: code, path: rel }) : asPixirError(err);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Discovery (tree.md §2.5): first lines only, one index per Workspace.
+
+type FirstLine =
+  | { kind: "plain" }
+  | { kind: "fork"; parent: string | null; data: JsonObject }
+  | { kind: "unreadable"; error: PixirError };
+
+/**
+ * The first line of a Log, read with a few small synchronous reads. A line in our writers' key order
+ * whose type is not session_fork is classified from its head alone, however long it is.
+ */
+function readFirstLineOf(ws: string, id: string): FirstLine {
+  const p = logPath(ws, id);
+  let fd: number | null = null;
+  try {
+    fd = openLog(p, true);
+    if (fd === null) return { kind: "plain" };
+    let buf = Buffer.allocUnsafe(FIRST_LINE_READ);
+    let have = 0;
+    let start = 0;
+    let lineNo = 1;
+    for (;;) {
+      const nl = buf.subarray(0, have).indexOf(NL, start);
+      if (nl === start) {
+        start++; // empty lines are skipped wherever they occur
+        lineNo++;
+        continue;
+      }
+      if (nl !== -1) return classifyFirstLine(buf.subarray(start, nl), lineNo, false, p.rel);
+      const type = readHead(buf, start, have);
+      if (type >= 0 && type !== T_FORK) return { kind: "plain" };
+      if (have - start > MAX_LINE_BYTES) throw lineTooLong(p.rel, lineNo);
+      if (have === buf.length) {
+        const bigger = Buffer.allocUnsafe(Math.min(buf.length * 4, MAX_LINE_BYTES + start + 1));
+        buf.copy(bigger, 0, 0, have);
+        buf = bigger;
+      }
+      const n = readSync(fd, buf, have, buf.length - have, have);
+      if (n === 0) return have > start ? classifyFirstLine(buf.subarray(start, have), lineNo, true, p.rel) : { kind: "plain" };
+      have += n;
+    }
+  } catch (err) {
+    return { kind: "unreadable", error: readFailure(err, p.rel) };
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+function classifyFirstLine(bytes: Buffer, lineNo: number, tail: boolean, rel: string): FirstLine {
+  const type = tail ? -1 : readHead(bytes, 0, bytes.length);
+  if (type >= 0 && type !== T_FORK) return { kind: "plain" };
+  const decoded = decodeLogLine(bytes, tail);
+  if (isLineProblem(decoded)) return { kind: "unreadable", error: corruptLineError(decoded, lineNo, rel) };
+  const e = decoded.event;
+  if (e.type !== "session_fork" || e.seq !== 0) return { kind: "plain" };
+  const parent = e.data.parent_session_id;
+  return { kind: "fork", parent: isValidSessionId(parent) ? parent : null, data: e.data };
+}
+
+interface WorkspaceIndex {
+  ws: string;
+  ids: string[];
+  idSet: Set<string>;
+  first: Map<string, FirstLine>;
+  /** Fork children by parent id, sorted by (forked_to_seq ?? LAST_KEY, child id). */
+  children: Map<string, string[]>;
+  /** Logs that share_v1 children inherit from: their scans keep replay items. */
+  shareParents: Set<string>;
+  /** Logs with an append journal beside them. */
+  journals: Set<string>;
+}
+
+const JOURNAL_SUFFIX = ".ndjson.append-journal";
+
+function buildIndex(ws: string): WorkspaceIndex {
+  const { sessionIds } = listLogs(ws);
+  const journals = new Set<string>();
+  if (sessionIds.length > 0) {
+    for (const name of readdirSync(sessionsDir(ws).abs)) if (name.endsWith(JOURNAL_SUFFIX)) journals.add(name.slice(0, -JOURNAL_SUFFIX.length));
+  }
+  const first = new Map<string, FirstLine>();
+  for (const id of sessionIds) first.set(id, readFirstLineOf(ws, id));
+  const children = new Map<string, string[]>();
+  const shareParents = new Set<string>();
+  for (const id of sessionIds) {
+    const f = first.get(id)!;
+    if (f.kind !== "fork" || f.parent === null || f.parent === id) continue;
+    let list = children.get(f.parent);
+    if (list === undefined) children.set(f.parent, (list = []));
+    list.push(id);
+    if (f.data.strategy === "share_v1") shareParents.add(f.parent);
+  }
+  const toSeqKey = (id: string) => {
+    const v = (first.get(id) as Extract<FirstLine, { kind: "fork" }>).data.forked_to_seq;
+    return typeof v === "number" ? v : LAST_KEY;
+  };
+  for (const list of children.values()) list.sort((a, b) => toSeqKey(a) - toSeqKey(b) || compareBytes(a, b));
+  return { ws, ids: sessionIds, idSet: new Set(sessionIds), first, children, shareParents, journals };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution (fork.md §6 by the fast scan, tree.md §2.7). A share child's History is its header,
+// the replay-type Events of its parent's resolved History with seq <= forked_to_seq (renumbered
+// 1..N), then its own Events. The checks and their order are the loader's; the prefix is checked
+// by count against replay_event_count, not by digest (`pixir-log check` and the loader do that).
+
+/** The replay-type Events of a resolved History, visited in History order without building it. */
+interface Replayable {
+  /** Visit those with seq <= cut, at most `limit` of them; returns how many were visited. */
+  visit(cut: number, limit: number, fn?: (item: ReplayItem, seq: number) => void): number;
+}
+
+interface ShareLink {
+  parent: Replayable;
+  n: number;
+  cut: number;
+}
+
+function ownReplayable(items: ReplayItem[]): Replayable {
+  return {
+    visit(cut, limit, fn) {
+      let n = 0;
+      for (const item of items) {
+        if (item.seq > cut || n >= limit) break;
+        n++;
+        fn?.(item, item.seq);
+      }
+      return n;
+    },
+  };
+}
+
+function shareReplayable(link: ShareLink, own: ReplayItem[]): Replayable {
+  return {
+    visit(cut, limit, fn) {
+      let n = 0;
+      const take = Math.min(link.n, cut, limit); // the prefix holds seqs 1..N
+      if (take > 0) {
+        link.parent.visit(link.cut, take, (item) => {
+          n++;
+          fn?.(item, n);
+        });
+      }
+      for (const item of own) {
+        if (item.seq > cut || n >= limit) break;
+        n++;
+        fn?.(item, item.seq);
+      }
+      return n;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A node's summary: counts of the resolved History and its subagent Events.
+
+interface NodeSummary {
+  own: OwnScan;
+  eventCount: number;
+  typeCounts: number[];
+  firstTs: string | null;
+  lastTs: string | null;
+  subagentEvents: KeyedData[];
+  error: PixirError | null;
+}
+
+function countsObject(typeCounts: number[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const named = CANONICAL_TYPES.map((t, i) => [t, typeCounts[i]!] as const).filter(([, n]) => n > 0);
+  named.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [t, n] of named) out[t] = n;
+  return out;
+}
+
+function historyOrder(a: KeyedData, b: KeyedData): number {
+  return a.key - b.key || a.order - b.order || 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building nodes.
+
+type NodeFlags = Pick<TreeNode, "parent_missing" | "missing_parent_session_id" | "parent_unreadable" | "unreadable_parent_session_id" | "cycle_root">;
+
+const nodeKey = (ws: string, id: string) => `${ws}\0${id}`;
+
+class TreeBuilder {
+  private readonly scans = new Map<string, OwnScan>();
+  private readonly summaries = new Map<string, NodeSummary>();
+  private readonly indexes = new Map<string, WorkspaceIndex | PixirError>();
+  private readonly replayables = new Map<string, Replayable>();
+  private readonly countsChecked = new Set<string>();
+  /** How each (workspace, id) was shown: forest mode places every Log from this. */
+  readonly shown = new Map<string, "node" | "error" | "truncated" | "cycle">();
+
+  constructor(private readonly maxDepth: number) {}
+
+  index(ws: string): WorkspaceIndex {
+    let index = this.indexes.get(ws);
+    if (index === undefined) {
+      try {
+        index = buildIndex(ws);
+      } catch (err) {
+        index = asPixirError(err);
+      }
+      this.indexes.set(ws, index);
+    }
+    if (index instanceof PixirError) throw index;
+    return index;
+  }
+
+  /** The physical scan of a Log; share parents (known from discovery) keep their replay items. */
+  ownScan(ws: string, id: string, keepReplay = false): OwnScan {
+    const key = nodeKey(ws, id);
+    const cached = this.scans.get(key);
+    if (cached !== undefined && (cached.replayItems !== null || !keepReplay)) return cached;
+    const found = this.indexes.get(ws);
+    const index = found instanceof PixirError || found === undefined ? null : found;
+    const scan = scanOwnLog(ws, id, keepReplay || (index?.shareParents.has(id) ?? false), index);
+    this.scans.set(key, scan);
+    return scan;
+  }
+
+  /** fork.md §6's checks, in its order, for a share child at `depth` below the Session asked for. */
+  private link(ws: string, id: string, own: OwnScan, depth: number, lineage: string[]): ShareLink {
+    const { event: header, lineNo } = own.shareHeader!;
+    const d = header.data;
+    const parentId = d.parent_session_id;
+    assertSessionId(parentId, "parent_session_id");
+    const walked = [...lineage, id];
+    if (parentId === id || lineage.includes(parentId)) {
+      throw new PixirError("fork_cycle", undefined, { session_id: walked[0], lineage: [...walked, parentId] });
+    }
+    if (depth + 1 > MAX_FORK_DEPTH) throw new PixirError("fork_depth_exceeded", undefined, { session_id: walked[0], max_depth: MAX_FORK_DEPTH });
+    const n = d.replay_event_count;
+    const cut = d.forked_to_seq;
+    const rel = logPath(ws, id).rel;
+    if (!isSeq(n) || !isSeq(cut)) throw corruptLineError({ reason: "unexpected_shape", extra: { field: "session_fork.data" } }, lineNo, rel);
+    if (own.conflict !== null) throw corruptLineError({ reason: "seq_conflicts_with_shared_prefix" }, own.conflict.lineNo, rel);
+    const parentScan = this.ownScan(ws, parentId, true);
+    if (!parentScan.exists && parentScan.problem === null) {
+      throw new PixirError("fork_parent_missing", undefined, { session_id: id, parent_session_id: parentId, depth: depth + 1 });
+    }
+    const parent = this.replayable(ws, parentId, parentScan, depth + 1, walked);
+    const key = nodeKey(ws, id);
+    if (!this.countsChecked.has(key)) {
+      const count = parent.visit(cut, Infinity);
+      if (count !== n) {
+        throw new PixirError("fork_prefix_mismatch", undefined, {
+          session_id: id,
+          parent_session_id: parentId,
+          expected_digest: d.prefix_digest ?? null,
+          actual_digest: null,
+          expected_count: n,
+          actual_count: count,
+        });
+      }
+      this.countsChecked.add(key);
+    }
+    return { parent, n, cut };
+  }
+
+  private replayable(ws: string, id: string, scan: OwnScan, depth: number, lineage: string[]): Replayable {
+    if (scan.problem !== null) throw scan.problem;
+    const items = scan.replayItems ?? this.ownScan(ws, id, true).replayItems!;
+    // The lineage checks depend on who asks; they run every time, the object is built once.
+    const link = scan.shareHeader === null ? null : this.link(ws, id, scan, depth, lineage);
+    const key = nodeKey(ws, id);
+    let replayable = this.replayables.get(key);
+    if (replayable === undefined) this.replayables.set(key, (replayable = link === null ? ownReplayable(items) : shareReplayable(link, items)));
+    return replayable;
+  }
+
+  summary(ws: string, id: string): NodeSummary {
+    const key = nodeKey(ws, id);
+    const cached = this.summaries.get(key);
+    if (cached !== undefined) return cached;
+    const own = this.ownScan(ws, id);
+    const summary: NodeSummary = {
+      own,
+      eventCount: own.eventCount,
+      typeCounts: own.typeCounts,
+      firstTs: own.firstTs,
+      lastTs: own.lastTs,
+      subagentEvents: [...own.subagentEvents].sort(historyOrder),
+      error: own.problem,
+    };
+    this.summaries.set(key, summary);
+    if (own.problem !== null || own.shareHeader === null) return summary;
+    try {
+      const link = this.link(ws, id, own, 0, []);
+      const typeCounts = [...own.typeCounts];
+      const inherited: KeyedData[] = [];
+      let prefixLastTs: string | null = null;
+      link.parent.visit(link.cut, link.n, (item, k) => {
+        typeCounts[item.type]!++;
+        prefixLastTs = item.ts;
+        if (item.data !== null && !isBlank(item.data.subagent_id)) inherited.push({ key: k, order: -1, seq: k, data: item.data });
+      });
+      summary.eventCount = own.eventCount + link.n;
+      summary.typeCounts = typeCounts;
+      // History: the header (seq 0), the prefix renumbered 1..N, then the own Events (seq > N, or null).
+      if (link.n > 0 && !(own.lastKey > 0)) summary.lastTs = prefixLastTs;
+      summary.subagentEvents = [...inherited, ...summary.subagentEvents];
+    } catch (err) {
+      summary.error = asPixirError(err);
+    }
+    return summary;
+  }
+
+  hasError(ws: string, id: string): boolean {
+    return this.shown.get(nodeKey(ws, id)) === "error";
+  }
+
+  private mark(ws: string, id: string, how: "node" | "error" | "truncated" | "cycle"): void {
+    const key = nodeKey(ws, id);
+    const was = this.shown.get(key);
+    if (was === undefined || was === "truncated" || was === "cycle") this.shown.set(key, how);
+  }
+
+  /**
+   * The node for `id` in `ws`. `strictRoot` is the single-mode root: its problems are the command's
+   * errors; any other node shows them (§2.3).
+   */
+  node(ws: string, id: string, depth: number, ancestors: Set<string>, flags: NodeFlags, strictRoot = false): TreeNode {
+    const p = logPath(ws, id);
+    const node: TreeNode = {
+      session_id: id,
+      workspace: ws,
+      log_path: p.abs,
+      log_exists: false,
+      event_count: 0,
+      event_counts: {},
+      first_event_ts: null,
+      last_event_ts: null,
+      ...flags,
+      subagents: [],
+      forks: [],
+    };
+    const key = nodeKey(ws, id);
+    if (ancestors.has(key)) {
+      node.log_exists = logExists(p);
+      this.mark(ws, id, "cycle");
+      return withMarker(node, { cycle: true, truncated_reason: "cycle" });
+    }
+    if (depth > this.maxDepth) {
+      node.log_exists = logExists(p);
+      this.mark(ws, id, "truncated");
+      return withMarker(node, { truncated: true, truncated_reason: "max_depth" });
+    }
+    if (strictRoot && inspectStatePath(p) === "missing") throw notFoundError(id, ws, p.rel, "pixir tree");
+    const failed = (err: PixirError): TreeNode => {
+      if (strictRoot) throw err;
+      this.mark(ws, id, "error");
+      return withMarker(node, { error: { kind: err.kind, reason: err.details.reason ?? null } });
+    };
+    // Discovery first: it tells the scan whether share children will read this Log's prefix.
+    let index: WorkspaceIndex;
+    try {
+      index = this.index(ws);
+    } catch (err) {
+      node.log_exists = logExists(p);
+      return failed(asPixirError(err));
+    }
+    const summary = this.summary(ws, id);
+    node.log_exists = summary.own.exists;
+    if (!node.log_exists && summary.error === null) {
+      this.mark(ws, id, "node");
+      return node;
+    }
+    node.event_count = summary.eventCount;
+    node.event_counts = countsObject(summary.typeCounts);
+    node.first_event_ts = summary.firstTs;
+    node.last_event_ts = summary.lastTs;
+    if (summary.error !== null) return failed(summary.error);
+    const groups = foldSubagents(summary.subagentEvents);
+    this.mark(ws, id, "node");
+    ancestors.add(key);
+    try {
+      for (const record of groups) {
+        const childId = record.child_session_id;
+        const childWs = record.workspace;
+        if (!isBlank(childId) && !isBlank(childWs)) {
+          record.session = this.node(path.resolve(childWs as string), childId as string, depth + 1, ancestors, {});
+        }
+        node.subagents.push(record);
+      }
+      for (const childId of index.children.get(id) ?? []) {
+        const data = (index.first.get(childId) as Extract<FirstLine, { kind: "fork" }>).data;
+        const session = this.node(ws, childId, depth + 1, ancestors, {});
+        node.forks.push(forkRecord(ws, id, childId, data, this.ownScan(ws, childId), session));
+      }
+    } finally {
+      ancestors.delete(key);
+    }
+    return node;
+  }
+}
+
+function logExists(p: ReturnType<typeof logPath>): boolean {
+  try {
+    return inspectStatePath(p) === "present";
+  } catch {
+    return false;
+  }
+}
+
+/** Put marker keys before `subagents` and `forks`, so every node reads in the same key order. */
+function withMarker(node: TreeNode, marker: Partial<TreeNode>): TreeNode {
+  const { subagents, forks, ...rest } = node;
+  return { ...rest, ...marker, subagents, forks };
+}
+
+/**
+ * tree.md §2.4: group by subagent_id, fold in History order. A child_session_id that fails the
+ * grammar fails the whole projection, without echoing it.
+ */
+function foldSubagents(events: KeyedData[]): SubagentRecord[] {
+  const groups = new Map<string, { record: SubagentRecord; merged: JsonObject }>();
+  for (const item of events) {
+    const d = item.data;
+    const child = d.child_session_id;
+    if (child !== undefined && child !== null && !(typeof child === "string" && child.trim() === "")) {
+      assertSessionId(child, "child_session_id");
+    }
+    const sid = d.subagent_id as string;
+    let group = groups.get(sid);
+    if (group === undefined) {
+      group = { record: { subagent_id: sid, events: [], first_seq: item.seq, last_seq: item.seq, session_id: null, session: null }, merged: {} };
+      groups.set(sid, group);
+    }
+    for (const k of SUBAGENT_MERGED_KEYS) if (Object.hasOwn(d, k)) group.merged[k] = d[k];
+    if (d.event !== undefined && d.event !== null) group.record.events.push(d.event);
+    group.record.last_seq = item.seq;
+  }
+  const records: SubagentRecord[] = [];
+  for (const { record, merged } of groups.values()) {
+    records.push({
+      subagent_id: record.subagent_id,
+      ...merged,
+      events: record.events,
+      first_seq: record.first_seq,
+      last_seq: record.last_seq,
+      session_id: merged.child_session_id ?? null,
+      session: null,
+    });
+  }
+  records.sort((a, b) => (a.first_seq ?? LAST_KEY) - (b.first_seq ?? LAST_KEY) || compareBytes(a.subagent_id, b.subagent_id));
+  return records;
+}
+
+function forkRecord(ws: string, parentId: string, childId: string, data: JsonObject, childScan: OwnScan, session: TreeNode): ForkRecord {
+  const root = data.fork_root_session_id;
+  const bs = childScan.branchSummary;
+  return {
+    child_session_id: childId,
+    parent_session_id: parentId,
+    // An id that fails the grammar is never echoed (envelope-and-log.md §5).
+    fork_root_session_id: isValidSessionId(root) ? root : null,
+    forked_to_seq: data.forked_to_seq ?? null,
+    replay_event_count: data.replay_event_count ?? null,
+    from_seq: data.from_seq ?? null,
+    strategy: data.strategy ?? null,
+    workspace: ws,
+    branch_summary: bs === null ? { present: false } : { present: true, strategy: bs.data.strategy ?? null, limitations: bs.data.limitations ?? null },
+    session,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points.
+
+function maxDepthOf(options: TreeOptions): number {
+  return options.maxDepth ?? DEFAULT_TREE_MAX_DEPTH;
+}
+
+/** tree.md §1: the tree below one root. */
+export function buildSessionTree(ws: string, id: string, options: TreeOptions = {}): TreeNode {
+  assertSessionId(id);
+  const builder = new TreeBuilder(maxDepthOf(options));
+  return builder.node(ws, id, 0, new Set(), {}, true);
+}
+
+/**
+ * tree.md §3: every root Log of the Workspace, sorted by id. A Log hidden below a node that could
+ * not be read (which is not recursed into) becomes a root of its own, flagged `parent_unreadable`,
+ * so that no Log of the Workspace is missing from the forest; Logs left over after that sit on a
+ * fork cycle and are flagged `cycle_root`.
+ */
+export function buildSessionForest(ws: string, options: TreeOptions = {}): TreeNode[] {
+  const builder = new TreeBuilder(maxDepthOf(options));
+  const index = builder.index(ws);
+  const roots: TreeNode[] = [];
+  const addRoot = (id: string, flags: NodeFlags) => {
+    const node = builder.node(ws, id, 0, new Set(), flags);
+    const f = index.first.get(id);
+    if (f?.kind === "unreadable" && node.error === undefined) {
+      roots.push(withMarker(node, { error: { kind: f.error.kind, reason: f.error.details.reason ?? null } }));
+    } else roots.push(node);
+  };
+
+  for (const id of index.ids) {
+    const f = index.first.get(id)!;
+    if (f.kind === "plain" || f.kind === "unreadable") addRoot(id, {});
+    else if (f.parent === null || (f.parent !== id && !index.idSet.has(f.parent))) {
+      addRoot(id, { parent_missing: true, missing_parent_session_id: f.parent });
+    }
+  }
+
+  const placed = (id: string) => builder.shown.has(nodeKey(ws, id));
+  // Logs below a max_depth cut are shown by their ancestors' truncated node: they are placed.
+  const covered = new Set<string>();
+  const cover = (id: string) => {
+    const stack = [id];
+    while (stack.length > 0) {
+      const at = stack.pop()!;
+      for (const child of index.children.get(at) ?? []) {
+        if (covered.has(child)) continue;
+        covered.add(child);
+        stack.push(child);
+      }
+    }
+  };
+  const unplaced = () => {
+    for (const [key, how] of builder.shown) if (how === "truncated" && key.startsWith(`${ws}\0`)) cover(key.slice(ws.length + 1));
+    return index.ids.filter((id) => !placed(id) && !covered.has(id));
+  };
+
+  const parentOf = (id: string): string | null => {
+    const f = index.first.get(id);
+    return f?.kind === "fork" && f.parent !== null && index.idSet.has(f.parent) ? f.parent : null;
+  };
+  /** The lineage of `id`, walked by first lines, runs into a loop. */
+  const loops = (id: string): boolean => {
+    const seen = new Set<string>();
+    for (let at: string | null = id; at !== null; at = parentOf(at)) {
+      if (seen.has(at)) return true;
+      seen.add(at);
+    }
+    return false;
+  };
+
+  for (let left = unplaced(); left.length > 0; left = unplaced()) {
+    const belowError = left.filter((id) => {
+      const parent = parentOf(id);
+      return parent !== null && builder.hasError(ws, parent) && !loops(id);
+    });
+    if (belowError.length > 0) {
+      for (const id of belowError) {
+        if (placed(id)) continue;
+        const parent = (index.first.get(id) as Extract<FirstLine, { kind: "fork" }>).parent!;
+        addRoot(id, { parent_unreadable: true, unreadable_parent_session_id: parent });
+      }
+      continue;
+    }
+    addRoot(left.find(loops) ?? left[0]!, { cycle_root: true });
+  }
+
+  roots.sort((a, b) => compareBytes(a.session_id, b.session_id));
+  return roots;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text rendering (tree.md §4).
+
+function plain(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return JSON.stringify(v);
+}
+
+const present = (v: unknown) => v !== null && v !== undefined && v !== "";
+
+const SUBAGENT_DETAILS: Array<[string, string]> = [
+  ["index", "index"],
+  ["child_session_id", "child_session"],
+  ["child_log_path", "child_log"],
+  ["task", "task"],
+  ["summary", "summary"],
+  ["reason", "reason"],
+  ["elapsed_ms", "elapsed_ms"],
+  ["timeout_ms", "timeout_ms"],
+  ["deadline_at", "deadline_at"],
+];
+
+function nodeSuffix(node: TreeNode): string {
+  let s = "";
+  if (node.cycle) s += " [cycle]";
+  if (node.truncated) s += " [max_depth]";
+  if (node.parent_missing) s += ` [parent missing: ${plain(node.missing_parent_session_id)}]`;
+  if (node.parent_unreadable) s += ` [parent unreadable: ${plain(node.unreadable_parent_session_id)}]`;
+  if (node.cycle_root) s += " [cycle root]";
+  if (node.error) s += ` [error: ${node.error.kind}]`;
+  return s;
+}
+
+function nodeLines(node: TreeNode, root: boolean, out: string[], indent: string): void {
+  const count = node.log_exists ? `(events=${node.event_count})` : "(log=missing)";
+  out.push(`${indent}${root ? "session" : "child session"} ${node.session_id} ${count}${nodeSuffix(node)}`);
+  out.push(`${indent}  workspace: ${node.workspace}`);
+  const total = node.subagents.length + node.forks.length;
+  let i = 0;
+  const inner = `${indent}    `;
+  for (const sub of node.subagents) {
+    const branch = ++i === total ? "`-- " : "|-- ";
+    const agent = present(sub.agent) ? ` (${plain(sub.agent)})` : "";
+    const status = present(sub.status) ? ` status=${plain(sub.status)}` : "";
+    out.push(`${indent}${branch}subagent ${sub.subagent_id}${agent}${status}`);
+    for (const [key, label] of SUBAGENT_DETAILS) if (present(sub[key])) out.push(`${inner}${label}: ${plain(sub[key])}`);
+    if (sub.events.length > 0) out.push(`${inner}events: ${sub.events.map(plain).join(" -> ")}`);
+    if (sub.session !== null) nodeLines(sub.session, false, out, inner);
+  }
+  for (const fork of node.forks) {
+    const branch = ++i === total ? "`-- " : "|-- ";
+    out.push(`${indent}${branch}fork ${fork.child_session_id} (forked_to_seq=${plain(fork.forked_to_seq)})`);
+    out.push(`${inner}fork_root: ${plain(fork.fork_root_session_id)}`);
+    out.push(`${inner}replay_events: ${plain(fork.replay_event_count)}`);
+    out.push(`${inner}strategy: ${plain(fork.strategy)}`);
+    out.push(`${inner}branch_summary: ${fork.branch_summary.present ? "present" : "none"}`);
+    nodeLines(fork.session, false, out, inner);
+  }
+}
+
+/** The text picture of one tree or of a forest (roots separated by an empty line). */
+export function renderTreeText(roots: TreeNode[]): string {
+  if (roots.length === 0) return "";
+  const blocks = roots.map((root) => {
+    const lines: string[] = [];
+    nodeLines(root, true, lines, "");
+    return lines.join("\n");
+  });
+  return `${blocks.join("\n\n")}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graphs (tree.md §5): one node per distinct (session_id, workspace), in depth-first text order.
+
+interface GraphNode {
+  id: string;
+  parts: string[];
+  missing: boolean;
+}
+
+interface GraphEdge {
+  from: string;
+  to: string;
+  label: string;
+  subagent: boolean;
+  cycle: boolean;
+}
+
+function graphOf(roots: TreeNode[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  const ids = new Map<string, string>();
+  const nodes: GraphNode[] = [];
+  const edges: GraphEdge[] = [];
+  const seenEdges = new Set<string>();
+  const visit = (node: TreeNode, from: string | null, label: string, subagent: boolean) => {
+    const key = nodeKey(node.workspace, node.session_id);
+    let id = ids.get(key);
+    if (id === undefined) {
+      id = `n${ids.size}`;
+      ids.set(key, id);
+      const parts = [node.session_id, node.log_exists ? `events=${node.event_count}` : "log=missing"];
+      if (node.parent_missing) parts.push(`parent missing: ${plain(node.missing_parent_session_id)}`);
+      if (node.parent_unreadable) parts.push(`parent unreadable: ${plain(node.unreadable_parent_session_id)}`);
+      if (node.cycle_root) parts.push("cycle root");
+      if (node.error) parts.push(`error: ${node.error.kind}`);
+      if (node.truncated) parts.push("max_depth");
+      nodes.push({ id, parts, missing: !node.log_exists });
+    }
+    if (from !== null) {
+      const edge = { from, to: id, label, subagent, cycle: node.cycle === true };
+      const edgeKey = JSON.stringify(edge);
+      if (!seenEdges.has(edgeKey)) {
+        seenEdges.add(edgeKey);
+        edges.push(edge);
+      }
+    }
+    if (node.cycle) return;
+    for (const sub of node.subagents) if (sub.session !== null) visit(sub.session, id, `subagent ${sub.subagent_id}`, true);
+    for (const fork of node.forks) visit(fork.session, id, `fork @${plain(fork.forked_to_seq)}`, false);
+  };
+  for (const root of roots) visit(root, null, "", false);
+  return { nodes, edges };
+}
+
+const dotEscape = (s: string) => s.replace(/[\\"]/g, (c) => `\\${c}`).replace(/\r?\n|\r/g, "\\n");
+
+/** Graphviz dot: `pixir-tree --format dot | dot -Tsvg > tree.svg`. */
+export function renderTreeDot(roots: TreeNode[]): string {
+  const { nodes, edges } = graphOf(roots);
+  const out = ["digraph pixir {", "  rankdir=LR;", "  node [shape=box];"];
+  for (const n of nodes) out.push(`  ${n.id} [label="${n.parts.map(dotEscape).join("\\n")}"${n.missing ? ", style=dashed" : ""}];`);
+  for (const e of edges) {
+    const attrs = [`label="${dotEscape(e.label)}"`];
+    if (e.subagent) attrs.push("style=dashed");
+    if (e.cycle) attrs.push("color=red");
+    out.push(`  ${e.from} -> ${e.to} [${attrs.join(", ")}];`);
+  }
+  out.push("}");
+  return `${out.join("\n")}\n`;
+}
+
+const mermaidText = (s: string) => s.replace(/#/g, "#35;").replace(/"/g, "#quot;").replace(/\r?\n|\r/g, " ");
+
+/** Mermaid flowchart, e.g. for Markdown that renders Mermaid blocks. */
+export function renderTreeMermaid(roots: TreeNode[]): string {
+  const { nodes, edges } = graphOf(roots);
+  const out = ["graph TD"];
+  for (const n of nodes) out.push(`  ${n.id}["${n.parts.map(mermaidText).join("<br/>")}"]`);
+  for (const e of edges) {
+    const label = mermaidText(e.label).replace(/\|/g, "#124;");
+    out.push(`  ${e.from} ${e.subagent ? "-.->" : "-->"}|${label}| ${e.to}`);
+  }
+  return `${out.join("\n")}\n`;
+}
+
+/** One renderer per non-JSON format. */
+export function renderTree(roots: TreeNode[], format: Exclude<TreeFormat, "json">): string {
+  if (format === "dot") return renderTreeDot(roots);
+  if (format === "mermaid") return renderTreeMermaid(roots);
+  return renderTreeText(roots);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output in pieces: a forest of 10,000 Logs is tens of MB of JSON, so the document is produced
+// node by node, never as one string. The bytes equal JSON.stringify's, with a final newline.
+
+export type TreeDocument = { ok: true; tree: TreeNode } | { ok: true; forest: TreeNode[] };
+
+/** Keys whose values hold nodes; they are always an object's last keys. */
+const NESTED_KEYS = new Set(["subagents", "forks", "session", "forest", "tree"]);
+
+function* jsonValue(value: unknown): Generator<string> {
+  if (Array.isArray(value)) {
+    yield "[";
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) yield ",";
+      yield* jsonValue(value[i]);
+    }
+    yield "]";
+    return;
+  }
+  if (value === null || typeof value !== "object") {
+    yield JSON.stringify(value) ?? "null";
+    return;
+  }
+  // A node, a record or the document: the flat keys in one stringify, then the nested ones.
+  const flat: Record<string, unknown> = {};
+  const nested: Array<[string, unknown]> = [];
+  for (const [k, v] of Object.entries(value)) {
+    if (NESTED_KEYS.has(k)) nested.push([k, v]);
+    else if (nested.length > 0) throw new Error(`tree JSON: key ${k} follows a nested key`);
+    else flat[k] = v;
+  }
+  const head = JSON.stringify(flat);
+  if (nested.length === 0) {
+    yield head;
+    return;
+  }
+  yield head.length > 2 ? `${head.slice(0, -1)},` : "{";
+  for (const [i, [k, v]] of nested.entries()) {
+    yield `${i > 0 ? "," : ""}${JSON.stringify(k)}:`;
+    yield* v === null ? ["null"] : jsonValue(v);
+  }
+  yield "}";
+}
+
+const OUTPUT_CHUNK = 64 * 1024;
+
+/** Join small pieces into chunks of about OUTPUT_CHUNK characters. */
+function* batched(pieces: Iterable<string>): Generator<string> {
+  let parts: string[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    parts.push(piece);
+    size += piece.length;
+    if (size >= OUTPUT_CHUNK) {
+      yield parts.join("");
+      parts = [];
+      size = 0;
+    }
+  }
+  if (parts.length > 0) yield parts.join("");
+}
+
+/** The JSON document (one line, ending in `\n`) in chunks. */
+export function treeJsonChunks(document: TreeDocument): Iterable<string> {
+  return batched(
+    (function* () {
+      yield* jsonValue(document);
+      yield "\n";
+    })(),
+  );
+}
+
+/** The text picture in chunks, one root at a time. */
+function* textChunks(roots: TreeNode[]): Generator<string> {
+  for (const [i, root] of roots.entries()) yield `${i > 0 ? "\n" : ""}${renderTreeText([root])}`;
+}
+
+/** Any output format in chunks, for writing with backpressure. */
+export function treeOutputChunks(roots: TreeNode[], format: TreeFormat, single: boolean): Iterable<string> {
+  if (format === "json") return treeJsonChunks(single ? { ok: true, tree: roots[0]! } : { ok: true, forest: roots });
+  if (format === "text") return batched(textChunks(roots));
+  return [renderTree(roots, format)];
+}
+
+export const isTreeFormat = (v: unknown): v is TreeFormat => typeof v === "string" && (TREE_FORMATS as readonly string[]).includes(v);

@@ -1,0 +1,38 @@
+// pixir-tree (cli.md §11, tree.md): a report command. Its result (JSON, text, dot or Mermaid) goes to
+// stdout in chunks; errors take the runner's report path (the envelope on stdout with --json).
+import {
+  assertSessionId,
+  buildSessionForest,
+  buildSessionTree,
+  DEFAULT_TREE_MAX_DEPTH,
+  isTreeFormat,
+  parseNonNegativeInt,
+  treeOutputChunks,
+  stringFlag,
+  usageError,
+  type CommandContext,
+  type ParsedArgs,
+} from "@pixir/envelope";
+
+export async function runTree(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+  // cli.md §1: a positional id is checked before anything else, and never echoed.
+  const id = args.positionals[0];
+  if (id !== undefined) assertSessionId(id);
+  const requested = stringFlag(args, "format");
+  if (requested !== undefined && !isTreeFormat(requested)) throw usageError(synopsis, "--format must be text, json, dot or mermaid");
+  if (ctx.json && requested !== undefined && requested !== "json") {
+    throw usageError(synopsis, "--json cannot be combined with --format text, dot or mermaid");
+  }
+  const maxDepth = parseNonNegativeInt("max-depth", stringFlag(args, "max-depth"), synopsis) ?? DEFAULT_TREE_MAX_DEPTH;
+  const format = ctx.json ? "json" : (requested ?? "text");
+  const ws = ctx.workspace();
+
+  const roots = id !== undefined ? [buildSessionTree(ws, id, { maxDepth })] : buildSessionForest(ws, { maxDepth });
+  // One document, as ctx.report would print it, but written in chunks: a large forest is tens of
+  // MB of JSON and must not be held as one string.
+  for (const chunk of treeOutputChunks(roots, format, id !== undefined)) {
+    if (ctx.out.closed) break;
+    await ctx.out.write(chunk);
+  }
+  return 0;
+}

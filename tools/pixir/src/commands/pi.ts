@@ -1,0 +1,64 @@
+// pixir import pi / pixir export pi (cli.md §12.9, pi-interop.md §3–§4).
+import path from "node:path";
+import {
+  assertSessionId,
+  boolFlag,
+  finishPiExport,
+  importPiFiles,
+  planPiExport,
+  stringFlag,
+  usageError,
+  type CommandContext,
+  type ParsedArgs,
+} from "@pixir/envelope";
+
+export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+  const [format, ...files] = args.positionals;
+  if (format !== "pi" || files.length === 0) throw usageError(synopsis);
+  const ws = ctx.workspace();
+  const stderr = ctx.io.stderr;
+  const result = await importPiFiles(ws, {
+    files: files.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f })),
+    lenient: boolFlag(args, "lenient"),
+    dryRun: boolFlag(args, "dry-run"),
+    program: ctx.program,
+    env: ctx.io.env,
+    signal: ctx.signal,
+    progress: ctx.io.stderrIsTty ? (text) => stderr.write(`pixir import pi: ${text}\n`) : undefined,
+  });
+  const { skipped, ...report } = result;
+  if (!ctx.json) {
+    for (const s of skipped ?? []) for (const line of s.lines) ctx.warn("malformed_line", `${s.file}:${line}: skipped a line that is not valid JSON`);
+    for (const imp of report.imports) {
+      for (const o of imp.orphans) {
+        ctx.warn("pi_orphan_entry", `${imp.file}: entry ${JSON.stringify(o.entry_id)} names a missing parent ${JSON.stringify(o.missing_parent_id)}; imported as a root`);
+      }
+    }
+  }
+  const lines = report.imports.flatMap((imp) => imp.sessions.map((s) => `${s.status} ${s.session_id} (${s.role}, ${s.event_count} events)`));
+  await ctx.report(report as unknown as Record<string, unknown>, lines);
+  return 0;
+}
+
+export async function runExport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+  const [format, id] = args.positionals;
+  if (format !== "pi") throw usageError(synopsis);
+  assertSessionId(id);
+  const out = stringFlag(args, "out");
+  const dryRun = boolFlag(args, "dry-run");
+  const plan = await planPiExport(ctx.workspace(), id);
+  for (const w of plan.warnings) ctx.warn(w.code, w.text, w.details);
+  if (out === undefined && !dryRun) {
+    // Stream command: the pi file itself is the output.
+    await ctx.out.write(plan.text);
+    return 0;
+  }
+  const report = finishPiExport(plan, { out, cwd: ctx.io.cwd, dryRun });
+  const where = report.file ?? "stdout";
+  const sessions = report.sessions.length;
+  const text = report.recorded
+    ? `Exported ${report.entry_count} entries of ${sessions} sessions to ${where}; pi resumes ${report.leaf_entry_id}.`
+    : `Would export ${report.entry_count} entries of ${sessions} sessions to ${where}.`;
+  await ctx.report(report as unknown as Record<string, unknown>, text);
+  return 0;
+}
