@@ -91,6 +91,8 @@ export function sh(script: string, options: RunOptions): RunResult {
 /** Start a binary in the background; resolves with its result when it exits. */
 export function start(tool: Tool, args: string[], options: RunOptions) {
   const child = spawn(process.execPath, [binPath(tool), ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
+  // A child that exits (or is killed) before reading all its input closes the pipe: not a test error.
+  child.stdin.on("error", () => undefined);
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => (stdout += d));

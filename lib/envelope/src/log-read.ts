@@ -1,7 +1,7 @@
 // envelope-and-log.md §7: reading one Log file. One checking pass validates every line and notes
 // whether file order is already History order; a second pass streams. Bodies are never all in memory.
-import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync } from "node:fs";
-import { splitLines, type RawLine } from "./codec.js";
+import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, constants as fsConstants } from "node:fs";
+import { MAX_LINE_BYTES, splitLines, type RawLine } from "./codec.js";
 import { decodeLogLine, isLineProblem, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "./errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
@@ -239,19 +239,41 @@ export async function* historyLines(scan: ScanResult, onProblem: ProblemHandler 
 }
 
 /**
- * The first line of a Log, decoded, reading no more than that line: lineage (a first-line
- * session_fork) is all that ls and tree discovery need from most Logs.
+ * The first line of a Log, decoded, reading no more than that line (small synchronous reads): lineage
+ * (a first-line session_fork) is all that ls and rm need from most Logs.
  */
 export async function readFirstLine(p: StatePath): Promise<{ line: LogLine } | { problem: LineProblem; lineNo: number } | null> {
-  const stream = createReadStream(p.abs, { highWaterMark: 64 * 1024 });
+  const fd = openSync(p.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
   try {
-    for await (const raw of splitLines(stream, { path: p.rel })) {
-      const decoded = decodeLogLine(raw.bytes, !raw.terminated);
-      if (isLineProblem(decoded)) return { problem: decoded, lineNo: raw.lineNo };
-      return { line: toLogLine(decoded, raw) };
+    let buf = Buffer.allocUnsafe(4096);
+    let have = 0;
+    let start = 0;
+    let lineNo = 1;
+    for (;;) {
+      const nl = buf.subarray(0, have).indexOf(0x0a, start);
+      if (nl === start) {
+        start++; // blank lines are skipped wherever they occur
+        lineNo++;
+        continue;
+      }
+      if (nl !== -1) return firstLineResult(buf.subarray(start, nl), lineNo, start, true);
+      if (have - start > MAX_LINE_BYTES) return { problem: { reason: "line_too_long" }, lineNo };
+      if (have === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 4);
+        buf.copy(bigger, 0, 0, have);
+        buf = bigger;
+      }
+      const n = readSync(fd, buf, have, buf.length - have, have);
+      if (n === 0) return have > start ? firstLineResult(buf.subarray(start, have), lineNo, start, false) : null;
+      have += n;
     }
-    return null;
   } finally {
-    stream.destroy();
+    closeSync(fd);
   }
+}
+
+function firstLineResult(bytes: Buffer, lineNo: number, offset: number, terminated: boolean): { line: LogLine } | { problem: LineProblem; lineNo: number } {
+  const decoded = decodeLogLine(bytes, !terminated);
+  if (isLineProblem(decoded)) return { problem: decoded, lineNo };
+  return { line: toLogLine(decoded, { bytes: Buffer.from(bytes), lineNo, offset, terminated }) };
 }
