@@ -1,6 +1,6 @@
 // fork.md §3–§4, §10: the fork plan and the fork stream. One pass over the parent History computes the
 // plan (counts, digest, open tool calls, safe cut points); a second pass emits the inherited Events.
-import { createHash } from "node:crypto";
+import { crc32 } from "node:zlib";
 import { closeSync, createReadStream, openSync, rmSync, writeSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -144,20 +144,20 @@ export function resourceDescriptors(e: PixirEvent, seen: Set<string>): Array<Rec
 }
 
 /**
- * A cheap identity of the inherited lines: sha256 over their raw bytes (or, for Events resolved from a
- * share parent, their canonical JSON). Two passes that agree on it read the same prefix.
+ * A cheap identity of the inherited lines: a CRC-32 over their raw bytes (or, for Events resolved from
+ * a share parent, their canonical JSON), plus their count. It guards against a parent rewritten by
+ * accident between two passes of one process; the prefix_digest (SHA-256) remains the real check.
  */
 export class LineFingerprint {
-  private readonly hash = createHash("sha256");
+  private crc = 0;
   count = 0;
   add(e: PixirEvent, line?: Buffer): void {
-    if (line !== undefined) this.hash.update(line);
-    else this.hash.update(canonicalJson([e.type, e.ts, e.data]), "utf8");
-    this.hash.update("\n");
+    this.crc = crc32(line ?? canonicalJson([e.type, e.ts, e.data]), this.crc);
+    this.crc = crc32("\n", this.crc);
     this.count++;
   }
   digest(): string {
-    return this.hash.digest("hex");
+    return `crc32:${this.crc.toString(16).padStart(8, "0")}:${this.count}`;
   }
 }
 
