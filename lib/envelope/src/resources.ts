@@ -38,65 +38,66 @@ export function resourcePath(ws: string, sessionId: string, ref: ResourceRef): S
 }
 
 /**
+ * The bytes of a payload from the first Session of `sources` that has it, checked against its SHA-256
+ * (`resource_missing` when absent or different).
+ */
+export function readVerifiedPayload(ws: string, sources: readonly string[], ref: ResourceRef): Buffer {
+  let found: StatePath | null = null;
+  for (const s of sources) {
+    const p = resourcePath(ws, s, ref);
+    if (inspectStatePath(p) === "present") {
+      found = p;
+      break;
+    }
+  }
+  if (found === null) {
+    throw new PixirError("resource_missing", "session resource payload is missing", {
+      resource_id: ref.resourceId,
+      path: resourcePath(ws, sources[0] ?? "", ref).rel,
+    });
+  }
+  const bytes = readFileSync(found.abs);
+  const actual = createHash("sha256").update(bytes).digest("hex");
+  if (actual !== ref.sha256) {
+    throw new PixirError("resource_missing", "session resource checksum mismatch", {
+      resource_id: ref.resourceId,
+      path: found.rel,
+      expected_sha256: ref.sha256,
+      actual_sha256: actual,
+    });
+  }
+  return bytes;
+}
+
+/** Write one payload with temp + rename, directories made one at a time; an identical one is kept. */
+export function writePayload(dest: StatePath, bytes: Buffer, sha256: string): void {
+  if (inspectStatePath(dest) === "present" && createHash("sha256").update(readFileSync(dest.abs)).digest("hex") === sha256) return;
+  ensureStateDir(dest.parent());
+  const tmp = dest.sibling(`${dest.components.at(-1)}.tmp-${randomHex(4)}`);
+  const fd = openSync(tmp.abs, "wx", 0o644);
+  try {
+    writeSync(fd, bytes);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(tmp.abs, dest.abs);
+  } catch (err) {
+    unlinkSync(tmp.abs);
+    throw err;
+  }
+}
+
+/**
  * Copy each payload from the first Session of `sources` (parent, then its share ancestors) that has it,
  * verifying its SHA-256, to `childId`'s resources. Returns the number of payloads copied or present.
  * With `verifyOnly` (dry runs) the payloads are found and hashed but nothing is written.
  */
 export function copyResources(ws: string, sources: readonly string[], childId: string, refs: readonly ResourceRef[], verifyOnly = false): number {
-  let copied = 0;
   for (const ref of refs) {
-    let found: StatePath | null = null;
-    for (const s of sources) {
-      const p = resourcePath(ws, s, ref);
-      if (inspectStatePath(p) === "present") {
-        found = p;
-        break;
-      }
-    }
-    if (found === null) {
-      throw new PixirError("resource_missing", "session resource payload is missing", {
-        resource_id: ref.resourceId,
-        path: resourcePath(ws, sources[0] ?? childId, ref).rel,
-      });
-    }
-    const bytes = readFileSync(found.abs);
-    const actual = createHash("sha256").update(bytes).digest("hex");
-    if (actual !== ref.sha256) {
-      throw new PixirError("resource_missing", "session resource checksum mismatch", {
-        resource_id: ref.resourceId,
-        path: found.rel,
-        expected_sha256: ref.sha256,
-        actual_sha256: actual,
-      });
-    }
-    if (verifyOnly) {
-      copied++;
-      continue;
-    }
-    const dest = resourcePath(ws, childId, ref);
-    if (inspectStatePath(dest) === "present") {
-      const existing = createHash("sha256").update(readFileSync(dest.abs)).digest("hex");
-      if (existing === ref.sha256) {
-        copied++;
-        continue;
-      }
-    }
-    ensureStateDir(dest.parent());
-    const tmp = dest.sibling(`${dest.components.at(-1)}.tmp-${randomHex(4)}`);
-    const fd = openSync(tmp.abs, "wx", 0o644);
-    try {
-      writeSync(fd, bytes);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      renameSync(tmp.abs, dest.abs);
-    } catch (err) {
-      unlinkSync(tmp.abs);
-      throw err;
-    }
-    copied++;
+    const bytes = readVerifiedPayload(ws, sources.length > 0 ? sources : [childId], ref);
+    if (!verifyOnly) writePayload(resourcePath(ws, childId, ref), bytes, ref.sha256);
   }
-  return copied;
+  return refs.length;
 }

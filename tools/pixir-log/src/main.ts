@@ -1,15 +1,10 @@
 // pixir-log: Log plumbing. This file only describes the commands; each implementation is loaded
 // when its command runs, and all behaviour lives in @pixir/envelope.
-import { processIo, runProcess, runTool, type CliIo, type CommandSpec, type ToolSpec } from "@pixir/envelope";
+import { COMMON_OPTIONS_HELP, processIo, runProcess, runTool, type CliIo, type CommandSpec, type ToolSpec } from "@pixir/envelope";
 
 declare const __PIXIR_VERSION__: string;
 
-const COMMON = `
-Options everywhere:
-  --workspace DIR  the Workspace (default: $PIXIR_WORKSPACE, else the current directory)
-  --json           machine output
-  -h, --help       this help
-  --version        print the version`;
+const COMMON = COMMON_OPTIONS_HELP;
 
 const catSynopsis = "pixir-log cat <id> [--raw] [--from-seq N] [--to-seq N] [--type T[,T...]]... [--lenient [--exit-zero]]";
 const writeSynopsis = "pixir-log write [<id>] [--allow-empty] [--take-over-dead-writer] [--dry-run]";

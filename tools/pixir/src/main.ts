@@ -1,17 +1,12 @@
 // pixir: the wrapper for common jobs. It runs the same stages as the single tools, in-process, and
 // holds the Writer Lease itself. This file only describes the commands.
-import { processIo, runProcess, runTool, type CliIo, type CommandSpec, type ToolSpec } from "@pixir/envelope";
+import { COMMON_OPTIONS_HELP, processIo, runProcess, runTool, type CliIo, type CommandSpec, type ToolSpec } from "@pixir/envelope";
 import { main as logMain } from "pixir-log";
 import { main as treeMain } from "pixir-tree";
 
 declare const __PIXIR_VERSION__: string;
 
-const COMMON = `
-Options everywhere:
-  --workspace DIR  the Workspace (default: $PIXIR_WORKSPACE, else the current directory)
-  --json           machine output (one JSON document)
-  -h, --help       this help
-  --version        print the version`;
+const COMMON = COMMON_OPTIONS_HELP;
 
 const forkSynopsis =
   "pixir fork <id> [--to-seq N] [--summarize] [--model-cmd CMD] [--model-timeout-ms N] [--strategy replay_v1|share_v1] [--child-id ID] [--strict-boundary] [--dry-run]";

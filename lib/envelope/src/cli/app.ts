@@ -57,6 +57,14 @@ export interface ToolSpec {
   commands: CommandSpec[];
 }
 
+/** The help paragraph for the flags every command accepts (cli.md §1). */
+export const COMMON_OPTIONS_HELP = `
+Options everywhere:
+  --workspace DIR  the Workspace (default: $PIXIR_WORKSPACE, else the current directory)
+  --json           machine output
+  -h, --help       this help
+  --version        print the version`;
+
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   workspace: { type: "string", valueKind: "directory" },
   json: { type: "boolean" },

@@ -3,10 +3,8 @@
 // resource_id where its base64 `data` was. The export puts the same base64 back.
 import { createHash } from "node:crypto";
 import { isJsonObject, type JsonObject } from "../envelope.js";
-import { PixirError } from "../errors.js";
-import { readFileSync } from "node:fs";
-import { inspectStatePath, type StatePath } from "../paths.js";
-import { checkDescriptor, resourcePath, type ResourceRef } from "../resources.js";
+import type { StatePath } from "../paths.js";
+import { checkDescriptor, readVerifiedPayload, resourcePath, type ResourceRef } from "../resources.js";
 
 const EXTENSIONS: Record<string, string> = {
   "image/png": "png",
@@ -109,31 +107,7 @@ export function workspaceImageLoader(ws: string, sessions: () => readonly string
     const key = `${ref.resourceId}/${ref.sha256}.${ref.extension}`;
     const cached = cache.get(key);
     if (cached !== undefined) return cached;
-    let found: StatePath | null = null;
-    const candidates = sessions();
-    for (const s of candidates) {
-      const p = resourcePath(ws, s, ref);
-      if (inspectStatePath(p) === "present") {
-        found = p;
-        break;
-      }
-    }
-    if (found === null) {
-      throw new PixirError("resource_missing", "session resource payload is missing", {
-        resource_id: ref.resourceId,
-        path: resourcePath(ws, candidates[0] ?? "", ref).rel,
-      });
-    }
-    const bytes = readFileSync(found.abs);
-    const actual = createHash("sha256").update(bytes).digest("hex");
-    if (actual !== ref.sha256) {
-      throw new PixirError("resource_missing", "session resource checksum mismatch", {
-        resource_id: ref.resourceId,
-        path: found.rel,
-        expected_sha256: ref.sha256,
-        actual_sha256: actual,
-      });
-    }
+    const bytes = readVerifiedPayload(ws, sessions(), ref);
     const base64 = bytes.toString("base64");
     cache.set(key, base64);
     return base64;

@@ -2,16 +2,17 @@
 // would resume is the primary Log, every other leaf a share_v1 child holding only the entries its branch
 // adds. Everything is planned and checked before anything is written.
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { isEncodable, serializeEvent, type JsonObject, type PixirEvent } from "../envelope.js";
 import { PixirError } from "../errors.js";
 import { OpenCalls, SHARE_LIMITATIONS } from "../fork.js";
-import { derivedUlid, randomHex } from "../ids.js";
+import { derivedUlid } from "../ids.js";
 import { acquireLease, type WriterLease } from "../lease.js";
 import { inheritedItem, isInherited, PrefixDigest } from "../loader.js";
 import { createLogAtomically } from "../log-write.js";
-import { ensureStateDir, inspectStatePath, logPath, type StatePath } from "../paths.js";
+import { inspectStatePath, logPath } from "../paths.js";
+import { writePayload } from "../resources.js";
 import { isValidSessionId } from "../session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
 import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
@@ -363,26 +364,6 @@ function statusOnDisk(ws: string, log: PlannedPiLog): "absent" | "identical" | "
   const p = logPath(ws, log.sessionId);
   if (inspectStatePath(p) === "missing") return "absent";
   return readFileSync(p.abs).equals(log.bytes) ? "identical" : "different";
-}
-
-/** Write one payload with temp + rename; an identical payload already there is kept. */
-function writePayload(p: StatePath, bytes: Buffer, sha: string): void {
-  if (inspectStatePath(p) === "present" && createHash("sha256").update(readFileSync(p.abs)).digest("hex") === sha) return;
-  ensureStateDir(p.parent());
-  const tmp = p.sibling(`${p.components.at(-1)}.tmp-${randomHex(4)}`);
-  const fd = openSync(tmp.abs, "wx", 0o644);
-  try {
-    writeSync(fd, bytes);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp.abs, p.abs);
-  } catch (err) {
-    unlinkSync(tmp.abs);
-    throw err;
-  }
 }
 
 export async function importPiFiles(ws: string, options: PiImportOptions): Promise<PiImportResult> {
