@@ -9,7 +9,7 @@ import { canonicalJson, decodeLogLine, decodeOwnHead, isLineProblem, isReplayTyp
 import { PixirError, usageError } from "./errors.js";
 import { newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
-import { corruptLineError, readLogRange } from "./log-read.js";
+import { corruptLineError, headLines } from "./log-read.js";
 import { inheritedItem, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
 import { logPath } from "./paths.js";
 import { checkDescriptor, type ResourceRef } from "./resources.js";
@@ -322,20 +322,9 @@ export async function parentFromLog(ws: string, parentId: string, toSeq: number 
   };
 }
 
-/** Lines of a Log whose every line is exact: the envelope from decodeOwnHead, `data` kept as text. */
+/** The parent's lines read from their heads only (log-read.ts headLines), as HistoryItems. */
 async function* lightItems(history: History): AsyncGenerator<HistoryItem> {
-  const scan = history.scan;
-  for await (const raw of splitLines(readLogRange(scan.path, 0, scan.byteLength), { path: scan.path.rel })) {
-    const text = raw.bytes.toString("utf8");
-    const head = decodeOwnHead(text);
-    if (head !== null) {
-      yield { event: head.event, dataText: head.dataText, lineBytes: raw.bytes };
-      continue;
-    }
-    const decoded = decodeLogLine(raw.bytes, !raw.terminated);
-    if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
-    yield { event: decoded.event, dataText: decoded.exact ? dataTextOf(text, decoded.event) : undefined, lineBytes: raw.bytes };
-  }
+  for await (const line of headLines(history.scan)) yield { event: line.event, dataText: line.dataText, lineBytes: line.bytes };
 }
 
 export function parentNotFound(ws: string, parentId: string, command = "pixir fork"): PixirError {

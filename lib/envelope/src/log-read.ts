@@ -2,7 +2,7 @@
 // whether file order is already History order; a second pass streams. Bodies are never all in memory.
 import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, constants as fsConstants } from "node:fs";
 import { MAX_LINE_BYTES, splitLines, type RawLine } from "./codec.js";
-import { decodeLogLine, isLineProblem, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
+import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "./errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
 
@@ -276,4 +276,31 @@ function firstLineResult(bytes: Buffer, lineNo: number, offset: number, terminat
   const decoded = decodeLogLine(bytes, !terminated);
   if (isLineProblem(decoded)) return { problem: decoded, lineNo };
   return { line: toLogLine(decoded, { bytes: Buffer.from(bytes), lineNo, offset, terminated }) };
+}
+
+export interface HeadLine {
+  /** The envelope; `data` is a placeholder when it came from the head alone (see `dataText`). */
+  event: PixirEvent;
+  /** Raw text of `data`, when known without a full decode. */
+  dataText: string | undefined;
+  bytes: Buffer;
+}
+
+/**
+ * A second pass over a Log whose checking pass found every line exact (`passThrough`): each line's
+ * envelope is read from its head in our key order (decodeOwnHead) without parsing `data`; other
+ * layouts are decoded in full. Callers that need `data` itself must use historyLines.
+ */
+export async function* headLines(scan: ScanResult): AsyncGenerator<HeadLine> {
+  for await (const raw of splitLines(readRange(scan.path.abs, 0, scan.byteLength), { path: scan.path.rel })) {
+    const text = raw.bytes.toString("utf8");
+    const head = decodeOwnHead(text);
+    if (head !== null) {
+      yield { event: head.event, dataText: head.dataText, bytes: raw.bytes };
+      continue;
+    }
+    const decoded = decodeLogLine(raw.bytes, !raw.terminated);
+    if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
+    yield { event: decoded.event, dataText: decoded.exact ? dataTextOf(text, decoded.event) : undefined, bytes: raw.bytes };
+  }
 }

@@ -5,6 +5,7 @@ import {
   boolFlag,
   decodeLogLine,
   errorEnvelope,
+  headLines,
   isCanonicalType,
   isLineProblem,
   LineBuffer,
@@ -84,6 +85,14 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: st
     for await (const chunk of abortable(readLogRange(history.scan.path, 0, history.scan.byteLength), ctx.signal)) {
       if (out.closed) break;
       await out.push(chunk as Buffer);
+    }
+  } else if (history !== null && history.share === null && history.scan.passThrough && history.scan.inOrder) {
+    // Filtering a Log of exact lines: type and seq come from each line's head, the line goes out as is.
+    for await (const line of abortable(headLines(history.scan), ctx.signal)) {
+      if (out.closed) break;
+      if (!keep(line.event)) continue;
+      await out.push(line.bytes);
+      await out.push(NEWLINE);
     }
   } else if (history !== null) {
     for await (const item of abortable(history.items(lenient ? quiet : undefined), ctx.signal)) {
