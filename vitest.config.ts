@@ -5,10 +5,16 @@ const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
 export default defineConfig({
   resolve: {
+    // The same aliases as scripts/build.mjs, so tests can also run a tool's main() in-process.
     alias: {
       "@pixir/envelope": here("./lib/envelope/src/index.ts"),
+      "pixir-log": here("./tools/pixir-log/src/main.ts"),
+      "pixir-fork": here("./tools/pixir-fork/src/main.ts"),
+      "pixir-tree": here("./tools/pixir-tree/src/main.ts"),
+      "pixir-summarize": here("./tools/pixir-summarize/src/main.ts"),
     },
   },
+  define: { __PIXIR_VERSION__: JSON.stringify("0.0.0-test"), __PIXIR_PROGRAM__: JSON.stringify("pixir") },
   test: {
     include: ["test/**/*.test.ts", "lib/*/test/**/*.test.ts", "tools/*/test/**/*.test.ts"],
     testTimeout: 60_000,

@@ -1,7 +1,7 @@
 // cli.md §8.3, envelope-and-log.md §9: the Pixir `record` path. Events from stdin get seq, id and ts
 // stamped and are appended all or nothing, under the Writer Lease taken before stdin is read.
 import { splitLines } from "./codec.js";
-import { dataTextOf, serializeEvent, type PixirEvent } from "./envelope.js";
+import { lineDataText, serializeEvent, type PixirEvent } from "./envelope.js";
 import { newUlid } from "./ids.js";
 import { checkInputSessionId, decodeInputLine, integrityError, STDIN_PATH } from "./input.js";
 import { acquireLease, type WriterLease } from "./lease.js";
@@ -76,9 +76,9 @@ async function stampEvents(id: string, input: AsyncIterable<Buffer>, firstSeq: n
       type: v.type as PixirEvent["type"],
       data: (v.data as PixirEvent["data"] | undefined) ?? {},
     };
-    // A fully stamped six-key line keeps its data bytes; anything else is serialised afresh.
+    // The data bytes are kept as given (a six-key line by its head, any other by the scanner).
     const exact = Object.keys(v).length === 6 && v.data !== undefined;
-    emit(serializeEvent(event, exact ? dataTextOf(input.text, event) : undefined));
+    emit(serializeEvent(event, lineDataText(input.text, event, exact)));
     seq++;
     count++;
   }

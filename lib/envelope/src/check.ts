@@ -1,13 +1,15 @@
 // cli.md §8.5: `pixir-log check` reads everything and reports every problem (what readers reject)
 // and every warning (what readers tolerate but our writers never produce).
-import { readdirSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
+import path from "node:path";
 import type { CorruptReason } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { checkParentPrefix } from "./fork-write.js";
 import { readJournal, scanLog, type LogLine } from "./log-read.js";
 import { notFoundError, openHistory } from "./loader.js";
 import { listLogs } from "./ls.js";
-import { inspectStatePath, logPath, sessionsDir } from "./paths.js";
+import { inspectStatePath, leasesDir, logPath, sessionsDir } from "./paths.js";
+import { isValidSessionId } from "./session-id.js";
 
 export interface Finding {
   code: string;
@@ -20,6 +22,8 @@ export interface Finding {
 export interface LogReport {
   session_id: string;
   log_path: string;
+  /** false for a Session that has no Log, only files an interrupted write left behind. */
+  log_exists?: false;
   event_count: number;
   problems: Finding[];
   warnings: Finding[];
@@ -38,6 +42,7 @@ const CORRUPT_MESSAGES: Record<CorruptReason, string> = {
   invalid_data: "data is not an object",
   invalid_field: "an envelope field has the wrong type",
   line_too_long: "line is longer than the line-length limit",
+  nesting_too_deep: "line nests arrays and objects deeper than the nesting limit",
   misplaced_share_header: "a share_v1 session_fork is not the first line at seq 0",
   seq_conflicts_with_shared_prefix: "an own event of a share child has a seq inside the shared prefix",
 };
@@ -54,7 +59,58 @@ function idHash(id: string): number {
   return (h2 & 0x1fffff) * 2 ** 32 + h1;
 }
 
-export async function checkLog(ws: string, id: string): Promise<LogReport> {
+const TEMP_SUFFIX = /\.tmp-[0-9a-f]{8}$/;
+const STALE_TEMP = "a temp file was left by an interrupted write";
+
+const isDir = (abs: string): boolean => {
+  try {
+    return lstatSync(abs).isDirectory(); // never through a symlink
+  } catch {
+    return false;
+  }
+};
+const names = (abs: string): string[] => (isDir(abs) ? readdirSync(abs) : []);
+
+/**
+ * Files that interrupted writers leave, by Session: temp files of Logs, resource payloads and leases,
+ * `.steal` files of a takeover, and journals (envelope-and-log.md §8, writer-lease.md §6, §9a). A crash
+ * must leave nothing that check does not report, including for a Log that never came to exist.
+ */
+export function strayStateFiles(ws: string, only?: string): Map<string, Finding[]> {
+  const found = new Map<string, Finding[]>();
+  const add = (id: string, f: Finding) => {
+    if (only !== undefined && id !== only) return;
+    const list = found.get(id) ?? [];
+    list.push(f);
+    found.set(id, list);
+  };
+  const sessions = sessionsDir(ws);
+  for (const name of names(sessions.abs)) {
+    const rel = `${sessions.rel}/${name}`;
+    const temp = /^(.*)\.ndjson\.tmp-[0-9a-f]{8}$/.exec(name);
+    if (temp !== null && isValidSessionId(temp[1])) add(temp[1]!, { code: "stale_temp_file", message: STALE_TEMP, path: rel });
+    const journal = /^(.*)\.ndjson\.append-journal$/.exec(name);
+    if (journal !== null && isValidSessionId(journal[1])) add(journal[1]!, { code: "append_journal_present", message: "an interrupted append left a journal; readers use the original length", path: rel });
+    // A Log name that is not a regular file (a symlink, a folder): ls ignores it, check reports it.
+    const log = /^(.*)\.ndjson$/.exec(name);
+    if (log !== null && isValidSessionId(log[1]) && !lstatSync(path.join(sessions.abs, name)).isFile()) add(log[1]!, { code: "unsafe_log_entry", message: "not a regular file", path: rel });
+    if (!isValidSessionId(name) || (only !== undefined && name !== only)) continue;
+    const resources = path.join(sessions.abs, name, "resources");
+    for (const rid of names(resources)) {
+      for (const file of names(path.join(resources, rid))) {
+        if (TEMP_SUFFIX.test(file)) add(name, { code: "stale_temp_file", message: STALE_TEMP, path: `${rel}/resources/${rid}/${file}` });
+      }
+    }
+  }
+  const leases = leasesDir(ws);
+  for (const name of names(leases.abs)) {
+    const m = /^(.*)\.json(\.tmp-[0-9a-f]{8}|\.steal)$/.exec(name);
+    if (m !== null && isValidSessionId(m[1])) add(m[1]!, { code: "stale_temp_file", message: m[2] === ".steal" ? "a takeover of a dead writer's lease was interrupted" : STALE_TEMP, path: `${leases.rel}/${name}` });
+  }
+  return found;
+}
+
+export async function checkLog(ws: string, id: string, strays?: Finding[]): Promise<LogReport> {
   const p = logPath(ws, id);
   const report: LogReport = { session_id: id, log_path: p.rel, event_count: 0, problems: [], warnings: [] };
   const problem = (f: Finding) => report.problems.push(f);
@@ -72,11 +128,8 @@ export async function checkLog(ws: string, id: string): Promise<LogReport> {
     }
     throw err;
   }
-  for (const name of readdirSync(sessionsDir(ws).abs)) {
-    if (name.startsWith(`${id}.ndjson.tmp-`)) {
-      warn({ code: "stale_temp_file", message: "a temp file was left by an interrupted write", path: `${sessionsDir(ws).rel}/${name}` });
-    }
-  }
+  // The journal was read above (under either of its names); the other leftovers come from the scan.
+  for (const f of strays ?? strayStateFiles(ws, id).get(id) ?? []) if (f.code !== "append_journal_present") warn(f);
 
   const hashes = new Set<number>();
   const suspects = new Set<number>();
@@ -184,11 +237,26 @@ export interface CheckReport {
   logs: LogReport[];
 }
 
+const compareBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+
 export async function checkLogs(ws: string, ids: string[] | null): Promise<CheckReport> {
   const targets = ids ?? listLogs(ws).sessionIds;
   const logs: LogReport[] = [];
-  for (const id of targets) logs.push(await checkLog(ws, id));
+  if (ids !== null) {
+    for (const id of targets) logs.push(await checkLog(ws, id));
+  } else {
+    // The whole Workspace: also the leftovers of Sessions whose Log never appeared (a killed create).
+    const strays = inspectStatePath(sessionsDir(ws)) === "present" ? strayStateFiles(ws) : new Map<string, Finding[]>();
+    for (const id of targets) logs.push(await checkLog(ws, id, strays.get(id) ?? []));
+    const others = [...strays.keys()].filter((id) => !targets.includes(id)).sort(compareBytes);
+    for (const id of others) {
+      const found = strays.get(id)!;
+      // An unsafe entry under a Log's name is checked as that Log: one unsafe_state_path problem.
+      if (found.some((f) => f.code === "unsafe_log_entry")) logs.push(await checkLog(ws, id, found.filter((f) => f.code !== "unsafe_log_entry")));
+      else logs.push({ session_id: id, log_path: logPath(ws, id).rel, log_exists: false, event_count: 0, problems: [], warnings: found });
+    }
+  }
   const problems = logs.reduce((n, l) => n + l.problems.length, 0);
   const warnings = logs.reduce((n, l) => n + l.warnings.length, 0);
-  return { checked: logs.length, problem_count: problems, warning_count: warnings, logs };
+  return { checked: logs.filter((l) => l.log_exists !== false).length, problem_count: problems, warning_count: warnings, logs };
 }

@@ -223,6 +223,7 @@ export async function compactSession(ws: string, id: string, options: CompactOpt
   if (!first.compactable || options.dryRun) return first;
 
   const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
+  let recorded = false;
   try {
     rollbackJournal(ws, id);
     // Computed again under the lease: another writer may have appended since the first look.
@@ -231,9 +232,10 @@ export async function compactSession(ws: string, id: string, options: CompactOpt
     const { next, tail } = await nextSeqFromTail(ws, id);
     const event: PixirEvent = { id: newUlid(), session_id: id, seq: next, ts: new Date().toISOString(), type: "history_compaction", data: plan.event };
     await appendJournaled(ws, id, tail, async (emit) => emit(serializeEvent(event)), { lease, signal: options.signal });
+    recorded = true;
     return { ...plan, recorded: true, compaction_event_id: event.id!, compaction_seq: next };
   } finally {
-    lease.release();
+    lease.release(!recorded);
   }
 }
 

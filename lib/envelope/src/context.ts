@@ -3,7 +3,7 @@
 // text; lineage, usage, failure, workflow and partial-answer Events are not shown. Two streaming passes
 // over the one loader's History (find the checkpoint, then emit), so memory stays flat.
 import { abortable } from "./cli/io.js";
-import { dataTextOf, isJsonObject, type JsonObject, type PixirEvent } from "./envelope.js";
+import { isJsonObject, lineDataText, type JsonObject, type PixirEvent } from "./envelope.js";
 import { notFoundError, openHistory, type History, type HistoryItem } from "./loader.js";
 import { logPath } from "./paths.js";
 import { renderBranchSummaryText, renderCheckpointText } from "./summary.js";
@@ -84,7 +84,7 @@ export function contextItemOf(item: HistoryItem): ContextItem | null {
   const base = { seq: e.seq, id: e.id, type: e.type, role };
   if (e.type === "history_compaction") return { ...base, text: renderCheckpointText(e.data) };
   if (e.type === "branch_summary") return { ...base, text: renderBranchSummaryText(e.data) };
-  const dataText = item.dataText ?? (item.line?.exact ? dataTextOf(item.line.bytes.toString("utf8"), e) : undefined);
+  const dataText = item.dataText ?? (item.line ? lineDataText(item.line.bytes.toString("utf8"), e, item.line.exact) : undefined);
   return { ...base, data: e.data, dataText };
 }
 

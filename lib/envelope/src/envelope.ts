@@ -1,5 +1,6 @@
 // envelope-and-log.md §1–§3: the six-key Event, the closed type vocabulary, and the wire form.
 import { isUtf8 } from "node:buffer";
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from "./codec.js";
 import { truncate } from "./text.js";
 
 export const CANONICAL_TYPES = [
@@ -72,6 +73,7 @@ export type CorruptReason =
   | "invalid_data"
   | "invalid_field"
   | "line_too_long"
+  | "nesting_too_deep"
   | "misplaced_share_header"
   | "seq_conflicts_with_shared_prefix";
 
@@ -108,8 +110,11 @@ export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | Lin
   } catch {
     return { reason: isTail ? "torn_tail" : "invalid_json" };
   }
+  if (nestsDeeperThan(bytes)) return NESTING_PROBLEM;
   return decodeValue(value);
 }
+
+export const NESTING_PROBLEM: LineProblem = { reason: "nesting_too_deep", extra: { max_nesting_depth: MAX_NESTING_DEPTH } };
 
 const NONE: string[] = [];
 
@@ -174,10 +179,106 @@ export function serializeEvent(e: PixirEvent, dataText?: string): string {
  */
 export function dataTextOf(line: string, e: PixirEvent): string | undefined {
   const head = envelopeHead(e);
-  if (!line.startsWith(head)) return undefined;
+  if (!line.startsWith(head)) return rawDataText(line);
   const end = line.endsWith("\r") ? line.length - 2 : line.length - 1;
-  if (line[end] !== "}") return undefined;
+  if (line[end] !== "}") return rawDataText(line);
   return line.slice(head.length, end);
+}
+
+/**
+ * The raw text of `data` in any line that decoded to `e`: the fast path for an exact line (six keys),
+ * else the scanner. Writers keep these bytes, so a number JavaScript cannot represent exactly (a
+ * 64-bit id, 1e400) is stored as it came instead of being rounded or turned into `null`.
+ */
+export function lineDataText(line: string, e: PixirEvent, exact: boolean): string | undefined {
+  return exact ? dataTextOf(line, e) : rawDataText(line);
+}
+
+const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+function skipSpace(s: string, i: number): number {
+  while (i < s.length && isJsonSpace(s.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Index just after the string starting at `i` (a `"`), or -1. */
+function stringEnd(s: string, i: number): number {
+  for (let j = i + 1; j < s.length; j++) {
+    const c = s.charCodeAt(j);
+    if (c === 0x5c) j++;
+    else if (c === 0x22) return j + 1;
+  }
+  return -1;
+}
+
+/** Index just after the JSON value starting at `i`, or -1. */
+function valueEnd(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c === 0x22) return stringEnd(s, i);
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    for (let j = i; j < s.length; j++) {
+      const d = s.charCodeAt(j);
+      if (d === 0x22) {
+        j = stringEnd(s, j) - 1;
+        if (j < 0) return -1;
+      } else if (d === 0x7b || d === 0x5b) depth++;
+      else if ((d === 0x7d || d === 0x5d) && --depth === 0) return j + 1;
+    }
+    return -1;
+  }
+  let j = i;
+  while (j < s.length && !isJsonSpace(s.charCodeAt(j)) && !",}]".includes(s[j]!)) j++;
+  return j;
+}
+
+/** JSON text without the whitespace outside strings (our wire form is compact). */
+function compactJson(text: string): string {
+  if (!/[ \t\r\n]/.test(text)) return text;
+  let out = "";
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = stringEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
+    } else {
+      if (!isJsonSpace(c)) out += text[i];
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
+ * The text of the top-level `data` member of a JSON object line that has already parsed, in any key
+ * order (the last one wins, as in JSON.parse), compacted; undefined when it is absent or not an object.
+ */
+export function rawDataText(line: string): string | undefined {
+  let i = skipSpace(line, 0);
+  if (line[i] !== "{") return undefined;
+  i = skipSpace(line, i + 1);
+  if (line[i] === "}") return undefined;
+  let found: [number, number] | undefined;
+  for (;;) {
+    if (line[i] !== '"') return undefined;
+    const keyEnd = stringEnd(line, i);
+    if (keyEnd < 0) return undefined;
+    const rawKey = line.slice(i, keyEnd);
+    const key = rawKey.includes("\\") ? (JSON.parse(rawKey) as string) : rawKey.slice(1, -1);
+    i = skipSpace(line, keyEnd);
+    if (line[i] !== ":") return undefined;
+    i = skipSpace(line, i + 1);
+    const end = valueEnd(line, i);
+    if (end < 0) return undefined;
+    if (key === "data") found = [i, end];
+    i = skipSpace(line, end);
+    if (line[i] === ",") i = skipSpace(line, i + 1);
+    else if (line[i] === "}") break;
+    else return undefined;
+  }
+  if (found === undefined || line[found[0]] !== "{") return undefined;
+  return compactJson(line.slice(found[0], found[1]));
 }
 
 const STR = String.raw`"(?:[^"\\]|\\.)*"`;

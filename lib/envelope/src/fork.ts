@@ -15,7 +15,7 @@ import { logPath } from "./paths.js";
 import { checkDescriptor, type ResourceRef } from "./resources.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
 import { abortable } from "./cli/io.js";
-import { dataTextOf } from "./envelope.js";
+import { dataTextOf, lineDataText } from "./envelope.js";
 
 export type ForkStrategy = "replay_v1" | "share_v1";
 export const FORK_STRATEGIES: readonly ForkStrategy[] = ["replay_v1", "share_v1"];
@@ -377,7 +377,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
       } else prevSeq = seq;
       const event: PixirEvent = { ...decoded.event, session_id: parentId };
       if (scanner!.add(event, raw.bytes)) {
-        pending.push(serializeEvent(event, decoded.exact ? dataTextOf(raw.bytes.toString("utf8"), event) : undefined));
+        pending.push(serializeEvent(event, lineDataText(raw.bytes.toString("utf8"), event, decoded.exact)));
         pendingBytes += pending[pending.length - 1]!.length;
         if (pendingBytes > 1 << 20) flush();
       }

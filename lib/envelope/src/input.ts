@@ -1,8 +1,8 @@
 // envelope-and-log.md §8.1: checks on Events that arrive on stdin to be written.
 import { isUtf8 } from "node:buffer";
-import { splitLines, type RawLine } from "./codec.js";
+import { MAX_NESTING_DEPTH, nestsDeeperThan, splitLines, type RawLine } from "./codec.js";
 import { abortable } from "./cli/io.js";
-import { dataTextOf, isCanonicalType, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
+import { isCanonicalType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { sessionIdProblem } from "./session-id.js";
 
@@ -34,6 +34,7 @@ export function decodeInputLine(raw: RawLine, options: DecodeInputOptions = {}):
   } catch {
     throw corruptInput(raw.terminated ? "invalid_json" : "torn_tail", raw.lineNo);
   }
+  if (nestsDeeperThan(raw.bytes)) throw corruptInput("nesting_too_deep", raw.lineNo, { max_nesting_depth: MAX_NESTING_DEPTH });
   if (!isJsonObject(value)) throw corruptInput("unexpected_shape", raw.lineNo);
   const type = value.type;
   if (typeof type !== "string") throw corruptInput("missing_event_type", raw.lineNo);
@@ -138,5 +139,5 @@ export function stampedEvent(e: InputEvent): PixirEvent {
 /** Serialise an input Event in our key order, keeping `data` bytes when the line allows it. */
 export function inputLine(e: InputEvent, event: PixirEvent): string {
   const exact = Object.keys(e.value).length === 6;
-  return serializeEvent(event, exact ? dataTextOf(e.text, event) : undefined);
+  return serializeEvent(event, lineDataText(e.text, event, exact));
 }

@@ -1,10 +1,10 @@
 // writer-lease.md: at most one process writes a Session's Log. The file format is Pixir's.
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, realpathSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from "node:fs";
 import os from "node:os";
 import { PixirError } from "./errors.js";
 import { randomHex } from "./ids.js";
-import { ensureStateDir, inspectStatePath, leasePath, leasesDir, releasesDir, removeCreatedDirs, StatePath } from "./paths.js";
+import { ensureStateDir, inspectStatePath, leasePath, leasesDir, placeComplete, releasesDir, removeCreatedDirs, StatePath, tempSibling } from "./paths.js";
 import { isJsonObject } from "./envelope.js";
 
 export const HEARTBEAT_INTERVAL_MS = 1000;
@@ -188,27 +188,8 @@ function permissionOr(err: unknown, p: StatePath, operation: string, fallback: (
   return fallback();
 }
 
-/** Write `text` to a fresh temp sibling (exclusive create, fsync), then rename over `target`. */
-function writeAtomically(target: StatePath, text: string): void {
-  const tmp = target.sibling(`${target.components.at(-1)}.tmp-${randomHex(4)}`);
-  const fd = openSync(tmp.abs, "wx", 0o644);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp.abs, target.abs);
-  } catch (err) {
-    try {
-      unlinkSync(tmp.abs);
-    } catch {
-      /* already gone */
-    }
-    throw err;
-  }
-}
+/** Replace `target` by a complete file (heartbeats, takeovers). */
+const writeAtomically = (target: StatePath, text: string): void => placeComplete(tempSibling(target), target, text, "rename");
 
 function readLeaseObject(p: StatePath): Record<string, unknown> | "missing" | "unreadable" {
   try {
@@ -383,9 +364,8 @@ function tryCreate(ws: string, id: string, program: string, createdDirs: string[
   const p = leasePath(ws, id);
   for (let attempt = 0; attempt < 2; attempt++) {
     const record = newLeaseRecord(ws, id, program, Date.now());
-    let fd: number;
     try {
-      fd = openSync(p.abs, "wx", 0o644);
+      createComplete(p, `${JSON.stringify(record, null, 2)}\n`);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" && attempt === 0) {
@@ -403,16 +383,19 @@ function tryCreate(ws: string, id: string, program: string, createdDirs: string[
         filesystem_reason: code ?? "unknown",
       }));
     }
-    try {
-      writeSync(fd, `${JSON.stringify(record, null, 2)}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
     return new WriterLease(ws, id, record.holder_id as string, true, record, createdDirs);
   }
   return ambiguous({ session_id: id, workspace: ws, lease_path: p.abs }, "lease_vanished_during_acquire");
 }
+
+/**
+ * §3 step 2, made so the lease is never seen half-written: it is linked into place complete
+ * (placeComplete). link() fails with EEXIST exactly as an exclusive create would, so contenders still
+ * exclude each other (and Pixir's exclusive create); but a contender, a `--wait` loop or a crash can no
+ * longer meet an empty lease file, which would read as ambiguous and block the Session until a forced
+ * release.
+ */
+const createComplete = (target: StatePath, text: string): void => placeComplete(tempSibling(target), target, text, "link");
 
 /**
  * writer-lease.md §3, §7, §9a: acquire `id`'s lease (or borrow it from PIXIR_WRITER_LEASE) and start
@@ -463,7 +446,12 @@ function takeOverDeadWriter(ws: string, id: string, status: LeaseStatus, program
     const again = leaseStatus(ws, id);
     if (again.state !== "stale" || again.raw?.holder_id !== lease.holder_id) return false;
     writeReleaseRecord(ws, id, "holder_dead", again, program);
-    unlinkSync(leasePath(ws, id).abs);
+    try {
+      unlinkSync(leasePath(ws, id).abs);
+    } catch (err) {
+      // A forced release got there first: the lease is gone either way, so acquire as usual.
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
     return true;
   } finally {
     try {
@@ -497,19 +485,7 @@ function writeReleaseRecord(ws: string, id: string, reason: string, before: Leas
     released_by: { os_pid: String(process.pid), hostname: os.hostname(), program },
   };
   const target = dir.child(releaseRecordName(id, now), "file");
-  const tmp = dir.child(`${target.components.at(-1)}.tmp-${randomHex(4)}`, "file");
-  const fd = openSync(tmp.abs, "wx", 0o644);
-  try {
-    writeSync(fd, `${JSON.stringify(record, null, 2)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp.abs, target.abs); // fails rather than replace an existing record
-  } finally {
-    unlinkSync(tmp.abs);
-  }
+  placeComplete(tempSibling(target), target, `${JSON.stringify(record, null, 2)}\n`, "link"); // never replaces a record
   return target;
 }
 
@@ -538,12 +514,18 @@ export function forceRelease(ws: string, id: string, reason: string | undefined,
     again.raw?.holder_id === before.raw?.holder_id &&
     again.raw?.heartbeat_at_ms === before.raw?.heartbeat_at_ms &&
     (before.state !== "ambiguous" || again.details?.reason === before.details?.reason);
-  if (!same) {
-    throw new PixirError("session_writer_ambiguous", "Session writer lease changed during forced release", {
-      lease: publicStatus(again, false),
+  const changed = () =>
+    new PixirError("session_writer_ambiguous", "Session writer lease changed during forced release", {
+      lease: publicStatus(leaseStatus(ws, id), false),
       release_record_path: record.abs,
     });
+  if (!same) throw changed();
+  try {
+    unlinkSync(leasePath(ws, id).abs);
+  } catch (err) {
+    // Another operator released it between our re-check and the unlink: it changed, as above.
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw changed();
+    throw err;
   }
-  unlinkSync(leasePath(ws, id).abs);
   return { ok: true, released: true, state_before: publicStatus(before), release_record_path: record.abs, reason: why, record_rel: record.rel };
 }

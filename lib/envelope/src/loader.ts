@@ -1,7 +1,7 @@
 // fork.md §6: the one resolving loader. Every reader's History of a Session comes from here, so a
 // share_v1 child reads as its parent's verified prefix followed by its own Events.
 import { createHash } from "node:crypto";
-import { canonicalJson, dataTextOf, isReplayType, isSeq, type PixirEvent } from "./envelope.js";
+import { canonicalJson, isReplayType, isSeq, lineDataText, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { derivedUlid } from "./ids.js";
 import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
@@ -85,7 +85,7 @@ export function inheritedItem(parentItem: HistoryItem, forkEventId: string, chil
     data: p.data,
   };
   const line = parentItem.line;
-  return { event, dataText: parentItem.dataText ?? (line?.exact ? dataTextOf(line.bytes.toString("utf8"), p) : undefined) };
+  return { event, dataText: parentItem.dataText ?? (line ? lineDataText(line.bytes.toString("utf8"), p, line.exact) : undefined) };
 }
 
 function shareHeaderOf(first: LogLine | null): PixirEvent | null {
@@ -204,8 +204,13 @@ async function resolveShare(
   return { header, parent, replayEventCount: n, forkedToSeq: toSeq };
 }
 
+/** A stored line as an item; a line that is not copied byte for byte brings its data text along. */
+function storedItem(line: LogLine): HistoryItem {
+  return line.exact ? { event: line.event, line } : { event: line.event, line, dataText: lineDataText(line.bytes.toString("utf8"), line.event, false) };
+}
+
 async function* ownItems(scan: ScanResult, onProblem?: ProblemHandler): AsyncGenerator<HistoryItem> {
-  for await (const line of historyLines(scan, onProblem)) yield { event: line.event, line };
+  for await (const line of historyLines(scan, onProblem)) yield storedItem(line);
 }
 
 async function* shareItems(id: string, scan: ScanResult, link: ShareLink, onProblem?: ProblemHandler): AsyncGenerator<HistoryItem> {
@@ -213,7 +218,7 @@ async function* shareItems(id: string, scan: ScanResult, link: ShareLink, onProb
   for await (const line of historyLines(scan, onProblem)) {
     if (!headerDone) {
       headerDone = true;
-      yield { event: line.event, line };
+      yield storedItem(line);
       let k = 0;
       for await (const item of link.parent.items()) {
         if (!isInherited(item.event, link.forkedToSeq)) continue;
@@ -223,6 +228,6 @@ async function* shareItems(id: string, scan: ScanResult, link: ShareLink, onProb
       }
       continue;
     }
-    yield { event: line.event, line };
+    yield storedItem(line);
   }
 }

@@ -71,12 +71,20 @@ export function corruptLineError(problem: LineProblem, lineNo: number, rel: stri
   });
 }
 
-/** §7 "Append journal": an interrupted append limits readers to the original length. */
-export function readJournal(ws: string, id: string): AppendJournal | null {
-  const p = journalPath(ws, id);
+/** The journal's text, or null when there is none (it may vanish between the look and the read). */
+function journalText(p: StatePath): string | null {
   if (inspectStatePath(p) === "missing") return null;
   try {
-    const j = JSON.parse(readFileSync(p.abs, "utf8"));
+    return readFileSync(p.abs, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null; // the append committed meanwhile
+    throw err;
+  }
+}
+
+function parseJournal(text: string, p: StatePath): AppendJournal {
+  try {
+    const j = JSON.parse(text);
     if (j && j.version === 1 && Number.isSafeInteger(j.original_length) && j.original_length >= 0) return j as AppendJournal;
   } catch {
     /* fall through */
@@ -86,6 +94,45 @@ export function readJournal(ws: string, id: string): AppendJournal | null {
     path: p.rel,
     next_actions: ["run pixir-log repair to roll back the interrupted append"],
   });
+}
+
+/** §7 "Append journal": an interrupted append limits readers to the original length. */
+export function readJournal(ws: string, id: string): AppendJournal | null {
+  const p = journalPath(ws, id);
+  const text = journalText(p);
+  return text === null ? null : parseJournal(text, p);
+}
+
+export interface CommittedLength {
+  fileSize: number;
+  journal: AppendJournal | null;
+  /** Bytes that belong to the Log: the file size, or the journal's original_length. */
+  byteLength: number;
+}
+
+const SNAPSHOT_ATTEMPTS = 200;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * What a reader without the lease may read of the Log open on `fd`. A writer can create its journal,
+ * write, commit (unlink the journal) or roll back between any two of our system calls, so the journal
+ * and the size are read twice in the order journal, size, journal, size: when both pairs agree, no
+ * append began or ended in between, and the size is either committed (no journal) or cut to the
+ * journal's original length. Otherwise we look again (briefly pausing, so a busy writer can finish).
+ */
+export function committedLength(ws: string, id: string, fd: number): CommittedLength {
+  const p = journalPath(ws, id);
+  for (let attempt = 1; ; attempt++) {
+    const before = journalText(p);
+    const size = fstatSync(fd).size;
+    const after = journalText(p);
+    const fileSize = fstatSync(fd).size;
+    if ((before === after && size === fileSize) || attempt === SNAPSHOT_ATTEMPTS) {
+      const journal = after === null ? null : parseJournal(after, p);
+      return { fileSize, journal, byteLength: journal ? Math.min(journal.original_length, fileSize) : fileSize };
+    }
+    if (attempt > 2) Atomics.wait(pause, 0, 0, 1);
+  }
 }
 
 /** Bytes of `[start, end)` of a file as a stream of chunks. */
@@ -148,10 +195,13 @@ export async function scanLog(ws: string, id: string, options: ScanOptions = {})
   };
   if (inspectStatePath(p) === "missing") return result;
   result.exists = true;
-  result.fileSize = fileSize(p);
-  result.journal = readJournal(ws, id);
-  result.byteLength = result.journal ? Math.min(result.journal.original_length, result.fileSize) : result.fileSize;
-  result.endsWithNewline = result.byteLength === 0 || lastByte(p, result.byteLength) === 0x0a;
+  const fd = openSync(p.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  try {
+    Object.assign(result, committedLength(ws, id, fd));
+    result.endsWithNewline = result.byteLength === 0 || lastByte(fd, result.byteLength) === 0x0a;
+  } finally {
+    closeSync(fd);
+  }
   let prevSeq = -1;
   let seenNull = false;
   let expectedOffset = 0;
@@ -180,24 +230,10 @@ function countPhysicalLines(r: ScanResult): number {
   return r.last ? r.last.lineNo : 0;
 }
 
-function fileSize(p: StatePath): number {
-  const fd = openSync(p.abs, "r");
-  try {
-    return fstatSync(fd).size;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function lastByte(p: StatePath, length: number): number {
-  const fd = openSync(p.abs, "r");
-  try {
-    const b = Buffer.alloc(1);
-    readSync(fd, b, 0, 1, length - 1);
-    return b[0]!;
-  } finally {
-    closeSync(fd);
-  }
+function lastByte(fd: number, length: number): number {
+  const b = Buffer.alloc(1);
+  readSync(fd, b, 0, 1, length - 1);
+  return b[0]!;
 }
 
 /**

@@ -15,10 +15,9 @@ import {
 import { constants as fsConstants } from "node:fs";
 import { decodeLogLine, isLineProblem, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
-import { randomHex } from "./ids.js";
 import { corruptLineError, readJournal } from "./log-read.js";
 import type { WriterLease } from "./lease.js";
-import { ensureStateDir, inspectStatePath, journalPath, logPath, removeCreatedDirs, sessionsDir, type StatePath } from "./paths.js";
+import { ensureStateDir, inspectStatePath, journalPath, logPath, placeComplete, removeCreatedDirs, sessionsDir, tempSibling, type StatePath } from "./paths.js";
 
 const FLUSH_BYTES = 256 * 1024;
 
@@ -92,7 +91,7 @@ export async function createLogAtomically(
   const final = logPath(ws, id);
   const createdDirs = ensureStateDir(sessionsDir(ws));
   if (!replace && inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
-  const tmp = final.sibling(`${id}.ndjson.tmp-${randomHex(4)}`);
+  const tmp = tempSibling(final);
   let fd: number | undefined;
   let committed = false;
   try {
@@ -239,6 +238,21 @@ function countLines(fd: number, upTo: number): number {
 }
 
 /**
+ * §8.3 step 3: the journal appears only complete. An empty or partial journal (a crash or a full disk
+ * between its create and its write) would make every reader and `repair` fail on an unreadable journal,
+ * so it is written under the Log's temp-file name (which check reports if left) and then linked into
+ * place; the link fails, as the exclusive create did, if a journal is already there.
+ */
+function createJournal(ws: string, id: string, text: string): void {
+  const jp = journalPath(ws, id);
+  try {
+    placeComplete(tempSibling(logPath(ws, id)), jp, text, "link");
+  } catch (err) {
+    throw writeFailed(err, jp, "open");
+  }
+}
+
+/**
  * §8.3: append the lines `produce` emits to an existing Log, all or nothing. A journal names the
  * original length; any failure (or a signal) truncates back to it.
  */
@@ -253,15 +267,7 @@ export async function appendJournaled(
   const jp = journalPath(ws, id);
   const original = tail.size;
   const journal = { version: 1, original_length: original, holder_id: ctx.lease?.holderId ?? null, started_at: new Date().toISOString() };
-  let jfd: number;
-  try {
-    jfd = openSync(jp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
-    writeSync(jfd, JSON.stringify(journal));
-    fsyncSync(jfd);
-    closeSync(jfd);
-  } catch (err) {
-    throw writeFailed(err, jp, "open");
-  }
+  createJournal(ws, id, JSON.stringify(journal));
   let fd: number | undefined;
   let committed = false;
   try {

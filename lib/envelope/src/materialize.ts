@@ -53,6 +53,7 @@ export async function materializeLog(ws: string, id: string, options: WriterOpti
   const log = logPath(ws, id);
   if (inspectStatePath(log) === "missing") throw notFoundError(id, ws, log.rel, "pixir-log materialize");
   const lease = options.dryRun ? null : await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
+  let recorded = false;
   try {
     const history = await openHistory(ws, id);
     const base = { ok: true as const, recorded: false, dry_run: Boolean(options.dryRun), session_id: id, log_path: log.abs };
@@ -87,6 +88,7 @@ export async function materializeLog(ws: string, id: string, options: WriterOpti
         },
         true,
       );
+      recorded = true;
     }
     return {
       ...base,
@@ -98,7 +100,7 @@ export async function materializeLog(ws: string, id: string, options: WriterOpti
       resources_copied: copied,
     };
   } finally {
-    lease?.release();
+    lease?.release(!recorded);
   }
 }
 

@@ -124,13 +124,15 @@ export async function mergeSession(ws: string, options: MergeOptions): Promise<M
   if (options.dryRun) return result(false, (await nextSeqFromTail(ws, options.parentId)).next);
 
   const lease = await acquireLease(ws, options.parentId, { program: options.program, env: options.env, signal: options.signal });
+  let recorded = false;
   try {
     rollbackJournal(ws, options.parentId);
     const { next, tail } = await nextSeqFromTail(ws, options.parentId);
     const event: PixirEvent = { id: newUlid(), session_id: options.parentId, seq: next, ts: new Date().toISOString(), type: "branch_summary", data };
     await appendJournaled(ws, options.parentId, tail, async (emit) => emit(serializeEvent(event)), { lease, signal: options.signal });
+    recorded = true;
     return result(true, next);
   } finally {
-    lease.release();
+    lease.release(!recorded);
   }
 }

@@ -1,8 +1,9 @@
 // envelope-and-log.md §6: the Workspace, Pixir's layout, and confinement of every state path.
-import { lstatSync, mkdirSync, realpathSync, rmdirSync, statSync, type Stats } from "node:fs";
+import { closeSync, constants as fsConstants, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { PixirError } from "./errors.js";
+import { randomHex } from "./ids.js";
 
 export const STATE_DIR = ".pixir";
 
@@ -178,3 +179,37 @@ export function removeCreatedDirs(created: readonly string[]): void {
     }
   }
 }
+
+/**
+ * Put a file at `target` that is never seen half-written: `text` goes to the fresh file `tmp`
+ * (exclusive create, no symlink followed, fsync), which is then linked to `target` (failing with
+ * EEXIST, as an exclusive create would, when it exists: how leases and journals exclude each other) or
+ * renamed over it (to replace). The temp file never outlives the call.
+ */
+export function placeComplete(tmp: StatePath, target: StatePath, text: string | Buffer, how: "link" | "rename"): void {
+  let fd: number | undefined;
+  let placed = false;
+  try {
+    fd = openSync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+    writeSync(fd, typeof text === "string" ? Buffer.from(text) : text);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    if (how === "rename") {
+      renameSync(tmp.abs, target.abs);
+      placed = true;
+    } else linkSync(tmp.abs, target.abs);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    if (!placed) {
+      try {
+        unlinkSync(tmp.abs);
+      } catch {
+        /* never created */
+      }
+    }
+  }
+}
+
+/** A temp sibling of a state file: `<name>.tmp-<8 hex>`, the name `pixir-log check` reports if left. */
+export const tempSibling = (target: StatePath, name = target.components.at(-1)!): StatePath => target.sibling(`${name}.tmp-${randomHex(4)}`);

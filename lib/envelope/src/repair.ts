@@ -62,8 +62,10 @@ export async function repairLog(ws: string, id: string, options: RepairOptions):
   }
   if (inspectStatePath(log) === "missing") throw notFoundError(id, ws, log.rel, "pixir-log repair");
   const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
+  let changed = false;
   try {
     const journal = rollbackJournal(ws, id);
+    changed = journal;
     const torn = await findTornTail(ws, id);
     if (torn === null) return result(false, 0, null, journal);
     lease.assertHeld();
@@ -76,8 +78,10 @@ export async function repairLog(ws: string, id: string, options: RepairOptions):
     } finally {
       closeSync(fd);
     }
+    changed = true;
     return result(true, torn.byteLength - torn.offset, torn.line, journal);
   } finally {
-    lease.release();
+    // A refused or empty repair leaves no lease directory behind (cli-contract.md: refused writes).
+    lease.release(!changed);
   }
 }

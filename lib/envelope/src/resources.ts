@@ -1,10 +1,9 @@
 // fork.md §7: Session resources are content-addressed payloads. A replay_v1 child gets its own
 // verified copy of every payload its inherited Events reference, before its Log is created.
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { PixirError } from "./errors.js";
-import { randomHex } from "./ids.js";
-import { ensureStateDir, inspectStatePath, sessionsDir, StatePath } from "./paths.js";
+import { ensureStateDir, inspectStatePath, placeComplete, sessionsDir, StatePath, tempSibling } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
 
 const EXTENSION = /^[A-Za-z0-9]{1,16}$/;
@@ -73,20 +72,7 @@ export function readVerifiedPayload(ws: string, sources: readonly string[], ref:
 export function writePayload(dest: StatePath, bytes: Buffer, sha256: string): void {
   if (inspectStatePath(dest) === "present" && createHash("sha256").update(readFileSync(dest.abs)).digest("hex") === sha256) return;
   ensureStateDir(dest.parent());
-  const tmp = dest.sibling(`${dest.components.at(-1)}.tmp-${randomHex(4)}`);
-  const fd = openSync(tmp.abs, "wx", 0o644);
-  try {
-    writeSync(fd, bytes);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp.abs, dest.abs);
-  } catch (err) {
-    unlinkSync(tmp.abs);
-    throw err;
-  }
+  placeComplete(tempSibling(dest), dest, bytes, "rename");
 }
 
 /**

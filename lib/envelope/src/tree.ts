@@ -2,16 +2,16 @@
 // `subagent_event`s, fork children from other Logs' first lines. Counts come from one fast byte scan
 // of each Log (a share_v1 child adds its parent's prefix, §2.7), and a broken Log only marks its own
 // node. Everything is synchronous: the projection is one pass over small reads and chunked scans.
-import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from "node:fs";
 import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { MAX_LINE_BYTES } from "./codec.js";
 import { CANONICAL_TYPES, decodeLogLine, isLineProblem, isReplayType, isSeq, MAX_SEQ, type JsonObject, type PixirEvent } from "./envelope.js";
 import { asPixirError, fsError, PixirError, type ErrorKind } from "./errors.js";
 import { MAX_FORK_DEPTH, notFoundError } from "./loader.js";
-import { corruptLineError, readJournal } from "./log-read.js";
+import { committedLength, corruptLineError } from "./log-read.js";
 import { listLogs } from "./ls.js";
-import { inspectStatePath, logPath, sessionsDir, type StatePath } from "./paths.js";
+import { inspectStatePath, logPath, type StatePath } from "./paths.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
 
 export const DEFAULT_TREE_MAX_DEPTH = 32;
@@ -479,9 +479,7 @@ function scanOwnLog(ws: string, id: string, keepReplay: boolean, listing: Worksp
     fd = openLog(p, listing?.idSet.has(id) ?? false);
     if (fd === null) return scan;
     scan.exists = true;
-    const journal = listing === null || listing.journals.has(id) ? readJournal(ws, id) : null;
-    const size = fstatSync(fd).size;
-    scanner.read(fd, journal ? Math.min(journal.original_length, size) : size);
+    scanner.read(fd, committedLength(ws, id, fd).byteLength);
   } catch (err) {
     scan.problem ??= readFailure(err, p.rel);
   } finally {
@@ -566,18 +564,10 @@ interface WorkspaceIndex {
   children: Map<string, string[]>;
   /** Logs that share_v1 children inherit from: their scans keep replay items. */
   shareParents: Set<string>;
-  /** Logs with an append journal beside them. */
-  journals: Set<string>;
 }
-
-const JOURNAL_SUFFIX = ".ndjson.append-journal";
 
 function buildIndex(ws: string): WorkspaceIndex {
   const { sessionIds } = listLogs(ws);
-  const journals = new Set<string>();
-  if (sessionIds.length > 0) {
-    for (const name of readdirSync(sessionsDir(ws).abs)) if (name.endsWith(JOURNAL_SUFFIX)) journals.add(name.slice(0, -JOURNAL_SUFFIX.length));
-  }
   const first = new Map<string, FirstLine>();
   for (const id of sessionIds) first.set(id, readFirstLineOf(ws, id));
   const children = new Map<string, string[]>();
@@ -595,7 +585,7 @@ function buildIndex(ws: string): WorkspaceIndex {
     return typeof v === "number" ? v : LAST_KEY;
   };
   for (const list of children.values()) list.sort((a, b) => toSeqKey(a) - toSeqKey(b) || compareBytes(a, b));
-  return { ws, ids: sessionIds, idSet: new Set(sessionIds), first, children, shareParents, journals };
+  return { ws, ids: sessionIds, idSet: new Set(sessionIds), first, children, shareParents };
 }
 
 // ---------------------------------------------------------------------------------------------

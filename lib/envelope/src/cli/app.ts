@@ -118,7 +118,12 @@ async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedAr
   // A value flag followed by nothing, or by another `--` token, has no value.
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
-    if (!t.startsWith("--") || t.includes("=")) continue;
+    if (!t.startsWith("--")) continue;
+    // A switch takes no value: yargs-parser would read `--dry-run=yes` as false and run for real.
+    if (t.includes("=")) {
+      if (options[t.slice(2, t.indexOf("="))]?.type === "boolean") throw usageError(command.synopsis);
+      continue;
+    }
     const spec = options[t.slice(2)];
     if (spec?.type !== "string") continue;
     const next = tokens[i + 1];

@@ -2,6 +2,7 @@
 // memory, and the tree rules pi itself applies (roots, orphans, leaves, default leaf, paths, labels).
 import { isUtf8 } from "node:buffer";
 import { readFileSync, statSync } from "node:fs";
+import { nestsDeeperThan } from "../codec.js";
 import { isJsonObject, type JsonObject } from "../envelope.js";
 import { PixirError } from "../errors.js";
 
@@ -88,6 +89,8 @@ function parseLines(bytes: Buffer, options: ParseOptions, skipped: number[]): Ra
     if (ok) {
       try {
         value = JSON.parse(text!);
+        // Deeper than every later stage can recurse: as unreadable as a broken line (codec.ts).
+        ok = !nestsDeeperThan(raw);
       } catch {
         ok = false;
       }

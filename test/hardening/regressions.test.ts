@@ -1,0 +1,227 @@
+// One deterministic test per bug the hardening suites found (docs/reliability.md, "Found and fixed"),
+// against the built binaries, so each fix stays pinned even if a generator changes.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { buildSessionTree, MAX_NESTING_DEPTH, nestsDeeperThan, rawDataText, scanLog } from "@pixir/envelope";
+import { binPath, listTree, ROOT, logFile, rawLine, readLog, run, tempDir, user, workspace } from "../support/cli.js";
+
+const nested = (d: number) => `${"[".repeat(d)}${"]".repeat(d)}`;
+const dataOf = (line: string) => line.slice(line.indexOf('"data":') + 7, line.lastIndexOf("}"));
+
+describe("JSON nested deeper than the limit (was: internal_error from a stack overflow)", () => {
+  it("append, a Log line and a piped History are refused with corrupt_log_line nesting_too_deep", () => {
+    const ws = tempDir();
+    const deep = `{"type":"user_message","data":{"d":${nested(5000)}}}\n`;
+    const r = run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: deep });
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({ kind: "corrupt_log_line", details: { reason: "nesting_too_deep", line: 1, max_nesting_depth: MAX_NESTING_DEPTH } });
+    expect(existsSync(path.join(ws, ".pixir"))).toBe(false);
+
+    const bad = workspace({ s: `${rawLine("s", 0, user("a"))}\n${rawLine("s", 1, { type: "user_message", data: { d: JSON.parse(nested(2000)) } })}\n` });
+    for (const [tool, argv] of [
+      ["pixir-log", ["cat", "s", "--json"]],
+      ["pixir-fork", ["--parent", "s", "--json"]],
+      ["pixir", ["context", "s", "--json"]],
+    ] as const) {
+      const c = run(tool, [...argv], { cwd: bad });
+      expect(c.code, `${tool} ${argv.join(" ")}`).toBe(1);
+      expect(c.errJson.error.details.reason).toBe("nesting_too_deep");
+    }
+    const piped = run("pixir-fork", ["--json"], { cwd: bad, input: readLog(bad, "s") });
+    expect(piped.errJson.error.details).toMatchObject({ reason: "nesting_too_deep", line: 2 });
+    expect(run("pixir-log", ["check", "s", "--json"], { cwd: bad }).json.error.details.logs[0].problems[0]).toMatchObject({ code: "nesting_too_deep", line: 2 });
+  });
+
+  it("up to the limit, data passes every stage unchanged", () => {
+    const ws = tempDir();
+    const data = `{"d":${nested(MAX_NESTING_DEPTH - 2)}}`;
+    expect(run("pixir-log", ["append", "s"], { cwd: ws, input: `{"type":"user_message","data":${data}}\n{"type":"assistant_message","data":{"text":"ok"}}\n` }).code).toBe(0);
+    const fork = run("pixir", ["fork", "s", "--child-id", "c", "--summarize", "--json"], { cwd: ws });
+    expect(fork.code, fork.stdout).toBe(0);
+    expect(dataOf(readLog(ws, "c").split("\n")[1]!)).toBe(data);
+    expect(run("pixir", ["context", "s"], { cwd: ws }).code).toBe(0);
+    const compact = run("pixir", ["compact", "s", "--tail-events", "1", "--json"], { cwd: ws });
+    expect(compact.json).toMatchObject({ ok: true, recorded: true });
+  });
+
+  it("a pi line nested too deep is a malformed line (skipped with --lenient)", () => {
+    const ws = tempDir();
+    const file = path.join(tempDir(), "p.jsonl");
+    const header = JSON.stringify({ type: "session", version: 3, id: "p1", timestamp: "2026-01-10T09:00:00.000Z", cwd: "/x" });
+    const entry = JSON.stringify({ type: "message", id: "a1", parentId: null, timestamp: "2026-01-10T09:00:01.000Z", message: { role: "user", content: "hi", timestamp: 1 } });
+    writeFileSync(file, `${header}\n${entry}\n{"type":"custom","id":"b1","parentId":"a1","timestamp":"2026-01-10T09:00:02.000Z","customType":"x","data":${nested(3000)}}\n`);
+    const strict = run("pixir", ["import", "pi", file, "--json"], { cwd: ws });
+    expect(strict.json.error).toMatchObject({ kind: "invalid_pi_session", details: { reason: "malformed_line", line: 3 } });
+    const lenient = run("pixir", ["import", "pi", file, "--lenient", "--json"], { cwd: ws });
+    expect(lenient.code).toBe(0);
+    expect(lenient.json.imports[0].skipped_lines).toBe(1);
+  });
+
+  it("nestsDeeperThan counts brackets outside strings only", () => {
+    expect(nestsDeeperThan(Buffer.from(nested(1001)))).toBe(true);
+    expect(nestsDeeperThan(Buffer.from(nested(1000)))).toBe(false);
+    expect(nestsDeeperThan(Buffer.from(`["${"[".repeat(5000)}"]`))).toBe(false);
+    expect(nestsDeeperThan(Buffer.from(`["\\"${"[".repeat(1200)}"]`))).toBe(false);
+  });
+});
+
+describe("data bytes are kept as written (was: numbers rounded, 1e400 stored as null)", () => {
+  const numbers = '{"id":12345678901234567890,"big":1e400,"tiny":1e-400,"exact":1.00000000000000000001,"neg":-0}';
+
+  it("append of a partial line, write of a reordered line, and cat of a CRLF line keep every digit", () => {
+    const ws = tempDir();
+    expect(run("pixir-log", ["append", "s"], { cwd: ws, input: `{"type":"tool_result","data":${numbers}}\n` }).code).toBe(0);
+    expect(dataOf(readLog(ws, "s"))).toBe(numbers);
+    // Pixir writes sorted keys; a spaced line is compacted but keeps its tokens.
+    const sorted = `{"data": ${numbers.replace(/,/g, ", ")}, "id":"e1", "seq":1, "session_id":"s", "ts":"2026-07-20T10:00:01.000Z", "type":"user_message"}\n`;
+    expect(run("pixir-log", ["write", "s"], { cwd: ws, input: sorted }).code).toBe(0);
+    expect(readLog(ws, "s").split("\n").filter(Boolean).map(dataOf)).toEqual([numbers, numbers]);
+    writeFileSync(logFile(ws, "t"), `${rawLine("t", 0, user("x")).replace('{"text":"x"}', numbers)}\r\n`);
+    expect(dataOf(run("pixir-log", ["cat", "t"], { cwd: ws }).stdout.trim())).toBe(numbers);
+  });
+
+  it("a fork (through --parent and through a pipe) and the context keep them too", () => {
+    const ws = tempDir();
+    mkdirSync(path.join(ws, ".pixir", "sessions"), { recursive: true });
+    // A Pixir-style Log: sorted keys, so no line is in our key order.
+    writeFileSync(logFile(ws, "p"), `{"data":${numbers},"id":"e0","seq":0,"session_id":"p","ts":"2026-07-20T10:00:00.000Z","type":"tool_result"}\n`);
+    expect(run("pixir", ["fork", "p", "--child-id", "c"], { cwd: ws }).code).toBe(0);
+    expect(dataOf(readLog(ws, "c").split("\n")[1]!)).toBe(numbers);
+    const piped = run("pixir-fork", ["--child-id", "d"], { cwd: ws, input: readFileSync(logFile(ws, "p")) });
+    expect(dataOf(piped.stdout.split("\n")[1]!)).toBe(numbers);
+    expect(dataOf(run("pixir", ["context", "p"], { cwd: ws }).stdout.trim())).toBe(numbers);
+  });
+
+  it("rawDataText finds the last data member in any key order and compacts it", () => {
+    expect(rawDataText('{"a":{"data":1},"data" : { "x" : [1, 2] , "s":"a b"}}')).toBe('{"x":[1,2],"s":"a b"}');
+    expect(rawDataText('{"data":{"a":1},"data":{"b":12345678901234567890}}')).toBe('{"b":12345678901234567890}');
+    expect(rawDataText('{"d\\u0061ta":{"k":"}"}}')).toBe('{"k":"}"}');
+    expect(rawDataText('{"data":null}')).toBeUndefined();
+    expect(rawDataText('{"type":"x"}')).toBeUndefined();
+  });
+});
+
+describe("a switch given a value (was: --dry-run=yes read as false, so rm really removed the Log)", () => {
+  it("--dry-run=yes, --json=true, --force=no are usage errors and change nothing", () => {
+    const ws = workspace({ s: [user("a")] });
+    const before = readLog(ws, "s");
+    for (const [tool, argv] of [
+      ["pixir-log", ["rm", "s", "--dry-run=yes"]],
+      ["pixir-log", ["append", "s", "--dry-run=1"]],
+      ["pixir", ["compact", "s", "--dry-run=true"]],
+      ["pixir-log", ["cat", "s", "--json=true"]],
+      ["pixir", ["lock", "release", "s", "--force=no"]],
+    ] as const) {
+      const r = run(tool, [...argv], { cwd: ws, input: '{"type":"user_message"}\n' });
+      expect(r.code, `${tool} ${argv.join(" ")}`).toBe(2);
+      expect(r.stderr).toMatch(/^error: usage: usage: /);
+      expect(r.stderr).not.toMatch(/yes|=1|=true|=no/);
+    }
+    expect(readLog(ws, "s")).toBe(before);
+    expect(run("pixir-log", ["rm", "s", "--dry-run", "--json"], { cwd: ws }).json).toMatchObject({ ok: true, removed: false });
+  });
+});
+
+describe("a refused writer leaves no state folder behind (was: an empty .pixir/session_leases)", () => {
+  it("pixir-log repair, pixir repair and materialize of a corrupt Log", () => {
+    for (const [tool, argv] of [
+      ["pixir-log", ["repair", "s"]],
+      ["pixir", ["repair", "s"]],
+      ["pixir-log", ["materialize", "s"]],
+    ] as const) {
+      const ws = workspace({ s: `${rawLine("s", 0, user("a"))}\nnot json\n${rawLine("s", 2, user("b"))}\n` });
+      const before = listTree(ws);
+      const r = run(tool, [...argv, "--json"], { cwd: ws });
+      expect(r.json.error.kind, `${tool} ${argv.join(" ")}`).toBe("corrupt_log_line");
+      expect(listTree(ws)).toEqual(before);
+    }
+  });
+});
+
+describe("pixir-log check reports what an interrupted writer leaves (was: silent for a Log that never appeared)", () => {
+  it("temp files of a missing Log, of resources and of leases, a .steal file, and a symlinked Log", () => {
+    const ws = workspace({ s: [user("a")] });
+    const sessions = path.join(ws, ".pixir", "sessions");
+    writeFileSync(path.join(sessions, "n.ndjson.tmp-0123abcd"), "partial");
+    mkdirSync(path.join(sessions, "k", "resources", "r1"), { recursive: true });
+    writeFileSync(path.join(sessions, "k", "resources", "r1", `${"a".repeat(64)}.png.tmp-89abcdef`), "x");
+    mkdirSync(path.join(ws, ".pixir", "session_leases"));
+    writeFileSync(path.join(ws, ".pixir", "session_leases", "s.json.tmp-00ff00ff"), "{}");
+    writeFileSync(path.join(ws, ".pixir", "session_leases", "s.json.steal"), "{}");
+    const ok = run("pixir-log", ["check", "--json"], { cwd: ws });
+    expect(ok.code).toBe(0);
+    expect(ok.json.checked).toBe(1);
+    const byId = Object.fromEntries(ok.json.logs.map((l: { session_id: string }) => [l.session_id, l]));
+    expect(byId.n).toMatchObject({ log_exists: false, problems: [], warnings: [{ code: "stale_temp_file", path: ".pixir/sessions/n.ndjson.tmp-0123abcd" }] });
+    expect(byId.k.warnings[0]).toMatchObject({ code: "stale_temp_file", path: `.pixir/sessions/k/resources/r1/${"a".repeat(64)}.png.tmp-89abcdef` });
+    expect(byId.s.warnings.map((w: { path: string }) => w.path).sort()).toEqual([".pixir/session_leases/s.json.steal", ".pixir/session_leases/s.json.tmp-00ff00ff"]);
+    expect(run("pixir-log", ["check"], { cwd: ws }).stdout).toContain("n: warning stale_temp_file: ");
+
+    const outside = tempDir();
+    writeFileSync(path.join(outside, "x.ndjson"), `${rawLine("x", 0, user("outside-secret"))}\n`);
+    symlinkSync(path.join(outside, "x.ndjson"), path.join(sessions, "x.ndjson"));
+    const bad = run("pixir-log", ["check", "--json"], { cwd: ws });
+    expect(bad.code).toBe(1);
+    const x = bad.json.error.details.logs.find((l: { session_id: string }) => l.session_id === "x");
+    expect(x.problems[0]).toMatchObject({ code: "unsafe_state_path", reason: "symlink_component", component: ".pixir/sessions/x.ndjson" });
+    expect(bad.stdout).not.toContain("outside-secret");
+    expect(run("pixir-log", ["ls"], { cwd: ws }).stdout).toBe("s\n");
+  });
+});
+
+describe("a lease whose write fails (was: an empty lease left behind, ambiguous until a forced release)", () => {
+  it("a full disk at the lease's first write (ulimit -f 0: EFBIG) leaves no lease and no temp file; the next writer goes ahead", () => {
+    // The same file state a SIGKILL between the exclusive create and the write used to leave.
+    const ws = workspace({ s: [user("a")] });
+    const before = readLog(ws, "s");
+    const r = spawnSync("bash", ["-c", `ulimit -f 0; exec "${process.execPath}" "${binPath("pixir-log")}" append s --json`], { cwd: ws, input: '{"type":"user_message"}\n', encoding: "utf8" });
+    expect(r.status).toBe(5);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ kind: "session_writer_ambiguous", message: "Session writer lease could not be acquired", details: { filesystem_reason: "EFBIG" } });
+    expect(readdirSync(path.join(ws, ".pixir", "session_leases"))).toEqual([]);
+    expect(readLog(ws, "s")).toBe(before);
+    const next = run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: '{"type":"user_message"}\n' });
+    expect(next.json).toMatchObject({ ok: true, first_seq: 1 });
+  });
+});
+
+describe("a reader racing an append (was: log_read_failed 'append journal is unreadable')", () => {
+  it("every lease-less read sees whole committed appends, never a vanished journal or a torn tail", async () => {
+    const ws = workspace({ s: [user("base")] });
+    const BATCHES = 300;
+    // A second process appends batches of three Events back to back through the built library.
+    const script = `
+      import { appendEvents } from ${JSON.stringify(pathToFileURL(path.join(ROOT, "lib/envelope/dist/index.js")).href)};
+      const line = (k, i) => JSON.stringify({ type: "user_message", data: { text: "b" + k + ":" + i } }) + "\\n";
+      for (let k = 0; k < ${BATCHES}; k++) {
+        const input = (async function* () { for (let i = 0; i < 3; i++) yield Buffer.from(line(k, i)); })();
+        await appendEvents(process.argv[1], "s", input, { program: "race-test", env: {} });
+      }`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script, ws], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const done = new Promise<number | null>((resolve) => child.on("close", resolve));
+    let finished = false;
+    void done.then(() => (finished = true));
+
+    let reads = 0;
+    let last = 1;
+    while (!finished) {
+      const scan = await scanLog(ws, "s");
+      expect(scan.endsWithNewline).toBe(true);
+      expect((scan.eventCount - 1) % 3, `a read saw part of an append: ${scan.eventCount} Events`).toBe(0);
+      expect(scan.eventCount).toBeGreaterThanOrEqual(last);
+      last = scan.eventCount;
+      const node = buildSessionTree(ws, "s");
+      expect(node.error, JSON.stringify(node.error)).toBeUndefined();
+      expect((node.event_count - 1) % 3).toBe(0);
+      reads++;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await done, stderr).toBe(0);
+    expect(reads).toBeGreaterThan(10);
+    expect((await scanLog(ws, "s")).eventCount).toBe(1 + 3 * BATCHES);
+  });
+});
