@@ -1,6 +1,8 @@
 // summarize.md §3.3: the one truncation rule, shared by summaries, compaction and error details.
 
-const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+// Made on first use: creating a Segmenter loads ICU's break data, about 15 ms that every command
+// would otherwise pay at start-up although only a cut text needs it.
+let segmenter: Intl.Segmenter | undefined;
 
 /** Replace lone surrogates with U+FFFD so the text can be encoded as UTF-8. */
 export function wellFormed(s: string): string {
@@ -14,6 +16,7 @@ export function truncate(input: string, max: number): string {
   if (total <= max) return s;
   let used = 0;
   let end = 0;
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   for (const { segment, index } of segmenter.segment(s)) {
     const bytes = Buffer.byteLength(segment, "utf8");
     if (used + bytes > max) break;
