@@ -1,6 +1,6 @@
 // envelope-and-log.md §7: reading one Log file. One checking pass validates every line and notes
 // whether file order is already History order; a second pass streams. Bodies are never all in memory.
-import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, constants as fsConstants } from "node:fs";
+import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, constants as fsConstants } from "node:fs";
 import { MAX_LINE_BYTES, splitLines, type RawLine } from "./codec.js";
 import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "./errors.js";
@@ -71,9 +71,13 @@ export function corruptLineError(problem: LineProblem, lineNo: number, rel: stri
   });
 }
 
-/** The journal's text, or null when there is none (it may vanish between the look and the read). */
+/**
+ * The journal's text, or null when there is none (it may vanish between the look and the read). Most
+ * Logs have none, so the usual answer costs one lstat that does not throw; anything there gets the
+ * full confinement check of every component.
+ */
 function journalText(p: StatePath): string | null {
-  if (inspectStatePath(p) === "missing") return null;
+  if (lstatSync(p.abs, { throwIfNoEntry: false }) === undefined || inspectStatePath(p) === "missing") return null;
   try {
     return readFileSync(p.abs, "utf8");
   } catch (err) {

@@ -1221,39 +1221,60 @@ export type TreeDocument = { ok: true; tree: TreeNode } | { ok: true; forest: Tr
 /** Keys whose values hold nodes; they are always an object's last keys. */
 const NESTED_KEYS = new Set(["subagents", "forks", "session", "forest", "tree"]);
 
-function* jsonValue(value: unknown): Generator<string> {
-  if (Array.isArray(value)) {
-    yield "[";
-    for (let i = 0; i < value.length; i++) {
-      if (i > 0) yield ",";
-      yield* jsonValue(value[i]);
+/** An array, or an object's nested keys, being written: its items, the next index, its closing bracket. */
+interface OpenValue {
+  items: unknown[];
+  keys: string[] | null;
+  next: number;
+  close: string;
+}
+
+/**
+ * The JSON of `root` in pieces. An explicit stack instead of recursive generators: with `yield*`, every
+ * piece would pass through one generator per level of nesting.
+ */
+function* jsonValue(root: unknown): Generator<string> {
+  const open: OpenValue[] = [];
+  let value: unknown = root;
+  for (;;) {
+    if (Array.isArray(value)) {
+      yield "[";
+      open.push({ items: value, keys: null, next: 0, close: "]" });
+    } else if (value === null || typeof value !== "object") {
+      yield JSON.stringify(value) ?? "null";
+    } else {
+      // A node, a record or the document: the flat keys in one stringify, then the nested ones.
+      const flat: Record<string, unknown> = {};
+      const keys: string[] = [];
+      const items: unknown[] = [];
+      for (const [k, v] of Object.entries(value)) {
+        if (NESTED_KEYS.has(k)) {
+          keys.push(k);
+          items.push(v);
+        } else if (keys.length > 0) throw new Error(`tree JSON: key ${k} follows a nested key`);
+        else flat[k] = v;
+      }
+      const head = JSON.stringify(flat);
+      if (keys.length === 0) yield head;
+      else {
+        yield head.length > 2 ? `${head.slice(0, -1)},` : "{";
+        open.push({ items, keys, next: 0, close: "}" });
+      }
     }
-    yield "]";
-    return;
+    // The next item of the innermost open value, closing those that are done.
+    let top = open.at(-1);
+    while (top !== undefined && top.next === top.items.length) {
+      open.pop();
+      yield top.close;
+      top = open.at(-1);
+    }
+    if (top === undefined) return;
+    const i = top.next++;
+    if (top.keys !== null) yield `${i > 0 ? "," : ""}${JSON.stringify(top.keys[i])}:`;
+    else if (i > 0) yield ",";
+    value = top.items[i];
+    if (top.keys !== null && value === undefined) value = null;
   }
-  if (value === null || typeof value !== "object") {
-    yield JSON.stringify(value) ?? "null";
-    return;
-  }
-  // A node, a record or the document: the flat keys in one stringify, then the nested ones.
-  const flat: Record<string, unknown> = {};
-  const nested: Array<[string, unknown]> = [];
-  for (const [k, v] of Object.entries(value)) {
-    if (NESTED_KEYS.has(k)) nested.push([k, v]);
-    else if (nested.length > 0) throw new Error(`tree JSON: key ${k} follows a nested key`);
-    else flat[k] = v;
-  }
-  const head = JSON.stringify(flat);
-  if (nested.length === 0) {
-    yield head;
-    return;
-  }
-  yield head.length > 2 ? `${head.slice(0, -1)},` : "{";
-  for (const [i, [k, v]] of nested.entries()) {
-    yield `${i > 0 ? "," : ""}${JSON.stringify(k)}:`;
-    yield* v === null ? ["null"] : jsonValue(v);
-  }
-  yield "}";
 }
 
 const OUTPUT_CHUNK = 64 * 1024;
