@@ -48,6 +48,7 @@ function pipeline(name, stages, cwd) {
 
 const node = process.execPath;
 const cases = [
+  ["cat", () => [["cat", file]]],
   ["jq -c .", () => [["jq", "-c", ".", file]]],
   ["pixir fork (in-process)", (c) => [[node, bin("pixir"), "fork", "big", "--child-id", c, "--workspace", ws]]],
   ["pixir fork --summarize", (c) => [[node, bin("pixir"), "fork", "big", "--summarize", "--child-id", c, "--workspace", ws]]],
@@ -79,16 +80,30 @@ for (const [name, make] of cases) {
 }
 rmSync(rssDir, { recursive: true, force: true });
 
+// Ratios of throughput: "2.5× jq" means 2.5 times as fast as `jq -c .` over the same file.
 const jq = results.find((r) => r.name.startsWith("jq"));
-for (const r of results) r.x_jq = jq ? jq.seconds / r.seconds : null;
+const cat = results.find((r) => r.name === "cat");
+for (const r of results) {
+  r.x_cat = cat.seconds / r.seconds;
+  r.x_jq = jq ? jq.seconds / r.seconds : null;
+}
+// Targets: in-process ≥ 5× jq, the four-process pipeline ≥ 2.5× jq, every process ≤ 128 MiB.
+const TARGETS = [
+  ["pixir fork (in-process) ≥ 5× jq", () => results.find((r) => r.name === "pixir fork (in-process)").x_jq >= 5],
+  ["pipeline ≥ 2.5× jq", () => results.find((r) => r.name.startsWith("cat |")).x_jq >= 2.5],
+  ["peak RSS ≤ 128 MiB in every pixir process", () => results.filter((r) => r.name.includes("pixir")).every((r) => r.rss_mib.every((m) => m <= 128))],
+];
+const targets = TARGETS.filter(([name]) => jq || !name.includes("jq")).map(([name, met]) => ({ name, met: met() }));
 if (args.json) {
-  process.stdout.write(`${JSON.stringify({ bytes, size: sizeLabel(bytes), results }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ bytes, size: sizeLabel(bytes), results, targets }, null, 2)}\n`);
 } else {
-  const rows = results.map((r) => [r.name, r.seconds.toFixed(2), r.mb_per_s.toFixed(1), r.x_jq === null ? "-" : `${r.x_jq.toFixed(2)}×`, r.rss_mib.join(" / ")]);
-  const head = ["command", "wall s", "MB/s", "× jq", "peak RSS MiB (per process)"];
+  const rows = results.map((r) => [r.name, r.seconds.toFixed(2), r.mb_per_s.toFixed(1), `${r.x_cat.toFixed(3)}×`, r.x_jq === null ? "-" : `${r.x_jq.toFixed(2)}×`, r.rss_mib.join(" / ")]);
+  const head = ["command", "wall s", "MB/s", "× cat", "× jq", "peak RSS MiB (per process)"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   console.log(`Fork benchmark: ${sizeLabel(bytes)} Log (${bytes} bytes), ${os.cpus().length} cores, node ${process.version}`);
   console.log(line(head));
   for (const r of rows) console.log(line(r));
+  for (const t of targets) console.log(`target: ${t.name}: ${t.met ? "met" : "MISSED"}`);
 }
+process.exitCode = targets.every((t) => t.met) ? 0 : 1;

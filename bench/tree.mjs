@@ -5,6 +5,7 @@
 //   node bench/tree.mjs --runs 5        # more timed runs
 //   node bench/tree.mjs --check         # exit 1 if the targets (3 s, 256 MiB) are missed
 //   node bench/tree.mjs --regenerate    # rebuild the Workspace even if it is up to date
+//   node bench/tree.mjs --skip-jq       # leave out the jq pass over every Log (about a minute)
 //
 // The Workspace (bench/.data/tree-ws, git-ignored) holds 10,000 Logs, 1 GiB in all, generated
 // deterministically (seeded PRNG, no clock): 2,500 root Sessions, 7,500 fork children chained up to
@@ -15,7 +16,7 @@
 //
 // Each timed run is `pixir-tree --json --workspace WS > /dev/null`, after one warm-up run, measured
 // with /usr/bin/time (elapsed seconds, user+sys CPU seconds, peak RSS); the target is judged on the
-// median elapsed time. `cat` of every Log (10,000 files, 1 GiB) is timed alongside for comparison, and the 1-minute load
+// median elapsed time. `cat` and `jq -c .` of every Log (10,000 files, 1 GiB) are timed alongside, and the 1-minute load
 // average is recorded, since a busy machine inflates elapsed times.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -346,11 +347,14 @@ if (manifest === null) manifest = generate();
 const sessions = path.join(WS, ".pixir", "sessions");
 const files = readdirSync(sessions).map((f) => path.join(sessions, f));
 const bytes = files.reduce((n, f) => n + statSync(f).size, 0);
-const catFloor = (() => {
-  const r = spawnSync("bash", ["-c", `cd ${JSON.stringify(sessions)} && ${existsSync(TIME) ? `${TIME} -f "%e %M" ` : ""}cat -- * > /dev/null`], { encoding: "utf8" });
+/** Seconds for `command` over every Log file at once (the floors we compare with, same run). */
+const overAllLogs = (command) => {
+  const r = spawnSync("bash", ["-c", `cd ${JSON.stringify(sessions)} && ${existsSync(TIME) ? `${TIME} -f "%e %M" ` : ""}${command} -- * > /dev/null`], { encoding: "utf8" });
   const [seconds] = r.stderr.trim().split("\n").at(-1).split(" ").map(Number);
   return seconds;
-})();
+};
+const catFloor = overAllLogs("cat");
+const jqFloor = flag("--skip-jq") ? null : overAllLogs("jq -c .");
 // The machine may be shared: the load average says how far wall-clock times can be trusted.
 const loadBefore = os.loadavg()[0];
 const forest = measureTree(["--json", "--workspace", WS]);
@@ -360,6 +364,12 @@ const result = {
   load_average_1m: { before: Number(loadBefore.toFixed(2)), after: Number(os.loadavg()[0].toFixed(2)) },
   workspace: { logs: files.length, bytes, mib: Math.round(bytes / 1024 ** 2), max_fork_depth: manifest.max_depth, share_children: manifest.share_children },
   cat_all_logs_s: catFloor,
+  jq_all_logs_s: jqFloor,
+  // Throughput ratios: how many times as fast as cat (or jq -c .) over the same bytes.
+  ratios: {
+    "pixir-tree --json": { x_cat: Number((catFloor / forest.median_s).toFixed(3)), x_jq: jqFloor === null ? null : Number((jqFloor / forest.median_s).toFixed(2)) },
+    "pixir-tree --format dot": { x_cat: Number((catFloor / dot.median_s).toFixed(3)), x_jq: jqFloor === null ? null : Number((jqFloor / dot.median_s).toFixed(2)) },
+  },
   "pixir-tree --json": forest,
   "pixir-tree --format dot": dot,
   target: { seconds: TARGET_SECONDS, rss_mib: TARGET_RSS_MIB },
