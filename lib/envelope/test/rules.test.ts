@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, CROCKFORD, derivedUlid, newUlid, sessionIdProblem, truncate, ULID_PATTERN } from "@pixir/envelope";
 
@@ -95,3 +96,36 @@ describe("canonicalJson edge cases", () => {
     for (const v of values) expect(canonicalJson(v)).toBe(reference(v));
   });
 });
+
+describe("truncate cuts where walking every grapheme would (summarize.md §3.3)", () => {
+  // The definition, written out: walk the grapheme clusters while they fit.
+  const walker = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  function byDefinition(input: string, max: number): string {
+    const s = input.toWellFormed();
+    const total = Buffer.byteLength(s, "utf8");
+    if (total <= max) return s;
+    let used = 0;
+    let end = 0;
+    for (const { segment, index } of walker.segment(s)) {
+      const bytes = Buffer.byteLength(segment, "utf8");
+      if (used + bytes > max) break;
+      used += bytes;
+      end = index + segment.length;
+    }
+    return `${s.slice(0, end)}\n…[truncated, showing up to ${max} of ${total} bytes]`;
+  }
+  // Pieces that make long and awkward clusters: combining marks, ZWJ emoji, flags, Hangul jamo, CRLF,
+  // astral letters and lone surrogates.
+  const PIECES = ["a", "é", "e\u0301\u0302", "👩‍👩‍👧‍👦", "🇫🇷", "🏳️‍🌈", "\u1100\u1161\u11a8", "\r\n", "𝔸", "你", "\ud800", "\udc00", " ", "\u0308"];
+  const text = fc.array(fc.constantFrom(...PIECES), { maxLength: 120 }).map((p) => p.join(""));
+
+  it("for every text and every limit", () => {
+    fc.assert(
+      fc.property(text, fc.integer({ min: 0, max: 300 }), (s, max) => {
+        expect(truncate(s, max)).toBe(byDefinition(s, max));
+      }),
+      { seed: 20261122, numRuns: 3000 },
+    );
+  });
+});
+
