@@ -225,3 +225,21 @@ describe("a reader racing an append (was: log_read_failed 'append journal is unr
     expect((await scanLog(ws, "s")).eventCount).toBe(1 + 3 * BATCHES);
   });
 });
+
+describe("pixir-log check of a line over the length limit (was: the whole check failed with corrupt_log_line)", () => {
+  it("reports line_too_long as a problem of that Log (exit 1, log_check_failed) and goes on with the others", () => {
+    const ws = workspace({ a: [user("fine")] });
+    const long = rawLine("s", 1, user("x".repeat(33 * 1024 * 1024)));
+    writeFileSync(logFile(ws, "s"), `${rawLine("s", 0, user("first"))}\n${long}\n${rawLine("s", 2, user("after"))}\n`);
+    for (const argv of [["check", "s", "--json"], ["check", "--json"]]) {
+      const r = run("pixir-log", argv, { cwd: ws });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.json.error.kind).toBe("log_check_failed");
+      const logs = r.json.error.details.logs as Array<{ session_id: string; event_count: number; problems: Array<Record<string, unknown>> }>;
+      const s = logs.find((l) => l.session_id === "s")!;
+      expect(s.problems).toEqual([expect.objectContaining({ code: "line_too_long", line: 2, max_line_bytes: 32 * 1024 * 1024 })]);
+      expect(s.event_count).toBe(1);
+      if (argv.length === 2) expect(logs.find((l) => l.session_id === "a")!.problems).toEqual([]);
+    }
+  });
+});

@@ -168,13 +168,28 @@ export async function checkLog(ws: string, id: string, strays?: Finding[]): Prom
       else hashes.add(h);
     }
   };
-  const scan = await scanLog(ws, id, {
-    onLine,
-    onProblem: (p, raw) => {
-      problem({ code: p.reason, line: raw.lineNo, message: CORRUPT_MESSAGES[p.reason], ...(p.extra ?? {}) });
-      return "skip";
-    },
-  });
+  let lines = 0;
+  let scan: Awaited<ReturnType<typeof scanLog>>;
+  try {
+    scan = await scanLog(ws, id, {
+      onLine: (line) => {
+        lines++;
+        onLine(line);
+      },
+      onProblem: (p, raw) => {
+        problem({ code: p.reason, line: raw.lineNo, message: CORRUPT_MESSAGES[p.reason], ...(p.extra ?? {}) });
+        return "skip";
+      },
+    });
+  } catch (err) {
+    // A line over the length limit is refused without being buffered, so the reading stops there: it is
+    // this Log's last finding, and the rest of the Log is not read.
+    if (!(err instanceof PixirError) || err.details.reason !== "line_too_long") throw err;
+    const { next_actions: _n, path: _p, reason, ...details } = err.details;
+    problem({ code: reason as string, message: `${CORRUPT_MESSAGES.line_too_long}; the rest of the Log was not read`, ...details });
+    report.event_count = lines;
+    return report;
+  }
   report.event_count = scan.eventCount;
   if (!scan.endsWithNewline && !report.problems.some((f) => f.code === "torn_tail")) {
     warn({ code: "missing_final_newline", message: "the last line has no trailing newline" });
