@@ -243,3 +243,17 @@ describe("pixir-log check of a line over the length limit (was: the whole check 
     }
   });
 });
+
+describe("check of a Workspace whose first write was killed while taking the lease (was: reported nothing)", () => {
+  it("names the lease's temp file although no .pixir/sessions exists yet", () => {
+    const ws = tempDir();
+    mkdirSync(path.join(ws, ".pixir", "session_leases"), { recursive: true });
+    writeFileSync(path.join(ws, ".pixir", "session_leases", "n.json.tmp-0123abcd"), "");
+    const r = run("pixir-log", ["check", "--json"], { cwd: ws });
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ ok: true, checked: 0, warning_count: 1 });
+    expect(r.json.logs).toEqual([
+      expect.objectContaining({ session_id: "n", log_exists: false, warnings: [expect.objectContaining({ code: "stale_temp_file", path: ".pixir/session_leases/n.json.tmp-0123abcd" })] }),
+    ]);
+  });
+});

@@ -261,7 +261,8 @@ export async function checkLogs(ws: string, ids: string[] | null): Promise<Check
     for (const id of targets) logs.push(await checkLog(ws, id));
   } else {
     // The whole Workspace: also the leftovers of Sessions whose Log never appeared (a killed create).
-    const strays = inspectStatePath(sessionsDir(ws)) === "present" ? strayStateFiles(ws) : new Map<string, Finding[]>();
+    // Even without .pixir/sessions: a writer killed while taking the first lease leaves its temp file.
+    const strays = strayStateFiles(ws);
     for (const id of targets) logs.push(await checkLog(ws, id, strays.get(id) ?? []));
     const others = [...strays.keys()].filter((id) => !targets.includes(id)).sort(compareBytes);
     for (const id of others) {
