@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { listTree, logFile, readLog, run, tempDir, user, workspace, type Tool } from "./support/cli.js";
+import { INVALID_SESSION_IDS, listTree, logFile, readLog, run, tempDir, user, workspace, type Tool } from "./support/cli.js";
 
 const EVENT = '{"type":"user_message","data":{"text":"hi"}}\n';
 const ULID_ID = "01JH8Z6Q4K3M2N1P0R9S8T7V6W";
@@ -25,20 +25,7 @@ describe("B15 valid ids can be appended and read", () => {
 });
 
 describe("B16 invalid ids: exit 2 invalid_args with the reason", () => {
-  const cases: Array<[string, string]> = [
-    ["", "empty"],
-    [".", "invalid_start"],
-    ["..", "invalid_start"],
-    [".leading", "invalid_start"],
-    ["a/b", "invalid_character"],
-    ["a\\b", "invalid_character"],
-    ["a b", "invalid_character"],
-    ["a:b", "invalid_character"],
-    ["a;$HOME", "invalid_character"],
-    ["a%2fb", "invalid_character"],
-    ["a\n", "invalid_character"],
-    ["b".repeat(235) + "c", "too_long"],
-  ];
+  const cases = INVALID_SESSION_IDS;
   for (const [id, reason] of cases) {
     it(`${JSON.stringify(id.slice(0, 20))} → ${reason}`, () => {
       const ws = tempDir();

@@ -176,3 +176,19 @@ export function listTree(dir: string): string[] {
 }
 
 export const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** envelope-and-log.md §5's invalid session ids, with the reason each must give. */
+export const INVALID_SESSION_IDS: ReadonlyArray<readonly [string, string]> = [
+  ["", "empty"],
+  [".", "invalid_start"],
+  ["..", "invalid_start"],
+  [".leading", "invalid_start"],
+  ["a/b", "invalid_character"],
+  ["a\\b", "invalid_character"],
+  ["a b", "invalid_character"],
+  ["a:b", "invalid_character"],
+  ["a;$HOME", "invalid_character"],
+  ["a%2fb", "invalid_character"],
+  ["a\n", "invalid_character"],
+  ["b".repeat(235) + "c", "too_long"],
+];
