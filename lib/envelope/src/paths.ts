@@ -191,7 +191,9 @@ export function placeComplete(tmp: StatePath, target: StatePath, text: string | 
   let placed = false;
   try {
     fd = openSync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
-    writeSync(fd, typeof text === "string" ? Buffer.from(text) : text);
+    const bytes = typeof text === "string" ? Buffer.from(text) : text;
+    // One write(2) may write less than asked (Linux caps it near 2 GiB): a payload must land whole.
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
@@ -212,4 +214,4 @@ export function placeComplete(tmp: StatePath, target: StatePath, text: string | 
 }
 
 /** A temp sibling of a state file: `<name>.tmp-<8 hex>`, the name `pixir-log check` reports if left. */
-export const tempSibling = (target: StatePath, name = target.components.at(-1)!): StatePath => target.sibling(`${name}.tmp-${randomHex(4)}`);
+export const tempSibling = (target: StatePath): StatePath => target.sibling(`${target.components.at(-1)}.tmp-${randomHex(4)}`);
