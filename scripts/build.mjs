@@ -14,6 +14,8 @@ const alias = {
   ...Object.fromEntries(tools.filter((t) => t !== "pixir").map((t) => [t, path.join(root, `tools/${t}/src/main.ts`)])),
 };
 
+const scanWorker = path.join(root, "lib/envelope/src/tree-scan-worker.ts");
+
 const common = {
   bundle: true,
   platform: "node",
@@ -44,7 +46,8 @@ async function buildTool(name) {
   const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
   await intoDist(dir, (outdir) => build({
     ...common,
-    entryPoints: { main: path.join(dir, "src/main.ts") },
+    // The worker of the parallel Log scan lives next to the chunks that start it (lib/envelope/src/tree-scan.ts).
+    entryPoints: { main: path.join(dir, "src/main.ts"), "chunks/tree-scan-worker": scanWorker },
     outdir,
     chunkNames: "chunks/[name]-[hash]",
     define: { __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) },
@@ -57,7 +60,7 @@ async function buildLibrary() {
   await build({
     ...common,
     splitting: false,
-    entryPoints: { index: path.join(dir, "src/index.ts") },
+    entryPoints: { index: path.join(dir, "src/index.ts"), "tree-scan-worker": scanWorker },
     outdir: path.join(dir, "dist"),
     packages: "external",
   });

@@ -69,5 +69,13 @@ describe.skipIf(pnpm === null)("packed packages install and run with plain npm",
     expect(JSON.parse(forked.stdout)).toMatchObject({ ok: true, recorded: true, summarize: true });
     const tree = spawnSync(bin("pixir-tree"), ["s1", "--json"], { cwd: app, encoding: "utf8" });
     expect(JSON.parse(tree.stdout).tree.forks[0].child_session_id).toBe("c1");
+    // The forest's worker threads ship with the packages and run from an npm install.
+    for (const t of ["pixir-tree", "pixir"]) {
+      const args = t === "pixir" ? ["tree", "--json"] : ["--json"];
+      const forest = spawnSync(bin(t), args, { cwd: app, encoding: "utf8", env: { ...process.env, PIXIR_SCAN_THREADS: "2", PIXIR_DEBUG: "1" } });
+      expect(forest.status, t).toBe(0);
+      expect(JSON.parse(forest.stdout).forest.map((n: any) => n.session_id), t).toEqual(["s1"]);
+      expect(forest.stderr, t).toMatch(/^pixir[- ]tree: read 2 Logs on 2 threads;/m);
+    }
   }, 180_000);
 });

@@ -1,78 +1,10 @@
 // acceptance.md §G (50–56) and case 41, tree.md: the Session Tree, against the built pixir-tree binary.
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { assistant, call, ev, listTree, logFile, rawLine, run, sh, tempDir, toolResult, user, workspace, writeRaw, type Ev } from "./support/cli.js";
-
-const REPLAY = new Set([
-  "user_message",
-  "assistant_message",
-  "reasoning",
-  "skill_activation",
-  "subagent_event",
-  "workflow_event",
-  "tool_call",
-  "tool_result",
-  "permission_decision",
-]);
-
-/** fork.md §4.3 canonicalJson: keys sorted recursively, no whitespace. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (v !== null && typeof v === "object") {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(v);
-}
-
-/** The stored Events of R(id; …), as written by writeRaw. */
-const stored = (id: string, events: Ev[]) => events.map((e, n) => JSON.parse(rawLine(id, n, e)));
-
-interface ForkSpec {
-  child: string;
-  parent: string;
-  parentEvents: Ev[];
-  toSeq: number;
-  strategy?: "replay_v1" | "share_v1";
-  own?: Ev[];
-  root?: string;
-}
-
-/** A hand-written fork child (fork.md §4): a session_fork header at seq 0, the inherited prefix (replay_v1 only), then own Events. */
-function writeFork(ws: string, spec: ForkSpec): void {
-  const strategy = spec.strategy ?? "replay_v1";
-  const inherited = stored(spec.parent, spec.parentEvents).filter((e) => REPLAY.has(e.type) && e.seq !== null && e.seq <= spec.toSeq);
-  const digest = createHash("sha256");
-  for (const e of inherited) digest.update(`${canonical([e.type, e.ts, e.data])}\n`);
-  const header: Ev = {
-    type: "session_fork",
-    seq: 0,
-    ts: "2026-07-01T00:00:00Z",
-    data: {
-      parent_session_id: spec.parent,
-      fork_root_session_id: spec.root ?? spec.parent,
-      forked_to_seq: spec.toSeq,
-      parent_workspace: ws,
-      child_workspace: ws,
-      replay_event_count: inherited.length,
-      from_seq: inherited[0]?.seq ?? null,
-      strategy,
-      limitations: ["test"],
-      prefix_digest: `sha256:${digest.digest("hex")}`,
-      open_tool_calls: [],
-    },
-  };
-  const copied: Ev[] = strategy === "replay_v1" ? inherited.map((e, k) => ({ type: e.type, data: e.data, ts: e.ts, seq: k + 1 })) : [];
-  const n = inherited.length;
-  const own = (spec.own ?? []).map((e, i) => ({ seq: n + 1 + i, ts: `2026-07-02T00:00:${String(i).padStart(2, "0")}Z`, ...e }));
-  writeRaw(ws, spec.child, [header, ...copied, ...own]);
-}
+import { writeFork } from "./support/tree.js";
 
 const tree = (ws: string, ...args: string[]) => run("pixir-tree", args, { cwd: ws });
 

@@ -27,6 +27,8 @@ export interface RunOptions {
   cwd: string;
   input?: string | Buffer;
   env?: Record<string, string | undefined>;
+  /** Run this script instead of the tool's own bin (a copy of a built tool). */
+  bin?: string;
 }
 
 function parseMaybe(text: string): any {
@@ -65,7 +67,7 @@ function childEnv(extra: RunOptions["env"]): NodeJS.ProcessEnv {
 
 /** Run a built binary to completion. */
 export function run(tool: Tool, args: string[], options: RunOptions): RunResult {
-  const r = spawnSync(process.execPath, [binPath(tool), ...args], {
+  const r = spawnSync(process.execPath, [options.bin ?? binPath(tool), ...args], {
     cwd: options.cwd,
     input: options.input ?? "",
     env: childEnv(options.env),

@@ -7,6 +7,8 @@ import { isValidSessionId } from "./session-id.js";
 
 export interface LogListing {
   sessionIds: string[];
+  /** Each Log's size in bytes when it was listed. */
+  sizes: Map<string, number>;
   ignoredEntries: number;
 }
 
@@ -15,19 +17,22 @@ const LOG_SUFFIX = ".ndjson";
 /** Session ids with a Log in the Workspace, sorted by byte order. */
 export function listLogs(ws: string): LogListing {
   const dir = sessionsDir(ws);
-  if (inspectStatePath(dir) === "missing") return { sessionIds: [], ignoredEntries: 0 };
+  const sizes = new Map<string, number>();
+  if (inspectStatePath(dir) === "missing") return { sessionIds: [], sizes, ignoredEntries: 0 };
   const ids: string[] = [];
   let ignored = 0;
   for (const name of readdirSync(dir.abs)) {
     const id = name.endsWith(LOG_SUFFIX) ? name.slice(0, -LOG_SUFFIX.length) : null;
-    if (id === null || !isValidSessionId(id) || !lstatSync(path.join(dir.abs, name)).isFile()) {
+    const st = id === null || !isValidSessionId(id) ? null : lstatSync(path.join(dir.abs, name));
+    if (id === null || st === null || !st.isFile()) {
       ignored++;
       continue;
     }
     ids.push(id);
+    sizes.set(id, st.size);
   }
   ids.sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
-  return { sessionIds: ids, ignoredEntries: ignored };
+  return { sessionIds: ids, sizes, ignoredEntries: ignored };
 }
 
 export interface LogEntry {

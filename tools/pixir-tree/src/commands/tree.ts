@@ -26,8 +26,9 @@ export async function runTree(args: ParsedArgs, ctx: CommandContext, synopsis: s
   const maxDepth = parseNonNegativeInt("max-depth", stringFlag(args, "max-depth"), synopsis) ?? DEFAULT_TREE_MAX_DEPTH;
   const format = ctx.json ? "json" : (requested ?? "text");
   const ws = ctx.workspace();
+  const debug = ctx.io.env.PIXIR_DEBUG === "1";
 
-  const roots = id !== undefined ? [buildSessionTree(ws, id, { maxDepth })] : buildSessionForest(ws, { maxDepth });
+  const roots = id !== undefined ? [buildSessionTree(ws, id, { maxDepth })] : await buildSessionForest(ws, { maxDepth, env: ctx.io.env, onScanned: debug ? (s) => ctx.io.stderr.write(`${ctx.program}: read ${s.logs} Logs on ${s.threads} threads; workers delivered ${s.byWorkers} of ${2 * s.logs} results\n`) : undefined });
   // One document, as ctx.report would print it, but written in chunks: a large forest is tens of
   // MB of JSON and must not be held as one string.
   for (const chunk of treeOutputChunks(roots, format, id !== undefined)) {
