@@ -8,7 +8,7 @@ import { closeSync, constants as fsConstants, existsSync, fstatSync, openSync, r
 import { isUtf8 } from "node:buffer";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { isMainThread, parentPort, Worker } from "node:worker_threads";
+import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 import { CANONICAL_TYPES, decodeLogLine, isLineProblem, isReplayType, isSeq, MAX_SEQ, type JsonObject, type PixirEvent } from "./envelope.js";
 import { MAX_LINE_BYTES } from "./codec.js";
 import { asPixirError, fsError, PixirError, type Details, type ErrorKind } from "./errors.js";
@@ -483,8 +483,10 @@ type SentError = { kind: ErrorKind; message: string; details: Details };
 type SentScan = Omit<OwnScan, "problem"> & { problem: SentError | null };
 type SentFirst = Exclude<FirstLine, { kind: "unreadable" }> | { kind: "unreadable"; error: SentError };
 
-/** A task for the pool: read first lines, or scan Logs. */
-type Task = { task: "first"; ws: string; ids: string[]; next: SharedArrayBuffer } | { task: "scan"; ws: string; jobs: ScanJob[]; next: SharedArrayBuffer };
+/** A task for the pool: read first lines (all at once), or scan Logs (streamed: see ScanStream). */
+type Task =
+  | { task: "first"; ws: string; ids: string[]; next: SharedArrayBuffer }
+  | { task: "stream"; ws: string; jobs: ScanJob[]; state: SharedArrayBuffer; port: MessagePort };
 
 /** The worker entry point, bundled next to the module that holds this code (scripts/build.mjs). */
 const WORKER_FILE = "./tree-scan-worker.js";
@@ -535,15 +537,9 @@ function take<T>(count: number, next: Int32Array, work: (index: number) => T, do
   for (let i = Atomics.add(next, 0, 1); i < count; i = Atomics.add(next, 0, 1)) done(i, work(i));
 }
 
-/** Run one task in this thread, taking items from its counter; every result goes to `done`. */
-function runTask(t: Task, done: (index: number, value: SentFirst | SentScan | FirstLine | OwnScan) => void, send: boolean): void {
-  const next = new Int32Array(t.next);
-  if (t.task === "first") {
-    take(t.ids.length, next, (i) => readFirstLineOf(t.ws, t.ids[i]!), (i, f) => done(i, send ? sendFirst(f) : f));
-  } else {
-    const jobs = t.jobs;
-    take(jobs.length, next, (i) => scanOwnLog(t.ws, jobs[i]!.id, jobs[i]!.keepReplay, jobs[i]!.listed), (i, s) => done(i, send ? sendScan(s) : s));
-  }
+/** Read first lines in this thread, taking Logs from the task's counter; every result goes to `done`. */
+function readFirstLines(t: Extract<Task, { task: "first" }>, done: (index: number, value: SentFirst | FirstLine) => void, send: boolean): void {
+  take(t.ids.length, new Int32Array(t.next), (i) => readFirstLineOf(t.ws, t.ids[i]!), (i, f) => done(i, send ? sendFirst(f) : f));
 }
 
 interface PoolWorker {
@@ -560,6 +556,8 @@ interface PoolWorker {
  */
 export class ScanPool {
   private readonly workers: PoolWorker[] = [];
+  /** This thread's ends of the stream channels. */
+  private readonly ports: MessagePort[] = [];
   /** Items the workers delivered, over all tasks (PIXIR_DEBUG reports it). */
   deliveredByWorkers = 0;
 
@@ -599,7 +597,7 @@ export class ScanPool {
   }
 
   /** Run a task on every thread; results by item index, each item done exactly once here or there. */
-  private async run(t: Task, count: number): Promise<Array<unknown>> {
+  private async run(t: Extract<Task, { task: "first" }>, count: number): Promise<Array<unknown>> {
     const results = new Array<unknown>(count);
     const replies = this.workers
       .filter((w) => w.alive)
@@ -610,9 +608,9 @@ export class ScanPool {
             w.worker.postMessage(t);
           }),
       );
-    runTask(t, (i, v) => (results[i] = v), false);
+    readFirstLines(t, (i, v) => (results[i] = v), false);
     for (const reply of await Promise.all(replies)) {
-      for (const [i, v] of reply) results[i] = t.task === "first" ? receiveFirst(v as SentFirst) : receiveScan(v as SentScan);
+      for (const [i, v] of reply) results[i] = receiveFirst(v as SentFirst);
       this.deliveredByWorkers += reply.length;
     }
     return results;
@@ -624,16 +622,105 @@ export class ScanPool {
     return results.map((f, i) => f ?? readFirstLineOf(ws, ids[i]!));
   }
 
-  /** The scans of these Logs (scanOwnLog), in the order given (put the largest first). */
-  async scan(ws: string, jobs: ScanJob[]): Promise<OwnScan[]> {
-    const results = (await this.run({ task: "scan", ws, jobs, next: new SharedArrayBuffer(4) }, jobs.length)) as Array<OwnScan | undefined>;
-    return results.map((s, i) => s ?? scanOwnLog(ws, jobs[i]!.id, jobs[i]!.keepReplay, jobs[i]!.listed));
+  /**
+   * Scan these Logs while this thread goes on with other work: the workers take them from the end of
+   * the list, and ScanStream.take, asked in about the list's order, scans here whatever they have not
+   * delivered. Put the Logs in the order they will be asked for.
+   */
+  stream(ws: string, jobs: ScanJob[]): ScanStream {
+    const state = new SharedArrayBuffer(4 * (jobs.length + 1));
+    const ports: MessagePort[] = [];
+    for (const w of this.workers) {
+      if (!w.alive) continue;
+      // Scans come back on a channel of their own, read synchronously (receiveMessageOnPort).
+      const channel = new MessageChannel();
+      ports.push(channel.port1);
+      this.ports.push(channel.port1);
+      const task: Task = { task: "stream", ws, jobs, state, port: channel.port2 };
+      w.worker.postMessage(task, [channel.port2]);
+    }
+    return new ScanStream(ws, jobs, state, ports, this);
   }
 
   /** Stop the workers. They hold the process open while they wait for tasks, so call this in a finally. */
   close(): void {
+    for (const port of this.ports) port.close();
     for (const w of this.workers) if (w.alive) void w.worker.terminate();
   }
+}
+
+/** Claim states of streamed jobs; the slot after the last job counts deliveries (to wait on). */
+const FREE = 0;
+const BY_WORKER = 1;
+const BY_THIS_THREAD = 2;
+/** How long this thread waits for a Log a worker has in hand before it scans the Log itself. */
+const HAND_OVER_WAIT_MS = 50;
+
+/** Scans that workers stream while this thread builds; see ScanPool.stream. */
+export class ScanStream {
+  private readonly position = new Map<string, number>();
+  private readonly state: Int32Array;
+  private readonly scans: Array<OwnScan | undefined>;
+
+  constructor(
+    private readonly ws: string,
+    private readonly jobs: ScanJob[],
+    state: SharedArrayBuffer,
+    private readonly ports: MessagePort[],
+    private readonly pool: ScanPool,
+  ) {
+    this.state = new Int32Array(state);
+    this.scans = new Array<OwnScan | undefined>(jobs.length);
+    jobs.forEach((job, i) => this.position.set(job.id, i));
+  }
+
+  /** Take in what the workers have sent so far. */
+  private drain(): void {
+    for (const port of this.ports) {
+      for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) {
+        for (const [i, sent] of m.message as Array<[number, SentScan]>) {
+          if (this.scans[i] !== undefined) continue;
+          this.scans[i] = receiveScan(sent);
+          this.pool.deliveredByWorkers++;
+        }
+      }
+    }
+  }
+
+  /** The scan of `id` (scanOwnLog of its job), or undefined when `id` is not one of the jobs. */
+  take(id: string): OwnScan | undefined {
+    const i = this.position.get(id);
+    if (i === undefined) return undefined;
+    if (this.scans[i] === undefined) this.drain();
+    if (this.scans[i] !== undefined) return this.scans[i];
+    if (Atomics.compareExchange(this.state, i, FREE, BY_THIS_THREAD) === BY_WORKER) {
+      // A worker has it in hand: wait a little for it (a worker that died never delivers).
+      const deliveries = this.jobs.length;
+      const deadline = performance.now() + HAND_OVER_WAIT_MS;
+      for (let left = HAND_OVER_WAIT_MS; left > 0 && this.scans[i] === undefined; left = deadline - performance.now()) {
+        const seen = Atomics.load(this.state, deliveries);
+        this.drain();
+        if (this.scans[i] === undefined) Atomics.wait(this.state, deliveries, seen, left);
+      }
+      if (this.scans[i] !== undefined) return this.scans[i];
+    }
+    const job = this.jobs[i]!;
+    return (this.scans[i] = scanOwnLog(this.ws, job.id, job.keepReplay, job.listed));
+  }
+}
+
+/** A worker's part of a stream: claim Logs from the end of the list, scan, send each at once. */
+function streamScans(t: Extract<Task, { task: "stream" }>): void {
+  const state = new Int32Array(t.state);
+  const deliveries = t.jobs.length;
+  for (let i = t.jobs.length - 1; i >= 0; i--) {
+    if (Atomics.compareExchange(state, i, FREE, BY_WORKER) !== FREE) continue;
+    const job = t.jobs[i]!;
+    t.port.postMessage([[i, sendScan(scanOwnLog(t.ws, job.id, job.keepReplay, job.listed))]]);
+    Atomics.add(state, deliveries, 1);
+    Atomics.notify(state, deliveries);
+  }
+  t.port.close();
 }
 
 /** The body of tree-scan-worker.js: run each task this thread is given, and send the results back. */
@@ -641,8 +728,12 @@ export function serveScanWorker(): void {
   if (isMainThread || parentPort === null) return;
   const port = parentPort;
   port.on("message", (t: Task) => {
-    const results: Array<[number, SentFirst | SentScan]> = [];
-    runTask(t, (i, v) => results.push([i, v as SentFirst | SentScan]), true);
+    if (t.task === "stream") {
+      streamScans(t);
+      return;
+    }
+    const results: Array<[number, SentFirst]> = [];
+    readFirstLines(t, (i, v) => results.push([i, v as SentFirst]), true);
     port.postMessage(results);
   });
 }

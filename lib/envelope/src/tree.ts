@@ -17,7 +17,7 @@ import {
   scanThreadCount,
   type FirstLine,
   type KeyedData,
-  type ScanJob,
+  type ScanStream,
   type OwnScan,
   type ReplayItem,
 } from "./tree-scan.js";
@@ -276,40 +276,49 @@ class TreeBuilder {
     return index;
   }
 
+  /** Scans that worker threads stream in (forest mode), for the Logs of `streamWs`. */
+  private stream: ScanStream | null = null;
+  private streamWs = "";
+
   /**
-   * Forest mode shows every Log, so every first line is read and every Log scanned: up front and on
-   * several threads when that pays (ScanPool), lazily in this thread otherwise.
+   * Forest mode shows every Log, so every first line is read and every Log scanned. When that pays
+   * (scanThreadCount), worker threads read the first lines with this thread, then scan Logs from the
+   * far end of the forest while this thread builds from its start (ScanStream). Returns the pool to
+   * close once the forest is built, or null when this thread works alone.
    */
-  async indexAndScanAll(ws: string, env: NodeJS.ProcessEnv, onScanned?: (stats: ScanStats) => void): Promise<WorkspaceIndex> {
+  async prepareForest(ws: string, env: NodeJS.ProcessEnv): Promise<ScanPool | null> {
     const listing = listLogs(ws);
     let total = 0;
     for (const size of listing.sizes.values()) total += size;
     const threads = scanThreadCount(env, total);
     if (threads <= 1) {
-      const index = indexFromFirstLines(ws, listing, listing.sessionIds.map((id) => readFirstLineOf(ws, id)));
-      this.indexes.set(ws, index);
-      return index;
+      this.indexes.set(ws, indexFromFirstLines(ws, listing, listing.sessionIds.map((id) => readFirstLineOf(ws, id))));
+      return null;
     }
     const pool = new ScanPool(threads);
     try {
       const index = indexFromFirstLines(ws, listing, await pool.firstLines(ws, listing.sessionIds));
       this.indexes.set(ws, index);
-      const jobs: ScanJob[] = index.ids.map((id) => ({ id, keepReplay: index.shareParents.has(id), listed: true }));
-      // Largest first, so that no thread is left with one big Log at the end.
-      jobs.sort((a, b) => (index.sizes.get(b.id) ?? 0) - (index.sizes.get(a.id) ?? 0));
-      const scans = await pool.scan(ws, jobs);
-      jobs.forEach((job, i) => this.scans.set(nodeKey(ws, job.id), scans[i]!));
-      onScanned?.({ logs: jobs.length, threads: pool.threads, byWorkers: pool.deliveredByWorkers });
-      return index;
-    } finally {
+      this.stream = pool.stream(
+        ws,
+        forestOrder(index).map((id) => ({ id, keepReplay: index.shareParents.has(id), listed: true })),
+      );
+      this.streamWs = ws;
+      return pool;
+    } catch (err) {
       pool.close();
+      throw err;
     }
   }
 
   /** The physical scan of a Log; share parents (known from discovery) keep their replay items. */
   ownScan(ws: string, id: string, keepReplay = false): OwnScan {
     const key = nodeKey(ws, id);
-    const cached = this.scans.get(key);
+    let cached = this.scans.get(key);
+    if (cached === undefined && this.stream !== null && ws === this.streamWs) {
+      cached = this.stream.take(id);
+      if (cached !== undefined) this.scans.set(key, cached);
+    }
     if (cached !== undefined && (cached.replayItems !== null || !keepReplay)) return cached;
     const found = this.indexes.get(ws);
     const index = found instanceof PixirError || found === undefined ? null : found;
@@ -586,7 +595,44 @@ export function buildSessionTree(ws: string, id: string, options: TreeOptions = 
  */
 export async function buildSessionForest(ws: string, options: TreeOptions = {}): Promise<TreeNode[]> {
   const builder = new TreeBuilder(maxDepthOf(options));
-  const index = await builder.indexAndScanAll(ws, options.env ?? {}, options.onScanned);
+  const pool = await builder.prepareForest(ws, options.env ?? {});
+  try {
+    const roots = forestRoots(builder, ws);
+    if (pool !== null) options.onScanned?.({ logs: builder.index(ws).ids.length, threads: pool.threads, byWorkers: pool.deliveredByWorkers });
+    return roots;
+  } finally {
+    pool?.close();
+  }
+}
+
+/**
+ * The order in which forestRoots asks for Logs: each root (in id order) and the fork children below it,
+ * depth first, then any Log left over (on a cycle). Workers scan from the end of it.
+ */
+function forestOrder(index: WorkspaceIndex): string[] {
+  const order: string[] = [];
+  const seen = new Set<string>();
+  const visit = (root: string) => {
+    const stack = [root];
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      order.push(id);
+      const children = index.children.get(id) ?? [];
+      for (let k = children.length - 1; k >= 0; k--) stack.push(children[k]!);
+    }
+  };
+  for (const id of index.ids) {
+    const f = index.first.get(id)!;
+    if (f.kind !== "fork" || f.parent === null || f.parent === id || !index.idSet.has(f.parent)) visit(id);
+  }
+  for (const id of index.ids) visit(id);
+  return order;
+}
+
+function forestRoots(builder: TreeBuilder, ws: string): TreeNode[] {
+  const index = builder.index(ws);
   const roots: TreeNode[] = [];
   const addRoot = (id: string, flags: NodeFlags) => {
     const node = builder.node(ws, id, 0, new Set(), flags);
