@@ -1,7 +1,7 @@
 // cli.md §12.1: `pixir fork` — the same stages as `pixir-fork --parent P | [pixir-summarize |]
 // pixir-log write`, composed in one process under the child's Writer Lease.
-import { PixirError } from "./errors.js";
-import { checkBoundary, forkPlan, forkStreamLines, LineFingerprint, parentFromLog, type ForkPlan, type ForkStrategy, type ParentSource } from "./fork.js";
+import { serializeEvent } from "./envelope.js";
+import { checkBoundary, forkHeader, forkPlan, forkStreamLines, LineFingerprint, parentChangedError, parentFromLog, type ForkPlan, type ForkStrategy, type ParentSource } from "./fork.js";
 import { resourceSources } from "./fork-write.js";
 import { newUlid } from "./ids.js";
 import { acquireLease } from "./lease.js";
@@ -41,16 +41,7 @@ function verifiedParent(parent: ParentSource, childId: string): ParentSource {
         seen.add(item.event, item.lineBytes ?? item.line?.bytes);
         yield item;
       }
-      if (seen.count !== parent.facts.eventCount || seen.digest() !== parent.facts.fingerprint) {
-        throw new PixirError("fork_prefix_mismatch", "parent log changed while it was being forked", {
-          session_id: childId,
-          parent_session_id: parent.parentId,
-          expected_digest: parent.facts.prefixDigest,
-          actual_digest: null,
-          expected_count: parent.facts.eventCount,
-          actual_count: seen.count,
-        });
-      }
+      if (seen.count !== parent.facts.eventCount || seen.digest() !== parent.facts.fingerprint) throw parentChangedError(parent, childId, seen.count);
     },
   };
 }
@@ -77,6 +68,13 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
       ws,
       childId,
       async (emit) => {
+        if (job.summarize === undefined && parent.emitInherited !== undefined) {
+          // Nothing reads the lines on the way: the child's copies are made from the parent's bytes.
+          const header = forkHeader(ws, job.parentId, childId, parent.facts, job.strategy);
+          emit(serializeEvent(header));
+          if (job.strategy === "replay_v1") await parent.emitInherited(header.id!, childId, emit);
+          return;
+        }
         let lines: AsyncIterable<string> = forkStreamLines(ws, verifiedParent(parent, childId), childId, job.strategy);
         if (job.summarize) lines = job.summarize.stage(lines, childEnv);
         let last = "";

@@ -7,10 +7,12 @@ import path from "node:path";
 import { splitLines } from "./codec.js";
 import { canonicalJson, decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
 import { PixirError, usageError } from "./errors.js";
-import { newUlid } from "./ids.js";
+import { derivedUlid, newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
-import { corruptLineError, headLines } from "./log-read.js";
-import { inheritedItem, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
+import { corruptLineError, headLine, headLines, readLogRange, type ScanResult } from "./log-read.js";
+import { inheritedItem, isInherited, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
+import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
+import type { LineSink } from "./log-write.js";
 import { logPath } from "./paths.js";
 import { checkDescriptor, type ResourceRef } from "./resources.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
@@ -156,6 +158,10 @@ export class LineFingerprint {
     this.crc = crc32("\n", this.crc);
     this.count++;
   }
+  addLine(line: Buffer): void {
+    this.crc = crc32("\n", crc32(line, this.crc));
+    this.count++;
+  }
   digest(): string {
     return `crc32:${this.crc.toString(16).padStart(8, "0")}:${this.count}`;
   }
@@ -287,7 +293,24 @@ export interface ParentSource {
   inherited(): AsyncGenerator<HistoryItem>;
   /** The parent's resolved History, when it was read from the Workspace. */
   history?: History;
+  /**
+   * When the parent's lines can be copied (a pass-through Log read in History order): emit the child's
+   * inherited lines straight from the parent's bytes, checking that they are the lines the plan read.
+   */
+  emitInherited?: (forkEventId: string, childId: string, emit: LineSink) => Promise<void>;
   dispose(): void;
+}
+
+/** The parent's inherited lines differ from those the plan was made from: it changed meanwhile. */
+export function parentChangedError(parent: Pick<ParentSource, "parentId" | "facts">, childId: string, count: number): PixirError {
+  return new PixirError("fork_prefix_mismatch", "parent log changed while it was being forked", {
+    session_id: childId,
+    parent_session_id: parent.parentId,
+    expected_digest: parent.facts.prefixDigest,
+    actual_digest: null,
+    expected_count: parent.facts.eventCount,
+    actual_count: count,
+  });
 }
 
 /**
@@ -308,7 +331,7 @@ export async function parentFromLog(ws: string, parentId: string, toSeq: number 
   }
   const facts = scanner.finish();
   const light = history.observed && history.scan.passThrough;
-  return {
+  const source: ParentSource = {
     parentId,
     facts,
     history,
@@ -318,8 +341,45 @@ export async function parentFromLog(ws: string, parentId: string, toSeq: number 
         if (isReplayType(item.event.type) && item.event.seq !== null && item.event.seq <= facts.toSeq) yield item;
       }
     },
+    emitInherited: light ? (forkEventId, childId, emit) => emitInheritedLines(source, history.scan, forkEventId, childId, emit) : undefined,
     dispose() {},
   };
+  return source;
+}
+
+/**
+ * fork.md §4.2 from bytes: a line of our writers is `{"id":…,"session_id":…,"seq":…,` and then `ts`,
+ * `type` and `data`, which the child keeps byte for byte; so its copy is a new head and the rest of the
+ * parent's line, without decoding either. Lines in another form (a null id or ts) take the general
+ * way (inheritedItem, serializeEvent). The bytes read must be the lines the plan was made from.
+ */
+async function emitInheritedLines(parent: ParentSource, scan: ScanResult, forkEventId: string, childId: string, emit: LineSink): Promise<void> {
+  const toSeq = parent.facts.toSeq;
+  const seen = new LineFingerprint();
+  const childSession = `","session_id":${JSON.stringify(childId)},"seq":`;
+  let k = 0;
+  for await (const raw of splitLines(readLogRange(scan.path, 0, scan.byteLength), { path: scan.path.rel })) {
+    const b = raw.bytes;
+    const type = readHead(b, 0, b.length);
+    if (type >= 0) {
+      const seq = head.seq;
+      if (!IS_REPLAY[type] || seq === null || seq > toSeq) continue;
+      k++;
+      seen.addLine(b);
+      const id = derivedUlid(`fork:${forkEventId}:${k}`, b.toString("utf8", head.tsStart, head.tsEnd));
+      emit(`{"id":"${id}${childSession}${k},`);
+      emit(b.subarray(head.tsStart - TS_KEY_LENGTH));
+      emit("\n");
+      continue;
+    }
+    const line = headLine(raw, scan);
+    if (!isInherited(line.event, toSeq)) continue;
+    k++;
+    seen.add(line.event, b);
+    const child = inheritedItem({ event: line.event, dataText: line.dataText, lineBytes: b }, forkEventId, childId, k);
+    emit(serializeEvent(child.event, child.dataText));
+  }
+  if (seen.count !== parent.facts.eventCount || seen.digest() !== parent.facts.fingerprint) throw parentChangedError(parent, childId, seen.count);
 }
 
 /** The parent's lines read from their heads only (log-read.ts headLines), as HistoryItems. */

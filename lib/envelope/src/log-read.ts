@@ -332,15 +332,15 @@ export interface HeadLine {
  * layouts are decoded in full. Callers that need `data` itself must use historyLines.
  */
 export async function* headLines(scan: ScanResult): AsyncGenerator<HeadLine> {
-  for await (const raw of splitLines(readRange(scan.path.abs, 0, scan.byteLength), { path: scan.path.rel })) {
-    const text = raw.bytes.toString("utf8");
-    const head = decodeOwnHead(text);
-    if (head !== null) {
-      yield { event: head.event, dataText: head.dataText, bytes: raw.bytes };
-      continue;
-    }
-    const decoded = decodeLogLine(raw.bytes, !raw.terminated);
-    if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
-    yield { event: decoded.event, dataText: decoded.exact ? dataTextOf(text, decoded.event) : undefined, bytes: raw.bytes };
-  }
+  for await (const raw of splitLines(readRange(scan.path.abs, 0, scan.byteLength), { path: scan.path.rel })) yield headLine(raw, scan);
+}
+
+/** One line of headLines. */
+export function headLine(raw: RawLine, scan: ScanResult): HeadLine {
+  const text = raw.bytes.toString("utf8");
+  const head = decodeOwnHead(text);
+  if (head !== null) return { event: head.event, dataText: head.dataText, bytes: raw.bytes };
+  const decoded = decodeLogLine(raw.bytes, !raw.terminated);
+  if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
+  return { event: decoded.event, dataText: decoded.exact ? dataTextOf(text, decoded.event) : undefined, bytes: raw.bytes };
 }

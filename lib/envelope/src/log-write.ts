@@ -40,29 +40,40 @@ function writeFailed(err: unknown, p: StatePath, operation: string): PixirError 
   return new PixirError("log_write_failed", undefined, { reason: code ? code.toLowerCase() : "io_error", path: p.rel });
 }
 
-/** Collects output lines and writes them to a file descriptor in large blocks. */
+/** Collects output (text or bytes) in one reused block and writes it to a file descriptor in large writes. */
 class BlockWriter {
-  private parts: string[] = [];
-  private size = 0;
+  private readonly block = Buffer.allocUnsafe(2 * FLUSH_BYTES);
+  private used = 0;
   bytesWritten = 0;
   constructor(private readonly fd: number) {}
-  add(text: string): void {
-    this.parts.push(text);
-    this.size += text.length;
-    if (this.size >= FLUSH_BYTES) this.flush();
+  add(part: string | Buffer): void {
+    // A UTF-16 unit takes at most 3 bytes in UTF-8, so 3 × length always fits.
+    const room = typeof part === "string" ? part.length * 3 : part.length;
+    if (room > this.block.length - this.used) {
+      this.flush();
+      if (room > this.block.length) {
+        this.writeAll(typeof part === "string" ? Buffer.from(part, "utf8") : part);
+        return;
+      }
+    }
+    this.used += typeof part === "string" ? this.block.write(part, this.used, "utf8") : part.copy(this.block, this.used);
+    if (this.used >= FLUSH_BYTES) this.flush();
   }
   flush(): void {
-    if (this.parts.length === 0) return;
-    const buf = Buffer.from(this.parts.join(""), "utf8");
-    this.parts = [];
-    this.size = 0;
+    if (this.used === 0) return;
+    const used = this.used;
+    this.used = 0;
+    this.writeAll(this.block.subarray(0, used));
+  }
+  private writeAll(buf: Buffer): void {
     let off = 0;
     while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
     this.bytesWritten += buf.length;
   }
 }
 
-export type LineSink = (line: string) => void;
+/** Takes output lines (or parts of them, ending in `\n`), as text or as bytes. */
+export type LineSink = (line: string | Buffer) => void;
 
 export interface CommitContext {
   lease: WriterLease | null;
