@@ -1,10 +1,12 @@
 // fork.md §4.2: `pixir fork` (no summary) makes the child's inherited lines from the parent's bytes
 // (ParentSource.emitInherited). They must be exactly the lines the other entry points make, and a
 // parent that changes between the plan and the copy must fail the fork.
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parentFromLog, PixirError } from "@pixir/envelope";
-import { logFile, readLog, run, sh, workspace } from "./support/cli.js";
+import { logFile, readLog, ROOT, run, sh, workspace } from "./support/cli.js";
 import { derivedUlid, expectJsonOk } from "./support/fork.js";
 
 /**
@@ -68,5 +70,25 @@ describe("pixir fork copies inherited lines from the parent's bytes", () => {
     expect(err).toBeInstanceOf(PixirError);
     expect((err as PixirError).kind).toBe("fork_prefix_mismatch");
     expect((err as PixirError).details).toMatchObject({ session_id: "c", parent_session_id: "P", expected_count: 5, actual_count: 5 });
+  });
+});
+
+describe("pixir fork --summarize without a stream", () => {
+  it("records the summary pixir-summarize records, on a realistic generated parent", () => {
+    const ws = workspace();
+    const gen = spawnSync(process.execPath, [path.join(ROOT, "bench", "gen-log.mjs"), "--events", "1500", "--session", "big", "--out", logFile(ws, "big")]);
+    expect(gen.status).toBe(0);
+    for (const toSeq of ["700", "1499"]) {
+      expectJsonOk(run("pixir", ["fork", "big", "--to-seq", toSeq, "--summarize", "--child-id", `w${toSeq}`, "--json"], { cwd: ws }));
+      expectJsonOk(sh(`pixir-log cat big | pixir-fork --to-seq ${toSeq} --child-id p${toSeq} | pixir-summarize | pixir-log write --json`, { cwd: ws }));
+      const lines = (id: string) => readLog(ws, id).split("\n").filter((l) => l !== "");
+      const [w, p] = [lines(`w${toSeq}`), lines(`p${toSeq}`)];
+      expect(w.length).toBe(p.length);
+      for (let k = 1; k < w.length - 1; k++) expect([toSeq, k, kept(w[k]!)]).toEqual([toSeq, k, kept(p[k]!)]);
+      const [ws_, ps] = [JSON.parse(w.at(-1)!), JSON.parse(p.at(-1)!)];
+      expect([ws_.type, ws_.seq]).toEqual(["branch_summary", w.length - 1]);
+      expect(ws_.data).toEqual(ps.data);
+      expect(ws_.data.source_event_count).toBeGreaterThan(100);
+    }
   });
 });

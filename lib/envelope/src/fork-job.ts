@@ -1,6 +1,7 @@
 // cli.md §12.1: `pixir fork` — the same stages as `pixir-fork --parent P | [pixir-summarize |]
 // pixir-log write`, composed in one process under the child's Writer Lease.
-import { serializeEvent } from "./envelope.js";
+import { serializeEvent, type PixirEvent } from "./envelope.js";
+import { branchSummaryEvent, type BranchSummaryBuilder, type BranchSummaryData } from "./summary.js";
 import { checkBoundary, forkHeader, forkPlan, forkStreamLines, LineFingerprint, parentChangedError, parentFromLog, type ForkPlan, type ForkStrategy, type ParentSource } from "./fork.js";
 import { resourceSources } from "./fork-write.js";
 import { newUlid } from "./ids.js";
@@ -13,6 +14,15 @@ import { copyResources } from "./resources.js";
 /** A stage that passes a fork stream through and appends a branch_summary (pixir-summarize). */
 export type SummaryStage = (lines: AsyncIterable<string>, env: NodeJS.ProcessEnv) => AsyncIterable<string>;
 
+/**
+ * The summary of that stage without a stream: a builder the plan's pass feeds every inherited Event,
+ * and what the stage does with it at the end (finishSummary). Used when the lines are copied as bytes.
+ */
+export interface DirectSummary {
+  builder: () => BranchSummaryBuilder;
+  finish: (builder: BranchSummaryBuilder, header: PixirEvent, env: NodeJS.ProcessEnv) => Promise<BranchSummaryData>;
+}
+
 export interface ForkJob {
   parentId: string;
   childId?: string;
@@ -20,8 +30,8 @@ export interface ForkJob {
   strategy: ForkStrategy;
   strictBoundary?: boolean;
   dryRun?: boolean;
-  /** With --summarize: the stage, and the strategy a dry run reports. */
-  summarize?: { stage: SummaryStage; strategy: string };
+  /** With --summarize: the stage, and the strategy a dry run reports; `direct`, its summary without a stream. */
+  summarize?: { stage: SummaryStage; strategy: string; direct?: DirectSummary };
   program: string;
   env: NodeJS.ProcessEnv;
   signal?: AbortSignal;
@@ -47,7 +57,16 @@ function verifiedParent(parent: ParentSource, childId: string): ParentSource {
 }
 
 export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
-  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork");
+  const direct = job.dryRun ? undefined : job.summarize?.direct;
+  let builder: BranchSummaryBuilder | null = null;
+  const observe =
+    direct === undefined
+      ? undefined
+      : () => {
+          const fed = (builder = direct.builder());
+          return (e: PixirEvent, childSeq: number) => fed.add({ ...e, seq: childSeq });
+        };
+  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", observe);
   if (job.strictBoundary) checkBoundary(parent.facts, job.toSeq);
   const childId = job.childId ?? newUlid();
   const plan = (recorded: boolean, summaryStrategy: string | null, resourceCount = parent.facts.resourceCount) =>
@@ -68,11 +87,17 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
       ws,
       childId,
       async (emit) => {
-        if (job.summarize === undefined && parent.emitInherited !== undefined) {
-          // Nothing reads the lines on the way: the child's copies are made from the parent's bytes.
+        if (parent.emitInherited !== undefined && (job.summarize === undefined || builder !== null)) {
+          // Nothing reads the lines on the way (the summary was fed by the plan's pass): the child's
+          // copies are made from the parent's bytes.
           const header = forkHeader(ws, job.parentId, childId, parent.facts, job.strategy);
           emit(serializeEvent(header));
           if (job.strategy === "replay_v1") await parent.emitInherited(header.id!, childId, emit);
+          if (builder !== null) {
+            const data = await direct!.finish(builder, header, childEnv);
+            summaryStrategy = data.strategy;
+            emit(serializeEvent(branchSummaryEvent(childId, parent.facts.eventCount + 1, data)));
+          }
           return;
         }
         let lines: AsyncIterable<string> = forkStreamLines(ws, verifiedParent(parent, childId), childId, job.strategy);

@@ -192,6 +192,11 @@ export class PrefixScanner {
     private readonly requestedToSeq: number | undefined,
   ) {}
 
+  /** Inherited Events seen so far. */
+  get inheritedCount(): number {
+    return this.digest.count;
+  }
+
   /** Whether this Event is inherited (so the caller may spool it for the emitting pass). */
   add(e: PixirEvent, line?: Buffer): boolean {
     if (this.forkRoot === null && e.type === "session_fork") {
@@ -313,21 +318,34 @@ export function parentChangedError(parent: Pick<ParentSource, "parentId" | "fact
   });
 }
 
+/** Sees each inherited Event of the plan's pass, with its child seq (1..N), in History order. */
+export type InheritedObserver = (event: PixirEvent, childSeq: number) => void;
+
 /**
  * Read the parent through the resolving loader (pixir fork, pixir-fork --parent). The plan is learnt
  * during the loader's checking pass when the History is the Log's lines in order (the usual case); the
  * emitting pass then reads our own key order without parsing `data` again.
  */
-export async function parentFromLog(ws: string, parentId: string, toSeq: number | undefined, command: string): Promise<ParentSource> {
+export async function parentFromLog(
+  ws: string,
+  parentId: string,
+  toSeq: number | undefined,
+  command: string,
+  observeInherited?: () => InheritedObserver,
+): Promise<ParentSource> {
   let scanner = new PrefixScanner(parentId, toSeq);
+  let observer = observeInherited?.();
   const history: History = await openHistory(ws, parentId, {
     notFound: () => parentNotFound(ws, parentId, command),
-    observe: (line) => scanner.add(line.event, line.bytes),
+    observe: (line) => {
+      if (scanner.add(line.event, line.bytes)) observer?.(line.event, scanner.inheritedCount);
+    },
   });
   if (history.eventCount === 0) throw parentNotFound(ws, parentId, command);
   if (!history.observed) {
     scanner = new PrefixScanner(parentId, toSeq);
-    for await (const item of history.items()) scanner.add(item.event, item.line?.bytes);
+    observer = observeInherited?.();
+    for await (const item of history.items()) if (scanner.add(item.event, item.line?.bytes)) observer?.(item.event, scanner.inheritedCount);
   }
   const facts = scanner.finish();
   const light = history.observed && history.scan.passThrough;

@@ -13,7 +13,7 @@ import { notFoundError, openHistory } from "./loader.js";
 import { appendJournaled, rollbackJournal } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
-import { BranchSummaryBuilder, modelAssistedData, PROMPT_EXCERPTS_LIMIT, type BranchSummaryData, type SummaryWarn } from "./summary.js";
+import { modelAssistedData, summaryBuilder, type BranchSummaryData, type SummaryWarn } from "./summary.js";
 
 export interface MergeOptions {
   childId: string;
@@ -76,7 +76,7 @@ export async function mergeSummaryData(ws: string, options: MergeOptions): Promi
   if (inspectStatePath(parentLog) === "missing") throw notFoundError(options.parentId, ws, parentLog.rel, "pixir merge");
   const n = header.data.replay_event_count as number;
   const history = await openHistory(ws, options.childId);
-  const builder = new BranchSummaryBuilder(header, { excerptWindow: options.modelCmd !== undefined ? PROMPT_EXCERPTS_LIMIT : undefined });
+  const builder = summaryBuilder(options);
   let from: number | null = null;
   let to: number | null = null;
   for await (const { event } of abortable(history.items(), options.signal)) {
@@ -92,7 +92,7 @@ export async function mergeSummaryData(ws: string, options: MergeOptions): Promi
     child_event_count: builder.count,
     fork_point_seq: header.data.forked_to_seq ?? null,
   };
-  let data: BranchSummaryData = { ...builder.finish(), range: { from_seq: from, to_seq: to }, merge };
+  let data: BranchSummaryData = { ...builder.finish(header), range: { from_seq: from, to_seq: to }, merge };
   if (options.modelCmd !== undefined) {
     data = await modelAssistedData(data, builder.excerpts(), {
       cmd: options.modelCmd,

@@ -178,10 +178,7 @@ export class BranchSummaryBuilder {
   private readonly window: number;
   private sourceCount = 0;
 
-  constructor(
-    private readonly header: Pick<PixirEvent, "data">,
-    options: BranchSummaryBuilderOptions = {},
-  ) {
+  constructor(options: BranchSummaryBuilderOptions = {}) {
     this.window = Math.max(OPEN_TASKS_LIMIT, SUMMARY_BULLETS_LIMIT, options.excerptWindow ?? 0);
   }
 
@@ -210,8 +207,9 @@ export class BranchSummaryBuilder {
     return this.recent.slice(-limit);
   }
 
-  finish(): BranchSummaryData {
-    const h = this.header.data;
+  /** The data for the fork whose header this is. */
+  finish(header: Pick<PixirEvent, "data">): BranchSummaryData {
+    const h = header.data;
     const eventCounts: Record<string, number> = {};
     for (const [type, n] of this.counts) eventCounts[type] = n;
     return {
@@ -240,10 +238,10 @@ function summaryText(n: number, counts: Record<string, number>, bullets: string[
 
 /** summarize.md §2: the deterministic data of a fork header and its source Events (child seqs 1..N). */
 export async function branchSummaryData(header: Pick<PixirEvent, "data">, sourceEvents: PixirEvent[] | AsyncIterable<PixirEvent>): Promise<BranchSummaryData> {
-  const builder = new BranchSummaryBuilder(header);
+  const builder = new BranchSummaryBuilder();
   if (Array.isArray(sourceEvents)) for (const e of sourceEvents) builder.add(e);
   else for await (const e of sourceEvents) builder.add(e);
-  return builder.finish();
+  return builder.finish(header);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -565,7 +563,7 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
     lastLine = e.lineNo;
     if (header === null) {
       header = readStreamHeader(e);
-      builder = new BranchSummaryBuilder(header.event, { excerptWindow: options.modelCmd !== undefined ? PROMPT_EXCERPTS_LIMIT : undefined });
+      builder = summaryBuilder(options);
       held = `${e.text}\n`;
       continue;
     }
@@ -601,34 +599,39 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
     if (actual !== header.digest) throw prefixMismatch(header, streamed, actual);
   }
 
-  let data = builder!.finish();
-  if (options.modelCmd !== undefined) {
-    data = await modelAssistedData(data, builder!.excerpts(), {
-      cmd: options.modelCmd,
-      cwd: options.ws,
-      env: options.env ?? process.env,
-      childSessionId: header.childId,
-      timeoutMs: options.timeoutMs,
-      stderr: options.stderr,
-      signal: options.signal,
-      warn: options.warn ?? defaultWarn(options.stderr),
-    });
-  }
-
+  const data = await finishSummary(builder!, header.event, options);
   if (!passThrough) {
     yield `${renderBranchSummaryText(data)}\n`;
     return;
   }
-  const summary: PixirEvent = {
-    id: newUlid(),
-    session_id: header.childId,
-    seq: expected,
-    ts: new Date().toISOString(),
-    type: "branch_summary",
-    data,
-  };
   yield held!;
-  yield serializeEvent(summary);
+  yield serializeEvent(branchSummaryEvent(header.childId, expected, data));
+}
+
+/** The summary of a builder fed every source Event: deterministic, or the model's (§6) with its fallback. */
+export async function finishSummary(builder: BranchSummaryBuilder, header: PixirEvent, options: SummarizeOptions): Promise<BranchSummaryData> {
+  const data = builder.finish(header);
+  if (options.modelCmd === undefined) return data;
+  return modelAssistedData(data, builder.excerpts(), {
+    cmd: options.modelCmd,
+    cwd: options.ws,
+    env: options.env ?? process.env,
+    childSessionId: header.session_id!,
+    timeoutMs: options.timeoutMs,
+    stderr: options.stderr,
+    signal: options.signal,
+    warn: options.warn ?? defaultWarn(options.stderr),
+  });
+}
+
+/** summarize.md §3: the branch_summary Event at the child's seq N+1. */
+export function branchSummaryEvent(childId: string, seq: number, data: BranchSummaryData): PixirEvent {
+  return { id: newUlid(), session_id: childId, seq, ts: new Date().toISOString(), type: "branch_summary", data: data as unknown as JsonObject };
+}
+
+/** A builder for a summary of `options` (a model prompt keeps more excerpts). */
+export function summaryBuilder(options: Pick<SummarizeOptions, "modelCmd">): BranchSummaryBuilder {
+  return new BranchSummaryBuilder({ excerptWindow: options.modelCmd !== undefined ? PROMPT_EXCERPTS_LIMIT : undefined });
 }
 
 function defaultWarn(stderr: Writable | undefined): SummaryWarn {

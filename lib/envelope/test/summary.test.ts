@@ -140,12 +140,12 @@ describe("branchSummaryData", () => {
   });
 
   it("the builder keeps a wider window of excerpts for the model prompt", () => {
-    const b = new BranchSummaryBuilder({ data: {} }, { excerptWindow: 200 });
+    const b = new BranchSummaryBuilder({ excerptWindow: 200 });
     for (let i = 0; i < 250; i++) b.add(e(i + 1, "user_message", { text: `m${i}` }));
     expect(b.excerpts()).toHaveLength(200);
     expect(b.excerpts()[0]).toBe("user: m50");
-    expect(b.finish().open_tasks).toHaveLength(8);
-    const prompt = summaryPrompt(b.finish(), b.excerpts());
+    expect(b.finish({ data: {} }).open_tasks).toHaveLength(8);
+    const prompt = summaryPrompt(b.finish({ data: {} }), b.excerpts());
     expect(prompt.split("\n").filter((l) => l.startsWith("- user: m"))).toHaveLength(200 + 8 + 6);
     expect(prompt.endsWith("\nConversation excerpts (oldest first):\n" + b.excerpts().map((x) => `- ${x}`).join("\n") + "\n")).toBe(true);
   });

@@ -3,12 +3,14 @@ import {
   assertSessionId,
   boolFlag,
   DETERMINISTIC_SUMMARY,
+  finishSummary,
   MODEL_SUMMARY,
   parseForkStrategy,
   parseNonNegativeInt,
   runForkJob,
   stringFlag,
   summarizeStage,
+  summaryBuilder,
   usageError,
   type CommandContext,
   type ForkJob,
@@ -28,10 +30,12 @@ export async function runForkCommand(args: ParsedArgs, ctx: CommandContext, syno
   if (timeoutMs !== undefined && modelCmd === undefined) throw usageError(synopsis, "--model-timeout-ms requires --model-cmd");
   const ws = ctx.workspace();
   // The same stage pixir-summarize runs, fed the fork stream in-process.
+  const options = (env: NodeJS.ProcessEnv) => ({ ws, modelCmd, timeoutMs, env, stderr: ctx.io.stderr, signal: ctx.signal, warn: ctx.warn });
   const summarize: ForkJob["summarize"] = boolFlag(args, "summarize")
     ? {
         strategy: modelCmd === undefined ? DETERMINISTIC_SUMMARY : MODEL_SUMMARY,
-        stage: (lines, env) => summarizeStage(lines, { ws, modelCmd, timeoutMs, env, stderr: ctx.io.stderr, signal: ctx.signal, warn: ctx.warn }),
+        stage: (lines, env) => summarizeStage(lines, options(env)),
+        direct: { builder: () => summaryBuilder({ modelCmd }), finish: (builder, header, env) => finishSummary(builder, header, options(env)) },
       }
     : undefined;
   const plan = await runForkJob(ws, {
