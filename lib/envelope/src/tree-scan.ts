@@ -387,9 +387,10 @@ function classifyFirstLine(bytes: Buffer, lineNo: number, tail: boolean, rel: st
 }
 
 // ---------------------------------------------------------------------------------------------
-// Many Logs on every core. A forest reads the first line of every Log, then scans every Log; each
-// Log is independent, so worker threads take Logs from a shared counter while this thread does the
-// same. A worker runs the very same readFirstLineOf and scanOwnLog; only the results cross back.
+// Many Logs on every core. A forest reads the first line of every Log, then scans every Log, and each
+// Log is independent. Worker threads read first lines with this thread (a shared counter), then scan
+// Logs from the far end of the forest while this thread builds from its start and scans what has not
+// arrived (ScanStream). A worker runs the very same readFirstLineOf and scanOwnLog; only results cross.
 
 /** One Log of a Workspace to scan. */
 export interface ScanJob {

@@ -1,7 +1,7 @@
 // tree.md: the Session Tree, a read-only projection of lineage. Subagent children come from a node's
 // `subagent_event`s, fork children from other Logs' first lines. Counts come from one fast byte scan
 // of each Log (tree-scan.ts; a share_v1 child adds its parent's prefix, §2.7), and a broken Log only
-// marks its own node. Building is synchronous; in forest mode the Logs are scanned first, on every core.
+// marks its own node. Building is synchronous; in forest mode worker threads scan Logs while it runs.
 import path from "node:path";
 import { CANONICAL_TYPES, isSeq, type JsonObject } from "./envelope.js";
 import { asPixirError, PixirError, type ErrorKind } from "./errors.js";
