@@ -1,7 +1,7 @@
 // fork.md §3–§4, §10: the fork plan and the fork stream. One pass over the parent History computes the
 // plan (counts, digest, open tool calls, safe cut points); a second pass emits the inherited Events.
 import { crc32 } from "node:zlib";
-import { closeSync, createReadStream, openSync, rmSync, writeSync, mkdtempSync } from "node:fs";
+import { closeSync, createReadStream, openSync, rmSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { splitLines } from "./codec.js";
@@ -12,7 +12,7 @@ import { integrityError, STDIN_PATH } from "./input.js";
 import { corruptLineError, headLine, headLines, readLogRange, type ScanResult } from "./log-read.js";
 import { inheritedItem, isInherited, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
-import type { LineSink } from "./log-write.js";
+import { BlockWriter, type LineSink } from "./log-write.js";
 import { logPath } from "./paths.js";
 import { checkDescriptor, type ResourceRef } from "./resources.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
@@ -318,6 +318,8 @@ export function parentChangedError(parent: Pick<ParentSource, "parentId" | "fact
   });
 }
 
+const CR = 0x0d;
+
 /** Sees each inherited Event of the plan's pass, with its child seq (1..N), in History order. */
 export type InheritedObserver = (event: PixirEvent, childSeq: number) => void;
 
@@ -425,14 +427,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   let scanner: PrefixScanner | null = null;
   let prevSeq: number | null = null;
   let seenNull = false;
-  let pending: string[] = [];
-  let pendingBytes = 0;
-  const flush = () => {
-    if (pending.length === 0) return;
-    writeSync(fd, pending.join(""));
-    pending = [];
-    pendingBytes = 0;
-  };
+  const spooled = new BlockWriter(fd);
   try {
     for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), signal)) {
       // The input is a History as `pixir-log cat` prints it, so the reading rules apply
@@ -455,12 +450,15 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
       } else prevSeq = seq;
       const event: PixirEvent = { ...decoded.event, session_id: parentId };
       if (scanner!.add(event, raw.bytes)) {
-        pending.push(serializeEvent(event, lineDataText(raw.bytes.toString("utf8"), event, decoded.exact)));
-        pendingBytes += pending[pending.length - 1]!.length;
-        if (pendingBytes > 1 << 20) flush();
+        // A whole envelope in our key order is already the line serializeEvent would write: keep its bytes.
+        const b = raw.bytes;
+        if (decoded.exact && b[b.length - 1] !== CR && readHead(b, 0, b.length) >= 0) {
+          spooled.add(b);
+          spooled.add("\n");
+        } else spooled.add(serializeEvent(event, lineDataText(b.toString("utf8"), event, decoded.exact)));
       }
     }
-    flush();
+    spooled.flush();
   } catch (err) {
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });

@@ -41,7 +41,7 @@ function writeFailed(err: unknown, p: StatePath, operation: string): PixirError 
 }
 
 /** Collects output (text or bytes) in one reused block and writes it to a file descriptor in large writes. */
-class BlockWriter {
+export class BlockWriter {
   private readonly block = Buffer.allocUnsafe(2 * FLUSH_BYTES);
   private used = 0;
   bytesWritten = 0;
