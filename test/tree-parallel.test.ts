@@ -101,7 +101,8 @@ describe("parallel forest scan", () => {
     expect(missing.stdout).toBe(one.stdout);
   });
 
-  it("refuses a malformed PIXIR_SCAN_THREADS as invalid_args", () => {
+  it("refuses a malformed PIXIR_SCAN_THREADS as invalid_args, and takes an empty one as unset", () => {
+    expect(forest(ws, "").stdout).toBe(one.stdout);
     for (const bad of ["0", "x", "65", "-1", "1.5"]) {
       const r = forest(ws, bad);
       expect([bad, r.code]).toEqual([bad, 2]);

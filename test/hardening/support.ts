@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import { expect } from "vitest";
-import { ROOT, type RunResult, type Tool } from "../support/cli.js";
+import { parseMaybe, ROOT, runResult, type RunResult, type Tool } from "../support/cli.js";
 
 // ---------------------------------------------------------------------------------------------
 // Scale and seed
@@ -124,14 +124,6 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-function parseMaybe(text: string): any {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Run a tool's main() in this process, with its own stdin, collected stdout/stderr, env and cwd.
  * A run that does not finish within `timeoutMs` is reported as hung (never awaited forever).
@@ -155,18 +147,7 @@ export async function runInProcess(
   clearTimeout(timer);
   const out = stdout.text();
   const err = stderr.text();
-  return {
-    code: outcome === "hung" ? -1 : outcome,
-    stdout: out,
-    stderr: err,
-    json: parseMaybe(out),
-    errJson: parseMaybe(err.trim().split("\n").at(-1) ?? ""),
-    lines: out
-      .split("\n")
-      .filter((l) => l !== "")
-      .map((l) => parseMaybe(l)),
-    hung: outcome === "hung",
-  };
+  return { ...runResult(outcome === "hung" ? -1 : outcome, out, err), hung: outcome === "hung" };
 }
 
 // ---------------------------------------------------------------------------------------------

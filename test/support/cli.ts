@@ -31,7 +31,8 @@ export interface RunOptions {
   bin?: string;
 }
 
-function parseMaybe(text: string): any {
+/** JSON.parse, or undefined for text that is not one JSON document. */
+export function parseMaybe(text: string): any {
   try {
     return JSON.parse(text);
   } catch {
@@ -39,7 +40,8 @@ function parseMaybe(text: string): any {
   }
 }
 
-function result(code: number, stdout: string, stderr: string): RunResult {
+/** A finished run as tests read it: stdout and stderr, and both parsed as JSON where they are. */
+export function runResult(code: number, stdout: string, stderr: string): RunResult {
   return {
     code,
     stdout,
@@ -74,7 +76,7 @@ export function run(tool: Tool, args: string[], options: RunOptions): RunResult 
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
   });
-  return result(r.status ?? (r.signal ? 128 : 1), r.stdout, r.stderr);
+  return runResult(r.status ?? (r.signal ? 128 : 1), r.stdout, r.stderr);
 }
 
 /** Run a shell pipeline (bash -o pipefail) with the binaries on PATH. */
@@ -87,7 +89,7 @@ export function sh(script: string, options: RunOptions): RunResult {
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
   });
-  return result(r.status ?? 128, r.stdout, r.stderr);
+  return runResult(r.status ?? 128, r.stdout, r.stderr);
 }
 
 /** Start a binary in the background; resolves with its result when it exits. */
@@ -99,7 +101,7 @@ export function start(tool: Tool, args: string[], options: RunOptions) {
   let stderr = "";
   child.stdout.on("data", (d) => (stdout += d));
   child.stderr.on("data", (d) => (stderr += d));
-  const done = new Promise<RunResult>((resolve) => child.on("close", (code, signal) => resolve(result(code ?? (signal ? 128 : 1), stdout, stderr))));
+  const done = new Promise<RunResult>((resolve) => child.on("close", (code, signal) => resolve(runResult(code ?? (signal ? 128 : 1), stdout, stderr))));
   return { child, done };
 }
 

@@ -1,6 +1,6 @@
 // Hand-written fork children for the tree tests (fork.md §4), without going through pixir fork.
-import { createHash } from "node:crypto";
 import { rawLine, writeRaw, type Ev } from "./cli.js";
+import { prefixDigest } from "./fork.js";
 
 const REPLAY = new Set([
   "user_message",
@@ -13,19 +13,6 @@ const REPLAY = new Set([
   "tool_result",
   "permission_decision",
 ]);
-
-/** fork.md §4.3 canonicalJson: keys sorted recursively, no whitespace. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (v !== null && typeof v === "object") {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(v);
-}
 
 /** The stored Events of R(id; …), as written by writeRaw. */
 const stored = (id: string, events: Ev[]) => events.map((e, n) => JSON.parse(rawLine(id, n, e)));
@@ -44,8 +31,6 @@ export interface ForkSpec {
 export function writeFork(ws: string, spec: ForkSpec): void {
   const strategy = spec.strategy ?? "replay_v1";
   const inherited = stored(spec.parent, spec.parentEvents).filter((e) => REPLAY.has(e.type) && e.seq !== null && e.seq <= spec.toSeq);
-  const digest = createHash("sha256");
-  for (const e of inherited) digest.update(`${canonical([e.type, e.ts, e.data])}\n`);
   const header: Ev = {
     type: "session_fork",
     seq: 0,
@@ -60,7 +45,7 @@ export function writeFork(ws: string, spec: ForkSpec): void {
       from_seq: inherited[0]?.seq ?? null,
       strategy,
       limitations: ["test"],
-      prefix_digest: `sha256:${digest.digest("hex")}`,
+      prefix_digest: prefixDigest(inherited),
       open_tool_calls: [],
     },
   };

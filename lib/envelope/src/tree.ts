@@ -138,8 +138,7 @@ interface WorkspaceIndex {
   sizes: Map<string, number>;
 }
 
-function buildIndex(ws: string): WorkspaceIndex {
-  const listing = listLogs(ws);
+function buildIndex(ws: string, listing: LogListing = listLogs(ws)): WorkspaceIndex {
   return indexFromFirstLines(ws, listing, listing.sessionIds.map((id) => readFirstLineOf(ws, id)));
 }
 
@@ -292,7 +291,7 @@ class TreeBuilder {
     for (const size of listing.sizes.values()) total += size;
     const threads = scanThreadCount(env, total);
     if (threads <= 1) {
-      this.indexes.set(ws, indexFromFirstLines(ws, listing, listing.sessionIds.map((id) => readFirstLineOf(ws, id))));
+      this.indexes.set(ws, buildIndex(ws, listing));
       return null;
     }
     const pool = new ScanPool(threads);
