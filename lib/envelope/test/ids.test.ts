@@ -1,0 +1,60 @@
+// Derived ids are spec'd (envelope-and-log.md §4): the in-process SHA-256 and the quick timestamp
+// parse must agree with node:crypto and Date.parse on every input, not just the usual ones.
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { derivedUlid, timestampMillis } from "../src/ids.js";
+import { sha256Into } from "../src/sha256.js";
+
+const nodeSha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+const ours = (b: Uint8Array) => Buffer.from(sha256Into(b, new Uint8Array(32))).toString("hex");
+
+describe("sha256Into", () => {
+  it("matches node:crypto at every length around the block and padding boundaries", () => {
+    for (let n = 0; n <= 200; n++) {
+      const b = Uint8Array.from({ length: n }, (_, i) => (i * 131 + n) & 0xff);
+      expect(ours(b), `length ${n}`).toBe(nodeSha(b));
+    }
+  });
+  it("matches node:crypto on random messages", () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (b) => ours(b) === nodeSha(b)), { numRuns: 500 });
+  });
+});
+
+describe("timestampMillis", () => {
+  it("agrees with Date.parse on our form and on near misses", () => {
+    const digit = fc.integer({ min: 0, max: 9 }).map(String);
+    const two = fc.tuple(digit, digit).map(([a, b]) => a + b);
+    const ts = fc
+      .tuple(fc.constantFrom("2026-07-20", "2024-02-29", "2023-02-29", "1970-01-01", "2026-13-01", "0000-01-01", "+02026-01-01"), two, two, two, two, digit, fc.constantFrom("Z", "z", "+"))
+      .map(([d, h, m, s, ms2, ms1, z]) => `${d}T${h}:${m}:${s}.${ms2}${ms1}${z}`);
+    fc.assert(fc.property(ts, (t) => Object.is(timestampMillis(t), Date.parse(t))), { numRuns: 3000 });
+    for (const t of ["2026-07-20T24:00:00.000Z", "2026-07-20T23:59:59.999Z", "2026-07-20T10:02:53.700Z", "x", "", "2026-07-20T10:02:53Z"]) {
+      expect(Object.is(timestampMillis(t), Date.parse(t)), t).toBe(true);
+    }
+  });
+});
+
+describe("derivedUlid", () => {
+  it("is the spec's derivation: time from ts, then the first 80 bits of sha256(key)", () => {
+    const key = "fork:01KXZFFP80P9FFG2MV6KW2MHHJ:17";
+    const id = derivedUlid(key, "2026-07-20T10:02:53.700Z");
+    expect(id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    const bits = BigInt(`0x${createHash("sha256").update(key).digest("hex").slice(0, 20)}`);
+    let tail = "";
+    for (let i = 15; i >= 0; i--) tail += "0123456789ABCDEFGHJKMNPQRSTVWXYZ"[Number((bits >> BigInt(i * 5)) & 31n)];
+    expect(id.slice(10)).toBe(tail);
+    let t = Date.parse("2026-07-20T10:02:53.700Z");
+    let time = "";
+    for (let i = 0; i < 10; i++, t = Math.floor(t / 32)) time = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"[t % 32] + time;
+    expect(id.slice(0, 10)).toBe(time);
+    // A non-ASCII key and a key longer than the in-process buffer take the other routes to the same digest.
+    for (const k of ["pi:é✓🙂:x", "k".repeat(5000)]) {
+      const want = BigInt(`0x${createHash("sha256").update(k, "utf8").digest("hex").slice(0, 20)}`);
+      const got = derivedUlid(k, null).slice(10);
+      let w = "";
+      for (let i = 15; i >= 0; i--) w += "0123456789ABCDEFGHJKMNPQRSTVWXYZ"[Number((want >> BigInt(i * 5)) & 31n)];
+      expect(got).toBe(w);
+    }
+  });
+});
