@@ -11,6 +11,8 @@ import {
   unlinkSync,
   writeSync,
   fstatSync,
+  write,
+  fdatasync,
 } from "node:fs";
 import { constants as fsConstants } from "node:fs";
 import { decodeLogLine, isLineProblem, type PixirEvent } from "./envelope.js";
@@ -40,12 +42,31 @@ function writeFailed(err: unknown, p: StatePath, operation: string): PixirError 
   return new PixirError("log_write_failed", undefined, { reason: code ? code.toLowerCase() : "io_error", path: p.rel });
 }
 
-/** Collects output (text or bytes) in one reused block and writes it to a file descriptor in large writes. */
+/** Blocks a background writer may have in flight; past that, it writes in the foreground. */
+const BACKGROUND_BLOCKS = 3;
+/** A background writer asks the kernel to start writing back after this many bytes (see drain). */
+const BACKGROUND_SYNC_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Collects output (text or bytes) in a block and writes it to a file descriptor in large writes.
+ * With `background`, full blocks are written by libuv's threads at their file offsets while the
+ * caller goes on producing (and the kernel is asked to write back now and then), so a large Log's
+ * copying and its disk writes overlap; `drain()` then waits for all of it and reports any failure.
+ * A background writer must be drained or settled before its descriptor is closed.
+ */
 export class BlockWriter {
-  private readonly block = Buffer.allocUnsafe(2 * FLUSH_BYTES);
+  private block: Buffer = Buffer.allocUnsafe(2 * FLUSH_BYTES);
   private used = 0;
   bytesWritten = 0;
-  constructor(private readonly fd: number) {}
+  private readonly spare: Buffer[] = [];
+  private inFlight = 0;
+  private failure: unknown = null;
+  private waiters: Array<() => void> = [];
+  private syncedAt = 0;
+  constructor(
+    private readonly fd: number,
+    private readonly options: { background?: boolean } = {},
+  ) {}
   add(part: string | Buffer): void {
     // A UTF-16 unit takes at most 3 bytes in UTF-8, so 3 × length always fits.
     const room = typeof part === "string" ? part.length * 3 : part.length;
@@ -63,12 +84,61 @@ export class BlockWriter {
     if (this.used === 0) return;
     const used = this.used;
     this.used = 0;
-    this.writeAll(this.block.subarray(0, used));
+    if (this.options.background && this.inFlight < BACKGROUND_BLOCKS && this.failure === null) {
+      const block = this.block;
+      this.block = this.spare.pop() ?? Buffer.allocUnsafe(block.length);
+      this.writeBehind(block, used);
+    } else this.writeAll(this.block.subarray(0, used));
+  }
+  /** Wait for every background write (and write-back request) and rethrow the first failure. */
+  async drain(): Promise<void> {
+    this.flush();
+    await this.settle();
+    if (this.failure !== null) throw this.failure;
+  }
+  /** Wait until nothing is in flight, whatever happened to it. */
+  async settle(): Promise<void> {
+    while (this.inFlight > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   private writeAll(buf: Buffer): void {
     let off = 0;
-    while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+    // A background writer's blocks land at their own offsets, so it writes at explicit positions too.
+    const at = this.options.background ? this.bytesWritten : null;
+    while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off, at === null ? null : at + off);
     this.bytesWritten += buf.length;
+  }
+  private writeBehind(block: Buffer, length: number): void {
+    const position = this.bytesWritten;
+    this.bytesWritten += length;
+    this.inFlight++;
+    const done = (err: unknown) => {
+      if (err && this.failure === null) this.failure = err;
+      this.spare.push(block);
+      this.finish();
+    };
+    const writeFrom = (off: number) => {
+      write(this.fd, block, off, length - off, position + off, (err, n) => {
+        if (err) done(err);
+        else if (off + n < length) writeFrom(off + n);
+        else done(null);
+      });
+    };
+    writeFrom(0);
+    if (this.bytesWritten - this.syncedAt >= BACKGROUND_SYNC_BYTES) {
+      // Start write-back of what has been written so far, so that the final fsync has little left.
+      this.syncedAt = this.bytesWritten;
+      this.inFlight++;
+      fdatasync(this.fd, (err) => {
+        if (err && this.failure === null) this.failure = err;
+        this.finish();
+      });
+    }
+  }
+  private finish(): void {
+    this.inFlight--;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
   }
 }
 
@@ -104,6 +174,7 @@ export async function createLogAtomically(
   if (!replace && inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
   const tmp = tempSibling(final);
   let fd: number | undefined;
+  let out: BlockWriter | undefined;
   let committed = false;
   try {
     try {
@@ -111,14 +182,15 @@ export async function createLogAtomically(
     } catch (err) {
       throw writeFailed(err, tmp, "open");
     }
-    const out = new BlockWriter(fd);
+    out = new BlockWriter(fd, { background: true });
+    const writer = out;
     await produce((line) => {
       checkAborted(ctx);
-      out.add(line);
+      writer.add(line);
     });
     checkAborted(ctx);
     try {
-      out.flush();
+      await out.drain();
       fsyncSync(fd);
     } catch (err) {
       throw writeFailed(err, tmp, "write");
@@ -139,6 +211,8 @@ export async function createLogAtomically(
     fsyncDir(final.parent());
     return { bytes: out.bytesWritten };
   } finally {
+    // Background writes still in flight would otherwise land on whatever file reuses the descriptor.
+    await out?.settle();
     if (fd !== undefined) closeSync(fd);
     if (!committed) {
       try {
