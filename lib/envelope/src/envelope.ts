@@ -1,50 +1,13 @@
 // envelope-and-log.md §1–§3: the six-key Event, the closed type vocabulary, and the wire form.
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "./codec.js";
+import { checkLine, facts, reorder } from "./line-check.js";
+import { head } from "./line-head.js";
 import { truncate } from "./text.js";
 
-export const CANONICAL_TYPES = [
-  "user_message",
-  "assistant_message",
-  "reasoning",
-  "skill_activation",
-  "subagent_event",
-  "workflow_event",
-  "session_fork",
-  "branch_summary",
-  "history_compaction",
-  "provider_usage",
-  "turn_failed",
-  "tool_call",
-  "tool_result",
-  "permission_decision",
-] as const;
-
-export const EPHEMERAL_TYPES = ["text_delta", "reasoning_delta", "status", "plan", "context_pressure"] as const;
-
-/** fork.md §2: the types a fork inherits. */
-export const REPLAY_TYPES = [
-  "user_message",
-  "assistant_message",
-  "reasoning",
-  "skill_activation",
-  "subagent_event",
-  "workflow_event",
-  "tool_call",
-  "tool_result",
-  "permission_decision",
-] as const;
-
-export type CanonicalType = (typeof CANONICAL_TYPES)[number];
-export type EphemeralType = (typeof EPHEMERAL_TYPES)[number];
-
-const CANONICAL = new Set<string>(CANONICAL_TYPES);
-const EPHEMERAL = new Set<string>(EPHEMERAL_TYPES);
-const REPLAY = new Set<string>(REPLAY_TYPES);
-
-export const isCanonicalType = (t: unknown): t is CanonicalType => typeof t === "string" && CANONICAL.has(t);
-export const isEphemeralType = (t: unknown): t is EphemeralType => typeof t === "string" && EPHEMERAL.has(t);
-export const isReplayType = (t: unknown): boolean => typeof t === "string" && REPLAY.has(t);
+import { CANONICAL_TYPES, isCanonicalType, MAX_SEQ, type CanonicalType } from "./vocabulary.js";
+export { CANONICAL_TYPES, EPHEMERAL_TYPES, REPLAY_TYPES, MAX_SEQ, isCanonicalType, isEphemeralType, isReplayType } from "./vocabulary.js";
+export type { CanonicalType, EphemeralType } from "./vocabulary.js";
 
 export type JsonObject = Record<string, unknown>;
 
@@ -60,7 +23,6 @@ export interface PixirEvent {
 
 export const ENVELOPE_KEYS = ["id", "session_id", "seq", "ts", "type", "data"] as const;
 const ENVELOPE_KEY_SET = new Set<string>(ENVELOPE_KEYS);
-export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 
 export type CorruptReason =
   | "invalid_utf8"
@@ -90,6 +52,25 @@ export interface DecodedLine {
   exact: boolean;
   missingFields: string[];
   extraFields: string[];
+  /** Set when the line passed the byte-level check (line-check.ts): its `data` is canonical JSON. */
+  canonical: CanonicalLine | null;
+}
+
+/**
+ * Where the parts of a line with canonical `data` lie in its bytes: a digest over `[type, ts, data]`
+ * can then be taken from the bytes themselves (loader.ts PrefixDigest). `callId` is the top-level
+ * string `data.call_id` of a tool_call or tool_result, else null.
+ */
+export interface CanonicalLine {
+  typeIndex: number;
+  tsStart: number;
+  tsEnd: number;
+  dataStart: number;
+  dataEnd: number;
+  callId: string | null;
+  hasResources: boolean;
+  /** The objects of `data` whose keys are out of order, as line-check.ts records them; null if none. */
+  reorder: readonly number[] | null;
 }
 
 export const isJsonObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -104,6 +85,7 @@ export const typeForDetails = (t: string): string => truncate(t, 64);
  */
 export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | LineProblem {
   if (!isUtf8(bytes)) return { reason: "invalid_utf8" };
+  if (checkLine(bytes, 0, bytes.length, true) >= 0) return checkedLine(bytes);
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString("utf8"));
@@ -114,6 +96,61 @@ export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | Lin
   return decodeValue(value);
 }
 
+const T_TOOL_CALL = CANONICAL_TYPES.indexOf("tool_call");
+const T_TOOL_RESULT = CANONICAL_TYPES.indexOf("tool_result");
+let lastSession: { bytes: Buffer; text: string } = { bytes: Buffer.alloc(0), text: "" };
+
+/** The session id of a line; consecutive lines of one Log share the string. */
+function sessionText(b: Buffer, s: number, e: number): string {
+  const last = lastSession.bytes;
+  if (last.length === e - s && b.compare(last, 0, last.length, s, e) === 0) return lastSession.text;
+  lastSession = { bytes: Buffer.from(b.subarray(s, e)), text: b.toString("utf8", s, e) };
+  return lastSession.text;
+}
+
+/** A copy of this line's reorder records, as a plain array: a typed array per line would be a malloc each. */
+function reorderRecords(): number[] {
+  const n = facts.reorderLength;
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[i] = reorder[i]!;
+  return out;
+}
+
+/**
+ * The decoded form of a line that checkLine accepted (the shared `facts` and `head` describe it). Its
+ * `data` is parsed from the line's own bytes when first read: readers that only need the envelope,
+ * counts or a digest never parse it.
+ */
+function checkedLine(bytes: Buffer): DecodedLine {
+  const typeIndex = facts.type;
+  let callId: string | null = null;
+  if ((typeIndex === T_TOOL_CALL || typeIndex === T_TOOL_RESULT) && facts.callIdStart >= 0) {
+    callId = facts.callIdEscaped ? (JSON.parse(bytes.toString("utf8", facts.callIdStart - 1, facts.callIdEnd + 1)) as string) : bytes.toString("utf8", facts.callIdStart, facts.callIdEnd);
+  }
+  const canonical: CanonicalLine = { typeIndex, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, callId, hasResources: facts.hasResources, reorder: facts.reorderLength > 0 ? reorderRecords() : null };
+  let source: Buffer | null = bytes;
+  let data: JsonObject | undefined;
+  const event: PixirEvent = {
+    id: bytes.toString("utf8", head.idStart, head.idEnd),
+    session_id: sessionText(bytes, head.sessionStart, head.sessionEnd),
+    seq: facts.seq,
+    ts: bytes.toString("utf8", facts.tsStart, facts.tsEnd),
+    type: CANONICAL_TYPES[typeIndex]!,
+    get data(): JsonObject {
+      if (data === undefined) {
+        data = JSON.parse(source!.toString("utf8", canonical.dataStart, canonical.dataEnd)) as JsonObject;
+        source = null;
+      }
+      return data;
+    },
+    set data(value: JsonObject) {
+      data = value;
+      source = null;
+    },
+  };
+  return { event, exact: facts.seq !== null, missingFields: NONE, extraFields: NONE, canonical };
+}
+
 export const NESTING_PROBLEM: LineProblem = { reason: "nesting_too_deep", extra: { max_nesting_depth: MAX_NESTING_DEPTH } };
 
 const NONE: string[] = [];
@@ -122,7 +159,7 @@ export function decodeValue(value: unknown): DecodedLine | LineProblem {
   if (!isJsonObject(value)) return { reason: "unexpected_shape" };
   const type = value.type;
   if (typeof type !== "string") return { reason: "missing_event_type" };
-  if (!CANONICAL.has(type)) return { reason: "unknown_event_type", extra: { type: typeForDetails(type) } };
+  if (!isCanonicalType(type)) return { reason: "unknown_event_type", extra: { type: typeForDetails(type) } };
   const seq = value.seq;
   if (seq !== undefined && seq !== null && !isSeq(seq)) return { reason: "invalid_seq" };
   const data = value.data;
@@ -151,7 +188,7 @@ export function decodeValue(value: unknown): DecodedLine | LineProblem {
     event.seq !== null &&
     event.ts !== null &&
     data !== null;
-  return { event, exact, missingFields, extraFields };
+  return { event, exact, missingFields, extraFields, canonical: null };
 }
 
 export const isLineProblem = (d: DecodedLine | LineProblem): d is LineProblem => (d as LineProblem).reason !== undefined;
@@ -291,7 +328,7 @@ const OUR_HEAD = new RegExp(String.raw`^\{"id":(${STR}|null),"session_id":(${STR
  */
 export function decodeOwnHead(text: string): { event: PixirEvent; dataText: string } | null {
   const m = OUR_HEAD.exec(text);
-  if (m === null || !CANONICAL.has(m[5]!)) return null;
+  if (m === null || !isCanonicalType(m[5])) return null;
   const end = text.endsWith("\r") ? text.length - 2 : text.length - 1;
   if (text[end] !== "}") return null;
   const event: PixirEvent = {

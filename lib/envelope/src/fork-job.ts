@@ -64,7 +64,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
       ? undefined
       : () => {
           const fed = (builder = direct.builder());
-          return (e: PixirEvent, childSeq: number) => fed.add({ ...e, seq: childSeq });
+          return (e: PixirEvent, childSeq: number) => fed.add(e, childSeq);
         };
   const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", observe);
   if (job.strictBoundary) checkBoundary(parent.facts, job.toSeq);

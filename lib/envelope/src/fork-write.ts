@@ -71,12 +71,12 @@ export async function checkParentPrefix(ws: string, childId: string, h: Pick<Hea
   const parent = await openHistory(ws, h.parentId, {
     notFound: () => new PixirError("fork_parent_missing", undefined, { session_id: childId, parent_session_id: h.parentId, depth: 1 }),
     observe: (line) => {
-      if (isInherited(line.event, h.toSeq)) digest.add(line.event);
+      if (isInherited(line.event, h.toSeq)) digest.addLine(line.event, line.bytes, line.canonical);
     },
   });
   if (!parent.observed) {
     digest = new PrefixDigest();
-    for await (const item of parent.items()) if (isInherited(item.event, h.toSeq)) digest.add(item.event);
+    for await (const item of parent.items()) if (isInherited(item.event, h.toSeq)) digest.addItem(item);
   }
   const actual = digest.digest();
   if (digest.count !== h.n || actual !== h.digest) {

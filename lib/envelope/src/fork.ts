@@ -5,7 +5,7 @@ import { closeSync, createReadStream, openSync, rmSync, mkdtempSync } from "node
 import os from "node:os";
 import path from "node:path";
 import { splitLines } from "./codec.js";
-import { canonicalJson, decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
+import { canonicalJson, decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type CanonicalLine, type DecodedLine, type PixirEvent } from "./envelope.js";
 import { PixirError, usageError } from "./errors.js";
 import { derivedUlid, newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
@@ -112,11 +112,13 @@ export function forkPlan(
 /** fork.md §4.3 open_tool_calls, kept as an ordered set of call ids. */
 export class OpenCalls {
   private readonly open = new Map<string, true>();
-  add(e: PixirEvent): void {
-    const id = e.data.call_id;
+  add(e: PixirEvent, canonical?: CanonicalLine | null): void {
+    if (e.type !== "tool_call" && e.type !== "tool_result") return;
+    // A checked line names its call id without parsing data.
+    const id = canonical ? canonical.callId : e.data.call_id;
     if (typeof id !== "string") return;
     if (e.type === "tool_call") this.open.set(id, true);
-    else if (e.type === "tool_result") this.open.delete(id);
+    else this.open.delete(id);
   }
   get size(): number {
     return this.open.size;
@@ -145,25 +147,44 @@ export function resourceDescriptors(e: PixirEvent, seen: Set<string>): Array<Rec
   return out;
 }
 
+const FINGERPRINT_STAGE = 1 << 20;
+
 /**
  * A cheap identity of the inherited lines: a CRC-32 over their raw bytes (or, for Events resolved from
- * a share parent, their canonical JSON), plus their count. It guards against a parent rewritten by
- * accident between two passes of one process; the prefix_digest (SHA-256) remains the real check.
+ * a share parent, their canonical JSON), each followed by `\n`, plus their count. It guards against a
+ * parent rewritten by accident between two passes of one process; the prefix_digest (SHA-256) remains
+ * the real check. Lines are staged and checksummed in large blocks: a call per line costs more.
  */
 export class LineFingerprint {
   private crc = 0;
+  private readonly stage = Buffer.allocUnsafe(FINGERPRINT_STAGE);
+  private staged = 0;
   count = 0;
   add(e: PixirEvent, line?: Buffer): void {
-    this.crc = crc32(line ?? canonicalJson([e.type, e.ts, e.data]), this.crc);
-    this.crc = crc32("\n", this.crc);
-    this.count++;
+    if (line !== undefined) this.addLine(line);
+    else this.addLine(Buffer.from(canonicalJson([e.type, e.ts, e.data])));
   }
   addLine(line: Buffer): void {
-    this.crc = crc32("\n", crc32(line, this.crc));
+    if (this.staged + line.length + 1 > FINGERPRINT_STAGE) {
+      this.flush();
+      if (line.length + 1 > FINGERPRINT_STAGE) {
+        this.crc = crc32("\n", crc32(line, this.crc));
+        this.count++;
+        return;
+      }
+    }
+    this.staged += line.copy(this.stage, this.staged);
+    this.stage[this.staged++] = 0x0a;
     this.count++;
   }
   digest(): string {
+    this.flush();
     return `crc32:${this.crc.toString(16).padStart(8, "0")}:${this.count}`;
+  }
+  private flush(): void {
+    if (this.staged === 0) return;
+    this.crc = crc32(this.stage.subarray(0, this.staged), this.crc);
+    this.staged = 0;
   }
 }
 
@@ -197,8 +218,11 @@ export class PrefixScanner {
     return this.digest.count;
   }
 
-  /** Whether this Event is inherited (so the caller may spool it for the emitting pass). */
-  add(e: PixirEvent, line?: Buffer): boolean {
+  /**
+   * Whether this Event is inherited (so the caller may spool it for the emitting pass). `line` is its
+   * physical line; `canonical`, what the byte check found there, spares parsing `data`.
+   */
+  add(e: PixirEvent, line?: Buffer, canonical?: CanonicalLine | null): boolean {
     if (this.forkRoot === null && e.type === "session_fork") {
       const root = e.data.fork_root_session_id;
       this.forkRoot = typeof root === "string" ? root : "";
@@ -208,7 +232,7 @@ export class PrefixScanner {
     if (!isReplayType(e.type)) return false;
     if (this.maxReplaySeq === null || e.seq > this.maxReplaySeq) this.maxReplaySeq = e.seq;
     const cut = this.requestedToSeq;
-    this.allCalls.add(e);
+    this.allCalls.add(e, canonical);
     const safe = this.allCalls.size === 0;
     if (cut !== undefined && e.seq > cut) {
       if (safe && this.nextSafe === null) this.nextSafe = e.seq;
@@ -216,10 +240,10 @@ export class PrefixScanner {
     }
     // The last replay seq at or below the cut that is safe; finish() keeps it only if below the cut.
     if (safe) this.lastSafe = e.seq;
-    this.prefixCalls.add(e);
-    this.digest.add(e);
+    this.prefixCalls.add(e, canonical);
+    this.digest.addLine(e, line, canonical);
     this.fingerprint.add(e, line);
-    for (const d of resourceDescriptors(e, this.seenResources)) this.refs.push(checkDescriptor(d));
+    if (!canonical || canonical.hasResources) for (const d of resourceDescriptors(e, this.seenResources)) this.refs.push(checkDescriptor(d));
     if (this.fromSeq === null) this.fromSeq = e.seq;
     return true;
   }
@@ -340,14 +364,14 @@ export async function parentFromLog(
   const history: History = await openHistory(ws, parentId, {
     notFound: () => parentNotFound(ws, parentId, command),
     observe: (line) => {
-      if (scanner.add(line.event, line.bytes)) observer?.(line.event, scanner.inheritedCount);
+      if (scanner.add(line.event, line.bytes, line.canonical)) observer?.(line.event, scanner.inheritedCount);
     },
   });
   if (history.eventCount === 0) throw parentNotFound(ws, parentId, command);
   if (!history.observed) {
     scanner = new PrefixScanner(parentId, toSeq);
     observer = observeInherited?.();
-    for await (const item of history.items()) if (scanner.add(item.event, item.line?.bytes)) observer?.(item.event, scanner.inheritedCount);
+    for await (const item of history.items()) if (scanner.add(item.event, item.line?.bytes, item.line?.canonical)) observer?.(item.event, scanner.inheritedCount);
   }
   const facts = scanner.finish();
   const light = history.observed && history.scan.passThrough;
@@ -448,8 +472,9 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
       else if (seenNull || (prevSeq !== null && seq < prevSeq)) {
         throw integrityError("seq_out_of_order", `seq >= ${prevSeq ?? 0}`, seq, raw.lineNo);
       } else prevSeq = seq;
-      const event: PixirEvent = { ...decoded.event, session_id: parentId };
-      if (scanner!.add(event, raw.bytes)) {
+      // session_id equals parentId here; the decoded Event is used as it is, so its data stays unparsed.
+      const event = decoded.event;
+      if (scanner!.add(event, raw.bytes, decoded.canonical)) {
         // A whole envelope in our key order is already the line serializeEvent would write: keep its bytes.
         const b = raw.bytes;
         if (decoded.exact && b[b.length - 1] !== CR && readHead(b, 0, b.length) >= 0) {

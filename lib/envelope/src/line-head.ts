@@ -2,7 +2,7 @@
 // `{"id":…,"session_id":…,"seq":…,"ts":…,"type":…,"data":`; a reader that only needs the envelope (the
 // tree's counts, a fork's renumbered copy) reads it here without decoding the line or parsing `data`.
 // A line in any other form gets -1, and the caller decodes it in full.
-import { CANONICAL_TYPES, isReplayType, MAX_SEQ } from "./envelope.js";
+import { CANONICAL_TYPES, isReplayType, MAX_SEQ } from "./vocabulary.js";
 
 const utf8 = (s: string) => Buffer.from(s, "utf8");
 
@@ -53,7 +53,7 @@ function typeAt(b: Buffer, start: number, end: number): number {
 /** `"ts":"` — the ts key starts this many bytes before `head.tsStart`; from there to the end, a line is `ts`, `type` and `data`. */
 export const TS_KEY_LENGTH = 6;
 
-export const head = { seq: null as number | null, tsStart: 0, tsEnd: 0, dataOpen: 0 };
+export const head = { seq: null as number | null, idStart: 0, idEnd: 0, sessionStart: 0, sessionEnd: 0, tsStart: 0, tsEnd: 0, dataOpen: 0 };
 
 /**
  * The envelope head of a line in our writers' key order, up to `"data":{`: the type index, with
@@ -61,10 +61,14 @@ export const head = { seq: null as number | null, tsStart: 0, tsEnd: 0, dataOpen
  */
 export function readHead(b: Buffer, s: number, e: number): number {
   if (!matchAt(b, s, LIT_HEAD, e)) return -1;
-  let q = plainStringEnd(b, s + LIT_HEAD.length, e);
+  head.idStart = s + LIT_HEAD.length;
+  let q = plainStringEnd(b, head.idStart, e);
   if (q < 0 || !matchAt(b, q, LIT_SESSION, e)) return -1;
-  q = plainStringEnd(b, q + LIT_SESSION.length, e);
+  head.idEnd = q;
+  head.sessionStart = q + LIT_SESSION.length;
+  q = plainStringEnd(b, head.sessionStart, e);
   if (q < 0 || !matchAt(b, q, LIT_SEQ, e)) return -1;
+  head.sessionEnd = q;
   let i = q + LIT_SEQ.length;
   if (matchAt(b, i, LIT_NULL, e)) {
     head.seq = null;

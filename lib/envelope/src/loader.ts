@@ -1,9 +1,10 @@
 // fork.md §6: the one resolving loader. Every reader's History of a Session comes from here, so a
 // share_v1 child reads as its parent's verified prefix followed by its own Events.
 import { createHash } from "node:crypto";
-import { canonicalJson, isReplayType, isSeq, lineDataText, type PixirEvent } from "./envelope.js";
+import { CANONICAL_TYPES, canonicalJson, isReplayType, isSeq, lineDataText, type CanonicalLine, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { derivedUlid } from "./ids.js";
+import { canonicalInto } from "./line-check.js";
 import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
 import { logPath } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
@@ -57,19 +58,83 @@ export function isInherited(e: PixirEvent, toSeq: number): boolean {
   return isReplayType(e.type) && e.seq !== null && e.seq <= toSeq;
 }
 
-/** fork.md §4.3 prefix_digest, computed incrementally. `digest()` may be read any number of times. */
+const STAGE_BYTES = 1 << 20;
+/** `["<type>",` for each canonical type: the start of a digest line. */
+const TYPE_OPENERS = CANONICAL_TYPES.map((t) => Buffer.from(`[${JSON.stringify(t)},`));
+const DIGEST_TAIL = Buffer.from("]\n");
+
+/** Write `["<type>","<ts>",<canonical data>]\n` of a checked line to `out` at `at`; returns the end. */
+function writeDigestLine(bytes: Buffer, c: CanonicalLine, out: Buffer, at: number, scratch: Buffer): number {
+  at += TYPE_OPENERS[c.typeIndex]!.copy(out, at);
+  at += bytes.copy(out, at, c.tsStart - 1, c.tsEnd + 1);
+  out[at++] = 0x2c;
+  if (c.reorder === null) bytes.copy(out, at, c.dataStart, c.dataEnd);
+  else canonicalInto(bytes, c.dataStart, c.dataEnd, c.reorder, out, at, scratch);
+  at += c.dataEnd - c.dataStart;
+  out[at++] = 0x5d;
+  out[at++] = 0x0a;
+  return at;
+}
+
+/**
+ * fork.md §4.3 prefix_digest, computed incrementally. `digest()` may be read any number of times.
+ * A line whose `data` is already canonical (line-check.ts) gives its digest line from its own bytes,
+ * `["<type>","<ts>",<data>]`; these are staged and hashed in large blocks, since a hash update per
+ * line costs more than the hashing itself.
+ */
 export class PrefixDigest {
   private readonly hash = createHash("sha256");
+  private readonly stage = Buffer.allocUnsafe(STAGE_BYTES);
+  private staged = 0;
   private final: string | null = null;
   count = 0;
   add(e: PixirEvent): void {
-    if (this.final !== null) throw new Error("PrefixDigest: add() after digest()");
+    this.open();
+    this.flush();
     this.hash.update(`${canonicalJson([e.type, e.ts, e.data])}\n`, "utf8");
     this.count++;
   }
+  /** Add a line that passed the byte check; `c` says where its parts lie in `bytes`. */
+  addCanonical(bytes: Buffer, c: CanonicalLine): void {
+    this.open();
+    const dataLength = c.dataEnd - c.dataStart;
+    const size = TYPE_OPENERS[c.typeIndex]!.length + (c.tsEnd - c.tsStart + 3) + dataLength + DIGEST_TAIL.length;
+    if (this.staged + size > STAGE_BYTES) this.flush();
+    if (size > STAGE_BYTES) {
+      const own = Buffer.allocUnsafe(size);
+      writeDigestLine(bytes, c, own, 0, Buffer.allocUnsafe(dataLength));
+      this.hash.update(own);
+    } else this.staged = writeDigestLine(bytes, c, this.stage, this.staged, this.scratch(dataLength));
+    this.count++;
+  }
+  /** Add an Event read from `bytes`: from the bytes when the byte check accepted them, else by canonicalJson. */
+  addLine(e: PixirEvent, bytes?: Buffer, canonical?: CanonicalLine | null): void {
+    if (canonical && bytes) this.addCanonical(bytes, canonical);
+    else this.add(e);
+  }
+  /** Add an item, from its stored line when it has one. */
+  addItem(item: HistoryItem): void {
+    this.addLine(item.event, item.line?.bytes, item.line?.canonical);
+  }
   digest(): string {
-    this.final ??= `sha256:${this.hash.digest("hex")}`;
+    if (this.final === null) {
+      this.flush();
+      this.final = `sha256:${this.hash.digest("hex")}`;
+    }
     return this.final;
+  }
+  private scratchBytes = Buffer.allocUnsafe(0);
+  private scratch(size: number): Buffer {
+    if (this.scratchBytes.length < size) this.scratchBytes = Buffer.allocUnsafe(Math.max(size, 64 * 1024));
+    return this.scratchBytes;
+  }
+  private open(): void {
+    if (this.final !== null) throw new Error("PrefixDigest: add() after digest()");
+  }
+  private flush(): void {
+    if (this.staged === 0) return;
+    this.hash.update(this.stage.subarray(0, this.staged));
+    this.staged = 0;
   }
 }
 
@@ -188,7 +253,7 @@ async function resolveShare(
   }
   const parent = await open(ws, parentId, depth + 1, walked, options, id);
   const digest = new PrefixDigest();
-  for await (const item of parent.items()) if (isInherited(item.event, toSeq)) digest.add(item.event);
+  for await (const item of parent.items()) if (isInherited(item.event, toSeq)) digest.addItem(item);
   const actual = digest.digest();
   const expected = header.data.prefix_digest;
   if (digest.count !== n || actual !== expected) {

@@ -2,7 +2,7 @@
 // whether file order is already History order; a second pass streams. Bodies are never all in memory.
 import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, constants as fsConstants } from "node:fs";
 import { MAX_LINE_BYTES, splitLines, type RawLine } from "./codec.js";
-import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
+import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "./errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
 
@@ -27,6 +27,8 @@ export interface LogLine {
   /** Envelope keys the line lacks, and keys it has beyond the six (check's warnings). */
   missingFields: string[];
   extraFields: string[];
+  /** Where the parts of a line with canonical data lie in `bytes` (envelope.ts CanonicalLine), else null. */
+  canonical: CanonicalLine | null;
 }
 
 export interface ScanResult {
@@ -172,6 +174,7 @@ function toLogLine(decoded: DecodedLine, raw: RawLine): LogLine {
     exact: decoded.exact && !crlf && raw.terminated,
     missingFields: decoded.missingFields,
     extraFields: decoded.extraFields,
+    canonical: decoded.canonical,
   };
 }
 

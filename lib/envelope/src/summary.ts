@@ -182,12 +182,15 @@ export class BranchSummaryBuilder {
     this.window = Math.max(OPEN_TASKS_LIMIT, SUMMARY_BULLETS_LIMIT, options.excerptWindow ?? 0);
   }
 
-  /** Add the next source Event; its seq is its child seq (1..N). */
-  add(e: PixirEvent): void {
+  /**
+   * Add the next source Event; its seq is its child seq (1..N), `seq` when given. Only the types the
+   * summary reads touch `data`, so a checked line's data is parsed only for those.
+   */
+  add(e: PixirEvent, seq: number | null = e.seq): void {
     this.sourceCount++;
     this.counts.set(e.type, (this.counts.get(e.type) ?? 0) + 1);
     if (e.type === "tool_call") {
-      this.toolCalls.push({ seq: e.seq, call_id: e.data.call_id ?? null, name: e.data.name ?? null });
+      this.toolCalls.push({ seq, call_id: e.data.call_id ?? null, name: e.data.name ?? null });
       for (const p of toolCallPaths(e)) this.files.add(p);
     }
     if (!isSummaryCandidate(e)) return;
@@ -533,7 +536,7 @@ async function addSharedPrefix(h: StreamHeader, builder: BranchSummaryBuilder, w
   const digest = new PrefixDigest();
   for await (const item of abortable(parent.items(), signal)) {
     if (!isInherited(item.event, h.toSeq)) continue;
-    digest.add(item.event);
+    digest.addItem(item);
     if (digest.count <= h.n) builder.add(inheritedItem(item, h.event.id!, h.childId, digest.count).event);
   }
   const actual = digest.digest();
