@@ -68,5 +68,5 @@ export function main(argv: string[], io: CliIo = processIo()): Promise<number> {
 }
 
 export function run(): Promise<void> {
-  return runProcess(main, processIo);
+  return runProcess(main, processIo, () => false);
 }

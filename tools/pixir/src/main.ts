@@ -328,5 +328,5 @@ export function main(argv: string[], io: CliIo = processIo()): Promise<number> {
 }
 
 export function run(): Promise<void> {
-  return runProcess(main, processIo);
+  return runProcess(main, processIo, (argv) => argv[0] !== "tree");
 }

@@ -1,5 +1,6 @@
 // cli.md §1–§6: the shared command-line runner. Each binary describes its commands; this module
 // parses (yargs-parser), renders errors by channel class, and turns every failure into a documented exit.
+import { setFlagsFromString } from "node:v8";
 import { asPixirError, errorEnvelope, PixirError, usageError } from "../errors.js";
 import { resolveWorkspace } from "../paths.js";
 import { Output, type CliIo } from "./io.js";
@@ -250,8 +251,19 @@ export const stringFlag = (args: ParsedArgs, name: string): string | undefined =
 export const boolFlag = (args: ParsedArgs, name: string): boolean => args.flags[name] === true;
 export const listFlag = (args: ParsedArgs, name: string): string[] => (args.flags[name] as string[] | undefined) ?? [];
 
-/** The bin entry: wires process signals to an AbortSignal and sets the exit code. */
-export async function runProcess(main: (argv: string[], io: CliIo) => Promise<number>, makeIo: (signal: AbortSignal) => CliIo): Promise<void> {
+/**
+ * The bin entry: wires process signals to an AbortSignal and sets the exit code. Unless `steadyNursery`
+ * says no for these arguments, V8's young generation is kept from growing: a reader checking a large
+ * Log makes short-lived objects fast enough that V8 would grow it to 3 × 16 MiB, which alone takes
+ * `pixir-log cat` of 1 GiB past its 128 MiB bound (docs/performance.md). The Session Tree opts out:
+ * it is bound by time, not by that limit.
+ */
+export async function runProcess(
+  main: (argv: string[], io: CliIo) => Promise<number>,
+  makeIo: (signal: AbortSignal) => CliIo,
+  steadyNursery: (argv: string[]) => boolean = () => true,
+): Promise<void> {
+  if (steadyNursery(process.argv.slice(2))) setFlagsFromString("--semi-space-growth-factor=1");
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(130);
