@@ -194,7 +194,7 @@ export function decodeValue(value: unknown): DecodedLine | LineProblem {
 export const isLineProblem = (d: DecodedLine | LineProblem): d is LineProblem => (d as LineProblem).reason !== undefined;
 
 /** The envelope part of our key order, up to and including `"data":`. */
-function envelopeHead(e: PixirEvent): string {
+export function envelopeHead(e: PixirEvent): string {
   return (
     `{"id":${JSON.stringify(e.id)},"session_id":${JSON.stringify(e.session_id)},"seq":${JSON.stringify(e.seq)},` +
     `"ts":${JSON.stringify(e.ts)},"type":${JSON.stringify(e.type)},"data":`

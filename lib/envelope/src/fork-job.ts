@@ -1,7 +1,7 @@
 // cli.md §12.1: `pixir fork` — the same stages as `pixir-fork --parent P | [pixir-summarize |]
 // pixir-log write`, composed in one process under the child's Writer Lease.
 import { serializeEvent, type PixirEvent } from "./envelope.js";
-import { branchSummaryEvent, type BranchSummaryBuilder, type BranchSummaryData } from "./summary.js";
+import { branchSummaryLine, type BranchSummaryBuilder, type BranchSummaryData } from "./summary.js";
 import { checkBoundary, forkHeader, forkPlan, forkStreamLines, LineFingerprint, parentChangedError, parentFromLog, type ForkPlan, type ForkStrategy, type ParentSource } from "./fork.js";
 import { resourceSources } from "./fork-write.js";
 import { newUlid } from "./ids.js";
@@ -12,7 +12,7 @@ import { inspectStatePath, logPath } from "./paths.js";
 import { copyResources } from "./resources.js";
 
 /** A stage that passes a fork stream through and appends a branch_summary (pixir-summarize). */
-export type SummaryStage = (lines: AsyncIterable<string>, env: NodeJS.ProcessEnv) => AsyncIterable<string>;
+export type SummaryStage = (lines: AsyncIterable<string>, env: NodeJS.ProcessEnv) => AsyncIterable<string | Buffer>;
 
 /**
  * The summary of that stage without a stream: a builder the plan's pass feeds every inherited Event,
@@ -96,19 +96,19 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
           if (builder !== null) {
             const data = await direct!.finish(builder, header, childEnv);
             summaryStrategy = data.strategy;
-            emit(serializeEvent(branchSummaryEvent(childId, parent.facts.eventCount + 1, data)));
+            emit(branchSummaryLine(childId, parent.facts.eventCount + 1, data));
           }
           return;
         }
-        let lines: AsyncIterable<string> = forkStreamLines(ws, verifiedParent(parent, childId), childId, job.strategy);
-        if (job.summarize) lines = job.summarize.stage(lines, childEnv);
-        let last = "";
+        const streamed = forkStreamLines(ws, verifiedParent(parent, childId), childId, job.strategy);
+        const lines: AsyncIterable<string | Buffer> = job.summarize ? job.summarize.stage(streamed, childEnv) : streamed;
+        let last: string | Buffer = "";
         for await (const line of lines) {
           emit(line);
           last = line;
         }
         if (job.summarize) {
-          const data = JSON.parse(last).data as Record<string, unknown>;
+          const data = JSON.parse(last.toString()).data as Record<string, unknown>;
           summaryStrategy = typeof data.strategy === "string" ? data.strategy : job.summarize.strategy;
         }
       },

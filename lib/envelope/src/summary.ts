@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { Writable } from "node:stream";
 import { abortable } from "./cli/io.js";
 import { splitLines } from "./codec.js";
-import { isJsonObject, isReplayType, isSeq, serializeEvent, type JsonObject, type PixirEvent } from "./envelope.js";
+import { envelopeHead, isJsonObject, isReplayType, isSeq, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, type ForkStrategy } from "./fork.js";
 import { newUlid } from "./ids.js";
@@ -63,7 +63,7 @@ export interface BranchSummaryData {
   range: { from_seq: unknown; to_seq: unknown };
   source_event_count: number;
   event_counts: Record<string, number>;
-  tool_calls: SummaryToolCall[];
+  tool_calls: ToolCallList;
   files_touched: string[];
   open_tasks: string[];
   limitations: string[];
@@ -71,6 +71,45 @@ export interface BranchSummaryData {
   model_checkpoint?: ModelCheckpoint;
   model_assisted_fallback?: true;
   model_assisted_fallback_reason?: ModelFallbackReason;
+}
+
+const TOOL_CALL_BLOCK = 1 << 20;
+const LIST_OPEN = Buffer.from("[");
+const LIST_CLOSE = Buffer.from("]");
+
+/**
+ * §2 `tool_calls`: one `{"seq","call_id","name"}` record per source tool_call, kept as the UTF-8 JSON
+ * text the summary line carries, in 1 MiB blocks. A fork of a large Log inherits hundreds of thousands
+ * of calls: an object per call, then JSON.stringify's copies of the whole list, took the summary of a
+ * 1 GiB Log past 128 MiB. `branchSummaryLine` writes these bytes as they are; `toJSON` gives the
+ * records as values to anything else that serialises or reads the data.
+ */
+export class ToolCallList {
+  private readonly full: Buffer[] = [];
+  private block = Buffer.allocUnsafe(TOOL_CALL_BLOCK);
+  private used = 0;
+  length = 0;
+
+  push(call: SummaryToolCall): void {
+    const text = `${this.length > 0 ? "," : ""}{"seq":${JSON.stringify(call.seq)},"call_id":${JSON.stringify(call.call_id ?? null)},"name":${JSON.stringify(call.name ?? null)}}`;
+    const size = Buffer.byteLength(text, "utf8");
+    if (this.used + size > this.block.length) {
+      this.full.push(this.block.subarray(0, this.used));
+      this.block = Buffer.allocUnsafe(Math.max(TOOL_CALL_BLOCK, size));
+      this.used = 0;
+    }
+    this.used += this.block.write(text, this.used, "utf8");
+    this.length++;
+  }
+
+  /** The list as JSON, `[...]`, in UTF-8: exactly what JSON.stringify writes for the records. */
+  jsonBytes(): Buffer {
+    return Buffer.concat([LIST_OPEN, ...this.full, this.block.subarray(0, this.used), LIST_CLOSE]);
+  }
+
+  toJSON(): SummaryToolCall[] {
+    return JSON.parse(this.jsonBytes().toString("utf8")) as SummaryToolCall[];
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -172,7 +211,7 @@ export interface BranchSummaryBuilderOptions {
  */
 export class BranchSummaryBuilder {
   private readonly counts = new Map<string, number>();
-  private readonly toolCalls: SummaryToolCall[] = [];
+  private readonly toolCalls = new ToolCallList();
   private readonly files = new SortedStringSet(FILES_TOUCHED_LIMIT);
   private readonly recent: string[] = [];
   private readonly window: number;
@@ -549,7 +588,7 @@ async function addSharedPrefix(h: StreamHeader, builder: BranchSummaryBuilder, w
  * the summary (envelope-and-log.md §11.2), so a failure here always leaves the stream short downstream.
  * With `format: "text"` only the rendering of the summary data is produced.
  */
-export async function* summarizeStage(input: AsyncIterable<Buffer | string>, options: SummarizeOptions): AsyncGenerator<string> {
+export async function* summarizeStage(input: AsyncIterable<Buffer | string>, options: SummarizeOptions): AsyncGenerator<string | Buffer> {
   const passThrough = (options.format ?? "ndjson") === "ndjson";
   let header: StreamHeader | null = null;
   let builder: BranchSummaryBuilder | null = null;
@@ -608,7 +647,7 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
     return;
   }
   yield held!;
-  yield serializeEvent(branchSummaryEvent(header.childId, expected, data));
+  yield branchSummaryLine(header.childId, expected, data);
 }
 
 /** The summary of a builder fed every source Event: deterministic, or the model's (§6) with its fallback. */
@@ -630,6 +669,29 @@ export async function finishSummary(builder: BranchSummaryBuilder, header: Pixir
 /** summarize.md §3: the branch_summary Event at the child's seq N+1. */
 export function branchSummaryEvent(childId: string, seq: number, data: BranchSummaryData): PixirEvent {
   return { id: newUlid(), session_id: childId, seq, ts: new Date().toISOString(), type: "branch_summary", data: data as unknown as JsonObject };
+}
+
+/**
+ * The line of a new branch_summary Event, byte for byte what serializeEvent writes for it, with the
+ * tool-call list copied from its JSON bytes instead of turned into values and stringified again.
+ */
+export function branchSummaryLine(childId: string, seq: number, data: BranchSummaryData): Buffer {
+  const event = branchSummaryEvent(childId, seq, data);
+  const parts: Buffer[] = [];
+  let text = `${envelopeHead(event)}{`;
+  let first = true;
+  // JSON.stringify's own rules for an object of JSON values: own keys in order, undefined left out.
+  for (const [key, value] of Object.entries(data)) {
+    if (value === undefined) continue;
+    text += `${first ? "" : ","}${JSON.stringify(key)}:`;
+    first = false;
+    if (value instanceof ToolCallList) {
+      parts.push(Buffer.from(text, "utf8"), value.jsonBytes());
+      text = "";
+    } else text += JSON.stringify(value);
+  }
+  parts.push(Buffer.from(`${text}}}\n`, "utf8"));
+  return Buffer.concat(parts);
 }
 
 /** A builder for a summary of `options` (a model prompt keeps more excerpts). */

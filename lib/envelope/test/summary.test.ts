@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   BranchSummaryBuilder,
   branchSummaryData,
+  branchSummaryLine,
   eventExcerpt,
   excerptValue,
   firstPresent,
@@ -114,6 +115,38 @@ describe("files_touched", () => {
   });
 });
 
+describe("tool_calls kept as JSON bytes", () => {
+  it("writes the summary line byte for byte as serializeEvent writes the same data as values", async () => {
+    // call_id and name are copied from data whatever they are: strings with escapes and non-ASCII
+    // text, numbers, objects in insertion order, absent (null), and a lone surrogate.
+    const odd: Array<[unknown, unknown]> = [
+      ["c1", "read"],
+      ['q"\\\n', "é🙂\u2028"],
+      [7, { z: 1, a: [true, null] }],
+      [undefined, undefined],
+      ["\ud800", -0.5],
+    ];
+    const calls = odd.map(([call_id, name], i) => e(i + 1, "tool_call", { call_id, name, args: { path: `f${i}.ts` } }));
+    const data = await branchSummaryData({ data: { parent_session_id: "p", forked_to_seq: 5, from_seq: 1 } }, calls);
+    expect(data.tool_calls).toHaveLength(odd.length);
+    const line = branchSummaryLine("child", 6, { ...data, model_assisted_fallback: true, model_assisted_fallback_reason: "timeout" }).toString("utf8");
+    const event = JSON.parse(line) as PixirEvent;
+    expect(line).toBe(serializeEvent(event));
+    expect(line).toBe(serializeEvent({ ...event, data: JSON.parse(JSON.stringify({ ...data, model_assisted_fallback: true, model_assisted_fallback_reason: "timeout" })) }));
+    expect(event.data.tool_calls).toEqual(odd.map(([call_id, name], i) => ({ seq: i + 1, call_id: call_id ?? null, name: name ?? null })).map((c) => JSON.parse(JSON.stringify(c))));
+    expect(Object.keys(event.data)).toEqual([...Object.keys(data), "model_assisted_fallback", "model_assisted_fallback_reason"]);
+  });
+
+  it("spans many blocks and still reads back in order", async () => {
+    const b = new BranchSummaryBuilder();
+    const long = "x".repeat(300_000);
+    for (let i = 1; i <= 20; i++) b.add(e(i, "tool_call", { call_id: `${long}${i}`, name: "n" }));
+    const list = JSON.parse(JSON.stringify(b.finish({ data: {} }).tool_calls)) as Array<{ seq: number; call_id: string }>;
+    expect(list.map((c) => c.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(list[19]!.call_id).toBe(`${long}20`);
+  });
+});
+
 describe("branchSummaryData", () => {
   const header = { data: { parent_session_id: "p", forked_to_seq: 9, from_seq: 2 } };
 
@@ -189,9 +222,9 @@ function header(n: number, digest: string, strategy = "replay_v1"): PixirEvent {
   };
 }
 
-async function collect(stage: AsyncIterable<string>): Promise<string[]> {
+async function collect(stage: AsyncIterable<string | Buffer>): Promise<string[]> {
   const out: string[] = [];
-  for await (const line of stage) out.push(line);
+  for await (const line of stage) out.push(line.toString());
   return out;
 }
 
