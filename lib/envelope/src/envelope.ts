@@ -59,7 +59,8 @@ export interface DecodedLine {
 /**
  * Where the parts of a line with canonical `data` lie in its bytes: a digest over `[type, ts, data]`
  * can then be taken from the bytes themselves (loader.ts PrefixDigest). `callId` is the top-level
- * string `data.call_id` of a tool_call or tool_result, else null.
+ * string `data.call_id` of a tool_call or tool_result, else null; `strategy`, the top-level string
+ * `data.strategy` of a branch_summary, else null.
  */
 export interface CanonicalLine {
   typeIndex: number;
@@ -68,6 +69,7 @@ export interface CanonicalLine {
   dataStart: number;
   dataEnd: number;
   callId: string | null;
+  strategy: string | null;
   hasResources: boolean;
   /** The objects of `data` whose keys are out of order, as line-check.ts records them; null if none. */
   reorder: readonly number[] | null;
@@ -98,6 +100,7 @@ export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | Lin
 
 const T_TOOL_CALL = CANONICAL_TYPES.indexOf("tool_call");
 const T_TOOL_RESULT = CANONICAL_TYPES.indexOf("tool_result");
+const T_BRANCH_SUMMARY = CANONICAL_TYPES.indexOf("branch_summary");
 let lastSession: { bytes: Buffer; text: string } = { bytes: Buffer.alloc(0), text: "" };
 
 /** The session id of a line; consecutive lines of one Log share the string. */
@@ -117,17 +120,19 @@ function reorderRecords(): number[] {
 }
 
 /**
- * The decoded form of a line that checkLine accepted (the shared `facts` and `head` describe it). Its
- * `data` is parsed from the line's own bytes when first read: readers that only need the envelope,
- * counts or a digest never parse it.
+ * The decoded form of a line that checkLine has just accepted (the shared `facts` and `head` describe
+ * it). Its `data` is parsed from the line's own bytes when first read: readers that only need the
+ * envelope, counts or a digest never parse it.
  */
-function checkedLine(bytes: Buffer): DecodedLine {
+export function checkedLine(bytes: Buffer): DecodedLine {
   const typeIndex = facts.type;
   let callId: string | null = null;
   if ((typeIndex === T_TOOL_CALL || typeIndex === T_TOOL_RESULT) && facts.callIdStart >= 0) {
     callId = facts.callIdEscaped ? (JSON.parse(bytes.toString("utf8", facts.callIdStart - 1, facts.callIdEnd + 1)) as string) : bytes.toString("utf8", facts.callIdStart, facts.callIdEnd);
   }
-  const canonical: CanonicalLine = { typeIndex, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, callId, hasResources: facts.hasResources, reorder: facts.reorderLength > 0 ? reorderRecords() : null };
+  // A summary's data can be large (one record per inherited tool call): its kind is read without parsing it.
+  const strategy = typeIndex === T_BRANCH_SUMMARY && facts.strategyStart >= 0 ? (JSON.parse(bytes.toString("utf8", facts.strategyStart - 1, facts.strategyEnd + 1)) as string) : null;
+  const canonical: CanonicalLine = { typeIndex, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, callId, strategy, hasResources: facts.hasResources, reorder: facts.reorderLength > 0 ? reorderRecords() : null };
   let source: Buffer | null = bytes;
   let data: JsonObject | undefined;
   const event: PixirEvent = {

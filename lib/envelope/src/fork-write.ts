@@ -1,10 +1,10 @@
 // fork.md §5, envelope-and-log.md §11.3: `pixir-log write` of a fork stream. The stream verifies itself
 // (header counts, contiguous seqs, prefix digest) and is checked against the parent in the Workspace;
 // the child Log appears only when all of it holds.
-import { isReplayType, isSeq, type PixirEvent } from "./envelope.js";
+import { isReplayType, isSeq, type CanonicalLine, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { forkPlan, resourceDescriptors, type ForkPlan, type ForkStrategy } from "./fork.js";
-import { checkInputSessionId, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
+import { checkInputSessionId, inputLine, integrityError, requireStamped, stampedEvent, type InputEvent, type InputStream } from "./input.js";
 import { acquireLease } from "./lease.js";
 import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
 import { createLogAtomically, type LineSink } from "./log-write.js";
@@ -23,6 +23,7 @@ export interface ForkWriteOptions {
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
+const NEWLINE = Buffer.from("\n");
 
 interface HeaderFacts {
   event: PixirEvent;
@@ -122,30 +123,52 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     let expected = 1;
     let resolvedShare = false;
     let lastLine = first.lineNo;
-    for (let e = await stream.next(); e !== null; e = await stream.next()) {
-      lastLine = e.lineNo;
-      checkInputSessionId(e.value.session_id, childId, e.lineNo);
-      requireStamped(e, true);
-      const event = stampedEvent(e);
+    const childBytes = Buffer.from(childId, "utf8");
+    for (let next = await stream.nextLine(childBytes); next !== null; next = await stream.nextLine(childBytes)) {
+      // A line our tools wrote is checked from its bytes and written as them; any other is decoded in full.
+      let e: InputEvent | null = null;
+      let event: PixirEvent;
+      let bytes: Buffer | undefined;
+      let canonical: CanonicalLine | null = null;
+      if (next.fast !== null) {
+        ({ event, canonical } = next.fast);
+        bytes = next.raw.bytes;
+        lastLine = next.raw.lineNo;
+      } else {
+        e = next.input;
+        lastLine = e.lineNo;
+        checkInputSessionId(e.value.session_id, childId, e.lineNo);
+        requireStamped(e, true);
+        event = stampedEvent(e);
+      }
+      const emitLine = () => {
+        if (e !== null) emit(inputLine(e, event));
+        else {
+          emit(bytes!);
+          emit(NEWLINE);
+        }
+      };
       if (expected === 1 && header.strategy === "share_v1") {
         // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
         if (event.seq === header.n + 1) expected = header.n + 1;
         else resolvedShare = header.n > 0;
       }
-      if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, e.lineNo);
+      if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, lastLine);
       const inPrefix = expected <= header.n && (header.strategy === "replay_v1" || resolvedShare);
-      // Only inherited Events may carry the parent's null ts; the child's own Events need a real one.
-      if (!inPrefix && event.ts === null) requireStamped(e);
+      // Only inherited Events may carry the parent's null ts; the child's own Events need a real one
+      // (a line checked from its bytes always has a string ts).
+      if (!inPrefix && event.ts === null) requireStamped(e!);
       if (inPrefix) {
-        if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, e.lineNo);
-        streamed.add(event);
-        for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
-        if (header.strategy === "replay_v1") emit(inputLine(e, event));
+        if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, lastLine);
+        streamed.addLine(event, bytes, canonical);
+        if (canonical === null || canonical.hasResources) for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
+        if (header.strategy === "replay_v1") emitLine();
       } else {
         if (event.type === "branch_summary" && summaryStrategy === null) {
-          summaryStrategy = typeof event.data.strategy === "string" ? event.data.strategy : null;
+          // A checked line names it without parsing data (one record per inherited tool call).
+          summaryStrategy = canonical !== null ? canonical.strategy : typeof event.data.strategy === "string" ? event.data.strategy : null;
         }
-        emit(inputLine(e, event));
+        emitLine();
       }
       expected++;
     }

@@ -2,7 +2,9 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH, nestsDeeperThan, splitLines, type RawLine } from "./codec.js";
 import { abortable } from "./cli/io.js";
-import { isCanonicalType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
+import { checkedLine, isCanonicalType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type DecodedLine, type JsonObject, type PixirEvent } from "./envelope.js";
+import { checkLine, facts } from "./line-check.js";
+import { head } from "./line-head.js";
 import { PixirError } from "./errors.js";
 import { sessionIdProblem } from "./session-id.js";
 
@@ -54,6 +56,24 @@ export function decodeInputLine(raw: RawLine, options: DecodeInputOptions = {}):
   }
   return { value, text, lineNo: raw.lineNo };
 }
+
+/**
+ * A stamped line of Session `sessionId` (its UTF-8 bytes) in our writers' layout whose data is
+ * canonical (line-check.ts), decoded without JSON.parse; its data is parsed only when read. Such a
+ * line passes every check of decodeInputLine, checkInputSessionId and requireStamped, and it is
+ * already the line inputLine would write. Null for any other line: the caller decodes it in full, and
+ * the full decode names its problem. The stages a fork stream passes through take this path for the
+ * lines our own tools write.
+ */
+export function decodeStampedLine(raw: RawLine, sessionId: Buffer): DecodedLine | null {
+  const b = raw.bytes;
+  if (checkLine(b, 0, b.length) < 0 || facts.seq === null || head.idEnd === head.idStart) return null;
+  if (head.sessionEnd - head.sessionStart !== sessionId.length || b.compare(sessionId, 0, sessionId.length, head.sessionStart, head.sessionEnd) !== 0) return null;
+  return checkedLine(b);
+}
+
+/** The next input line: checked from its bytes when decodeStampedLine accepts it, else decoded in full. */
+export type NextLine = { fast: DecodedLine; raw: RawLine } | { fast: null; input: InputEvent };
 
 /**
  * An input Event's session_id against the target: invalid ids are refused without echo,
@@ -121,6 +141,19 @@ export class InputStream {
       return e;
     }
     return this.read();
+  }
+
+  /** Like next(), but a stamped line of `sessionId` in our layout comes checked from its bytes (decodeStampedLine). */
+  async nextLine(sessionId: Buffer): Promise<NextLine | null> {
+    if (this.peeked !== undefined) {
+      const e = this.peeked;
+      this.peeked = undefined;
+      return e === null ? null : { fast: null, input: e };
+    }
+    const r = await this.lines.next();
+    if (r.done) return null;
+    const fast = decodeStampedLine(r.value, sessionId);
+    return fast !== null ? { fast, raw: r.value } : { fast: null, input: decodeInputLine(r.value)! };
   }
 
   private async read(): Promise<InputEvent | null> {

@@ -35,6 +35,9 @@ export const facts = {
   callIdStart: -1,
   callIdEnd: -1,
   callIdEscaped: false,
+  /** Bounds of the raw text of a top-level string `data.strategy` (-1 if none): a summary's kind. */
+  strategyStart: -1,
+  strategyEnd: -1,
   hasResources: false,
   /** Entries of `reorder` written for this line (0: every object's keys are already in order). */
   reorderLength: 0,
@@ -61,6 +64,7 @@ function grow(a: Int32Array, need: number): Int32Array {
 /** Bytes of the top-level data keys the fork plan reads. */
 const CALL_ID = Buffer.from("call_id");
 const RESOURCES = Buffer.from("resources");
+const STRATEGY = Buffer.from("strategy");
 
 let depth = 0;
 
@@ -200,10 +204,16 @@ function objectEnd(b: Uint8Array, i: number, end: number, top: boolean): number 
     members[membersTop++] = keyStart - 1;
     members[membersTop++] = i;
     if (top) {
-      if (b[valueStart] === QUOTE && sameBytes(b, keyStart, k, CALL_ID)) {
-        facts.callIdStart = valueStart + 1;
-        facts.callIdEnd = i - 1;
-      } else if (sameBytes(b, keyStart, k, RESOURCES)) facts.hasResources = true;
+      if (sameBytes(b, keyStart, k, RESOURCES)) facts.hasResources = true;
+      else if (b[valueStart] === QUOTE) {
+        if (sameBytes(b, keyStart, k, CALL_ID)) {
+          facts.callIdStart = valueStart + 1;
+          facts.callIdEnd = i - 1;
+        } else if (sameBytes(b, keyStart, k, STRATEGY)) {
+          facts.strategyStart = valueStart + 1;
+          facts.strategyEnd = i - 1;
+        }
+      }
     }
     const c = b[i];
     if (c === CLOSE_OBJECT) {
@@ -283,6 +293,8 @@ export function checkLine(b: Buffer, s: number, e: number, utf8Checked = false):
   if (b[e - 1] !== CLOSE_OBJECT) return -1;
   facts.callIdStart = -1;
   facts.callIdEnd = -1;
+  facts.strategyStart = -1;
+  facts.strategyEnd = -1;
   facts.hasResources = false;
   facts.reorderLength = 0;
   membersTop = 0;

@@ -11,7 +11,7 @@ import { envelopeHead, isJsonObject, isReplayType, isSeq, type JsonObject, type 
 import { PixirError } from "./errors.js";
 import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, type ForkStrategy } from "./fork.js";
 import { newUlid } from "./ids.js";
-import { checkInputSessionId, decodeInputLine, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "./input.js";
+import { checkInputSessionId, decodeInputLine, decodeStampedLine, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "./input.js";
 import { inheritedItem, isInherited, openHistory, PrefixDigest } from "./loader.js";
 import { assertSessionId } from "./session-id.js";
 import { truncate } from "./text.js";
@@ -75,6 +75,7 @@ export interface BranchSummaryData {
 
 const TOOL_CALL_BLOCK = 1 << 20;
 const LIST_OPEN = Buffer.from("[");
+const NEWLINE = Buffer.from("\n");
 const LIST_CLOSE = Buffer.from("]");
 
 /**
@@ -593,40 +594,54 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
   let header: StreamHeader | null = null;
   let builder: BranchSummaryBuilder | null = null;
   const streamed = new PrefixDigest();
-  let held: string | null = null;
+  let held: string | Buffer | null = null;
   /** The seq the next line must have. */
   let expected = 1;
   let compact = false;
   let afterHeader = 0;
   let lastLine = 0;
 
+  let childId = Buffer.alloc(0);
+
   for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), options.signal)) {
-    const e = decodeInputLine(raw)!;
-    lastLine = e.lineNo;
+    lastLine = raw.lineNo;
     if (header === null) {
+      const e = decodeInputLine(raw)!;
       header = readStreamHeader(e);
+      childId = Buffer.from(header.childId, "utf8");
       builder = summaryBuilder(options);
       held = `${e.text}\n`;
       continue;
     }
-    checkInputSessionId(e.value.session_id, header.childId, e.lineNo);
-    requireStamped(e);
-    const event = stampedEvent(e);
+    // A line our tools wrote is checked from its bytes and passed on as them; any other is decoded in full.
+    const fast = decodeStampedLine(raw, childId);
+    let event: PixirEvent;
+    let line: string | Buffer;
+    if (fast !== null) {
+      event = fast.event;
+      line = Buffer.concat([raw.bytes, NEWLINE]);
+    } else {
+      const e = decodeInputLine(raw)!;
+      checkInputSessionId(e.value.session_id, header.childId, e.lineNo);
+      requireStamped(e);
+      event = stampedEvent(e);
+      line = `${e.text}\n`;
+    }
     if (afterHeader === 0 && header.strategy === "share_v1" && event.seq === header.n + 1) {
       // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
       compact = true;
       expected = header.n + 1;
     }
     afterHeader++;
-    if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, e.lineNo);
+    if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, raw.lineNo);
     if (!compact && expected <= header.n) {
-      if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, e.lineNo);
-      streamed.add(event);
+      if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, raw.lineNo);
+      streamed.addLine(event, raw.bytes, fast?.canonical);
       builder!.add(event);
     }
     expected++;
     if (passThrough && held !== null) yield held;
-    held = `${e.text}\n`;
+    held = line;
   }
 
   if (header === null) throw integrityError("missing_fork_header", "a session_fork event at seq 0", "end of input", null);

@@ -151,6 +151,24 @@ describe("checkLine", () => {
     expect(accepted).toBeGreaterThan(100);
   });
 
+  it("names a branch_summary's top-level string strategy from the bytes, as data.strategy reads", () => {
+    const cases: Array<[string, string]> = [
+      ["branch_summary", '{"strategy":"deterministic_operational_summary_v1","tool_calls":[{"seq":1}]}'],
+      ["branch_summary", '{"range":{"strategy":"inner"},"strategy":"a\\"b\\\\"}'],
+      ["branch_summary", '{"strategy":7}'],
+      ["branch_summary", '{"x":{"strategy":"inner"}}'],
+      ["branch_summary", '{"resources":[],"strategy":"s"}'],
+      ["tool_call", '{"call_id":"c","strategy":"not a summary"}'],
+    ];
+    for (const [type, data] of cases) {
+      const line = `${headOf(type)}${data}}`;
+      const decoded = decodeLogLine(Buffer.from(line), false);
+      if (isLineProblem(decoded) || decoded.canonical === null) throw new Error(`refused: ${line}`);
+      const slow = JSON.parse(line).data.strategy;
+      expect(decoded.canonical.strategy, line).toBe(type === "branch_summary" && typeof slow === "string" ? slow : null);
+    }
+  });
+
   it("gives decodeLogLine the same Event as the full decode", () => {
     const lines = [
       `${headOf("tool_result", 7)}{"call_id":"c1","ok":true,"output":"é\\n🙂"}}`,

@@ -268,8 +268,8 @@ describe("summarizeStage in-process", () => {
     const early = await Promise.race([pending.then(() => "yielded"), new Promise((r) => setTimeout(() => r("waiting"), 100))]);
     expect(early).toBe("waiting");
     release();
-    expect((await pending).value).toBe(second);
-    expect(JSON.parse((await it.next()).value as string).type).toBe("branch_summary");
+    expect(String((await pending).value)).toBe(second);
+    expect(JSON.parse(String((await it.next()).value)).type).toBe("branch_summary");
     expect((await it.next()).done).toBe(true);
   });
 

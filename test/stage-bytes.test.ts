@@ -1,0 +1,102 @@
+// The stages a fork stream passes through (pixir-summarize, pixir-log write) check a line in our
+// writers' layout from its bytes and pass it on as those bytes (input.ts decodeStampedLine); every
+// other line is decoded in full. Both ways must make the same child Log and the same summary, and a
+// forged or misaddressed line must be caught either way.
+import { describe, expect, it } from "vitest";
+import { assistant, call, ev, readLog, run, toolResult, user, workspace, type Ev } from "./support/cli.js";
+import { expectJsonOk, leftovers } from "./support/fork.js";
+
+const P: Ev[] = [
+  user('one "quoted" é 🙂'),
+  assistant("two\nlines"),
+  // Keys out of order inside data: the digest must sort them whichever way the line is read.
+  ev("tool_call", { name: "read", call_id: "c1", args: { path: "src/a.ts", mode: { z: 1, a: [2, { y: 0, b: null }] } } }),
+  toolResult("c1"),
+  ev("provider_usage", { tokens: 3 }),
+  call("c2", "edit", "b.ts"),
+  ev("reasoning", { text: "x", n: 0.5 }),
+  user("three"),
+];
+
+/** The fork stream of P as pixir-fork prints it (the header's id and workspace fields are its own). */
+function forkStream(ws: string): string[] {
+  const r = run("pixir-fork", ["--parent", "P", "--child-id", "c"], { cwd: ws });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  return r.stdout.split("\n").filter((l) => l !== "");
+}
+
+/** The same Event with its envelope keys in reverse order and data unchanged: the byte check refuses it. */
+function reordered(line: string): string {
+  const at = line.indexOf(',"data":');
+  const head = JSON.parse(`${line.slice(0, at)}}`) as Record<string, unknown>;
+  const data = line.slice(at + ',"data":'.length, -1);
+  const keys = ["type", "ts", "seq", "session_id", "id"].map((k) => `${JSON.stringify(k)}:${JSON.stringify(head[k])}`);
+  return `{"data":${data},${keys.join(",")}}`;
+}
+
+const asInput = (lines: string[]) => lines.map((l) => `${l}\n`).join("");
+
+describe("fork stream stages read our lines from their bytes", () => {
+  it("summarize | write make the same child from our layout and from lines that need the full decode", () => {
+    const ours = workspace({ P });
+    const other = workspace({ P });
+    // One stream for both: the inherited ids derive from the header's id.
+    const stream = forkStream(ours);
+    const summarize = (ws: string, lines: string[]) => {
+      const r = run("pixir-summarize", [], { cwd: ws, input: asInput(lines) });
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      return r.stdout;
+    };
+    const a = summarize(ours, stream);
+    const b = summarize(other, stream.map(reordered));
+    // pixir-summarize passes every line through unchanged, in whichever form it came.
+    expect(a.split("\n").slice(0, stream.length)).toEqual(stream);
+    expect(b.split("\n").slice(0, stream.length)).toEqual(stream.map(reordered));
+    expectJsonOk(run("pixir-log", ["write", "--json"], { cwd: ours, input: a }));
+    expectJsonOk(run("pixir-log", ["write", "--json"], { cwd: other, input: b }));
+    const childA = readLog(ours, "c").split("\n");
+    const childB = readLog(other, "c").split("\n");
+    // Header and inherited lines byte for byte; the summaries differ only in their own id and ts.
+    expect(childA.slice(0, stream.length)).toEqual(stream);
+    expect(childB.slice(0, stream.length)).toEqual(stream);
+    const summaryA = JSON.parse(childA[stream.length]!);
+    const summaryB = JSON.parse(childB[stream.length]!);
+    expect(summaryA.type).toBe("branch_summary");
+    expect(summaryA.data).toEqual(summaryB.data);
+    expect(summaryA.data.tool_calls).toEqual([
+      { seq: 3, call_id: "c1", name: "read" },
+      { seq: 5, call_id: "c2", name: "edit" }, // provider_usage is not inherited
+    ]);
+  });
+
+  it("a forged inherited line in our layout is caught by the digest in both stages", () => {
+    const ws = workspace({ P });
+    const stream = forkStream(ws);
+    const forged = stream.map((l, i) => (i === 3 ? l.replace('"src/a.ts"', '"src/b.ts"') : l));
+    expect(forged).not.toEqual(stream);
+    // pixir-summarize has passed lines on before it knows; the last one is held back, so the stream is short.
+    const s = run("pixir-summarize", ["--json"], { cwd: ws, input: asInput(forged) });
+    expect(s.code).toBe(1);
+    expect(s.errJson.error.kind).toBe("fork_prefix_mismatch");
+    expect(s.stdout.split("\n").filter((l) => l !== "")).toEqual(forged.slice(0, -1));
+    const w = run("pixir-log", ["write", "--json"], { cwd: ws, input: asInput(forged) });
+    expect(w.code).toBe(1);
+    expect(w.json.error.kind).toBe("fork_prefix_mismatch");
+    expect(readLog(ws, "P")).toBeTruthy();
+    expect(leftovers(ws)).toEqual([]);
+  });
+
+  it("a line in our layout for another Session takes the full decode and is refused", () => {
+    const ws = workspace({ P });
+    const stream = forkStream(ws);
+    const misaddressed = stream.map((l, i) => (i === 2 ? l.replace('"session_id":"c"', '"session_id":"d"') : l));
+    for (const [tool, args] of [["pixir-summarize", ["--json"]], ["pixir-log", ["write", "--json"]]] as const) {
+      const r = run(tool, [...args], { cwd: ws, input: asInput(misaddressed) });
+      expect(r.code).toBe(1);
+      const envelope = tool === "pixir-log" ? r.json : r.errJson;
+      expect(envelope.error.kind).toBe("stream_integrity_failed");
+      expect(envelope.error.details).toMatchObject({ reason: "session_id_mismatch", expected: "c", observed: "d", line: 3 });
+    }
+    expect(leftovers(ws)).toEqual([]);
+  });
+});
