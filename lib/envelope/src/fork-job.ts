@@ -87,12 +87,12 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
       ws,
       childId,
       async (emit) => {
-        if (parent.emitInherited !== undefined && (job.summarize === undefined || builder !== null)) {
+        if (parent.inheritedBlocks !== undefined && (job.summarize === undefined || builder !== null)) {
           // Nothing reads the lines on the way (the summary was fed by the plan's pass): the child's
           // copies are made from the parent's bytes.
           const header = forkHeader(ws, job.parentId, childId, parent.facts, job.strategy);
           emit(serializeEvent(header));
-          if (job.strategy === "replay_v1") await parent.emitInherited(header.id!, childId, emit);
+          if (job.strategy === "replay_v1") for await (const block of parent.inheritedBlocks(header.id!, childId)) emit(block);
           if (builder !== null) {
             const data = await direct!.finish(builder, header, childEnv);
             summaryStrategy = data.strategy;

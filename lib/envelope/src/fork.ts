@@ -1,18 +1,18 @@
 // fork.md §3–§4, §10: the fork plan and the fork stream. One pass over the parent History computes the
 // plan (counts, digest, open tool calls, safe cut points); a second pass emits the inherited Events.
 import { crc32 } from "node:zlib";
-import { closeSync, createReadStream, openSync, rmSync, mkdtempSync } from "node:fs";
+import { closeSync, openSync, rmSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { splitLines } from "./codec.js";
+import { splitLines, type RawLine } from "./codec.js";
 import { canonicalJson, decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type CanonicalLine, type DecodedLine, type PixirEvent } from "./envelope.js";
 import { PixirError, usageError } from "./errors.js";
 import { derivedUlid, newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
-import { corruptLineError, headLine, headLines, readLogRange, type ScanResult } from "./log-read.js";
+import { corruptLineError, headLine, headLines, readFileChunks, readLogRange } from "./log-read.js";
 import { inheritedItem, isInherited, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
-import { BlockWriter, type LineSink } from "./log-write.js";
+import { BlockWriter } from "./log-write.js";
 import { logPath } from "./paths.js";
 import { checkDescriptor, type ResourceRef } from "./resources.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
@@ -323,10 +323,11 @@ export interface ParentSource {
   /** The parent's resolved History, when it was read from the Workspace. */
   history?: History;
   /**
-   * When the parent's lines can be copied (a pass-through Log read in History order): emit the child's
-   * inherited lines straight from the parent's bytes, checking that they are the lines the plan read.
+   * When the parent's lines can be copied (a pass-through Log read in History order, or the spool of a
+   * piped parent): the child's inherited lines made from the parent's bytes, in blocks of whole lines
+   * (copyInheritedBlocks), checked to be the lines the plan read.
    */
-  emitInherited?: (forkEventId: string, childId: string, emit: LineSink) => Promise<void>;
+  inheritedBlocks?: (forkEventId: string, childId: string) => AsyncGenerator<Buffer>;
   dispose(): void;
 }
 
@@ -385,45 +386,80 @@ export async function parentFromLog(
         if (isReplayType(item.event.type) && item.event.seq !== null && item.event.seq <= facts.toSeq) yield item;
       }
     },
-    emitInherited: light ? (forkEventId, childId, emit) => emitInheritedLines(source, history.scan, forkEventId, childId, emit) : undefined,
+    inheritedBlocks: light
+      ? (forkEventId, childId) => {
+          const scan = history.scan;
+          const lines = splitLines(readLogRange(scan.path, 0, scan.byteLength), { path: scan.path.rel });
+          return copyInheritedBlocks(lines, source, forkEventId, childId, (raw) => headLine(raw, scan), true);
+        }
+      : undefined,
     dispose() {},
   };
   return source;
 }
 
+const INHERITED_BLOCK = 256 * 1024;
+
 /**
  * fork.md §4.2 from bytes: a line of our writers is `{"id":…,"session_id":…,"seq":…,` and then `ts`,
  * `type` and `data`, which the child keeps byte for byte; so its copy is a new head and the rest of the
  * parent's line, without decoding either. Lines in another form (a null id or ts) take the general
- * way (inheritedItem, serializeEvent). The bytes read must be the lines the plan was made from.
+ * way (`general` decodes them; inheritedItem, serializeEvent). The copies come in blocks of whole
+ * lines, so a consumer awaits once a block, not once a line; each block is a buffer of its own, which
+ * the consumer may keep. With `fingerprint`, the lines read must be the very lines the plan was made
+ * from (a Log read twice); a spool this process wrote needs no check.
  */
-async function emitInheritedLines(parent: ParentSource, scan: ScanResult, forkEventId: string, childId: string, emit: LineSink): Promise<void> {
+async function* copyInheritedBlocks(
+  lines: AsyncIterable<RawLine>,
+  parent: Pick<ParentSource, "parentId" | "facts">,
+  forkEventId: string,
+  childId: string,
+  general: (raw: RawLine) => { event: PixirEvent; dataText?: string },
+  fingerprint: boolean,
+): AsyncGenerator<Buffer> {
   const toSeq = parent.facts.toSeq;
   const seen = new LineFingerprint();
-  const childSession = `","session_id":${JSON.stringify(childId)},"seq":`;
+  const childSession = Buffer.from(`","session_id":${JSON.stringify(childId)},"seq":`, "utf8");
+  let block = Buffer.allocUnsafeSlow(INHERITED_BLOCK);
+  let used = 0;
   let k = 0;
-  for await (const raw of splitLines(readLogRange(scan.path, 0, scan.byteLength), { path: scan.path.rel })) {
+  /** Room for `size` more bytes: the block so far goes out first; a line longer than a block gets one of its size. */
+  const room = function* (size: number): Generator<Buffer, void> {
+    if (used + size <= block.length) return;
+    if (used > 0) yield block.subarray(0, used);
+    used = 0;
+    block = Buffer.allocUnsafeSlow(Math.max(INHERITED_BLOCK, size));
+  };
+  for await (const raw of lines) {
     const b = raw.bytes;
     const type = readHead(b, 0, b.length);
     if (type >= 0) {
       const seq = head.seq;
       if (!IS_REPLAY[type] || seq === null || seq > toSeq) continue;
       k++;
-      seen.addLine(b);
-      const id = derivedUlid(`fork:${forkEventId}:${k}`, b.toString("utf8", head.tsStart, head.tsEnd));
-      emit(`{"id":"${id}${childSession}${k},`);
-      emit(b.subarray(head.tsStart - TS_KEY_LENGTH));
-      emit("\n");
+      if (fingerprint) seen.addLine(b);
+      const tail = head.tsStart - TS_KEY_LENGTH;
+      const lead = `{"id":"${derivedUlid(`fork:${forkEventId}:${k}`, b.toString("utf8", head.tsStart, head.tsEnd))}`;
+      const seqText = `${k},`;
+      yield* room(lead.length + childSession.length + seqText.length + (b.length - tail) + 1);
+      used += block.write(lead, used, "latin1");
+      used += childSession.copy(block, used);
+      used += block.write(seqText, used, "latin1");
+      used += b.copy(block, used, tail);
+      block[used++] = 0x0a;
       continue;
     }
-    const line = headLine(raw, scan);
+    const line = general(raw);
     if (!isInherited(line.event, toSeq)) continue;
     k++;
-    seen.add(line.event, b);
+    if (fingerprint) seen.add(line.event, b);
     const child = inheritedItem({ event: line.event, dataText: line.dataText, lineBytes: b }, forkEventId, childId, k);
-    emit(serializeEvent(child.event, child.dataText));
+    const text = serializeEvent(child.event, child.dataText);
+    yield* room(Buffer.byteLength(text, "utf8"));
+    used += block.write(text, used, "utf8");
   }
-  if (seen.count !== parent.facts.eventCount || seen.digest() !== parent.facts.fingerprint) throw parentChangedError(parent, childId, seen.count);
+  if (used > 0) yield block.subarray(0, used);
+  if (fingerprint && (seen.count !== parent.facts.eventCount || seen.digest() !== parent.facts.fingerprint)) throw parentChangedError(parent, childId, seen.count);
 }
 
 /** The parent's lines read from their heads only (log-read.ts headLines), as HistoryItems. */
@@ -495,27 +531,28 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
     throw integrityError("empty_stream", "at least one event", 0, null);
   }
   const facts = scanner.finish();
-  return {
+  const spooledLines = () => splitLines(readFileChunks(spool), { path: STDIN_PATH });
+  // The spool holds lines this process wrote from checked input; an inherited Event may still lack an
+  // id or ts (null), exactly as it may through --parent.
+  const spooledItem = (raw: RawLine): HistoryItem => {
+    const text = raw.bytes.toString("utf8");
+    const own = decodeOwnHead(text);
+    if (own !== null) return { event: own.event, dataText: own.dataText };
+    const decoded = decodeLogLine(raw.bytes, false) as DecodedLine;
+    return { event: decoded.event, dataText: dataTextOf(text, decoded.event) };
+  };
+  const source: ParentSource = {
     parentId,
     facts,
     async *inherited() {
-      for await (const raw of splitLines(createReadStream(spool, { highWaterMark: 1 << 20 }), { path: STDIN_PATH })) {
-        // The spool holds lines this process wrote from checked input; an inherited Event may still
-        // lack an id or ts (null), exactly as it may through --parent.
-        const text = raw.bytes.toString("utf8");
-        const head = decodeOwnHead(text);
-        if (head !== null) {
-          yield { event: head.event, dataText: head.dataText };
-          continue;
-        }
-        const decoded = decodeLogLine(raw.bytes, false) as DecodedLine;
-        yield { event: decoded.event, dataText: dataTextOf(text, decoded.event) };
-      }
+      for await (const raw of spooledLines()) yield spooledItem(raw);
     },
+    inheritedBlocks: (forkEventId, childId) => copyInheritedBlocks(spooledLines(), source, forkEventId, childId, spooledItem, false),
     dispose() {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return source;
 }
 
 /** The fork stream of fork.md §4.1 as lines: header, then (replay_v1) the renumbered inherited Events. */
@@ -529,6 +566,20 @@ export async function* forkStreamLines(ws: string, parent: ParentSource, childId
     const child = inheritedItem(item, head.id!, childId, k);
     yield serializeEvent(child.event, child.dataText);
   }
+}
+
+/**
+ * The same fork stream as forkStreamLines, as chunks of whole lines: the inherited lines are copied
+ * from the parent's bytes when the parent allows it (ParentSource.inheritedBlocks), else made one by one.
+ */
+export async function* forkStreamChunks(ws: string, parent: ParentSource, childId: string, strategy: ForkStrategy): AsyncGenerator<string | Buffer> {
+  const header = forkHeader(ws, parent.parentId, childId, parent.facts, strategy);
+  if (strategy === "share_v1" || parent.inheritedBlocks === undefined) {
+    yield* forkStreamLines(ws, parent, childId, strategy, header);
+    return;
+  }
+  yield serializeEvent(header);
+  yield* parent.inheritedBlocks(header.id!, childId);
 }
 
 /** --strategy: replay_v1 (the default) or share_v1; anything else is a usage error. */

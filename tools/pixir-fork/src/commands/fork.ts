@@ -5,7 +5,7 @@ import {
   boolFlag,
   checkBoundary,
   forkPlan,
-  forkStreamLines,
+  forkStreamChunks,
   LineBuffer,
   newUlid,
   parentFromLog,
@@ -41,7 +41,7 @@ export async function runFork(args: ParsedArgs, ctx: CommandContext, synopsis: s
       return 0;
     }
     const out = new LineBuffer(ctx.out);
-    for await (const line of abortable(forkStreamLines(ws, parent, childId, strategy), ctx.signal)) {
+    for await (const line of abortable(forkStreamChunks(ws, parent, childId, strategy), ctx.signal)) {
       if (out.closed) break;
       await out.push(line);
     }
