@@ -16,6 +16,15 @@ const alias = {
 
 const scanWorker = path.join(root, "lib/envelope/src/tree-scan-worker.ts");
 
+/**
+ * Commands built as one self-contained module each (dist/commands/<name>.js) instead of sharing chunks:
+ * Node 20's ES module loader spends 2–3 ms on every module it loads, and `pixir-log append` must finish
+ * within 50 ms of start-up (docs/performance.md). Such a module carries its own copy of the library;
+ * PixirError is recognised across copies (errors.ts), and nothing else crosses from it to the runner but
+ * plain values.
+ */
+const SOLO_COMMANDS = { "pixir-log": ["append"] };
+
 const common = {
   bundle: true,
   platform: "node",
@@ -44,14 +53,36 @@ async function intoDist(dir, write) {
 async function buildTool(name) {
   const dir = path.join(root, "tools", name);
   const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
-  await intoDist(dir, (outdir) => build({
-    ...common,
-    // The worker of the parallel Log scan lives next to the chunks that start it (lib/envelope/src/tree-scan.ts).
-    entryPoints: { main: path.join(dir, "src/main.ts"), "chunks/tree-scan-worker": scanWorker },
-    outdir,
-    chunkNames: "chunks/[name]-[hash]",
-    define: { __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) },
-  }));
+  const define = { __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) };
+  const solo = SOLO_COMMANDS[name] ?? [];
+  const mainFile = path.join(dir, "src/main.ts");
+  // The tool's own `import("./commands/<solo>.js")` stays as written: dist/commands/<solo>.js is built below.
+  const keepSoloImports = {
+    name: "solo-commands",
+    setup(b) {
+      b.onResolve({ filter: /^\.\/commands\/[\w-]+\.js$/ }, (args) =>
+        args.importer === mainFile && solo.includes(path.basename(args.path, ".js")) ? { path: args.path, external: true } : undefined,
+      );
+    },
+  };
+  await intoDist(dir, async (outdir) => {
+    await build({
+      ...common,
+      // The worker of the parallel Log scan lives next to the chunks that start it (lib/envelope/src/tree-scan.ts).
+      entryPoints: { main: mainFile, "chunks/tree-scan-worker": scanWorker },
+      outdir,
+      chunkNames: "chunks/[name]-[hash]",
+      define,
+      plugins: [keepSoloImports],
+    });
+    for (const command of solo) {
+      await build({ ...common, splitting: false, entryPoints: { [`commands/${command}`]: path.join(dir, `src/commands/${command}.ts`) }, outdir, define });
+    }
+    const built = readFileSync(path.join(outdir, "main.js"), "utf8");
+    for (const command of solo) {
+      if (!built.includes(`import("./commands/${command}.js")`)) throw new Error(`${name}: main.js does not import ./commands/${command}.js`);
+    }
+  });
 }
 
 async function buildLibrary() {

@@ -127,9 +127,25 @@ const KINDS: Record<ErrorKind, KindInfo> = {
   internal_error: { exit: 1, message: "internal error", nextActions: ["rerun with PIXIR_DEBUG=1 and report the stack trace"] },
 };
 
+/** Marks every PixirError, whichever copy of this module made it (see Symbol.hasInstance below). */
+const PIXIR_ERROR = Symbol.for("pixir.error");
+
 export class PixirError extends Error {
   readonly kind: ErrorKind;
   readonly details: Details;
+
+  /**
+   * A command bundled on its own (scripts/build.mjs, SOLO_COMMANDS) carries its own copy of this class,
+   * and the runner that catches its errors has another; `instanceof` goes by the brand, so both copies
+   * recognise each other's errors instead of reporting them as internal_error.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as { [PIXIR_ERROR]?: unknown })[PIXIR_ERROR] === true;
+  }
+
+  get [PIXIR_ERROR](): true {
+    return true;
+  }
 
   constructor(kind: ErrorKind, message?: string, details: Details = {}) {
     super(message ?? KINDS[kind].message);
