@@ -13,6 +13,8 @@
 //   --seed TEXT          generator seed (default pixir-bench-v1)
 //   --regenerate         generate the Log even if a matching one exists
 //   --skip-jq            leave out the jq row (slow on big Logs); ratios to jq are then omitted
+//   --only LIST          run only these sections, comma-separated: throughput, append, startup, codec
+//                        (e.g. `--only append --append-runs 31` checks the append target in about a minute)
 //   --json               print the results as one JSON document on stdout (the table goes to stderr)
 //
 // Everything is measured in this run, side by side: cat and jq on the same file, with a warm page
@@ -29,8 +31,9 @@ import { MB, median, MiB, parseArgs, parseSize, positiveInt, sizeLabel } from ".
 const TOOLS = ["pixir-log", "pixir-fork", "pixir-summarize", "pixir-tree", "pixir"];
 const APPEND_LINE = '{"type":"user_message","data":{"text":"x"}}\n';
 const TARGETS = { catRssMiB: 128, appendMs: 50, startupRatio: 2 };
+const SECTIONS = ["throughput", "append", "startup", "codec"];
 
-const opts = parseArgs(process.argv.slice(2), {
+const opts = parseOptions(process.argv.slice(2), {
   size: { default: parseSize("1GiB"), parse: parseSize },
   repeat: { default: 3, parse: positiveInt },
   "startup-runs": { default: 15, parse: positiveInt },
@@ -38,9 +41,29 @@ const opts = parseArgs(process.argv.slice(2), {
   seed: { default: "pixir-bench-v1" },
   regenerate: { type: "boolean" },
   "skip-jq": { type: "boolean" },
+  only: { default: SECTIONS, parse: parseSections },
   json: { type: "boolean" },
   help: { type: "boolean" },
 });
+
+/** parseArgs, with a bad option reported in one line and exit 2 (the benchmark itself failed). */
+function parseOptions(argv, spec) {
+  try {
+    return parseArgs(argv, spec);
+  } catch (err) {
+    process.stderr.write(`bench: ${err.message}\n`);
+    process.exit(2);
+  }
+}
+
+/** --only: a comma-separated subset of SECTIONS; anything else is a usage error. */
+function parseSections(value) {
+  const list = String(value).split(",").map((x) => x.trim()).filter(Boolean);
+  const unknown = list.filter((x) => !SECTIONS.includes(x));
+  if (list.length === 0 || unknown.length > 0) throw new Error(`--only takes a comma-separated list of ${SECTIONS.join(", ")}`);
+  return list;
+}
+const wants = (section) => opts.only.includes(section);
 if (opts.help) {
   const lines = readFileSync(new URL(import.meta.url), "utf8").split("\n").slice(1);
   const text = lines.slice(0, lines.findIndex((l) => !l.startsWith("//"))).map((l) => l.slice(3)).join("\n");
@@ -151,6 +174,7 @@ async function main() {
   results.log = { path: path.relative(repoRoot, log), workspace: path.relative(repoRoot, ws), session: "big", bytes, events: meta.events, counts: meta.counts, seed: meta.seed };
   say(`Log: ${results.log.path}, ${bytes} bytes (${sizeLabel(bytes)}), ${meta.events} events`);
 
+  if (!wants("throughput")) opts["skip-jq"] = true;
   if (!opts["skip-jq"] && spawnSync("jq", ["--version"]).status !== 0) {
     say("jq is not installed; leaving out the jq row (install jq to get the ratios to jq)");
     opts["skip-jq"] = true;
@@ -171,7 +195,7 @@ async function main() {
     { key: "pixir_cat_type", label: "pixir-log cat big --type user_message", script: `%RSS% ${PL} cat big ${WS} --type user_message > /dev/null`, pixir: true },
     { key: "pixir_check", label: "pixir-log check big", script: `%RSS% ${PL} check big ${WS} > /dev/null`, pixir: true },
   ];
-  for (const row of rows) {
+  for (const row of wants("throughput") ? rows : []) {
     const runs = [];
     for (let i = 0; i < opts.repeat; i++) {
       runs.push(timedShell(row.script));
@@ -196,14 +220,14 @@ async function main() {
   }
 
   // ---- append ---------------------------------------------------------------------------------
-  results.append = measureAppend(ws, log);
+  if (wants("append")) results.append = measureAppend(ws, log);
 
   // ---- start-up -------------------------------------------------------------------------------
-  results.startup = measureStartup();
+  if (wants("startup")) results.startup = measureStartup();
 
   // ---- codec ----------------------------------------------------------------------------------
   const codecScript = path.join(repoRoot, "bench/lib/codec-bench.mjs");
-  for (const impl of ["pixir", "pixir-decode", "split2", "ndjson"]) {
+  for (const impl of wants("codec") ? ["pixir", "pixir-decode", "split2", "ndjson"] : []) {
     const runs = [];
     for (let i = 0; i < opts.repeat; i++) {
       rmSync(rssFile, { force: true });
@@ -228,17 +252,22 @@ async function main() {
     });
   }
   const codecEvents = new Set(results.codec.map((c) => c.events));
-  if (codecEvents.size !== 1 || !codecEvents.has(meta.events)) throw new Error(`codec event counts disagree: ${[...codecEvents]} vs ${meta.events}`);
+  if (wants("codec") && (codecEvents.size !== 1 || !codecEvents.has(meta.events))) throw new Error(`codec event counts disagree: ${[...codecEvents]} vs ${meta.events}`);
   const ours = results.codec.find((c) => c.impl === "pixir");
   for (const c of results.codec) c.vs_pixir = round(c.mb_per_s / ours.mb_per_s, 2);
+  results.sections = opts.only;
 
   // ---- targets --------------------------------------------------------------------------------
-  const catRow = base.pixir_cat;
-  results.targets.push({ target: `pixir-log cat peak RSS < ${TARGETS.catRssMiB} MiB`, value: `${catRow.peak_rss_mib} MiB`, met: catRow.peak_rss_mib < TARGETS.catRssMiB });
-  const pipeRow = base.pixir_cat_pipe;
-  results.targets.push({ target: `pixir-log cat | cat peak RSS < ${TARGETS.catRssMiB} MiB`, value: `${pipeRow.peak_rss_mib} MiB`, met: pipeRow.peak_rss_mib < TARGETS.catRssMiB });
-  results.targets.push({ target: `append to the ${sizeLabel(bytes)} Log < ${TARGETS.appendMs} ms beyond start-up`, value: `${results.append.beyond_startup_ms} ms`, met: results.append.beyond_startup_ms < TARGETS.appendMs });
-  for (const s of results.startup.bins) {
+  if (wants("throughput")) {
+    const catRow = base.pixir_cat;
+    results.targets.push({ target: `pixir-log cat peak RSS < ${TARGETS.catRssMiB} MiB`, value: `${catRow.peak_rss_mib} MiB`, met: catRow.peak_rss_mib < TARGETS.catRssMiB });
+    const pipeRow = base.pixir_cat_pipe;
+    results.targets.push({ target: `pixir-log cat | cat peak RSS < ${TARGETS.catRssMiB} MiB`, value: `${pipeRow.peak_rss_mib} MiB`, met: pipeRow.peak_rss_mib < TARGETS.catRssMiB });
+  }
+  if (results.append) {
+    results.targets.push({ target: `append to the ${sizeLabel(bytes)} Log < ${TARGETS.appendMs} ms beyond start-up`, value: `${results.append.beyond_startup_ms} ms`, met: results.append.beyond_startup_ms < TARGETS.appendMs });
+  }
+  for (const s of results.startup?.bins ?? []) {
     results.targets.push({ target: `${s.bin} --version <= ${TARGETS.startupRatio}x node -e 0`, value: `${s.ratio}x`, met: s.ratio <= TARGETS.startupRatio });
   }
 
@@ -260,7 +289,12 @@ const CODEC_DESCRIPTIONS = {
   ndjson: "ndjson.parse()",
 };
 
-/** Median time of `append` (one Event) minus median `--version`, runs interleaved; the Log is restored after each. */
+/**
+ * The append's cost beyond start-up. Each round runs `--version`, then the appends, back to back, so the
+ * median of the per-round differences (paired) cancels the machine's slow and fast spells, which on a
+ * shared VM move start-up by tens of milliseconds between minutes; the difference of the two medians
+ * (unpaired) is reported next to it. The Log is restored after each append.
+ */
 function measureAppend(ws, log) {
   const bin = binOf("pixir-log");
   const original = statSync(log).size;
@@ -318,7 +352,8 @@ function measureAppend(ws, log) {
     const b = median(big);
     const t = median(tiny);
     const d = median(dry);
-    say(`append: version ${v.toFixed(1)} ms, append big ${b.toFixed(1)} ms, append tiny ${t.toFixed(1)} ms, dry run ${d.toFixed(1)} ms`);
+    const paired = (runs) => median(runs.map((ms, i) => ms - version[i]));
+    say(`append: version ${v.toFixed(1)} ms, append big ${b.toFixed(1)} ms, append tiny ${t.toFixed(1)} ms, dry run ${d.toFixed(1)} ms; beyond start-up (paired) ${paired(big).toFixed(1)} ms`);
     return {
       command: `echo '${APPEND_LINE.trim()}' | pixir-log append big`,
       runs: opts["append-runs"],
@@ -327,9 +362,10 @@ function measureAppend(ws, log) {
       append_big_ms: round(b, 1),
       append_tiny_ms: round(t, 1),
       dry_run_ms: round(d, 1),
-      dry_run_beyond_startup_ms: round(d - v, 1),
-      beyond_startup_ms: round(b - v, 1),
-      tiny_beyond_startup_ms: round(t - v, 1),
+      dry_run_beyond_startup_ms: round(paired(dry), 1),
+      beyond_startup_ms: round(paired(big), 1),
+      tiny_beyond_startup_ms: round(paired(tiny), 1),
+      unpaired: { beyond_startup_ms: round(b - v, 1), tiny_beyond_startup_ms: round(t - v, 1), dry_run_beyond_startup_ms: round(d - v, 1) },
       restored: statSync(log).size === original,
     };
   }
@@ -404,30 +440,47 @@ function renderTable(r) {
   out.push(`build: ${r.build.commit}${r.build.uncommitted_files_in_lib_and_tools ? ` + ${r.build.uncommitted_files_in_lib_and_tools} uncommitted files in lib/ and tools/` : ""}, measured from the snapshot ${r.build.snapshot}/`);
   out.push(`Log: ${r.log.path}: ${r.log.bytes} bytes (${sizeLabel(r.log.bytes)}), ${r.log.events} events; warm page cache; median of ${opts.repeat} runs`);
   out.push(`pixir-log runs as: node ${r.build.snapshot}/pixir-log/bin/pixir-log.js ... --workspace ${r.log.workspace}`);
+  if (r.sections.length < SECTIONS.length) out.push(`sections: ${r.sections.join(", ")} (--only)`);
   out.push("");
-  out.push("Throughput (ratios: throughput relative to cat / to jq -c . in this run)");
+  if (r.throughput.length > 0) {
+    out.push("Throughput (ratios: throughput relative to cat / to jq -c . in this run)");
+    out.push(
+      grid(
+        ["command", "wall s", "MB/s", "peak RSS MiB", "x cat", "x jq"],
+        r.throughput.map((t) => [t.command, fmt(t.seconds, 2), fmt(t.mb_per_s), fmt(t.peak_rss_mib), fmt(t.vs_cat, 3), fmt(t.vs_jq, 2)]),
+      ),
+    );
+    out.push("");
+  }
+  if (r.append) appendTable(r.append, out);
+  if (r.startup) startupTable(r.startup, out);
+  if (r.codec.length > 0) {
+    out.push(`Codec: parse every line of the same file (median of ${opts.repeat})`);
+    out.push(grid(["codec", "s", "MB/s", "peak RSS MiB", "x ours"], r.codec.map((c) => [`${c.impl}: ${c.description}`, fmt(c.seconds, 2), fmt(c.mb_per_s), fmt(c.peak_rss_mib), fmt(c.vs_pixir, 2)])));
+    out.push("");
+  }
+  out.push("Targets");
+  out.push(grid(["target", "measured", "met"], r.targets.map((t) => [t.target, t.value, t.met ? "yes" : "NO"])));
+  return `${out.join("\n")}\n`;
+}
+
+function appendTable(a, out) {
+  out.push(`Append one Event (median of ${a.runs}; the Log is truncated back after each run; beyond start-up: the median of each round's difference to --version, and the difference of the medians)`);
   out.push(
     grid(
-      ["command", "wall s", "MB/s", "peak RSS MiB", "x cat", "x jq"],
-      r.throughput.map((t) => [t.command, fmt(t.seconds, 2), fmt(t.mb_per_s), fmt(t.peak_rss_mib), fmt(t.vs_cat, 3), fmt(t.vs_jq, 2)]),
-    ),
-  );
-  out.push("");
-  const a = r.append;
-  out.push(`Append one Event (median of ${a.runs}; the Log is truncated back after each run)`);
-  out.push(
-    grid(
-      ["command", "ms", "beyond start-up ms"],
+      ["command", "ms", "beyond start-up ms", "difference of medians"],
       [
-        ["pixir-log --version (start-up)", fmt(a.version_ms), "–"],
-        [`${a.command} (${sizeLabel(a.log_bytes)} Log)`, fmt(a.append_big_ms), fmt(a.beyond_startup_ms)],
-        ["... | pixir-log append tiny (1-Event Log)", fmt(a.append_tiny_ms), fmt(a.tiny_beyond_startup_ms)],
-        ["... | pixir-log append big --dry-run (no lease, no fsync)", fmt(a.dry_run_ms), fmt(a.dry_run_beyond_startup_ms)],
+        ["pixir-log --version (start-up)", fmt(a.version_ms), "–", "–"],
+        [`${a.command} (${sizeLabel(a.log_bytes)} Log)`, fmt(a.append_big_ms), fmt(a.beyond_startup_ms), fmt(a.unpaired.beyond_startup_ms)],
+        ["... | pixir-log append tiny (1-Event Log)", fmt(a.append_tiny_ms), fmt(a.tiny_beyond_startup_ms), fmt(a.unpaired.tiny_beyond_startup_ms)],
+        ["... | pixir-log append big --dry-run (no lease, no fsync)", fmt(a.dry_run_ms), fmt(a.dry_run_beyond_startup_ms), fmt(a.unpaired.dry_run_beyond_startup_ms)],
       ],
     ),
   );
   out.push("");
-  const s = r.startup;
+}
+
+function startupTable(s, out) {
   out.push(`Start-up (median of ${s.runs})`);
   out.push(
     grid(
@@ -441,12 +494,6 @@ function renderTable(r) {
   );
   if (s.not_built.length) out.push(`(not built yet, not measured: ${s.not_built.join(", ")})`);
   out.push("");
-  out.push(`Codec: parse every line of the same file (median of ${opts.repeat})`);
-  out.push(grid(["codec", "s", "MB/s", "peak RSS MiB", "x ours"], r.codec.map((c) => [`${c.impl}: ${c.description}`, fmt(c.seconds, 2), fmt(c.mb_per_s), fmt(c.peak_rss_mib), fmt(c.vs_pixir, 2)])));
-  out.push("");
-  out.push("Targets");
-  out.push(grid(["target", "measured", "met"], r.targets.map((t) => [t.target, t.value, t.met ? "yes" : "NO"])));
-  return `${out.join("\n")}\n`;
 }
 
 main()
