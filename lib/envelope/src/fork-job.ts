@@ -9,6 +9,7 @@ import { acquireLease } from "./lease.js";
 import type { HistoryItem } from "./loader.js";
 import { alreadyExists, createLogAtomically } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
+import { ByteProgress, mebibytes } from "./progress.js";
 import { copyResources } from "./resources.js";
 
 /** A stage that passes a fork stream through and appends a branch_summary (pixir-summarize). */
@@ -35,6 +36,8 @@ export interface ForkJob {
   program: string;
   env: NodeJS.ProcessEnv;
   signal?: AbortSignal;
+  /** Progress lines of a long fork (every 64 MiB checked, then copied); the caller passes it only for a terminal. */
+  progress?: (text: string) => void;
 }
 
 /**
@@ -66,7 +69,9 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
           const fed = (builder = direct.builder());
           return (e: PixirEvent, childSeq: number) => fed.add(e, childSeq);
         };
-  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", observe);
+  const say = job.progress;
+  const checked = say && new ByteProgress((n) => say(`checked ${mebibytes(n)} of ${job.parentId}`));
+  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", observe, checked);
   if (job.strictBoundary) checkBoundary(parent.facts, job.toSeq);
   const childId = job.childId ?? newUlid();
   const plan = (recorded: boolean, summaryStrategy: string | null, resourceCount = parent.facts.resourceCount) =>
@@ -82,6 +87,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
   let copied = 0;
   let summaryStrategy: string | null = null;
   let wrote = false;
+  const copiedBytes = say && new ByteProgress((n) => say(`copied ${mebibytes(n)} to ${childId}`));
   try {
     await createLogAtomically(
       ws,
@@ -92,7 +98,12 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
           // copies are made from the parent's bytes.
           const header = forkHeader(ws, job.parentId, childId, parent.facts, job.strategy);
           emit(serializeEvent(header));
-          if (job.strategy === "replay_v1") for await (const block of parent.inheritedBlocks(header.id!, childId)) emit(block);
+          if (job.strategy === "replay_v1") {
+            for await (const block of parent.inheritedBlocks(header.id!, childId)) {
+              emit(block);
+              copiedBytes?.add(block.length);
+            }
+          }
           if (builder !== null) {
             const data = await direct!.finish(builder, header, childEnv);
             summaryStrategy = data.strategy;
@@ -105,6 +116,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
         let last: string | Buffer = "";
         for await (const line of lines) {
           emit(line);
+          copiedBytes?.add(typeof line === "string" ? Buffer.byteLength(line, "utf8") : line.length);
           last = line;
         }
         if (job.summarize) {

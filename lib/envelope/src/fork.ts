@@ -17,6 +17,7 @@ import { logPath } from "./paths.js";
 import { checkDescriptor, type ResourceRef } from "./resources.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
 import { abortable } from "./cli/io.js";
+import type { ByteProgress } from "./progress.js";
 import { dataTextOf, lineDataText } from "./envelope.js";
 
 export type ForkStrategy = "replay_v1" | "share_v1";
@@ -359,12 +360,16 @@ export async function parentFromLog(
   toSeq: number | undefined,
   command: string,
   observeInherited?: () => InheritedObserver,
+  checked?: ByteProgress,
 ): Promise<ParentSource> {
   let scanner = new PrefixScanner(parentId, toSeq);
   let observer = observeInherited?.();
+  let observedLines = 0;
   const history: History = await openHistory(ws, parentId, {
     notFound: () => parentNotFound(ws, parentId, command),
     observe: (line) => {
+      observedLines++;
+      checked?.add(line.bytes.length + 1);
       if (scanner.add(line.event, line.bytes, line.canonical)) observer?.(line.event, scanner.inheritedCount);
     },
   });
@@ -372,7 +377,13 @@ export async function parentFromLog(
   if (!history.observed) {
     scanner = new PrefixScanner(parentId, toSeq);
     observer = observeInherited?.();
-    for await (const item of history.items()) if (scanner.add(item.event, item.line?.bytes, item.line?.canonical)) observer?.(item.event, scanner.inheritedCount);
+    // Progress counts each byte once: a Log read out of order was counted while the loader scanned it.
+    const counted = observedLines > 0 ? undefined : checked;
+    for await (const item of history.items()) {
+      const bytes = item.line?.bytes ?? item.lineBytes;
+      if (bytes !== undefined) counted?.add(bytes.length + 1);
+      if (scanner.add(item.event, item.line?.bytes, item.line?.canonical)) observer?.(item.event, scanner.inheritedCount);
+    }
   }
   const facts = scanner.finish();
   const light = history.observed && history.scan.passThrough;

@@ -30,5 +30,6 @@ export * from "./compact.js";
 export * from "./merge.js";
 export * from "./tree.js";
 export * from "./pi/index.js";
+export * from "./progress.js";
 export * from "./cli/io.js";
 export * from "./cli/app.js";

@@ -34,6 +34,11 @@ export interface CommandContext {
   report(result: Record<string, unknown>, text: string | string[]): Promise<void>;
   /** A line on stderr in text mode only (hints such as `pixir resume`). */
   hint(text: string): void;
+  /**
+   * Where a long job writes its progress lines, `<prefix>: <text>` on stderr; undefined unless stderr is
+   * a terminal and the output is text (with --json, stderr stays empty).
+   */
+  progress(prefix: string): ((text: string) => void) | undefined;
 }
 
 export interface CommandSpec {
@@ -233,6 +238,9 @@ function makeContext(tool: ToolSpec, command: CommandSpec, args: ParsedArgs, io:
     },
     hint(text) {
       if (!json) io.stderr.write(`${text}\n`);
+    },
+    progress(prefix) {
+      return io.stderrIsTty && !json ? (text) => io.stderr.write(`${prefix}: ${text}\n`) : undefined;
     },
   };
 }

@@ -49,6 +49,7 @@ export async function runForkCommand(args: ParsedArgs, ctx: CommandContext, syno
     program: ctx.program,
     env: ctx.io.env,
     signal: ctx.signal,
+    progress: ctx.progress("pixir fork"),
   });
   const text = plan.recorded
     ? `Forked ${plan.parent_session_id} → ${plan.child_session_id} (${plan.event_count} events through seq ${plan.to_seq}).`

@@ -16,7 +16,6 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis:
   const [format, ...files] = args.positionals;
   if (format !== "pi" || files.length === 0) throw usageError(synopsis);
   const ws = ctx.workspace();
-  const stderr = ctx.io.stderr;
   const result = await importPiFiles(ws, {
     files: files.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f })),
     lenient: boolFlag(args, "lenient"),
@@ -24,7 +23,7 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis:
     program: ctx.program,
     env: ctx.io.env,
     signal: ctx.signal,
-    progress: ctx.io.stderrIsTty ? (text) => stderr.write(`pixir import pi: ${text}\n`) : undefined,
+    progress: ctx.progress("pixir import pi"),
   });
   const { skipped, ...report } = result;
   if (!ctx.json) {
