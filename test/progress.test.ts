@@ -5,8 +5,8 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { binPath, logFile, ROOT, run, tempDir } from "./support/cli.js";
 
-const onTerminal = (args: string[], cwd: string) => {
-  const command = `${[process.execPath, binPath("pixir"), ...args].map((a) => JSON.stringify(a)).join(" ")} 2>&1 >/dev/null`;
+const onTerminal = (args: string[], cwd: string, tool: "pixir" | "pixir-log" = "pixir") => {
+  const command = `${[process.execPath, binPath(tool), ...args].map((a) => JSON.stringify(a)).join(" ")} 2>&1 >/dev/null`;
   return spawnSync("script", ["-qec", command, "/dev/null"], { cwd, encoding: "utf8" });
 };
 
@@ -34,6 +34,15 @@ describe("pixir fork progress", () => {
     const plain = run("pixir", ["fork", "p", "--dry-run"], { cwd: ws });
     expect(plain.code).toBe(0);
     expect(plain.stderr).toBe("");
+  });
+
+  it("pixir-log check: a line per 64 MiB read, naming the Log; none with --json", () => {
+    // Named, so the child of the test above is not read too.
+    const tty = onTerminal(["check", "p"], ws, "pixir-log");
+    expect(tty.status).toBe(0);
+    expect(tty.stdout.split(/\r?\n/).filter(Boolean)).toEqual(["pixir-log check: checked 64 MiB (log 1 of 1: p)"]);
+    expect(onTerminal(["check", "p", "--json"], ws, "pixir-log").stdout).toBe("");
+    expect(run("pixir-log", ["check", "p"], { cwd: ws }).stderr).toBe("");
   });
 });
 

@@ -9,6 +9,7 @@ import { readJournal, scanLog, type LogLine } from "./log-read.js";
 import { notFoundError, openHistory } from "./loader.js";
 import { listLogs } from "./ls.js";
 import { inspectStatePath, leasesDir, logPath, sessionsDir } from "./paths.js";
+import { ByteProgress, mebibytes } from "./progress.js";
 import { isValidSessionId } from "./session-id.js";
 
 export interface Finding {
@@ -110,7 +111,7 @@ export function strayStateFiles(ws: string, only?: string): Map<string, Finding[
   return found;
 }
 
-export async function checkLog(ws: string, id: string, strays?: Finding[]): Promise<LogReport> {
+export async function checkLog(ws: string, id: string, strays?: Finding[], progress?: ByteProgress): Promise<LogReport> {
   const p = logPath(ws, id);
   const report: LogReport = { session_id: id, log_path: p.rel, event_count: 0, problems: [], warnings: [] };
   const problem = (f: Finding) => report.problems.push(f);
@@ -174,6 +175,7 @@ export async function checkLog(ws: string, id: string, strays?: Finding[]): Prom
     scan = await scanLog(ws, id, {
       onLine: (line) => {
         lines++;
+        progress?.add(line.bytes.length + 1);
         onLine(line);
       },
       onProblem: (p, raw) => {
@@ -254,16 +256,26 @@ export interface CheckReport {
 
 const compareBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 
-export async function checkLogs(ws: string, ids: string[] | null): Promise<CheckReport> {
+/**
+ * Check the named Logs, or every Log of the Workspace. `progress` (a terminal's) gets a line per 64 MiB
+ * read, counted over all of them.
+ */
+export async function checkLogs(ws: string, ids: string[] | null, progress?: (text: string) => void): Promise<CheckReport> {
   const targets = ids ?? listLogs(ws).sessionIds;
   const logs: LogReport[] = [];
+  let current = "";
+  const read = progress && new ByteProgress((n) => progress(`checked ${mebibytes(n)} (log ${logs.length + 1} of ${targets.length}: ${current})`));
+  const check = (id: string, strays?: Finding[]) => {
+    current = id;
+    return checkLog(ws, id, strays, read);
+  };
   if (ids !== null) {
-    for (const id of targets) logs.push(await checkLog(ws, id));
+    for (const id of targets) logs.push(await check(id));
   } else {
     // The whole Workspace: also the leftovers of Sessions whose Log never appeared (a killed create).
     // Even without .pixir/sessions: a writer killed while taking the first lease leaves its temp file.
     const strays = strayStateFiles(ws);
-    for (const id of targets) logs.push(await checkLog(ws, id, strays.get(id) ?? []));
+    for (const id of targets) logs.push(await check(id, strays.get(id) ?? []));
     const others = [...strays.keys()].filter((id) => !targets.includes(id)).sort(compareBytes);
     for (const id of others) {
       const found = strays.get(id)!;

@@ -3,7 +3,7 @@ import { assertSessionId, checkLogs, PixirError, type CommandContext, type Parse
 
 export async function runCheck(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   for (const id of args.positionals) assertSessionId(id);
-  const report = await checkLogs(ctx.workspace(), args.positionals.length > 0 ? args.positionals : null);
+  const report = await checkLogs(ctx.workspace(), args.positionals.length > 0 ? args.positionals : null, ctx.progress("pixir-log check"));
   const lines: string[] = [];
   for (const log of report.logs) {
     for (const [severity, findings] of [["problem", log.problems], ["warning", log.warnings]] as const) {
