@@ -2,7 +2,8 @@
 // pixir-log write`, composed in one process under the child's Writer Lease.
 import { serializeEvent, type PixirEvent } from "./envelope.js";
 import { branchSummaryLine, type BranchSummaryBuilder, type BranchSummaryData } from "./summary.js";
-import { checkBoundary, forkHeader, forkPlan, forkStreamLines, LineFingerprint, parentChangedError, parentFromLog, type ForkPlan, type ForkStrategy, type ParentSource } from "./fork.js";
+import { checkBoundary, forkHeader, forkPlan, forkStreamLines, parentFromLog, type ForkPlan, type ForkStrategy } from "./fork.js";
+import { LineFingerprint, parentChangedError, type ParentSource } from "./fork-plan.js";
 import { resourceSources } from "./fork-write.js";
 import { newUlid } from "./ids.js";
 import { acquireLease } from "./lease.js";

@@ -3,7 +3,8 @@
 // the child Log appears only when all of it holds.
 import { isReplayType, isSeq, type CanonicalLine, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
-import { forkPlan, resourceDescriptors, type ForkPlan, type ForkStrategy } from "./fork.js";
+import { forkPlan, type ForkPlan, type ForkStrategy } from "./fork.js";
+import { resourceDescriptors } from "./fork-plan.js";
 import { checkInputSessionId, inputLine, integrityError, requireStamped, stampedEvent, type InputEvent, type InputStream } from "./input.js";
 import { acquireLease } from "./lease.js";
 import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";

@@ -1,20 +1,19 @@
 // fork.md §3–§4, §10: the fork plan and the fork stream. One pass over the parent History computes the
 // plan (counts, digest, open tool calls, safe cut points); a second pass emits the inherited Events.
-import { crc32 } from "node:zlib";
 import { closeSync, openSync, rmSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { splitLines, type RawLine } from "./codec.js";
-import { canonicalJson, decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type CanonicalLine, type DecodedLine, type PixirEvent } from "./envelope.js";
+import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
+import { LineFingerprint, parentChangedError, PrefixScanner, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { PixirError, usageError } from "./errors.js";
 import { derivedUlid, newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
 import { corruptLineError, headLine, headLines, readFileChunks, readLogRange } from "./log-read.js";
-import { inheritedItem, isInherited, openHistory, PrefixDigest, type History, type HistoryItem } from "./loader.js";
+import { inheritedItem, isInherited, openHistory, type History, type HistoryItem } from "./loader.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
 import { BlockWriter } from "./log-write.js";
 import { logPath } from "./paths.js";
-import { checkDescriptor, type ResourceRef } from "./resources.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
 import { abortable } from "./cli/io.js";
 import type { ByteProgress } from "./progress.js";
@@ -34,24 +33,6 @@ export interface ForkRequest {
   toSeq?: number;
   strategy: ForkStrategy;
   strictBoundary?: boolean;
-}
-
-/** What a pass over the parent History learns (fork.md §3.1 steps 5–8). */
-export interface PrefixFacts {
-  toSeq: number;
-  maxSeq: number | null;
-  eventCount: number;
-  fromSeq: number | null;
-  prefixDigest: string;
-  openToolCalls: string[];
-  forkRootSessionId: string;
-  nearestSafeSeq: number | null;
-  nextSafeSeq: number | null;
-  resourceCount: number;
-  /** sha256 over the inherited lines as read, so a second pass can prove it read the same bytes. */
-  fingerprint: string;
-  /** The distinct resource payloads the inherited Events reference (fork.md §7). */
-  resources: ResourceRef[];
 }
 
 /** The plan JSON of fork.md §3.2. */
@@ -110,176 +91,6 @@ export function forkPlan(
   };
 }
 
-/** fork.md §4.3 open_tool_calls, kept as an ordered set of call ids. */
-export class OpenCalls {
-  private readonly open = new Map<string, true>();
-  add(e: PixirEvent, canonical?: CanonicalLine | null): void {
-    if (e.type !== "tool_call" && e.type !== "tool_result") return;
-    // A checked line names its call id without parsing data.
-    const id = canonical ? canonical.callId : e.data.call_id;
-    if (typeof id !== "string") return;
-    if (e.type === "tool_call") this.open.set(id, true);
-    else this.open.delete(id);
-  }
-  get size(): number {
-    return this.open.size;
-  }
-  list(): string[] {
-    return [...this.open.keys()];
-  }
-}
-
-/**
- * Distinct resource payloads an inherited Event references (fork.md §7 step 1). The spec names
- * user_message; we read `data.resources` of every inherited Event, because imported pi tool results
- * carry images too, and a child must never reference a payload it does not have.
- */
-export function resourceDescriptors(e: PixirEvent, seen: Set<string>): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = [];
-  if (!Array.isArray(e.data.resources)) return out;
-  for (const d of e.data.resources as unknown[]) {
-    if (typeof d !== "object" || d === null || Array.isArray(d)) continue;
-    const r = d as Record<string, unknown>;
-    if (typeof r.resource_id !== "string" || seen.has(r.resource_id)) continue;
-    seen.add(r.resource_id);
-    if (typeof r.content_sha256 !== "string" || r.content_sha256 === "") continue;
-    out.push(r);
-  }
-  return out;
-}
-
-const FINGERPRINT_STAGE = 1 << 20;
-
-/**
- * A cheap identity of the inherited lines: a CRC-32 over their raw bytes (or, for Events resolved from
- * a share parent, their canonical JSON), each followed by `\n`, plus their count. It guards against a
- * parent rewritten by accident between two passes of one process; the prefix_digest (SHA-256) remains
- * the real check. Lines are staged and checksummed in large blocks: a call per line costs more.
- */
-export class LineFingerprint {
-  private crc = 0;
-  private readonly stage = Buffer.allocUnsafe(FINGERPRINT_STAGE);
-  private staged = 0;
-  count = 0;
-  add(e: PixirEvent, line?: Buffer): void {
-    if (line !== undefined) this.addLine(line);
-    else this.addLine(Buffer.from(canonicalJson([e.type, e.ts, e.data])));
-  }
-  addLine(line: Buffer): void {
-    if (this.staged + line.length + 1 > FINGERPRINT_STAGE) {
-      this.flush();
-      if (line.length + 1 > FINGERPRINT_STAGE) {
-        this.crc = crc32("\n", crc32(line, this.crc));
-        this.count++;
-        return;
-      }
-    }
-    this.staged += line.copy(this.stage, this.staged);
-    this.stage[this.staged++] = 0x0a;
-    this.count++;
-  }
-  digest(): string {
-    this.flush();
-    return `crc32:${this.crc.toString(16).padStart(8, "0")}:${this.count}`;
-  }
-  private flush(): void {
-    if (this.staged === 0) return;
-    this.crc = crc32(this.stage.subarray(0, this.staged), this.crc);
-    this.staged = 0;
-  }
-}
-
-/**
- * Learn the plan facts from the parent History in one pass. Without `toSeq`, every replay-type Event
- * with an integer seq is inherited (to_seq is the greatest of them), so one pass suffices either way.
- */
-export class PrefixScanner {
-  private readonly digest = new PrefixDigest();
-  /** Calls left open by the inherited Events alone: the header's open_tool_calls. */
-  private readonly prefixCalls = new OpenCalls();
-  /** Calls open at each point of the whole History: decides the safe cut points of §10. */
-  private readonly allCalls = new OpenCalls();
-  private readonly seenResources = new Set<string>();
-  private readonly fingerprint = new LineFingerprint();
-  private readonly refs: ResourceRef[] = [];
-  private maxSeq: number | null = null;
-  private maxReplaySeq: number | null = null;
-  private fromSeq: number | null = null;
-  private forkRoot: string | null = null;
-  private lastSafe: number | null = null;
-  private nextSafe: number | null = null;
-
-  constructor(
-    private readonly parentId: string,
-    private readonly requestedToSeq: number | undefined,
-  ) {}
-
-  /** Inherited Events seen so far. */
-  get inheritedCount(): number {
-    return this.digest.count;
-  }
-
-  /**
-   * Whether this Event is inherited (so the caller may spool it for the emitting pass). `line` is its
-   * physical line; `canonical`, what the byte check found there, spares parsing `data`.
-   */
-  add(e: PixirEvent, line?: Buffer, canonical?: CanonicalLine | null): boolean {
-    if (this.forkRoot === null && e.type === "session_fork") {
-      const root = e.data.fork_root_session_id;
-      this.forkRoot = typeof root === "string" ? root : "";
-    }
-    if (e.seq === null) return false;
-    if (this.maxSeq === null || e.seq > this.maxSeq) this.maxSeq = e.seq;
-    if (!isReplayType(e.type)) return false;
-    if (this.maxReplaySeq === null || e.seq > this.maxReplaySeq) this.maxReplaySeq = e.seq;
-    const cut = this.requestedToSeq;
-    this.allCalls.add(e, canonical);
-    const safe = this.allCalls.size === 0;
-    if (cut !== undefined && e.seq > cut) {
-      if (safe && this.nextSafe === null) this.nextSafe = e.seq;
-      return false;
-    }
-    // The last replay seq at or below the cut that is safe; finish() keeps it only if below the cut.
-    if (safe) this.lastSafe = e.seq;
-    this.prefixCalls.add(e, canonical);
-    this.digest.addLine(e, line, canonical);
-    this.fingerprint.add(e, line);
-    if (!canonical || canonical.hasResources) for (const d of resourceDescriptors(e, this.seenResources)) this.refs.push(checkDescriptor(d));
-    if (this.fromSeq === null) this.fromSeq = e.seq;
-    return true;
-  }
-
-  finish(): PrefixFacts {
-    const toSeq = this.requestedToSeq ?? this.maxReplaySeq ?? 0;
-    if (this.requestedToSeq !== undefined && (this.maxSeq === null || this.requestedToSeq > this.maxSeq)) {
-      throw new PixirError("invalid_args", "to_seq is above the parent's last seq", {
-        field: "to_seq",
-        to_seq: this.requestedToSeq,
-        max_seq: this.maxSeq,
-        next_actions: ["omit --to-seq to fork the full replayable prefix", "pass a non-negative integer no greater than max_seq"],
-      });
-    }
-    const root = this.forkRoot === null || this.forkRoot === "" ? this.parentId : this.forkRoot;
-    assertSessionId(root, "fork_root_session_id");
-    const open = this.prefixCalls.list();
-    // With open calls at the cut, the cut itself is unsafe, so lastSafe (if any) lies below it.
-    return {
-      toSeq,
-      maxSeq: this.maxSeq,
-      eventCount: this.digest.count,
-      fromSeq: this.fromSeq,
-      prefixDigest: this.digest.digest(),
-      openToolCalls: open,
-      forkRootSessionId: root,
-      nearestSafeSeq: open.length > 0 && this.lastSafe !== null && this.lastSafe < toSeq ? this.lastSafe : null,
-      nextSafeSeq: this.nextSafe,
-      resourceCount: this.refs.length,
-      fingerprint: this.fingerprint.digest(),
-      resources: this.refs,
-    };
-  }
-}
-
 /** fork.md §10: --strict-boundary refuses a cut that leaves tool calls open. */
 export function checkBoundary(facts: PrefixFacts, requestedToSeq: number | undefined): void {
   if (facts.openToolCalls.length === 0) return;
@@ -315,39 +126,8 @@ export function forkHeader(ws: string, parentId: string, childId: string, facts:
   };
 }
 
-/** A parent History that can be read twice: the loader (--parent) or a spool of stdin. */
-export interface ParentSource {
-  parentId: string;
-  facts: PrefixFacts;
-  /** The inherited Events, in order, as HistoryItems of the parent. */
-  inherited(): AsyncGenerator<HistoryItem>;
-  /** The parent's resolved History, when it was read from the Workspace. */
-  history?: History;
-  /**
-   * When the parent's lines can be copied (a pass-through Log read in History order, or the spool of a
-   * piped parent): the child's inherited lines made from the parent's bytes, in blocks of whole lines
-   * (copyInheritedBlocks), checked to be the lines the plan read.
-   */
-  inheritedBlocks?: (forkEventId: string, childId: string) => AsyncGenerator<Buffer>;
-  dispose(): void;
-}
-
-/** The parent's inherited lines differ from those the plan was made from: it changed meanwhile. */
-export function parentChangedError(parent: Pick<ParentSource, "parentId" | "facts">, childId: string, count: number): PixirError {
-  return new PixirError("fork_prefix_mismatch", "parent log changed while it was being forked", {
-    session_id: childId,
-    parent_session_id: parent.parentId,
-    expected_digest: parent.facts.prefixDigest,
-    actual_digest: null,
-    expected_count: parent.facts.eventCount,
-    actual_count: count,
-  });
-}
-
 const CR = 0x0d;
 
-/** Sees each inherited Event of the plan's pass, with its child seq (1..N), in History order. */
-export type InheritedObserver = (event: PixirEvent, childSeq: number) => void;
 
 /**
  * Read the parent through the resolving loader (pixir fork, pixir-fork --parent). The plan is learnt

@@ -3,7 +3,8 @@
 import { lstatSync, rmSync, unlinkSync } from "node:fs";
 import { serializeEvent, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
-import { REPLAY_LIMITATIONS, resourceDescriptors } from "./fork.js";
+import { REPLAY_LIMITATIONS } from "./fork.js";
+import { resourceDescriptors } from "./fork-plan.js";
 import { resourceSources } from "./fork-write.js";
 import { acquireLease } from "./lease.js";
 import { notFoundError, openHistory, type History } from "./loader.js";

@@ -2,7 +2,7 @@
 // tail, leftover journal), then appends one fallback tool_result for every tool call left without a
 // result, all or nothing, under the Session's Writer Lease. A second run finds nothing open.
 import { serializeEvent, type PixirEvent } from "./envelope.js";
-import { OpenCalls } from "./fork.js";
+import { OpenCalls } from "./fork-plan.js";
 import { newUlid } from "./ids.js";
 import { acquireLease } from "./lease.js";
 import { notFoundError, openHistory } from "./loader.js";
