@@ -119,6 +119,12 @@ function reorderRecords(): number[] {
   return out;
 }
 
+/** The string `data.call_id` of a tool_call or tool_result that checkLine has just accepted in `bytes`, else null. */
+export function checkedCallId(bytes: Buffer): string | null {
+  if ((facts.type !== T_TOOL_CALL && facts.type !== T_TOOL_RESULT) || facts.callIdStart < 0) return null;
+  return facts.callIdEscaped ? (JSON.parse(bytes.toString("utf8", facts.callIdStart - 1, facts.callIdEnd + 1)) as string) : bytes.toString("utf8", facts.callIdStart, facts.callIdEnd);
+}
+
 /**
  * The decoded form of a line that checkLine has just accepted (the shared `facts` and `head` describe
  * it). Its `data` is parsed from the line's own bytes when first read: readers that only need the
@@ -126,10 +132,7 @@ function reorderRecords(): number[] {
  */
 export function checkedLine(bytes: Buffer): DecodedLine {
   const typeIndex = facts.type;
-  let callId: string | null = null;
-  if ((typeIndex === T_TOOL_CALL || typeIndex === T_TOOL_RESULT) && facts.callIdStart >= 0) {
-    callId = facts.callIdEscaped ? (JSON.parse(bytes.toString("utf8", facts.callIdStart - 1, facts.callIdEnd + 1)) as string) : bytes.toString("utf8", facts.callIdStart, facts.callIdEnd);
-  }
+  const callId = checkedCallId(bytes);
   // A summary's data can be large (one record per inherited tool call): its kind is read without parsing it.
   const strategy = typeIndex === T_BRANCH_SUMMARY && facts.strategyStart >= 0 ? (JSON.parse(bytes.toString("utf8", facts.strategyStart - 1, facts.strategyEnd + 1)) as string) : null;
   const canonical: CanonicalLine = { typeIndex, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, callId, strategy, hasResources: facts.hasResources, reorder: facts.reorderLength > 0 ? reorderRecords() : null };

@@ -1,7 +1,10 @@
 // fork.md §3.1, §4.3, §10: what one pass over the parent History learns for a fork plan (counts, digest,
 // open tool calls, safe cut points, resources), and the parent source both passes read.
 import { crc32 } from "node:zlib";
-import { canonicalJson, isReplayType, type CanonicalLine, type PixirEvent } from "./envelope.js";
+import { canonicalJson, checkedCallId, isReplayType, type CanonicalLine, type JsonObject, type PixirEvent } from "./envelope.js";
+import { facts } from "./line-check.js";
+import { T_FORK } from "./line-head.js";
+import { CANONICAL_TYPES } from "./vocabulary.js";
 import { PixirError } from "./errors.js";
 import { PrefixDigest, type History, type HistoryItem } from "./loader.js";
 import { checkDescriptor, type ResourceRef } from "./resources.js";
@@ -32,10 +35,13 @@ export class OpenCalls {
   add(e: PixirEvent, canonical?: CanonicalLine | null): void {
     if (e.type !== "tool_call" && e.type !== "tool_result") return;
     // A checked line names its call id without parsing data.
-    const id = canonical ? canonical.callId : e.data.call_id;
-    if (typeof id !== "string") return;
-    if (e.type === "tool_call") this.open.set(id, true);
-    else this.open.delete(id);
+    this.note(e.type, canonical ? canonical.callId : e.data.call_id);
+  }
+  /** A tool_call opens `callId`, a tool_result closes it; other types and a non-string id change nothing. */
+  note(type: string, callId: unknown): void {
+    if (typeof callId !== "string") return;
+    if (type === "tool_call") this.open.set(callId, true);
+    else if (type === "tool_result") this.open.delete(callId);
   }
   get size(): number {
     return this.open.size;
@@ -50,7 +56,7 @@ export class OpenCalls {
  * user_message; we read `data.resources` of every inherited Event, because imported pi tool results
  * carry images too, and a child must never reference a payload it does not have.
  */
-export function resourceDescriptors(e: PixirEvent, seen: Set<string>): Array<Record<string, unknown>> {
+export function resourceDescriptors(e: Pick<PixirEvent, "data">, seen: Set<string>): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   if (!Array.isArray(e.data.resources)) return out;
   for (const d of e.data.resources as unknown[]) {
@@ -82,15 +88,20 @@ export class LineFingerprint {
     else this.addLine(Buffer.from(canonicalJson([e.type, e.ts, e.data])));
   }
   addLine(line: Buffer): void {
-    if (this.staged + line.length + 1 > FINGERPRINT_STAGE) {
+    this.addRange(line, 0, line.length);
+  }
+  /** Add the line `b[s, e)`. */
+  addRange(b: Buffer, s: number, e: number): void {
+    const length = e - s;
+    if (this.staged + length + 1 > FINGERPRINT_STAGE) {
       this.flush();
-      if (line.length + 1 > FINGERPRINT_STAGE) {
-        this.crc = crc32("\n", crc32(line, this.crc));
+      if (length + 1 > FINGERPRINT_STAGE) {
+        this.crc = crc32("\n", crc32(b.subarray(s, e), this.crc));
         this.count++;
         return;
       }
     }
-    this.staged += line.copy(this.stage, this.staged);
+    this.staged += b.copy(this.stage, this.staged, s, e);
     this.stage[this.staged++] = 0x0a;
     this.count++;
   }
@@ -140,28 +151,56 @@ export class PrefixScanner {
    * physical line; `canonical`, what the byte check found there, spares parsing `data`.
    */
   add(e: PixirEvent, line?: Buffer, canonical?: CanonicalLine | null): boolean {
-    if (this.forkRoot === null && e.type === "session_fork") {
-      const root = e.data.fork_root_session_id;
-      this.forkRoot = typeof root === "string" ? root : "";
-    }
-    if (e.seq === null) return false;
-    if (this.maxSeq === null || e.seq > this.maxSeq) this.maxSeq = e.seq;
-    if (!isReplayType(e.type)) return false;
-    if (this.maxReplaySeq === null || e.seq > this.maxReplaySeq) this.maxReplaySeq = e.seq;
+    if (this.forkRoot === null && e.type === "session_fork") this.noteForkRoot(e.data);
+    const callId = e.type === "tool_call" || e.type === "tool_result" ? (canonical ? canonical.callId : e.data.call_id) : undefined;
+    if (!this.admit(e.type, e.seq, callId)) return false;
+    this.digest.addLine(e, line, canonical);
+    this.fingerprint.add(e, line);
+    if (!canonical || canonical.hasResources) this.noteResources(e);
+    return true;
+  }
+
+  /**
+   * add() for the line `b[s, e)` that checkLine has just accepted (line-check.ts `facts` describe it),
+   * without making an Event: `data` is parsed only for the rare lines that need it.
+   */
+  addChecked(b: Buffer, s: number, e: number): boolean {
+    const type = CANONICAL_TYPES[facts.type]!;
+    const parsedData = () => JSON.parse(b.toString("utf8", facts.dataStart, facts.dataEnd)) as JsonObject;
+    if (this.forkRoot === null && facts.type === T_FORK) this.noteForkRoot(parsedData());
+    if (!this.admit(type, facts.seq, checkedCallId(b))) return false;
+    this.digest.addChecked(b);
+    this.fingerprint.addRange(b, s, e);
+    if (facts.hasResources) this.noteResources({ data: parsedData() });
+    return true;
+  }
+
+  private noteForkRoot(data: JsonObject): void {
+    const root = data.fork_root_session_id;
+    this.forkRoot = typeof root === "string" ? root : "";
+  }
+
+  private noteResources(e: Pick<PixirEvent, "data">): void {
+    for (const d of resourceDescriptors(e, this.seenResources)) this.refs.push(checkDescriptor(d));
+  }
+
+  /** The bookkeeping of every Event; whether it is inherited. The caller then digests an inherited one. */
+  private admit(type: string, seq: number | null, callId: unknown): boolean {
+    if (seq === null) return false;
+    if (this.maxSeq === null || seq > this.maxSeq) this.maxSeq = seq;
+    if (!isReplayType(type)) return false;
+    if (this.maxReplaySeq === null || seq > this.maxReplaySeq) this.maxReplaySeq = seq;
     const cut = this.requestedToSeq;
-    this.allCalls.add(e, canonical);
+    this.allCalls.note(type, callId);
     const safe = this.allCalls.size === 0;
-    if (cut !== undefined && e.seq > cut) {
-      if (safe && this.nextSafe === null) this.nextSafe = e.seq;
+    if (cut !== undefined && seq > cut) {
+      if (safe && this.nextSafe === null) this.nextSafe = seq;
       return false;
     }
     // The last replay seq at or below the cut that is safe; finish() keeps it only if below the cut.
-    if (safe) this.lastSafe = e.seq;
-    this.prefixCalls.add(e, canonical);
-    this.digest.addLine(e, line, canonical);
-    this.fingerprint.add(e, line);
-    if (!canonical || canonical.hasResources) for (const d of resourceDescriptors(e, this.seenResources)) this.refs.push(checkDescriptor(d));
-    if (this.fromSeq === null) this.fromSeq = e.seq;
+    if (safe) this.lastSafe = seq;
+    this.prefixCalls.note(type, callId);
+    if (this.fromSeq === null) this.fromSeq = seq;
     return true;
   }
 

@@ -5,13 +5,14 @@ import os from "node:os";
 import path from "node:path";
 import { splitLines, type RawLine } from "./codec.js";
 import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
-import { LineFingerprint, parentChangedError, PrefixScanner, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
+import { parentChangedError, PrefixScanner, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { PixirError, usageError } from "./errors.js";
-import { derivedUlid, newUlid } from "./ids.js";
+import { newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
 import { corruptLineError, headLine, headLines, readFileChunks, readLogRange } from "./log-read.js";
 import { inheritedItem, isInherited, openHistory, type History, type HistoryItem } from "./loader.js";
-import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
+import { readHead } from "./line-head.js";
+import { ChildLines, passThroughParent } from "./fork-bytes.js";
 import { BlockWriter } from "./log-write.js";
 import { logPath } from "./paths.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
@@ -142,6 +143,9 @@ export async function parentFromLog(
   observeInherited?: () => InheritedObserver,
   checked?: ByteProgress,
 ): Promise<ParentSource> {
+  const fast = await passThroughParent(ws, parentId, toSeq, observeInherited, checked);
+  if (fast !== null) return fast;
+  checked?.restart();
   let scanner = new PrefixScanner(parentId, toSeq);
   let observer = observeInherited?.();
   let observedLines = 0;
@@ -189,16 +193,12 @@ export async function parentFromLog(
   return source;
 }
 
-const INHERITED_BLOCK = 256 * 1024;
-
 /**
- * fork.md §4.2 from bytes: a line of our writers is `{"id":…,"session_id":…,"seq":…,` and then `ts`,
- * `type` and `data`, which the child keeps byte for byte; so its copy is a new head and the rest of the
- * parent's line, without decoding either. Lines in another form (a null id or ts) take the general
- * way (`general` decodes them; inheritedItem, serializeEvent). The copies come in blocks of whole
- * lines, so a consumer awaits once a block, not once a line; each block is a buffer of its own, which
- * the consumer may keep. With `fingerprint`, the lines read must be the very lines the plan was made
- * from (a Log read twice); a spool this process wrote needs no check.
+ * fork.md §4.2 from bytes, for lines given one by one (RawLine): a line in our layout is copied as a new
+ * head and the rest of the parent's line (ChildLines); lines in another form (a null id or ts) take the
+ * general way (`general` decodes them; inheritedItem, serializeEvent). With `fingerprint`, the lines
+ * read must be the very lines the plan was made from (a Log read twice); a spool this process wrote
+ * needs no check.
  */
 async function* copyInheritedBlocks(
   lines: AsyncIterable<RawLine>,
@@ -209,48 +209,20 @@ async function* copyInheritedBlocks(
   fingerprint: boolean,
 ): AsyncGenerator<Buffer> {
   const toSeq = parent.facts.toSeq;
-  const seen = new LineFingerprint();
-  const childSession = Buffer.from(`","session_id":${JSON.stringify(childId)},"seq":`, "utf8");
-  let block = Buffer.allocUnsafeSlow(INHERITED_BLOCK);
-  let used = 0;
-  let k = 0;
-  /** Room for `size` more bytes: the block so far goes out first; a line longer than a block gets one of its size. */
-  const room = function* (size: number): Generator<Buffer, void> {
-    if (used + size <= block.length) return;
-    if (used > 0) yield block.subarray(0, used);
-    used = 0;
-    block = Buffer.allocUnsafeSlow(Math.max(INHERITED_BLOCK, size));
-  };
+  const out = new ChildLines(toSeq, forkEventId, childId, fingerprint);
   for await (const raw of lines) {
     const b = raw.bytes;
-    const type = readHead(b, 0, b.length);
-    if (type >= 0) {
-      const seq = head.seq;
-      if (!IS_REPLAY[type] || seq === null || seq > toSeq) continue;
-      k++;
-      if (fingerprint) seen.addLine(b);
-      const tail = head.tsStart - TS_KEY_LENGTH;
-      const lead = `{"id":"${derivedUlid(`fork:${forkEventId}:${k}`, b.toString("utf8", head.tsStart, head.tsEnd))}`;
-      const seqText = `${k},`;
-      yield* room(lead.length + childSession.length + seqText.length + (b.length - tail) + 1);
-      used += block.write(lead, used, "latin1");
-      used += childSession.copy(block, used);
-      used += block.write(seqText, used, "latin1");
-      used += b.copy(block, used, tail);
-      block[used++] = 0x0a;
-      continue;
+    if (!out.addOurs(b, 0, b.length)) {
+      const line = general(raw);
+      if (isInherited(line.event, toSeq)) {
+        const child = inheritedItem({ event: line.event, dataText: line.dataText, lineBytes: b }, forkEventId, childId, out.k + 1);
+        out.addText(serializeEvent(child.event, child.dataText), line.event, b);
+      }
     }
-    const line = general(raw);
-    if (!isInherited(line.event, toSeq)) continue;
-    k++;
-    if (fingerprint) seen.add(line.event, b);
-    const child = inheritedItem({ event: line.event, dataText: line.dataText, lineBytes: b }, forkEventId, childId, k);
-    const text = serializeEvent(child.event, child.dataText);
-    yield* room(Buffer.byteLength(text, "utf8"));
-    used += block.write(text, used, "utf8");
+    yield* out.take();
   }
-  if (used > 0) yield block.subarray(0, used);
-  if (fingerprint && (seen.count !== parent.facts.eventCount || seen.digest() !== parent.facts.fingerprint)) throw parentChangedError(parent, childId, seen.count);
+  yield* out.take(true);
+  if (fingerprint && (out.seen.count !== parent.facts.eventCount || out.seen.digest() !== parent.facts.fingerprint)) throw parentChangedError(parent, childId, out.seen.count);
 }
 
 /** The parent's lines read from their heads only (log-read.ts headLines), as HistoryItems. */

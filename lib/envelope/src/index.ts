@@ -16,6 +16,7 @@ export * from "./append.js";
 export * from "./write.js";
 export * from "./fork.js";
 export * from "./fork-plan.js";
+export * from "./fork-bytes.js";
 export * from "./fork-write.js";
 export * from "./fork-job.js";
 export * from "./summary.js";

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { CANONICAL_TYPES, canonicalJson, isReplayType, isSeq, lineDataText, type CanonicalLine, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { derivedUlid } from "./ids.js";
-import { canonicalInto } from "./line-check.js";
+import { canonicalInto, facts, reorder } from "./line-check.js";
 import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
 import { logPath } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
@@ -63,8 +63,11 @@ const STAGE_BYTES = 1 << 20;
 const TYPE_OPENERS = CANONICAL_TYPES.map((t) => Buffer.from(`[${JSON.stringify(t)},`));
 const DIGEST_TAIL = Buffer.from("]\n");
 
+/** The parts of a checked line a digest line is made of (CanonicalLine, or line-check.ts `facts`). */
+type DigestParts = Pick<CanonicalLine, "typeIndex" | "tsStart" | "tsEnd" | "dataStart" | "dataEnd"> & { reorder: ArrayLike<number> | null };
+
 /** Write `["<type>","<ts>",<canonical data>]\n` of a checked line to `out` at `at`; returns the end. */
-function writeDigestLine(bytes: Buffer, c: CanonicalLine, out: Buffer, at: number, scratch: Buffer): number {
+function writeDigestLine(bytes: Buffer, c: DigestParts, out: Buffer, at: number, scratch: Buffer): number {
   at += TYPE_OPENERS[c.typeIndex]!.copy(out, at);
   at += bytes.copy(out, at, c.tsStart - 1, c.tsEnd + 1);
   out[at++] = 0x2c;
@@ -74,6 +77,12 @@ function writeDigestLine(bytes: Buffer, c: CanonicalLine, out: Buffer, at: numbe
   out[at++] = 0x5d;
   out[at++] = 0x0a;
   return at;
+}
+
+/** The line checkLine has just accepted, as DigestParts (offsets into the buffer it checked). */
+function checkedParts(): DigestParts {
+  const n = facts.reorderLength;
+  return { typeIndex: facts.type, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, reorder: n > 0 ? reorder.subarray(0, n) : null };
 }
 
 /**
@@ -95,7 +104,11 @@ export class PrefixDigest {
     this.count++;
   }
   /** Add a line that passed the byte check; `c` says where its parts lie in `bytes`. */
-  addCanonical(bytes: Buffer, c: CanonicalLine): void {
+  /** Add the line of `bytes` that checkLine has just accepted (line-check.ts `facts` describe it). */
+  addChecked(bytes: Buffer): void {
+    this.addCanonical(bytes, checkedParts());
+  }
+  addCanonical(bytes: Buffer, c: DigestParts): void {
     this.open();
     const dataLength = c.dataEnd - c.dataStart;
     const size = TYPE_OPENERS[c.typeIndex]!.length + (c.tsEnd - c.tsStart + 3) + dataLength + DIGEST_TAIL.length;

@@ -1,5 +1,6 @@
 // envelope-and-log.md §7: reading one Log file. One checking pass validates every line and notes
 // whether file order is already History order; a second pass streams. Bodies are never all in memory.
+import type { FileHandle } from "node:fs/promises";
 import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, constants as fsConstants } from "node:fs";
 import { MAX_LINE_BYTES, splitLines, type RawLine } from "./codec.js";
 import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
@@ -347,11 +348,57 @@ export async function* headLines(scan: ScanResult): AsyncGenerator<HeadLine> {
 }
 
 /** One line of headLines. */
-export function headLine(raw: RawLine, scan: ScanResult): HeadLine {
+export function headLine(raw: RawLine, scan: Pick<ScanResult, "path">): HeadLine {
   const text = raw.bytes.toString("utf8");
   const head = decodeOwnHead(text);
   if (head !== null) return { event: head.event, dataText: head.dataText, bytes: raw.bytes };
   const decoded = decodeLogLine(raw.bytes, !raw.terminated);
   if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
   return { event: decoded.event, dataText: decoded.exact ? dataTextOf(text, decoded.event) : undefined, bytes: raw.bytes };
+}
+
+const LINE_BLOCK = 1 << 20;
+
+/**
+ * A buffer of whole lines: `bytes[0, end)` is lines that each end in `\n`; or, with `tail`, the last
+ * bytes of the range, which lack one (a line longer than MAX_LINE_BYTES comes as a tail too).
+ */
+export interface LineBlock {
+  bytes: Buffer;
+  end: number;
+  tail: boolean;
+}
+
+/**
+ * `[0, length)` of the file open as `file`, in blocks of whole lines read into one reused buffer: a
+ * reader that handles each block before asking for the next allocates nothing per line or per read.
+ * The buffer grows for a line longer than it.
+ */
+export async function* lineBlocks(file: FileHandle, length: number): AsyncGenerator<LineBlock> {
+  let buf = Buffer.allocUnsafe(LINE_BLOCK);
+  let have = 0;
+  let position = 0;
+  while (position < length || have > 0) {
+    if (position < length) {
+      const { bytesRead } = await file.read(buf, have, Math.min(buf.length - have, length - position), position);
+      if (bytesRead === 0) length = position; // the file shrank: what was read is all there is
+      position += bytesRead;
+      have += bytesRead;
+    }
+    const last = have === 0 ? -1 : buf.lastIndexOf(0x0a, have - 1);
+    if (last < 0) {
+      if (position < length && have < buf.length) continue;
+      if (position < length && buf.length <= MAX_LINE_BYTES) {
+        const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, MAX_LINE_BYTES + 1));
+        buf.copy(bigger, 0, 0, have);
+        buf = bigger;
+        continue;
+      }
+      if (have > 0) yield { bytes: buf, end: have, tail: true };
+      return;
+    }
+    yield { bytes: buf, end: last + 1, tail: false };
+    buf.copy(buf, 0, last + 1, have);
+    have -= last + 1;
+  }
 }

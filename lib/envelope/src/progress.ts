@@ -22,6 +22,11 @@ export class ByteProgress {
     this.say(this.done);
     this.next = (Math.floor(this.done / this.step) + 1) * this.step;
   }
+
+  /** Count from zero again (a job that starts its pass over), without repeating the lines already said. */
+  restart(): void {
+    this.done = 0;
+  }
 }
 
 /** Whole mebibytes, as progress lines print them. */

@@ -15,6 +15,17 @@ describe("ByteProgress", () => {
     expect(said.at(-1)).toBe(600);
   });
 
+  it("after restart() counts from zero again without repeating a line already said", () => {
+    const said: number[] = [];
+    const p = new ByteProgress((n) => said.push(n), 100);
+    p.add(250); // a pass gets past two steps, then starts over (pixir fork's fallback to the loader)
+    p.restart();
+    p.add(150);
+    expect(said).toEqual([250]);
+    p.add(150); // 300: past the step after the last line said
+    expect(said).toEqual([250, 300]);
+  });
+
   it("prints whole mebibytes", () => {
     expect(mebibytes(64 * 1024 * 1024)).toBe("64 MiB");
     expect(mebibytes(64 * 1024 * 1024 + 5)).toBe("64 MiB");

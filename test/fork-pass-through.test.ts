@@ -1,0 +1,195 @@
+// fork-bytes.ts: a parent Log whose every line passes the byte check is planned and copied from blocks of
+// its bytes, without an object per line. It must learn exactly what the loader's way learns (the same
+// PrefixScanner fed Events), refuse every other form of Log so that the general way handles it, and
+// still notice a parent that changes between its two passes.
+import { spawnSync } from "node:child_process";
+import { appendFileSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { decodeLogLine, isLineProblem, lineBlocks, passThroughParent, PixirError, PrefixScanner, type PrefixFacts } from "@pixir/envelope";
+import { logFile, readLog, ROOT, run, sh, workspace } from "./support/cli.js";
+import { expectJsonOk } from "./support/fork.js";
+
+const SHA = "a".repeat(64);
+
+/** A realistic parent (bench/gen-log.mjs), with a replay header and resource descriptors spliced in. */
+function generatedParent(events = 1200, resources = true): string {
+  const ws = workspace();
+  const file = path.join(ws, "gen.ndjson");
+  const gen = spawnSync(process.execPath, [path.join(ROOT, "bench", "gen-log.mjs"), "--events", String(events), "--session", "P", "--out", file]);
+  expect(gen.status).toBe(0);
+  const lines = readFileSync(file, "utf8").split("\n").filter((l) => l !== "");
+  // Line 1 a replay_v1 fork header naming a fork root; two user messages with resources (one repeated).
+  lines[0] = lines[0]!.replace(/"type":"[a-z_]+","data":\{.*\}\}$/, `"type":"session_fork","data":{"fork_root_session_id":"ROOT","parent_session_id":"ROOT","strategy":"replay_v1"}}`);
+  const withResources = (i: number, id: string) => {
+    lines[i] = lines[i]!.replace(/"type":"[a-z_]+","data":\{.*\}\}$/, `"type":"user_message","data":{"resources":[{"content_sha256":"${SHA}","extension":"png","resource_id":"${id}","store_ref":"x"}],"text":"see"}}`);
+  };
+  if (resources) {
+    withResources(10, "r1");
+    withResources(20, "r1");
+    withResources(30, "r2");
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** What the loader's way learns: every line decoded in full and fed to PrefixScanner.add. */
+function factsByEvents(text: string, toSeq: number | undefined): PrefixFacts {
+  const scanner = new PrefixScanner("P", toSeq);
+  for (const line of text.split("\n").filter((l) => l !== "")) {
+    const bytes = Buffer.from(line);
+    const decoded = decodeLogLine(bytes, false);
+    if (isLineProblem(decoded)) throw new Error(decoded.reason);
+    scanner.add(decoded.event, bytes, decoded.canonical);
+  }
+  return scanner.finish();
+}
+
+describe("a pass-through parent planned from its bytes", () => {
+  const text = generatedParent();
+  const ws = workspace({ P: text });
+  const lastSeq = text.trimEnd().split("\n").length - 1;
+
+  it.each([undefined, 0, 3, 700, lastSeq])("learns what the loader's way learns (to_seq %s)", async (toSeq) => {
+    const fast = await passThroughParent(ws, "P", toSeq);
+    expect(fast).not.toBeNull();
+    const expected = factsByEvents(text, toSeq);
+    expect(fast!.facts).toEqual(expected);
+    expect(expected.resources.map((r) => r.resourceId)).toEqual(toSeq === undefined || toSeq >= 30 ? ["r1", "r2"] : toSeq >= 10 ? ["r1"] : []);
+    expect(expected.forkRootSessionId).toBe("ROOT");
+  });
+
+  it("finds that some cut leaves tool calls open, as the generated Log has them", async () => {
+    const open = [];
+    for (let toSeq = 1; toSeq < 60; toSeq++) open.push((await passThroughParent(ws, "P", toSeq))!.facts.openToolCalls.length);
+    expect(Math.max(...open)).toBeGreaterThan(0);
+  });
+
+  it("refuses a to_seq above the last seq as the loader's way does", async () => {
+    const err = await passThroughParent(ws, "P", lastSeq + 1).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PixirError);
+    expect((err as PixirError).kind).toBe("invalid_args");
+  });
+
+  it("makes the child the piped pipeline makes", () => {
+    const ws = workspace({ P: generatedParent(1200, false) });
+    expectJsonOk(run("pixir", ["fork", "P", "--to-seq", "700", "--child-id", "fast", "--json"], { cwd: ws }));
+    expectJsonOk(sh("pixir-log cat P | pixir-fork --to-seq 700 --child-id piped | pixir-log write --json", { cwd: ws }));
+    const lines = (id: string) => readLog(ws, id).split("\n").filter((l) => l !== "");
+    const [fast, piped] = [lines("fast"), lines("piped")];
+    expect(fast.length).toBe(piped.length);
+    const [hf, hp] = [JSON.parse(fast[0]!).data, JSON.parse(piped[0]!).data];
+    expect(hf.prefix_digest).toBe(hp.prefix_digest);
+    expect(hf.open_tool_calls).toEqual(hp.open_tool_calls);
+    // Apart from the id derived from each header's own id and the session id, the lines are the same bytes.
+    const body = (line: string) => line.slice(line.indexOf(',"seq":'));
+    for (let k = 1; k < fast.length; k++) expect(body(fast[k]!)).toBe(body(piped[k]!));
+  });
+});
+
+describe("a Log the byte path does not take goes the loader's way", () => {
+  const canonical = [
+    `{"id":"a0","session_id":"P","seq":0,"ts":"2026-01-01T00:00:00.000Z","type":"user_message","data":{"text":"hi"}}`,
+    `{"id":"a1","session_id":"P","seq":1,"ts":"2026-01-01T00:00:01.000Z","type":"assistant_message","data":{"text":"ok"}}`,
+  ];
+  const cases: Array<[string, string]> = [
+    ["a null seq", `${canonical[0]}\n${canonical[1]!.replace('"seq":1', '"seq":null')}\n`],
+    ["lines out of seq order", `${canonical[1]}\n${canonical[0]}\n`],
+    ["a blank line", `${canonical[0]}\n\n${canonical[1]}\n`],
+    ["a torn tail", `${canonical[0]}\n${canonical[1]}`],
+    ["a number JavaScript writes otherwise", `${canonical[0]}\n${canonical[1]!.replace('"text":"ok"', '"text":"ok","n":1.50')}\n`],
+    ["a share_v1 header", `{"id":"h","session_id":"P","seq":0,"ts":"2026-01-01T00:00:00.000Z","type":"session_fork","data":{"parent_session_id":"Q","strategy":"share_v1"}}\n`],
+    ["an empty file", ""],
+  ];
+  it.each(cases)("%s", async (_, content) => {
+    const ws = workspace({ P: content });
+    expect(await passThroughParent(ws, "P", undefined)).toBeNull();
+  });
+
+  it("a missing Log", async () => {
+    expect(await passThroughParent(workspace({ Q: "" }), "P", undefined)).toBeNull();
+  });
+});
+
+describe("a pass-through parent that changes between the two passes", () => {
+  const copy = async (ws: string) => {
+    const parent = await passThroughParent(ws, "P", undefined);
+    expect(parent).not.toBeNull();
+    return async (change: () => void) => {
+      change();
+      let bytes = 0;
+      for await (const block of parent!.inheritedBlocks!("01JZZZZZZZZZZZZZZZZZZZZZZZ", "c")) bytes += block.length;
+      return bytes;
+    };
+  };
+  const expectChanged = (err: unknown) => {
+    expect(err).toBeInstanceOf(PixirError);
+    expect((err as PixirError).kind).toBe("fork_prefix_mismatch");
+    expect((err as PixirError).details).toMatchObject({ session_id: "c", parent_session_id: "P" });
+  };
+
+  it("is refused when bytes of the same length changed", async () => {
+    const ws = workspace({ P: generatedParent(300) });
+    const file = logFile(ws, "P");
+    const flipOneLetter = () => {
+      const text = readFileSync(file, "latin1");
+      let i = text.indexOf('"output":"');
+      while (!/[a-z]/.test(text[i]!)) i++;
+      writeFileSync(file, text.slice(0, i) + (text[i] === "q" ? "r" : "q") + text.slice(i + 1), "latin1");
+    };
+    const err = await (await copy(ws))(flipOneLetter).catch((e: unknown) => e);
+    expectChanged(err);
+  });
+
+  it("is refused when the Log was cut short", async () => {
+    const ws = workspace({ P: generatedParent(300) });
+    const file = logFile(ws, "P");
+    const err = await (await copy(ws))(() => truncateSync(file, Math.floor(readFileSync(file).length / 2))).catch((e: unknown) => e);
+    expectChanged(err);
+  });
+
+  it("copies what the plan read when only bytes past it were added", async () => {
+    const text = generatedParent(300);
+    const ws = workspace({ P: text });
+    const bytes = await (await copy(ws))(() => appendFileSync(logFile(ws, "P"), text.split("\n")[5]!.replace(/"seq":\d+/, '"seq":99999') + "\n"));
+    expect(bytes).toBeGreaterThan(0);
+  });
+});
+
+describe("lineBlocks", () => {
+  const blocks = async (content: Buffer) => {
+    const ws = workspace();
+    const file = path.join(ws, "f");
+    writeFileSync(file, content);
+    const handle = await open(file, "r");
+    const out: Array<{ text: string; tail: boolean }> = [];
+    try {
+      for await (const b of lineBlocks(handle, content.length)) out.push({ text: b.bytes.toString("latin1", 0, b.end), tail: b.tail });
+    } finally {
+      await handle.close();
+    }
+    return out;
+  };
+
+  it("gives whole lines, growing for a line longer than its buffer, and the unterminated rest as a tail", async () => {
+    const long = "x".repeat(3 * 1024 * 1024);
+    const content = Buffer.from(`a\n${long}\nb\nc`, "latin1");
+    const out = await blocks(content);
+    expect(out.map((b) => b.text).join("")).toBe(content.toString("latin1"));
+    for (const b of out.slice(0, -1)) expect([b.tail, b.text.endsWith("\n")]).toEqual([false, true]);
+    expect(out.at(-1)).toEqual({ text: "c", tail: true });
+  });
+
+  it("reads only the length it is given", async () => {
+    const out = await blocks(Buffer.from("a\nb\nc\n"));
+    expect(out.map((b) => b.text).join("")).toBe("a\nb\nc\n");
+    const ws = workspace();
+    const file = path.join(ws, "f");
+    writeFileSync(file, "a\nb\nc\n");
+    const handle = await open(file, "r");
+    const texts: string[] = [];
+    for await (const b of lineBlocks(handle, 4)) texts.push(b.bytes.toString("latin1", 0, b.end));
+    await handle.close();
+    expect(texts.join("")).toBe("a\nb\n");
+  });
+});
