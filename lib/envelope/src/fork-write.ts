@@ -5,6 +5,7 @@ import { isReplayType, isSeq, type CanonicalLine, type PixirEvent } from "./enve
 import { PixirError } from "./errors.js";
 import { forkPlan, type ForkPlan, type ForkStrategy } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
+import { passThroughParent } from "./fork-bytes.js";
 import { checkInputSessionId, inputLine, integrityError, requireStamped, stampedEvent, type InputEvent, type InputStream } from "./input.js";
 import { acquireLease } from "./lease.js";
 import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
@@ -68,6 +69,11 @@ function readHeader(e: PixirEvent, lineNo: number): HeaderFacts {
 /** fork.md §5 step 4: the parent in this Workspace must still hash to the header's prefix_digest. */
 export async function checkParentPrefix(ws: string, childId: string, h: Pick<HeaderFacts, "parentId" | "n" | "toSeq" | "digest" | "strategy">): Promise<History | null> {
   if (h.strategy === "replay_v1" && inspectStatePath(logPath(ws, h.parentId)) === "missing") return null;
+  // A pass-through parent is checked from its bytes (fork-bytes.ts); it has no share parent, so
+  // resources are looked up in it alone (resourceSources of null). Anything it cannot settle, a
+  // mismatch included, goes the loader's way below, which names the problem.
+  const fast = await passThroughParent(ws, h.parentId, h.toSeq).catch(() => null);
+  if (fast !== null && fast.facts.eventCount === h.n && fast.facts.prefixDigest === h.digest) return null;
   // The digest is taken during the loader's checking pass when it sees the whole History in order.
   let digest = new PrefixDigest();
   const parent = await openHistory(ws, h.parentId, {
