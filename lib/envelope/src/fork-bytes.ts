@@ -10,8 +10,8 @@ import { open, type FileHandle } from "node:fs/promises";
 import { checkedLine, type PixirEvent } from "./envelope.js";
 import { LineFingerprint, parentChangedError, PrefixScanner, type InheritedObserver, type ParentSource } from "./fork-plan.js";
 import { derivedUlid } from "./ids.js";
-import { checkLine, facts } from "./line-check.js";
-import { head, IS_REPLAY, readHead, T_FORK, TS_KEY_LENGTH } from "./line-head.js";
+import { checkedShareHeader, checkLine, facts } from "./line-check.js";
+import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
 import { committedLength, headLine, lineBlocks, readLogRange } from "./log-read.js";
 import { isInherited } from "./loader.js";
 import { splitLines } from "./codec.js";
@@ -20,7 +20,6 @@ import type { ByteProgress } from "./progress.js";
 
 const NEWLINE = 0x0a;
 const INHERITED_BLOCK = 256 * 1024;
-const SHARE_V1 = Buffer.from("share_v1");
 
 /**
  * The child's copies of inherited lines (fork.md §4.2), collected in blocks of whole lines. A line in
@@ -150,7 +149,7 @@ export async function passThroughParent(
         if (seq === null || seq < prevSeq) return null;
         prevSeq = seq;
         // A share_v1 header makes this Log a share child (or, past line 1, a corrupt one).
-        if (facts.type === T_FORK && isShareStrategy(b)) return null;
+        if (checkedShareHeader(b)) return null;
         if (scanner.addChecked(b, s, e) && observer !== undefined) observer(eventOfLine(b, s, e), scanner.inheritedCount);
         s = e + 1;
       }
@@ -175,9 +174,6 @@ export async function passThroughParent(
   return source;
 }
 
-function isShareStrategy(b: Buffer): boolean {
-  return facts.strategyStart >= 0 && b.compare(SHARE_V1, 0, SHARE_V1.length, facts.strategyStart, facts.strategyEnd) === 0;
-}
 
 /**
  * The copying pass over a parent planned by passThroughParent: the child's inherited lines, in blocks.

@@ -7,7 +7,7 @@
 // test/line-check.test.ts holds it to those two as oracles.
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH } from "./codec.js";
-import { head, readHead } from "./line-head.js";
+import { head, readHead, T_FORK } from "./line-head.js";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -316,4 +316,12 @@ export function checkLine(b: Buffer, s: number, e: number, utf8Checked = false):
     }
   }
   return type;
+}
+
+const SHARE_V1 = Buffer.from("share_v1");
+
+/** Whether the line of `b` that checkLine has just accepted is a share_v1 session_fork header. */
+export function checkedShareHeader(b: Buffer): boolean {
+  // A canonical string spells share_v1 without escapes, so its bytes can be compared as they are.
+  return facts.type === T_FORK && facts.strategyStart >= 0 && b.compare(SHARE_V1, 0, SHARE_V1.length, facts.strategyStart, facts.strategyEnd) === 0;
 }

@@ -6,7 +6,6 @@ import { PixirError } from "./errors.js";
 import { derivedUlid } from "./ids.js";
 import { canonicalInto, facts, reorder } from "./line-check.js";
 import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
-import { logPath } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
 
 export const MAX_FORK_DEPTH = 32;
@@ -191,16 +190,12 @@ export async function openHistory(ws: string, id: string, options: OpenOptions =
 }
 
 async function open(ws: string, id: string, depth: number, lineage: string[], options: OpenOptions, child: string | null): Promise<History> {
-  const firstLines: LogLine[] = [];
+  const observe = child === null ? options.observe : undefined;
   const scan = await scanLog(ws, id, {
     onProblem: child === null ? options.onProblem : undefined,
-    onLine: (line) => {
-      if (child === null) options.observe?.(line);
-      if (firstLines.length === 0) firstLines.push(line);
-      else if (line.event.type === "session_fork" && line.event.data.strategy === "share_v1") {
-        throw corruptLineError({ reason: "misplaced_share_header" }, line.lineNo, logPath(ws, id).rel);
-      }
-    },
+    // Only an observer needs every line as an object; otherwise the scan may check blocks of bytes.
+    onLine: observe,
+    refuseLaterShareHeaders: true,
   });
   if (!scan.exists) {
     if (child !== null) {

@@ -1,6 +1,8 @@
 // envelope-and-log.md §7: reading one Log file. One checking pass validates every line and notes
 // whether file order is already History order; a second pass streams. Bodies are never all in memory.
-import type { FileHandle } from "node:fs/promises";
+import { open as openFile, type FileHandle } from "node:fs/promises";
+import { isUtf8 } from "node:buffer";
+import { checkedShareHeader, checkLine, facts } from "./line-check.js";
 import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, constants as fsConstants } from "node:fs";
 import { MAX_LINE_BYTES, splitLines, type RawLine } from "./codec.js";
 import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
@@ -58,10 +60,12 @@ export interface ScanResult {
 export type ProblemHandler = (problem: LineProblem, line: RawLine) => "skip" | "throw";
 
 export interface ScanOptions {
-  /** Called for every good line in file order. */
+  /** Called for every good line in file order (which makes an object per line: see scanBytes). */
   onLine?: (line: LogLine) => void;
   /** Decides what a corrupt line does; the default fails closed. */
   onProblem?: ProblemHandler;
+  /** A share_v1 header after the first good line is `misplaced_share_header` (fork.md §6; the loader). */
+  refuseLaterShareHeaders?: boolean;
 }
 
 export function corruptLineError(problem: LineProblem, lineNo: number, rel: string): PixirError {
@@ -218,10 +222,14 @@ export async function scanLog(ws: string, id: string, options: ScanOptions = {})
   } finally {
     closeSync(fd);
   }
+  if (options.onLine === undefined && (await scanBytes(p, result, options.refuseLaterShareHeaders === true))) return result;
   let prevSeq = -1;
   let seenNull = false;
   let expectedOffset = 0;
   for await (const line of decodedLines(p, result.byteLength, options.onProblem ?? failClosed, result.skipped)) {
+    if (options.refuseLaterShareHeaders && result.first !== null && isShareHeader(line.event)) {
+      throw corruptLineError({ reason: "misplaced_share_header" }, line.lineNo, p.rel);
+    }
     const seq = line.event.seq;
     if (seq === null) seenNull = true;
     else {
@@ -239,6 +247,70 @@ export async function scanLog(ws: string, id: string, options: ScanOptions = {})
   if (expectedOffset !== result.byteLength || result.skipped.length > 0) result.passThrough = false;
   result.physicalLines = countPhysicalLines(result);
   return result;
+}
+
+const isShareHeader = (e: PixirEvent): boolean => e.type === "session_fork" && e.data.strategy === "share_v1";
+
+/** A line of a Log as scanLog reports it, decoded from its own copy of the bytes. */
+function scannedLine(bytes: Buffer, lineNo: number, offset: number): LogLine {
+  return toLogLine(decodeLogLine(bytes, false) as DecodedLine, { bytes, lineNo, offset, terminated: true });
+}
+
+/**
+ * The checking pass for the usual Log, over blocks of its bytes with no object per line: when every
+ * line passes the byte check (line-check.ts) with an integer seq, in seq order, each ending in `\n`,
+ * the result is what the per-line pass would find (in order, pass-through, nothing skipped), with
+ * only the first and last lines decoded. Any other Log gives false, and `result` is left as it was
+ * for the per-line pass, which handles or names every problem.
+ */
+export async function scanBytes(p: StatePath, result: ScanResult, refuseLaterShareHeaders: boolean): Promise<boolean> {
+  if (result.byteLength === 0) return false;
+  let file: FileHandle;
+  try {
+    file = await openFile(p.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  } catch {
+    return false;
+  }
+  let count = 0;
+  let prevSeq = -1;
+  let first: Buffer | null = null;
+  let last: Buffer | null = null;
+  let lastOffset = 0;
+  let blockOffset = 0;
+  try {
+    for await (const block of lineBlocks(file, result.byteLength)) {
+      const b = block.bytes;
+      // A line ends at the first `\n`, which is never part of a multi-byte character: the lines of a
+      // block are valid UTF-8 each exactly when the block is.
+      if (block.tail || !isUtf8(b.subarray(0, block.end))) return false;
+      let s = 0;
+      let lineStart = 0;
+      while (s < block.end) {
+        const e = b.indexOf(0x0a, s);
+        if (e === s || checkLine(b, s, e, true) < 0) return false;
+        const seq = facts.seq;
+        if (seq === null || seq < prevSeq) return false;
+        prevSeq = seq;
+        if (refuseLaterShareHeaders && count > 0 && checkedShareHeader(b)) return false;
+        if (count === 0) first = Buffer.from(b.subarray(s, e));
+        count++;
+        lineStart = s;
+        s = e + 1;
+      }
+      last = Buffer.from(b.subarray(lineStart, block.end - 1));
+      lastOffset = blockOffset + lineStart;
+      blockOffset += block.end;
+    }
+  } finally {
+    await file.close();
+  }
+  if (count === 0 || blockOffset !== result.byteLength) return false;
+  result.eventCount = count;
+  result.maxSeq = prevSeq;
+  result.first = scannedLine(first!, 1, 0);
+  result.last = count === 1 ? result.first : scannedLine(last!, count, lastOffset);
+  result.physicalLines = count;
+  return true;
 }
 
 function countPhysicalLines(r: ScanResult): number {
