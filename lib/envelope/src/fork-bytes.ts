@@ -7,8 +7,8 @@
 import { isUtf8 } from "node:buffer";
 import { constants as fsConstants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
-import { checkedLine, type PixirEvent } from "./envelope.js";
-import { LineFingerprint, parentChangedError, PrefixScanner, type InheritedObserver, type ParentSource } from "./fork-plan.js";
+import type { PixirEvent } from "./envelope.js";
+import { LineFingerprint, parentChangedError, PrefixScanner, type ParentSource } from "./fork-plan.js";
 import { derivedUlid } from "./ids.js";
 import { checkedShareHeader, checkLine, facts } from "./line-check.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
@@ -108,13 +108,6 @@ async function openLog(p: StatePath): Promise<FileHandle | null> {
   }
 }
 
-/** The Event of the checked line `b[s, e)`, as the loader's pass would give it (for an InheritedObserver). */
-function eventOfLine(b: Buffer, s: number, e: number): PixirEvent {
-  const copy = Buffer.from(b.subarray(s, e));
-  checkLine(copy, 0, copy.length, true);
-  return checkedLine(copy).event;
-}
-
 /**
  * The parent `parentId` read from its bytes, as parentFromLog's ParentSource; null when its Log is not
  * of the form this module handles (missing, empty, journalled lines out of seq order, a null seq, a
@@ -124,7 +117,6 @@ export async function passThroughParent(
   ws: string,
   parentId: string,
   toSeq: number | undefined,
-  observeInherited?: () => InheritedObserver,
   checked?: ByteProgress,
 ): Promise<ParentSource | null> {
   const p = logPath(ws, parentId);
@@ -132,7 +124,6 @@ export async function passThroughParent(
   if (file === null) return null;
   let byteLength: number;
   const scanner = new PrefixScanner(parentId, toSeq);
-  const observer = observeInherited?.();
   try {
     byteLength = committedLength(ws, parentId, file.fd).byteLength;
     if (byteLength === 0) return null;
@@ -150,7 +141,7 @@ export async function passThroughParent(
         prevSeq = seq;
         // A share_v1 header makes this Log a share child (or, past line 1, a corrupt one).
         if (checkedShareHeader(b)) return null;
-        if (scanner.addChecked(b, s, e) && observer !== undefined) observer(eventOfLine(b, s, e), scanner.inheritedCount);
+        scanner.addChecked(b, s, e);
         s = e + 1;
       }
       checked?.add(block.end);

@@ -143,7 +143,8 @@ export async function parentFromLog(
   observeInherited?: () => InheritedObserver,
   checked?: ByteProgress,
 ): Promise<ParentSource> {
-  const fast = await passThroughParent(ws, parentId, toSeq, observeInherited, checked);
+  // An observer (the summary of --summarize) is fed Events, which the loader's pass makes anyway.
+  const fast = observeInherited === undefined ? await passThroughParent(ws, parentId, toSeq, checked) : null;
   if (fast !== null) return fast;
   checked?.restart();
   let scanner = new PrefixScanner(parentId, toSeq);
