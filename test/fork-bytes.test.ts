@@ -1,5 +1,5 @@
 // fork.md §4.2: `pixir fork` (no summary) makes the child's inherited lines from the parent's bytes
-// (ParentSource.emitInherited). They must be exactly the lines the other entry points make, and a
+// (ParentSource.inheritedBlocks). They must be exactly the lines the other entry points make, and a
 // parent that changes between the plan and the copy must fail the fork.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
