@@ -157,7 +157,10 @@ describe("a SIGKILLed lease holder", () => {
     const before = readFileSync(path.join(sessionsPath(ws), "s.ndjson"));
     const holder = start("pixir-log", ["append", "s"], { cwd: ws });
     holder.child.stdin.write(appendLines("dead", 1)[0]!);
-    for (let i = 0; i < 100 && !existsSync(leaseFile(ws, "s")); i++) await sleep(50);
+    // The lease is linked into place and then its temp file removed: kill only after both, or a kill in
+    // between leaves a temp file that check rightly reports (a race of the test, not of the lease).
+    const placing = () => readdirSync(path.dirname(leaseFile(ws, "s"))).some((f) => f.includes(".tmp-"));
+    for (let i = 0; i < 100 && (!existsSync(leaseFile(ws, "s")) || placing()); i++) await sleep(50);
     holder.child.kill("SIGKILL");
     await holder.done;
 
