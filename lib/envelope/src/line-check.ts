@@ -8,6 +8,7 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH } from "./codec.js";
 import { head, readHead, T_FORK } from "./line-head.js";
+import { stringKernel, type StringKernel } from "./string-scan.js";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -68,6 +69,20 @@ const STRATEGY = Buffer.from("strategy");
 
 let depth = 0;
 
+/** The string kernel (string-scan.ts), or null to loop in JavaScript. */
+let kernel: StringKernel | null = stringKernel;
+/** Lines at least this long are copied to the kernel's memory; shorter strings end sooner than a call costs. */
+const MIRROR_MIN_BYTES = 128;
+/** The line being checked is in the kernel's memory, at its index minus `mirrorShift`. */
+let mirrored = false;
+let mirrorShift = 0;
+
+/** For tests: check with the kernel (the default, where WebAssembly is available) or with the JavaScript loop. */
+export function useStringKernel(on: boolean): boolean {
+  kernel = on ? stringKernel : null;
+  return kernel !== null;
+}
+
 function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
   if (e - s !== lit.length) return false;
   for (let i = 0; i < lit.length; i++) if (b[s + i] !== lit[i]) return false;
@@ -84,6 +99,11 @@ const hexValue = (c: number) => (c <= NINE ? c - ZERO : c - 0x61 + 10);
  */
 function canonicalStringEnd(b: Uint8Array, i: number, end: number): number {
   for (i++; i < end; i++) {
+    // A mirrored line's ordinary bytes are skipped by the kernel, up to the next `"`, `\` or control byte.
+    if (mirrored) {
+      i = kernel!.scan(i - mirrorShift, end - mirrorShift) + mirrorShift;
+      if (i >= end) return -1;
+    }
     const c = b[i]!;
     if (c === QUOTE) return i + 1;
     if (c < 0x20) return -1;
@@ -299,6 +319,11 @@ export function checkLine(b: Buffer, s: number, e: number, utf8Checked = false):
   facts.reorderLength = 0;
   membersTop = 0;
   depth = 1;
+  mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES;
+  if (mirrored) {
+    kernel!.mirror(b, s, e);
+    mirrorShift = s;
+  }
   const dataEnd = objectEnd(b, head.dataOpen, e - 1, true);
   if (dataEnd !== e - 1) return -1;
   if (!utf8Checked && !isUtf8(s === 0 && e === b.length ? b : b.subarray(s, e))) return -1;

@@ -2,9 +2,9 @@
 // decodeValue) and canonicalJson make of the line. These tests hold it to those oracles on lines built
 // to sit near every rule: escapes, numbers, key order, nesting, whitespace, and broken JSON.
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalJson, decodeLogLine, decodeValue, isLineProblem } from "../src/envelope.js";
-import { canonicalInto, checkLine, facts, reorder } from "../src/line-check.js";
+import { canonicalInto, checkLine, facts, reorder, useStringKernel } from "../src/line-check.js";
 import { MAX_NESTING_DEPTH } from "../src/codec.js";
 
 const headOf = (type = "tool_call", seq: number | null = 3) => `{"id":"01J","session_id":"s","seq":${seq},"ts":"2026-07-20T10:02:53.700Z","type":"${type}","data":`;
@@ -42,7 +42,19 @@ function sound(line: string): boolean {
   return o.valid && o.canonical === got;
 }
 
-describe("checkLine", () => {
+// Every case runs twice: with the string kernel (string-scan.ts) skipping the ordinary bytes of strings in
+// lines of 128 bytes or more, and with the JavaScript loop alone.
+describe.each([
+  ["with the string kernel", true],
+  ["with the JavaScript loop", false],
+])("checkLine %s", (_, kernelOn) => {
+  beforeAll(() => {
+    expect(useStringKernel(kernelOn)).toBe(kernelOn);
+  });
+  afterAll(() => {
+    useStringKernel(true);
+  });
+
   it("accepts our writers' lines with canonical data and reports where the parts lie", () => {
     const line = `${headOf()}{"args":{"path":"a/b.ts"},"call_id":"c\\"1","name":"read"}}`;
     const b = Buffer.from(line);
