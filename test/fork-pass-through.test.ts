@@ -54,7 +54,11 @@ describe("a pass-through parent planned from its bytes", () => {
     const fast = await passThroughParent(ws, "P", toSeq);
     expect(fast).not.toBeNull();
     const expected = factsByEvents(text, toSeq);
-    expect(fast!.facts).toEqual(expected);
+    // The fingerprint is the byte path's own (a CRC of every byte it read), which only its copy compares.
+    const { fingerprint, ...facts } = fast!.facts;
+    const { fingerprint: _, ...expectedFacts } = expected;
+    expect(facts).toEqual(expectedFacts);
+    expect(fingerprint).toMatch(new RegExp(`^crc32-bytes:[0-9a-f]{8}:${Buffer.byteLength(text)}$`));
     expect(expected.resources.map((r) => r.resourceId)).toEqual(toSeq === undefined || toSeq >= 30 ? ["r1", "r2"] : toSeq >= 10 ? ["r1"] : []);
     expect(expected.forkRootSessionId).toBe("ROOT");
   });
@@ -139,6 +143,18 @@ describe("a pass-through parent that changes between the two passes", () => {
     };
     const err = await (await copy(ws))(flipOneLetter).catch((e: unknown) => e);
     expectChanged(err);
+  });
+
+  it("is refused when a line it does not copy changed (the fingerprint covers every byte read)", async () => {
+    const ws = workspace({ P: generatedParent(300) });
+    const file = logFile(ws, "P");
+    const usage = () => {
+      const text = readFileSync(file, "latin1");
+      const at = text.indexOf('"total_tokens":') + 15;
+      writeFileSync(file, text.slice(0, at) + (text[at] === "1" ? "2" : "1") + text.slice(at + 1), "latin1");
+    };
+    expect(readFileSync(file, "latin1")).toMatch(/"type":"provider_usage","data":\{[^\n]*"total_tokens":[0-9]/);
+    expectChanged(await (await copy(ws))(usage).catch((e: unknown) => e));
   });
 
   it("is refused when the Log was cut short", async () => {

@@ -5,11 +5,12 @@
 // parent's bytes from `"ts":` on. A Log in any other form gives null here and takes the loader's way
 // (fork.ts parentFromLog), which handles, or names the problem of, every line.
 import { isUtf8 } from "node:buffer";
+import { crc32 } from "node:zlib";
 import { constants as fsConstants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { PixirEvent } from "./envelope.js";
 import { LineFingerprint, parentChangedError, PrefixScanner, type ParentSource } from "./fork-plan.js";
-import { derivedUlid } from "./ids.js";
+import { derivedUlidOfBytes } from "./ids.js";
 import { checkedShareHeader, checkLine, facts } from "./line-check.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
 import { committedLength, headLine, lineBlocks, readLogRange } from "./log-read.js";
@@ -19,6 +20,15 @@ import { inspectStatePath, logPath, type StatePath } from "./paths.js";
 import type { ByteProgress } from "./progress.js";
 
 const NEWLINE = 0x0a;
+const COMMA = 0x2c;
+
+/** Write the decimal digits of the non-negative integer `n` at `at`; returns how many. */
+function writeDigits(out: Buffer, at: number, n: number): number {
+  let count = 1;
+  for (let v = n; v >= 10; v = Math.floor(v / 10)) count++;
+  for (let i = count - 1, v = n; i >= 0; i--, v = Math.floor(v / 10)) out[at + i] = 0x30 + (v % 10);
+  return count;
+}
 const INHERITED_BLOCK = 256 * 1024;
 
 /**
@@ -33,17 +43,23 @@ export class ChildLines {
   k = 0;
   readonly seen = new LineFingerprint();
   private readonly childSession: Buffer;
+  /** `fork:<header id>:` and then the digits of k: the key of the k-th derived id, written in place. */
+  private readonly key: Buffer;
+  private readonly keyPrefix: number;
   private block = Buffer.allocUnsafeSlow(INHERITED_BLOCK);
   private used = 0;
   private done: Buffer[] = [];
 
   constructor(
     private readonly toSeq: number,
-    private readonly forkEventId: string,
+    forkEventId: string,
     childId: string,
     private readonly fingerprint: boolean,
   ) {
     this.childSession = Buffer.from(`","session_id":${JSON.stringify(childId)},"seq":`, "utf8");
+    const prefix = Buffer.from(`fork:${forkEventId}:`, "utf8");
+    this.key = Buffer.alloc(prefix.length + 20);
+    this.keyPrefix = prefix.copy(this.key);
   }
 
   /** Copy `b[s, e)` if it is inherited; false when it is not in our layout (readHead), and nothing was done. */
@@ -55,14 +71,18 @@ export class ChildLines {
     const k = ++this.k;
     if (this.fingerprint) this.seen.addRange(b, s, e);
     const tail = head.tsStart - TS_KEY_LENGTH;
-    const lead = `{"id":"${derivedUlid(`fork:${this.forkEventId}:${k}`, b.toString("utf8", head.tsStart, head.tsEnd))}`;
-    const seqText = `${k},`;
-    this.room(lead.length + this.childSession.length + seqText.length + (e - tail) + 1);
+    const digits = writeDigits(this.key, this.keyPrefix, k);
+    const id = derivedUlidOfBytes(this.key, this.keyPrefix + digits, b.toString("utf8", head.tsStart, head.tsEnd));
+    // {"id":"<26>  ","session_id":<child>,"seq":  <k>,  the parent's line from "ts":  \n
+    this.room(7 + id.length + this.childSession.length + digits + 1 + (e - tail) + 1);
+    const block = this.block;
     let used = this.used;
-    used += this.block.write(lead, used, "latin1");
-    used += this.childSession.copy(this.block, used);
-    used += this.block.write(seqText, used, "latin1");
-    used += b.copy(this.block, used, tail, e);
+    used += block.write('{"id":"', used, "latin1");
+    used += block.write(id, used, "latin1");
+    used += this.childSession.copy(block, used);
+    used += this.key.copy(block, used, this.keyPrefix, this.keyPrefix + digits);
+    block[used++] = COMMA;
+    used += b.copy(block, used, tail, e);
     this.block[used++] = NEWLINE;
     this.used = used;
     return true;
@@ -98,6 +118,15 @@ export class ChildLines {
   }
 }
 
+/**
+ * The byte path's fingerprint: a CRC-32 of every byte it read, and their count. Both of its passes read
+ * the same range in whole lines, so an unchanged Log gives the same value; any change within the range
+ * (inherited lines or not) gives another, and the copy is refused.
+ */
+function bytesFingerprint(crc: number, length: number): string {
+  return `crc32-bytes:${(crc >>> 0).toString(16).padStart(8, "0")}:${length}`;
+}
+
 /** The file of a Log, opened without following a symlink; null when it is not a plain present Log. */
 async function openLog(p: StatePath): Promise<FileHandle | null> {
   if (inspectStatePath(p) !== "present") return null;
@@ -123,7 +152,8 @@ export async function passThroughParent(
   const file = await openLog(p);
   if (file === null) return null;
   let byteLength: number;
-  const scanner = new PrefixScanner(parentId, toSeq);
+  const scanner = new PrefixScanner(parentId, toSeq, false);
+  let crc = 0;
   try {
     byteLength = committedLength(ws, parentId, file.fd).byteLength;
     if (byteLength === 0) return null;
@@ -132,7 +162,9 @@ export async function passThroughParent(
       const b = block.bytes;
       // A line ends at the first `\n`, which is never part of a multi-byte character: the lines of a
       // block are valid UTF-8 each exactly when the block is.
-      if (block.tail || !isUtf8(b.subarray(0, block.end))) return null;
+      const lines = b.subarray(0, block.end);
+      if (block.tail || !isUtf8(lines)) return null;
+      crc = crc32(lines, crc);
       for (let s = 0; s < block.end; ) {
         const e = b.indexOf(NEWLINE, s);
         if (e === s || checkLine(b, s, e, true) < 0) return null;
@@ -149,7 +181,7 @@ export async function passThroughParent(
   } finally {
     await file.close();
   }
-  const plan = scanner.finish();
+  const plan = { ...scanner.finish(), fingerprint: bytesFingerprint(crc, byteLength) };
   const source: ParentSource = {
     parentId,
     facts: plan,
@@ -174,11 +206,15 @@ async function* copyPassThrough(p: StatePath, byteLength: number, parent: Pick<P
   const changed = (count: number) => parentChangedError(parent, childId, count);
   const file = await openLog(p);
   if (file === null) throw changed(0);
-  const lines = new ChildLines(parent.facts.toSeq, forkEventId, childId, true);
+  const lines = new ChildLines(parent.facts.toSeq, forkEventId, childId, false);
+  let crc = 0;
+  let read = 0;
   try {
     for await (const block of lineBlocks(file, byteLength)) {
       if (block.tail) throw changed(lines.k);
       const b = block.bytes;
+      crc = crc32(b.subarray(0, block.end), crc);
+      read += block.end;
       for (let s = 0; s < block.end; ) {
         const e = b.indexOf(NEWLINE, s);
         if (!lines.addOurs(b, s, e)) throw changed(lines.k);
@@ -190,5 +226,5 @@ async function* copyPassThrough(p: StatePath, byteLength: number, parent: Pick<P
     await file.close();
   }
   yield* lines.take(true);
-  if (lines.seen.count !== parent.facts.eventCount || lines.seen.digest() !== parent.facts.fingerprint) throw changed(lines.seen.count);
+  if (lines.k !== parent.facts.eventCount || bytesFingerprint(crc, read) !== parent.facts.fingerprint) throw changed(lines.k);
 }

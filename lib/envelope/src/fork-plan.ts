@@ -136,9 +136,11 @@ export class PrefixScanner {
   private lastSafe: number | null = null;
   private nextSafe: number | null = null;
 
+  /** `fingerprintLines` false: the caller fingerprints what it read itself (fork-bytes.ts) and sets `fingerprint`. */
   constructor(
     private readonly parentId: string,
     private readonly requestedToSeq: number | undefined,
+    private readonly fingerprintLines = true,
   ) {}
 
   /** Inherited Events seen so far. */
@@ -170,7 +172,7 @@ export class PrefixScanner {
     if (this.forkRoot === null && facts.type === T_FORK) this.noteForkRoot(parsedData());
     if (!this.admit(type, facts.seq, checkedCallId(b))) return false;
     this.digest.addChecked(b);
-    this.fingerprint.addRange(b, s, e);
+    if (this.fingerprintLines) this.fingerprint.addRange(b, s, e);
     if (facts.hasResources) this.noteResources({ data: parsedData() });
     return true;
   }

@@ -92,9 +92,20 @@ export function timestampMillis(ts: string): number {
 
 /** derivedUlid(key, ts): time from ts (0 when unparseable), randomness from sha256(key). */
 export function derivedUlid(key: string, ts: unknown): string {
+  return timePart(ts) + encodeBits(keyDigest(key), 16);
+}
+
+/**
+ * derivedUlid of the key whose UTF-8 bytes are `key[0, length)`: for a caller that derives many ids from
+ * keys sharing a prefix (a fork's `fork:<header id>:<k>`), writing only the part that changes.
+ */
+export function derivedUlidOfBytes(key: Uint8Array, length: number, ts: unknown): string {
+  return timePart(ts) + encodeBits(sha256Into(key.subarray(0, length), KEY_DIGEST), 16);
+}
+
+function timePart(ts: unknown): string {
   const parsed = typeof ts === "string" ? timestampMillis(ts) : NaN;
-  const time = encodeTime(Number.isNaN(parsed) ? 0 : parsed);
-  return time + encodeBits(keyDigest(key), 16);
+  return encodeTime(Number.isNaN(parsed) ? 0 : parsed);
 }
 
 /** `n` random bytes as lowercase hex: temp-file suffixes, lease holder ids. */

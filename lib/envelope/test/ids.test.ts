@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { derivedUlid, timestampMillis } from "../src/ids.js";
+import { derivedUlid, derivedUlidOfBytes, timestampMillis } from "../src/ids.js";
 import { sha256Into } from "../src/sha256.js";
 
 const nodeSha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
@@ -31,6 +31,18 @@ describe("timestampMillis", () => {
     fc.assert(fc.property(ts, (t) => Object.is(timestampMillis(t), Date.parse(t))), { numRuns: 3000 });
     for (const t of ["2026-07-20T24:00:00.000Z", "2026-07-20T23:59:59.999Z", "2026-07-20T10:02:53.700Z", "x", "", "2026-07-20T10:02:53Z"]) {
       expect(Object.is(timestampMillis(t), Date.parse(t)), t).toBe(true);
+    }
+  });
+});
+
+describe("derivedUlidOfBytes", () => {
+  it("is derivedUlid of the key the bytes spell, for keys of every length up to three SHA-256 blocks", () => {
+    const scratch = new Uint8Array(300);
+    for (let n = 0; n <= 200; n++) {
+      const key = `fork:01JZZZZZZZZZZZZZZZZZZZZZZZ:${"9".repeat(n % 12)}é${"x".repeat(n)}`;
+      const length = Buffer.from(key, "utf8").copy(scratch);
+      const ts = n % 3 === 0 ? null : "2026-07-20T10:02:53.700Z";
+      expect(derivedUlidOfBytes(scratch, length, ts)).toBe(derivedUlid(key, ts));
     }
   });
 });
