@@ -157,10 +157,7 @@ describe("a SIGKILLed lease holder", () => {
     const before = readFileSync(path.join(sessionsPath(ws), "s.ndjson"));
     const holder = start("pixir-log", ["append", "s"], { cwd: ws });
     holder.child.stdin.write(appendLines("dead", 1)[0]!);
-    // The lease is linked into place and then its temp file removed: kill only after both, or a kill in
-    // between leaves a temp file that check rightly reports (a race of the test, not of the lease).
-    const placing = () => readdirSync(path.dirname(leaseFile(ws, "s"))).some((f) => f.includes(".tmp-"));
-    for (let i = 0; i < 100 && (!existsSync(leaseFile(ws, "s")) || placing()); i++) await sleep(50);
+    for (let i = 0; i < 100 && !existsSync(leaseFile(ws, "s")); i++) await sleep(50);
     holder.child.kill("SIGKILL");
     await holder.done;
 
@@ -201,7 +198,14 @@ describe("a SIGKILLed lease holder", () => {
     // Then the Session works again, from the original bytes.
     const next = run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: appendLines("after", 1).join("") });
     expect(next.json).toMatchObject({ ok: true, first_seq: 1 });
-    expect(run("pixir-log", ["check", "s", "--json"], { cwd: ws }).json.warning_count).toBe(0);
+    // The Log reads cleanly. The only finding allowed is the one a SIGKILL can leave by landing while the
+    // holder placed or renewed its lease (a heartbeat writes a temp file, then renames it): that temp
+    // file, which check rightly reports. It happened in loaded test runs, never in the Log.
+    const finalCheck = run("pixir-log", ["check", "s", "--json"], { cwd: ws });
+    expect([finalCheck.code, finalCheck.json.logs[0].problems], finalCheck.stdout).toEqual([0, []]);
+    for (const w of finalCheck.json.logs[0].warnings) {
+      expect(w, finalCheck.stdout).toMatchObject({ code: "stale_temp_file", path: expect.stringMatching(/^\.pixir\/session_leases\/s\.json\.tmp-[0-9a-f]{8}$/) });
+    }
   }, 60_000);
 
   it("16 forced releases of one stale lease at once: exactly one releases, none fails badly", async () => {
