@@ -73,6 +73,11 @@ let depth = 0;
 let kernel: StringKernel | null = stringKernel;
 /** Lines at least this long are copied to the kernel's memory; shorter strings end sooner than a call costs. */
 const MIRROR_MIN_BYTES = 128;
+/**
+ * Longer lines (a branch summary with a record per tool call can be tens of MiB) take the JavaScript
+ * loop: WebAssembly memory never shrinks, and a process must stay within its memory bound.
+ */
+const MIRROR_MAX_BYTES = 1024 * 1024;
 /** The line being checked is in the kernel's memory, at its index minus `mirrorShift`. */
 let mirrored = false;
 let mirrorShift = 0;
@@ -319,7 +324,7 @@ export function checkLine(b: Buffer, s: number, e: number, utf8Checked = false):
   facts.reorderLength = 0;
   membersTop = 0;
   depth = 1;
-  mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES;
+  mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
   if (mirrored) {
     kernel!.mirror(b, s, e);
     mirrorShift = s;

@@ -1,7 +1,7 @@
 // The inner loop of the byte check (line-check.ts): finding where the ordinary bytes of a JSON string end.
 // Tool outputs make most of a Log's bytes strings, and a byte loop in JavaScript runs at well under 1 GB/s,
 // so this one loop is a WebAssembly function that looks at 16 bytes at a time (SIMD, about 9 GB/s).
-// The module is eighty-odd bytes, assembled below instruction by instruction; the JavaScript loop it
+// The module is under 200 bytes, assembled below instruction by instruction; the JavaScript loop it
 // replaces stays as the fallback, and test/string-scan.test.ts holds the two to the same answers.
 
 const I32 = 0x7f;

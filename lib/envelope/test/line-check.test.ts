@@ -118,6 +118,16 @@ describe.each([
     }
   });
 
+  it("checks a line longer than the kernel's 1 MiB the same way (the JavaScript loop takes it)", () => {
+    const text = `${"abc é 🙂 \\n \\\" ".repeat(150_000)}end`;
+    const good = `${headOf("user_message")}{"text":"${text}"}}`;
+    expect(Buffer.byteLength(good)).toBeGreaterThan(2 * 1024 * 1024);
+    expect(fast(good)).toBe(oracle(good).canonical);
+    // A raw control byte deep inside the long string makes the line invalid JSON: refused.
+    const bad = good.replace("end", "e\u0001d");
+    expect(accepts(bad)).toBe(false);
+  });
+
   it("leaves nesting past the limit to the full decode", () => {
     const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
     // The envelope is depth 1 and data depth 2, so data may hold MAX - 2 more levels.
