@@ -108,3 +108,66 @@ export async function* splitLines(chunks: AsyncIterable<Buffer | string>, option
     yield { bytes: Buffer.concat(pending, pendingBytes), lineNo, offset: lineStart, terminated: false };
   }
 }
+
+/** The size of the reused buffer of the block readers (lineBlocks, streamLineBlocks). */
+export const LINE_BLOCK = 1 << 20;
+
+/**
+ * A buffer of whole lines: `bytes[0, end)` is lines that each end in `\n`; or, with `tail`, the last
+ * bytes of the range, which lack one (a line longer than MAX_LINE_BYTES comes as a tail too).
+ */
+export interface LineBlock {
+  bytes: Buffer;
+  end: number;
+  tail: boolean;
+}
+
+/**
+ * A byte stream (stdin) as blocks of whole lines in one reused buffer, for readers that check lines
+ * where they lie instead of making an object per line (splitLines). A block is valid until the next
+ * is asked for. Blank lines are kept (the caller counts them); a line longer than the limit is refused
+ * as splitLines refuses it, and a final line without `\n` comes last, as a `tail` block of its own.
+ */
+export async function* streamLineBlocks(chunks: AsyncIterable<Buffer>, options: SplitOptions): AsyncGenerator<LineBlock> {
+  const max = options.maxLineBytes ?? MAX_LINE_BYTES;
+  // The buffer never exceeds max + 1 bytes, so every whole line in it is within the limit.
+  let buf = Buffer.allocUnsafe(Math.min(LINE_BLOCK, max + 1));
+  let have = 0;
+  let linesBefore = 0;
+  const countLines = (end: number) => {
+    for (let i = buf.indexOf(NEWLINE, 0); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) linesBefore++;
+  };
+  for await (const chunk of chunks) {
+    let from = 0;
+    while (from < chunk.length) {
+      if (have === buf.length) {
+        const last = buf.lastIndexOf(NEWLINE, have - 1);
+        if (last >= 0) {
+          yield { bytes: buf, end: last + 1, tail: false };
+          countLines(last + 1);
+          buf.copy(buf, 0, last + 1, have);
+          have -= last + 1;
+        } else {
+          // One line fills the buffer: grow it, up to the limit.
+          if (have > max) throw lineTooLong(options.path, linesBefore + 1, max);
+          const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, max + 1));
+          buf.copy(bigger, 0, 0, have);
+          buf = bigger;
+        }
+      }
+      const n = chunk.copy(buf, have, from);
+      have += n;
+      from += n;
+    }
+    if (have === buf.length && buf.lastIndexOf(NEWLINE, have - 1) < 0 && have > max) throw lineTooLong(options.path, linesBefore + 1, max);
+  }
+  const last = have === 0 ? -1 : buf.lastIndexOf(NEWLINE, have - 1);
+  if (last >= 0) {
+    yield { bytes: buf, end: last + 1, tail: false };
+    countLines(last + 1);
+    buf.copy(buf, 0, last + 1, have);
+    have -= last + 1;
+  }
+  if (have > max) throw lineTooLong(options.path, linesBefore + 1, max);
+  if (have > 0) yield { bytes: buf, end: have, tail: true };
+}

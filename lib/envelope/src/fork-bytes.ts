@@ -6,14 +6,17 @@
 // (fork.ts parentFromLog), which handles, or names the problem of, every line.
 import { isUtf8 } from "node:buffer";
 import { crc32 } from "node:zlib";
-import { constants as fsConstants } from "node:fs";
+import { constants as fsConstants, fstatSync, read } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { PixirEvent } from "./envelope.js";
-import { LineFingerprint, parentChangedError, PrefixScanner, type ParentSource } from "./fork-plan.js";
+import { LineFingerprint, parentChangedError, PrefixScanner, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { derivedUlidOfBytes } from "./ids.js";
 import { checkedShareHeader, checkLine, facts } from "./line-check.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
-import { committedLength, headLine, lineBlocks, readLogRange } from "./log-read.js";
+import { committedLength, headLine, lineBlocks, readLogRange, type PositionalReader } from "./log-read.js";
+import { decodeOwnHead } from "./envelope.js";
+import { isValidSessionId } from "./session-id.js";
+import type { HistoryItem } from "./loader.js";
 import { isInherited } from "./loader.js";
 import { splitLines } from "./codec.js";
 import { inspectStatePath, logPath, type StatePath } from "./paths.js";
@@ -151,60 +154,159 @@ export async function passThroughParent(
   const p = logPath(ws, parentId);
   const file = await openLog(p);
   if (file === null) return null;
+  let plan: BytePlan | null;
   let byteLength: number;
-  const scanner = new PrefixScanner(parentId, toSeq, false);
-  let crc = 0;
   try {
     byteLength = committedLength(ws, parentId, file.fd).byteLength;
     if (byteLength === 0) return null;
-    let prevSeq = -1;
-    for await (const block of lineBlocks(file, byteLength)) {
-      const b = block.bytes;
-      // A line ends at the first `\n`, which is never part of a multi-byte character: the lines of a
-      // block are valid UTF-8 each exactly when the block is.
-      const lines = b.subarray(0, block.end);
-      if (block.tail || !isUtf8(lines)) return null;
-      crc = crc32(lines, crc);
-      for (let s = 0; s < block.end; ) {
-        const e = b.indexOf(NEWLINE, s);
-        if (e === s || checkLine(b, s, e, true) < 0) return null;
-        const seq = facts.seq;
-        if (seq === null || seq < prevSeq) return null;
-        prevSeq = seq;
-        // A share_v1 header makes this Log a share child (or, past line 1, a corrupt one).
-        if (checkedShareHeader(b)) return null;
-        scanner.addChecked(b, s, e);
-        s = e + 1;
-      }
-      checked?.add(block.end);
-    }
+    plan = await planFromBytes(file, byteLength, parentId, toSeq, checked);
   } finally {
     await file.close();
   }
-  const plan = { ...scanner.finish(), fingerprint: bytesFingerprint(crc, byteLength) };
+  if (plan === null || plan.read !== byteLength) return null;
+  const facts = plan.facts;
   const source: ParentSource = {
     parentId,
-    facts: plan,
+    facts,
     async *inherited() {
       for await (const raw of splitLines(readLogRange(p, 0, byteLength), { path: p.rel })) {
         const line = headLine(raw, { path: p });
-        if (isInherited(line.event, plan.toSeq)) yield { event: line.event, dataText: line.dataText, lineBytes: line.bytes };
+        if (isInherited(line.event, facts.toSeq)) yield { event: line.event, dataText: line.dataText, lineBytes: line.bytes };
       }
     },
-    inheritedBlocks: (forkEventId, childId) => copyPassThrough(p, byteLength, source, forkEventId, childId),
+    inheritedBlocks: (forkEventId, childId) => copyPassThrough(() => openLog(p), byteLength, source, forkEventId, childId),
     dispose() {},
   };
   return source;
 }
 
+/**
+ * A History in a regular file on stdin (`pixir-fork < FILE`), read in place twice like a Log, with no
+ * spool: `fd` is read on from where it stands to its end. Null when the lines are not all of the form
+ * passThroughParent handles, or are not all of one session; the caller then reads the same bytes again
+ * the general way, from `start` for `length` bytes (both given in `range`).
+ */
+export async function passThroughStdin(
+  fd: number,
+  toSeq: number | undefined,
+  range: { start: number; length: number },
+): Promise<ParentSource | null> {
+  let read = 0;
+  const sequential: PositionalReader = {
+    async read(buffer, offset, length) {
+      const got = await readFd(fd, buffer, offset, length, null);
+      read += got.bytesRead;
+      return got;
+    },
+  };
+  const plan = await planFromBytes(sequential, Infinity, null, toSeq);
+  // A pass that gave up read part of the input: read to its end, so that its start is known.
+  const rest = Buffer.allocUnsafe(1 << 16);
+  while (plan === null && (await sequential.read(rest, 0, rest.length, 0)).bytesRead > 0);
+  // stdin's offset cannot be asked for; at its end it is the file's size, so the input began `read` bytes before.
+  range.length = read;
+  range.start = fstatSync(fd).size - read;
+  if (plan === null || read === 0 || range.start < 0) return null;
+  const start = range.start;
+  const positional: PositionalReader = { read: (buffer, offset, length, position) => readFd(fd, buffer, offset, length, start + position) };
+  const source: ParentSource = {
+    parentId: plan.parentId,
+    facts: plan.facts,
+    async *inherited() {
+      yield* inheritedOfBlocks(positional, read, source);
+    },
+    inheritedBlocks: (forkEventId, childId) => copyPassThrough(async () => positional, read, source, forkEventId, childId),
+    dispose() {},
+  };
+  return source;
+}
+
+function readFd(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }> {
+  return new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (err, bytesRead) => (err ? reject(err) : resolve({ bytesRead }))));
+}
+
+/** The inherited lines of a range planned by planFromBytes, as HistoryItems (the line way of the fork stream). */
+async function* inheritedOfBlocks(file: PositionalReader, length: number, parent: Pick<ParentSource, "parentId" | "facts">): AsyncGenerator<HistoryItem> {
+  let count = 0;
+  for await (const block of lineBlocks(file, length)) {
+    const b = block.bytes;
+    for (let s = 0; s < block.end; ) {
+      const e = b.indexOf(NEWLINE, s);
+      // Every line was checked by the plan's pass: one that is not in our layout now was changed since.
+      const own = block.tail ? null : decodeOwnHead(b.toString("utf8", s, e));
+      if (own === null) throw parentChangedError(parent, "", count);
+      if (isInherited(own.event, parent.facts.toSeq)) {
+        count++;
+        yield { event: own.event, dataText: own.dataText };
+      }
+      s = e + 1;
+    }
+  }
+}
+
+interface BytePlan {
+  parentId: string;
+  facts: PrefixFacts;
+  /** Bytes the pass read: all of the range unless it shrank. */
+  read: number;
+}
+
+/**
+ * The plan's pass over the bytes of `[0, length)` of `file`: each line checked where it lies and fed to
+ * the scanner, with a CRC-32 of every byte read as the fingerprint the copying pass must match. With
+ * `parentId` null the first line names the parent and every line must be of that session (a History
+ * on stdin). Null at the first line this path does not handle.
+ */
+async function planFromBytes(file: PositionalReader, length: number, parentId: string | null, toSeq: number | undefined, checked?: ByteProgress): Promise<BytePlan | null> {
+  let scanner = parentId === null ? null : new PrefixScanner(parentId, toSeq, false);
+  let session: Buffer | null = null;
+  let crc = 0;
+  let read = 0;
+  let prevSeq = -1;
+  for await (const block of lineBlocks(file, length)) {
+    const b = block.bytes;
+    // A line ends at the first `\n`, which is never part of a multi-byte character: the lines of a
+    // block are valid UTF-8 each exactly when the block is.
+    const lines = b.subarray(0, block.end);
+    if (block.tail || !isUtf8(lines)) return null;
+    crc = crc32(lines, crc);
+    read += block.end;
+    for (let s = 0; s < block.end; ) {
+      const e = b.indexOf(NEWLINE, s);
+      if (e === s || checkLine(b, s, e, true) < 0) return null;
+      const seq = facts.seq;
+      if (seq === null || seq < prevSeq) return null;
+      prevSeq = seq;
+      // A share_v1 header makes this Log a share child (or, past line 1, a corrupt one).
+      if (checkedShareHeader(b)) return null;
+      if (scanner === null) {
+        parentId = b.toString("utf8", head.sessionStart, head.sessionEnd);
+        if (!isValidSessionId(parentId)) return null;
+        session = Buffer.from(parentId, "utf8");
+        scanner = new PrefixScanner(parentId, toSeq, false);
+      } else if (session !== null && b.compare(session, 0, session.length, head.sessionStart, head.sessionEnd) !== 0) return null;
+      scanner.addChecked(b, s, e);
+      s = e + 1;
+    }
+    checked?.add(block.end);
+  }
+  if (scanner === null) return null;
+  return { parentId: parentId!, facts: { ...scanner.finish(), fingerprint: bytesFingerprint(crc, read) }, read };
+}
 
 /**
  * The copying pass over a parent planned by passThroughParent: the child's inherited lines, in blocks.
  * The parent is not leased, so the lines read now must be the very lines the plan read (fingerprint).
  */
-async function* copyPassThrough(p: StatePath, byteLength: number, parent: Pick<ParentSource, "parentId" | "facts">, forkEventId: string, childId: string): AsyncGenerator<Buffer> {
+async function* copyPassThrough(
+  reopen: () => Promise<(PositionalReader & { close?(): Promise<void> }) | null>,
+  byteLength: number,
+  parent: Pick<ParentSource, "parentId" | "facts">,
+  forkEventId: string,
+  childId: string,
+): AsyncGenerator<Buffer> {
   const changed = (count: number) => parentChangedError(parent, childId, count);
-  const file = await openLog(p);
+  const file = await reopen();
   if (file === null) throw changed(0);
   const lines = new ChildLines(parent.facts.toSeq, forkEventId, childId, false);
   let crc = 0;
@@ -223,7 +325,7 @@ async function* copyPassThrough(p: StatePath, byteLength: number, parent: Pick<P
       yield* lines.take();
     }
   } finally {
-    await file.close();
+    await file.close?.();
   }
   yield* lines.take(true);
   if (lines.k !== parent.facts.eventCount || bytesFingerprint(crc, read) !== parent.facts.fingerprint) throw changed(lines.k);

@@ -1,18 +1,21 @@
 // fork.md §3–§4, §10: the fork plan and the fork stream. One pass over the parent History computes the
 // plan (counts, digest, open tool calls, safe cut points); a second pass emits the inherited Events.
-import { closeSync, openSync, rmSync, mkdtempSync } from "node:fs";
+import { closeSync, fstatSync, openSync, read, rmSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { splitLines, type RawLine } from "./codec.js";
+import { splitLines, streamLineBlocks, type RawLine } from "./codec.js";
+import { isUtf8 } from "node:buffer";
+import { checkLine, facts as lineFacts } from "./line-check.js";
 import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
 import { parentChangedError, PrefixScanner, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
-import { PixirError, usageError } from "./errors.js";
+import { fsError, PixirError, usageError } from "./errors.js";
 import { newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
-import { corruptLineError, headLine, headLines, readFileChunks, readLogRange } from "./log-read.js";
+import { corruptLineError, headLine, headLines, lineBlocks, readFileChunks, readLogRange } from "./log-read.js";
+import { open } from "node:fs/promises";
 import { inheritedItem, isInherited, openHistory, type History, type HistoryItem } from "./loader.js";
-import { readHead } from "./line-head.js";
-import { ChildLines, passThroughParent } from "./fork-bytes.js";
+import { head, readHead } from "./line-head.js";
+import { ChildLines, passThroughParent, passThroughStdin } from "./fork-bytes.js";
 import { BlockWriter } from "./log-write.js";
 import { logPath } from "./paths.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
@@ -128,6 +131,7 @@ export function forkHeader(ws: string, parentId: string, childId: string, facts:
 }
 
 const CR = 0x0d;
+const NEWLINE = 0x0a;
 
 
 /**
@@ -213,17 +217,47 @@ async function* copyInheritedBlocks(
   const out = new ChildLines(toSeq, forkEventId, childId, fingerprint);
   for await (const raw of lines) {
     const b = raw.bytes;
-    if (!out.addOurs(b, 0, b.length)) {
-      const line = general(raw);
-      if (isInherited(line.event, toSeq)) {
-        const child = inheritedItem({ event: line.event, dataText: line.dataText, lineBytes: b }, forkEventId, childId, out.k + 1);
-        out.addText(serializeEvent(child.event, child.dataText), line.event, b);
-      }
-    }
+    if (!out.addOurs(b, 0, b.length)) copyGeneral(out, general(raw), b, toSeq, forkEventId, childId);
     yield* out.take();
   }
   yield* out.take(true);
   if (fingerprint && (out.seen.count !== parent.facts.eventCount || out.seen.digest() !== parent.facts.fingerprint)) throw parentChangedError(parent, childId, out.seen.count);
+}
+
+/** An inherited line not in our layout, decoded by the caller (`line`), as the child's serialized text. */
+function copyGeneral(out: ChildLines, line: { event: PixirEvent; dataText?: string }, bytes: Buffer, toSeq: number, forkEventId: string, childId: string): void {
+  if (!isInherited(line.event, toSeq)) return;
+  const child = inheritedItem({ event: line.event, dataText: line.dataText, lineBytes: bytes }, forkEventId, childId, out.k + 1);
+  out.addText(serializeEvent(child.event, child.dataText), line.event, bytes);
+}
+
+/**
+ * The copying pass over parentFromStream's spool, in blocks of its bytes: every line there is
+ * inherited and was written by this process, so it needs no fingerprint; a line not in our layout
+ * (a null id or ts) is decoded by `general`.
+ */
+async function* copySpool(spool: string, parent: Pick<ParentSource, "facts">, forkEventId: string, childId: string, general: (bytes: Buffer) => HistoryItem): AsyncGenerator<Buffer> {
+  const toSeq = parent.facts.toSeq;
+  const out = new ChildLines(toSeq, forkEventId, childId, false);
+  const file = await open(spool, "r");
+  try {
+    for await (const block of lineBlocks(file, (await file.stat()).size)) {
+      const b = block.bytes;
+      for (let s = 0; s < block.end; ) {
+        let e = b.indexOf(NEWLINE, s);
+        if (e < 0 || e > block.end) e = block.end;
+        if (!out.addOurs(b, s, e)) {
+          const bytes = Buffer.from(b.subarray(s, e));
+          copyGeneral(out, general(bytes), bytes, toSeq, forkEventId, childId);
+        }
+        s = e + 1;
+      }
+      yield* out.take();
+    }
+  } finally {
+    await file.close();
+  }
+  yield* out.take(true);
 }
 
 /** The parent's lines read from their heads only (log-read.ts headLines), as HistoryItems. */
@@ -240,56 +274,151 @@ export function parentNotFound(ws: string, parentId: string, command = "pixir fo
 }
 
 /**
- * Read a parent History from stdin (pixir-fork without --parent). The inherited lines are spooled to a
+ * The parent History on stdin (pixir-fork without --parent). A regular file is read in place, twice
+ * (passThroughStdin); when its lines need the general way it is read again from where it began, as a
+ * pipe is read: through parentFromStream, which spools what the copying pass needs.
+ */
+export async function parentFromStdin(stdin: AsyncIterable<Buffer>, toSeq: number | undefined, signal?: AbortSignal): Promise<ParentSource> {
+  const fd = seekableFd(stdin);
+  if (fd === null) return parentFromStream(stdin, toSeq, signal);
+  const range = { start: 0, length: 0 };
+  const inPlace = await passThroughStdin(fd, toSeq, range);
+  if (inPlace !== null) return inPlace;
+  return parentFromStream(fdRange(fd, range.start, range.length), toSeq, signal);
+}
+
+/** The descriptor behind `stdin` when it is a regular file (process.stdin is then an fs.ReadStream); else null. */
+function seekableFd(stdin: unknown): number | null {
+  const fd = (stdin as { fd?: unknown }).fd;
+  if (typeof fd !== "number") return null;
+  try {
+    return fstatSync(fd).isFile() ? fd : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `[start, start + length)` of `fd`, read by position in chunks of one reused buffer. */
+async function* fdRange(fd: number, start: number, length: number): AsyncGenerator<Buffer> {
+  const buf = Buffer.allocUnsafe(1 << 20);
+  for (let at = 0; at < length; ) {
+    const n = await new Promise<number>((resolve, reject) => read(fd, buf, 0, Math.min(buf.length, length - at), start + at, (err, got) => (err ? reject(err) : resolve(got))));
+    if (n === 0) return;
+    at += n;
+    yield buf.subarray(0, n);
+  }
+}
+
+/**
+ * Read a parent History from a stream. The inherited lines are spooled to a
  * temp file in the OS temp directory, so memory stays flat; the file is removed by dispose().
+ *
+ * stdin is read in blocks of whole lines (streamLineBlocks): a line the byte check accepts
+ * (line-check.ts) feeds the plan where it lies and is spooled as it is; any other line is decoded in
+ * full (decodeLogLine), which tolerates what the reading rules tolerate and names every problem.
  */
 export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: number | undefined, signal?: AbortSignal): Promise<ParentSource> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "pixir-fork-"));
+  let dir: string;
+  try {
+    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-fork-"));
+  } catch (err) {
+    throw spoolError(err, os.tmpdir());
+  }
   const spool = path.join(dir, "inherited.ndjson");
-  const fd = openSync(spool, "wx", 0o600);
-  let parentId: string | null = null;
-  let scanner: PrefixScanner | null = null;
+  let fd: number;
+  try {
+    fd = openSync(spool, "wx", 0o600);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw spoolError(err, dir);
+  }
+  // Set by the first line (closures assign them, so they live in one record).
+  const first: { parentId: string | null; parentBytes: Buffer | null; scanner: PrefixScanner | null } = { parentId: null, parentBytes: null, scanner: null };
   let prevSeq: number | null = null;
   let seenNull = false;
+  let lineNo = 0;
   const spooled = new BlockWriter(fd);
+  const startParent = (sessionId: string | null) => {
+    assertSessionId(sessionId);
+    first.parentId = sessionId;
+    first.parentBytes = Buffer.from(sessionId, "utf8");
+    // The spool is this process's own file: the copying pass needs no fingerprint of what it reads.
+    return (first.scanner = new PrefixScanner(sessionId, toSeq, false));
+  };
+  const orderSeq = (seq: number | null) => {
+    if (seq === null) seenNull = true;
+    else if (seenNull || (prevSeq !== null && seq < prevSeq)) throw integrityError("seq_out_of_order", `seq >= ${prevSeq ?? 0}`, seq, lineNo);
+    else prevSeq = seq;
+  };
+  /** A line the byte check refused (or of another session): the full decode, as splitLines' readers do. */
+  const decodeLine = (bytes: Buffer, terminated: boolean) => {
+    // The input is a History as `pixir-log cat` prints it, so the reading rules apply
+    // (envelope-and-log.md §7): a missing or null id or ts is tolerated, as through --parent.
+    const decoded = decodeLogLine(bytes, !terminated);
+    if (isLineProblem(decoded)) throw corruptLineError(decoded, lineNo, STDIN_PATH);
+    const sessionId = decoded.event.session_id;
+    const parentId = first.parentId;
+    const scanner = parentId === null ? startParent(sessionId) : first.scanner!;
+    if (parentId !== null && sessionId !== parentId) {
+      if (!isValidSessionId(sessionId)) assertSessionId(sessionId);
+      throw integrityError("session_id_mismatch", parentId, sessionId, lineNo);
+    }
+    orderSeq(decoded.event.seq);
+    // session_id equals parentId here; the decoded Event is used as it is, so its data stays unparsed.
+    const event = decoded.event;
+    if (scanner.add(event, bytes, decoded.canonical)) {
+      // A whole envelope in our key order is already the line serializeEvent would write: keep its bytes.
+      if (decoded.exact && bytes[bytes.length - 1] !== CR && readHead(bytes, 0, bytes.length) >= 0) {
+        spooled.add(bytes);
+        spooled.add("\n");
+      } else spooled.add(serializeEvent(event, lineDataText(bytes.toString("utf8"), event, decoded.exact)));
+    }
+  };
   try {
-    for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), signal)) {
-      // The input is a History as `pixir-log cat` prints it, so the reading rules apply
-      // (envelope-and-log.md §7): a missing or null id or ts is tolerated, as through --parent.
-      const decoded = decodeLogLine(raw.bytes, !raw.terminated);
-      if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, STDIN_PATH);
-      const sessionId = decoded.event.session_id;
-      if (parentId === null) {
-        assertSessionId(sessionId);
-        parentId = sessionId;
-        scanner = new PrefixScanner(parentId, toSeq);
-      } else if (sessionId !== parentId) {
-        if (!isValidSessionId(sessionId)) assertSessionId(sessionId);
-        throw integrityError("session_id_mismatch", parentId, sessionId, raw.lineNo);
+    for await (const block of abortable(streamLineBlocks(input, { path: STDIN_PATH }), signal)) {
+      const b = block.bytes;
+      if (block.tail) {
+        lineNo++;
+        decodeLine(Buffer.from(b.subarray(0, block.end)), false);
+        continue;
       }
-      const seq = decoded.event.seq;
-      if (seq === null) seenNull = true;
-      else if (seenNull || (prevSeq !== null && seq < prevSeq)) {
-        throw integrityError("seq_out_of_order", `seq >= ${prevSeq ?? 0}`, seq, raw.lineNo);
-      } else prevSeq = seq;
-      // session_id equals parentId here; the decoded Event is used as it is, so its data stays unparsed.
-      const event = decoded.event;
-      if (scanner!.add(event, raw.bytes, decoded.canonical)) {
-        // A whole envelope in our key order is already the line serializeEvent would write: keep its bytes.
-        const b = raw.bytes;
-        if (decoded.exact && b[b.length - 1] !== CR && readHead(b, 0, b.length) >= 0) {
-          spooled.add(b);
-          spooled.add("\n");
-        } else spooled.add(serializeEvent(event, lineDataText(b.toString("utf8"), event, decoded.exact)));
+      // Runs of inherited lines are spooled as one copy; [run, s) is the run so far.
+      const utf8 = isUtf8(b.subarray(0, block.end));
+      let run = 0;
+      for (let s = 0; s < block.end; ) {
+        const e = b.indexOf(NEWLINE, s);
+        lineNo++;
+        if (e === s) {
+          if (run < s) spooled.add(b.subarray(run, s));
+          run = s = e + 1;
+          continue;
+        }
+        let kept = false;
+        const parentBytes = first.parentBytes;
+        if (checkLine(b, s, e, utf8) >= 0 && parentBytes !== null && b.compare(parentBytes, 0, parentBytes.length, head.sessionStart, head.sessionEnd) === 0) {
+          orderSeq(lineFacts.seq);
+          kept = first.scanner!.addChecked(b, s, e);
+        } else {
+          if (run < s) spooled.add(b.subarray(run, s));
+          run = s;
+          decodeLine(Buffer.from(b.subarray(s, e)), true);
+        }
+        if (!kept) {
+          if (run < s) spooled.add(b.subarray(run, s));
+          run = e + 1;
+        }
+        s = e + 1;
       }
+      if (run < block.end) spooled.add(b.subarray(run, block.end));
     }
     spooled.flush();
   } catch (err) {
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
-    throw err;
+    throw spoolError(err, dir);
   }
   closeSync(fd);
+  const { parentId, scanner } = first;
   if (parentId === null || scanner === null) {
     rmSync(dir, { recursive: true, force: true });
     throw integrityError("empty_stream", "at least one event", 0, null);
@@ -298,25 +427,32 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   const spooledLines = () => splitLines(readFileChunks(spool), { path: STDIN_PATH });
   // The spool holds lines this process wrote from checked input; an inherited Event may still lack an
   // id or ts (null), exactly as it may through --parent.
-  const spooledItem = (raw: RawLine): HistoryItem => {
-    const text = raw.bytes.toString("utf8");
+  const spooledItem = (bytes: Buffer): HistoryItem => {
+    const text = bytes.toString("utf8");
     const own = decodeOwnHead(text);
     if (own !== null) return { event: own.event, dataText: own.dataText };
-    const decoded = decodeLogLine(raw.bytes, false) as DecodedLine;
+    const decoded = decodeLogLine(bytes, false) as DecodedLine;
     return { event: decoded.event, dataText: dataTextOf(text, decoded.event) };
   };
   const source: ParentSource = {
     parentId,
     facts,
     async *inherited() {
-      for await (const raw of spooledLines()) yield spooledItem(raw);
+      for await (const raw of spooledLines()) yield spooledItem(raw.bytes);
     },
-    inheritedBlocks: (forkEventId, childId) => copyInheritedBlocks(spooledLines(), source, forkEventId, childId, spooledItem, false),
+    inheritedBlocks: (forkEventId, childId) => copySpool(spool, source, forkEventId, childId, spooledItem),
     dispose() {
       rmSync(dir, { recursive: true, force: true });
     },
   };
   return source;
+}
+
+/** The temp directory refused the spool (missing, full, read-only): a named error, not an internal one. */
+function spoolError(err: unknown, dir: string): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (err instanceof PixirError || typeof code !== "string") return err;
+  return fsError(err, dir, "spool", () => new PixirError("log_write_failed", "could not write the spool file in the temp directory", { reason: `temp_spool_failed: ${code}`, path: dir }));
 }
 
 /** The fork stream of fork.md §4.1 as lines: header, then (replay_v1) the renumbered inherited Events. */

@@ -4,7 +4,8 @@ import { open as openFile, type FileHandle } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import { checkedShareHeader, checkLine, facts } from "./line-check.js";
 import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, constants as fsConstants } from "node:fs";
-import { MAX_LINE_BYTES, splitLines, type RawLine } from "./codec.js";
+import { LINE_BLOCK, MAX_LINE_BYTES, splitLines, type LineBlock, type RawLine } from "./codec.js";
+export type { LineBlock } from "./codec.js";
 import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "./errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
@@ -429,16 +430,10 @@ export function headLine(raw: RawLine, scan: Pick<ScanResult, "path">): HeadLine
   return { event: decoded.event, dataText: decoded.exact ? dataTextOf(text, decoded.event) : undefined, bytes: raw.bytes };
 }
 
-const LINE_BLOCK = 1 << 20;
 
-/**
- * A buffer of whole lines: `bytes[0, end)` is lines that each end in `\n`; or, with `tail`, the last
- * bytes of the range, which lack one (a line longer than MAX_LINE_BYTES comes as a tail too).
- */
-export interface LineBlock {
-  bytes: Buffer;
-  end: number;
-  tail: boolean;
+/** What lineBlocks reads from: a FileHandle, or a file descriptor such as a seekable stdin (fork-bytes.ts). */
+export interface PositionalReader {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
 }
 
 /**
@@ -446,7 +441,7 @@ export interface LineBlock {
  * reader that handles each block before asking for the next allocates nothing per line or per read.
  * The buffer grows for a line longer than it.
  */
-export async function* lineBlocks(file: FileHandle, length: number): AsyncGenerator<LineBlock> {
+export async function* lineBlocks(file: PositionalReader, length: number): AsyncGenerator<LineBlock> {
   let buf = Buffer.allocUnsafe(LINE_BLOCK);
   let have = 0;
   let position = 0;

@@ -9,7 +9,7 @@ import {
   LineBuffer,
   newUlid,
   parentFromLog,
-  parentFromStream,
+  parentFromStdin,
   parseForkStrategy,
   parseNonNegativeInt,
   stringFlag,
@@ -28,7 +28,7 @@ export async function runFork(args: ParsedArgs, ctx: CommandContext, synopsis: s
   const dryRun = boolFlag(args, "dry-run");
   const ws = ctx.workspace();
 
-  const parent = parentId !== undefined ? await parentFromLog(ws, parentId, toSeq, "pixir-fork") : await parentFromStream(ctx.io.stdin, toSeq, ctx.signal);
+  const parent = parentId !== undefined ? await parentFromLog(ws, parentId, toSeq, "pixir-fork") : await parentFromStdin(ctx.io.stdin, toSeq, ctx.signal);
   try {
     if (boolFlag(args, "strict-boundary")) checkBoundary(parent.facts, toSeq);
     const childId = childArg ?? newUlid();
