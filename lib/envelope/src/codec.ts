@@ -125,10 +125,10 @@ export interface LineBlock {
 /**
  * A byte stream (stdin) as blocks of whole lines in one reused buffer, for readers that check lines
  * where they lie instead of making an object per line (splitLines). A block is valid until the next
- * is asked for. Blank lines are kept (the caller counts them); a line longer than the limit is refused
+ * is asked for; it holds the whole lines of one input chunk or more (up to the buffer's size). Blank lines are kept (the caller counts them); a line longer than the limit is refused
  * as splitLines refuses it, and a final line without `\n` comes last, as a `tail` block of its own.
  */
-export async function* streamLineBlocks(chunks: AsyncIterable<Buffer>, options: SplitOptions): AsyncGenerator<LineBlock> {
+export async function* streamLineBlocks(chunks: AsyncIterable<Buffer | string>, options: SplitOptions): AsyncGenerator<LineBlock> {
   const max = options.maxLineBytes ?? MAX_LINE_BYTES;
   // The buffer never exceeds max + 1 bytes, so every whole line in it is within the limit.
   let buf = Buffer.allocUnsafe(Math.min(LINE_BLOCK, max + 1));
@@ -137,7 +137,8 @@ export async function* streamLineBlocks(chunks: AsyncIterable<Buffer>, options: 
   const countLines = (end: number) => {
     for (let i = buf.indexOf(NEWLINE, 0); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) linesBefore++;
   };
-  for await (const chunk of chunks) {
+  for await (const input of chunks) {
+    const chunk = typeof input === "string" ? Buffer.from(input, "utf8") : input;
     let from = 0;
     while (from < chunk.length) {
       if (have === buf.length) {
@@ -159,7 +160,14 @@ export async function* streamLineBlocks(chunks: AsyncIterable<Buffer>, options: 
       have += n;
       from += n;
     }
-    if (have === buf.length && buf.lastIndexOf(NEWLINE, have - 1) < 0 && have > max) throw lineTooLong(options.path, linesBefore + 1, max);
+    // Whole lines go on as soon as a chunk completes them: a slow writer's lines are not held back.
+    const last = have === 0 ? -1 : buf.lastIndexOf(NEWLINE, have - 1);
+    if (last >= 0) {
+      yield { bytes: buf, end: last + 1, tail: false };
+      countLines(last + 1);
+      buf.copy(buf, 0, last + 1, have);
+      have -= last + 1;
+    }
   }
   const last = have === 0 ? -1 : buf.lastIndexOf(NEWLINE, have - 1);
   if (last >= 0) {

@@ -6,12 +6,15 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Writable } from "node:stream";
 import { abortable } from "./cli/io.js";
-import { splitLines } from "./codec.js";
+import { streamLineBlocks, type RawLine } from "./codec.js";
+import { checkLine, facts as lineFacts } from "./line-check.js";
+import { head as lineHead } from "./line-head.js";
+import { CANONICAL_TYPES } from "./vocabulary.js";
 import { envelopeHead, isJsonObject, isReplayType, isSeq, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, type ForkStrategy } from "./fork.js";
 import { newUlid } from "./ids.js";
-import { checkInputSessionId, decodeInputLine, decodeStampedLine, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "./input.js";
+import { checkInputSessionId, decodeInputLine, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "./input.js";
 import { inheritedItem, isInherited, openHistory, PrefixDigest } from "./loader.js";
 import { assertSessionId } from "./session-id.js";
 import { truncate } from "./text.js";
@@ -210,11 +213,26 @@ export interface BranchSummaryBuilderOptions {
  * Accumulates deterministic_operational_summary_v1 over the source Events, one at a time. Memory holds
  * counts, the latest excerpts, the first 30 files and the tool-call list only.
  */
+/** Candidates kept unexcerpted before they are settled: per excerpt of the window, and in bytes of data. */
+const PENDING_PER_WINDOW = 16;
+const PENDING_MAX_BYTES = 4 * 1024 * 1024;
+
+/** A summary candidate held as its data's bytes, parsed only when its excerpt is made. */
+class PendingExcerpt {
+  constructor(
+    readonly type: PixirEvent["type"],
+    private readonly bytes: Buffer,
+  ) {}
+  get data(): JsonObject {
+    return JSON.parse(this.bytes.toString("utf8")) as JsonObject;
+  }
+}
+
 export class BranchSummaryBuilder {
   private readonly counts = new Map<string, number>();
   private readonly toolCalls = new ToolCallList();
   private readonly files = new SortedStringSet(FILES_TOUCHED_LIMIT);
-  private readonly recent: string[] = [];
+  private recent: string[] = [];
   private readonly window: number;
   private sourceCount = 0;
 
@@ -227,12 +245,10 @@ export class BranchSummaryBuilder {
    * summary reads touch `data`, so a checked line's data is parsed only for those.
    */
   add(e: PixirEvent, seq: number | null = e.seq): void {
+    this.settlePending();
     this.sourceCount++;
     this.counts.set(e.type, (this.counts.get(e.type) ?? 0) + 1);
-    if (e.type === "tool_call") {
-      this.toolCalls.push({ seq, call_id: e.data.call_id ?? null, name: e.data.name ?? null });
-      for (const p of toolCallPaths(e)) this.files.add(p);
-    }
+    if (e.type === "tool_call") this.addToolCall(seq, e);
     if (!isSummaryCandidate(e)) return;
     // §3.2: empty excerpts are dropped before the last K are taken.
     const text = eventExcerpt(e);
@@ -241,12 +257,55 @@ export class BranchSummaryBuilder {
     if (this.recent.length > this.window) this.recent.shift();
   }
 
+  /**
+   * Add the next source Event from the bytes of a line checkLine accepted: `type`, and its `data` in
+   * `b[dataStart, dataEnd)`. Only a tool call's data is parsed now; a message's excerpt is made only
+   * if it turns out to be among the last ones (settlePending), which saves most of that work.
+   */
+  addChecked(type: PixirEvent["type"], seq: number | null, b: Buffer, dataStart: number, dataEnd: number): void {
+    this.sourceCount++;
+    this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
+    if (type === "tool_call") this.addToolCall(seq, { type, data: JSON.parse(b.toString("utf8", dataStart, dataEnd)) as JsonObject });
+    if (type !== "user_message" && type !== "assistant_message" && type !== "subagent_event") return;
+    this.pending.push(new PendingExcerpt(type, Buffer.from(b.subarray(dataStart, dataEnd))));
+    this.pendingBytes += dataEnd - dataStart;
+    if (this.pending.length >= this.window * PENDING_PER_WINDOW || this.pendingBytes >= PENDING_MAX_BYTES) this.settlePending();
+  }
+
+  private addToolCall(seq: number | null, e: Pick<PixirEvent, "type" | "data">): void {
+    this.toolCalls.push({ seq, call_id: e.data.call_id ?? null, name: e.data.name ?? null });
+    for (const p of toolCallPaths(e)) this.files.add(p);
+  }
+
+  /** Candidates added by addChecked whose excerpts are not made yet, oldest first, and their data's bytes. */
+  private pending: PendingExcerpt[] = [];
+  private pendingBytes = 0;
+
+  /**
+   * Make the excerpts of the pending candidates from the newest back, only until the window is full of
+   * non-empty ones: the older ones could never be among the last `window` (§3.2).
+   */
+  private settlePending(): void {
+    if (this.pending.length === 0) return;
+    const found: string[] = [];
+    for (let i = this.pending.length - 1; i >= 0 && found.length < this.window; i--) {
+      const e = this.pending[i]!;
+      const text = isSummaryCandidate(e) ? eventExcerpt(e) : "";
+      if (text !== "") found.push(text);
+    }
+    found.reverse();
+    this.recent = found.length >= this.window ? found : [...this.recent, ...found].slice(-this.window);
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
   get count(): number {
     return this.sourceCount;
   }
 
   /** The latest non-empty candidate excerpts, oldest first (up to the window). */
   excerpts(limit = this.window): string[] {
+    this.settlePending();
     return this.recent.slice(-limit);
   }
 
@@ -594,75 +653,175 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
   let header: StreamHeader | null = null;
   let builder: BranchSummaryBuilder | null = null;
   const streamed = new PrefixDigest();
-  let held: string | Buffer | null = null;
   /** The seq the next line must have. */
   let expected = 1;
   let compact = false;
   let afterHeader = 0;
   let lastLine = 0;
-
+  let lineNo = 0;
   let childId = Buffer.alloc(0);
+  const out = new HeldBackOutput();
 
-  for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), options.signal)) {
-    lastLine = raw.lineNo;
+  /** The checks and bookkeeping of one Event after the header, whichever way it was read. */
+  const admit = (type: string, seq: number) => {
+    if (afterHeader === 0 && header!.strategy === "share_v1" && seq === header!.n + 1) {
+      // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
+      compact = true;
+      expected = header!.n + 1;
+    }
+    afterHeader++;
+    if (seq !== expected) throw integrityError("seq_gap", expected, seq, lineNo);
+    const inPrefix = !compact && expected <= header!.n;
+    if (inPrefix && !isReplayType(type)) throw integrityError("non_replay_type_in_prefix", "a replay type", type, lineNo);
+    expected++;
+    return inPrefix;
+  };
+  /** A line the byte check did not accept (or the header): decoded in full, passed on as its text. */
+  const decodeLine = (raw: RawLine) => {
+    const e = decodeInputLine(raw)!;
     if (header === null) {
-      const e = decodeInputLine(raw)!;
       header = readStreamHeader(e);
       childId = Buffer.from(header.childId, "utf8");
       builder = summaryBuilder(options);
-      held = `${e.text}\n`;
-      continue;
-    }
-    // A line our tools wrote is checked from its bytes and passed on as them; any other is decoded in full.
-    const fast = decodeStampedLine(raw, childId);
-    let event: PixirEvent;
-    let line: string | Buffer;
-    if (fast !== null) {
-      event = fast.event;
-      line = Buffer.concat([raw.bytes, NEWLINE]);
     } else {
-      const e = decodeInputLine(raw)!;
       checkInputSessionId(e.value.session_id, header.childId, e.lineNo);
       requireStamped(e);
-      event = stampedEvent(e);
-      line = `${e.text}\n`;
+      const event = stampedEvent(e);
+      if (admit(event.type, event.seq!)) {
+        streamed.add(event);
+        builder!.add(event);
+      }
     }
-    if (afterHeader === 0 && header.strategy === "share_v1" && event.seq === header.n + 1) {
-      // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
-      compact = true;
-      expected = header.n + 1;
+    out.text(`${e.text}\n`);
+  };
+
+  // stdin in blocks of whole lines: a line our tools wrote is checked where it lies (line-check.ts) and
+  // passed on as its bytes; any other is decoded in full.
+  for await (const block of abortable(streamLineBlocks(input, { path: STDIN_PATH }), options.signal)) {
+    let b = block.bytes;
+    let end = block.end;
+    if (block.tail) {
+      // A last line without its `\n` is read as a line; it is passed on with one.
+      b = Buffer.concat([b.subarray(0, end), NEWLINE]);
+      end = b.length;
     }
-    afterHeader++;
-    if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, raw.lineNo);
-    if (!compact && expected <= header.n) {
-      if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, raw.lineNo);
-      streamed.addLine(event, raw.bytes, fast?.canonical);
-      builder!.add(event);
+    const utf8 = isUtf8(b.subarray(0, end));
+    out.startBlock(b);
+    for (let s = 0; s < end; ) {
+      const e = b.indexOf(0x0a, s);
+      lineNo++;
+      if (e === s) {
+        out.skip(s, e + 1);
+        s = e + 1;
+        continue;
+      }
+      lastLine = lineNo;
+      if (
+        header !== null &&
+        checkLine(b, s, e, utf8) >= 0 &&
+        lineFacts.seq !== null &&
+        lineHead.idEnd !== lineHead.idStart &&
+        lineHead.sessionEnd - lineHead.sessionStart === childId.length &&
+        b.compare(childId, 0, childId.length, lineHead.sessionStart, lineHead.sessionEnd) === 0
+      ) {
+        const type = CANONICAL_TYPES[lineFacts.type]!;
+        if (admit(type, lineFacts.seq)) {
+          streamed.addChecked(b);
+          builder!.addChecked(type, lineFacts.seq, b, lineFacts.dataStart, lineFacts.dataEnd);
+        }
+        out.line(s, e + 1);
+      } else {
+        out.skip(s, e + 1);
+        decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !block.tail });
+      }
+      s = e + 1;
     }
-    expected++;
-    if (passThrough && held !== null) yield held;
-    held = line;
+    const passed = out.endBlock();
+    if (passThrough && passed !== null) yield passed;
   }
 
-  if (header === null) throw integrityError("missing_fork_header", "a session_fork event at seq 0", "end of input", null);
-  if (header.strategy === "share_v1" && afterHeader === 0) {
+  // Assigned in decodeLine, which TypeScript does not follow.
+  const h = header as StreamHeader | null;
+  if (h === null) throw integrityError("missing_fork_header", "a session_fork event at seq 0", "end of input", null);
+  if (h.strategy === "share_v1" && afterHeader === 0) {
     compact = true;
-    expected = header.n + 1;
+    expected = h.n + 1;
   }
-  if (compact) await addSharedPrefix(header, builder!, options.ws, options.signal);
+  if (compact) await addSharedPrefix(h, builder!, options.ws, options.signal);
   else {
-    if (streamed.count !== header.n) throw integrityError("count_mismatch", header.n, streamed.count, lastLine);
+    if (streamed.count !== h.n) throw integrityError("count_mismatch", h.n, streamed.count, lastLine);
     const actual = streamed.digest();
-    if (actual !== header.digest) throw prefixMismatch(header, streamed, actual);
+    if (actual !== h.digest) throw prefixMismatch(h, streamed, actual);
   }
 
-  const data = await finishSummary(builder!, header.event, options);
+  const data = await finishSummary(builder!, h.event, options);
   if (!passThrough) {
     yield `${renderBranchSummaryText(data)}\n`;
     return;
   }
-  yield held!;
-  yield branchSummaryLine(header.childId, expected, data);
+  yield out.held()!;
+  yield branchSummaryLine(h.childId, expected, data);
+}
+
+/**
+ * The pass-through of summarizeStage: lines in order, as runs of the reused block's bytes or as texts,
+ * with the last line so far held back, so that a stage that fails never passes its whole input on
+ * (envelope-and-log.md §11.2). Each block's output is one new buffer of its own.
+ */
+class HeldBackOutput {
+  private block: Buffer = Buffer.alloc(0);
+  private parts: Buffer[] = [];
+  private runStart = -1;
+  private runEnd = -1;
+  private lastStart = -1;
+  private last: Buffer | null = null;
+
+  startBlock(b: Buffer): void {
+    this.block = b;
+    this.parts = this.last !== null ? [this.last] : [];
+    this.last = null;
+  }
+  /** `[s, e)` of the block is the next line, passed on as it is. */
+  line(s: number, e: number): void {
+    if (this.runStart >= 0 && this.runEnd !== s) this.closeRun();
+    if (this.runStart < 0) this.runStart = s;
+    this.runEnd = e;
+    this.lastStart = s;
+  }
+  /** `[s, e)` of the block is not passed on as it is (a blank line, or one passed on as text). */
+  skip(_s: number, _e: number): void {
+    this.closeRun();
+  }
+  text(line: string): void {
+    this.closeRun();
+    this.parts.push(Buffer.from(line, "utf8"));
+    this.lastStart = -1;
+  }
+  /** What the block passes on, the last line held back; null when nothing. */
+  endBlock(): Buffer | null {
+    if (this.runStart >= 0 && this.lastStart >= this.runStart) {
+      // The run ends with the block's last line: hold a copy of it back.
+      this.last = Buffer.from(this.block.subarray(this.lastStart, this.runEnd));
+      if (this.lastStart > this.runStart) this.parts.push(this.block.subarray(this.runStart, this.lastStart));
+      this.runStart = -1;
+    } else {
+      this.closeRun();
+      this.last = this.parts.pop() ?? null;
+    }
+    const parts = this.parts;
+    this.parts = [];
+    this.lastStart = -1;
+    this.block = Buffer.alloc(0);
+    return parts.length === 0 ? null : Buffer.concat(parts);
+  }
+  held(): Buffer | null {
+    return this.last;
+  }
+  private closeRun(): void {
+    if (this.runStart < 0) return;
+    this.parts.push(this.block.subarray(this.runStart, this.runEnd));
+    this.runStart = -1;
+  }
 }
 
 /** The summary of a builder fed every source Event: deterministic, or the model's (§6) with its fallback. */

@@ -20,6 +20,7 @@ import {
   summaryPrompt,
   toolCallPaths,
   PixirError,
+  PrefixDigest,
   type PixirEvent,
 } from "@pixir/envelope";
 
@@ -252,6 +253,56 @@ describe("summarizeStage in-process", () => {
     expect(summary).toMatchObject({ session_id: "c", seq: 2, type: "branch_summary" });
   });
 
+  it("a long prefix read from bytes, in any chunks, sums up as its Events do (excerpts made only for the last)", async () => {
+    // Candidates with empty excerpts (no text, permission_posture) among the last ones make the stage
+    // look back across the batches it leaves unexcerpted; unsorted keys and escapes take other paths.
+    let seed = 11;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor(seed / 65536) % n;
+    };
+    const events: PixirEvent[] = [];
+    for (let seq = 1; seq <= 3000; seq++) {
+      const late = seq > 2900;
+      const kind = random(8);
+      const data: Record<string, unknown> =
+        kind === 0 ? { call_id: `c${seq}`, name: "read", args: { path: `src/f${seq % 37}.ts`, all: ["a/b", "x"] } }
+        : kind === 1 ? { call_id: `c${seq - 1}`, ok: true, output: "done" }
+        : kind === 2 ? (late || random(3) === 0 ? { event: "permission_posture", subagent_id: "s" } : { subagent_id: `s${seq}`, status: "ok" })
+        : late && kind < 6 ? { note: "no text" }
+        : kind === 7 ? { z: 1, text: `unsorted ${seq} "quoted"\n` }
+        : { text: `message ${seq} ${"é".repeat(random(600))}` };
+      const type = kind === 0 ? "tool_call" : kind === 1 ? "tool_result" : kind === 2 ? "subagent_event" : kind % 2 ? "user_message" : "assistant_message";
+      events.push({ ...e(seq, type, data), ts: `2026-06-30T00:${String(Math.floor(seq / 60) % 60).padStart(2, "0")}:${String(seq % 60).padStart(2, "0")}Z` });
+    }
+    const digest = new PrefixDigest();
+    for (const ev of events) digest.add(ev);
+    const head = header(events.length, digest.digest());
+    const bytes = Buffer.from(serializeEvent(head) + events.map((ev) => serializeEvent(ev)).join(""));
+    async function* chunks() {
+      for (let at = 0; at < bytes.length; ) {
+        const n = 1 + random(200_000);
+        yield bytes.subarray(at, at + n);
+        at += n;
+      }
+    }
+    for (const modelCmd of [undefined, "true"]) {
+      const out = await collect(summarizeStage(chunks(), { ws: tempWs(), modelCmd, warn: () => undefined }));
+      const all = Buffer.from(out.join(""));
+      expect(all.subarray(0, bytes.length).equals(bytes)).toBe(true);
+      const summary = JSON.parse(all.subarray(bytes.length).toString());
+      const expected = await branchSummaryData(head, events);
+      if (modelCmd === undefined) expect(summary.data).toEqual(JSON.parse(JSON.stringify(expected)));
+      else {
+        // The fallback keeps the deterministic data; the prompt's window (200 excerpts) was filled the same way.
+        const builder = new BranchSummaryBuilder({ excerptWindow: 200 });
+        for (const ev of events) builder.add(ev);
+        expect(summary.data.open_tasks).toEqual(expected.open_tasks);
+        expect(builder.excerpts()).toHaveLength(200);
+      }
+    }
+  });
+
   it("holds the last line back until the input ends", async () => {
     const ws = tempWs();
     let release!: () => void;
@@ -263,7 +314,7 @@ describe("summarizeStage in-process", () => {
       await gate;
     }
     const it = summarizeStage(input(), { ws })[Symbol.asyncIterator]();
-    expect((await it.next()).value).toBe(first);
+    expect(String((await it.next()).value)).toBe(first);
     const pending = it.next();
     const early = await Promise.race([pending.then(() => "yielded"), new Promise((r) => setTimeout(() => r("waiting"), 100))]);
     expect(early).toBe("waiting");
