@@ -7,7 +7,7 @@ import { appendFileSync, readFileSync, truncateSync, writeFileSync } from "node:
 import { open } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { decodeLogLine, isLineProblem, lineBlocks, passThroughParent, PixirError, PrefixScanner, type PrefixFacts } from "@pixir/envelope";
+import { checkParentPrefix, decodeLogLine, isLineProblem, lineBlocks, passThroughParent, PixirError, PrefixScanner, type PrefixFacts } from "@pixir/envelope";
 import { logFile, readLog, ROOT, run, sh, workspace } from "./support/cli.js";
 import { expectJsonOk } from "./support/fork.js";
 
@@ -112,6 +112,16 @@ describe("a Log the byte path does not take goes the loader's way", () => {
 
   it("a missing Log", async () => {
     expect(await passThroughParent(workspace({ Q: "" }), "P", undefined)).toBeNull();
+  });
+
+  it("a check that was called off (pixir-log write stops its parent check when the stream fails)", async () => {
+    const ws = workspace({ P: generatedParent(50, false) });
+    expect(await passThroughParent(ws, "P", undefined)).not.toBeNull();
+    expect(await passThroughParent(ws, "P", undefined, undefined, AbortSignal.abort())).toBeNull();
+    const header = { parentId: "P", n: 1, toSeq: 0, digest: "sha256:x", strategy: "replay_v1" as const };
+    await expect(checkParentPrefix(ws, "c", header, AbortSignal.abort())).rejects.toMatchObject({ name: "AbortError" });
+    // Not called off, the same check runs to its verdict.
+    await expect(checkParentPrefix(ws, "c", header)).rejects.toMatchObject({ kind: "fork_prefix_mismatch" });
   });
 });
 

@@ -150,6 +150,7 @@ export async function passThroughParent(
   parentId: string,
   toSeq: number | undefined,
   checked?: ByteProgress,
+  signal?: AbortSignal,
 ): Promise<ParentSource | null> {
   const p = logPath(ws, parentId);
   const file = await openLog(p);
@@ -159,7 +160,7 @@ export async function passThroughParent(
   try {
     byteLength = committedLength(ws, parentId, file.fd).byteLength;
     if (byteLength === 0) return null;
-    plan = await planFromBytes(file, byteLength, parentId, toSeq, checked);
+    plan = await planFromBytes(file, byteLength, parentId, toSeq, checked, signal);
   } finally {
     await file.close();
   }
@@ -257,7 +258,14 @@ interface BytePlan {
  * `parentId` null the first line names the parent and every line must be of that session (a History
  * on stdin). Null at the first line this path does not handle.
  */
-async function planFromBytes(file: PositionalReader, length: number, parentId: string | null, toSeq: number | undefined, checked?: ByteProgress): Promise<BytePlan | null> {
+async function planFromBytes(
+  file: PositionalReader,
+  length: number,
+  parentId: string | null,
+  toSeq: number | undefined,
+  checked?: ByteProgress,
+  signal?: AbortSignal,
+): Promise<BytePlan | null> {
   let scanner = parentId === null ? null : new PrefixScanner(parentId, toSeq, false);
   let session: Buffer | null = null;
   let crc = 0;
@@ -268,7 +276,7 @@ async function planFromBytes(file: PositionalReader, length: number, parentId: s
     // A line ends at the first `\n`, which is never part of a multi-byte character: the lines of a
     // block are valid UTF-8 each exactly when the block is.
     const lines = b.subarray(0, block.end);
-    if (block.tail || !isUtf8(lines)) return null;
+    if (block.tail || !isUtf8(lines) || signal?.aborted) return null;
     crc = crc32(lines, crc);
     read += block.end;
     for (let s = 0; s < block.end; ) {

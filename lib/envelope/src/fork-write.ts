@@ -67,12 +67,18 @@ function readHeader(e: PixirEvent, lineNo: number): HeaderFacts {
 }
 
 /** fork.md §5 step 4: the parent in this Workspace must still hash to the header's prefix_digest. */
-export async function checkParentPrefix(ws: string, childId: string, h: Pick<HeaderFacts, "parentId" | "n" | "toSeq" | "digest" | "strategy">): Promise<History | null> {
+export async function checkParentPrefix(
+  ws: string,
+  childId: string,
+  h: Pick<HeaderFacts, "parentId" | "n" | "toSeq" | "digest" | "strategy">,
+  signal?: AbortSignal,
+): Promise<History | null> {
   if (h.strategy === "replay_v1" && inspectStatePath(logPath(ws, h.parentId)) === "missing") return null;
   // A pass-through parent is checked from its bytes (fork-bytes.ts); it has no share parent, so
   // resources are looked up in it alone (resourceSources of null). Anything it cannot settle, a
   // mismatch included, goes the loader's way below, which names the problem.
-  const fast = await passThroughParent(ws, h.parentId, h.toSeq).catch(() => null);
+  const fast = await passThroughParent(ws, h.parentId, h.toSeq, undefined, signal).catch(() => null);
+  signal?.throwIfAborted();
   if (fast !== null && fast.facts.eventCount === h.n && fast.facts.prefixDigest === h.digest) return null;
   // The digest is taken during the loader's checking pass when it sees the whole History in order.
   let digest = new PrefixDigest();
@@ -192,8 +198,23 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
       });
     }
   };
+  // The parent's prefix is checked while the stream is read: a pipeline's last stage mostly waits for
+  // its input, and the check (a pass over the parent) fills that time. A failed stream stops it.
+  const parentAbort = new AbortController();
+  let parentCheck: Promise<History | null> | null = null;
+  const checkParent = () => {
+    if (parentCheck === null) {
+      parentCheck = checkParentPrefix(ws, childId, header, parentAbort.signal);
+      parentCheck.catch(() => undefined);
+    }
+    return parentCheck;
+  };
+  const produceChecking = async (emit: LineSink) => {
+    void checkParent();
+    await produce(emit);
+  };
   const beforeCommit = async (verifyOnly: boolean) => {
-    const parent = await checkParentPrefix(ws, childId, header);
+    const parent = await checkParent();
     if (header.strategy === "replay_v1" && refs.length > 0) {
       resourceCount = copyResources(ws, resourceSources(parent, header.parentId), childId, refs, verifyOnly);
     }
@@ -216,18 +237,23 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
       { recorded, dryRun: Boolean(options.dryRun), summaryStrategy },
     );
 
-  if (options.dryRun) {
-    await produce(() => undefined);
-    await beforeCommit(true);
-    return plan(false);
-  }
-  const lease = await acquireLease(ws, childId, { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter });
-  let wrote = false;
   try {
-    await createLogAtomically(ws, childId, produce, { lease, signal: options.signal }, () => beforeCommit(false));
-    wrote = true;
-    return plan(true);
+    if (options.dryRun) {
+      await produceChecking(() => undefined);
+      await beforeCommit(true);
+      return plan(false);
+    }
+    const lease = await acquireLease(ws, childId, { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter });
+    let wrote = false;
+    try {
+      await createLogAtomically(ws, childId, produceChecking, { lease, signal: options.signal }, () => beforeCommit(false));
+      wrote = true;
+      return plan(true);
+    } finally {
+      lease.release(!wrote);
+    }
   } finally {
-    lease.release(!wrote);
+    // A check still running (the stream or the write failed) must not keep the process alive.
+    parentAbort.abort();
   }
 }
