@@ -125,8 +125,9 @@ export interface LineBlock {
 /**
  * A byte stream (stdin) as blocks of whole lines in one reused buffer, for readers that check lines
  * where they lie instead of making an object per line (splitLines). A block is valid until the next
- * is asked for; it holds the whole lines of one input chunk or more (up to the buffer's size). Blank lines are kept (the caller counts them); a line longer than the limit is refused
- * as splitLines refuses it, and a final line without `\n` comes last, as a `tail` block of its own.
+ * is asked for; it holds the whole lines of one input chunk or more (up to the buffer's size). Blank
+ * lines are kept (the caller counts them); a line longer than the limit is refused as splitLines refuses
+ * it, and a final line without `\n` comes last, as a `tail` block of its own.
  */
 export async function* streamLineBlocks(chunks: AsyncIterable<Buffer | string>, options: SplitOptions): AsyncGenerator<LineBlock> {
   const max = options.maxLineBytes ?? MAX_LINE_BYTES;
@@ -169,13 +170,7 @@ export async function* streamLineBlocks(chunks: AsyncIterable<Buffer | string>, 
       have -= last + 1;
     }
   }
-  const last = have === 0 ? -1 : buf.lastIndexOf(NEWLINE, have - 1);
-  if (last >= 0) {
-    yield { bytes: buf, end: last + 1, tail: false };
-    countLines(last + 1);
-    buf.copy(buf, 0, last + 1, have);
-    have -= last + 1;
-  }
+  // Every whole line has gone on with its chunk: what is left has no `\n`.
   if (have > max) throw lineTooLong(options.path, linesBefore + 1, max);
   if (have > 0) yield { bytes: buf, end: have, tail: true };
 }
