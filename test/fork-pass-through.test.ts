@@ -89,6 +89,19 @@ describe("a pass-through parent planned from its bytes", () => {
     const body = (line: string) => line.slice(line.indexOf(',"seq":'));
     for (let k = 1; k < fast.length; k++) expect(body(fast[k]!)).toBe(body(piped[k]!));
   });
+
+  it("with --summarize, feeds the summary from the checked lines: the same branch_summary as the pipeline's", () => {
+    const ws = workspace({ P: generatedParent(1200, false) });
+    expectJsonOk(run("pixir", ["fork", "P", "--to-seq", "900", "--summarize", "--child-id", "fast", "--json"], { cwd: ws }));
+    expectJsonOk(sh("pixir-log cat P | pixir-fork --to-seq 900 --child-id piped | pixir-summarize | pixir-log write --json", { cwd: ws }));
+    const summary = (id: string) => JSON.parse(readLog(ws, id).trim().split("\n").at(-1)!);
+    const [fast, piped] = [summary("fast"), summary("piped")];
+    expect(fast.type).toBe("branch_summary");
+    expect(fast.data.source_event_count).toBeGreaterThan(500);
+    expect(fast.data.open_tasks.length).toBeGreaterThan(0);
+    expect(fast.data).toEqual(piped.data);
+    expect(fast.seq).toBe(piped.seq);
+  });
 });
 
 describe("a Log the byte path does not take goes the loader's way", () => {

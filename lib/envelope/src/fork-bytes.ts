@@ -9,7 +9,8 @@ import { crc32 } from "node:zlib";
 import { constants as fsConstants, fstatSync, read } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { PixirEvent } from "./envelope.js";
-import { LineFingerprint, parentChangedError, PrefixScanner, type ParentSource, type PrefixFacts } from "./fork-plan.js";
+import { LineFingerprint, parentChangedError, PrefixScanner, type CheckedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
+import { CANONICAL_TYPES } from "./vocabulary.js";
 import { derivedUlidOfBytes } from "./ids.js";
 import { checkedShareHeader, checkLine, facts } from "./line-check.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
@@ -151,6 +152,7 @@ export async function passThroughParent(
   toSeq: number | undefined,
   checked?: ByteProgress,
   signal?: AbortSignal,
+  onInherited?: CheckedObserver,
 ): Promise<ParentSource | null> {
   const p = logPath(ws, parentId);
   const file = await openLog(p);
@@ -160,7 +162,7 @@ export async function passThroughParent(
   try {
     byteLength = committedLength(ws, parentId, file.fd).byteLength;
     if (byteLength === 0) return null;
-    plan = await planFromBytes(file, byteLength, parentId, toSeq, checked, signal);
+    plan = await planFromBytes(file, byteLength, parentId, toSeq, checked, signal, onInherited);
   } finally {
     await file.close();
   }
@@ -265,6 +267,7 @@ async function planFromBytes(
   toSeq: number | undefined,
   checked?: ByteProgress,
   signal?: AbortSignal,
+  onInherited?: CheckedObserver,
 ): Promise<BytePlan | null> {
   let scanner = parentId === null ? null : new PrefixScanner(parentId, toSeq, false);
   let session: Buffer | null = null;
@@ -293,7 +296,7 @@ async function planFromBytes(
         session = Buffer.from(parentId, "utf8");
         scanner = new PrefixScanner(parentId, toSeq, false);
       } else if (session !== null && b.compare(session, 0, session.length, head.sessionStart, head.sessionEnd) !== 0) return null;
-      scanner.addChecked(b, s, e);
+      if (scanner.addChecked(b, s, e)) onInherited?.(CANONICAL_TYPES[facts.type]!, scanner.inheritedCount, b, facts.dataStart, facts.dataEnd);
       s = e + 1;
     }
     checked?.add(block.end);

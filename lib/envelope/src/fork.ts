@@ -7,7 +7,7 @@ import { splitLines, streamLineBlocks, type RawLine } from "./codec.js";
 import { isUtf8 } from "node:buffer";
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
-import { parentChangedError, PrefixScanner, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
+import { parentChangedError, PrefixScanner, type CheckedObserver, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { fsError, PixirError, usageError } from "./errors.js";
 import { newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
@@ -146,9 +146,11 @@ export async function parentFromLog(
   command: string,
   observeInherited?: () => InheritedObserver,
   checked?: ByteProgress,
+  observeChecked?: () => CheckedObserver,
 ): Promise<ParentSource> {
-  // An observer (the summary of --summarize) is fed Events, which the loader's pass makes anyway.
-  const fast = observeInherited === undefined ? await passThroughParent(ws, parentId, toSeq, checked) : null;
+  // An observer (the summary of --summarize) is fed from the byte path's checked lines when it has a
+  // form for them (observeChecked); otherwise it is fed Events, which the loader's pass makes anyway.
+  const fast = observeInherited === undefined || observeChecked !== undefined ? await passThroughParent(ws, parentId, toSeq, checked, undefined, observeChecked?.()) : null;
   if (fast !== null) return fast;
   checked?.restart();
   let scanner = new PrefixScanner(parentId, toSeq);
