@@ -711,7 +711,7 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
       const e = b.indexOf(0x0a, s);
       lineNo++;
       if (e === s) {
-        out.skip(s, e + 1);
+        out.skip();
         s = e + 1;
         continue;
       }
@@ -731,7 +731,7 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
         }
         out.line(s, e + 1);
       } else {
-        out.skip(s, e + 1);
+        out.skip();
         decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !block.tail });
       }
       s = e + 1;
@@ -773,13 +773,16 @@ class HeldBackOutput {
   private parts: Buffer[] = [];
   private runStart = -1;
   private runEnd = -1;
+  /** Where the last line passed on lies in the block, [lastStart, lastEnd); -1 when it is the last part itself (a text). */
   private lastStart = -1;
+  private lastEnd = -1;
   private last: Buffer | null = null;
 
   startBlock(b: Buffer): void {
     this.block = b;
     this.parts = this.last !== null ? [this.last] : [];
     this.last = null;
+    this.lastStart = -1;
   }
   /** `[s, e)` of the block is the next line, passed on as it is. */
   line(s: number, e: number): void {
@@ -787,9 +790,10 @@ class HeldBackOutput {
     if (this.runStart < 0) this.runStart = s;
     this.runEnd = e;
     this.lastStart = s;
+    this.lastEnd = e;
   }
-  /** `[s, e)` of the block is not passed on as it is (a blank line, or one passed on as text). */
-  skip(_s: number, _e: number): void {
+  /** A line of the block that is not passed on as it is (a blank line, or one passed on as text). */
+  skip(): void {
     this.closeRun();
   }
   text(line: string): void {
@@ -797,16 +801,17 @@ class HeldBackOutput {
     this.parts.push(Buffer.from(line, "utf8"));
     this.lastStart = -1;
   }
-  /** What the block passes on, the last line held back; null when nothing. */
+  /** What the block passes on, the last line held back as a buffer of its own; null when nothing. */
   endBlock(): Buffer | null {
-    if (this.runStart >= 0 && this.lastStart >= this.runStart) {
-      // The run ends with the block's last line: hold a copy of it back.
-      this.last = Buffer.from(this.block.subarray(this.lastStart, this.runEnd));
-      if (this.lastStart > this.runStart) this.parts.push(this.block.subarray(this.runStart, this.lastStart));
-      this.runStart = -1;
-    } else {
-      this.closeRun();
-      this.last = this.parts.pop() ?? null;
+    this.closeRun();
+    const tail = this.parts.pop();
+    if (tail === undefined || this.lastStart < 0) this.last = tail ?? null;
+    else {
+      // The last part is the run that ends with the last line (only blank lines may follow it): pass on
+      // the run's lines before it, and hold a copy of that line, since the block's buffer is reused.
+      const before = tail.length - (this.lastEnd - this.lastStart);
+      if (before > 0) this.parts.push(tail.subarray(0, before));
+      this.last = Buffer.from(tail.subarray(before));
     }
     const parts = this.parts;
     this.parts = [];

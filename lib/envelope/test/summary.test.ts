@@ -303,6 +303,20 @@ describe("summarizeStage in-process", () => {
     }
   });
 
+  it("passes every line on intact when a chunk ends in a blank line (the held line is a copy, not the reused buffer)", async () => {
+    const head0 = serializeEvent(header(0, DIGEST_EMPTY));
+    const own = [1, 2, 3].map((n) => serializeEvent(e(n, "user_message", { text: `own ${n} ${"x".repeat(400 * n)}` })));
+    // The first chunk's last line is blank; the next chunks overwrite the reader's buffer.
+    const chunks = [`${head0}${own[0]}\n`, own[1]!, own[2]!];
+    async function* input() {
+      for (const c of chunks) yield c;
+    }
+    const out = await collect(summarizeStage(input(), { ws: tempWs() }));
+    const text = out.join("");
+    expect(text.startsWith(head0 + own.join(""))).toBe(true);
+    expect(JSON.parse(text.slice((head0 + own.join("")).length))).toMatchObject({ type: "branch_summary", seq: 4 });
+  });
+
   it("holds the last line back until the input ends", async () => {
     const ws = tempWs();
     let release!: () => void;
