@@ -2,7 +2,7 @@
 // in place twice, with no spool, from wherever stdin stands; lines it cannot take that way send the same
 // bytes the general way. Either way the child stream and every error equal those of the same bytes
 // through a pipe.
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { assistant, call, ev, rawLine, readEvents, run, sh, tempDir, toolResult, user, workspace, type Ev } from "./support/cli.js";
@@ -50,6 +50,17 @@ describe("pixir-fork < FILE reads the file in place", () => {
     const r = sh(`printf '%s' '${text(lines("P", P))}' | pixir-fork --json`, { cwd: dir, env: { TMPDIR: path.join(dir, "no-such-dir") } });
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
     expect(r.errJson.error).toMatchObject({ kind: "log_write_failed", details: { reason: "temp_spool_failed: ENOENT", path: path.join(dir, "no-such-dir") } });
+  });
+
+  it("names a spool the temp directory cannot take (a full disk: ulimit -f) and leaves nothing there", () => {
+    const dir = tempDir("pixir-stdin-");
+    const file = path.join(dir, "parent.ndjson");
+    writeFileSync(file, text(lines("P", Array.from({ length: 200 }, (_, i) => user(`m${i} ${"x".repeat(100)}`)))));
+    const tmp = tempDir("pixir-spool-");
+    const r = sh(`cat "${file}" | { ulimit -f 8; pixir-fork --json; }`, { cwd: dir, env: { TMPDIR: tmp } });
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(r.errJson.error).toMatchObject({ kind: "log_write_failed", details: { reason: "temp_spool_failed: EFBIG" } });
+    expect(readdirSync(tmp)).toEqual([]);
   });
 
   it("agrees with a pipe on --to-seq, share_v1 and the dry run", () => {

@@ -224,7 +224,8 @@ export async function passThroughStdin(
   return source;
 }
 
-function readFd(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }> {
+/** fs.read as a promise, on a descriptor (stdin) rather than a FileHandle. */
+export function readFd(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }> {
   return new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (err, bytesRead) => (err ? reject(err) : resolve({ bytesRead }))));
 }
 

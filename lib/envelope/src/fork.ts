@@ -1,6 +1,6 @@
 // fork.md §3–§4, §10: the fork plan and the fork stream. One pass over the parent History computes the
 // plan (counts, digest, open tool calls, safe cut points); a second pass emits the inherited Events.
-import { closeSync, fstatSync, openSync, read, rmSync, mkdtempSync } from "node:fs";
+import { closeSync, fstatSync, openSync, rmSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { splitLines, streamLineBlocks, type RawLine } from "./codec.js";
@@ -15,7 +15,7 @@ import { corruptLineError, headLine, headLines, lineBlocks, readFileChunks, read
 import { open } from "node:fs/promises";
 import { inheritedItem, isInherited, openHistory, type History, type HistoryItem } from "./loader.js";
 import { head, readHead } from "./line-head.js";
-import { ChildLines, passThroughParent, passThroughStdin } from "./fork-bytes.js";
+import { ChildLines, passThroughParent, passThroughStdin, readFd } from "./fork-bytes.js";
 import { BlockWriter } from "./log-write.js";
 import { logPath } from "./paths.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
@@ -304,7 +304,7 @@ function seekableFd(stdin: unknown): number | null {
 async function* fdRange(fd: number, start: number, length: number): AsyncGenerator<Buffer> {
   const buf = Buffer.allocUnsafe(1 << 20);
   for (let at = 0; at < length; ) {
-    const n = await new Promise<number>((resolve, reject) => read(fd, buf, 0, Math.min(buf.length, length - at), start + at, (err, got) => (err ? reject(err) : resolve(got))));
+    const { bytesRead: n } = await readFd(fd, buf, 0, Math.min(buf.length, length - at), start + at);
     if (n === 0) return;
     at += n;
     yield buf.subarray(0, n);
@@ -339,7 +339,24 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   let prevSeq: number | null = null;
   let seenNull = false;
   let lineNo = 0;
-  const spooled = new BlockWriter(fd);
+  const writer = new BlockWriter(fd);
+  // Only the spool's own writes fail as temp_spool_failed; an error reading stdin stays what it is.
+  const spooled = {
+    add(part: string | Buffer): void {
+      try {
+        writer.add(part);
+      } catch (err) {
+        throw spoolError(err, dir);
+      }
+    },
+    flush(): void {
+      try {
+        writer.flush();
+      } catch (err) {
+        throw spoolError(err, dir);
+      }
+    },
+  };
   const startParent = (sessionId: string | null) => {
     assertSessionId(sessionId);
     first.parentId = sessionId;
@@ -417,7 +434,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   } catch (err) {
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
-    throw spoolError(err, dir);
+    throw err;
   }
   closeSync(fd);
   const { parentId, scanner } = first;

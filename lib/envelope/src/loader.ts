@@ -102,11 +102,11 @@ export class PrefixDigest {
     this.hash.update(`${canonicalJson([e.type, e.ts, e.data])}\n`, "utf8");
     this.count++;
   }
-  /** Add a line that passed the byte check; `c` says where its parts lie in `bytes`. */
   /** Add the line of `bytes` that checkLine has just accepted (line-check.ts `facts` describe it). */
   addChecked(bytes: Buffer): void {
     this.addCanonical(bytes, checkedParts());
   }
+  /** Add a line that passed the byte check; `c` says where its parts lie in `bytes`. */
   addCanonical(bytes: Buffer, c: DigestParts): void {
     this.open();
     const dataLength = c.dataEnd - c.dataStart;

@@ -209,10 +209,6 @@ export interface BranchSummaryBuilderOptions {
   excerptWindow?: number;
 }
 
-/**
- * Accumulates deterministic_operational_summary_v1 over the source Events, one at a time. Memory holds
- * counts, the latest excerpts, the first 30 files and the tool-call list only.
- */
 /** Candidates kept unexcerpted before they are settled: per excerpt of the window, and in bytes of data. */
 const PENDING_PER_WINDOW = 16;
 const PENDING_MAX_BYTES = 4 * 1024 * 1024;
@@ -228,11 +224,19 @@ class PendingExcerpt {
   }
 }
 
+/**
+ * Accumulates deterministic_operational_summary_v1 over the source Events, one at a time. Memory holds
+ * counts, the latest excerpts, the first 30 files and the tool-call list only, and (addChecked) up to
+ * 4 MiB of candidates not yet excerpted.
+ */
 export class BranchSummaryBuilder {
   private readonly counts = new Map<string, number>();
   private readonly toolCalls = new ToolCallList();
   private readonly files = new SortedStringSet(FILES_TOUCHED_LIMIT);
   private recent: string[] = [];
+  /** Candidates added by addChecked whose excerpts are not made yet, oldest first, and their data's bytes. */
+  private pending: PendingExcerpt[] = [];
+  private pendingBytes = 0;
   private readonly window: number;
   private sourceCount = 0;
 
@@ -276,10 +280,6 @@ export class BranchSummaryBuilder {
     this.toolCalls.push({ seq, call_id: e.data.call_id ?? null, name: e.data.name ?? null });
     for (const p of toolCallPaths(e)) this.files.add(p);
   }
-
-  /** Candidates added by addChecked whose excerpts are not made yet, oldest first, and their data's bytes. */
-  private pending: PendingExcerpt[] = [];
-  private pendingBytes = 0;
 
   /**
    * Make the excerpts of the pending candidates from the newest back, only until the window is full of
