@@ -51,9 +51,11 @@ export const facts = {
  */
 export let reorder: Int32Array = new Int32Array(1024);
 
-/** Members of the objects being checked: (key start, member end) pairs, a stack shared by the nesting. */
-let members: Int32Array = new Int32Array(1024);
+/** Members of the objects being checked: (key start, key end, member end) triples, a stack shared by the nesting. */
+let members: Int32Array = new Int32Array(1536);
 let membersTop = 0;
+/** recordReorder's scratch: the members of one object in key order, as their offsets on the stack. */
+let order: Int32Array = new Int32Array(256);
 
 function grow(a: Int32Array, need: number): Int32Array {
   if (need <= a.length) return a;
@@ -225,8 +227,9 @@ function objectEnd(b: Uint8Array, i: number, end: number, top: boolean): number 
     const valueStart = k + 2;
     i = valueEnd(b, valueStart, end);
     if (i < 0) return -1;
-    if (membersTop + 2 > members.length) members = grow(members, membersTop + 2);
+    if (membersTop + 3 > members.length) members = grow(members, membersTop + 3);
     members[membersTop++] = keyStart - 1;
+    members[membersTop++] = k;
     members[membersTop++] = i;
     if (top) {
       if (sameBytes(b, keyStart, k, RESOURCES)) facts.hasResources = true;
@@ -252,23 +255,34 @@ function objectEnd(b: Uint8Array, i: number, end: number, top: boolean): number 
   }
 }
 
-/** Sort the members on the stack from `base` by key and record them in `reorder`; false on a duplicate key. */
+/**
+ * Sort the members on the stack from `base` by key and record them in `reorder`; false on a duplicate key.
+ * An insertion sort: objects have few members, and most are nearly in order.
+ */
 function recordReorder(b: Uint8Array, open: number, base: number): boolean {
-  const n = (membersTop - base) / 2;
-  const order: number[] = [];
-  for (let m = 0; m < n; m++) order.push(base + 2 * m);
-  // A key ends at the first quote after its opening quote (keys have no escapes).
-  const keyEnd = (at: number) => b.indexOf(QUOTE, members[at]! + 1);
-  const cmp = (x: number, y: number) => compareBytes(b, members[x]! + 1, keyEnd(x), members[y]! + 1, keyEnd(y));
-  order.sort(cmp);
-  for (let m = 1; m < n; m++) if (cmp(order[m - 1]!, order[m]!) === 0) return false;
+  const n = (membersTop - base) / 3;
+  if (n > order.length) order = grow(order, n);
+  const o = order;
+  const m3 = members;
+  for (let m = 0; m < n; m++) {
+    const x = base + 3 * m;
+    let j = m;
+    for (; j > 0; j--) {
+      const y = o[j - 1]!;
+      const d = compareBytes(b, m3[y]! + 1, m3[y + 1]!, m3[x]! + 1, m3[x + 1]!);
+      if (d === 0) return false;
+      if (d < 0) break;
+      o[j] = y;
+    }
+    o[j] = x;
+  }
   const at = facts.reorderLength;
   reorder = grow(reorder, at + 2 + 2 * n);
   reorder[at] = open;
   reorder[at + 1] = n;
   for (let m = 0; m < n; m++) {
-    reorder[at + 2 + 2 * m] = members[order[m]!]!;
-    reorder[at + 3 + 2 * m] = members[order[m]! + 1]!;
+    reorder[at + 2 + 2 * m] = m3[o[m]!]!;
+    reorder[at + 3 + 2 * m] = m3[o[m]! + 2]!;
   }
   facts.reorderLength = at + 2 + 2 * n;
   return true;
@@ -289,12 +303,21 @@ export function canonicalInto(line: Uint8Array, dataStart: number, dataEnd: numb
       if (m > 0) scratch[w++] = COMMA;
       const s = records[r + 2 + 2 * m]! + shift;
       const e = records[r + 3 + 2 * m]! + shift;
-      scratch.set(out.subarray(s, e), w);
-      w += e - s;
+      w = copyBytes(out, s, e, scratch, w);
     }
-    out.set(scratch.subarray(0, w), open + 1 + shift);
+    copyBytes(scratch, 0, w, out, open + 1 + shift);
     r += 2 + 2 * n;
   }
+}
+
+/** Copy `from[s, e)` to `to` at `at`; returns the end. Members are mostly short, and a view per copy costs more than a loop. */
+export function copyBytes(from: Uint8Array, s: number, e: number, to: Uint8Array, at: number): number {
+  if (e - s > 64) {
+    to.set(from.subarray(s, e), at);
+    return at + (e - s);
+  }
+  for (let k = s; k < e; k++) to[at++] = from[k]!;
+  return at;
 }
 
 function compareBytes(b: Uint8Array, s1: number, e1: number, s2: number, e2: number): number {

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { CANONICAL_TYPES, canonicalJson, isReplayType, isSeq, lineDataText, type CanonicalLine, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { derivedUlid } from "./ids.js";
-import { canonicalInto, facts, reorder } from "./line-check.js";
+import { canonicalInto, copyBytes, facts, reorder } from "./line-check.js";
 import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
 import { assertSessionId } from "./session-id.js";
 
@@ -67,10 +67,11 @@ type DigestParts = Pick<CanonicalLine, "typeIndex" | "tsStart" | "tsEnd" | "data
 
 /** Write `["<type>","<ts>",<canonical data>]\n` of a checked line to `out` at `at`; returns the end. */
 function writeDigestLine(bytes: Buffer, c: DigestParts, out: Buffer, at: number, scratch: Buffer): number {
-  at += TYPE_OPENERS[c.typeIndex]!.copy(out, at);
-  at += bytes.copy(out, at, c.tsStart - 1, c.tsEnd + 1);
+  const opener = TYPE_OPENERS[c.typeIndex]!;
+  at = copyBytes(opener, 0, opener.length, out, at);
+  at = copyBytes(bytes, c.tsStart - 1, c.tsEnd + 1, out, at);
   out[at++] = 0x2c;
-  if (c.reorder === null) bytes.copy(out, at, c.dataStart, c.dataEnd);
+  if (c.reorder === null) copyBytes(bytes, c.dataStart, c.dataEnd, out, at);
   else canonicalInto(bytes, c.dataStart, c.dataEnd, c.reorder, out, at, scratch);
   at += c.dataEnd - c.dataStart;
   out[at++] = 0x5d;

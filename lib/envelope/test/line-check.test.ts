@@ -71,6 +71,8 @@ describe.each([
     const refused = [
       '{"a":1,"a":2}', // duplicate key
       '{"b":1,"c":2,"b":3}', // duplicate key, out of order
+      '{"e":1,"d":2,"c":3,"b":4,"a":5,"d":6}', // duplicate key found while sorting many members
+      '{"ab":1,"a":2,"ab":3}', // a duplicate next to its prefix
       '{"a": 1}', // whitespace
       '{"a":"\\/"}', // an escape JSON.stringify does not write
       '{"a":"\\u0041"}',
@@ -111,6 +113,8 @@ describe.each([
       ['{"b":1,"a":2}', '{"a":2,"b":1}'],
       ['{"name":"x","call_id":"c","args":{"z":[{"q":1,"p":{"y":0,"x":[]}}],"a":"s"}}', '{"args":{"a":"s","z":[{"p":{"x":[],"y":0},"q":1}]},"call_id":"c","name":"x"}'],
       ['{"2":0,"10":1}', '{"10":1,"2":0}'],
+      ['{"j":9,"i":8,"h":7,"g":6,"f":5,"e":4,"d":3,"c":2,"b":1,"a":0}', '{"a":0,"b":1,"c":2,"d":3,"e":4,"f":5,"g":6,"h":7,"i":8,"j":9}'],
+      ['{"ab":1,"a":2,"b":{"y":1,"x":2},"aa":3}', '{"a":2,"aa":3,"ab":1,"b":{"x":2,"y":1}}'],
     ];
     for (const [data, want] of cases) {
       expect(fast(`${headOf()}${data}}`), data).toBe(want);
