@@ -231,4 +231,67 @@ describe("lineBlocks", () => {
     await handle.close();
     expect(texts.join("")).toBe("a\nb\n");
   });
+
+  /** A reader over `content` that gives short reads of random sizes, each after a turn of the event loop. */
+  const memoryReader = (content: Buffer, seed: number, failAt = Infinity) => {
+    let state = seed;
+    const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    return {
+      reads: 0,
+      async read(buffer: Buffer, offset: number, length: number, position: number) {
+        this.reads++;
+        await new Promise((r) => setImmediate(r));
+        if (position >= failAt) throw Object.assign(new Error("EIO"), { code: "EIO" });
+        const n = Math.min(length, content.length - position, 1 + Math.floor(random() * 300_000));
+        content.copy(buffer, offset, position, position + Math.max(0, n));
+        return { bytesRead: Math.max(0, n) };
+      },
+    };
+  };
+
+  it("keeps each block intact while it reads the next one ahead, through short reads and long lines", async () => {
+    for (const seed of [1, 2, 3]) {
+      let state = seed;
+      const random = () => ((state = (state * 48271) % 2147483647) / 2147483647);
+      const lines: string[] = [];
+      for (let i = 0; i < 400; i++) lines.push(`${i}:${"y".repeat(random() < 0.01 ? 1_500_000 : Math.floor(random() * 20_000))}`);
+      const text = `${lines.join("\n")}\n${seed === 3 ? "unterminated" : ""}`;
+      const content = Buffer.from(text, "latin1");
+      const out: string[] = [];
+      let tails = 0;
+      for await (const b of lineBlocks(memoryReader(content, seed), content.length)) {
+        const before = b.bytes.toString("latin1", 0, b.end);
+        await new Promise((r) => setTimeout(r, 1)); // the read ahead lands meanwhile
+        expect(b.bytes.toString("latin1", 0, b.end)).toBe(before);
+        if (b.tail) tails++;
+        else expect(before.endsWith("\n")).toBe(true);
+        out.push(before);
+      }
+      expect(out.join("")).toBe(text);
+      expect(tails).toBe(seed === 3 ? 1 : 0);
+    }
+  });
+
+  it("ends where the file ended early, reports a failed read, and lets a reader stop early", async () => {
+    const content = Buffer.from("a\nb\nc\n".repeat(200_000), "latin1");
+    // Told 2 MiB more than there is: the blocks end with the file.
+    const out: string[] = [];
+    for await (const b of lineBlocks(memoryReader(content, 5), content.length + 2 * 1024 * 1024)) out.push(b.bytes.toString("latin1", 0, b.end));
+    expect(out.join("")).toBe(content.toString("latin1"));
+    // A read that fails (ahead or not) is thrown to the reader.
+    await expect(
+      (async () => {
+        for await (const b of lineBlocks(memoryReader(content, 6, 700_000), content.length)) void b;
+      })(),
+    ).rejects.toMatchObject({ code: "EIO" });
+    // A reader that stops after the first block leaves no read behind.
+    const reader = memoryReader(content, 7);
+    for await (const b of lineBlocks(reader, content.length)) {
+      void b;
+      break;
+    }
+    const reads = reader.reads;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(reader.reads).toBe(reads);
+  });
 });

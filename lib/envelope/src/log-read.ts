@@ -437,35 +437,65 @@ export interface PositionalReader {
 }
 
 /**
- * `[0, length)` of the file open as `file`, in blocks of whole lines read into one reused buffer: a
- * reader that handles each block before asking for the next allocates nothing per line or per read.
- * The buffer grows for a line longer than it.
+ * `[0, length)` of the file open as `file`, in blocks of whole lines. A block stays as it is until the
+ * reader asks for the next one; a reader that handles each block before asking for the next allocates
+ * nothing per line or per read. Two buffers take turns: while the reader handles one block, the next
+ * bytes are already being read into the other (behind the partial line the block ended with). A line
+ * longer than a buffer grows it, and from then on reads wait for the reader, in one buffer.
  */
 export async function* lineBlocks(file: PositionalReader, length: number): AsyncGenerator<LineBlock> {
-  let buf = Buffer.allocUnsafe(LINE_BLOCK);
+  let buf: Buffer = Buffer.allocUnsafe(LINE_BLOCK);
+  let spare: Buffer | null = Buffer.allocUnsafe(LINE_BLOCK);
   let have = 0;
   let position = 0;
-  while (position < length || have > 0) {
-    if (position < length) {
-      const { bytesRead } = await file.read(buf, have, Math.min(buf.length - have, length - position), position);
+  /** The read running while the reader handles a block: into `into`, after the `at` bytes of that block's partial line. */
+  let ahead: { into: Buffer; at: number; read: Promise<{ bytesRead: number }> } | null = null;
+  const readInto = (into: Buffer, at: number) => file.read(into, at, Math.min(into.length - at, length - position), position);
+  try {
+    while (position < length || have > 0 || ahead !== null) {
+      let bytesRead = -1;
+      if (ahead !== null) {
+        const next = ahead;
+        ahead = null;
+        bytesRead = (await next.read).bytesRead;
+        spare = buf;
+        buf = next.into;
+        have = next.at;
+      } else if (position < length) bytesRead = (await readInto(buf, have)).bytesRead;
       if (bytesRead === 0) length = position; // the file shrank: what was read is all there is
-      position += bytesRead;
-      have += bytesRead;
-    }
-    const last = have === 0 ? -1 : buf.lastIndexOf(0x0a, have - 1);
-    if (last < 0) {
-      if (position < length && have < buf.length) continue;
-      if (position < length && buf.length <= MAX_LINE_BYTES) {
-        const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, MAX_LINE_BYTES + 1));
-        buf.copy(bigger, 0, 0, have);
-        buf = bigger;
-        continue;
+      if (bytesRead > 0) {
+        position += bytesRead;
+        have += bytesRead;
       }
-      if (have > 0) yield { bytes: buf, end: have, tail: true };
-      return;
+      const last = have === 0 ? -1 : buf.lastIndexOf(0x0a, have - 1);
+      if (last < 0) {
+        if (position < length && have < buf.length) continue;
+        if (position < length && buf.length <= MAX_LINE_BYTES) {
+          const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, MAX_LINE_BYTES + 1));
+          buf.copy(bigger, 0, 0, have);
+          buf = bigger;
+          spare = null; // past one buffer's size, a second one would double the memory a long line takes
+          continue;
+        }
+        if (have > 0) yield { bytes: buf, end: have, tail: true };
+        return;
+      }
+      const end = last + 1;
+      if (position < length && spare !== null) {
+        buf.copy(spare, 0, end, have);
+        const read = readInto(spare, have - end);
+        read.catch(() => {}); // awaited when the reader asks for the next block; not a rejection nobody handles meanwhile
+        ahead = { into: spare, at: have - end, read };
+        spare = null;
+        yield { bytes: buf, end, tail: false };
+      } else {
+        yield { bytes: buf, end, tail: false };
+        buf.copy(buf, 0, end, have);
+        have -= end;
+      }
     }
-    yield { bytes: buf, end: last + 1, tail: false };
-    buf.copy(buf, 0, last + 1, have);
-    have -= last + 1;
+  } finally {
+    // A reader that stopped early closes its file next: let the read under way finish first.
+    if (ahead !== null) await ahead.read.catch(() => {});
   }
 }
