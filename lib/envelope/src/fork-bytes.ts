@@ -11,8 +11,8 @@ import { open, type FileHandle } from "node:fs/promises";
 import type { PixirEvent } from "./envelope.js";
 import { LineFingerprint, parentChangedError, PrefixScanner, type CheckedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { CANONICAL_TYPES } from "./vocabulary.js";
-import { derivedUlidOfBytes } from "./ids.js";
-import { checkedShareHeader, checkLine, facts } from "./line-check.js";
+import { derivedUlidInto } from "./ids.js";
+import { checkedShareHeader, checkLine, copyBytes, facts } from "./line-check.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
 import { committedLength, headLine, lineBlocks, readLogRange, type PositionalReader } from "./log-read.js";
 import { decodeOwnHead } from "./envelope.js";
@@ -34,6 +34,7 @@ function writeDigits(out: Buffer, at: number, n: number): number {
   return count;
 }
 const INHERITED_BLOCK = 256 * 1024;
+const ID_OPENER = Buffer.from('{"id":"', "latin1");
 
 /**
  * The child's copies of inherited lines (fork.md §4.2), collected in blocks of whole lines. A line in
@@ -76,18 +77,16 @@ export class ChildLines {
     if (this.fingerprint) this.seen.addRange(b, s, e);
     const tail = head.tsStart - TS_KEY_LENGTH;
     const digits = writeDigits(this.key, this.keyPrefix, k);
-    const id = derivedUlidOfBytes(this.key, this.keyPrefix + digits, b.toString("utf8", head.tsStart, head.tsEnd));
     // {"id":"<26>  ","session_id":<child>,"seq":  <k>,  the parent's line from "ts":  \n
-    this.room(7 + id.length + this.childSession.length + digits + 1 + (e - tail) + 1);
+    this.room(ID_OPENER.length + 26 + this.childSession.length + digits + 1 + (e - tail) + 1);
     const block = this.block;
-    let used = this.used;
-    used += block.write('{"id":"', used, "latin1");
-    used += block.write(id, used, "latin1");
-    used += this.childSession.copy(block, used);
-    used += this.key.copy(block, used, this.keyPrefix, this.keyPrefix + digits);
+    let used = copyBytes(ID_OPENER, 0, ID_OPENER.length, block, this.used);
+    derivedUlidInto(block, used, this.key, this.keyPrefix + digits, b, head.tsStart, head.tsEnd);
+    used = copyBytes(this.childSession, 0, this.childSession.length, block, used + 26);
+    used = copyBytes(this.key, this.keyPrefix, this.keyPrefix + digits, block, used);
     block[used++] = COMMA;
     used += b.copy(block, used, tail, e);
-    this.block[used++] = NEWLINE;
+    block[used++] = NEWLINE;
     this.used = used;
     return true;
   }

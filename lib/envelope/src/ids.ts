@@ -25,6 +25,32 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+/** encodeTime's 10 characters, as ASCII bytes written to `out` at `at`. */
+function encodeTimeInto(ms: number, out: Uint8Array, at: number): void {
+  let t = Math.min(Math.max(Math.floor(ms), 0), MAX_TIME);
+  for (let i = 9; i >= 0; i--) {
+    out[at + i] = CROCKFORD_BYTES[t % 32]!;
+    t = Math.floor(t / 32);
+  }
+}
+
+/** encodeBits(bytes, 16) as ASCII bytes written to `out` at `at`. */
+function encodeBitsInto(bytes: Uint8Array, out: Uint8Array, at: number): void {
+  let acc = 0;
+  let bits = 0;
+  let i = 0;
+  for (let c = 0; c < 16; c++) {
+    if (bits < 5) {
+      acc = ((acc << 8) | bytes[i++]!) & 0xffff;
+      bits += 8;
+    }
+    out[at + c] = CROCKFORD_BYTES[(acc >> (bits - 5)) & 31]!;
+    bits -= 5;
+  }
+}
+
+const CROCKFORD_BYTES = Buffer.from(CROCKFORD, "latin1");
+
 /** First `chars` base32 characters of the bytes, most significant bit first (80 bits = 16 chars). */
 function encodeBits(bytes: Uint8Array, chars: number): string {
   let out = "";
@@ -101,6 +127,50 @@ export function derivedUlid(key: string, ts: unknown): string {
  */
 export function derivedUlidOfBytes(key: Uint8Array, length: number, ts: unknown): string {
   return timePart(ts) + encodeBits(sha256Into(key.subarray(0, length), KEY_DIGEST), 16);
+}
+
+/**
+ * derivedUlidOfBytes written as 26 ASCII bytes to `out` at `at`, with the ts given as the UTF-8 bytes
+ * `line[tsStart, tsEnd)`: a fork writes each inherited line's id into its copy, with no string made.
+ */
+export function derivedUlidInto(out: Uint8Array, at: number, key: Uint8Array, length: number, line: Uint8Array, tsStart: number, tsEnd: number): void {
+  const parsed = timestampMillisOfBytes(line, tsStart, tsEnd);
+  encodeTimeInto(Number.isNaN(parsed) ? 0 : parsed, out, at);
+  encodeBitsInto(sha256Into(key, KEY_DIGEST, length), out, at + 10);
+}
+
+const hourBytes = new Uint8Array(13);
+let hourBytesMs = Number.NaN;
+let hourBytesKnown = false;
+const twoDigitsAt = (b: Uint8Array, i: number) => {
+  const x = b[i]! - 0x30;
+  const y = b[i + 1]! - 0x30;
+  return x >= 0 && x <= 9 && y >= 0 && y <= 9 ? x * 10 + y : -1;
+};
+
+/** timestampMillis of the UTF-8 text `b[s, e)`, quick for our writers' form and for hours seen last. */
+function timestampMillisOfBytes(b: Uint8Array, s: number, e: number): number {
+  if (e - s === 24 && b[s + 13] === 0x3a && b[s + 16] === 0x3a && b[s + 19] === 0x2e && b[s + 23] === 0x5a) {
+    const hour = twoDigitsAt(b, s + 11);
+    const minutes = twoDigitsAt(b, s + 14);
+    const seconds = twoDigitsAt(b, s + 17);
+    const ms = twoDigitsAt(b, s + 20);
+    const msLast = b[s + 22]! - 0x30;
+    if (hour >= 0 && hour < 24 && minutes >= 0 && minutes < 60 && seconds >= 0 && seconds < 60 && ms >= 0 && msLast >= 0 && msLast <= 9) {
+      let same = hourBytesKnown;
+      for (let i = 0; same && i < 13; i++) same = hourBytes[i] === b[s + i];
+      if (!same) {
+        let key = "";
+        for (let i = 0; i < 13; i++) key += String.fromCharCode(b[s + i]!);
+        // The hour's own checks (and any non-ASCII byte) are left to timestampMillis.
+        hourBytes.set(b.subarray(s, s + 13));
+        hourBytesKnown = true;
+        hourBytesMs = /^[\x00-\x7f]*$/.test(key) ? timestampMillis(`${key}:00:00.000Z`) : Number.NaN;
+      }
+      if (!Number.isNaN(hourBytesMs)) return hourBytesMs + minutes * 60_000 + seconds * 1000 + ms * 10 + msLast;
+    }
+  }
+  return timestampMillis(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8", s, e));
 }
 
 function timePart(ts: unknown): string {

@@ -59,17 +59,16 @@ function compress(block: Uint8Array, at: number): void {
 }
 
 /**
- * SHA-256 of `msg` into `out` (32 bytes). Meant for short keys: the message is hashed from `msg` in
- * place and only its padded tail is copied.
+ * SHA-256 of `msg[0, n)` into `out` (32 bytes). Meant for short keys: the message is hashed from `msg`
+ * in place and only its padded tail is copied.
  */
-export function sha256Into(msg: Uint8Array, out: Uint8Array): Uint8Array {
+export function sha256Into(msg: Uint8Array, out: Uint8Array, n = msg.length): Uint8Array {
   H.set(H0);
-  const n = msg.length;
   let at = 0;
   for (; at + 64 <= n; at += 64) compress(msg, at);
   const rest = n - at;
   BLOCK.fill(0);
-  BLOCK.set(msg.subarray(at), 0);
+  for (let i = 0; i < rest; i++) BLOCK[i] = msg[at + i]!;
   BLOCK[rest] = 0x80;
   if (rest >= 56) {
     compress(BLOCK, 0);

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { derivedUlid, derivedUlidOfBytes, timestampMillis } from "../src/ids.js";
+import { derivedUlid, derivedUlidInto, derivedUlidOfBytes, timestampMillis } from "../src/ids.js";
 import { sha256Into } from "../src/sha256.js";
 
 const nodeSha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
@@ -43,6 +43,31 @@ describe("derivedUlidOfBytes", () => {
       const length = Buffer.from(key, "utf8").copy(scratch);
       const ts = n % 3 === 0 ? null : "2026-07-20T10:02:53.700Z";
       expect(derivedUlidOfBytes(scratch, length, ts)).toBe(derivedUlid(key, ts));
+    }
+  });
+});
+
+describe("derivedUlidInto", () => {
+  /** derivedUlidInto of `key`, with `ts` as the UTF-8 bytes of a line around it, as a string. */
+  const into = (key: string, ts: string) => {
+    const k = Buffer.from(key, "utf8");
+    const line = Buffer.from(`{"ts":"${ts}","x":1}`, "utf8");
+    const out = Buffer.alloc(30, 0x2a);
+    derivedUlidInto(out, 2, k, k.length, line, 7, 7 + Buffer.byteLength(ts, "utf8"));
+    expect([out.toString("latin1", 0, 2), out.toString("latin1", 28)]).toEqual(["**", "**"]); // nothing outside its 26 bytes
+    return out.toString("latin1", 2, 28);
+  };
+
+  it("writes derivedUlid's characters, reading the ts from bytes as Date.parse reads its text", () => {
+    const digit = fc.integer({ min: 0, max: 9 }).map(String);
+    const two = fc.tuple(digit, digit).map(([a, b]) => a + b);
+    // Few dates and hours, so that the hour remembered from the line before is often the same one, and often not.
+    const ts = fc
+      .tuple(fc.constantFrom("2026-07-20", "2024-02-29", "2023-02-29", "2026-13-01", "+02026-01-01", "2026-07-2é"), fc.constantFrom("00", "10", "23", "24", "3x"), two, two, two, digit, fc.constantFrom("Z", "Z", "z"))
+      .map(([d, h, m, s, ms2, ms1, z]) => `${d}T${h}:${m}:${s}.${ms2}${ms1}${z}`);
+    fc.assert(fc.property(ts, fc.nat(99), (t, k) => into(`fork:H:${k}`, t) === derivedUlid(`fork:H:${k}`, t)), { numRuns: 3000 });
+    for (const t of ["2026-07-20T24:00:00.000Z", "2026-07-20T24:30:00.000Z", "2026-07-20T23:59:59.999Z", "x", "", "2026-07-20T10:02:53Z", "2026-07-20T10:02:53.700Z"]) {
+      expect(into("fork:H:1", t), t).toBe(derivedUlid("fork:H:1", t));
     }
   });
 });
