@@ -101,7 +101,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
     await createLogAtomically(
       ws,
       childId,
-      async (emit) => {
+      async (emit, emitOwned) => {
         if (parent.inheritedBlocks !== undefined && (job.summarize === undefined || builder !== null)) {
           // Nothing reads the lines on the way (the summary was fed by the plan's pass): the child's
           // copies are made from the parent's bytes.
@@ -109,7 +109,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
           emit(serializeEvent(header));
           if (job.strategy === "replay_v1") {
             for await (const block of parent.inheritedBlocks(header.id!, childId)) {
-              emit(block);
+              await emitOwned(block); // each block is a buffer of its own (ChildLines)
               copiedBytes?.add(block.length);
             }
           }

@@ -43,7 +43,7 @@ function writeFailed(err: unknown, p: StatePath, operation: string): PixirError 
 }
 
 /** Blocks a background writer may have in flight; past that, it writes in the foreground. */
-const BACKGROUND_BLOCKS = 3;
+const BACKGROUND_BLOCKS = 8;
 /** A background writer asks the kernel to start writing back after this many bytes (see drain). */
 const BACKGROUND_SYNC_BYTES = 64 * 1024 * 1024;
 
@@ -59,7 +59,9 @@ export class BlockWriter {
   private used = 0;
   bytesWritten = 0;
   private readonly spare: Buffer[] = [];
-  private inFlight = 0;
+  /** Background writes in flight (they hold blocks), and write-back requests (they hold none). */
+  private writes = 0;
+  private syncs = 0;
   private failure: unknown = null;
   private waiters: Array<() => void> = [];
   private syncedAt = 0;
@@ -80,14 +82,28 @@ export class BlockWriter {
     this.used += typeof part === "string" ? this.block.write(part, this.used, "utf8") : part.copy(this.block, this.used);
     if (this.used >= FLUSH_BYTES) this.flush();
   }
+  /**
+   * Add `block`, which the caller hands over and never touches again: a background writer writes it
+   * as it is, without copying it into its own block (a large block of a fork's copies, say).
+   */
+  addOwned(block: Buffer): void {
+    // A small block is cheaper copied than written on its own.
+    if (!this.options.background || this.failure !== null || block.length < FLUSH_BYTES / 4) return this.add(block);
+    this.flush();
+    this.writeBehind(block, block.length, false);
+  }
+  /** Resolves when a background writer has fewer than its limit of blocks in flight (at once otherwise). */
+  async room(): Promise<void> {
+    while (this.options.background && this.writes >= BACKGROUND_BLOCKS) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
   flush(): void {
     if (this.used === 0) return;
     const used = this.used;
     this.used = 0;
-    if (this.options.background && this.inFlight < BACKGROUND_BLOCKS && this.failure === null) {
+    if (this.options.background && this.writes < BACKGROUND_BLOCKS && this.failure === null) {
       const block = this.block;
       this.block = this.spare.pop() ?? Buffer.allocUnsafe(block.length);
-      this.writeBehind(block, used);
+      this.writeBehind(block, used, true);
     } else this.writeAll(this.block.subarray(0, used));
   }
   /** Wait for every background write (and write-back request) and rethrow the first failure. */
@@ -98,7 +114,7 @@ export class BlockWriter {
   }
   /** Wait until nothing is in flight, whatever happened to it. */
   async settle(): Promise<void> {
-    while (this.inFlight > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    while (this.writes + this.syncs > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   private writeAll(buf: Buffer): void {
     let off = 0;
@@ -107,14 +123,16 @@ export class BlockWriter {
     while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off, at === null ? null : at + off);
     this.bytesWritten += buf.length;
   }
-  private writeBehind(block: Buffer, length: number): void {
+  /** Write `block[0, length)` at the current end on libuv's threads; `reuse`: it is one of ours, kept for the next flush. */
+  private writeBehind(block: Buffer, length: number, reuse: boolean): void {
     const position = this.bytesWritten;
     this.bytesWritten += length;
-    this.inFlight++;
+    this.writes++;
     const done = (err: unknown) => {
       if (err && this.failure === null) this.failure = err;
-      this.spare.push(block);
-      this.finish();
+      if (reuse) this.spare.push(block);
+      this.writes--;
+      this.wake();
     };
     const writeFrom = (off: number) => {
       write(this.fd, block, off, length - off, position + off, (err, n) => {
@@ -127,15 +145,15 @@ export class BlockWriter {
     if (this.bytesWritten - this.syncedAt >= BACKGROUND_SYNC_BYTES) {
       // Start write-back of what has been written so far, so that the final fsync has little left.
       this.syncedAt = this.bytesWritten;
-      this.inFlight++;
+      this.syncs++;
       fdatasync(this.fd, (err) => {
         if (err && this.failure === null) this.failure = err;
-        this.finish();
+        this.syncs--;
+        this.wake();
       });
     }
   }
-  private finish(): void {
-    this.inFlight--;
+  private wake(): void {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
@@ -144,6 +162,11 @@ export class BlockWriter {
 
 /** Takes output lines (or parts of them, ending in `\n`), as text or as bytes. */
 export type LineSink = (line: string | Buffer) => void;
+/**
+ * Takes a large block of whole lines that the caller hands over and never touches again; resolves when
+ * the writer can take the next one (a producer of big blocks waits for the disk instead of blocking on it).
+ */
+export type OwnedBlockSink = (block: Buffer) => Promise<void>;
 
 export interface CommitContext {
   lease: WriterLease | null;
@@ -164,7 +187,7 @@ function checkAborted(ctx: CommitContext): void {
 export async function createLogAtomically(
   ws: string,
   id: string,
-  produce: (emit: LineSink) => Promise<void>,
+  produce: (emit: LineSink, emitOwned: OwnedBlockSink) => Promise<void>,
   ctx: CommitContext,
   beforeCommit?: () => Promise<void> | void,
   replace = false,
@@ -184,10 +207,17 @@ export async function createLogAtomically(
     }
     out = new BlockWriter(fd, { background: true });
     const writer = out;
-    await produce((line) => {
-      checkAborted(ctx);
-      writer.add(line);
-    });
+    await produce(
+      (line) => {
+        checkAborted(ctx);
+        writer.add(line);
+      },
+      async (block) => {
+        checkAborted(ctx);
+        await writer.room();
+        writer.addOwned(block);
+      },
+    );
     checkAborted(ctx);
     try {
       await out.drain();

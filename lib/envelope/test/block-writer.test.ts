@@ -29,6 +29,34 @@ describe("BlockWriter", () => {
     expect(readFileSync(file).equals(want)).toBe(true);
   });
 
+  it("writes handed-over blocks as they are, in order with what was added around them, and waits for room", async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
+    const file = path.join(dir, "out");
+    const fd = openSync(file, "wx");
+    const w = new BlockWriter(fd, { background: true });
+    const expected: Buffer[] = [];
+    let waited = 0;
+    for (let i = 0; i < 400; i++) {
+      // Owned blocks large and small (a small one is copied), between lines added the usual way.
+      const owned = Buffer.alloc(i % 7 === 0 ? 1000 : 100_000 + ((i * 7919) % 300_000), i % 251);
+      const before = (w as unknown as { writes: number }).writes;
+      await w.room();
+      if (before >= 8) waited++;
+      expect((w as unknown as { writes: number }).writes).toBeLessThan(8);
+      w.addOwned(owned);
+      expected.push(owned);
+      const line = Buffer.from(`line ${i}\n`);
+      w.add(line);
+      expected.push(line);
+    }
+    await w.drain();
+    closeSync(fd);
+    const want = Buffer.concat(expected);
+    expect(w.bytesWritten).toBe(want.length);
+    expect(readFileSync(file).equals(want)).toBe(true);
+    expect(waited).toBeGreaterThan(0); // the limit was reached, and room() waited for it
+  });
+
   it("reports a failed background write from drain()", async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
     const file = path.join(dir, "out");
