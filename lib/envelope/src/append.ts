@@ -58,7 +58,7 @@ async function stampEvents(id: string, input: AsyncIterable<Buffer>, firstSeq: n
   let count = 0;
   let dropped = 0;
   let lines = 0;
-  for await (const raw of abortable(splitLines(input, { path: STDIN_PATH }), options.signal)) {
+  for await (const raw of splitLines(abortable(input, options.signal), { path: STDIN_PATH })) {
     lines++;
     const input = decodeInputLine(raw, { dropEphemeral: options.dropEphemeral });
     if (input === null) {

@@ -126,7 +126,8 @@ export class InputStream {
   private peeked: InputEvent | null | undefined;
 
   constructor(input: AsyncIterable<Buffer>, signal?: AbortSignal) {
-    this.lines = abortable(splitLines(input, { path: STDIN_PATH }), signal)[Symbol.asyncIterator]();
+    // A signal ends the wait for the next chunk; lines split from a chunk in hand need no wait.
+    this.lines = splitLines(abortable(input, signal), { path: STDIN_PATH })[Symbol.asyncIterator]();
   }
 
   async peek(): Promise<InputEvent | null> {
