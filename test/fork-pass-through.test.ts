@@ -7,7 +7,7 @@ import { appendFileSync, readFileSync, truncateSync, writeFileSync } from "node:
 import { open } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkParentPrefix, decodeLogLine, isLineProblem, lineBlocks, passThroughParent, PixirError, PrefixScanner, type PrefixFacts } from "@pixir/envelope";
+import { checkParentPrefix, decodeLogLine, derivedUlid, isLineProblem, lineBlocks, passThroughParent, PixirError, PrefixScanner, type PrefixFacts } from "@pixir/envelope";
 import { logFile, readLog, ROOT, run, sh, workspace } from "./support/cli.js";
 import { expectJsonOk } from "./support/fork.js";
 
@@ -88,6 +88,15 @@ describe("a pass-through parent planned from its bytes", () => {
     // Apart from the id derived from each header's own id and the session id, the lines are the same bytes.
     const body = (line: string) => line.slice(line.indexOf(',"seq":'));
     for (let k = 1; k < fast.length; k++) expect(body(fast[k]!)).toBe(body(piped[k]!));
+    // Each id is derivedUlid's, over several blocks of copies (written, given back and reused).
+    expect(readLog(ws, "fast").length).toBeGreaterThan(4 * 256 * 1024);
+    for (const [child, id] of [[fast, "fast"], [piped, "piped"]] as const) {
+      const header = JSON.parse(child[0]!);
+      for (let k = 1; k < child.length; k++) {
+        const e = JSON.parse(child[k]!);
+        expect([e.id, e.session_id, e.seq]).toEqual([derivedUlid(`fork:${header.id}:${k}`, e.ts), id, k]);
+      }
+    }
   });
 
   it("with --summarize, feeds the summary from the checked lines: the same branch_summary as the pipeline's", () => {

@@ -4,6 +4,7 @@ import { serializeEvent, type PixirEvent } from "./envelope.js";
 import { branchSummaryLine, type BranchSummaryBuilder, type BranchSummaryData } from "./summary.js";
 import { checkBoundary, forkHeader, forkPlan, forkStreamLines, parentFromLog, type ForkPlan, type ForkStrategy } from "./fork.js";
 import { LineFingerprint, parentChangedError, type ParentSource } from "./fork-plan.js";
+import { recycleChildBlock } from "./fork-bytes.js";
 import { resourceSources } from "./fork-write.js";
 import { newUlid } from "./ids.js";
 import { acquireLease } from "./lease.js";
@@ -109,7 +110,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
           emit(serializeEvent(header));
           if (job.strategy === "replay_v1") {
             for await (const block of parent.inheritedBlocks(header.id!, childId)) {
-              await emitOwned(block); // each block is a buffer of its own (ChildLines)
+              await emitOwned(block, recycleChildBlock); // each block is a buffer of its own (ChildLines)
               copiedBytes?.add(block.length);
             }
           }

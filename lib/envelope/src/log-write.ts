@@ -42,8 +42,10 @@ function writeFailed(err: unknown, p: StatePath, operation: string): PixirError 
   return new PixirError("log_write_failed", undefined, { reason: code ? code.toLowerCase() : "io_error", path: p.rel });
 }
 
-/** Blocks a background writer may have in flight; past that, it writes in the foreground. */
-const BACKGROUND_BLOCKS = 8;
+/** Blocks of its own a background writer may have in flight; past that, it writes in the foreground. */
+const BACKGROUND_BLOCKS = 3;
+/** Writes of handed-over blocks (addOwned) in flight before room() makes the producer wait. */
+const OWNED_WRITES = 4;
 /** A background writer asks the kernel to start writing back after this many bytes (see drain). */
 const BACKGROUND_SYNC_BYTES = 64 * 1024 * 1024;
 
@@ -86,15 +88,19 @@ export class BlockWriter {
    * Add `block`, which the caller hands over and never touches again: a background writer writes it
    * as it is, without copying it into its own block (a large block of a fork's copies, say).
    */
-  addOwned(block: Buffer): void {
+  addOwned(block: Buffer, written?: (block: Buffer) => void): void {
     // A small block is cheaper copied than written on its own.
-    if (!this.options.background || this.failure !== null || block.length < FLUSH_BYTES / 4) return this.add(block);
+    if (!this.options.background || this.failure !== null || block.length < FLUSH_BYTES / 4) {
+      this.add(block);
+      written?.(block);
+      return;
+    }
     this.flush();
-    this.writeBehind(block, block.length, false);
+    this.writeBehind(block, block.length, false, written);
   }
   /** Resolves when a background writer has fewer than its limit of blocks in flight (at once otherwise). */
   async room(): Promise<void> {
-    while (this.options.background && this.writes >= BACKGROUND_BLOCKS) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    while (this.options.background && this.writes >= OWNED_WRITES) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   flush(): void {
     if (this.used === 0) return;
@@ -123,14 +129,18 @@ export class BlockWriter {
     while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off, at === null ? null : at + off);
     this.bytesWritten += buf.length;
   }
-  /** Write `block[0, length)` at the current end on libuv's threads; `reuse`: it is one of ours, kept for the next flush. */
-  private writeBehind(block: Buffer, length: number, reuse: boolean): void {
+  /**
+   * Write `block[0, length)` at the current end on libuv's threads; `reuse`: it is one of ours, kept for
+   * the next flush; else `written` gets it back once it is on its way to the disk.
+   */
+  private writeBehind(block: Buffer, length: number, reuse: boolean, written?: (block: Buffer) => void): void {
     const position = this.bytesWritten;
     this.bytesWritten += length;
     this.writes++;
     const done = (err: unknown) => {
       if (err && this.failure === null) this.failure = err;
       if (reuse) this.spare.push(block);
+      else if (err === null) written?.(block);
       this.writes--;
       this.wake();
     };
@@ -163,10 +173,11 @@ export class BlockWriter {
 /** Takes output lines (or parts of them, ending in `\n`), as text or as bytes. */
 export type LineSink = (line: string | Buffer) => void;
 /**
- * Takes a large block of whole lines that the caller hands over and never touches again; resolves when
- * the writer can take the next one (a producer of big blocks waits for the disk instead of blocking on it).
+ * Takes a large block of whole lines that the caller hands over and does not touch until `written` gives
+ * it back; resolves when the writer can take the next one (a producer of big blocks waits for the disk
+ * instead of blocking on it).
  */
-export type OwnedBlockSink = (block: Buffer) => Promise<void>;
+export type OwnedBlockSink = (block: Buffer, written?: (block: Buffer) => void) => Promise<void>;
 
 export interface CommitContext {
   lease: WriterLease | null;
@@ -212,10 +223,10 @@ export async function createLogAtomically(
         checkAborted(ctx);
         writer.add(line);
       },
-      async (block) => {
+      async (block, written) => {
         checkAborted(ctx);
         await writer.room();
-        writer.addOwned(block);
+        writer.addOwned(block, written);
       },
     );
     checkAborted(ctx);

@@ -1,6 +1,6 @@
 // BlockWriter's background mode writes blocks out of order at their offsets; the file must still be the
 // bytes in the order they were added, and a failed write must surface from drain().
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -36,14 +36,28 @@ describe("BlockWriter", () => {
     const w = new BlockWriter(fd, { background: true });
     const expected: Buffer[] = [];
     let waited = 0;
+    const given = new Set<Buffer>();
+    const back: Buffer[] = [];
     for (let i = 0; i < 400; i++) {
       // Owned blocks large and small (a small one is copied), between lines added the usual way.
       const owned = Buffer.alloc(i % 7 === 0 ? 1000 : 100_000 + ((i * 7919) % 300_000), i % 251);
-      const before = (w as unknown as { writes: number }).writes;
+      const inFlight = () => (w as unknown as { writes: number }).writes;
+      const before = inFlight();
       await w.room();
-      if (before >= 8) waited++;
-      expect((w as unknown as { writes: number }).writes).toBeLessThan(8);
-      w.addOwned(owned);
+      // Writes complete only in I/O callbacks: fewer in flight now means room() waited for some.
+      if (inFlight() < before) waited++;
+      expect(inFlight()).toBeLessThan(8);
+      given.add(owned);
+      const at = expected.reduce((n, b) => n + b.length, 0);
+      w.addOwned(owned, (b) => {
+        // Given back once the caller may fill it again: a small block at once (it was copied), a large
+        // one only when its bytes are in the file.
+        const onDisk = Buffer.alloc(b.length);
+        const rd = openSync(file, "r");
+        readSync(rd, onDisk, 0, b.length, at);
+        closeSync(rd);
+        if (b.length < 64 * 1024 || onDisk.equals(b)) back.push(b);
+      });
       expected.push(owned);
       const line = Buffer.from(`line ${i}\n`);
       w.add(line);
@@ -55,6 +69,9 @@ describe("BlockWriter", () => {
     expect(w.bytesWritten).toBe(want.length);
     expect(readFileSync(file).equals(want)).toBe(true);
     expect(waited).toBeGreaterThan(0); // the limit was reached, and room() waited for it
+    // Every block handed over came back once, and only after it was written.
+    expect(back).toHaveLength(400);
+    expect(new Set(back)).toEqual(given);
   });
 
   it("reports a failed background write from drain()", async () => {
