@@ -237,6 +237,8 @@ export class BranchSummaryBuilder {
   /** Candidates added by addChecked whose excerpts are not made yet, oldest first, and their data's bytes. */
   private pending: PendingExcerpt[] = [];
   private pendingBytes = 0;
+  /** Holds the pending candidates' bytes, end to end, and is reused after each settle: no buffer per candidate. */
+  private arena: Buffer | null = null;
   private readonly window: number;
   private sourceCount = 0;
 
@@ -271,8 +273,17 @@ export class BranchSummaryBuilder {
     this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
     if (type === "tool_call") this.addToolCall(seq, { type, data: JSON.parse(b.toString("utf8", dataStart, dataEnd)) as JsonObject });
     if (type !== "user_message" && type !== "assistant_message" && type !== "subagent_event") return;
-    this.pending.push(new PendingExcerpt(type, Buffer.from(b.subarray(dataStart, dataEnd))));
-    this.pendingBytes += dataEnd - dataStart;
+    const length = dataEnd - dataStart;
+    if (this.pendingBytes + length > PENDING_MAX_BYTES) this.settlePending();
+    let bytes: Buffer;
+    if (length > PENDING_MAX_BYTES) bytes = Buffer.from(b.subarray(dataStart, dataEnd));
+    else {
+      const arena = (this.arena ??= Buffer.allocUnsafe(PENDING_MAX_BYTES));
+      b.copy(arena, this.pendingBytes, dataStart, dataEnd);
+      bytes = arena.subarray(this.pendingBytes, this.pendingBytes + length);
+    }
+    this.pending.push(new PendingExcerpt(type, bytes));
+    this.pendingBytes += length;
     if (this.pending.length >= this.window * PENDING_PER_WINDOW || this.pendingBytes >= PENDING_MAX_BYTES) this.settlePending();
   }
 

@@ -303,6 +303,20 @@ describe("summarizeStage in-process", () => {
     }
   });
 
+  it("makes the same excerpts from candidates' bytes as from their Events, past the 4 MiB the builder holds unexcerpted", () => {
+    // 60 candidates of about 200 KB: the held bytes fill up several times, and each time they are excerpted first.
+    const events = Array.from({ length: 60 }, (_, i) => e(i + 1, i % 3 === 0 ? "assistant_message" : "user_message", { text: `m${i} ${"y".repeat(200_000 + i)}` }));
+    const byEvents = new BranchSummaryBuilder({ excerptWindow: 50 });
+    const byBytes = new BranchSummaryBuilder({ excerptWindow: 50 });
+    for (const ev of events) {
+      byEvents.add(ev);
+      const data = Buffer.from(JSON.stringify(ev.data));
+      byBytes.addChecked(ev.type, ev.seq, data, 0, data.length);
+    }
+    expect(byBytes.excerpts()).toEqual(byEvents.excerpts());
+    expect(byBytes.excerpts()).toHaveLength(50);
+  });
+
   it("passes every line on intact when a chunk ends in a blank line (the held line is a copy, not the reused buffer)", async () => {
     const head0 = serializeEvent(header(0, DIGEST_EMPTY));
     const own = [1, 2, 3].map((n) => serializeEvent(e(n, "user_message", { text: `own ${n} ${"x".repeat(400 * n)}` })));
