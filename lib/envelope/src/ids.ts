@@ -15,17 +15,7 @@ export function newUlid(now: number = Date.now()): string {
 
 const MAX_TIME = 2 ** 48 - 1;
 
-function encodeTime(ms: number): string {
-  let t = Math.min(Math.max(Math.floor(ms), 0), MAX_TIME);
-  let out = "";
-  for (let i = 0; i < 10; i++) {
-    out = CROCKFORD[t % 32] + out;
-    t = Math.floor(t / 32);
-  }
-  return out;
-}
-
-/** encodeTime's 10 characters, as ASCII bytes written to `out` at `at`. */
+/** The time part: 10 Crockford characters of the clamped milliseconds, as ASCII bytes written to `out` at `at`. */
 function encodeTimeInto(ms: number, out: Uint8Array, at: number): void {
   let t = Math.min(Math.max(Math.floor(ms), 0), MAX_TIME);
   for (let i = 9; i >= 0; i--) {
@@ -34,7 +24,7 @@ function encodeTimeInto(ms: number, out: Uint8Array, at: number): void {
   }
 }
 
-/** encodeBits(bytes, 16) as ASCII bytes written to `out` at `at`. */
+/** The first 80 bits of `bytes` as 16 Crockford characters (most significant first), written to `out` at `at`. */
 function encodeBitsInto(bytes: Uint8Array, out: Uint8Array, at: number): void {
   let acc = 0;
   let bits = 0;
@@ -50,23 +40,6 @@ function encodeBitsInto(bytes: Uint8Array, out: Uint8Array, at: number): void {
 }
 
 const CROCKFORD_BYTES = Buffer.from(CROCKFORD, "latin1");
-
-/** First `chars` base32 characters of the bytes, most significant bit first (80 bits = 16 chars). */
-function encodeBits(bytes: Uint8Array, chars: number): string {
-  let out = "";
-  let acc = 0;
-  let bits = 0;
-  let i = 0;
-  while (out.length < chars) {
-    if (bits < 5) {
-      acc = ((acc << 8) | bytes[i++]!) & 0xffff;
-      bits += 8;
-    }
-    out += CROCKFORD[(acc >> (bits - 5)) & 31];
-    bits -= 5;
-  }
-  return out;
-}
 
 const KEY_BYTES = new Uint8Array(1024);
 const KEY_DIGEST = new Uint8Array(32);
@@ -116,22 +89,20 @@ export function timestampMillis(ts: string): number {
   return Date.parse(ts);
 }
 
+const ID_SCRATCH = Buffer.alloc(26);
+
 /** derivedUlid(key, ts): time from ts (0 when unparseable), randomness from sha256(key). */
 export function derivedUlid(key: string, ts: unknown): string {
-  return timePart(ts) + encodeBits(keyDigest(key), 16);
+  const parsed = typeof ts === "string" ? timestampMillis(ts) : NaN;
+  encodeTimeInto(Number.isNaN(parsed) ? 0 : parsed, ID_SCRATCH, 0);
+  encodeBitsInto(keyDigest(key), ID_SCRATCH, 10);
+  return ID_SCRATCH.toString("latin1");
 }
 
 /**
- * derivedUlid of the key whose UTF-8 bytes are `key[0, length)`: for a caller that derives many ids from
- * keys sharing a prefix (a fork's `fork:<header id>:<k>`), writing only the part that changes.
- */
-export function derivedUlidOfBytes(key: Uint8Array, length: number, ts: unknown): string {
-  return timePart(ts) + encodeBits(sha256Into(key.subarray(0, length), KEY_DIGEST), 16);
-}
-
-/**
- * derivedUlidOfBytes written as 26 ASCII bytes to `out` at `at`, with the ts given as the UTF-8 bytes
- * `line[tsStart, tsEnd)`: a fork writes each inherited line's id into its copy, with no string made.
+ * derivedUlid of the key whose UTF-8 bytes are `key[0, length)`, written as 26 ASCII bytes to `out` at
+ * `at`, with the ts given as the UTF-8 bytes `line[tsStart, tsEnd)`: a fork writes each inherited line's
+ * id into its copy (its keys `fork:<header id>:<k>` differ only in k), with no string made.
  */
 export function derivedUlidInto(out: Uint8Array, at: number, key: Uint8Array, length: number, line: Uint8Array, tsStart: number, tsEnd: number): void {
   const parsed = timestampMillisOfBytes(line, tsStart, tsEnd);
@@ -173,10 +144,6 @@ function timestampMillisOfBytes(b: Uint8Array, s: number, e: number): number {
   return timestampMillis(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8", s, e));
 }
 
-function timePart(ts: unknown): string {
-  const parsed = typeof ts === "string" ? timestampMillis(ts) : NaN;
-  return encodeTime(Number.isNaN(parsed) ? 0 : parsed);
-}
 
 /** `n` random bytes as lowercase hex: temp-file suffixes, lease holder ids. */
 export function randomHex(bytes: number): string {
