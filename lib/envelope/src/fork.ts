@@ -339,7 +339,9 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   let prevSeq: number | null = null;
   let seenNull = false;
   let lineNo = 0;
-  const writer = new BlockWriter(fd);
+  // The spool is written by libuv's threads while this one checks the next input (it is a temp file:
+  // nothing asks the kernel to write it back).
+  const writer = new BlockWriter(fd, { background: true, writeBack: false });
   // Only the spool's own writes fail as temp_spool_failed; an error reading stdin stays what it is.
   const spooled = {
     add(part: string | Buffer): void {
@@ -349,9 +351,9 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
         throw spoolError(err, dir);
       }
     },
-    flush(): void {
+    async drain(): Promise<void> {
       try {
-        writer.flush();
+        await writer.drain();
       } catch (err) {
         throw spoolError(err, dir);
       }
@@ -395,6 +397,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   };
   try {
     for await (const block of abortable(streamLineBlocks(input, { path: STDIN_PATH }), signal)) {
+      await writer.ready();
       const b = block.bytes;
       if (block.tail) {
         lineNo++;
@@ -430,8 +433,10 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
       }
       if (run < block.end) spooled.add(b.subarray(run, block.end));
     }
-    spooled.flush();
+    await spooled.drain();
   } catch (err) {
+    // Writes still in flight would otherwise land on whatever file reuses the descriptor.
+    await writer.settle();
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
     throw err;

@@ -52,8 +52,9 @@ const BACKGROUND_SYNC_BYTES = 64 * 1024 * 1024;
 /**
  * Collects output (text or bytes) in a block and writes it to a file descriptor in large writes.
  * With `background`, full blocks are written by libuv's threads at their file offsets while the
- * caller goes on producing (and the kernel is asked to write back now and then), so a large Log's
- * copying and its disk writes overlap; `drain()` then waits for all of it and reports any failure.
+ * caller goes on producing (and the kernel is asked to write back now and then, unless `writeBack` is
+ * false: a temp file that is never synced), so a large Log's copying and its disk writes overlap;
+ * `drain()` then waits for all of it and reports any failure.
  * A background writer must be drained or settled before its descriptor is closed.
  */
 export class BlockWriter {
@@ -69,7 +70,7 @@ export class BlockWriter {
   private syncedAt = 0;
   constructor(
     private readonly fd: number,
-    private readonly options: { background?: boolean } = {},
+    private readonly options: { background?: boolean; writeBack?: boolean } = {},
   ) {}
   add(part: string | Buffer): void {
     // A UTF-16 unit takes at most 3 bytes in UTF-8, so 3 × length always fits.
@@ -101,6 +102,13 @@ export class BlockWriter {
   /** Resolves when a background writer has fewer than its limit of blocks in flight (at once otherwise). */
   async room(): Promise<void> {
     while (this.options.background && this.writes >= OWNED_WRITES) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+  /**
+   * Resolves when the next full block would be written in the background rather than in the
+   * foreground: a producer that awaits this between inputs keeps its thread off the disk.
+   */
+  async ready(): Promise<void> {
+    while (this.options.background && this.failure === null && this.writes >= BACKGROUND_BLOCKS) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   flush(): void {
     if (this.used === 0) return;
@@ -152,7 +160,7 @@ export class BlockWriter {
       });
     };
     writeFrom(0);
-    if (this.bytesWritten - this.syncedAt >= BACKGROUND_SYNC_BYTES) {
+    if (this.options.writeBack !== false && this.bytesWritten - this.syncedAt >= BACKGROUND_SYNC_BYTES) {
       // Start write-back of what has been written so far, so that the final fsync has little left.
       this.syncedAt = this.bytesWritten;
       this.syncs++;

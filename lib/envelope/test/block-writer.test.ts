@@ -85,4 +85,51 @@ describe("BlockWriter", () => {
     await w.settle();
     closeSync(fd);
   });
+
+  it("ready() keeps a producer's thread off the disk: every block is written in the background", async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
+    const file = path.join(dir, "out");
+    const fd = openSync(file, "wx");
+    const w = new BlockWriter(fd, { background: true });
+    let foreground = 0;
+    const internals = w as unknown as { writeAll: (b: Buffer) => void };
+    const writeAll = internals.writeAll.bind(w);
+    internals.writeAll = (b: Buffer) => {
+      foreground++;
+      writeAll(b);
+    };
+    const expected: Buffer[] = [];
+    for (let i = 0; i < 3000; i++) {
+      await w.ready();
+      const part = Buffer.alloc(50_000 + (i % 13) * 1000, i % 251);
+      expected.push(part);
+      w.add(part);
+    }
+    await w.drain();
+    closeSync(fd);
+    expect(foreground).toBe(0);
+    expect(readFileSync(file).equals(Buffer.concat(expected))).toBe(true);
+  });
+
+  it("asks for write-back of a large file unless writeBack is false (a temp spool)", async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
+    const most = async (writeBack: boolean | undefined) => {
+      const fd = openSync(path.join(dir, `out-${String(writeBack)}`), "wx");
+      const w = new BlockWriter(fd, { background: true, writeBack });
+      const syncs = () => (w as unknown as { syncs: number }).syncs;
+      let seen = 0;
+      // Parts smaller than a block, so that they are written in the background (a larger one goes straight out).
+      const part = Buffer.alloc(200 * 1024, 7);
+      for (let i = 0; i < 360; i++) {
+        await w.ready();
+        w.add(part);
+        seen = Math.max(seen, syncs());
+      }
+      await w.drain();
+      closeSync(fd);
+      return seen;
+    };
+    expect(await most(false)).toBe(0);
+    expect(await most(undefined)).toBeGreaterThan(0);
+  });
 });
