@@ -99,4 +99,23 @@ describe("fork stream stages read our lines from their bytes", () => {
     }
     expect(leftovers(ws)).toEqual([]);
   });
+
+  it("pixir-log write reads a fork stream's blank lines, mixed forms and a last line without \\n, and numbers lines physically", () => {
+    const ws = workspace({ P });
+    const stream = forkStream(ws);
+    // Blank lines around the header, a line in the other form between ours, and no final newline.
+    const mixed = stream.map((l, i) => (i === 4 ? reordered(l) : l));
+    const input = `${mixed[0]}\n\n\n${mixed.slice(1, 4).join("\n")}\n\n${mixed.slice(4).join("\n")}`;
+    expectJsonOk(run("pixir-log", ["write", "--json"], { cwd: ws, input }));
+    expect(readLog(ws, "c").split("\n").filter((l) => l !== "")).toEqual(stream);
+
+    // A seq gap is reported at its physical line: lines 1 and 4-6 and 8-... hold Events.
+    const other = workspace({ P });
+    const gap = forkStream(other).filter((_, i) => i !== 5);
+    const gapped = `${gap[0]}\n\n\n${gap.slice(1, 4).join("\n")}\n\n${gap.slice(4).join("\n")}\n`;
+    const r = run("pixir-log", ["write", "--json"], { cwd: other, input: gapped });
+    expect(r.code).toBe(1);
+    expect(r.json.error.details).toMatchObject({ reason: "seq_gap", expected: 5, observed: 6, line: 9 });
+    expect(leftovers(other)).toEqual([]);
+  });
 });

@@ -1,18 +1,23 @@
 // fork.md §5, envelope-and-log.md §11.3: `pixir-log write` of a fork stream. The stream verifies itself
 // (header counts, contiguous seqs, prefix digest) and is checked against the parent in the Workspace;
 // the child Log appears only when all of it holds.
-import { isReplayType, isSeq, type CanonicalLine, type PixirEvent } from "./envelope.js";
+import { isUtf8 } from "node:buffer";
+import type { RawLine } from "./codec.js";
+import { checkedLine, isReplayType, isSeq, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { forkPlan, type ForkPlan, type ForkStrategy } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { passThroughParent } from "./fork-bytes.js";
-import { checkInputSessionId, inputLine, integrityError, requireStamped, stampedEvent, type InputEvent, type InputStream } from "./input.js";
+import { checkInputSessionId, decodeInputLine, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
+import { checkLine, facts as lineFacts } from "./line-check.js";
+import { head as lineHead } from "./line-head.js";
 import { acquireLease } from "./lease.js";
 import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
 import { createLogAtomically, type LineSink } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 import { checkDescriptor, copyResources, type ResourceRef } from "./resources.js";
 import { assertSessionId } from "./session-id.js";
+import { CANONICAL_TYPES } from "./vocabulary.js";
 
 export type ForkWriteResult = ForkPlan;
 
@@ -26,6 +31,7 @@ export interface ForkWriteOptions {
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const NEWLINE = Buffer.from("\n");
+const T_BRANCH_SUMMARY = CANONICAL_TYPES.indexOf("branch_summary");
 
 interface HeaderFacts {
   event: PixirEvent;
@@ -137,53 +143,95 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     let resolvedShare = false;
     let lastLine = first.lineNo;
     const childBytes = Buffer.from(childId, "utf8");
-    for (let next = await stream.nextLine(childBytes); next !== null; next = await stream.nextLine(childBytes)) {
-      // A line our tools wrote is checked from its bytes and written as them; any other is decoded in full.
-      let e: InputEvent | null = null;
-      let event: PixirEvent;
-      let bytes: Buffer | undefined;
-      let canonical: CanonicalLine | null = null;
-      if (next.fast !== null) {
-        ({ event, canonical } = next.fast);
-        bytes = next.raw.bytes;
-        lastLine = next.raw.lineNo;
-      } else {
-        e = next.input;
-        lastLine = e.lineNo;
-        checkInputSessionId(e.value.session_id, childId, e.lineNo);
-        requireStamped(e, true);
-        event = stampedEvent(e);
-      }
-      const emitLine = () => {
-        if (e !== null) emit(inputLine(e, event));
-        else {
-          emit(bytes!);
-          emit(NEWLINE);
-        }
-      };
+    /** The seq checks of one Event after the header; true if it is one of the N inherited ones. */
+    const admit = (type: string, seq: number): boolean => {
       if (expected === 1 && header.strategy === "share_v1") {
         // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
-        if (event.seq === header.n + 1) expected = header.n + 1;
+        if (seq === header.n + 1) expected = header.n + 1;
         else resolvedShare = header.n > 0;
       }
-      if (event.seq !== expected) throw integrityError("seq_gap", expected, event.seq, lastLine);
+      if (seq !== expected) throw integrityError("seq_gap", expected, seq, lastLine);
       const inPrefix = expected <= header.n && (header.strategy === "replay_v1" || resolvedShare);
-      // Only inherited Events may carry the parent's null ts; the child's own Events need a real one
-      // (a line checked from its bytes always has a string ts).
-      if (!inPrefix && event.ts === null) requireStamped(e!);
-      if (inPrefix) {
-        if (!isReplayType(event.type)) throw integrityError("non_replay_type_in_prefix", "a replay type", event.type, lastLine);
-        streamed.addLine(event, bytes, canonical);
-        if (canonical === null || canonical.hasResources) for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
-        if (header.strategy === "replay_v1") emitLine();
-      } else {
-        if (event.type === "branch_summary" && summaryStrategy === null) {
-          // A checked line names it without parsing data (one record per inherited tool call).
-          summaryStrategy = canonical !== null ? canonical.strategy : typeof event.data.strategy === "string" ? event.data.strategy : null;
-        }
-        emitLine();
-      }
+      if (inPrefix && !isReplayType(type)) throw integrityError("non_replay_type_in_prefix", "a replay type", type, lastLine);
       expected++;
+      return inPrefix;
+    };
+    /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
+    const decodeLine = (raw: RawLine) => {
+      const e = decodeInputLine(raw)!;
+      checkInputSessionId(e.value.session_id, childId, e.lineNo);
+      requireStamped(e, true);
+      const event = stampedEvent(e);
+      const inPrefix = admit(event.type, event.seq!);
+      if (inPrefix) {
+        streamed.add(event);
+        for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
+      } else {
+        // Only inherited Events may carry the parent's null ts; the child's own Events need a real one.
+        if (event.ts === null) requireStamped(e);
+        if (event.type === "branch_summary" && summaryStrategy === null) {
+          summaryStrategy = typeof event.data.strategy === "string" ? event.data.strategy : null;
+        }
+      }
+      if (!inPrefix || header.strategy === "replay_v1") emit(inputLine(e, event));
+    };
+
+    // The rest of stdin in blocks: a line our tools wrote (stamped, of this child, in our layout) is
+    // checked where it lies and written as its bytes, in runs; any other is decoded in full.
+    let lineNo = stream.linesRead;
+    for await (const block of stream.restBlocks()) {
+      let b = block.bytes;
+      let start = block.start;
+      let end = block.end;
+      if (block.tail) {
+        // A last line without its `\n` is read as a line and written with one.
+        b = Buffer.concat([b.subarray(start, end), NEWLINE]);
+        start = 0;
+        end = b.length;
+      }
+      const utf8 = isUtf8(b.subarray(start, end));
+      /** [run, s) is checked lines not yet written. */
+      let run = start;
+      const writeRun = (upTo: number) => {
+        if (run < upTo) emit(b.subarray(run, upTo));
+      };
+      for (let s = start; s < end; ) {
+        const e = b.indexOf(0x0a, s);
+        lineNo++;
+        if (e === s) {
+          writeRun(s);
+          run = s = e + 1;
+          continue;
+        }
+        lastLine = lineNo;
+        if (
+          checkLine(b, s, e, utf8) >= 0 &&
+          lineFacts.seq !== null &&
+          lineHead.idEnd !== lineHead.idStart &&
+          lineHead.sessionEnd - lineHead.sessionStart === childBytes.length &&
+          b.compare(childBytes, 0, childBytes.length, lineHead.sessionStart, lineHead.sessionEnd) === 0
+        ) {
+          const typeIndex = lineFacts.type;
+          if (admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq)) {
+            streamed.addChecked(b);
+            if (lineFacts.hasResources) addResources(b.subarray(s, e));
+            if (header.strategy !== "replay_v1") {
+              // A resolved share stream's inherited lines stay in the parent.
+              writeRun(s);
+              run = e + 1;
+            }
+          } else if (typeIndex === T_BRANCH_SUMMARY && summaryStrategy === null && lineFacts.strategyStart >= 0) {
+            // A summary's data can be large (one record per inherited tool call): its kind is read alone.
+            summaryStrategy = JSON.parse(b.toString("utf8", lineFacts.strategyStart - 1, lineFacts.strategyEnd + 1)) as string;
+          }
+        } else {
+          writeRun(s);
+          run = e + 1;
+          decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !(block.tail && e === end - 1) });
+        }
+        s = e + 1;
+      }
+      writeRun(end);
     }
     const prefixSeen = header.strategy === "replay_v1" || resolvedShare;
     if (prefixSeen && streamed.count !== header.n) throw integrityError("count_mismatch", header.n, streamed.count, lastLine);
@@ -197,6 +245,12 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
         actual_count: streamed.count,
       });
     }
+  };
+  /** The resource descriptors of an inherited line the byte check accepted (few lines have any). */
+  const addResources = (line: Buffer) => {
+    const own = Buffer.from(line);
+    checkLine(own, 0, own.length);
+    for (const d of resourceDescriptors(checkedLine(own).event, seenResources)) refs.push(checkDescriptor(d));
   };
   // The parent's prefix is checked while the stream is read: a pipeline's last stage mostly waits for
   // its input, and the check (a pass over the parent) fills that time. A failed stream stops it.

@@ -1,14 +1,13 @@
 // envelope-and-log.md §8.1: checks on Events that arrive on stdin to be written.
 import { isUtf8 } from "node:buffer";
-import { MAX_NESTING_DEPTH, nestsDeeperThan, splitLines, type RawLine } from "./codec.js";
+import { MAX_NESTING_DEPTH, nestsDeeperThan, streamLineBlocks, type LineBlock, type RawLine } from "./codec.js";
 import { abortable } from "./cli/io.js";
-import { checkedLine, isCanonicalType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type DecodedLine, type JsonObject, type PixirEvent } from "./envelope.js";
-import { checkLine, facts } from "./line-check.js";
-import { head } from "./line-head.js";
+import { isCanonicalType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { sessionIdProblem } from "./session-id.js";
 
 export const STDIN_PATH = "-";
+const NEWLINE = 0x0a;
 
 /** An input object that passed the shape checks; fields may still be missing (append stamps them). */
 export interface InputEvent {
@@ -58,24 +57,6 @@ export function decodeInputLine(raw: RawLine, options: DecodeInputOptions = {}):
 }
 
 /**
- * A stamped line of Session `sessionId` (its UTF-8 bytes) in our writers' layout whose data is
- * canonical (line-check.ts), decoded without JSON.parse; its data is parsed only when read. Such a
- * line passes every check of decodeInputLine, checkInputSessionId and requireStamped, and it is
- * already the line inputLine would write. Null for any other line: the caller decodes it in full, and
- * the full decode names its problem. The stages a fork stream passes through take this path for the
- * lines our own tools write.
- */
-export function decodeStampedLine(raw: RawLine, sessionId: Buffer): DecodedLine | null {
-  const b = raw.bytes;
-  if (checkLine(b, 0, b.length) < 0 || facts.seq === null || head.idEnd === head.idStart) return null;
-  if (head.sessionEnd - head.sessionStart !== sessionId.length || b.compare(sessionId, 0, sessionId.length, head.sessionStart, head.sessionEnd) !== 0) return null;
-  return checkedLine(b);
-}
-
-/** The next input line: checked from its bytes when decodeStampedLine accepts it, else decoded in full. */
-export type NextLine = { fast: DecodedLine; raw: RawLine } | { fast: null; input: InputEvent };
-
-/**
  * An input Event's session_id against the target: invalid ids are refused without echo,
  * valid but different ones are an integrity failure.
  */
@@ -120,14 +101,40 @@ export function requireStamped(e: InputEvent, inherited = false): void {
   if (!isSeq(v.seq)) throw integrityError("seq_gap", "an integer seq", v.seq ?? null, e.lineNo);
 }
 
-/** Input Events of a stream, decoded and shape-checked, with one Event of look-ahead for the caller. */
+/**
+ * Lines of input left in a block (InputStream.restBlocks): `bytes[start, end)` is whole lines, each
+ * ending in `\n`; with `tail`, `[start, end)` is the stream's last line, which had no `\n`. Valid until
+ * the next block is asked for.
+ */
+export interface InputBlock {
+  bytes: Buffer;
+  start: number;
+  end: number;
+  tail: boolean;
+}
+
+/**
+ * Input Events of a stream, decoded and shape-checked, with one Event of look-ahead for the caller;
+ * or, after the first lines, the rest of the stream as blocks of bytes (restBlocks), for a reader that
+ * checks lines where they lie (a fork stream's many inherited lines).
+ */
 export class InputStream {
-  private readonly lines: AsyncIterator<RawLine>;
+  private readonly source: AsyncIterator<LineBlock>;
+  private block: LineBlock | null = null;
+  /** The next unread byte of `block`. */
+  private at = 0;
+  private lineNo = 0;
+  /** Physical lines (blank ones included) that peek() and next() have read: restBlocks() starts after them. */
+  get linesRead(): number {
+    return this.lineNo;
+  }
+  /** Bytes of the stream before `block`. */
+  private blockOffset = 0;
   private peeked: InputEvent | null | undefined;
 
   constructor(input: AsyncIterable<Buffer>, signal?: AbortSignal) {
-    // A signal ends the wait for the next chunk; lines split from a chunk in hand need no wait.
-    this.lines = splitLines(abortable(input, signal), { path: STDIN_PATH })[Symbol.asyncIterator]();
+    // A signal ends the wait for the next chunk; lines of a block in hand need no wait.
+    this.source = streamLineBlocks(abortable(input, signal), { path: STDIN_PATH })[Symbol.asyncIterator]();
   }
 
   async peek(): Promise<InputEvent | null> {
@@ -144,23 +151,46 @@ export class InputStream {
     return this.read();
   }
 
-  /** Like next(), but a stamped line of `sessionId` in our layout comes checked from its bytes (decodeStampedLine). */
-  async nextLine(sessionId: Buffer): Promise<NextLine | null> {
-    if (this.peeked !== undefined) {
-      const e = this.peeked;
-      this.peeked = undefined;
-      return e === null ? null : { fast: null, input: e };
+  /** What next() has not returned yet, as blocks; the stream is then used up. Not after a peek() alone. */
+  async *restBlocks(): AsyncGenerator<InputBlock> {
+    if (this.peeked !== undefined) throw new Error("InputStream.restBlocks: an Event was peeked and not taken");
+    for (;;) {
+      const block = this.block;
+      if (block !== null && this.at < block.end) {
+        const start = this.at;
+        this.at = block.end;
+        yield { bytes: block.bytes, start, end: block.end, tail: block.tail };
+      }
+      if (!(await this.nextBlock())) return;
     }
-    const r = await this.lines.next();
-    if (r.done) return null;
-    const fast = decodeStampedLine(r.value, sessionId);
-    return fast !== null ? { fast, raw: r.value } : { fast: null, input: decodeInputLine(r.value)! };
+  }
+
+  private async nextBlock(): Promise<boolean> {
+    if (this.block !== null) this.blockOffset += this.block.end;
+    const r = await this.source.next();
+    this.block = r.done ? null : r.value;
+    this.at = 0;
+    return this.block !== null;
+  }
+
+  /** The next non-blank line, as bytes of its own. */
+  private async rawLine(): Promise<RawLine | null> {
+    for (;;) {
+      const block = this.block;
+      while (block !== null && this.at < block.end) {
+        const s = this.at;
+        const e = block.tail ? block.end : block.bytes.indexOf(NEWLINE, s);
+        this.at = block.tail ? block.end : e + 1;
+        this.lineNo++;
+        if (e > s) return { bytes: Buffer.from(block.bytes.subarray(s, e)), lineNo: this.lineNo, offset: this.blockOffset + s, terminated: !block.tail };
+      }
+      if (!(await this.nextBlock())) return null;
+    }
   }
 
   private async read(): Promise<InputEvent | null> {
-    const r = await this.lines.next();
-    if (r.done) return null;
-    return decodeInputLine(r.value);
+    const raw = await this.rawLine();
+    return raw === null ? null : decodeInputLine(raw);
   }
 }
 
