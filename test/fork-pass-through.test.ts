@@ -136,10 +136,18 @@ describe("a Log the byte path does not take goes the loader's way", () => {
     expect(await passThroughParent(workspace({ Q: "" }), "P", undefined)).toBeNull();
   });
 
+  it("without a fingerprint (pixir-log write's parent check, which copies nothing) the facts are the same but for it", async () => {
+    const ws = workspace({ P: generatedParent(50, false) });
+    const full = (await passThroughParent(ws, "P", 30))!.facts;
+    const bare = (await passThroughParent(ws, "P", 30, { fingerprint: false }))!.facts;
+    expect(full.fingerprint).toMatch(/^crc32-bytes:/);
+    expect(bare).toEqual({ ...full, fingerprint: "" });
+  });
+
   it("a check that was called off (pixir-log write stops its parent check when the stream fails)", async () => {
     const ws = workspace({ P: generatedParent(50, false) });
     expect(await passThroughParent(ws, "P", undefined)).not.toBeNull();
-    expect(await passThroughParent(ws, "P", undefined, undefined, AbortSignal.abort())).toBeNull();
+    expect(await passThroughParent(ws, "P", undefined, { signal: AbortSignal.abort() })).toBeNull();
     const header = { parentId: "P", n: 1, toSeq: 0, digest: "sha256:x", strategy: "replay_v1" as const };
     await expect(checkParentPrefix(ws, "c", header, AbortSignal.abort())).rejects.toMatchObject({ name: "AbortError" });
     // Not called off, the same check runs to its verdict.

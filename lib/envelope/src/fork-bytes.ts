@@ -165,14 +165,7 @@ async function openLog(p: StatePath): Promise<FileHandle | null> {
  * of the form this module handles (missing, empty, journalled lines out of seq order, a null seq, a
  * line the byte check refuses, a share_v1 header, a torn tail), so that the caller takes the general way.
  */
-export async function passThroughParent(
-  ws: string,
-  parentId: string,
-  toSeq: number | undefined,
-  checked?: ByteProgress,
-  signal?: AbortSignal,
-  onInherited?: CheckedObserver,
-): Promise<ParentSource | null> {
+export async function passThroughParent(ws: string, parentId: string, toSeq: number | undefined, options: ByteReadOptions = {}): Promise<ParentSource | null> {
   const p = logPath(ws, parentId);
   const file = await openLog(p);
   if (file === null) return null;
@@ -181,7 +174,7 @@ export async function passThroughParent(
   try {
     byteLength = committedLength(ws, parentId, file.fd).byteLength;
     if (byteLength === 0) return null;
-    plan = await planFromBytes(file, byteLength, parentId, toSeq, checked, signal, onInherited);
+    plan = await planFromBytes(file, byteLength, parentId, toSeq, options);
   } finally {
     await file.close();
   }
@@ -280,15 +273,18 @@ interface BytePlan {
  * `parentId` null the first line names the parent and every line must be of that session (a History
  * on stdin). Null at the first line this path does not handle.
  */
-async function planFromBytes(
-  file: PositionalReader,
-  length: number,
-  parentId: string | null,
-  toSeq: number | undefined,
-  checked?: ByteProgress,
-  signal?: AbortSignal,
-  onInherited?: CheckedObserver,
-): Promise<BytePlan | null> {
+/** What a pass over a parent's bytes reports, and whether it fingerprints them (only for a later copy). */
+export interface ByteReadOptions {
+  checked?: ByteProgress;
+  signal?: AbortSignal;
+  onInherited?: CheckedObserver;
+  /** Default true; false when no copying pass follows (the facts' fingerprint is then empty). */
+  fingerprint?: boolean;
+}
+
+async function planFromBytes(file: PositionalReader, length: number, parentId: string | null, toSeq: number | undefined, options: ByteReadOptions = {}): Promise<BytePlan | null> {
+  const { checked, signal, onInherited } = options;
+  const fingerprint = options.fingerprint !== false;
   let scanner = parentId === null ? null : new PrefixScanner(parentId, toSeq, false);
   let session: Buffer | null = null;
   let crc = 0;
@@ -300,7 +296,7 @@ async function planFromBytes(
     // block are valid UTF-8 each exactly when the block is.
     const lines = b.subarray(0, block.end);
     if (block.tail || !isUtf8(lines) || signal?.aborted) return null;
-    crc = crc32(lines, crc);
+    if (fingerprint) crc = crc32(lines, crc);
     read += block.end;
     for (let s = 0; s < block.end; ) {
       const e = b.indexOf(NEWLINE, s);
@@ -322,7 +318,7 @@ async function planFromBytes(
     checked?.add(block.end);
   }
   if (scanner === null) return null;
-  return { parentId: parentId!, facts: { ...scanner.finish(), fingerprint: bytesFingerprint(crc, read) }, read };
+  return { parentId: parentId!, facts: { ...scanner.finish(), fingerprint: fingerprint ? bytesFingerprint(crc, read) : "" }, read };
 }
 
 /**

@@ -83,7 +83,8 @@ export async function checkParentPrefix(
   // A pass-through parent is checked from its bytes (fork-bytes.ts); it has no share parent, so
   // resources are looked up in it alone (resourceSources of null). Anything it cannot settle, a
   // mismatch included, goes the loader's way below, which names the problem.
-  const fast = await passThroughParent(ws, h.parentId, h.toSeq, undefined, signal).catch(() => null);
+  // Nothing is copied from it here, so its bytes need no fingerprint.
+  const fast = await passThroughParent(ws, h.parentId, h.toSeq, { signal, fingerprint: false }).catch(() => null);
   signal?.throwIfAborted();
   if (fast !== null && fast.facts.eventCount === h.n && fast.facts.prefixDigest === h.digest) return null;
   // The digest is taken during the loader's checking pass when it sees the whole History in order.

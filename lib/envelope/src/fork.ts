@@ -150,7 +150,7 @@ export async function parentFromLog(
 ): Promise<ParentSource> {
   // An observer (the summary of --summarize) is fed from the byte path's checked lines when it has a
   // form for them (observeChecked); otherwise it is fed Events, which the loader's pass makes anyway.
-  const fast = observeInherited === undefined || observeChecked !== undefined ? await passThroughParent(ws, parentId, toSeq, checked, undefined, observeChecked?.()) : null;
+  const fast = observeInherited === undefined || observeChecked !== undefined ? await passThroughParent(ws, parentId, toSeq, { checked, onInherited: observeChecked?.() }) : null;
   if (fast !== null) return fast;
   checked?.restart();
   let scanner = new PrefixScanner(parentId, toSeq);
