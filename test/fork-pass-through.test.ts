@@ -7,7 +7,7 @@ import { appendFileSync, readFileSync, truncateSync, writeFileSync } from "node:
 import { open } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkParentPrefix, decodeLogLine, derivedUlid, isLineProblem, lineBlocks, passThroughParent, PixirError, PrefixScanner, type PrefixFacts } from "@pixir/envelope";
+import { checkParentPrefix, decodeLogLine, derivedUlid, isLineProblem, lineBlocks, ParentPrefixCursor, passThroughParent, PixirError, PrefixScanner, type PrefixFacts } from "@pixir/envelope";
 import { logFile, readLog, ROOT, run, sh, workspace } from "./support/cli.js";
 import { expectJsonOk } from "./support/fork.js";
 
@@ -312,3 +312,44 @@ describe("lineBlocks", () => {
     expect(reader.reads).toBe(reads);
   });
 });
+
+describe("ParentPrefixCursor (pixir-log write's parent pass, in step with the stream)", () => {
+  it("finds the inherited lines in order, a block at a time, and finishes with the plan's facts", async () => {
+    const ws = workspace({ P: generatedParent(1200, true) });
+    const toSeq = 700;
+    const lines = readLog(ws, "P").split("\n").filter((l) => l !== "");
+    const cursor = (await ParentPrefixCursor.open(ws, "P", toSeq))!;
+    const seen: string[] = [];
+    let loads = 0;
+    // Half the inherited lines, as a stream would ask for them; finish() reads the rest.
+    for (let k = 0; k < 300; k++) {
+      let r = cursor.next();
+      while (r === "more") {
+        loads++;
+        await cursor.load();
+        r = cursor.next();
+      }
+      expect(r).toBe(true);
+      const { bytes, tsKey, end } = cursor.line;
+      seen.push(bytes.toString("utf8", tsKey, end));
+    }
+    expect(loads).toBeGreaterThan(0);
+    const facts = (await cursor.finish())!;
+    const plan = (await passThroughParent(ws, "P", toSeq, { fingerprint: false }))!.facts;
+    expect(facts).toEqual(plan);
+    expect(facts.eventCount).toBeGreaterThan(300);
+    // Each line found is an inherited parent line from `"ts":` on.
+    const tails = lines.map((l) => l.slice(l.indexOf(',"ts":') + 1));
+    expect(seen.every((t) => tails.includes(t))).toBe(true);
+    expect(seen).toEqual(seen.slice().sort((a, b) => tails.indexOf(a) - tails.indexOf(b)));
+  });
+
+  it("fails (the general check decides) on a line the byte path does not handle, and on a missing Log", async () => {
+    const ws = workspace({ P: `${generatedParent(40, false)}{"type":"user_message","seq":99999,"data":{}}\n` });
+    const cursor = (await ParentPrefixCursor.open(ws, "P", 5))!;
+    expect(await cursor.finish()).toBeNull();
+    expect(cursor.failed).toBe(true);
+    expect(await ParentPrefixCursor.open(ws, "Q", 5)).toBeNull();
+  });
+});
+

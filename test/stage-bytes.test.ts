@@ -3,7 +3,7 @@
 // other line is decoded in full. Both ways must make the same child Log and the same summary, and a
 // forged or misaddressed line must be caught either way.
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, readLog, run, toolResult, user, workspace, type Ev } from "./support/cli.js";
+import { assistant, call, ev, readLog, run, toolResult, user, workspace, writeRaw, type Ev } from "./support/cli.js";
 import { expectJsonOk, leftovers } from "./support/fork.js";
 
 const P: Ev[] = [
@@ -117,5 +117,43 @@ describe("fork stream stages read our lines from their bytes", () => {
     expect(r.code).toBe(1);
     expect(r.json.error.details).toMatchObject({ reason: "seq_gap", expected: 5, observed: 6, line: 9 });
     expect(leftovers(other)).toEqual([]);
+  });
+
+  // pixir-log write reads a replay stream in step with the parent (fork-bytes.ts ParentPrefixCursor):
+  // lines equal to the parent's from "ts" on are checked by the parent's pass; at the first that is not,
+  // the stream's own checks take over from the digest so far.
+  it("write: an inherited line in another form than the parent's (same canonical data) takes over mid-stream", () => {
+    const ws = workspace({ P });
+    const stream = forkStream(ws);
+    const inner = '{"z":1,"a":[2,{"y":0,"b":null}]}';
+    expect(stream[3]).toContain(inner);
+    const other = stream.map((l, i) => (i === 3 ? l.replace(inner, '{"a":[2,{"y":0,"b":null}],"z":1}') : l));
+    expectJsonOk(run("pixir-log", ["write", "--json"], { cwd: ws, input: asInput(other) }));
+    // Written as the stream has it: the digest is of canonical data, which is the same.
+    expect(readLog(ws, "c").split("\n").filter((l) => l !== "")).toEqual(other);
+  });
+
+  it("write: a parent line the byte path does not handle ends the step; the general check of the parent decides", () => {
+    const plain = workspace({ P });
+    const lines = readLog(plain, "P").split("\n").filter((l) => l !== "");
+    const ws = workspace({ P: `${lines.map((l, i) => (i === 4 ? reordered(l) : l)).join("\n")}\n` });
+    const stream = forkStream(ws);
+    expectJsonOk(run("pixir-log", ["write", "--json"], { cwd: ws, input: asInput(stream) }));
+    expect(readLog(ws, "c").split("\n").filter((l) => l !== "")).toEqual(stream);
+  });
+
+  it("write: a parent edited after the fork no longer matches the stream: fork_prefix_mismatch, nothing written", () => {
+    const ws = workspace({ P });
+    const stream = forkStream(ws);
+    const log = readLog(ws, "P");
+    writeRaw(ws, "P", log.replace('"text":"three"', '"text":"THREE"'));
+    const r = run("pixir-log", ["write", "--json"], { cwd: ws, input: asInput(stream) });
+    expect(r.code).toBe(1);
+    expect(r.json.error.kind).toBe("fork_prefix_mismatch");
+    const header = JSON.parse(stream[0]!);
+    expect(r.json.error.details).toMatchObject({ expected_digest: header.data.prefix_digest, expected_count: 7, actual_count: 7 });
+    expect(r.json.error.details.actual_digest).not.toBe(header.data.prefix_digest);
+    expect(leftovers(ws)).toEqual([]);
+    expect(() => readLog(ws, "c")).toThrow();
   });
 });

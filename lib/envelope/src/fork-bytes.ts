@@ -14,10 +14,10 @@ import { CANONICAL_TYPES } from "./vocabulary.js";
 import { derivedUlidInto } from "./ids.js";
 import { checkedShareHeader, checkLine, copyBytes, facts } from "./line-check.js";
 import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
-import { committedLength, headLine, lineBlocks, readLogRange, type PositionalReader } from "./log-read.js";
+import { committedLength, headLine, lineBlocks, readLogRange, type LineBlock, type PositionalReader } from "./log-read.js";
 import { decodeOwnHead } from "./envelope.js";
 import { isValidSessionId } from "./session-id.js";
-import type { HistoryItem } from "./loader.js";
+import type { HistoryItem, PrefixDigest } from "./loader.js";
 import { isInherited } from "./loader.js";
 import { splitLines } from "./codec.js";
 import { inspectStatePath, logPath, type StatePath } from "./paths.js";
@@ -267,12 +267,6 @@ interface BytePlan {
   read: number;
 }
 
-/**
- * The plan's pass over the bytes of `[0, length)` of `file`: each line checked where it lies and fed to
- * the scanner, with a CRC-32 of every byte read as the fingerprint the copying pass must match. With
- * `parentId` null the first line names the parent and every line must be of that session (a History
- * on stdin). Null at the first line this path does not handle.
- */
 /** What a pass over a parent's bytes reports, and whether it fingerprints them (only for a later copy). */
 export interface ByteReadOptions {
   checked?: ByteProgress;
@@ -282,14 +276,55 @@ export interface ByteReadOptions {
   fingerprint?: boolean;
 }
 
+/**
+ * The byte path's checks of a parent's lines, one at a time, in file order: a whole envelope in our
+ * layout (line-check.ts), seqs in order, no share_v1 header, and with `parentId` null (a History on
+ * stdin) one session, named by the first line. Its scanner learns the plan's facts.
+ */
+class ParentLineCheck {
+  scanner: PrefixScanner | null;
+  private session: Buffer | null = null;
+  private prevSeq = -1;
+
+  constructor(
+    public parentId: string | null,
+    private readonly toSeq: number | undefined,
+  ) {
+    this.scanner = parentId === null ? null : new PrefixScanner(parentId, toSeq, false);
+  }
+
+  /** The line `b[s, e)`: -1 if this path does not handle it, else 1 if it is inherited and 0 if not (checkLine's `facts` describe it). */
+  line(b: Buffer, s: number, e: number): number {
+    if (e === s || checkLine(b, s, e, true) < 0) return -1;
+    const seq = facts.seq;
+    if (seq === null || seq < this.prevSeq) return -1;
+    this.prevSeq = seq;
+    // A share_v1 header makes this Log a share child (or, past line 1, a corrupt one).
+    if (checkedShareHeader(b)) return -1;
+    let scanner = this.scanner;
+    if (scanner === null) {
+      const id = b.toString("utf8", head.sessionStart, head.sessionEnd);
+      if (!isValidSessionId(id)) return -1;
+      this.parentId = id;
+      this.session = Buffer.from(id, "utf8");
+      scanner = this.scanner = new PrefixScanner(id, this.toSeq, false);
+    } else if (this.session !== null && b.compare(this.session, 0, this.session.length, head.sessionStart, head.sessionEnd) !== 0) return -1;
+    return scanner.addChecked(b, s, e) ? 1 : 0;
+  }
+}
+
+/**
+ * The plan's pass over the bytes of `[0, length)` of `file`: each line checked where it lies and fed to
+ * the scanner, with a CRC-32 of every byte read as the fingerprint the copying pass must match. With
+ * `parentId` null the first line names the parent and every line must be of that session (a History
+ * on stdin). Null at the first line this path does not handle.
+ */
 async function planFromBytes(file: PositionalReader, length: number, parentId: string | null, toSeq: number | undefined, options: ByteReadOptions = {}): Promise<BytePlan | null> {
   const { checked, signal, onInherited } = options;
   const fingerprint = options.fingerprint !== false;
-  let scanner = parentId === null ? null : new PrefixScanner(parentId, toSeq, false);
-  let session: Buffer | null = null;
+  const check = new ParentLineCheck(parentId, toSeq);
   let crc = 0;
   let read = 0;
-  let prevSeq = -1;
   for await (const block of lineBlocks(file, length)) {
     const b = block.bytes;
     // A line ends at the first `\n`, which is never part of a multi-byte character: the lines of a
@@ -300,25 +335,138 @@ async function planFromBytes(file: PositionalReader, length: number, parentId: s
     read += block.end;
     for (let s = 0; s < block.end; ) {
       const e = b.indexOf(NEWLINE, s);
-      if (e === s || checkLine(b, s, e, true) < 0) return null;
-      const seq = facts.seq;
-      if (seq === null || seq < prevSeq) return null;
-      prevSeq = seq;
-      // A share_v1 header makes this Log a share child (or, past line 1, a corrupt one).
-      if (checkedShareHeader(b)) return null;
-      if (scanner === null) {
-        parentId = b.toString("utf8", head.sessionStart, head.sessionEnd);
-        if (!isValidSessionId(parentId)) return null;
-        session = Buffer.from(parentId, "utf8");
-        scanner = new PrefixScanner(parentId, toSeq, false);
-      } else if (session !== null && b.compare(session, 0, session.length, head.sessionStart, head.sessionEnd) !== 0) return null;
-      if (scanner.addChecked(b, s, e)) onInherited?.(CANONICAL_TYPES[facts.type]!, scanner.inheritedCount, b, facts.dataStart, facts.dataEnd);
+      const inherited = check.line(b, s, e);
+      if (inherited < 0) return null;
+      if (inherited > 0) onInherited?.(CANONICAL_TYPES[facts.type]!, check.scanner!.inheritedCount, b, facts.dataStart, facts.dataEnd);
       s = e + 1;
     }
     checked?.add(block.end);
   }
-  if (scanner === null) return null;
-  return { parentId: parentId!, facts: { ...scanner.finish(), fingerprint: fingerprint ? bytesFingerprint(crc, read) : "" }, read };
+  if (check.scanner === null) return null;
+  return { parentId: check.parentId!, facts: { ...check.scanner.finish(), fingerprint: fingerprint ? bytesFingerprint(crc, read) : "" }, read };
+}
+
+/**
+ * A pass-through parent read in step with a fork stream (pixir-log write): next() checks the parent's
+ * lines up to its next inherited one, which the caller compares with the stream's line. A stream line
+ * whose bytes from `"ts":` on equal the parent's is then checked and digested by this pass alone. The
+ * same pass, finished by finish(), is the parent's own check (every line; count and digest).
+ */
+export class ParentPrefixCursor {
+  private readonly check: ParentLineCheck;
+  private readonly blocks: AsyncIterator<LineBlock>;
+  private block: LineBlock | null = null;
+  private at = 0;
+  private read = 0;
+  private ended = false;
+  /** The Log is not of the form the byte path handles (or the read failed): the caller checks it the general way. */
+  failed = false;
+  /** The inherited line next() found: `bytes[tsKey, end)` is its `"ts":` on. Valid until the next call. */
+  readonly line: { bytes: Buffer; tsKey: number; end: number; hasResources: boolean } = { bytes: Buffer.alloc(0), tsKey: 0, end: 0, hasResources: false };
+
+  private constructor(
+    private readonly file: FileHandle,
+    private readonly byteLength: number,
+    parentId: string,
+    toSeq: number,
+  ) {
+    this.check = new ParentLineCheck(parentId, toSeq);
+    this.blocks = lineBlocks(file, byteLength)[Symbol.asyncIterator]();
+  }
+
+  /** The cursor over `parentId`'s Log; null when it is missing or empty (the general way decides then). */
+  static async open(ws: string, parentId: string, toSeq: number): Promise<ParentPrefixCursor | null> {
+    const file = await openLog(logPath(ws, parentId));
+    if (file === null) return null;
+    try {
+      const byteLength = committedLength(ws, parentId, file.fd).byteLength;
+      if (byteLength > 0) return new ParentPrefixCursor(file, byteLength, parentId, toSeq);
+    } catch {
+      /* the general way names the problem */
+    }
+    await file.close();
+    return null;
+  }
+
+  /** Inherited lines found so far; the digest of them all, or of all but the last (copy). */
+  digestSoFar(withoutLast: boolean): PrefixDigest {
+    return this.check.scanner!.digestCopy(withoutLast);
+  }
+
+  /**
+   * Find the next inherited line (then in `line`): true; false at the Log's end or once failed; "more"
+   * when a block must be read first (load()).
+   */
+  next(): boolean | "more" {
+    for (;;) {
+      const block = this.block;
+      if (this.failed) return false;
+      if (block === null || this.at >= block.end) return this.ended ? false : "more";
+      const b = block.bytes;
+      const s = this.at;
+      const e = b.indexOf(NEWLINE, s);
+      this.at = e + 1;
+      const inherited = this.check.line(b, s, e);
+      if (inherited < 0) this.failed = true;
+      else if (inherited > 0) {
+        const line = this.line;
+        line.bytes = b;
+        line.tsKey = facts.tsStart - TS_KEY_LENGTH;
+        line.end = e;
+        line.hasResources = facts.hasResources;
+        return true;
+      }
+    }
+  }
+
+  /** Read the next block of the Log (after next() said "more"). */
+  async load(): Promise<void> {
+    try {
+      const r = await this.blocks.next();
+      if (r.done) {
+        this.ended = true;
+        this.block = null;
+        if (this.read !== this.byteLength) this.failed = true;
+        return;
+      }
+      const block = r.value;
+      if (block.tail || !isUtf8(block.bytes.subarray(0, block.end))) this.failed = true;
+      this.read += block.end;
+      this.block = block;
+      this.at = 0;
+    } catch {
+      this.failed = true;
+    }
+  }
+
+  /**
+   * Check the rest of the Log: its facts, or null when it is not of this path's form or they cannot be
+   * had (a to_seq above its last seq, say: the general way names that). Closes the file.
+   */
+  async finish(signal?: AbortSignal): Promise<PrefixFacts | null> {
+    try {
+      for (let r = this.next(); r !== false; r = this.next()) {
+        if (signal?.aborted) return null;
+        if (r === "more") await this.load();
+      }
+      // Nothing is copied from this pass: no fingerprint, as passThroughParent's without one.
+      return this.failed ? null : { ...this.check.scanner!.finish(), fingerprint: "" };
+    } catch {
+      return null;
+    } finally {
+      await this.close();
+    }
+  }
+
+  private closed = false;
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ended = true;
+    this.block = null;
+    await this.blocks.return?.(undefined);
+    await this.file.close().catch(() => undefined);
+  }
 }
 
 /**

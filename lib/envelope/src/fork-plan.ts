@@ -148,6 +148,11 @@ export class PrefixScanner {
     return this.digest.count;
   }
 
+  /** A digest that goes on from the inherited Events so far, or from all but the last (PrefixDigest.copy). */
+  digestCopy(withoutLast: boolean): PrefixDigest {
+    return this.digest.copy(withoutLast);
+  }
+
   /**
    * Whether this Event is inherited (so the caller may spool it for the emitting pass). `line` is its
    * physical line; `canonical`, what the byte check found there, spares parsing `data`.

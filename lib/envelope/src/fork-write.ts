@@ -7,10 +7,10 @@ import { checkedLine, isReplayType, isSeq, type PixirEvent } from "./envelope.js
 import { PixirError } from "./errors.js";
 import { forkPlan, type ForkPlan, type ForkStrategy } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
-import { passThroughParent } from "./fork-bytes.js";
+import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
 import { checkInputSessionId, decodeInputLine, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
-import { head as lineHead } from "./line-head.js";
+import { head as lineHead, readHead, TS_KEY_LENGTH } from "./line-head.js";
 import { acquireLease } from "./lease.js";
 import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
 import { createLogAtomically, type LineSink } from "./log-write.js";
@@ -135,8 +135,15 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
   const refs: ResourceRef[] = [];
   let summaryStrategy: string | null = null;
   let resourceCount = 0;
-  const streamed = new PrefixDigest();
   const seenResources = new Set<string>();
+  // A replay stream of a pass-through parent is read in step with the parent (ParentPrefixCursor): an
+  // inherited line equal to the parent's from `"ts":` on is checked and digested by the parent's pass,
+  // which is also the parent's own check. Until a line is not (then `streamed` takes over the digest so
+  // far), the stream has no digest of its own.
+  const cursor = header.strategy === "replay_v1" ? await ParentPrefixCursor.open(ws, header.parentId, header.toSeq) : null;
+  let streamed: PrefixDigest | null = cursor === null ? new PrefixDigest() : null;
+  /** Go on without the parent's pass for this and the later lines; `found`: the cursor holds a line the stream did not match. */
+  const leaveStep = (found: boolean): PrefixDigest => (streamed = cursor!.digestSoFar(found));
 
   const produce = async (emit: LineSink) => {
     emit(inputLine(first, header.event));
@@ -144,6 +151,9 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     let resolvedShare = false;
     let lastLine = first.lineNo;
     const childBytes = Buffer.from(childId, "utf8");
+    /** The line whose head readHead or checkLine has just read is of the child Session. */
+    const ofChild = (b: Buffer) =>
+      lineHead.sessionEnd - lineHead.sessionStart === childBytes.length && b.compare(childBytes, 0, childBytes.length, lineHead.sessionStart, lineHead.sessionEnd) === 0;
     /** The seq checks of one Event after the header; true if it is one of the N inherited ones. */
     const admit = (type: string, seq: number): boolean => {
       if (expected === 1 && header.strategy === "share_v1") {
@@ -158,14 +168,14 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
       return inPrefix;
     };
     /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
-    const decodeLine = (raw: RawLine) => {
+    const decodeLine = (raw: RawLine, admitted: boolean | null) => {
       const e = decodeInputLine(raw)!;
       checkInputSessionId(e.value.session_id, childId, e.lineNo);
       requireStamped(e, true);
       const event = stampedEvent(e);
-      const inPrefix = admit(event.type, event.seq!);
+      const inPrefix = admitted ?? admit(event.type, event.seq!);
       if (inPrefix) {
-        streamed.add(event);
+        (streamed ?? leaveStep(false)).add(event);
         for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
       } else {
         // Only inherited Events may carry the parent's null ts; the child's own Events need a real one.
@@ -205,16 +215,34 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
           continue;
         }
         lastLine = lineNo;
-        if (
-          checkLine(b, s, e, utf8) >= 0 &&
-          lineFacts.seq !== null &&
-          lineHead.idEnd !== lineHead.idStart &&
-          lineHead.sessionEnd - lineHead.sessionStart === childBytes.length &&
-          b.compare(childBytes, 0, childBytes.length, lineHead.sessionStart, lineHead.sessionEnd) === 0
-        ) {
+        /** Whether admit() found the line inherited, once it has run for it. */
+        let admitted: boolean | null = null;
+        if (streamed === null) {
+          const type = utf8 ? readHead(b, s, e) : -1;
+          if (type >= 0 && lineHead.seq !== null && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
+            const tsKey = lineHead.tsStart - TS_KEY_LENGTH;
+            admitted = admit(CANONICAL_TYPES[type]!, lineHead.seq);
+            if (admitted) {
+              let found = cursor!.next();
+              while (found === "more") {
+                await cursor!.load();
+                found = cursor!.next();
+              }
+              const p = cursor!.line;
+              if (found === true && e - tsKey === p.end - p.tsKey && b.compare(p.bytes, p.tsKey, p.end, tsKey, e) === 0) {
+                // The parent's pass has checked and digested these very bytes; the head is checked above.
+                if (p.hasResources) addResources(b.subarray(s, e));
+                s = e + 1;
+                continue;
+              }
+              leaveStep(found === true);
+            } else leaveStep(false);
+          } else leaveStep(false);
+        }
+        if (checkLine(b, s, e, utf8) >= 0 && lineFacts.seq !== null && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
           const typeIndex = lineFacts.type;
-          if (admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq)) {
-            streamed.addChecked(b);
+          if (admitted ?? admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq)) {
+            streamed!.addChecked(b);
             if (lineFacts.hasResources) addResources(b.subarray(s, e));
             if (header.strategy !== "replay_v1") {
               // A resolved share stream's inherited lines stay in the parent.
@@ -228,22 +256,24 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
         } else {
           writeRun(s);
           run = e + 1;
-          decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !(block.tail && e === end - 1) });
+          decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !(block.tail && e === end - 1) }, admitted);
         }
         s = e + 1;
       }
       writeRun(end);
     }
+    // Every inherited line matched the parent's: the stream's digest is the parent's so far.
+    const digest = streamed ?? leaveStep(false);
     const prefixSeen = header.strategy === "replay_v1" || resolvedShare;
-    if (prefixSeen && streamed.count !== header.n) throw integrityError("count_mismatch", header.n, streamed.count, lastLine);
-    if (prefixSeen && streamed.digest() !== header.digest) {
+    if (prefixSeen && digest.count !== header.n) throw integrityError("count_mismatch", header.n, digest.count, lastLine);
+    if (prefixSeen && digest.digest() !== header.digest) {
       throw new PixirError("fork_prefix_mismatch", undefined, {
         session_id: childId,
         parent_session_id: header.parentId,
         expected_digest: header.digest,
-        actual_digest: streamed.digest(),
+        actual_digest: digest.digest(),
         expected_count: header.n,
-        actual_count: streamed.count,
+        actual_count: digest.count,
       });
     }
   };
@@ -253,19 +283,27 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     checkLine(own, 0, own.length);
     for (const d of resourceDescriptors(checkedLine(own).event, seenResources)) refs.push(checkDescriptor(d));
   };
-  // The parent's prefix is checked while the stream is read: a pipeline's last stage mostly waits for
-  // its input, and the check (a pass over the parent) fills that time. A failed stream stops it.
+  // The parent's prefix is checked while the stream is read: in step with it (the cursor), or else by a
+  // pass of its own that starts now, since a pipeline's last stage mostly waits for its input. A failed
+  // stream stops it.
   const parentAbort = new AbortController();
   let parentCheck: Promise<History | null> | null = null;
   const checkParent = () => {
     if (parentCheck === null) {
-      parentCheck = checkParentPrefix(ws, childId, header, parentAbort.signal);
+      parentCheck = (async () => {
+        if (cursor !== null) {
+          const facts = await cursor.finish(parentAbort.signal);
+          if (facts !== null && facts.eventCount === header.n && facts.prefixDigest === header.digest) return null;
+        }
+        // Anything the cursor could not settle, a mismatch included, goes the general way, which names the problem.
+        return checkParentPrefix(ws, childId, header, parentAbort.signal);
+      })();
       parentCheck.catch(() => undefined);
     }
     return parentCheck;
   };
   const produceChecking = async (emit: LineSink) => {
-    void checkParent();
+    if (cursor === null) void checkParent();
     await produce(emit);
   };
   const beforeCommit = async (verifyOnly: boolean) => {
@@ -310,5 +348,6 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
   } finally {
     // A check still running (the stream or the write failed) must not keep the process alive.
     parentAbort.abort();
+    await cursor?.close();
   }
 }

@@ -1,6 +1,6 @@
 // fork.md §6: the one resolving loader. Every reader's History of a Session comes from here, so a
 // share_v1 child reads as its parent's verified prefix followed by its own Events.
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { CANONICAL_TYPES, canonicalJson, isReplayType, isSeq, lineDataText, type CanonicalLine, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { derivedUlid } from "./ids.js";
@@ -92,14 +92,22 @@ function checkedParts(): DigestParts {
  * line costs more than the hashing itself.
  */
 export class PrefixDigest {
-  private readonly hash = createHash("sha256");
+  private hash: Hash = createHash("sha256");
   private readonly stage = Buffer.allocUnsafe(STAGE_BYTES);
   private staged = 0;
   private final: string | null = null;
+  /**
+   * What copy(true) needs to leave the last line out: where it begins in the stage, or (-1) the hash
+   * as it was before it, for a line hashed on its own (the Event way, or a line larger than the stage).
+   */
+  private lastStaged = -1;
+  private beforeLast: Hash | null = null;
   count = 0;
   add(e: PixirEvent): void {
     this.open();
     this.flush();
+    this.beforeLast = this.hash.copy();
+    this.lastStaged = -1;
     this.hash.update(`${canonicalJson([e.type, e.ts, e.data])}\n`, "utf8");
     this.count++;
   }
@@ -116,8 +124,13 @@ export class PrefixDigest {
     if (size > STAGE_BYTES) {
       const own = Buffer.allocUnsafe(size);
       writeDigestLine(bytes, c, own, 0, Buffer.allocUnsafe(dataLength));
+      this.beforeLast = this.hash.copy();
+      this.lastStaged = -1;
       this.hash.update(own);
-    } else this.staged = writeDigestLine(bytes, c, this.stage, this.staged, this.scratch(dataLength));
+    } else {
+      this.lastStaged = this.staged;
+      this.staged = writeDigestLine(bytes, c, this.stage, this.staged, this.scratch(dataLength));
+    }
     this.count++;
   }
   /** Add an Event read from `bytes`: from the bytes when the byte check accepted them, else by canonicalJson. */
@@ -128,6 +141,28 @@ export class PrefixDigest {
   /** Add an item, from its stored line when it has one. */
   addItem(item: HistoryItem): void {
     this.addLine(item.event, item.line?.bytes, item.line?.canonical);
+  }
+  /**
+   * A digest that goes on from this one's lines, or from all but the last (`withoutLast`; there must be
+   * one): pixir-log write takes over the parent's digest of the lines a stream matched so far.
+   */
+  copy(withoutLast = false): PrefixDigest {
+    this.open();
+    const out = new PrefixDigest();
+    if (!withoutLast) {
+      this.flush();
+      out.hash = this.hash.copy();
+      out.count = this.count;
+      return out;
+    }
+    if (this.count === 0) throw new Error("PrefixDigest: no last line to leave out");
+    if (this.lastStaged >= 0) {
+      out.hash = this.hash.copy();
+      this.stage.copy(out.stage, 0, 0, this.lastStaged);
+      out.staged = this.lastStaged;
+    } else out.hash = this.beforeLast!.copy();
+    out.count = this.count - 1;
+    return out;
   }
   digest(): string {
     if (this.final === null) {
@@ -146,7 +181,13 @@ export class PrefixDigest {
   }
   private flush(): void {
     if (this.staged === 0) return;
-    this.hash.update(this.stage.subarray(0, this.staged));
+    if (this.lastStaged >= 0) {
+      // The last line is hashed now: keep the state before it, for copy(true) (one copy per stage).
+      this.hash.update(this.stage.subarray(0, this.lastStaged));
+      this.beforeLast = this.hash.copy();
+      this.hash.update(this.stage.subarray(this.lastStaged, this.staged));
+      this.lastStaged = -1;
+    } else this.hash.update(this.stage.subarray(0, this.staged));
     this.staged = 0;
   }
 }
