@@ -1,5 +1,5 @@
 // The stages a fork stream passes through (pixir-summarize, pixir-log write) check a line in our
-// writers' layout from its bytes and pass it on as those bytes (input.ts decodeStampedLine); every
+// writers' layout from its bytes, where it lies in a block (summary.ts, fork-write.ts), and pass it on as those bytes; every
 // other line is decoded in full. Both ways must make the same child Log and the same summary, and a
 // forged or misaddressed line must be caught either way.
 import { describe, expect, it } from "vitest";
