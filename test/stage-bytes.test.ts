@@ -156,4 +156,15 @@ describe("fork stream stages read our lines from their bytes", () => {
     expect(leftovers(ws)).toEqual([]);
     expect(() => readLog(ws, "c")).toThrow();
   });
+
+  it("write: a line that is both out of seq and corrupt is named corrupt, as without the parent's pass", () => {
+    const ws = workspace({ P });
+    const stream = forkStream(ws);
+    const bad = stream[2]!.replace('"seq":2,', '"seq":7,').slice(0, -2);
+    const r = run("pixir-log", ["write", "--json"], { cwd: ws, input: asInput([stream[0]!, stream[1]!, bad, ...stream.slice(3)]) });
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({ kind: "corrupt_log_line", details: { reason: "invalid_json", line: 3 } });
+    expect(leftovers(ws)).toEqual([]);
+  });
 });
+

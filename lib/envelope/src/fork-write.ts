@@ -10,7 +10,7 @@ import { resourceDescriptors } from "./fork-plan.js";
 import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
 import { checkInputSessionId, decodeInputLine, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
-import { head as lineHead, readHead, TS_KEY_LENGTH } from "./line-head.js";
+import { head as lineHead, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
 import { acquireLease } from "./lease.js";
 import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
 import { createLogAtomically, type LineSink } from "./log-write.js";
@@ -168,14 +168,14 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
       return inPrefix;
     };
     /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
-    const decodeLine = (raw: RawLine, admitted: boolean | null) => {
+    const decodeLine = (raw: RawLine) => {
       const e = decodeInputLine(raw)!;
       checkInputSessionId(e.value.session_id, childId, e.lineNo);
       requireStamped(e, true);
       const event = stampedEvent(e);
-      const inPrefix = admitted ?? admit(event.type, event.seq!);
+      const inPrefix = admit(event.type, event.seq!);
       if (inPrefix) {
-        (streamed ?? leaveStep(false)).add(event);
+        streamed!.add(event);
         for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
       } else {
         // Only inherited Events may carry the parent's null ts; the child's own Events need a real one.
@@ -215,33 +215,31 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
           continue;
         }
         lastLine = lineNo;
-        /** Whether admit() found the line inherited, once it has run for it. */
-        let admitted: boolean | null = null;
         if (streamed === null) {
+          // Only the next inherited line, with its head in our layout, is compared with the parent's;
+          // any other line goes the usual way below, which checks it and names its problem.
           const type = utf8 ? readHead(b, s, e) : -1;
-          if (type >= 0 && lineHead.seq !== null && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
+          if (type >= 0 && lineHead.seq === expected && expected <= header.n && IS_REPLAY[type] && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
             const tsKey = lineHead.tsStart - TS_KEY_LENGTH;
-            admitted = admit(CANONICAL_TYPES[type]!, lineHead.seq);
-            if (admitted) {
-              let found = cursor!.next();
-              while (found === "more") {
-                await cursor!.load();
-                found = cursor!.next();
-              }
-              const p = cursor!.line;
-              if (found === true && e - tsKey === p.end - p.tsKey && b.compare(p.bytes, p.tsKey, p.end, tsKey, e) === 0) {
-                // The parent's pass has checked and digested these very bytes; the head is checked above.
-                if (p.hasResources) addResources(b.subarray(s, e));
-                s = e + 1;
-                continue;
-              }
-              leaveStep(found === true);
-            } else leaveStep(false);
+            let found = cursor!.next();
+            while (found === "more") {
+              await cursor!.load();
+              found = cursor!.next();
+            }
+            const p = cursor!.line;
+            if (found === true && e - tsKey === p.end - p.tsKey && b.compare(p.bytes, p.tsKey, p.end, tsKey, e) === 0) {
+              // The parent's pass has checked and digested these very bytes; the head is checked above.
+              admit(CANONICAL_TYPES[type]!, expected);
+              if (p.hasResources) addResources(b.subarray(s, e));
+              s = e + 1;
+              continue;
+            }
+            leaveStep(found === true);
           } else leaveStep(false);
         }
         if (checkLine(b, s, e, utf8) >= 0 && lineFacts.seq !== null && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
           const typeIndex = lineFacts.type;
-          if (admitted ?? admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq)) {
+          if (admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq)) {
             streamed!.addChecked(b);
             if (lineFacts.hasResources) addResources(b.subarray(s, e));
             if (header.strategy !== "replay_v1") {
@@ -256,7 +254,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
         } else {
           writeRun(s);
           run = e + 1;
-          decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !(block.tail && e === end - 1) }, admitted);
+          decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !(block.tail && e === end - 1) });
         }
         s = e + 1;
       }
