@@ -3,12 +3,12 @@
 // the child Log appears only when all of it holds.
 import { isUtf8 } from "node:buffer";
 import type { RawLine } from "./codec.js";
-import { checkedLine, isReplayType, isSeq, type PixirEvent } from "./envelope.js";
+import { checkedLine, isSeq, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { forkPlan, type ForkPlan, type ForkStrategy } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
-import { checkInputSessionId, decodeInputLine, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
+import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { head as lineHead, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
 import { acquireLease } from "./lease.js";
@@ -147,26 +147,13 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
 
   const produce = async (emit: LineSink) => {
     emit(inputLine(first, header.event));
-    let expected = 1;
-    let resolvedShare = false;
+    const seqs = new ForkStreamSeqs(header.n, header.strategy === "share_v1");
     let lastLine = first.lineNo;
     const childBytes = Buffer.from(childId, "utf8");
     /** The line whose head readHead or checkLine has just read is of the child Session. */
     const ofChild = (b: Buffer) =>
       lineHead.sessionEnd - lineHead.sessionStart === childBytes.length && b.compare(childBytes, 0, childBytes.length, lineHead.sessionStart, lineHead.sessionEnd) === 0;
-    /** The seq checks of one Event after the header; true if it is one of the N inherited ones. */
-    const admit = (type: string, seq: number): boolean => {
-      if (expected === 1 && header.strategy === "share_v1") {
-        // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
-        if (seq === header.n + 1) expected = header.n + 1;
-        else resolvedShare = header.n > 0;
-      }
-      if (seq !== expected) throw integrityError("seq_gap", expected, seq, lastLine);
-      const inPrefix = expected <= header.n && (header.strategy === "replay_v1" || resolvedShare);
-      if (inPrefix && !isReplayType(type)) throw integrityError("non_replay_type_in_prefix", "a replay type", type, lastLine);
-      expected++;
-      return inPrefix;
-    };
+    const admit = (type: string, seq: number): boolean => seqs.admit(type, seq, lastLine);
     /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
     const decodeLine = (raw: RawLine) => {
       const e = decodeInputLine(raw)!;
@@ -219,7 +206,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
           // Only the next inherited line, with its head in our layout, is compared with the parent's;
           // any other line goes the usual way below, which checks it and names its problem.
           const type = utf8 ? readHead(b, s, e) : -1;
-          if (type >= 0 && lineHead.seq === expected && expected <= header.n && IS_REPLAY[type] && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
+          if (type >= 0 && lineHead.seq === seqs.next && seqs.next <= header.n && IS_REPLAY[type] && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
             const tsKey = lineHead.tsStart - TS_KEY_LENGTH;
             let found = cursor!.next();
             while (found === "more") {
@@ -229,7 +216,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
             const p = cursor!.line;
             if (found === true && e - tsKey === p.end - p.tsKey && b.compare(p.bytes, p.tsKey, p.end, tsKey, e) === 0) {
               // The parent's pass has checked and digested these very bytes; the head is checked above.
-              admit(CANONICAL_TYPES[type]!, expected);
+              admit(CANONICAL_TYPES[type]!, seqs.next);
               if (p.hasResources) addResources(b.subarray(s, e));
               s = e + 1;
               continue;
@@ -262,18 +249,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     }
     // Every inherited line matched the parent's: the stream's digest is the parent's so far.
     const digest = streamed ?? leaveStep(false);
-    const prefixSeen = header.strategy === "replay_v1" || resolvedShare;
-    if (prefixSeen && digest.count !== header.n) throw integrityError("count_mismatch", header.n, digest.count, lastLine);
-    if (prefixSeen && digest.digest() !== header.digest) {
-      throw new PixirError("fork_prefix_mismatch", undefined, {
-        session_id: childId,
-        parent_session_id: header.parentId,
-        expected_digest: header.digest,
-        actual_digest: digest.digest(),
-        expected_count: header.n,
-        actual_count: digest.count,
-      });
-    }
+    if (seqs.end()) checkStreamedPrefix(digest, { ...header, childId }, lastLine);
   };
   /** The resource descriptors of an inherited line the byte check accepted (few lines have any). */
   const addResources = (line: Buffer) => {

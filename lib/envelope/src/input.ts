@@ -2,7 +2,7 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH, nestsDeeperThan, streamLineBlocks, type LineBlock, type RawLine } from "./codec.js";
 import { abortable } from "./cli/io.js";
-import { isCanonicalType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
+import { isCanonicalType, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { sessionIdProblem } from "./session-id.js";
 
@@ -191,6 +191,67 @@ export class InputStream {
   private async read(): Promise<InputEvent | null> {
     const raw = await this.rawLine();
     return raw === null ? null : decodeInputLine(raw);
+  }
+}
+
+/**
+ * The seqs of a fork stream after its header (fork.md §5), for the stages that read one
+ * (pixir-summarize, pixir-log write): 1..N inherited Events, then the child's own; or, for a share_v1
+ * stream in compact form (the first seq after the header is N+1, or there is none), N+1.. only.
+ */
+export class ForkStreamSeqs {
+  /** The seq the next Event must have. */
+  next = 1;
+  /** A share_v1 stream in compact form: its inherited Events are not in it. */
+  compact = false;
+  private seen = 0;
+
+  constructor(
+    private readonly n: number,
+    private readonly share: boolean,
+  ) {}
+
+  /** Check the next Event's seq (and, inside the prefix, its type): true if it is an inherited one. */
+  admit(type: string, seq: number, line: number | null): boolean {
+    if (this.seen++ === 0 && this.share && seq === this.n + 1) {
+      // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
+      this.compact = true;
+      this.next = this.n + 1;
+    }
+    if (seq !== this.next) throw integrityError("seq_gap", this.next, seq, line);
+    const inPrefix = !this.compact && this.next <= this.n;
+    if (inPrefix && !isReplayType(type)) throw integrityError("non_replay_type_in_prefix", "a replay type", type, line);
+    this.next++;
+    return inPrefix;
+  }
+
+  /** At the end of the stream: whether it held the inherited Events (a share header alone is compact). */
+  end(): boolean {
+    if (this.share && this.seen === 0) {
+      this.compact = true;
+      this.next = this.n + 1;
+    }
+    return !this.compact;
+  }
+}
+
+/** The inherited Events a fork stream held must be the header's count and digest (fork.md §5). */
+export function checkStreamedPrefix(
+  streamed: { count: number; digest(): string },
+  h: { childId: string; parentId: string; n: number; digest: string },
+  line: number | null,
+): void {
+  if (streamed.count !== h.n) throw integrityError("count_mismatch", h.n, streamed.count, line);
+  const actual = streamed.digest();
+  if (actual !== h.digest) {
+    throw new PixirError("fork_prefix_mismatch", undefined, {
+      session_id: h.childId,
+      parent_session_id: h.parentId,
+      expected_digest: h.digest,
+      actual_digest: actual,
+      expected_count: h.n,
+      actual_count: streamed.count,
+    });
   }
 }
 

@@ -10,11 +10,11 @@ import { streamLineBlocks, type RawLine } from "./codec.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { head as lineHead } from "./line-head.js";
 import { CANONICAL_TYPES } from "./vocabulary.js";
-import { envelopeHead, isJsonObject, isReplayType, isSeq, type JsonObject, type PixirEvent } from "./envelope.js";
+import { envelopeHead, isJsonObject, isSeq, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, type ForkStrategy } from "./fork.js";
 import { newUlid } from "./ids.js";
-import { checkInputSessionId, decodeInputLine, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "./input.js";
+import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "./input.js";
 import { inheritedItem, isInherited, openHistory, PrefixDigest } from "./loader.js";
 import { assertSessionId } from "./session-id.js";
 import { truncate } from "./text.js";
@@ -664,34 +664,20 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
   let header: StreamHeader | null = null;
   let builder: BranchSummaryBuilder | null = null;
   const streamed = new PrefixDigest();
-  /** The seq the next line must have. */
-  let expected = 1;
-  let compact = false;
-  let afterHeader = 0;
+  /** Set with the header. */
+  let seqs: ForkStreamSeqs | null = null;
   let lastLine = 0;
   let lineNo = 0;
   let childId = Buffer.alloc(0);
   const out = new HeldBackOutput();
 
-  /** The checks and bookkeeping of one Event after the header, whichever way it was read. */
-  const admit = (type: string, seq: number) => {
-    if (afterHeader === 0 && header!.strategy === "share_v1" && seq === header!.n + 1) {
-      // The first seq after a share header tells the compact form (N+1) from the resolved one (1).
-      compact = true;
-      expected = header!.n + 1;
-    }
-    afterHeader++;
-    if (seq !== expected) throw integrityError("seq_gap", expected, seq, lineNo);
-    const inPrefix = !compact && expected <= header!.n;
-    if (inPrefix && !isReplayType(type)) throw integrityError("non_replay_type_in_prefix", "a replay type", type, lineNo);
-    expected++;
-    return inPrefix;
-  };
+  const admit = (type: string, seq: number) => seqs!.admit(type, seq, lineNo);
   /** A line the byte check did not accept (or the header): decoded in full, passed on as its text. */
   const decodeLine = (raw: RawLine) => {
     const e = decodeInputLine(raw)!;
     if (header === null) {
       header = readStreamHeader(e);
+      seqs = new ForkStreamSeqs(header.n, header.strategy === "share_v1");
       childId = Buffer.from(header.childId, "utf8");
       builder = summaryBuilder(options);
     } else {
@@ -754,16 +740,8 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
   // Assigned in decodeLine, which TypeScript does not follow.
   const h = header as StreamHeader | null;
   if (h === null) throw integrityError("missing_fork_header", "a session_fork event at seq 0", "end of input", null);
-  if (h.strategy === "share_v1" && afterHeader === 0) {
-    compact = true;
-    expected = h.n + 1;
-  }
-  if (compact) await addSharedPrefix(h, builder!, options.ws, options.signal);
-  else {
-    if (streamed.count !== h.n) throw integrityError("count_mismatch", h.n, streamed.count, lastLine);
-    const actual = streamed.digest();
-    if (actual !== h.digest) throw prefixMismatch(h, streamed, actual);
-  }
+  if (seqs!.end()) checkStreamedPrefix(streamed, h, lastLine);
+  else await addSharedPrefix(h, builder!, options.ws, options.signal);
 
   const data = await finishSummary(builder!, h.event, options);
   if (!passThrough) {
@@ -771,7 +749,7 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
     return;
   }
   yield out.held()!;
-  yield branchSummaryLine(h.childId, expected, data);
+  yield branchSummaryLine(h.childId, seqs!.next, data);
 }
 
 /**
