@@ -13,7 +13,7 @@ import { LineFingerprint, parentChangedError, PrefixScanner, type CheckedObserve
 import { CANONICAL_TYPES } from "./vocabulary.js";
 import { derivedUlidInto } from "./ids.js";
 import { checkedShareHeader, checkLine, copyBytes, facts } from "./line-check.js";
-import { head, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
+import { head, IS_REPLAY, readHead, sessionIs, TS_KEY_LENGTH } from "./line-head.js";
 import { committedLength, headLine, lineBlocks, readLogRange, type LineBlock, type PositionalReader } from "./log-read.js";
 import { decodeOwnHead } from "./envelope.js";
 import { isValidSessionId } from "./session-id.js";
@@ -308,7 +308,7 @@ class ParentLineCheck {
       this.parentId = id;
       this.session = Buffer.from(id, "utf8");
       scanner = this.scanner = new PrefixScanner(id, this.toSeq, false);
-    } else if (this.session !== null && b.compare(this.session, 0, this.session.length, head.sessionStart, head.sessionEnd) !== 0) return -1;
+    } else if (this.session !== null && !sessionIs(b, this.session)) return -1;
     return scanner.addChecked(b, s, e) ? 1 : 0;
   }
 }

@@ -10,7 +10,7 @@ import { resourceDescriptors } from "./fork-plan.js";
 import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
 import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
-import { head as lineHead, IS_REPLAY, readHead, TS_KEY_LENGTH } from "./line-head.js";
+import { head as lineHead, IS_REPLAY, readHead, stampedOf, TS_KEY_LENGTH } from "./line-head.js";
 import { acquireLease } from "./lease.js";
 import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
 import { createLogAtomically, type LineSink } from "./log-write.js";
@@ -150,9 +150,6 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     const seqs = new ForkStreamSeqs(header.n, header.strategy === "share_v1");
     let lastLine = first.lineNo;
     const childBytes = Buffer.from(childId, "utf8");
-    /** The line whose head readHead or checkLine has just read is of the child Session. */
-    const ofChild = (b: Buffer) =>
-      lineHead.sessionEnd - lineHead.sessionStart === childBytes.length && b.compare(childBytes, 0, childBytes.length, lineHead.sessionStart, lineHead.sessionEnd) === 0;
     const admit = (type: string, seq: number): boolean => seqs.admit(type, seq, lastLine);
     /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
     const decodeLine = (raw: RawLine) => {
@@ -206,7 +203,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
           // Only the next inherited line, with its head in our layout, is compared with the parent's;
           // any other line goes the usual way below, which checks it and names its problem.
           const type = utf8 ? readHead(b, s, e) : -1;
-          if (type >= 0 && lineHead.seq === seqs.next && seqs.next <= header.n && IS_REPLAY[type] && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
+          if (type >= 0 && lineHead.seq === seqs.next && seqs.next <= header.n && IS_REPLAY[type] && stampedOf(b, childBytes)) {
             const tsKey = lineHead.tsStart - TS_KEY_LENGTH;
             let found = cursor!.next();
             while (found === "more") {
@@ -224,9 +221,9 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
             leaveStep(found === true);
           } else leaveStep(false);
         }
-        if (checkLine(b, s, e, utf8) >= 0 && lineFacts.seq !== null && lineHead.idEnd !== lineHead.idStart && ofChild(b)) {
+        if (checkLine(b, s, e, utf8) >= 0 && stampedOf(b, childBytes)) {
           const typeIndex = lineFacts.type;
-          if (admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq)) {
+          if (admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq!)) { // stampedOf: an integer seq
             streamed!.addChecked(b);
             if (lineFacts.hasResources) addResources(b.subarray(s, e));
             if (header.strategy !== "replay_v1") {

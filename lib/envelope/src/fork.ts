@@ -14,7 +14,7 @@ import { integrityError, STDIN_PATH } from "./input.js";
 import { corruptLineError, headLine, headLines, lineBlocks, readFileChunks, readLogRange } from "./log-read.js";
 import { open } from "node:fs/promises";
 import { inheritedItem, isInherited, openHistory, type History, type HistoryItem } from "./loader.js";
-import { head, readHead } from "./line-head.js";
+import { readHead, sessionIs } from "./line-head.js";
 import { ChildLines, passThroughParent, passThroughStdin, readFd } from "./fork-bytes.js";
 import { BlockWriter } from "./log-write.js";
 import { logPath } from "./paths.js";
@@ -417,7 +417,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
         }
         let kept = false;
         const parentBytes = first.parentBytes;
-        if (checkLine(b, s, e, utf8) >= 0 && parentBytes !== null && b.compare(parentBytes, 0, parentBytes.length, head.sessionStart, head.sessionEnd) === 0) {
+        if (checkLine(b, s, e, utf8) >= 0 && parentBytes !== null && sessionIs(b, parentBytes)) {
           orderSeq(lineFacts.seq);
           kept = first.scanner!.addChecked(b, s, e);
         } else {

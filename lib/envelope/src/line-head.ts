@@ -55,6 +55,16 @@ export const TS_KEY_LENGTH = 6;
 
 export const head = { seq: null as number | null, idStart: 0, idEnd: 0, sessionStart: 0, sessionEnd: 0, tsStart: 0, tsEnd: 0, dataOpen: 0 };
 
+/** The line readHead (or checkLine) has just read names the Session whose id is `session` (its UTF-8 bytes). */
+export function sessionIs(b: Buffer, session: Buffer): boolean {
+  return b.compare(session, 0, session.length, head.sessionStart, head.sessionEnd) === 0;
+}
+
+/** ...and is stamped as `pixir-log write` needs: a non-empty id and an integer seq (ts is a string in this layout). */
+export function stampedOf(b: Buffer, session: Buffer): boolean {
+  return head.seq !== null && head.idEnd !== head.idStart && sessionIs(b, session);
+}
+
 /**
  * The envelope head of a line in our writers' key order, up to `"data":{`: the type index, with
  * seq and the ts bounds in `head`; -1 when the line is in any other form.

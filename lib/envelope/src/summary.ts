@@ -8,7 +8,7 @@ import type { Writable } from "node:stream";
 import { abortable } from "./cli/io.js";
 import { streamLineBlocks, type RawLine } from "./codec.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
-import { head as lineHead } from "./line-head.js";
+import { stampedOf } from "./line-head.js";
 import { CANONICAL_TYPES } from "./vocabulary.js";
 import { envelopeHead, isJsonObject, isSeq, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
@@ -716,13 +716,10 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
       if (
         header !== null &&
         checkLine(b, s, e, utf8) >= 0 &&
-        lineFacts.seq !== null &&
-        lineHead.idEnd !== lineHead.idStart &&
-        lineHead.sessionEnd - lineHead.sessionStart === childId.length &&
-        b.compare(childId, 0, childId.length, lineHead.sessionStart, lineHead.sessionEnd) === 0
+        stampedOf(b, childId)
       ) {
         const type = CANONICAL_TYPES[lineFacts.type]!;
-        if (admit(type, lineFacts.seq)) {
+        if (admit(type, lineFacts.seq!)) { // stampedOf: an integer seq
           streamed.addChecked(b);
           builder!.addChecked(type, lineFacts.seq, b, lineFacts.dataStart, lineFacts.dataEnd);
         }
