@@ -81,7 +81,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
         };
   const say = job.progress;
   const checked = say && new ByteProgress((n) => say(`checked ${mebibytes(n)} of ${job.parentId}`));
-  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", observe, checked, observeChecked);
+  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", { observeInherited: observe, checked, observeChecked });
   if (job.strictBoundary) checkBoundary(parent.facts, job.toSeq);
   const childId = job.childId ?? newUlid();
   const plan = (recorded: boolean, summaryStrategy: string | null, resourceCount = parent.facts.resourceCount) =>

@@ -133,21 +133,23 @@ export function forkHeader(ws: string, parentId: string, childId: string, facts:
 const CR = 0x0d;
 const NEWLINE = 0x0a;
 
+/** What parentFromLog reports as it reads, besides the plan: all optional. */
+export interface ParentReadOptions {
+  /** A new observer of the inherited Events (with their child seqs), made for each pass that feeds one. */
+  observeInherited?: () => InheritedObserver;
+  /** Counts the bytes checked, for progress. */
+  checked?: ByteProgress;
+  /** A new observer of the inherited lines as checked bytes; used instead of observeInherited when the byte path reads the parent. */
+  observeChecked?: () => CheckedObserver;
+}
 
 /**
  * Read the parent through the resolving loader (pixir fork, pixir-fork --parent). The plan is learnt
  * during the loader's checking pass when the History is the Log's lines in order (the usual case); the
  * emitting pass then reads our own key order without parsing `data` again.
  */
-export async function parentFromLog(
-  ws: string,
-  parentId: string,
-  toSeq: number | undefined,
-  command: string,
-  observeInherited?: () => InheritedObserver,
-  checked?: ByteProgress,
-  observeChecked?: () => CheckedObserver,
-): Promise<ParentSource> {
+export async function parentFromLog(ws: string, parentId: string, toSeq: number | undefined, command: string, options: ParentReadOptions = {}): Promise<ParentSource> {
+  const { observeInherited, checked, observeChecked } = options;
   // An observer (the summary of --summarize) is fed from the byte path's checked lines when it has a
   // form for them (observeChecked); otherwise it is fed Events, which the loader's pass makes anyway.
   const fast = observeInherited === undefined || observeChecked !== undefined ? await passThroughParent(ws, parentId, toSeq, { checked, onInherited: observeChecked?.() }) : null;
