@@ -7,13 +7,21 @@ import { afterEach, describe, expect, it } from "vitest";
 import { BlockWriter } from "../src/log-write.js";
 
 let dir = "";
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  if (dir !== "") rmSync(dir, { recursive: true, force: true });
+  dir = "";
+});
+
+/** A new file in a fresh temp dir (removed after the test), opened for writing: its path and descriptor. */
+function newFile(name = "out"): { file: string; fd: number } {
+  dir ||= mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
+  const file = path.join(dir, name);
+  return { file, fd: openSync(file, "wx") };
+}
 
 describe("BlockWriter", () => {
   it("writes every byte in order when many blocks are in flight at once", async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
-    const file = path.join(dir, "out");
-    const fd = openSync(file, "wx");
+    const { file, fd } = newFile();
     const w = new BlockWriter(fd, { background: true });
     const expected: Buffer[] = [];
     for (let i = 0; i < 20_000; i++) {
@@ -30,9 +38,7 @@ describe("BlockWriter", () => {
   });
 
   it("writes handed-over blocks as they are, in order with what was added around them, and waits for room", async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
-    const file = path.join(dir, "out");
-    const fd = openSync(file, "wx");
+    const { file, fd } = newFile();
     const w = new BlockWriter(fd, { background: true });
     const expected: Buffer[] = [];
     let waited = 0;
@@ -75,10 +81,9 @@ describe("BlockWriter", () => {
   });
 
   it("reports a failed background write from drain()", async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
-    const file = path.join(dir, "out");
-    closeSync(openSync(file, "wx"));
-    const fd = openSync(file, "r"); // writes to a read-only descriptor fail with EBADF
+    const created = newFile();
+    closeSync(created.fd);
+    const fd = openSync(created.file, "r"); // writes to a read-only descriptor fail with EBADF
     const w = new BlockWriter(fd, { background: true });
     w.add(Buffer.alloc(300_000, 1));
     await expect(w.drain()).rejects.toMatchObject({ code: "EBADF" });
@@ -87,9 +92,7 @@ describe("BlockWriter", () => {
   });
 
   it("ready() keeps a producer's thread off the disk: every block is written in the background", async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
-    const file = path.join(dir, "out");
-    const fd = openSync(file, "wx");
+    const { file, fd } = newFile();
     const w = new BlockWriter(fd, { background: true });
     let foreground = 0;
     const internals = w as unknown as { writeAll: (b: Buffer) => void };
@@ -112,9 +115,8 @@ describe("BlockWriter", () => {
   });
 
   it("asks for write-back of a large file unless writeBack is false (a temp spool)", async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-bw-"));
     const most = async (writeBack: boolean | undefined) => {
-      const fd = openSync(path.join(dir, `out-${String(writeBack)}`), "wx");
+      const { fd } = newFile(`out-${String(writeBack)}`);
       const w = new BlockWriter(fd, { background: true, writeBack });
       const syncs = () => (w as unknown as { syncs: number }).syncs;
       let seen = 0;
