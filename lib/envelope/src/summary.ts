@@ -9,6 +9,7 @@ import { abortable } from "./cli/io.js";
 import { streamLineBlocks, type RawLine } from "./codec.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { stampedOf } from "./line-head.js";
+import { readToolCall, toolCallFields } from "./tool-call-bytes.js";
 import { CANONICAL_TYPES } from "./vocabulary.js";
 import { envelopeHead, isJsonObject, isSeq, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
@@ -95,7 +96,12 @@ export class ToolCallList {
   length = 0;
 
   push(call: SummaryToolCall): void {
-    const text = `${this.length > 0 ? "," : ""}{"seq":${JSON.stringify(call.seq)},"call_id":${JSON.stringify(call.call_id ?? null)},"name":${JSON.stringify(call.name ?? null)}}`;
+    this.append(call.seq, JSON.stringify(call.call_id ?? null), JSON.stringify(call.name ?? null));
+  }
+
+  /** A record whose call_id and name are given as JSON text, as JSON.stringify writes them. */
+  append(seq: number | null, callIdJson: string, nameJson: string): void {
+    const text = `${this.length > 0 ? "," : ""}{"seq":${JSON.stringify(seq)},"call_id":${callIdJson},"name":${nameJson}}`;
     const size = Buffer.byteLength(text, "utf8");
     if (this.used + size > this.block.length) {
       this.full.push(this.block.subarray(0, this.used));
@@ -182,17 +188,23 @@ export class SortedStringSet {
 
   add(text: string): void {
     const bytes = Buffer.from(text, "utf8");
+    this.addBytes(bytes, 0, bytes.length, text);
+  }
+
+  /** Add the string whose UTF-8 is `b[start, end)`; `text` is that string if the caller has it. Nothing is copied unless it is kept. */
+  addBytes(b: Buffer, start: number, end: number, text?: string): void {
     let lo = 0;
     let hi = this.items.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      const c = Buffer.compare(this.items[mid]!.bytes, bytes);
+      const c = this.items[mid]!.bytes.compare(b, start, end);
       if (c === 0) return;
       if (c < 0) lo = mid + 1;
       else hi = mid;
     }
     if (lo >= this.limit) return;
-    this.items.splice(lo, 0, { text, bytes });
+    const kept = { text: text ?? b.toString("utf8", start, end), bytes: Buffer.from(b.subarray(start, end)) };
+    this.items.splice(lo, 0, kept);
     if (this.items.length > this.limit) this.items.pop();
   }
 
@@ -271,7 +283,9 @@ export class BranchSummaryBuilder {
   addChecked(type: PixirEvent["type"], seq: number | null, b: Buffer, dataStart: number, dataEnd: number): void {
     this.sourceCount++;
     this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
-    if (type === "tool_call") this.addToolCall(seq, { type, data: JSON.parse(b.toString("utf8", dataStart, dataEnd)) as JsonObject });
+    if (type === "tool_call" && !this.addToolCallBytes(seq, b, dataStart, dataEnd)) {
+      this.addToolCall(seq, { type, data: JSON.parse(b.toString("utf8", dataStart, dataEnd)) as JsonObject });
+    }
     if (type !== "user_message" && type !== "assistant_message" && type !== "subagent_event") return;
     const length = dataEnd - dataStart;
     if (this.pendingBytes + length > PENDING_MAX_BYTES) this.settlePending();
@@ -285,6 +299,22 @@ export class BranchSummaryBuilder {
     this.pending.push(new PendingExcerpt(type, bytes));
     this.pendingBytes += length;
     if (this.pending.length >= this.window * PENDING_PER_WINDOW || this.pendingBytes >= PENDING_MAX_BYTES) this.settlePending();
+  }
+
+  /** A tool call read from its data's bytes (tool-call-bytes.ts), as addToolCall reads the parsed data; false if it cannot be. */
+  private addToolCallBytes(seq: number | null, b: Buffer, dataStart: number, dataEnd: number): boolean {
+    if (!readToolCall(b, dataStart, dataEnd)) return false;
+    const f = toolCallFields;
+    const json = (s: number, e: number) => (s < 0 ? "null" : b.toString("utf8", s, e));
+    this.toolCalls.append(seq, json(f.callIdStart, f.callIdEnd), json(f.nameStart, f.nameEnd));
+    const paths = f.paths;
+    for (let k = 0; k < paths.length; k += 3) {
+      const start = paths[k]!;
+      const end = paths[k + 1]!;
+      if (paths[k + 2] === 1) this.files.add(JSON.parse(b.toString("utf8", start, end)) as string);
+      else this.files.addBytes(b, start + 1, end - 1);
+    }
+    return true;
   }
 
   private addToolCall(seq: number | null, e: Pick<PixirEvent, "type" | "data">): void {

@@ -317,6 +317,38 @@ describe("summarizeStage in-process", () => {
     expect(byBytes.excerpts()).toHaveLength(50);
   });
 
+  it("sums up tool calls from their data's bytes as from their Events: the tool_calls list and files_touched", () => {
+    const calls = Array.from({ length: 400 }, (_, i) => {
+      const args: Record<string, unknown> =
+        i % 5 === 0
+          ? { path: `dir/f${i % 37}.ts`, old_string: `x = "${i}";\n`, new_string: "y.z" }
+          : i % 5 === 1
+            ? { paths: [`a/${i % 11}`, 3, { p: "not/top" }, "!tab\there.md"], n: i }
+            : i % 5 === 2
+              ? { cmd: `ls ${"é".repeat(i % 3)}/q`, quote: 'say "hi/there"' }
+              : i % 5 === 3
+                ? { nothing: "plain" }
+                : { "": `line\u0001${i}.txt` };
+      const data: Record<string, unknown> = { call_id: i % 7 === 0 ? { n: i } : `call_${i}`, args };
+      if (i % 4 !== 0) data.name = i % 9 === 0 ? null : `tool_${i % 3}`;
+      return e(i + 1, "tool_call", data);
+    });
+    const byEvents = new BranchSummaryBuilder();
+    const byBytes = new BranchSummaryBuilder();
+    for (const ev of calls) {
+      byEvents.add(ev);
+      const data = Buffer.from(JSON.stringify(ev.data));
+      byBytes.addChecked(ev.type, ev.seq, data, 0, data.length);
+    }
+    const header = e(0, "session_fork", { parent_session_id: "p", forked_to_seq: 400, from_seq: 1 });
+    const [a, b] = [byEvents.finish(header), byBytes.finish(header)];
+    expect(b.tool_calls.jsonBytes().toString()).toBe(a.tool_calls.jsonBytes().toString());
+    expect(b.files_touched).toEqual(a.files_touched);
+    expect(b.files_touched).toHaveLength(30);
+    expect(b.files_touched).toContain("!tab\there.md");
+    expect(JSON.stringify(b)).toBe(JSON.stringify(a));
+  });
+
   it("passes every line on intact when a chunk ends in a blank line (the held line is a copy, not the reused buffer)", async () => {
     const head0 = serializeEvent(header(0, DIGEST_EMPTY));
     const own = [1, 2, 3].map((n) => serializeEvent(e(n, "user_message", { text: `own ${n} ${"x".repeat(400 * n)}` })));

@@ -1,0 +1,171 @@
+// What the branch summary reads of a tool call (summarize.md §2: `data.call_id`, `data.name`, and the
+// path-like strings of `data.args`), found in the bytes of its `data` without JSON.parse. A 1 GiB Log
+// inherits hundreds of thousands of tool calls, and parsing each one's data (long edit strings included)
+// was an eighth of pixir-summarize's time.
+//
+// Only for JSON written as JSON.stringify writes it: no whitespace between tokens, and strings and numbers
+// spelt as it spells them (every line checkLine accepts is so). There a value's bytes are exactly
+// JSON.stringify(JSON.parse(bytes)), and a string holds `/` or `.` exactly when its bytes do (JSON.stringify
+// escapes neither, and spells no other character with them). readToolCall returns false on bytes it cannot
+// walk (whitespace between tokens among them); the caller then parses them.
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const SLASH = 0x2f;
+const DOT = 0x2e;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+
+const CALL_ID = Buffer.from("call_id");
+const NAME = Buffer.from("name");
+const ARGS = Buffer.from("args");
+
+/**
+ * What readToolCall found: the bounds of the JSON text of `call_id` and `name` (-1 when missing), and
+ * `paths`, the path-like strings as (start, end, escaped) triples: `b[start, end)` is the string with
+ * its quotes, and `escaped` (1) says it holds an escape, so that its text must be decoded to be used.
+ */
+export const toolCallFields = {
+  callIdStart: -1,
+  callIdEnd: -1,
+  nameStart: -1,
+  nameEnd: -1,
+  paths: [] as number[],
+};
+
+/** The last string stringEnd read had an escape; it had a `/` or a `.`. */
+let escaped = false;
+let pathLike = false;
+
+/** End (past the closing quote) of the string whose opening quote is at `i`, or -1 if it does not close before `end`. */
+function stringEnd(b: Uint8Array, i: number, end: number): number {
+  escaped = false;
+  pathLike = false;
+  for (let j = i + 1; j < end; j++) {
+    const c = b[j];
+    if (c === QUOTE) return j + 1;
+    if (c === BACKSLASH) {
+      escaped = true;
+      // `\/` is valid JSON for `/`, though JSON.stringify never writes it.
+      if (b[++j] === SLASH) pathLike = true;
+    } else if (c === SLASH || c === DOT) pathLike = true;
+  }
+  return -1;
+}
+
+/** End of the value at `i`, or -1 if it does not end before `end`. */
+function valueEnd(b: Uint8Array, i: number, end: number): number {
+  const c = b[i];
+  if (c === QUOTE) return stringEnd(b, i, end);
+  if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+    let depth = 0;
+    for (let j = i; j < end; ) {
+      const d = b[j];
+      if (d === QUOTE) {
+        j = stringEnd(b, j, end);
+        if (j < 0) return -1;
+        continue;
+      }
+      if (d === OPEN_OBJECT || d === OPEN_ARRAY) depth++;
+      else if ((d === CLOSE_OBJECT || d === CLOSE_ARRAY) && --depth === 0) return j + 1;
+      j++;
+    }
+    return -1;
+  }
+  // A number (digits, `-+.eE`) or a literal (lowercase letters), followed by a `,`, `}` or `]`.
+  let j = i;
+  while (j < end && isScalarByte(b[j]!)) j++;
+  const after = b[j];
+  return j > i && (after === COMMA || after === CLOSE_OBJECT || after === CLOSE_ARRAY) ? j : -1;
+}
+
+function isScalarByte(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x2b || c === DOT || c === 0x45;
+}
+
+function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
+  if (e - s !== lit.length) return false;
+  for (let k = 0; k < lit.length; k++) if (b[s + k] !== lit[k]) return false;
+  return true;
+}
+
+/** Note the string just read (at `start`, ending at `end`) if it looks like a path. */
+function notePath(start: number, end: number): void {
+  if (pathLike) toolCallFields.paths.push(start, end, escaped ? 1 : 0);
+}
+
+/** The path-like top-level strings, and string elements of top-level arrays, of the object `b[i, end)`. */
+function readArgs(b: Uint8Array, i: number, end: number): boolean {
+  if (b[i + 1] === CLOSE_OBJECT) return true;
+  for (i++; ; ) {
+    if (b[i] !== QUOTE) return false;
+    const keyEnd = stringEnd(b, i, end);
+    if (keyEnd < 0 || b[keyEnd] !== COLON) return false;
+    const v = keyEnd + 1;
+    let next: number;
+    if (b[v] === QUOTE) {
+      next = stringEnd(b, v, end);
+      if (next < 0) return false;
+      notePath(v, next);
+    } else if (b[v] === OPEN_ARRAY) {
+      next = v + 1;
+      if (b[next] === CLOSE_ARRAY) next++;
+      else
+        for (;;) {
+          const item = next;
+          next = valueEnd(b, item, end);
+          if (next < 0) return false;
+          if (b[item] === QUOTE) notePath(item, next);
+          if (b[next] === CLOSE_ARRAY) {
+            next++;
+            break;
+          }
+          if (b[next] !== COMMA) return false;
+          next++;
+        }
+    } else {
+      next = valueEnd(b, v, end);
+      if (next < 0) return false;
+    }
+    if (b[next] === CLOSE_OBJECT) return true;
+    if (b[next] !== COMMA) return false;
+    i = next + 1;
+  }
+}
+
+/**
+ * Read the tool call whose `data` is the object `b[start, end)` into toolCallFields; false when the bytes
+ * are not compact JSON as this reads it (then nothing in toolCallFields is to be used).
+ */
+export function readToolCall(b: Uint8Array, start: number, end: number): boolean {
+  const f = toolCallFields;
+  f.callIdStart = f.callIdEnd = f.nameStart = f.nameEnd = -1;
+  f.paths.length = 0;
+  if (b[start] !== OPEN_OBJECT) return false;
+  if (b[start + 1] === CLOSE_OBJECT) return start + 2 === end;
+  for (let i = start + 1; ; ) {
+    if (b[i] !== QUOTE) return false;
+    const keyEnd = stringEnd(b, i, end);
+    if (keyEnd < 0 || b[keyEnd] !== COLON) return false;
+    const v = keyEnd + 1;
+    const next = valueEnd(b, v, end);
+    if (next < 0) return false;
+    // A duplicate key: JSON.parse keeps the last, and so does this.
+    if (sameBytes(b, i + 1, keyEnd - 1, CALL_ID)) {
+      f.callIdStart = v;
+      f.callIdEnd = next;
+    } else if (sameBytes(b, i + 1, keyEnd - 1, NAME)) {
+      f.nameStart = v;
+      f.nameEnd = next;
+    } else if (sameBytes(b, i + 1, keyEnd - 1, ARGS)) {
+      f.paths.length = 0;
+      if (b[v] === OPEN_OBJECT && !readArgs(b, v, next)) return false;
+    }
+    if (b[next] === CLOSE_OBJECT) return next + 1 === end;
+    if (b[next] !== COMMA) return false;
+    i = next + 1;
+  }
+}

@@ -1,0 +1,98 @@
+// readToolCall finds a tool call's call_id, name and path-like args in its data's bytes; JSON.parse,
+// JSON.stringify and toolCallPaths (the Event path of the summary) are its oracles.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson } from "../src/envelope.js";
+import { toolCallPaths } from "../src/summary.js";
+import { readToolCall, toolCallFields } from "../src/tool-call-bytes.js";
+
+/** What readToolCall read from `text`, as values; null when it declined. */
+function read(text: string): { callId: string; name: string; paths: string[] } | null {
+  const b = Buffer.from(text, "utf8");
+  // Inside a larger buffer, as lines are: bytes around the data must not matter.
+  const padded = Buffer.concat([Buffer.from('{"data":'), b, Buffer.from("}\n{}")]);
+  const start = 8;
+  if (!readToolCall(padded, start, start + b.length)) return null;
+  const f = toolCallFields;
+  const json = (s: number, e: number) => (s < 0 ? "null" : padded.toString("utf8", s, e));
+  const paths: string[] = [];
+  for (let k = 0; k < f.paths.length; k += 3) {
+    const raw = padded.toString("utf8", f.paths[k], f.paths[k + 1]);
+    paths.push(f.paths[k + 2] === 1 ? (JSON.parse(raw) as string) : raw.slice(1, -1));
+  }
+  return { callId: json(f.callIdStart, f.callIdEnd), name: json(f.nameStart, f.nameEnd), paths };
+}
+
+/** The same, from the parsed data, as the summary's Event path reads it. */
+function expected(text: string): { callId: string; name: string; paths: string[] } {
+  const data = JSON.parse(text) as Record<string, unknown>;
+  return {
+    callId: JSON.stringify(data.call_id ?? null),
+    name: JSON.stringify(data.name ?? null),
+    paths: toolCallPaths({ type: "tool_call", data: data as never }),
+  };
+}
+
+describe("readToolCall", () => {
+  it("reads call_id, name and the path-like args as the parsed data gives them (generated data)", () => {
+    const text = fc.oneof(
+      fc.constantFrom("src/a.ts", "a.b", "/", ".", "no path", "", "é/🙂.md", 'q"uote/d', "back\\slash.", "line\nbreak/x", "\u0001ctl.", "a\\/b"),
+      fc.string({ unit: "grapheme-composite", maxLength: 10 }),
+      fc.string({ unit: "binary", maxLength: 8 }),
+    );
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small" },
+        text,
+        fc.double(),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie("value"), { maxLength: 3 }),
+        fc.dictionary(fc.oneof(fc.constantFrom("path", "args", "name", "call_id", "__proto__"), text), tie("value"), { maxKeys: 3 }),
+      ),
+    })).value;
+    const args = fc.oneof(fc.dictionary(text, fc.oneof(text, fc.array(fc.oneof(text, json), { maxLength: 4 }), json), { maxKeys: 5 }), json);
+    const data = fc.record(
+      { call_id: fc.oneof(text, json), name: fc.oneof(text, json), args, other: json },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(data, fc.boolean(), (d, canonical) => {
+        const t = canonical ? canonicalJson(d) : JSON.stringify(d);
+        expect(read(t), t).toEqual(expected(t));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("reads edge cases of the layout", () => {
+    const cases = [
+      "{}",
+      '{"args":{}}',
+      '{"args":[]}',
+      '{"args":"a/b"}',
+      '{"args":{"a":[]}}',
+      '{"args":{"a":["x/y",{"p":"q/r"},["s.t"],1.5e+21,"u.v"],"b":-0.5,"c":"w/x"}}',
+      '{"call_id":{"b":1,"a":[2]},"name":["x"],"args":{"path":"p.q"}}',
+      '{"call_id":"c1","call_id":"c2","args":{"a":"x.y"},"args":{"b":"z/w"}}',
+      '{"args":{"a":"x.y"},"args":7}',
+      '{"args":{"p":"a\\/b","q":"\\"\\\\\\n"}}',
+      '{"name":true,"call_id":false,"args":{"n":null}}',
+    ];
+    for (const t of cases) expect(read(t), t).toEqual(expected(t));
+  });
+
+  it("declines JSON with whitespace between tokens, rather than read it wrongly", () => {
+    for (const t of ['{"call_id": "c"}', '{ "name":"x"}', '{"name":"x" }', '{"args":{"p": "a/b"}}', '{"args":{"p":["a/b" ]}}', '{"args":{"n":1 }}', '{"call_id" :"c"}']) {
+      expect(read(t), t).toBeNull();
+    }
+  });
+
+  it("declines bytes that are not one object, end before the data does or after it, or lack a value", () => {
+    for (const t of ['{"args":{"p":"a/b}', '{"call_id":"c', '{"args":{"p":["a"}', '{"name":tru', '{"call_id":,"name":"x"}', '{"name":"x"}}', '{}}', '""', '[1]', 'x"name":"y"}']) {
+      const b = Buffer.from(t);
+      expect(readToolCall(b, 0, b.length), t).toBe(false);
+    }
+  });
+});
