@@ -193,8 +193,10 @@ export class SortedStringSet {
 
   /** Add the string whose UTF-8 is `b[start, end)`; `text` is that string if the caller has it. Nothing is copied unless it is kept. */
   addBytes(b: Buffer, start: number, end: number, text?: string): void {
-    let lo = 0;
     let hi = this.items.length;
+    // Once the set is full most strings sort after all it keeps: one comparison turns them away.
+    if (hi === this.limit && hi > 0 && this.items[hi - 1]!.bytes.compare(b, start, end) <= 0) return;
+    let lo = 0;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       const c = this.items[mid]!.bytes.compare(b, start, end);

@@ -2,6 +2,7 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   BranchSummaryBuilder,
@@ -103,6 +104,18 @@ describe("files_touched", () => {
     const wide = new SortedStringSet(5);
     for (const s of ["\u{1F600}", "\uFF5E", "z"]) wide.add(s);
     expect(wide.list()).toEqual(["z", "\uFF5E", "\u{1F600}"]);
+  });
+
+  it("is what deduplicating, sorting by UTF-8 bytes and keeping the first N give (generated strings)", () => {
+    const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: "grapheme-composite", maxLength: 4 }), { maxLength: 60 }), fc.integer({ min: 0, max: 8 }), (strings, limit) => {
+        const set = new SortedStringSet(limit);
+        for (const s of strings) set.add(s);
+        expect(set.list()).toEqual([...new Set(strings)].sort(byBytes).slice(0, limit));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("keeps the first 30 of many", async () => {
