@@ -191,6 +191,23 @@ export class SortedStringSet {
     this.addBytes(bytes, 0, bytes.length, text);
   }
 
+  /**
+   * Add the string that the JSON string `b[start, end)` (quotes included, with an escape at `escape`)
+   * spells. Its bytes before the escape are its UTF-8's first bytes, and once the set is full they
+   * usually show that it sorts after everything kept: then it is never decoded.
+   */
+  addEscaped(b: Buffer, start: number, end: number, escape: number): void {
+    const n = this.items.length;
+    if (n === this.limit && n > 0) {
+      const last = this.items[n - 1]!.bytes;
+      const known = escape - (start + 1);
+      const c = last.compare(b, start + 1, escape, 0, Math.min(known, last.length));
+      // Differing within the known bytes settles it; so does `last` ending within them (the string is longer).
+      if (c < 0 || (c === 0 && last.length <= known)) return;
+    }
+    this.add(JSON.parse(b.toString("utf8", start, end)) as string);
+  }
+
   /** Add the string whose UTF-8 is `b[start, end)`; `text` is that string if the caller has it. Nothing is copied unless it is kept. */
   addBytes(b: Buffer, start: number, end: number, text?: string): void {
     let hi = this.items.length;
@@ -313,7 +330,8 @@ export class BranchSummaryBuilder {
     for (let k = 0; k < paths.length; k += 3) {
       const start = paths[k]!;
       const end = paths[k + 1]!;
-      if (paths[k + 2] === 1) this.files.add(JSON.parse(b.toString("utf8", start, end)) as string);
+      const escape = paths[k + 2]!;
+      if (escape >= 0) this.files.addEscaped(b, start, end, escape);
       else this.files.addBytes(b, start + 1, end - 1);
     }
     return true;

@@ -25,8 +25,8 @@ const ARGS = Buffer.from("args");
 
 /**
  * What readToolCall found: the bounds of the JSON text of `call_id` and `name` (-1 when missing), and
- * `paths`, the path-like strings as (start, end, escaped) triples: `b[start, end)` is the string with
- * its quotes, and `escaped` (1) says it holds an escape, so that its text must be decoded to be used.
+ * `paths`, the path-like strings as (start, end, escape) triples: `b[start, end)` is the string with
+ * its quotes, and `escape` is where its first escape is (-1 if none; then its bytes are its UTF-8).
  */
 export const toolCallFields = {
   callIdStart: -1,
@@ -36,28 +36,31 @@ export const toolCallFields = {
   paths: [] as number[],
 };
 
-/** The last string stringEnd read had an escape; it had a `/` or a `.`. */
-let escaped = false;
-let pathLike = false;
-
-/** End (past the closing quote) of the string whose opening quote is at `i`, or -1 if it does not close before `end`. */
-function stringEnd(b: Uint8Array, i: number, end: number): number {
-  escaped = false;
-  pathLike = false;
-  for (let j = i + 1; j < end; j++) {
-    const c = b[j];
-    if (c === QUOTE) return j + 1;
-    if (c === BACKSLASH) {
-      escaped = true;
-      // `\/` is valid JSON for `/`, though JSON.stringify never writes it.
-      if (b[++j] === SLASH) pathLike = true;
-    } else if (c === SLASH || c === DOT) pathLike = true;
+/**
+ * End (past the closing quote) of the string whose opening quote is at `i`, or -1 if it does not close
+ * before `end`. The quotes are found by Buffer.indexOf: a byte loop in JavaScript is several times
+ * slower than JSON.parse over the long strings of an edit, which would undo the point of this file.
+ */
+function stringEnd(b: Buffer, i: number, end: number): number {
+  for (let q = b.indexOf(QUOTE, i + 1); q !== -1 && q < end; q = b.indexOf(QUOTE, q + 1)) {
+    // A quote after an odd run of backslashes is escaped; the opening quote stops the run.
+    let k = q - 1;
+    while (b[k] === BACKSLASH) k--;
+    if ((q - k) % 2 === 1) return q + 1;
   }
   return -1;
 }
 
+/** Note the string `b[start, end)` (with its quotes) if it looks like a path. */
+function notePath(b: Buffer, start: number, end: number): void {
+  const body = b.subarray(start + 1, end - 1);
+  if (body.indexOf(SLASH) < 0 && body.indexOf(DOT) < 0) return;
+  const escape = body.indexOf(BACKSLASH);
+  toolCallFields.paths.push(start, end, escape < 0 ? -1 : start + 1 + escape);
+}
+
 /** End of the value at `i`, or -1 if it does not end before `end`. */
-function valueEnd(b: Uint8Array, i: number, end: number): number {
+function valueEnd(b: Buffer, i: number, end: number): number {
   const c = b[i];
   if (c === QUOTE) return stringEnd(b, i, end);
   if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
@@ -86,19 +89,14 @@ function isScalarByte(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x2b || c === DOT || c === 0x45;
 }
 
-function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
+function sameBytes(b: Buffer, s: number, e: number, lit: Uint8Array): boolean {
   if (e - s !== lit.length) return false;
   for (let k = 0; k < lit.length; k++) if (b[s + k] !== lit[k]) return false;
   return true;
 }
 
-/** Note the string just read (at `start`, ending at `end`) if it looks like a path. */
-function notePath(start: number, end: number): void {
-  if (pathLike) toolCallFields.paths.push(start, end, escaped ? 1 : 0);
-}
-
 /** The path-like top-level strings, and string elements of top-level arrays, of the object `b[i, end)`. */
-function readArgs(b: Uint8Array, i: number, end: number): boolean {
+function readArgs(b: Buffer, i: number, end: number): boolean {
   if (b[i + 1] === CLOSE_OBJECT) return true;
   for (i++; ; ) {
     if (b[i] !== QUOTE) return false;
@@ -109,7 +107,7 @@ function readArgs(b: Uint8Array, i: number, end: number): boolean {
     if (b[v] === QUOTE) {
       next = stringEnd(b, v, end);
       if (next < 0) return false;
-      notePath(v, next);
+      notePath(b, v, next);
     } else if (b[v] === OPEN_ARRAY) {
       next = v + 1;
       if (b[next] === CLOSE_ARRAY) next++;
@@ -118,7 +116,7 @@ function readArgs(b: Uint8Array, i: number, end: number): boolean {
           const item = next;
           next = valueEnd(b, item, end);
           if (next < 0) return false;
-          if (b[item] === QUOTE) notePath(item, next);
+          if (b[item] === QUOTE) notePath(b, item, next);
           if (b[next] === CLOSE_ARRAY) {
             next++;
             break;
@@ -140,7 +138,7 @@ function readArgs(b: Uint8Array, i: number, end: number): boolean {
  * Read the tool call whose `data` is the object `b[start, end)` into toolCallFields; false when the bytes
  * are not compact JSON as this reads it (then nothing in toolCallFields is to be used).
  */
-export function readToolCall(b: Uint8Array, start: number, end: number): boolean {
+export function readToolCall(b: Buffer, start: number, end: number): boolean {
   const f = toolCallFields;
   f.callIdStart = f.callIdEnd = f.nameStart = f.nameEnd = -1;
   f.paths.length = 0;

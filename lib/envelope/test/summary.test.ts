@@ -118,6 +118,25 @@ describe("files_touched", () => {
     );
   });
 
+  it("gives the same set from JSON string bytes, escaped or not, as from the strings (generated strings)", () => {
+    const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+    const char = fc.constantFrom("a", "b", "/", ".", '"', "\\", "\n", "\u0001", "é", "\u{1F600}", "\uFF5E");
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: char, maxLength: 5 }), { maxLength: 60 }), fc.integer({ min: 0, max: 8 }), (strings, limit) => {
+        const set = new SortedStringSet(limit);
+        for (const s of strings) {
+          const json = Buffer.from(`  ${JSON.stringify(s)}  `);
+          const [start, end] = [2, json.length - 2];
+          const escape = json.indexOf(0x5c, start);
+          if (escape >= 0 && escape < end) set.addEscaped(json, start, end, escape);
+          else set.addBytes(json, start + 1, end - 1);
+        }
+        expect(set.list()).toEqual([...new Set(strings)].sort(byBytes).slice(0, limit));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("keeps the first 30 of many", async () => {
     const calls: PixirEvent[] = [];
     for (let i = 99; i >= 0; i--) calls.push(e(100 - i, "tool_call", { call_id: `c${i}`, name: "read", args: { path: `f${String(i).padStart(3, "0")}.txt` } }));

@@ -18,7 +18,11 @@ function read(text: string): { callId: string; name: string; paths: string[] } |
   const paths: string[] = [];
   for (let k = 0; k < f.paths.length; k += 3) {
     const raw = padded.toString("utf8", f.paths[k], f.paths[k + 1]);
-    paths.push(f.paths[k + 2] === 1 ? (JSON.parse(raw) as string) : raw.slice(1, -1));
+    const escape = f.paths[k + 2]!;
+    // The first escape of the string, or -1 when it has none.
+    expect(raw.includes("\\")).toBe(escape >= 0);
+    if (escape >= 0) expect(padded.indexOf(0x5c, f.paths[k])).toBe(escape);
+    paths.push(escape >= 0 ? (JSON.parse(raw) as string) : raw.slice(1, -1));
   }
   return { callId: json(f.callIdStart, f.callIdEnd), name: json(f.nameStart, f.nameEnd), paths };
 }
