@@ -90,7 +90,8 @@ export function useStringKernel(on: boolean): boolean {
   return kernel !== null;
 }
 
-function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
+/** `b[s, e)` is `lit`. */
+export function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
   if (e - s !== lit.length) return false;
   for (let i = 0; i < lit.length; i++) if (b[s + i] !== lit[i]) return false;
   return true;

@@ -192,8 +192,8 @@ export class SortedStringSet {
   }
 
   /**
-   * Add the string that the JSON string `b[start, end)` (quotes included, with an escape at `escape`)
-   * spells. Its bytes before the escape are its UTF-8's first bytes, and once the set is full they
+   * Add the string that the JSON string `b[start, end)` spells (quotes included; `escape` is where its
+   * first backslash is). Its bytes before the escape are its UTF-8's first bytes, and once the set is full they
    * usually show that it sorts after everything kept: then it is never decoded.
    */
   addEscaped(b: Buffer, start: number, end: number, escape: number): void {

@@ -8,6 +8,8 @@
 // JSON.stringify(JSON.parse(bytes)), and a string holds `/` or `.` exactly when its bytes do (JSON.stringify
 // escapes neither, and spells no other character with them). readToolCall returns false on bytes it cannot
 // walk (whitespace between tokens among them); the caller then parses them.
+import { sameBytes } from "./line-check.js";
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const SLASH = 0x2f;
@@ -89,48 +91,41 @@ function isScalarByte(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x2b || c === DOT || c === 0x45;
 }
 
-function sameBytes(b: Buffer, s: number, e: number, lit: Uint8Array): boolean {
-  if (e - s !== lit.length) return false;
-  for (let k = 0; k < lit.length; k++) if (b[s + k] !== lit[k]) return false;
-  return true;
+/**
+ * Walk the members of the object whose `{` is at `i`: `member(keyStart, keyEnd, valueStart)` gets each
+ * key's bounds (without its quotes) and where its value starts, and returns where that value ends (-1:
+ * stop). The end of the object (past its `}`), or -1 when the bytes are not as this reads them.
+ */
+function objectEnd(b: Buffer, i: number, end: number, member: (keyStart: number, keyEnd: number, valueStart: number) => number): number {
+  if (b[i] !== OPEN_OBJECT) return -1;
+  if (b[i + 1] === CLOSE_OBJECT) return i + 2;
+  for (i++; ; ) {
+    if (b[i] !== QUOTE) return -1;
+    const keyEnd = stringEnd(b, i, end);
+    if (keyEnd < 0 || b[keyEnd] !== COLON) return -1;
+    const next = member(i + 1, keyEnd - 1, keyEnd + 1);
+    if (next < 0) return -1;
+    if (b[next] === CLOSE_OBJECT) return next + 1;
+    if (b[next] !== COMMA) return -1;
+    i = next + 1;
+  }
 }
 
-/** The path-like top-level strings, and string elements of top-level arrays, of the object `b[i, end)`. */
-function readArgs(b: Buffer, i: number, end: number): boolean {
-  if (b[i + 1] === CLOSE_OBJECT) return true;
-  for (i++; ; ) {
-    if (b[i] !== QUOTE) return false;
-    const keyEnd = stringEnd(b, i, end);
-    if (keyEnd < 0 || b[keyEnd] !== COLON) return false;
-    const v = keyEnd + 1;
-    let next: number;
-    if (b[v] === QUOTE) {
-      next = stringEnd(b, v, end);
-      if (next < 0) return false;
-      notePath(b, v, next);
-    } else if (b[v] === OPEN_ARRAY) {
-      next = v + 1;
-      if (b[next] === CLOSE_ARRAY) next++;
-      else
-        for (;;) {
-          const item = next;
-          next = valueEnd(b, item, end);
-          if (next < 0) return false;
-          if (b[item] === QUOTE) notePath(b, item, next);
-          if (b[next] === CLOSE_ARRAY) {
-            next++;
-            break;
-          }
-          if (b[next] !== COMMA) return false;
-          next++;
-        }
-    } else {
-      next = valueEnd(b, v, end);
-      if (next < 0) return false;
-    }
-    if (b[next] === CLOSE_OBJECT) return true;
-    if (b[next] !== COMMA) return false;
-    i = next + 1;
+/** End of a top-level value of `args`; noted if it is a path-like string, and so are the path-like string elements of an array. */
+function argEnd(b: Buffer, v: number, end: number): number {
+  if (b[v] !== OPEN_ARRAY) {
+    const next = valueEnd(b, v, end);
+    if (next >= 0 && b[v] === QUOTE) notePath(b, v, next);
+    return next;
+  }
+  if (b[v + 1] === CLOSE_ARRAY) return v + 2;
+  for (let item = v + 1; ; ) {
+    const next = valueEnd(b, item, end);
+    if (next < 0) return -1;
+    if (b[item] === QUOTE) notePath(b, item, next);
+    if (b[next] === CLOSE_ARRAY) return next + 1;
+    if (b[next] !== COMMA) return -1;
+    item = next + 1;
   }
 }
 
@@ -142,28 +137,21 @@ export function readToolCall(b: Buffer, start: number, end: number): boolean {
   const f = toolCallFields;
   f.callIdStart = f.callIdEnd = f.nameStart = f.nameEnd = -1;
   f.paths.length = 0;
-  if (b[start] !== OPEN_OBJECT) return false;
-  if (b[start + 1] === CLOSE_OBJECT) return start + 2 === end;
-  for (let i = start + 1; ; ) {
-    if (b[i] !== QUOTE) return false;
-    const keyEnd = stringEnd(b, i, end);
-    if (keyEnd < 0 || b[keyEnd] !== COLON) return false;
-    const v = keyEnd + 1;
-    const next = valueEnd(b, v, end);
-    if (next < 0) return false;
+  const dataEnd = objectEnd(b, start, end, (keyStart, keyEnd, v) => {
     // A duplicate key: JSON.parse keeps the last, and so does this.
-    if (sameBytes(b, i + 1, keyEnd - 1, CALL_ID)) {
+    if (sameBytes(b, keyStart, keyEnd, ARGS)) {
+      f.paths.length = 0;
+      return b[v] === OPEN_OBJECT ? objectEnd(b, v, end, (_ks, _ke, arg) => argEnd(b, arg, end)) : valueEnd(b, v, end);
+    }
+    const next = valueEnd(b, v, end);
+    if (sameBytes(b, keyStart, keyEnd, CALL_ID)) {
       f.callIdStart = v;
       f.callIdEnd = next;
-    } else if (sameBytes(b, i + 1, keyEnd - 1, NAME)) {
+    } else if (sameBytes(b, keyStart, keyEnd, NAME)) {
       f.nameStart = v;
       f.nameEnd = next;
-    } else if (sameBytes(b, i + 1, keyEnd - 1, ARGS)) {
-      f.paths.length = 0;
-      if (b[v] === OPEN_OBJECT && !readArgs(b, v, next)) return false;
     }
-    if (b[next] === CLOSE_OBJECT) return next + 1 === end;
-    if (b[next] !== COMMA) return false;
-    i = next + 1;
-  }
+    return next;
+  });
+  return dataEnd === end;
 }
