@@ -8,6 +8,7 @@ import { isUtf8 } from "node:buffer";
 import { crc32 } from "node:zlib";
 import { constants as fsConstants, fstatSync, read } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import { COMMA, NEWLINE } from "./json-bytes.js";
 import type { PixirEvent } from "./envelope.js";
 import { LineFingerprint, parentChangedError, PrefixScanner, type CheckedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { CANONICAL_TYPES } from "./vocabulary.js";
@@ -23,8 +24,6 @@ import { splitLines } from "./codec.js";
 import { inspectStatePath, logPath, type StatePath } from "./paths.js";
 import type { ByteProgress } from "./progress.js";
 
-const NEWLINE = 0x0a;
-const COMMA = 0x2c;
 
 /** Write the decimal digits of the non-negative integer `n` at `at`; returns how many. */
 function writeDigits(out: Buffer, at: number, n: number): number {

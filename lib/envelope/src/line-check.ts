@@ -7,17 +7,10 @@
 // test/line-check.test.ts holds it to those two as oracles.
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH } from "./codec.js";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.js";
 import { head, readHead, T_FORK } from "./line-head.js";
 import { stringKernel, type StringKernel } from "./string-scan.js";
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 const ZERO = 0x30;
 const NINE = 0x39;
 const MINUS = 0x2d;

@@ -2,6 +2,7 @@
 // `{"id":…,"session_id":…,"seq":…,"ts":…,"type":…,"data":`; a reader that only needs the envelope (the
 // tree's counts, a fork's renumbered copy) reads it here without decoding the line or parsing `data`.
 // A line in any other form gets -1, and the caller decodes it in full.
+import { BACKSLASH, QUOTE } from "./json-bytes.js";
 import { CANONICAL_TYPES, isReplayType, MAX_SEQ } from "./vocabulary.js";
 
 const utf8 = (s: string) => Buffer.from(s, "utf8");
@@ -19,8 +20,6 @@ const LIT_NULL = utf8("null");
 const LIT_TS = utf8(',"ts":"');
 const LIT_TYPE = utf8('","type":"');
 const LIT_DATA = utf8('","data":{');
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 function matchAt(b: Buffer, at: number, lit: Buffer, end: number): boolean {
   if (at + lit.length > end) return false;

@@ -8,18 +8,11 @@
 // JSON.stringify(JSON.parse(bytes)), and a string holds `/` or `.` exactly when its bytes do (JSON.stringify
 // escapes neither, and spells no other character with them). readToolCall returns false on bytes it cannot
 // walk (whitespace between tokens among them); the caller then parses them.
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.js";
 import { sameBytes } from "./line-check.js";
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const SLASH = 0x2f;
 const DOT = 0x2e;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 
 const CALL_ID = Buffer.from("call_id");
 const NAME = Buffer.from("name");
