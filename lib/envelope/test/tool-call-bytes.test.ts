@@ -83,6 +83,8 @@ describe("readToolCall", () => {
       '{"args":{"a":"x.y"},"args":7}',
       '{"args":{"p":"a\\/b","q":"\\"\\\\\\n"}}',
       '{"name":true,"call_id":false,"args":{"n":null}}',
+      '{"__proto__":{"x":1},"name":"n","args":{"__proto__":"a/b","p":["__proto__.x"]}}',
+      '{"args":{"call_id":"x/y","args":{"p":"not/top"},"name":"n.m"}}',
     ];
     for (const t of cases) expect(read(t), t).toEqual(expected(t));
   });
