@@ -19,6 +19,15 @@ function newFile(name = "out"): { file: string; fd: number } {
   return { file, fd: openSync(file, "wx") };
 }
 
+/** Drain `w`, close its file, and expect the file to be exactly `parts`, in order. */
+async function expectWritten(w: BlockWriter, fd: number, file: string, parts: Buffer[]): Promise<void> {
+  await w.drain();
+  closeSync(fd);
+  const want = Buffer.concat(parts);
+  expect(w.bytesWritten).toBe(want.length);
+  expect(readFileSync(file).equals(want)).toBe(true);
+}
+
 describe("BlockWriter", () => {
   it("writes every byte in order when many blocks are in flight at once", async () => {
     const { file, fd } = newFile();
@@ -30,11 +39,7 @@ describe("BlockWriter", () => {
       expected.push(typeof part === "string" ? Buffer.from(part) : part);
       w.add(part);
     }
-    await w.drain();
-    closeSync(fd);
-    const want = Buffer.concat(expected);
-    expect(w.bytesWritten).toBe(want.length);
-    expect(readFileSync(file).equals(want)).toBe(true);
+    await expectWritten(w, fd, file, expected);
   });
 
   it("writes handed-over blocks as they are, in order with what was added around them, and waits for room", async () => {
@@ -69,11 +74,7 @@ describe("BlockWriter", () => {
       w.add(line);
       expected.push(line);
     }
-    await w.drain();
-    closeSync(fd);
-    const want = Buffer.concat(expected);
-    expect(w.bytesWritten).toBe(want.length);
-    expect(readFileSync(file).equals(want)).toBe(true);
+    await expectWritten(w, fd, file, expected);
     expect(waited).toBeGreaterThan(0); // the limit was reached, and room() waited for it
     // Every block handed over came back once, and only after it was written.
     expect(back).toHaveLength(400);
@@ -108,10 +109,8 @@ describe("BlockWriter", () => {
       expected.push(part);
       w.add(part);
     }
-    await w.drain();
-    closeSync(fd);
+    await expectWritten(w, fd, file, expected);
     expect(foreground).toBe(0);
-    expect(readFileSync(file).equals(Buffer.concat(expected))).toBe(true);
   });
 
   it("asks for write-back of a large file unless writeBack is false (a temp spool)", async () => {
