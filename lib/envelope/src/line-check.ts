@@ -99,12 +99,12 @@ const hexValue = (c: number) => (c <= NINE ? c - ZERO : c - 0x61 + 10);
  * the escapes \" \\ \b \f \n \r \t, or \u00xx in lowercase for the other control characters.
  */
 function canonicalStringEnd(b: Uint8Array, i: number, end: number): number {
+  // A mirrored line's strings are walked by the kernel, escapes and all, in one call.
+  if (mirrored) {
+    const stringEnd = kernel!.string(i + 1 - mirrorShift, end - mirrorShift);
+    return stringEnd < 0 ? -1 : stringEnd + mirrorShift;
+  }
   for (i++; i < end; i++) {
-    // A mirrored line's ordinary bytes are skipped by the kernel, up to the next `"`, `\` or control byte.
-    if (mirrored) {
-      i = kernel!.scan(i - mirrorShift, end - mirrorShift) + mirrorShift;
-      if (i >= end) return -1;
-    }
     const c = b[i]!;
     if (c === QUOTE) return i + 1;
     if (c < 0x20) return -1;
