@@ -188,7 +188,7 @@ export class SortedStringSet {
 
   add(text: string): void {
     const bytes = Buffer.from(text, "utf8");
-    this.addBytes(bytes, 0, bytes.length, text);
+    this.insert(bytes, 0, bytes.length, text, true);
   }
 
   /**
@@ -208,8 +208,13 @@ export class SortedStringSet {
     this.add(JSON.parse(b.toString("utf8", start, end)) as string);
   }
 
-  /** Add the string whose UTF-8 is `b[start, end)`; `text` is that string if the caller has it. Nothing is copied unless it is kept. */
-  addBytes(b: Buffer, start: number, end: number, text?: string): void {
+  /** Add the string whose UTF-8 is `b[start, end)` (a range of the caller's buffer). Nothing is copied unless it is kept. */
+  addBytes(b: Buffer, start: number, end: number): void {
+    this.insert(b, start, end, undefined, false);
+  }
+
+  /** `owned`: `b` is a buffer of the set's own (add's), kept as it is instead of copied. */
+  private insert(b: Buffer, start: number, end: number, text: string | undefined, owned: boolean): void {
     let hi = this.items.length;
     // Once the set is full most strings sort after all it keeps: one comparison turns them away.
     if (hi === this.limit && hi > 0 && this.items[hi - 1]!.bytes.compare(b, start, end) <= 0) return;
@@ -222,7 +227,7 @@ export class SortedStringSet {
       else hi = mid;
     }
     if (lo >= this.limit) return;
-    const kept = { text: text ?? b.toString("utf8", start, end), bytes: Buffer.from(b.subarray(start, end)) };
+    const kept = { text: text ?? b.toString("utf8", start, end), bytes: owned ? b : Buffer.from(b.subarray(start, end)) };
     this.items.splice(lo, 0, kept);
     if (this.items.length > this.limit) this.items.pop();
   }
