@@ -372,6 +372,17 @@ describe("pixir-fork reading the parent from stdin (fork.md §3.1 step 4)", () =
     const dry = sh("pixir-log cat P | pixir-fork --dry-run --json", { cwd: ws, env });
     expect(expectJsonOk(dry).event_count).toBe(5);
     expect(spooled()).toEqual([]);
+
+    // The plan's refusals after the whole input is spooled: a --to-seq above the last seq, a bad fork root.
+    for (const args of ["--to-seq 99 --json", "--to-seq 99 --dry-run --json"]) {
+      const above = sh(`pixir-log cat P | pixir-fork ${args}`, { cwd: ws, env });
+      expect(args.includes("--dry-run") ? expectJsonError(above, 2, "invalid_args").field : expectStreamJsonError(above, 2, "invalid_args").field).toBe("to_seq");
+      expect(spooled()).toEqual([]);
+    }
+    const badRoot = `{"id":"f","session_id":"R","seq":0,"ts":"2026-06-30T00:00:00Z","type":"session_fork","data":{"fork_root_session_id":"../x"}}`;
+    const root = sh(`printf '%s\\n' '${badRoot}' | pixir-fork --json`, { cwd: ws, env });
+    expect(expectStreamJsonError(root, 2, "invalid_args").field).toBe("fork_root_session_id");
+    expect(spooled()).toEqual([]);
   });
 
   it("a large parent streams through with the same digest as the wrapper", () => {

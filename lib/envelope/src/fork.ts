@@ -449,7 +449,14 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
     rmSync(dir, { recursive: true, force: true });
     throw integrityError("empty_stream", "at least one event", 0, null);
   }
-  const facts = scanner.finish();
+  let facts: PrefixFacts;
+  try {
+    facts = scanner.finish();
+  } catch (err) {
+    // The plan's own refusals (a --to-seq above the last seq, a bad fork root) come from finish().
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const spooledLines = () => splitLines(readFileChunks(spool), { path: STDIN_PATH });
   // The spool holds lines this process wrote from checked input; an inherited Event may still lack an
   // id or ts (null), exactly as it may through --parent.
