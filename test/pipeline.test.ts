@@ -413,6 +413,35 @@ describe("what readers tolerate, pixir-fork tolerates on stdin", () => {
     expect(logical(c!).slice(1)).toEqual(logical(a!).slice(1));
     expect(new Set([a, b, c].map((x) => x![0].data.prefix_digest)).size).toBe(1);
   });
+
+  it("a parent Event without a ts (or with a null one) forks through every stage, with or without the summary", () => {
+    const lines = [
+      '{"id":"a","session_id":"P","seq":0,"type":"user_message","data":{"text":"no ts"}}',
+      '{"id":"b","session_id":"P","seq":1,"ts":null,"type":"tool_call","data":{"call_id":"c1","name":"read","args":{"path":"a.ts"}}}',
+      '{"id":"c","session_id":"P","seq":2,"ts":"2026-06-30T00:00:02Z","type":"assistant_message","data":{"text":"x"}}',
+    ];
+    const ws = workspace({ P: text(lines) });
+    expectJsonOk(sh("pixir-log cat P | pixir-fork --child-id a | pixir-log write --json", { cwd: ws }));
+    expectJsonOk(sh("pixir-log cat P | pixir-fork --child-id b | pixir-summarize | pixir-log write --json", { cwd: ws }));
+    expectJsonOk(run("pixir", ["fork", "P", "--child-id", "c", "--summarize", "--json"], { cwd: ws }));
+    const [a, b, c] = ["a", "b", "c"].map((id) => readEvents(ws, id));
+    expect(a!.slice(1).map((e) => e.ts)).toEqual([null, null, "2026-06-30T00:00:02Z"]);
+    expect(logical(b!).slice(1, 4)).toEqual(logical(a!).slice(1));
+    expect(logical(c!).slice(1, 4)).toEqual(logical(b!).slice(1, 4));
+    expect(c!.at(-1)!.data).toEqual(b!.at(-1)!.data);
+    expect(b!.at(-1)!.data.tool_calls).toEqual([{ seq: 2, call_id: "c1", name: "read" }]);
+    const textSummary = sh("pixir-log cat a | sed 's/\"a\"/\"d\"/g' | pixir-summarize --format text", { cwd: ws });
+    expect(textSummary.code).toBe(0);
+    expect(textSummary.stdout).toContain("Forked 3 replayed events (assistant_message=1, tool_call=1, user_message=1).");
+    // The child's own Events still need a real ts: only inherited ones copy the parent's null.
+    const own = JSON.stringify({ id: "own", session_id: "e", seq: 4, ts: null, type: "user_message", data: {} });
+    for (const tail of ["pixir-log write --json", "pixir-summarize --json"]) {
+      const r = sh(`{ pixir-log cat P | pixir-fork --child-id e; echo '${own}'; } | ${tail}`, { cwd: ws });
+      // pixir-summarize streams: the lines before the bad one are out already (short of the held-back one).
+      const error = tail.startsWith("pixir-log") ? expectJsonError(r, 1, "corrupt_log_line") : JSON.parse(r.stderr).error.details;
+      expect([r.code, error]).toMatchObject([1, { reason: "invalid_field", field: "ts", line: 5 }]);
+    }
+  });
 });
 
 describe("the fork header line is the contract between stages", () => {

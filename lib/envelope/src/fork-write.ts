@@ -153,7 +153,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     const admit = (type: string, seq: number): boolean => seqs.admit(type, seq, lastLine);
     /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
     const decodeLine = (raw: RawLine) => {
-      const e = decodeInputLine(raw)!;
+      const e = decodeInputLine(raw, { nullTs: true })!;
       checkInputSessionId(e.value.session_id, childId, e.lineNo);
       requireStamped(e, true);
       const event = stampedEvent(e);

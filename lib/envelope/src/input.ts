@@ -23,6 +23,11 @@ function corruptInput(reason: string, lineNo: number, extra: Record<string, unkn
 export interface DecodeInputOptions {
   /** Ephemeral Events are returned as null instead of refused (pixir-log append --drop-ephemeral). */
   dropEphemeral?: boolean;
+  /**
+   * A `null` ts passes (a fork stream's lines after the header: inherited Events copy the parent's ts,
+   * which readers tolerate as null); requireStamped(e, inherited) then decides where it may stand.
+   */
+  nullTs?: boolean;
 }
 
 /** Parse and shape-check one input line. Returns null for a dropped ephemeral Event. */
@@ -48,7 +53,8 @@ export function decodeInputLine(raw: RawLine, options: DecodeInputOptions = {}):
   if (value.data !== undefined && !isJsonObject(value.data)) throw corruptInput("invalid_data", raw.lineNo);
   for (const field of ["id", "ts"] as const) {
     const v = value[field];
-    if (v !== undefined && (typeof v !== "string" || (field === "id" && v === ""))) throw corruptInput("invalid_field", raw.lineNo, { field });
+    if (v === undefined || (v === null && field === "ts" && options.nullTs)) continue;
+    if (typeof v !== "string" || (field === "id" && v === "")) throw corruptInput("invalid_field", raw.lineNo, { field });
   }
   if (!isEncodable(text, value)) {
     throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type, line: raw.lineNo });

@@ -729,7 +729,7 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
   const admit = (type: string, seq: number) => seqs!.admit(type, seq, lineNo);
   /** A line the byte check did not accept (or the header): decoded in full, passed on as its text. */
   const decodeLine = (raw: RawLine) => {
-    const e = decodeInputLine(raw)!;
+    const e = decodeInputLine(raw, { nullTs: header !== null })!;
     if (header === null) {
       header = readStreamHeader(e);
       seqs = new ForkStreamSeqs(header.n, header.strategy === "share_v1");
@@ -737,12 +737,12 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
       builder = summaryBuilder(options);
     } else {
       checkInputSessionId(e.value.session_id, header.childId, e.lineNo);
-      requireStamped(e);
+      requireStamped(e, true);
       const event = stampedEvent(e);
       if (admit(event.type, event.seq!)) {
         streamed.add(event);
         builder!.add(event);
-      }
+      } else if (event.ts === null) requireStamped(e); // only inherited Events may carry the parent's null ts
     }
     out.text(`${e.text}\n`);
   };
