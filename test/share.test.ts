@@ -258,6 +258,22 @@ describe("42. rewritten parent", () => {
     expect(catOk(ws, "s").map((e) => e.data.text ?? null)).toEqual([null, "one", "two"]);
   });
 
+  it("cat --lenient skips a corrupt own line of a share child as it does in a root Log, and only there", () => {
+    const ws = workspace({ p: P });
+    fork(ws, "p", "s", ["--strategy", "share_v1"]);
+    appendFileSync(logFile(ws, "s"), `{bad\n${JSON.stringify({ id: "own", session_id: "s", seq: 4, ts: "2026-07-01T00:00:00Z", type: "user_message", data: { text: "mine" } })}\n`);
+    const lenient = cat(ws, "s", ["--lenient", "--exit-zero"]);
+    expect(lenient.code).toBe(0);
+    expect(lenient.lines.map((e) => e.data.text ?? null)).toEqual([null, "one", "two", null, "mine"]);
+    expect(lenient.stderr).toBe("warning: corrupt_log_line: line 2: invalid_json\nwarning: corrupt_log_line: skipped 1 corrupt log lines\n");
+    expect(cat(ws, "s", ["--lenient"]).code).toBe(1);
+    expect(cat(ws, "s").code).toBe(1);
+    // A corrupt parent line is never skipped on a child's behalf.
+    writeFileSync(logFile(ws, "p"), `{bad\n${readLog(ws, "p")}`);
+    const parentBad = cat(ws, "s", ["--lenient", "--exit-zero"]);
+    expect([parentBad.code, parentBad.stdout]).toEqual([1, ""]);
+  });
+
   it("pixir-log check reports the mismatch as a problem", () => {
     const ws = workspace({ p: P });
     fork(ws, "p", "s", ["--strategy", "share_v1"]);

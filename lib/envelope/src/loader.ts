@@ -294,8 +294,10 @@ async function resolveShare(
   if (!isSeq(n) || !isSeq(toSeq)) {
     throw corruptLineError({ reason: "unexpected_shape", extra: { field: "session_fork.data" } }, scan.first!.lineNo, scan.path.rel);
   }
-  // Own Events must come after the shared prefix (fork.md §6 step 6).
-  for await (const line of historyLines(scan)) {
+  // Own Events must come after the shared prefix (fork.md §6 step 6). Lines a lenient scan skipped (and
+  // reported) are skipped again here, quietly.
+  const skipAgain: ProblemHandler | undefined = scan.skipped.length > 0 ? () => "skip" : undefined;
+  for await (const line of historyLines(scan, skipAgain)) {
     if (line === scan.first) continue;
     if (line.lineNo !== scan.first!.lineNo && line.event.seq !== null && line.event.seq <= n) {
       throw corruptLineError({ reason: "seq_conflicts_with_shared_prefix" }, line.lineNo, scan.path.rel);
