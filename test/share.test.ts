@@ -284,6 +284,43 @@ describe("42. rewritten parent", () => {
   });
 });
 
+describe("an inherited lone surrogate (readable, never writable: envelope-and-log.md §3, §8.1)", () => {
+  const parentLines = [
+    '{"id":"a","session_id":"p","seq":0,"ts":"2026-07-01T00:00:00Z","type":"user_message","data":{"text":"pair \\ud83d\\ude00 ok"}}',
+    '{"id":"b","session_id":"p","seq":1,"ts":"2026-07-01T00:00:01Z","type":"assistant_message","data":{"text":"lone \\ud800 x"}}',
+  ];
+  const parentLog = parentLines.map((l) => `${l}\n`).join("");
+
+  it("is refused by every fork, as pixir-log write refuses it in the pipeline, and nothing is written", () => {
+    const ws = workspace({ p: parentLog });
+    expect(cat(ws, "p").code).toBe(0);
+    const before = listTree(ws);
+    for (const args of [[], ["--dry-run"], ["--strategy", "share_v1"]]) {
+      const d = expectJsonError(run("pixir", ["fork", "p", "--child-id", "c", "--json", ...args], { cwd: ws }), 1, "log_encode_failed");
+      expect(d).toMatchObject({ reason: "invalid_unicode", type: "assistant_message", line: 2 });
+    }
+    const piped = sh("pixir-log cat p | pixir-fork --child-id c | pixir-log write --json", { cwd: ws });
+    expect(piped.code).toBe(1);
+    expect(JSON.parse(piped.stdout).ok).toBe(false);
+    expect(piped.stderr).toContain("log_encode_failed");
+    expect(listTree(ws)).toEqual(before);
+    // Up to the Event before it, the fork goes through; the well-formed pair is copied as it is.
+    expectJsonOk(run("pixir", ["fork", "p", "--child-id", "c", "--to-seq", "0", "--json"], { cwd: ws }));
+    expect(readEvents(ws, "c")[1].data.text).toBe("pair \u{1f600} ok");
+  });
+
+  it("pixir-log materialize refuses a share child whose prefix holds one, and leaves it as it was", () => {
+    const ws = workspace({ p: parentLog });
+    const events = parentLines.map((l) => JSON.parse(l));
+    writeRaw(ws, "s", `${JSON.stringify({ id: "h", session_id: "s", seq: 0, ts: "2026-07-02T00:00:00Z", ...shareHeader("p", 2, 1, prefixDigest(events)) })}\n`);
+    const before = readLog(ws, "s");
+    expect(cat(ws, "s").lines.map((e) => e.seq)).toEqual([0, 1, 2]);
+    const d = expectJsonError(run("pixir-log", ["materialize", "s", "--json"], { cwd: ws }), 1, "log_encode_failed");
+    expect(d).toMatchObject({ reason: "invalid_unicode", type: "assistant_message" });
+    expect(readLog(ws, "s")).toBe(before);
+  });
+});
+
 describe("43. cycle and depth", () => {
   it("share Logs that name each other: fork_cycle with the lineage walked", () => {
     const ws = workspace({

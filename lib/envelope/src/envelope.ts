@@ -361,7 +361,8 @@ export function isEncodable(lineText: string, value: unknown): boolean {
   return deepWellFormed(value);
 }
 
-function deepWellFormed(value: unknown): boolean {
+/** Every string of `value`, keys included, is well-formed UTF-16 (no lone surrogate). */
+export function deepWellFormed(value: unknown): boolean {
   if (typeof value === "string") return value.isWellFormed();
   if (Array.isArray(value)) return value.every(deepWellFormed);
   if (isJsonObject(value)) {

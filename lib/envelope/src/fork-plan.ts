@@ -6,6 +6,7 @@ import { facts } from "./line-check.js";
 import { T_FORK } from "./line-head.js";
 import { CANONICAL_TYPES } from "./vocabulary.js";
 import { PixirError } from "./errors.js";
+import { assertWritable } from "./input.js";
 import { PrefixDigest, type History, type HistoryItem } from "./loader.js";
 import { checkDescriptor, type ResourceRef } from "./resources.js";
 import { assertSessionId } from "./session-id.js";
@@ -157,10 +158,12 @@ export class PrefixScanner {
    * Whether this Event is inherited (so the caller may spool it for the emitting pass). `line` is its
    * physical line; `canonical`, what the byte check found there, spares parsing `data`.
    */
-  add(e: PixirEvent, line?: Buffer, canonical?: CanonicalLine | null): boolean {
+  add(e: PixirEvent, line?: Buffer, canonical?: CanonicalLine | null, lineNo: number | null = null): boolean {
     if (this.forkRoot === null && e.type === "session_fork") this.noteForkRoot(e.data);
     const callId = e.type === "tool_call" || e.type === "tool_result" ? (canonical ? canonical.callId : e.data.call_id) : undefined;
     if (!this.admit(e.type, e.seq, callId)) return false;
+    // The child will hold this Event: it must be writable (the byte check's lines always are).
+    assertWritable(e, line, lineNo);
     this.digest.addLine(e, line, canonical);
     this.fingerprint.add(e, line);
     if (!canonical || canonical.hasResources) this.noteResources(e);

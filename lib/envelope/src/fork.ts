@@ -163,7 +163,7 @@ export async function parentFromLog(ws: string, parentId: string, toSeq: number 
     observe: (line) => {
       observedLines++;
       checked?.add(line.bytes.length + 1);
-      if (scanner.add(line.event, line.bytes, line.canonical)) observer?.(line.event, scanner.inheritedCount);
+      if (scanner.add(line.event, line.bytes, line.canonical, line.lineNo)) observer?.(line.event, scanner.inheritedCount);
     },
   });
   if (history.eventCount === 0) throw parentNotFound(ws, parentId, command);
@@ -175,7 +175,7 @@ export async function parentFromLog(ws: string, parentId: string, toSeq: number 
     for await (const item of history.items()) {
       const bytes = item.line?.bytes ?? item.lineBytes;
       if (bytes !== undefined) counted?.add(bytes.length + 1);
-      if (scanner.add(item.event, item.line?.bytes, item.line?.canonical)) observer?.(item.event, scanner.inheritedCount);
+      if (scanner.add(item.event, item.line?.bytes ?? item.lineBytes, item.line?.canonical, item.line?.lineNo ?? null)) observer?.(item.event, scanner.inheritedCount);
     }
   }
   const facts = scanner.finish();
@@ -389,7 +389,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
     orderSeq(decoded.event.seq);
     // session_id equals parentId here; the decoded Event is used as it is, so its data stays unparsed.
     const event = decoded.event;
-    if (scanner.add(event, bytes, decoded.canonical)) {
+    if (scanner.add(event, bytes, decoded.canonical, lineNo)) {
       // A whole envelope in our key order is already the line serializeEvent would write: keep its bytes.
       if (decoded.exact && bytes[bytes.length - 1] !== CR && readHead(bytes, 0, bytes.length) >= 0) {
         spooled.add(bytes);

@@ -2,7 +2,7 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH, nestsDeeperThan, streamLineBlocks, type LineBlock, type RawLine } from "./codec.js";
 import { abortable } from "./cli/io.js";
-import { isCanonicalType, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
+import { deepWellFormed, isCanonicalType, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { sessionIdProblem } from "./session-id.js";
 
@@ -60,6 +60,22 @@ export function decodeInputLine(raw: RawLine, options: DecodeInputOptions = {}):
     throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type, line: raw.lineNo });
   }
   return { value, text, lineNo: raw.lineNo };
+}
+
+/**
+ * envelope-and-log.md §8.1 for an Event read from a Log and about to be written again (a fork's or a
+ * materialize's inherited Events): a lone surrogate, which a reader accepts from its `\\udXXX` escape,
+ * cannot be written, so such an Event gives the log_encode_failed that pixir-log write gives it.
+ * `source` is its stored line (bytes) or its data's JSON text; only one with such an escape is walked.
+ */
+export function assertWritable(e: PixirEvent, source: Uint8Array | string | undefined, lineNo: number | null): void {
+  const hasEscape = (t: { indexOf(s: string): number }) => t.indexOf("\\ud") >= 0 || t.indexOf("\\uD") >= 0;
+  const suspect =
+    source === undefined ||
+    (typeof source === "string" ? hasEscape(source) : hasEscape(Buffer.from(source.buffer, source.byteOffset, source.byteLength))) ||
+    (typeof e.id === "string" && !e.id.isWellFormed()) ||
+    (typeof e.ts === "string" && !e.ts.isWellFormed());
+  if (suspect && !deepWellFormed(e)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineNo });
 }
 
 /**

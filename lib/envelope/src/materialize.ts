@@ -3,6 +3,7 @@
 import { lstatSync, rmSync, unlinkSync } from "node:fs";
 import { serializeEvent, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
+import { assertWritable } from "./input.js";
 import { REPLAY_LIMITATIONS } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { resourceSources } from "./fork-write.js";
@@ -80,7 +81,10 @@ export async function materializeLog(ws: string, id: string, options: WriterOpti
               };
               emit(serializeEvent(header));
             } else if (item.line?.exact) emit(`${item.line.bytes.toString("utf8")}\n`);
-            else emit(serializeEvent(item.event, item.dataText));
+            else {
+              assertWritable(item.event, item.line?.bytes ?? item.lineBytes ?? item.dataText, item.line?.lineNo ?? null);
+              emit(serializeEvent(item.event, item.dataText));
+            }
           }
         },
         { lease, signal: options.signal },
