@@ -244,6 +244,11 @@ describe("27. bad --to-seq and bad arguments", () => {
     expectTextError(run("pixir-fork", ["--parent", "p", "--to-seq", "-1"], { cwd: ws }), 2, "usage");
     expectJsonError(run("pixir-fork", ["--parent", "p", "--to-seq", "-1", "--dry-run", "--json"], { cwd: ws }), 2, "usage");
     expectTextError(run("pixir-fork", ["p"], { cwd: ws }), 2, "usage");
+    // Errors the parser itself finds (an unknown flag, a stray positional) follow --dry-run's class too.
+    for (const extra of [["--bogus"], ["stray"]]) {
+      expectJsonError(run("pixir-fork", ["--parent", "p", "--dry-run", "--json", ...extra], { cwd: ws }), 2, "usage");
+      expectStreamJsonError(run("pixir-fork", ["--parent", "p", "--json", ...extra], { cwd: ws }), 2, "usage");
+    }
     expect(listTree(ws)).toEqual(before);
   });
 });

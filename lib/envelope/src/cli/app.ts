@@ -208,7 +208,10 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
   } catch (thrown) {
     const err = asPixirError(thrown);
     if (err.kind === "internal_error" && !(thrown instanceof PixirError)) (err as PixirError & { cause?: unknown }).cause = thrown;
-    await renderError(err, io, out, commandClass(command, args), json);
+    // A usage error comes before the arguments parse: the command's class is judged from the bare
+    // flags on the line (`pixir-fork --dry-run --json --bogus` is a report command).
+    const bare = { positionals: [], flags: Object.fromEntries(tokens.filter((t) => /^--[a-z-]+$/.test(t)).map((t) => [t.slice(2), true])) };
+    await renderError(err, io, out, commandClass(command, args ?? bare), json);
     return err.exitCode;
   }
 }
