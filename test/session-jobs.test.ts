@@ -277,6 +277,13 @@ describe("pixir merge (§12.13)", () => {
     expect(data.model_checkpoint.command_sha256).toMatch(/^sha256:[0-9a-f]{64}$/);
     const failing = run("pixir", ["merge", "K", "--into", "P", "--model-cmd", "exit 3", "--dry-run", "--json"], { cwd: ws });
     expect(failing.json.event).toMatchObject({ strategy: "deterministic_operational_summary_v1", model_assisted_fallback: true, model_assisted_fallback_reason: "nonzero_exit" });
+    // A report command's --json keeps stderr empty (cli.md §2): the fallback is in the document; text mode warns.
+    expect(failing.stderr).toBe("");
+    const forked = run("pixir", ["fork", "P", "--child-id", "F", "--summarize", "--model-cmd", "exit 3", "--json"], { cwd: ws });
+    expect([forked.code, forked.stderr]).toEqual([0, ""]);
+    expect(readEvents(ws, "F").at(-1).data).toMatchObject({ model_assisted_fallback: true, model_assisted_fallback_reason: "nonzero_exit" });
+    const text = run("pixir", ["fork", "P", "--child-id", "G", "--summarize", "--model-cmd", "exit 3"], { cwd: ws });
+    expect([text.code, text.stderr]).toEqual([0, "warning: model_assisted_fallback: nonzero_exit\npixir resume G \"...\"\n"]);
   });
 
   it("refuses a child that is not a fork of the parent, a held parent lease, and a missing --into", () => {

@@ -230,6 +230,9 @@ function makeContext(tool: ToolSpec, command: CommandSpec, args: ParsedArgs, io:
       return workspace;
     },
     warn(code, text, details = {}) {
+      // A report command's --json output is one document and nothing on stderr (cli.md §2); what a
+      // warning says is in the result (e.g. a summary's model_assisted_fallback_reason).
+      if (json && kind === "report") return;
       io.stderr.write(json && kind === "stream" ? `${JSON.stringify({ warning: { kind: code, details } })}\n` : `warning: ${code}: ${text}\n`);
     },
     async report(result, text) {
