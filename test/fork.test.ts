@@ -391,6 +391,12 @@ describe("30. resources", () => {
     expect(d.next_actions).toEqual(["restore the resource payload in the parent session", "fork at a seq before the event that references it"]);
     expect(logIds(ws)).toEqual(["p"]);
     expect(leftovers(ws)).toEqual([]);
+    // A dry run reads and verifies what the real run reads (cli.md §5): the same error.
+    expect(expectJsonError(run("pixir", ["fork", "p", "--child-id", "c", "--dry-run", "--json"], { cwd: ws }), 1, "resource_missing")).toMatchObject({ resource_id: "r1" });
+    // So does rm's dry run for the share children it would materialize.
+    expectJsonOk(run("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "s", "--json"], { cwd: ws }));
+    expect(expectJsonError(run("pixir-log", ["rm", "p", "--materialize-children", "--dry-run", "--json"], { cwd: ws }), 1, "resource_missing")).toMatchObject({ resource_id: "r1" });
+    expect(logIds(ws)).toEqual(["p", "s"]);
     // Forking before the Event that references it works.
     const ok = sh("pixir-log cat p | pixir-fork --to-seq 0 --child-id c0 | pixir-log write --json", { cwd: ws });
     expect(expectJsonOk(ok)).toMatchObject({ event_count: 1, resource_count: 0 });

@@ -86,7 +86,12 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
   const childId = job.childId ?? newUlid();
   const plan = (recorded: boolean, summaryStrategy: string | null, resourceCount = parent.facts.resourceCount) =>
     forkPlan(ws, job.parentId, childId, { ...parent.facts, resourceCount }, job.strategy, { recorded, dryRun: Boolean(job.dryRun), summaryStrategy });
-  if (job.dryRun) return plan(false, job.summarize?.strategy ?? null);
+  if (job.dryRun) {
+    // The real run reads and verifies every payload before the child exists: so does its dry run (cli.md §5).
+    const refs = parent.facts.resources;
+    if (job.strategy === "replay_v1" && refs.length > 0) copyResources(ws, resourceSources(parent.history ?? null, job.parentId), childId, refs, true);
+    return plan(false, job.summarize?.strategy ?? null);
+  }
 
   const child = logPath(ws, childId);
   if (inspectStatePath(child) === "present") throw alreadyExists(ws, childId, child, true);

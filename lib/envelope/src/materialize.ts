@@ -145,6 +145,8 @@ export async function removeLog(ws: string, id: string, options: WriterOptions &
   }
   const base = { ok: true as const, session_id: id, log_path: log.abs, dry_run: Boolean(options.dryRun) };
   if (options.dryRun) {
+    // Each child's materialize is checked as its own dry run checks it (lineage, digest, resources).
+    for (const child of children) await materializeLog(ws, child, options);
     return { ...base, recorded: false, removed: false, materialized_children: children, would_remove: [log.rel, ...(hasData ? [dataDir.rel] : [])] };
   }
   const materialized: string[] = [];
