@@ -1,5 +1,5 @@
 // The bytes of JSON's structure, for the readers that work on a line's bytes (line-head.ts,
-// line-check.ts, tool-call-bytes.ts, fork-bytes.ts).
+// line-check.ts, string-scan.ts, tool-call-bytes.ts, fork-bytes.ts).
 export const QUOTE = 0x22;
 export const BACKSLASH = 0x5c;
 export const COMMA = 0x2c;

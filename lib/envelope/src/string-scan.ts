@@ -6,10 +6,10 @@
 // The module is a few hundred bytes, assembled below instruction by instruction; the JavaScript loop it
 // replaces stays as the fallback, and test/string-scan.test.ts holds the two to the same answers.
 
+import { BACKSLASH, QUOTE } from "./json-bytes.js";
+
 const I32 = 0x7f;
 const V128 = 0x7b;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 /** Unsigned LEB128, as section sizes are written. */
 function leb(n: number): number[] {
