@@ -186,6 +186,70 @@ describe("native Events", () => {
     expect(resumedPath(r.stdout).pathIds).toEqual([user.id, assistant.id, result.id, kid.id]);
   });
 
+  describe("a fork point inside an assistant run", () => {
+    // seq 0 user, 1-3 one assistant run (text, tool call, usage), 4 tool result, 5-6 another run (usage, text), 7 user.
+    const parentEvents = [
+      { type: "user_message", data: { text: "hello" } },
+      { type: "assistant_message", data: { text: "reading" } },
+      { type: "tool_call", data: { call_id: "c1", name: "read", args: { path: "a.txt" } } },
+      { type: "provider_usage", data: usage },
+      { type: "tool_result", data: { call_id: "c1", ok: true, output: "file text" } },
+      { type: "provider_usage", data: usage },
+      { type: "assistant_message", data: { text: "done" } },
+      { type: "user_message", data: { text: "thanks" } },
+    ];
+    /** What pi shows the model along the resumed path: user and assistant texts, tool calls and results. */
+    const piPieces = (text: string): string[] => {
+      const parsed = jsonl(text);
+      const byId = new Map(parsed.slice(1).map((e) => [e.id, e]));
+      return resumedPath(text).pathIds.flatMap((id) => {
+        const m = byId.get(id).message;
+        if (m === undefined) return [];
+        if (m.role === "toolResult") return [`result ${m.toolCallId}`];
+        return m.content.map((b: any) => (b.type === "toolCall" ? `call ${b.id}` : `${m.role} ${b.text}`));
+      });
+    };
+    /** The same pieces from a Log's History. */
+    const historyPieces = (ws: string, id: string): string[] =>
+      run("pixir-log", ["cat", id], { cwd: ws }).lines.flatMap((e: any) =>
+        e.type === "user_message" ? [`user ${e.data.text}`] : e.type === "assistant_message" ? [`assistant ${e.data.text}`] : e.type === "tool_call" ? [`call ${e.data.call_id}`] : e.type === "tool_result" ? [`result ${e.data.call_id}`] : [],
+      );
+
+    it.each(["replay_v1", "share_v1"])("a %s child resumes in pi with exactly its History, wherever it was cut", (strategy) => {
+      const ws = tempDir();
+      append(ws, "p", parentEvents);
+      for (let to = 0; to < parentEvents.length; to++) {
+        const fork = run("pixir", ["fork", "p", "--to-seq", String(to), "--strategy", strategy, "--child-id", `k${to}`], { cwd: ws });
+        expect(fork.code, fork.stderr).toBe(0);
+        append(ws, `k${to}`, [{ type: "user_message", data: { text: `own ${to}` } }]);
+      }
+      for (let to = 0; to < parentEvents.length; to++) {
+        const r = exportPi(ws, `k${to}`);
+        expect(r.code, r.stderr).toBe(0);
+        expect(piPieces(r.stdout), `cut at ${to}`).toEqual(historyPieces(ws, `k${to}`));
+      }
+      // The parent itself still resumes with all of it, its runs now cut at the fork points.
+      expect(piPieces(exportPi(ws, "p").stdout)).toEqual(historyPieces(ws, "p"));
+    });
+
+    it("a grandchild cut inside its parent's inherited prefix, or at its parent's session_fork", () => {
+      const ws = tempDir();
+      append(ws, "p", parentEvents);
+      expect(run("pixir", ["fork", "p", "--to-seq", "4", "--child-id", "c"], { cwd: ws }).code).toBe(0);
+      // c's seq 2 is p's seq 1 (the run's text); c's seq 0 is its session_fork: nothing inherited.
+      for (const [to, id] of [[2, "g2"], [0, "g0"]] as const) {
+        expect(run("pixir", ["fork", "c", "--to-seq", String(to), "--child-id", id], { cwd: ws }).code).toBe(0);
+        append(ws, id, [{ type: "user_message", data: { text: `own ${id}` } }]);
+      }
+      const g2 = exportPi(ws, "g2");
+      expect(piPieces(g2.stdout)).toEqual(["user hello", "assistant reading", "user own g2"]);
+      expect(piPieces(g2.stdout)).toEqual(historyPieces(ws, "g2"));
+      const g0 = exportPi(ws, "g0");
+      expect(jsonl(g0.stdout).at(-1)).toMatchObject({ parentId: null });
+      expect(piPieces(g0.stdout)).toEqual(["user own g0"]);
+    });
+  });
+
   it("export and import again: pi's file becomes a valid family", () => {
     const ws = nativeFamily();
     const file = path.join(ws, "family.jsonl");

@@ -125,11 +125,40 @@ function isCarrier(e: PixirEvent): boolean {
   return e.type === "workflow_event" && e.data.event === "pi_session_header" && isJsonObject(e.data.pi) && isJsonObject(e.data.pi.header);
 }
 
-/** The entry that holds the Event at `seq` of a Log, or the nearest one before it. */
+/**
+ * The entry that holds the Event at `seq` of a Log, or the nearest one before it; null when no entry holds
+ * an Event at or before it (the header carrier, or a fork child's own session_fork: a child forked there
+ * inherits nothing, so its path must not run through the parent's parent).
+ */
 function entryAtOrBefore(log: FamilyLog, seq: number): string | null {
   let best: number | null = null;
   for (const s of log.entryBySeq.keys()) if (s <= seq && (best === null || s > best)) best = s;
-  return best === null ? log.attach : log.entryBySeq.get(best)!;
+  return best === null ? null : log.entryBySeq.get(best)!;
+}
+
+/**
+ * Where each Log's assistant runs must end. A child hangs from the entry that holds its parent's Event at
+ * forked_to_seq (§4 step 4), so that entry must not also hold the parent's later Events, or pi would
+ * resume the child with Events it never inherited. A fork point inside a parent's inherited prefix is a
+ * point of the Log that prefix was copied from, found by walking up.
+ */
+function forkCuts(all: FamilyLog[]): Map<FamilyLog, Set<number>> {
+  const parentOf = new Map<FamilyLog, FamilyLog>();
+  for (const log of all) for (const child of log.children) parentOf.set(child, log);
+  const cuts = new Map<FamilyLog, Set<number>>(all.map((log) => [log, new Set<number>()]));
+  for (const child of all) {
+    let log = parentOf.get(child);
+    if (log === undefined) continue;
+    let seq: number | undefined = child.link!.forkedToSeq;
+    for (let up = parentOf.get(log); up !== undefined && seq >= 1 && seq <= log.link!.replayEventCount; up = parentOf.get(log)) {
+      const toSeq = log.link!.forkedToSeq;
+      seq = up.events.filter((e) => isInherited(e, toSeq))[seq - 1]?.seq ?? undefined;
+      if (seq === undefined) break;
+      log = up;
+    }
+    if (seq !== undefined) cuts.get(log)!.add(seq);
+  }
+  return cuts;
 }
 
 /** Converts one Log's own Events to entries, in order. */
@@ -144,6 +173,8 @@ class LogWriter {
     private readonly byId: Map<string, JsonObject>,
     private readonly load: ImageLoader,
     private readonly warnings: PiExportWarning[],
+    /** A run of assistant Events ends after each of these seqs (`forkCuts`). */
+    private readonly cuts: ReadonlySet<number>,
   ) {
     this.prev = log.attach;
     // Tool calls of the entries this Log inherits, walking the parentId chain up from its attachment.
@@ -188,6 +219,7 @@ class LogWriter {
         while (j < own.length && ASSISTANT_TYPES.has(own[j]!.type) && !isImportedEvent(own[j]!)) {
           const next = own[j]!.data.message_id;
           if (mid !== undefined && next !== undefined && next !== mid) break;
+          if (this.cutBetween(own[j - 1]!.seq, own[j]!.seq)) break;
           j++;
         }
         const run = own.slice(i, j);
@@ -200,6 +232,12 @@ class LogWriter {
       this.emit(this.nativeEntry(e), [e]);
       i++;
     }
+  }
+
+  private cutBetween(a: number | null, b: number | null): boolean {
+    if (a === null || b === null) return false;
+    for (const c of this.cuts) if (a <= c && c < b) return true;
+    return false;
   }
 
   resumePoint(fork: PixirEvent): void {
@@ -385,6 +423,7 @@ export async function planPiExport(ws: string, id: string): Promise<PiExportPlan
   const warnings: PiExportWarning[] = [];
   const familyIds = all.map((l) => l.sessionId);
   const order: FamilyLog[] = [];
+  const cuts = forkCuts(all);
   const visit = (log: FamilyLog, parent: FamilyLog | null) => {
     order.push(log);
     const own = parent === null ? log.events : log.events.filter((e) => e.seq !== null && e.seq > log.link!.replayEventCount);
@@ -399,7 +438,7 @@ export async function planPiExport(ws: string, id: string): Promise<PiExportPlan
       log.attach = entryAtOrBefore(parent, link.forkedToSeq);
     }
     const load = workspaceImageLoader(ws, () => [log.sessionId, ...familyIds.filter((s) => s !== log.sessionId)]);
-    const writer = new LogWriter(log, ids, byId, load, warnings);
+    const writer = new LogWriter(log, ids, byId, load, warnings, cuts.get(log)!);
     writer.run(own);
     // A named fork without Events of its own still needs a last line at its fork point for pi to resume:
     // its session_fork, as a custom entry (which pi never shows to the model).
