@@ -549,6 +549,20 @@ describe("33. boundary check", () => {
     const d = expectJsonError(run("pixir", ["fork", "b", "--to-seq", "1", "--strict-boundary", "--json"], { cwd: ws2 }), 1, "unsafe_fork_boundary");
     expect(d).toMatchObject({ open_tool_calls: ["c1", "c2"], nearest_safe_seq: null, next_safe_seq: null });
   });
+
+  it("a result closes its call wherever it stands in the prefix (§4.3 names no order)", () => {
+    // A result before its call; a call repeated after its result; each is closed. c3 stays open.
+    const ws = workspace({ b: [toolResult("c0"), call("c0"), call("c1"), toolResult("c1"), call("c1"), call("c3"), call("c3")] });
+    for (const [toSeq, open] of [["1", []], ["4", []], ["6", ["c3"]]] as const) {
+      const plan = expectJsonOk(run("pixir", ["fork", "b", "--to-seq", toSeq, "--dry-run", "--json"], { cwd: ws }));
+      expect(plan.open_tool_calls, `to_seq ${toSeq}`).toEqual(open);
+      const viaStdin = expectJsonOk(run("pixir-fork", ["--to-seq", toSeq, "--dry-run", "--json"], { cwd: ws, input: readLog(ws, "b") }));
+      expect(viaStdin.open_tool_calls).toEqual(open);
+    }
+    expect(run("pixir", ["fork", "b", "--to-seq", "4", "--strict-boundary", "--dry-run", "--json"], { cwd: ws }).code).toBe(0);
+    const d = expectJsonError(run("pixir", ["fork", "b", "--to-seq", "6", "--strict-boundary", "--dry-run", "--json"], { cwd: ws }), 1, "unsafe_fork_boundary");
+    expect(d).toMatchObject({ open_tool_calls: ["c3"], nearest_safe_seq: 4, next_safe_seq: null });
+  });
 });
 
 describe("hostile ids in fork commands (acceptance 17, 19)", () => {

@@ -1,6 +1,7 @@
 // fork.md §3.1, §4.3, §10: what one pass over the parent History learns for a fork plan (counts, digest,
 // open tool calls, safe cut points, resources), and the parent source both passes read.
 import { crc32 } from "node:zlib";
+import { CallIdSet } from "./call-ids.js";
 import { canonicalJson, checkedCallId, isReplayType, type CanonicalLine, type JsonObject, type PixirEvent } from "./envelope.js";
 import { facts } from "./line-check.js";
 import { T_FORK } from "./line-head.js";
@@ -30,19 +31,29 @@ export interface PrefixFacts {
 }
 
 
-/** fork.md §4.3 open_tool_calls, kept as an ordered set of call ids. */
+/**
+ * Tool calls left without a result, in the order of their first call, each id once. Without `results`
+ * only a later tool_result closes a call (cli.md §12.12, `pixir repair`). With it, as fork.md §4.3 asks
+ * of open_tool_calls, a result closes every call of its id wherever it stands, earlier ones too: the
+ * set remembers the ids of the results so far. Fed in seq order, two OpenCalls may share one set.
+ */
 export class OpenCalls {
   private readonly open = new Map<string, true>();
+  constructor(private readonly results: CallIdSet | null = null) {}
   add(e: PixirEvent, canonical?: CanonicalLine | null): void {
     if (e.type !== "tool_call" && e.type !== "tool_result") return;
     // A checked line names its call id without parsing data.
     this.note(e.type, canonical ? canonical.callId : e.data.call_id);
   }
-  /** A tool_call opens `callId`, a tool_result closes it; other types and a non-string id change nothing. */
+  /** A tool_call opens `callId` (unless a result of it was seen), a tool_result closes it; other types and a non-string id change nothing. */
   note(type: string, callId: unknown): void {
     if (typeof callId !== "string") return;
-    if (type === "tool_call") this.open.set(callId, true);
-    else if (type === "tool_result") this.open.delete(callId);
+    if (type === "tool_call") {
+      if (this.results === null || !this.results.has(callId)) this.open.set(callId, true);
+    } else if (type === "tool_result") {
+      this.open.delete(callId);
+      this.results?.add(callId);
+    }
   }
   get size(): number {
     return this.open.size;
@@ -123,10 +134,12 @@ export class LineFingerprint {
  */
 export class PrefixScanner {
   private readonly digest = new PrefixDigest();
+  /** The ids of the results so far, for both of the following (the History comes in seq order). */
+  private readonly results = new CallIdSet();
   /** Calls left open by the inherited Events alone: the header's open_tool_calls. */
-  private readonly prefixCalls = new OpenCalls();
+  private readonly prefixCalls = new OpenCalls(this.results);
   /** Calls open at each point of the whole History: decides the safe cut points of §10. */
-  private readonly allCalls = new OpenCalls();
+  private readonly allCalls = new OpenCalls(this.results);
   private readonly seenResources = new Set<string>();
   private readonly fingerprint = new LineFingerprint();
   private readonly refs: ResourceRef[] = [];

@@ -1,0 +1,86 @@
+// A set of tool call ids kept as 128-bit fingerprints. fork.md §4.3 closes a call by a result anywhere in
+// the prefix, so a fork's plan must remember the id of every tool_result it has passed: some 160,000 in
+// a 1 GiB Log, about 13 MB as JavaScript strings in a Set, which the 128 MiB bound of `pixir fork
+// --summarize` cannot spare. As fingerprints in one typed array they take 16 bytes each (plus free
+// slots); two different ids are taken for one only if all four 32-bit lanes agree.
+
+const LANES = 4;
+const MAX_LOAD = 0.7;
+
+/** Four 32-bit hashes of the string's UTF-16 code units, each with its own constants and final mix. */
+function fingerprintInto(id: string, out: Uint32Array): void {
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c ^ id.length;
+  let c = 0x85ebca6b;
+  let d = 0xc2b2ae35 ^ Math.imul(id.length, 0x27d4eb2f);
+  for (let i = 0; i < id.length; i++) {
+    const k = id.charCodeAt(i);
+    a = Math.imul(a ^ k, 0x01000193);
+    b = Math.imul(b ^ k, 0x5bd1e995);
+    b ^= b >>> 13;
+    c = Math.imul(c + k, 0xcc9e2d51);
+    c = (c << 15) | (c >>> 17);
+    d = (Math.imul(d ^ k, 0x1b873593) + 0xe6546b64) | 0;
+    d = (d << 13) | (d >>> 19);
+  }
+  out[0] = mix(a);
+  out[1] = mix(b);
+  out[2] = mix(c ^ a);
+  out[3] = mix(d ^ b);
+  // An all-zero slot marks a free one.
+  if ((out[0] | out[1] | out[2] | out[3]) === 0) out[0] = 1;
+}
+
+/** MurmurHash3's finaliser: every input bit reaches every output bit. */
+function mix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+const isFree = (slots: Uint32Array, at: number): boolean => (slots[at]! | slots[at + 1]! | slots[at + 2]! | slots[at + 3]!) === 0;
+
+export class CallIdSet {
+  private slots = new Uint32Array(LANES * 1024);
+  private size = 0;
+  private readonly key = new Uint32Array(LANES);
+
+  has(id: string): boolean {
+    fingerprintInto(id, this.key);
+    return !isFree(this.slots, this.find(this.slots, this.key));
+  }
+
+  add(id: string): void {
+    fingerprintInto(id, this.key);
+    if (this.place(this.slots, this.key)) this.size++;
+    if (this.size > (this.slots.length / LANES) * MAX_LOAD) this.grow();
+  }
+
+  /** The index of the slot holding `key`, or of the free slot where it would go (linear probing). */
+  private find(slots: Uint32Array, key: Uint32Array): number {
+    const mask = slots.length / LANES - 1;
+    for (let i = key[0]! & mask; ; i = (i + 1) & mask) {
+      const at = i * LANES;
+      if (isFree(slots, at) || (slots[at] === key[0] && slots[at + 1] === key[1] && slots[at + 2] === key[2] && slots[at + 3] === key[3])) return at;
+    }
+  }
+
+  /** Put `key` in; false if it was there. */
+  private place(slots: Uint32Array, key: Uint32Array): boolean {
+    const at = this.find(slots, key);
+    if (!isFree(slots, at)) return false;
+    slots.set(key, at);
+    return true;
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    this.slots = new Uint32Array(old.length * 2);
+    for (let at = 0; at < old.length; at += LANES) {
+      if (!isFree(old, at)) this.place(this.slots, old.subarray(at, at + LANES));
+    }
+  }
+}
