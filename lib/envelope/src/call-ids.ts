@@ -50,37 +50,37 @@ export class CallIdSet {
 
   has(id: string): boolean {
     fingerprintInto(id, this.key);
-    return !isFree(this.slots, this.find(this.slots, this.key));
+    return !isFree(this.slots, find(this.slots, this.key, 0));
   }
 
   add(id: string): void {
     fingerprintInto(id, this.key);
-    if (this.place(this.slots, this.key)) this.size++;
-    if (this.size > (this.slots.length / LANES) * MAX_LOAD) this.grow();
-  }
-
-  /** The index of the slot holding `key`, or of the free slot where it would go (linear probing). */
-  private find(slots: Uint32Array, key: Uint32Array): number {
-    const mask = slots.length / LANES - 1;
-    for (let i = key[0]! & mask; ; i = (i + 1) & mask) {
-      const at = i * LANES;
-      if (isFree(slots, at) || (slots[at] === key[0] && slots[at + 1] === key[1] && slots[at + 2] === key[2] && slots[at + 3] === key[3])) return at;
-    }
-  }
-
-  /** Put `key` in; false if it was there. */
-  private place(slots: Uint32Array, key: Uint32Array): boolean {
-    const at = this.find(slots, key);
-    if (!isFree(slots, at)) return false;
-    slots.set(key, at);
-    return true;
+    const at = find(this.slots, this.key, 0);
+    if (!isFree(this.slots, at)) return;
+    this.slots.set(this.key, at);
+    if (++this.size > (this.slots.length / LANES) * MAX_LOAD) this.grow();
   }
 
   private grow(): void {
     const old = this.slots;
     this.slots = new Uint32Array(old.length * 2);
     for (let at = 0; at < old.length; at += LANES) {
-      if (!isFree(old, at)) this.place(this.slots, old.subarray(at, at + LANES));
+      if (isFree(old, at)) continue;
+      const to = find(this.slots, old, at);
+      for (let k = 0; k < LANES; k++) this.slots[to + k] = old[at + k]!;
     }
+  }
+}
+
+/** The index of the slot holding the key at `key[from..]`, or of the free slot where it would go (linear probing). */
+function find(slots: Uint32Array, key: Uint32Array, from: number): number {
+  const mask = slots.length / LANES - 1;
+  const k0 = key[from]!;
+  const k1 = key[from + 1]!;
+  const k2 = key[from + 2]!;
+  const k3 = key[from + 3]!;
+  for (let i = k0 & mask; ; i = (i + 1) & mask) {
+    const at = i * LANES;
+    if (isFree(slots, at) || (slots[at] === k0 && slots[at + 1] === k1 && slots[at + 2] === k2 && slots[at + 3] === k3)) return at;
   }
 }

@@ -35,7 +35,7 @@ export interface PrefixFacts {
  * Tool calls left without a result, in the order of their first call, each id once. Without `results`
  * only a later tool_result closes a call (cli.md §12.12, `pixir repair`). With it, as fork.md §4.3 asks
  * of open_tool_calls, a result closes every call of its id wherever it stands, earlier ones too: the
- * set remembers the ids of the results so far. Fed in seq order, two OpenCalls may share one set.
+ * set remembers the ids of the results so far.
  */
 export class OpenCalls {
   private readonly open = new Map<string, true>();
@@ -134,12 +134,10 @@ export class LineFingerprint {
  */
 export class PrefixScanner {
   private readonly digest = new PrefixDigest();
-  /** The ids of the results so far, for both of the following (the History comes in seq order). */
-  private readonly results = new CallIdSet();
-  /** Calls left open by the inherited Events alone: the header's open_tool_calls. */
-  private readonly prefixCalls = new OpenCalls(this.results);
-  /** Calls open at each point of the whole History: decides the safe cut points of §10. */
-  private readonly allCalls = new OpenCalls(this.results);
+  /** Calls open at each point of the History (which comes in seq order): the safe cut points of §10. */
+  private readonly calls = new OpenCalls(new CallIdSet());
+  /** The calls open at the cut, taken at the first replay Event past it: the header's open_tool_calls. */
+  private openAtCut: string[] | null = null;
   private readonly seenResources = new Set<string>();
   private readonly fingerprint = new LineFingerprint();
   private readonly refs: ResourceRef[] = [];
@@ -214,15 +212,15 @@ export class PrefixScanner {
     if (!isReplayType(type)) return false;
     if (this.maxReplaySeq === null || seq > this.maxReplaySeq) this.maxReplaySeq = seq;
     const cut = this.requestedToSeq;
-    this.allCalls.note(type, callId);
-    const safe = this.allCalls.size === 0;
+    if (cut !== undefined && seq > cut && this.openAtCut === null) this.openAtCut = this.calls.list();
+    this.calls.note(type, callId);
+    const safe = this.calls.size === 0;
     if (cut !== undefined && seq > cut) {
       if (safe && this.nextSafe === null) this.nextSafe = seq;
       return false;
     }
     // The last replay seq at or below the cut that is safe; finish() keeps it only if below the cut.
     if (safe) this.lastSafe = seq;
-    this.prefixCalls.note(type, callId);
     if (this.fromSeq === null) this.fromSeq = seq;
     return true;
   }
@@ -239,7 +237,7 @@ export class PrefixScanner {
     }
     const root = this.forkRoot === null || this.forkRoot === "" ? this.parentId : this.forkRoot;
     assertSessionId(root, "fork_root_session_id");
-    const open = this.prefixCalls.list();
+    const open = this.openAtCut ?? this.calls.list();
     // With open calls at the cut, the cut itself is unsafe, so lastSafe (if any) lies below it.
     return {
       toSeq,
