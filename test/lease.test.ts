@@ -246,6 +246,55 @@ describe("H62 heartbeat and crash", () => {
     expect(events.map((e) => e.data.text)).toEqual(["after"]);
   }, 30_000);
 
+  it("a writer whose lease was forced away stops at once, rolls back only its own append; the next writer waits for it", async () => {
+    const ws = workspace({ s: [user("a")] });
+    const before = readLog(ws, "s");
+    const journal = path.join(ws, ".pixir", "sessions", "s.ndjson.append-journal");
+    const old = start("pixir-log", ["append", "s", "--json"], { cwd: ws });
+    old.child.stdin.write(EV); // a line in hand, and stdin left open: the writer waits for more
+    for (let i = 0; i < 50 && !existsSync(journal); i++) await sleep(100);
+    expect(JSON.parse(readFileSync(journal, "utf8"))).toMatchObject({ os_pid: String(old.child.pid), holder_id: expect.stringMatching(/^wrl_/) });
+    process.kill(old.child.pid!, "SIGSTOP");
+    try {
+      await sleep(5500);
+      expect(run("pixir", ["lock", "release", "s", "--force"], { cwd: ws }).code).toBe(0);
+      // The old writer is alive and may wake: the new writer must neither roll back its journal nor write past it.
+      const refused = run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: EV });
+      expect(refused.code).toBe(5);
+      expect(refused.json.error).toMatchObject({ kind: "session_writer_active", details: { append_journal: { os_pid: String(old.child.pid) } } });
+      expect(readLog(ws, "s")).toBe(before);
+    } finally {
+      process.kill(old.child.pid!, "SIGCONT");
+    }
+    // Woken, it notices the loss on its next heartbeat without waiting for stdin, and rolls back.
+    const t0 = Date.now();
+    const r = await old.done;
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(r.code).toBe(5);
+    expect(r.json.error.kind).toBe("session_writer_lost");
+    expect(existsSync(journal)).toBe(false);
+    expect(readLog(ws, "s")).toBe(before);
+    expect(run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: EV }).json).toMatchObject({ ok: true, first_seq: 1 });
+  }, 30_000);
+
+  it("a borrower never rolls back the append its lease's owner has in flight", async () => {
+    const ws = workspace({ s: [user("a")] });
+    const owner = start("pixir-log", ["append", "s", "--json"], { cwd: ws });
+    owner.child.stdin.write(EV);
+    const journal = path.join(ws, ".pixir", "sessions", "s.ndjson.append-journal");
+    for (let i = 0; i < 50 && !existsSync(journal); i++) await sleep(100);
+    const holder = JSON.parse(readFileSync(leaseFile(ws, "s"), "utf8")).holder_id;
+    const borrowed = run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: EV, env: { PIXIR_WRITER_LEASE: holder } });
+    expect(borrowed.code).toBe(5);
+    expect(borrowed.json.error.kind).toBe("session_writer_active");
+    expect(existsSync(journal)).toBe(true);
+    owner.child.stdin.end(EV);
+    expect((await owner.done).json).toMatchObject({ ok: true, first_seq: 1, last_seq: 2 });
+    const check = run("pixir-log", ["check", "s", "--json"], { cwd: ws });
+    expect(check.code, check.stdout).toBe(0);
+    expect(readLog(ws, "s").split("\n").filter(Boolean).map((l) => JSON.parse(l).seq)).toEqual([0, 1, 2]);
+  }, 30_000);
+
   it("--take-over-dead-writer takes over a stale lease whose holder died on this host, with a release record", async () => {
     const ws = workspace({ s: [user("a")] });
     const writer = start("pixir-log", ["append", "s"], { cwd: ws });

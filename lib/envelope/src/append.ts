@@ -4,9 +4,9 @@ import { splitLines } from "./codec.js";
 import { lineDataText, serializeEvent, type PixirEvent } from "./envelope.js";
 import { newUlid } from "./ids.js";
 import { checkInputSessionId, decodeInputLine, integrityError, STDIN_PATH } from "./input.js";
-import { acquireLease, type WriterLease } from "./lease.js";
+import { acquireLease, stopOnLoss, type WriterLease } from "./lease.js";
 import { openHistory } from "./loader.js";
-import { appendJournaled, createLogAtomically, readTail, rollbackJournal, type LineSink } from "./log-write.js";
+import { appendJournaled, createLogAtomically, readTail, recoverJournal, type LineSink } from "./log-write.js";
 import { logPath } from "./paths.js";
 import { abortable } from "./cli/io.js";
 
@@ -107,6 +107,7 @@ export async function appendEvents(ws: string, id: string, input: AsyncIterable<
     return result(!tail.exists, next, stamped.count, stamped.dropped);
   }
 
+  const stop = stopOnLoss(options.signal);
   const lease: WriterLease = await acquireLease(ws, id, {
     program: options.program,
     env: options.env,
@@ -114,14 +115,15 @@ export async function appendEvents(ws: string, id: string, input: AsyncIterable<
     takeOverDeadWriter: options.takeOverDeadWriter,
     signal: options.signal,
   });
+  stop.follow(lease);
   let wrote = false;
   try {
-    rollbackJournal(ws, id);
+    recoverJournal(ws, id);
     const { next, tail } = await nextSeqFromTail(ws, id);
     const ctx = { lease, signal: options.signal };
     let stamped = { count: 0, dropped: 0, lines: 0 };
     const produce = async (emit: LineSink) => {
-      stamped = await stampEvents(id, input, next, options, emit);
+      stamped = await stampEvents(id, input, next, { ...options, signal: stop.signal }, emit);
       if (stamped.count === 0) throw new NothingToAppend();
     };
     try {

@@ -10,7 +10,7 @@ import { DETERMINISTIC_SUMMARY } from "./fork.js";
 import { newUlid } from "./ids.js";
 import { acquireLease } from "./lease.js";
 import { openHistory, type History } from "./loader.js";
-import { appendJournaled, rollbackJournal } from "./log-write.js";
+import { appendJournaled, recoverJournal } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 import { eventExcerpt, excerptValue, isSummaryCandidate, OPEN_TASKS_LIMIT, SortedStringSet, SUMMARY_BULLETS_LIMIT, FILES_TOUCHED_LIMIT, toolCallPaths } from "./summary.js";
 
@@ -225,7 +225,7 @@ export async function compactSession(ws: string, id: string, options: CompactOpt
   const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
   let recorded = false;
   try {
-    rollbackJournal(ws, id);
+    recoverJournal(ws, id);
     // Computed again under the lease: another writer may have appended since the first look.
     const plan = await planCompaction(await openHistory(ws, id), n, options.signal);
     if (!plan.compactable) return plan;

@@ -11,7 +11,7 @@ import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
 import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { head as lineHead, IS_REPLAY, readHead, stampedOf, TS_KEY_LENGTH } from "./line-head.js";
-import { acquireLease } from "./lease.js";
+import { acquireLease, type WriterLease } from "./lease.js";
 import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
 import { createLogAtomically, type LineSink } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
@@ -27,6 +27,8 @@ export interface ForkWriteOptions {
   dryRun?: boolean;
   takeOverDeadWriter?: boolean;
   signal?: AbortSignal;
+  /** Called with the child's lease once taken (the stream's reader stops when it is lost). */
+  onLease?: (lease: WriterLease) => void;
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -308,6 +310,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
       return plan(false);
     }
     const lease = await acquireLease(ws, childId, { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter });
+    options.onLease?.(lease);
     let wrote = false;
     try {
       await createLogAtomically(ws, childId, produceChecking, { lease, signal: options.signal }, () => beforeCommit(false));

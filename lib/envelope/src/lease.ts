@@ -88,6 +88,22 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** This process, as a lease or an append journal records its writer (our keys). */
+export function writerProcess(): { os_pid: string; hostname: string; proc_start: string | null } {
+  return { os_pid: String(process.pid), hostname: os.hostname(), proc_start: procStart(process.pid) };
+}
+
+/**
+ * True only when `record` provably names another live process: this host, its pid alive, and the same
+ * start time where one was recorded (so a reused pid does not count).
+ */
+export function otherWriterAlive(record: Record<string, unknown>): boolean {
+  if (record.hostname !== os.hostname() || typeof record.os_pid !== "string" || !/^[0-9]+$/.test(record.os_pid)) return false;
+  const pid = Number(record.os_pid);
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || !pidAlive(pid)) return false;
+  return typeof record.proc_start !== "string" || procStart(pid) === record.proc_start;
+}
+
 function holderAlive(lease: Record<string, unknown>): boolean | null {
   if (lease.hostname !== os.hostname()) return null;
   const pid = typeof lease.os_pid === "string" && /^[0-9]+$/.test(lease.os_pid) ? Number(lease.os_pid) : NaN;
@@ -208,6 +224,23 @@ export interface AcquireOptions {
   takeOverDeadWriter?: boolean;
   /** Aborts a wait (e.g. on SIGINT). */
   signal?: AbortSignal;
+}
+
+/**
+ * writer-lease.md §6 "On loss, the writer stops at once": a signal for a writer's reads of stdin that
+ * aborts with `base` (SIGINT, SIGTERM) and, once `follow` names the lease, when the lease is lost. A
+ * writer waiting on a silent stdin would otherwise notice the loss only when its next line arrived.
+ */
+export function stopOnLoss(base?: AbortSignal): { signal: AbortSignal; follow(lease: WriterLease): void } {
+  const controller = new AbortController();
+  return {
+    signal: base === undefined ? controller.signal : AbortSignal.any([base, controller.signal]),
+    follow(lease) {
+      const lost = () => controller.abort(lease.signal.reason);
+      if (lease.signal.aborted) lost();
+      else lease.signal.addEventListener("abort", lost, { once: true });
+    },
+  };
 }
 
 /** A held (or borrowed) Writer Lease. `signal` aborts when the lease is lost. */

@@ -18,6 +18,10 @@ export interface AppendJournal {
   original_length: number;
   holder_id?: string;
   started_at?: string;
+  /** Ours: the writing process (see `writerProcess`), so a writer that finds the journal can tell a live append from a leftover. */
+  os_pid?: string;
+  hostname?: string;
+  proc_start?: string | null;
 }
 
 export interface LogLine {
@@ -84,7 +88,7 @@ export function corruptLineError(problem: LineProblem, lineNo: number, rel: stri
  * Logs have none, so the usual answer costs one lstat that does not throw; anything there gets the
  * full confinement check of every component.
  */
-function journalText(p: StatePath): string | null {
+export function journalText(p: StatePath): string | null {
   if (lstatSync(p.abs, { throwIfNoEntry: false }) === undefined || inspectStatePath(p) === "missing") return null;
   try {
     return readFileSync(p.abs, "utf8");

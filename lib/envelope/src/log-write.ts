@@ -17,8 +17,8 @@ import {
 import { constants as fsConstants } from "node:fs";
 import { decodeLogLine, isLineProblem, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
-import { corruptLineError, readJournal } from "./log-read.js";
-import type { WriterLease } from "./lease.js";
+import { corruptLineError, journalText, readJournal } from "./log-read.js";
+import { otherWriterAlive, writerProcess, type WriterLease } from "./lease.js";
 import { ensureStateDir, inspectStatePath, journalPath, logPath, placeComplete, removeCreatedDirs, sessionsDir, tempSibling, type StatePath } from "./paths.js";
 
 const FLUSH_BYTES = 256 * 1024;
@@ -70,7 +70,7 @@ export class BlockWriter {
   private syncedAt = 0;
   constructor(
     private readonly fd: number,
-    private readonly options: { background?: boolean; writeBack?: boolean } = {},
+    private readonly options: { background?: boolean; writeBack?: boolean; beforeWrite?: () => void } = {},
   ) {}
   add(part: string | Buffer): void {
     // A UTF-16 unit takes at most 3 bytes in UTF-8, so 3 × length always fits.
@@ -131,6 +131,7 @@ export class BlockWriter {
     while (this.writes + this.syncs > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   private writeAll(buf: Buffer): void {
+    this.options.beforeWrite?.();
     let off = 0;
     // A background writer's blocks land at their own offsets, so it writes at explicit positions too.
     const at = this.options.background ? this.bytesWritten : null;
@@ -142,6 +143,7 @@ export class BlockWriter {
    * the next flush; else `written` gets it back once it is on its way to the disk.
    */
   private writeBehind(block: Buffer, length: number, reuse: boolean, written?: (block: Buffer) => void): void {
+    this.options.beforeWrite?.();
     const position = this.bytesWritten;
     this.bytesWritten += length;
     this.writes++;
@@ -281,8 +283,30 @@ export function alreadyExists(ws: string, id: string, p: StatePath, child = fals
   });
 }
 
-/** §8.3 step 6: truncate back to the journal's original length and remove the journal. */
-export function rollbackJournal(ws: string, id: string): boolean {
+/**
+ * §8.3 step 1: a writer that has just taken the lease rolls back a leftover journal, unless the append
+ * it names is still running in another process (one that lost the lease and has yet to notice, or one
+ * that borrows the same lease): that is refused, since the other process would go on writing.
+ */
+export function recoverJournal(ws: string, id: string): boolean {
+  const journal = readJournal(ws, id);
+  if (journal === null) return false;
+  if (otherWriterAlive(journal as unknown as Record<string, unknown>)) {
+    throw new PixirError("session_writer_active", "An append to this Log by another process is still in flight", {
+      session_id: id,
+      append_journal: { os_pid: journal.os_pid ?? null, holder_id: journal.holder_id ?? null, started_at: journal.started_at ?? null },
+    });
+  }
+  return rollbackJournal(ws, id);
+}
+
+/**
+ * §8.3 step 6: truncate back to the journal's original length and remove the journal. With `ours`, only
+ * if the journal is the one we wrote (its exact text): a writer that lost the lease must never roll back
+ * the append of the writer that took it over.
+ */
+export function rollbackJournal(ws: string, id: string, ours?: string): boolean {
+  if (ours !== undefined && journalText(journalPath(ws, id)) !== ours) return false;
   const journal = readJournal(ws, id);
   if (journal === null) return false;
   const log = logPath(ws, id);
@@ -400,8 +424,9 @@ export async function appendJournaled(
   const log = logPath(ws, id);
   const jp = journalPath(ws, id);
   const original = tail.size;
-  const journal = { version: 1, original_length: original, holder_id: ctx.lease?.holderId ?? null, started_at: new Date().toISOString() };
-  createJournal(ws, id, JSON.stringify(journal));
+  const journal = { version: 1, original_length: original, holder_id: ctx.lease?.holderId ?? null, started_at: new Date().toISOString(), ...writerProcess() };
+  const ourJournal = JSON.stringify(journal);
+  createJournal(ws, id, ourJournal);
   let fd: number | undefined;
   let committed = false;
   try {
@@ -411,7 +436,8 @@ export async function appendJournaled(
     } catch (err) {
       throw writeFailed(err, log, "open");
     }
-    const out = new BlockWriter(fd);
+    // Every write to the shared Log is preceded by a look at the lease (§6): a writer that lost it writes nothing more.
+    const out = new BlockWriter(fd, { beforeWrite: () => ctx.lease?.assertHeld() });
     if (!tail.endsWithNewline) out.add("\n");
     await produce((line) => {
       checkAborted(ctx);
@@ -420,7 +446,7 @@ export async function appendJournaled(
     checkAborted(ctx);
     try {
       out.flush();
-      ctx.lease?.assertHeld();
+      ctx.lease?.assertHeld(); // the pre-commit check, right before the fsync that commits
       fsyncSync(fd);
     } catch (err) {
       throw writeFailed(err, log, "write");
@@ -433,7 +459,7 @@ export async function appendJournaled(
     if (fd !== undefined) closeSync(fd);
     if (!committed) {
       try {
-        rollbackJournal(ws, id);
+        rollbackJournal(ws, id, ourJournal);
       } catch {
         // Leave the journal: the next writer or pixir-log repair rolls back before anything else.
       }

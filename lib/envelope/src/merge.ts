@@ -10,7 +10,7 @@ import { newUlid } from "./ids.js";
 import { acquireLease } from "./lease.js";
 import { corruptLineError, readFirstLine } from "./log-read.js";
 import { notFoundError, openHistory } from "./loader.js";
-import { appendJournaled, rollbackJournal } from "./log-write.js";
+import { appendJournaled, recoverJournal } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
 import { modelAssistedData, summaryBuilder, type BranchSummaryData, type SummaryWarn } from "./summary.js";
@@ -126,7 +126,7 @@ export async function mergeSession(ws: string, options: MergeOptions): Promise<M
   const lease = await acquireLease(ws, options.parentId, { program: options.program, env: options.env, signal: options.signal });
   let recorded = false;
   try {
-    rollbackJournal(ws, options.parentId);
+    recoverJournal(ws, options.parentId);
     const { next, tail } = await nextSeqFromTail(ws, options.parentId);
     const event: PixirEvent = { id: newUlid(), session_id: options.parentId, seq: next, ts: new Date().toISOString(), type: "branch_summary", data };
     await appendJournaled(ws, options.parentId, tail, async (emit) => emit(serializeEvent(event)), { lease, signal: options.signal });

@@ -4,7 +4,7 @@ import { closeSync, fsyncSync, ftruncateSync, openSync, constants as fsConstants
 import { PixirError } from "./errors.js";
 import { acquireLease } from "./lease.js";
 import { readJournal, scanLog } from "./log-read.js";
-import { rollbackJournal } from "./log-write.js";
+import { recoverJournal } from "./log-write.js";
 import { notFoundError } from "./loader.js";
 import { inspectStatePath, logPath } from "./paths.js";
 
@@ -64,7 +64,7 @@ export async function repairLog(ws: string, id: string, options: RepairOptions):
   const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
   let changed = false;
   try {
-    const journal = rollbackJournal(ws, id);
+    const journal = recoverJournal(ws, id);
     changed = journal;
     const torn = await findTornTail(ws, id);
     if (torn === null) return result(false, 0, null, journal);

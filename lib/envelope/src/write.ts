@@ -2,8 +2,8 @@
 // session_id, seqs contiguous from the Log's next seq; a fork stream goes through the fork rules.
 // Nothing becomes visible unless the whole stream checks out.
 import { checkInputSessionId, inputLine, InputStream, integrityError, requireStamped, stampedEvent } from "./input.js";
-import { acquireLease } from "./lease.js";
-import { appendJournaled, createLogAtomically, rollbackJournal, type LineSink } from "./log-write.js";
+import { acquireLease, stopOnLoss } from "./lease.js";
+import { appendJournaled, createLogAtomically, recoverJournal, type LineSink } from "./log-write.js";
 import { nextSeqFromTail } from "./append.js";
 import { logPath } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
@@ -34,11 +34,13 @@ export type WriteResult = { fork: false; result: PlainWriteResult } | { fork: tr
 
 export async function writeStream(ws: string, targetArg: string | undefined, input: AsyncIterable<Buffer>, options: WriteOptions): Promise<WriteResult> {
   if (targetArg !== undefined) assertSessionId(targetArg);
-  const stream = new InputStream(input, options.signal);
+  // Reading stdin also stops when the lease, once taken, is lost.
+  const stop = stopOnLoss(options.signal);
+  const stream = new InputStream(input, stop.signal);
   const first = await stream.peek();
   if (first === null && !options.allowEmpty) throw integrityError("empty_stream", "at least one event", 0, null);
   if (first !== null && first.value.type === "session_fork") {
-    return { fork: true, result: await writeForkStream(ws, targetArg, stream, options) };
+    return { fork: true, result: await writeForkStream(ws, targetArg, stream, { ...options, onLease: stop.follow }) };
   }
   let target = targetArg;
   if (target === undefined) {
@@ -87,9 +89,10 @@ export async function writeStream(ws: string, targetArg: string | undefined, inp
     return { fork: false, result: result(!tail.exists) };
   }
   const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter });
+  stop.follow(lease);
   let wrote = false;
   try {
-    rollbackJournal(ws, id);
+    recoverJournal(ws, id);
     const { next, tail } = await nextSeqFromTail(ws, id);
     const ctx = { lease, signal: options.signal };
     if (tail.exists) {
