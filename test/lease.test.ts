@@ -1,5 +1,6 @@
 // acceptance.md §H and writer-lease.md: the Writer Lease, against the built binaries.
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -309,4 +310,29 @@ describe("H62 heartbeat and crash", () => {
     expect(r.json.first_seq).toBe(1);
     expect(releaseRecords(ws).map((x) => x.record.reason)).toEqual(["holder_dead"]);
   }, 30_000);
+
+  it("every writer accepts --take-over-dead-writer (writer-lease.md §9a)", () => {
+    // A stale lease of a holder that died on this host in this boot (a process that has exited).
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    const old = Date.now() - 60_000;
+    const deadLease = { os_pid: String(dead), boot_id: bootId, proc_start: "1", heartbeat_at_ms: old, heartbeat_at: new Date(old).toISOString() };
+    const cases: Array<[Parameters<typeof run>[0], string[], string]> = [
+      ["pixir-log", ["repair", "s"], "s"],
+      ["pixir-log", ["rm", "s"], "s"],
+      ["pixir", ["repair", "s"], "s"],
+      ["pixir", ["compact", "s", "--tail-events", "1"], "s"],
+      ["pixir", ["fork", "s", "--child-id", "c"], "c"],
+    ];
+    for (const [tool, args, leased] of cases) {
+      const ws = workspace({ s: [user("a"), user("b"), user("c")] });
+      writeLease(ws, leased, deadLease);
+      const refused = run(tool, [...args, "--json"], { cwd: ws });
+      expect(refused.json.error.kind, `${tool} ${args.join(" ")}`).toBe("session_writer_stale");
+      const r = run(tool, [...args, "--take-over-dead-writer", "--json"], { cwd: ws });
+      expect(r.code, `${tool} ${args.join(" ")}: ${r.stdout}`).toBe(0);
+      expect(releaseRecords(ws).map((x) => x.record.reason)).toEqual(["holder_dead"]);
+      expect(existsSync(leaseFile(ws, leased))).toBe(false);
+    }
+  });
 });

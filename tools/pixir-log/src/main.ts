@@ -71,6 +71,7 @@ Examples:
   pixir-log cat old --workspace A | pixir-log write --workspace B
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 0, max: 1 },
     options: { "allow-empty": { type: "boolean" }, "take-over-dead-writer": { type: "boolean" }, "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/write.js")).runWrite(args, ctx),
@@ -96,6 +97,7 @@ Examples:
   agent --stream | pixir-log append s1 --drop-ephemeral --wait 10
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 1, max: 1 },
     options: {
       "drop-ephemeral": { type: "boolean" },
@@ -158,6 +160,7 @@ Examples:
   pixir-log repair s1 && pixir-log cat s1 | tail -1
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 1, max: 1 },
     options: { "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/repair.js")).runRepair(args, ctx),
@@ -180,6 +183,7 @@ Examples:
   pixir-log ls --json | jq -r '.sessions[] | select(.strategy=="share_v1") | .session_id' | xargs -n1 pixir-log materialize
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 1, max: 1 },
     options: { "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/materialize.js")).runMaterialize(args, ctx),
@@ -202,6 +206,7 @@ Examples:
   pixir-log rm parent --materialize-children
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 1, max: 1 },
     options: { "materialize-children": { type: "boolean" }, "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/rm.js")).runRm(args, ctx),

@@ -50,6 +50,7 @@ Examples:
   pixir fork P --strategy share_v1 --child-id P-experiment && pixir tree P
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 1, max: 1 },
     options: {
       "to-seq": { type: "string", valueKind: "number" },
@@ -131,6 +132,7 @@ Examples:
   pixir repair s1 && pixir context s1 --format text | tail
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 1, max: 1 },
     options: { "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/repair.js")).runRepair(args, ctx),
@@ -205,6 +207,7 @@ Examples:
   pixir compact s1 && pixir context s1 --format text | head -20
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 1, max: 1 },
     options: { "tail-events": { type: "string", valueKind: "positive integer" }, "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/compact.js")).runCompact(args, ctx, `usage: ${compactSynopsis}`),
@@ -232,6 +235,7 @@ Examples:
   pixir merge P-experiment --into P --model-cmd 'llm -m small' && pixir context P --format text | tail
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 1, max: 1 },
     options: {
       into: { type: "string", valueKind: "session id" },
@@ -264,6 +268,7 @@ Examples:
   pixir import pi old.jsonl --lenient --json | jq '.imports[0].skipped_lines'
 `,
     kind: "report",
+    writer: true,
     positionals: { min: 2, max: Number.MAX_SAFE_INTEGER },
     options: { lenient: { type: "boolean" }, "dry-run": { type: "boolean" } },
     run: async (args, ctx) => (await import("./commands/pi.js")).runImport(args, ctx, `usage: ${importSynopsis}`),

@@ -51,6 +51,11 @@ export interface CommandSpec {
   options: Record<string, OptionSpec>;
   /** Lazily loads and runs the implementation; returns the exit code. */
   run?: (args: ParsedArgs, ctx: CommandContext) => Promise<number>;
+  /**
+   * The command takes a Writer Lease: it also accepts `--take-over-dead-writer`, which is the same as
+   * PIXIR_TAKE_OVER_DEAD_WRITER=1 (writer-lease.md §9a: every writer accepts either).
+   */
+  writer?: boolean;
   /** Hands the remaining argv to another tool's main (the wrapper's `pixir log`, `pixir tree`). */
   delegate?: (argv: string[], io: CliIo) => Promise<number>;
 }
@@ -75,6 +80,18 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   workspace: { type: "string", valueKind: "directory" },
   json: { type: "boolean" },
 };
+
+const WRITER_OPTIONS: Record<string, OptionSpec> = {
+  "take-over-dead-writer": { type: "boolean" },
+};
+const TAKE_OVER_HELP = "  --take-over-dead-writer   take over a stale lease whose holder provably died on this host";
+
+/** A writer's help names --take-over-dead-writer, after its own flags, where the text does not yet. */
+function helpOf(command: CommandSpec): string {
+  if (!command.writer || command.help.includes("--take-over-dead-writer")) return command.help;
+  const at = command.help.indexOf("\nOptions everywhere:");
+  return at === -1 ? `${command.help.trimEnd()}\n${TAKE_OVER_HELP}\n` : `${command.help.slice(0, at)}${TAKE_OVER_HELP}\n${command.help.slice(at)}`;
+}
 
 const PARSER_CONFIG = {
   "parse-numbers": false,
@@ -119,7 +136,7 @@ function findSubcommand(argv: string[]): { name: string | undefined; index: numb
  */
 async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedArgs> {
   const { default: parse } = await import("yargs-parser");
-  const options = { ...GLOBAL_OPTIONS, ...command.options };
+  const options = { ...GLOBAL_OPTIONS, ...(command.writer ? WRITER_OPTIONS : {}), ...command.options };
   const tokens = optionTokens(argv);
   // A value flag followed by nothing, or by another `--` token, has no value.
   for (let i = 0; i < tokens.length; i++) {
@@ -190,7 +207,7 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     return command.delegate(rest, io);
   }
   if (tokens.some(isHelpToken) || (!single && sub.name === undefined && tokens.length === 0) || (!single && sub.name === "help")) {
-    await out.write(command ? command.help : tool.help);
+    await out.write(command ? helpOf(command) : tool.help);
     return 0;
   }
   if (tokens.includes("--version")) {
@@ -217,6 +234,8 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
 }
 
 function makeContext(tool: ToolSpec, command: CommandSpec, args: ParsedArgs, io: CliIo, out: Output, json: boolean): CommandContext {
+  // Every writer hands io.env to acquireLease, which reads PIXIR_TAKE_OVER_DEAD_WRITER.
+  if (command.writer && args.flags["take-over-dead-writer"] === true) io = { ...io, env: { ...io.env, PIXIR_TAKE_OVER_DEAD_WRITER: "1" } };
   let workspace: string | undefined;
   const kind = commandClass(command, args);
   return {
