@@ -367,7 +367,7 @@ describe("arguments and errors", () => {
   it.each([[["export", "tar", "x"]], [["export", "pi"]], [["export", "pi", "a", "b"]]])("%j is a usage error", (args) => {
     const r = run("pixir", args, { cwd: tempDir() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe("error: usage: usage: pixir export pi <id> [--out FILE|DIR] [--dry-run]\n");
+    expect(r.stderr).toBe("error: usage: pixir export pi <id> [--out FILE|DIR] [--dry-run]\n");
   });
 
   it("help names both commands with real examples", () => {

@@ -190,7 +190,9 @@ function renderError(err: PixirError, io: CliIo, out: Output, kind: CommandClass
   }
   const envelope = `${JSON.stringify(errorEnvelope(err))}\n`;
   if (json && kind === "report") return out.write(envelope);
-  io.stderr.write(json ? envelope : `error: ${err.kind}: ${err.message}\n`);
+  // A usage error's message is the synopsis, which already reads `usage: …`: said once, not twice.
+  const text = err.kind === "usage" && err.message.startsWith("usage: ") ? `error: ${err.message}` : `error: ${err.kind}: ${err.message}`;
+  io.stderr.write(json ? envelope : `${text}\n`);
 }
 
 /** Run a tool: help and version first, then parse, then the command. Never throws. */
