@@ -300,6 +300,14 @@ export function recoverJournal(ws: string, id: string): boolean {
   return rollbackJournal(ws, id);
 }
 
+/** Remove the journal we wrote (its exact text), leaving the Log as it is. */
+function discardJournal(ws: string, id: string, ours: string): void {
+  const jp = journalPath(ws, id);
+  if (journalText(jp) !== ours) return;
+  unlinkSync(jp.abs);
+  fsyncDir(sessionsDir(ws));
+}
+
 /**
  * §8.3 step 6: truncate back to the journal's original length and remove the journal. With `ours`, only
  * if the journal is the one we wrote (its exact text): a writer that lost the lease must never roll back
@@ -429,6 +437,7 @@ export async function appendJournaled(
   createJournal(ws, id, ourJournal);
   let fd: number | undefined;
   let committed = false;
+  let touched = false;
   try {
     try {
       fd = openSync(log.abs, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW);
@@ -437,7 +446,12 @@ export async function appendJournaled(
       throw writeFailed(err, log, "open");
     }
     // Every write to the shared Log is preceded by a look at the lease (§6): a writer that lost it writes nothing more.
-    const out = new BlockWriter(fd, { beforeWrite: () => ctx.lease?.assertHeld() });
+    const out = new BlockWriter(fd, {
+      beforeWrite: () => {
+        ctx.lease?.assertHeld();
+        touched = true;
+      },
+    });
     if (!tail.endsWithNewline) out.add("\n");
     await produce((line) => {
       checkAborted(ctx);
@@ -459,7 +473,10 @@ export async function appendJournaled(
     if (fd !== undefined) closeSync(fd);
     if (!committed) {
       try {
-        rollbackJournal(ws, id, ourJournal);
+        // Before our first write the Log holds nothing of ours (it may not even be writable, or have
+        // grown under us): only the journal goes.
+        if (!touched) discardJournal(ws, id, ourJournal);
+        else rollbackJournal(ws, id, ourJournal);
       } catch {
         // Leave the journal: the next writer or pixir-log repair rolls back before anything else.
       }

@@ -4,7 +4,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BlockWriter, recoverJournal, rollbackJournal } from "../src/log-write.js";
+import { appendJournaled, BlockWriter, recoverJournal, rollbackJournal, type TailInfo } from "../src/log-write.js";
 import { procStart, writerProcess } from "../src/lease.js";
 
 let ws = "";
@@ -72,5 +72,20 @@ describe("append journal ownership", () => {
     expect(() => out.flush()).toThrow("lease lost");
     closeSync(fd);
     expect(readFileSync(file, "utf8")).toBe("x".repeat(300 * 1024));
+  });
+});
+
+describe("an append that never wrote", () => {
+  it("leaves the Log exactly as it found it (here: grown under it) and no journal", async () => {
+    const f = appendInFlight("a\n", "");
+    rmSync(f.journal);
+    writeFileSync(f.log, "a\nb\n"); // someone else's bytes after the length the append was told
+    const produce = async () => undefined;
+    await expect(appendJournaled(ws, "s", { exists: true, size: 2, endsWithNewline: true } as TailInfo, produce, { lease: null })).rejects.toMatchObject({
+      kind: "log_write_failed",
+      details: { reason: "log_changed_during_append" },
+    });
+    expect(readFileSync(f.log, "utf8")).toBe("a\nb\n");
+    expect(existsSync(f.journal)).toBe(false);
   });
 });
