@@ -650,6 +650,23 @@ describe("G56 forest and pictures", () => {
     expect(tree(ws, "A", "--format", "mermaid").stdout).toContain("  n1 -->|fork @0| n0\n");
   });
 
+  it("forest graphs: a node first met below a max_depth cut gets its full label; an edge met from two roots is drawn once", () => {
+    const ws = tempDir();
+    writeRaw(ws, "a", [ev("subagent_event", { subagent_id: "s1", child_session_id: "b", workspace: ws })]);
+    writeRaw(ws, "b", [user("one"), ev("subagent_event", { subagent_id: "s2", child_session_id: "a", workspace: ws })]);
+    // b is a root of its own too (a subagent child is not placed under its parent in the forest).
+    const text = tree(ws, "--max-depth", "0").stdout;
+    expect(text).toContain("session b (events=2)");
+    const dot = tree(ws, "--max-depth", "0", "--format", "dot").stdout;
+    expect(dot).toMatch(/\[label="b\\nevents=2"\]/);
+    expect(dot).not.toContain("events=0");
+    for (const format of ["dot", "mermaid"]) {
+      const lines = tree(ws, "--format", format).stdout.split("\n").filter((l) => l.includes("subagent"));
+      expect(lines, format).toHaveLength(2);
+      expect(new Set(lines.map((l) => l.replace(/, color=red/, ""))).size, format).toBe(2);
+    }
+  });
+
   it("renders the dot output with Graphviz: one SVG node per Session", (ctx) => {
     const hasDot = spawnSync("dot", ["-V"]).status === 0;
     if (!hasDot) {

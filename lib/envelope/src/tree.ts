@@ -796,12 +796,16 @@ function graphOf(roots: TreeNode[]): { nodes: GraphNode[]; edges: GraphEdge[] } 
   const ids = new Map<string, string>();
   const nodes: GraphNode[] = [];
   const edges: GraphEdge[] = [];
-  const seenEdges = new Set<string>();
+  const seenEdges = new Map<string, GraphEdge>();
+  /** Nodes drawn from a truncated appearance: a full appearance met later (another root's) replaces them. */
+  const truncated = new Set<GraphNode>();
+  const byId = new Map<string, GraphNode>();
   const visit = (node: TreeNode, from: string | null, label: string, subagent: boolean) => {
     const key = nodeKey(node.workspace, node.session_id);
     let id = ids.get(key);
-    if (id === undefined) {
-      id = `n${ids.size}`;
+    const drawn = id === undefined ? undefined : byId.get(id)!;
+    if (drawn === undefined || (truncated.has(drawn) && !node.truncated)) {
+      id ??= `n${ids.size}`;
       ids.set(key, id);
       const parts = [node.session_id, node.log_exists ? `events=${node.event_count}` : "log=missing"];
       if (node.parent_missing) parts.push(`parent missing: ${plain(node.missing_parent_session_id)}`);
@@ -809,15 +813,22 @@ function graphOf(roots: TreeNode[]): { nodes: GraphNode[]; edges: GraphEdge[] } 
       if (node.cycle_root) parts.push("cycle root");
       if (node.error) parts.push(`error: ${node.error.kind}`);
       if (node.truncated) parts.push("max_depth");
-      nodes.push({ id, parts, missing: !node.log_exists });
+      const entry = { id, parts, missing: !node.log_exists };
+      if (drawn === undefined) nodes.push(entry);
+      else nodes[nodes.indexOf(drawn)] = entry;
+      byId.set(id, entry);
+      if (node.truncated) truncated.add(entry);
     }
+    id = ids.get(key)!;
     if (from !== null) {
-      const edge = { from, to: id, label, subagent, cycle: node.cycle === true };
-      const edgeKey = JSON.stringify(edge);
-      if (!seenEdges.has(edgeKey)) {
-        seenEdges.add(edgeKey);
+      // One edge per relation: met again from another root (where it may close a cycle), it is drawn once.
+      const edgeKey = JSON.stringify([from, id, label, subagent]);
+      const seen = seenEdges.get(edgeKey);
+      if (seen === undefined) {
+        const edge = { from, to: id, label, subagent, cycle: node.cycle === true };
+        seenEdges.set(edgeKey, edge);
         edges.push(edge);
-      }
+      } else if (node.cycle) seen.cycle = true;
     }
     if (node.cycle) return;
     for (const sub of node.subagents) if (sub.session !== null) visit(sub.session, id, `subagent ${sub.subagent_id}`, true);
