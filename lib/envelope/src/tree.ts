@@ -793,33 +793,32 @@ interface GraphEdge {
 }
 
 function graphOf(roots: TreeNode[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
-  const ids = new Map<string, string>();
   const nodes: GraphNode[] = [];
   const edges: GraphEdge[] = [];
   const seenEdges = new Map<string, GraphEdge>();
-  /** Nodes drawn from a truncated appearance: a full appearance met later (another root's) replaces them. */
-  const truncated = new Set<GraphNode>();
-  const byId = new Map<string, GraphNode>();
+  /** Each Session's node, and whether it was drawn from a truncated appearance (a full one met later redraws it). */
+  const drawn = new Map<string, { node: GraphNode; truncated: boolean }>();
   const visit = (node: TreeNode, from: string | null, label: string, subagent: boolean) => {
     const key = nodeKey(node.workspace, node.session_id);
-    let id = ids.get(key);
-    const drawn = id === undefined ? undefined : byId.get(id)!;
-    if (drawn === undefined || (truncated.has(drawn) && !node.truncated)) {
-      id ??= `n${ids.size}`;
-      ids.set(key, id);
+    let d = drawn.get(key);
+    if (d === undefined || (d.truncated && !node.truncated)) {
       const parts = [node.session_id, node.log_exists ? `events=${node.event_count}` : "log=missing"];
       if (node.parent_missing) parts.push(`parent missing: ${plain(node.missing_parent_session_id)}`);
       if (node.parent_unreadable) parts.push(`parent unreadable: ${plain(node.unreadable_parent_session_id)}`);
       if (node.cycle_root) parts.push("cycle root");
       if (node.error) parts.push(`error: ${node.error.kind}`);
       if (node.truncated) parts.push("max_depth");
-      const entry = { id, parts, missing: !node.log_exists };
-      if (drawn === undefined) nodes.push(entry);
-      else nodes[nodes.indexOf(drawn)] = entry;
-      byId.set(id, entry);
-      if (node.truncated) truncated.add(entry);
+      if (d === undefined) {
+        d = { node: { id: `n${drawn.size}`, parts, missing: !node.log_exists }, truncated: node.truncated === true };
+        drawn.set(key, d);
+        nodes.push(d.node);
+      } else {
+        d.node.parts = parts;
+        d.node.missing = !node.log_exists;
+        d.truncated = false;
+      }
     }
-    id = ids.get(key)!;
+    const id = d.node.id;
     if (from !== null) {
       // One edge per relation: met again from another root (where it may close a cycle), it is drawn once.
       const edgeKey = JSON.stringify([from, id, label, subagent]);
