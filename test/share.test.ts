@@ -353,6 +353,21 @@ describe("43. cycle and depth", () => {
     expect(logical(h32).slice(1)).toEqual(logical(rootEvents.slice(0, 2)).map((e, k) => ({ ...e, seq: k + 1 })));
     expect(h32.every((e) => e.session_id === "h32")).toBe(true);
 
+    // No writer makes a 33rd hop: every reader would refuse it. Nothing is left behind.
+    const before = listTree(ws);
+    const refused = { session_id: "deep", parent_session_id: "h32", max_depth: 32 };
+    const share = ["--strategy", "share_v1", "--child-id", "deep", "--json"];
+    expect(expectJsonError(run("pixir", ["fork", "h32", ...share], { cwd: ws }), 1, "fork_depth_exceeded")).toMatchObject(refused);
+    expect(expectJsonError(run("pixir", ["fork", "h32", ...share, "--dry-run"], { cwd: ws }), 1, "fork_depth_exceeded")).toMatchObject(refused);
+    expect(expectStreamJsonError(run("pixir-fork", ["--parent", "h32", ...share], { cwd: ws }), 1, "fork_depth_exceeded")).toMatchObject(refused);
+    const piped = sh(`pixir-log cat h32 | pixir-fork --strategy share_v1 --child-id deep | pixir-log write --json`, { cwd: ws });
+    expect(expectJsonError(piped, 1, "fork_depth_exceeded")).toMatchObject(refused);
+    expect(listTree(ws)).toEqual(before);
+    // A share fork of h31 is the 32nd hop: made, and readable.
+    fork(ws, "h31", "deep", ["--strategy", "share_v1"]);
+    expect(logical(catOk(ws, "deep")).slice(1)).toEqual(logical(h32).slice(1));
+    expect(run("pixir-log", ["rm", "deep"], { cwd: ws }).code).toBe(0);
+
     // One more hop is too deep to read.
     writeRaw(ws, "h33", [shareHeader("h32", 2, 2, digest)]);
     const d = expectStreamJsonError(cat(ws, "h33", ["--json"]), 1, "fork_depth_exceeded");

@@ -8,7 +8,7 @@ import { recycleChildBlock } from "./fork-bytes.js";
 import { resourceSources } from "./fork-write.js";
 import { newUlid } from "./ids.js";
 import { acquireLease } from "./lease.js";
-import type { HistoryItem } from "./loader.js";
+import { assertShareChildDepth, type HistoryItem } from "./loader.js";
 import { alreadyExists, createLogAtomically } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 import { ByteProgress, mebibytes } from "./progress.js";
@@ -84,6 +84,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
   const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", { observeInherited: observe, checked, observeChecked });
   if (job.strictBoundary) checkBoundary(parent.facts, job.toSeq);
   const childId = job.childId ?? newUlid();
+  if (job.strategy === "share_v1") assertShareChildDepth(parent.history ?? null, job.parentId, childId);
   const plan = (recorded: boolean, summaryStrategy: string | null, resourceCount = parent.facts.resourceCount) =>
     forkPlan(ws, job.parentId, childId, { ...parent.facts, resourceCount }, job.strategy, { recorded, dryRun: Boolean(job.dryRun), summaryStrategy });
   if (job.dryRun) {

@@ -12,7 +12,7 @@ import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSe
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { head as lineHead, IS_REPLAY, readHead, stampedOf, TS_KEY_LENGTH } from "./line-head.js";
 import { acquireLease, type WriterLease } from "./lease.js";
-import { isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
+import { assertShareChildDepth, isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
 import { createLogAtomically, type LineSink } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 import { checkDescriptor, copyResources, type ResourceRef } from "./resources.js";
@@ -281,6 +281,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
   };
   const beforeCommit = async (verifyOnly: boolean) => {
     const parent = await checkParent();
+    if (header.strategy === "share_v1") assertShareChildDepth(parent, header.parentId, childId);
     if (header.strategy === "replay_v1" && refs.length > 0) {
       resourceCount = copyResources(ws, resourceSources(parent, header.parentId), childId, refs, verifyOnly);
     }

@@ -52,6 +52,19 @@ export interface OpenOptions {
   onProblem?: ProblemHandler;
 }
 
+/**
+ * fork.md §6 step 2.3 at fork time: a share_v1 child of `parent` adds one hop to the parent's chain of
+ * share hops, and a child past MAX_FORK_DEPTH would be refused by every reader, so it is never made.
+ * `parent` null is a Log read without the loader (a plain Log: no hops).
+ */
+export function assertShareChildDepth(parent: History | null, parentId: string, childId: string): void {
+  let hops = 0;
+  for (let h = parent; h?.share; h = h.share.parent) hops++;
+  if (hops + 1 > MAX_FORK_DEPTH) {
+    throw new PixirError("fork_depth_exceeded", undefined, { session_id: childId, parent_session_id: parentId, max_depth: MAX_FORK_DEPTH });
+  }
+}
+
 /** fork.md §3.1 step 6: is this parent Event inherited by a fork through `toSeq`? */
 export function isInherited(e: PixirEvent, toSeq: number): boolean {
   return isReplayType(e.type) && e.seq !== null && e.seq <= toSeq;

@@ -2,6 +2,7 @@
 import {
   abortable,
   assertSessionId,
+  assertShareChildDepth,
   boolFlag,
   checkBoundary,
   forkPlan,
@@ -32,6 +33,8 @@ export async function runFork(args: ParsedArgs, ctx: CommandContext, synopsis: s
   try {
     if (boolFlag(args, "strict-boundary")) checkBoundary(parent.facts, toSeq);
     const childId = childArg ?? newUlid();
+    // A parent read from stdin is a resolved view: its depth is checked where the child is written.
+    if (strategy === "share_v1") assertShareChildDepth(parent.history ?? null, parent.parentId, childId);
     if (dryRun) {
       const plan = forkPlan(ws, parent.parentId, childId, parent.facts, strategy, { recorded: false, dryRun: true, summaryStrategy: null });
       await ctx.report(
