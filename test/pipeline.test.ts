@@ -185,6 +185,36 @@ describe("36. bad streams write nothing", () => {
     expect(leftovers(ws)).toEqual([]);
   });
 
+  it("a second fork header, among a fork stream's own Events or in an append, is refused by every writer", () => {
+    for (const strategy of ["replay_v1", "share_v1"]) {
+      const ws = workspace({ P });
+      const lines = forkStream(ws, ["--parent", "P", "--child-id", "c", "--strategy", strategy]);
+      const n = JSON.parse(lines[0]!).data.replay_event_count;
+      // The header again, as the child's first own Event (a share_v1 one would make the child unreadable).
+      const again = edit(lines[0]!, (e) => ((e.seq = n + 1), (e.id = "again")));
+      const before = listTree(ws);
+      const input = text([...lines, again]);
+      const written = expectJsonError(run("pixir-log", ["write", "--json"], { cwd: ws, input }), 1, "stream_integrity_failed");
+      const summarized = expectStreamJsonError(run("pixir-summarize", ["--json"], { cwd: ws, input }), 1, "stream_integrity_failed");
+      for (const d of [written, summarized]) {
+        expect(d).toMatchObject({ reason: "fork_header_on_existing_log", observed: "session_fork", line: lines.length + 1 });
+      }
+      expectNothingOf(ws, "c", before);
+    }
+    // pixir-log append never writes a fork header: not to an existing Log, not as a new Log's first line.
+    const ws = workspace({ P });
+    const lines = forkStream(ws, ["--parent", "P", "--child-id", "c", "--strategy", "share_v1"]);
+    const bytes = readLog(ws, "P");
+    const before = listTree(ws);
+    const bare = JSON.stringify({ type: "session_fork", data: JSON.parse(lines[0]!).data });
+    for (const [id, input] of [["P", bare], ["c", bare], ["c", lines[0]!], ["P", text([JSON.stringify({ type: "user_message", data: {} }), bare])]] as const) {
+      const d = expectJsonError(run("pixir-log", ["append", id, "--json"], { cwd: ws, input: `${input}\n` }), 1, "stream_integrity_failed");
+      expect(d).toMatchObject({ reason: "fork_header_on_existing_log", observed: "session_fork" });
+    }
+    expect(readLog(ws, "P")).toBe(bytes);
+    expectNothingOf(ws, "c", before);
+  });
+
   it("empty stdin: empty_stream", () => {
     const ws = workspace({ P });
     const before = listTree(ws);

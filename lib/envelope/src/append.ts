@@ -66,6 +66,8 @@ async function stampEvents(id: string, input: AsyncIterable<Buffer>, firstSeq: n
       continue;
     }
     const v = input.value;
+    // A fork header is only ever the first line of a new Log, written by pixir-log write with the fork rules.
+    if (v.type === "session_fork") throw integrityError("fork_header_on_existing_log", "a plain event", "session_fork", raw.lineNo);
     checkInputSessionId(v.session_id, id, raw.lineNo);
     if (v.seq !== undefined && v.seq !== null && v.seq !== seq) throw integrityError("seq_conflict", seq, v.seq, raw.lineNo);
     const event: PixirEvent = {

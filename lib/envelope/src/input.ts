@@ -243,6 +243,8 @@ export class ForkStreamSeqs {
     if (seq !== this.next) throw integrityError("seq_gap", this.next, seq, line);
     const inPrefix = !this.compact && this.next <= this.n;
     if (inPrefix && !isReplayType(type)) throw integrityError("non_replay_type_in_prefix", "a replay type", type, line);
+    // The child has its header: a second one would be a session_fork that is not the first line.
+    if (type === "session_fork") throw integrityError("fork_header_on_existing_log", "a plain event", type, line);
     this.next++;
     return inPrefix;
   }
