@@ -88,6 +88,54 @@ describe("A5 History order", () => {
   });
 });
 
+describe("writers never store what check warns about: a ts not in ISO-8601 UTC, an id twice", () => {
+  const refused = (r: ReturnType<typeof run>) => {
+    expect(r.code).toBe(1);
+    return { kind: r.json.error.kind, ...r.json.error.details };
+  };
+  const badTs = { kind: "corrupt_log_line", reason: "invalid_field", field: "ts", expected: "ISO-8601 UTC" };
+  const dup = { kind: "stream_integrity_failed", reason: "duplicate_id" };
+
+  it("append refuses a bad ts, an id its input repeats and the last Event's id, writing nothing", () => {
+    const ws = workspace({ s: [{ ...user("a"), id: "first" }, { ...user("b"), id: "last" }] });
+    const before = listTree(ws);
+    const bytes = readLog(ws, "s");
+    const u = (more: object) => ({ type: "user_message", data: {}, ...more });
+    for (const [input, line, want] of [
+      [lines(u({ ts: "yesterday" })), 1, badTs],
+      [lines(u({}), u({ ts: "2026-06-30 00:00:00" })), 2, badTs],
+      [lines(u({ ts: "2026-06-30T00:00:00+02:00" })), 1, badTs],
+      [lines(u({ id: "x" }), u({}), u({ id: "x" })), 3, dup],
+      [lines(u({ id: "last" })), 1, dup],
+    ] as const) {
+      expect(refused(run("pixir-log", ["append", "s", "--json"], { cwd: ws, input }))).toMatchObject({ ...want, line });
+      expect(refused(run("pixir-log", ["append", "s", "--json", "--dry-run"], { cwd: ws, input }))).toMatchObject({ ...want, line });
+    }
+    expect(readLog(ws, "s")).toBe(bytes);
+    expect(listTree(ws)).toEqual(before);
+    // Accepted: ISO-8601 UTC with or without fractions, an id seen earlier in the Log (only the tail is read, §9).
+    const ok = run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: lines(u({ ts: "2026-06-30T00:00:00Z" }), u({ ts: "2026-06-30T00:00:00.123456Z", id: "first" })) });
+    expect(ok.json).toMatchObject({ ok: true, event_count: 2 });
+  });
+
+  it("write refuses a bad ts or a repeated id in a plain stream, new Log or existing, writing nothing", () => {
+    const ws = workspace({ s: [{ ...user("a"), id: "last" }] });
+    const before = listTree(ws);
+    const cases = [
+      ["n", [rawLine("n", 0, user("a")), rawLine("n", 1, { ...user("b"), ts: "1 Jan 2026" })], 2, badTs],
+      ["n", [rawLine("n", 0, { ...user("a"), id: "same" }), rawLine("n", 1, { ...user("b"), id: "same" })], 2, dup],
+      ["s", [rawLine("s", 1, { ...user("b"), id: "last" })], 1, dup],
+      ["s", [rawLine("s", 1, { ...user("b"), ts: "" })], 1, badTs],
+    ] as const;
+    for (const [id, stream, line, want] of cases) {
+      for (const dry of [[], ["--dry-run"]]) {
+        expect(refused(run("pixir-log", ["write", id, "--json", ...dry], { cwd: ws, input: stream.join("\n") + "\n" }))).toMatchObject({ ...want, line });
+      }
+    }
+    expect(listTree(ws)).toEqual(before);
+  });
+});
+
 describe("A6 create is atomic; a second write is refused", () => {
   it("creates, then refuses seq_conflict leaving the Log unchanged and no temp files", () => {
     const ws = tempDir();

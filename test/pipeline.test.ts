@@ -215,6 +215,42 @@ describe("36. bad streams write nothing", () => {
     expectNothingOf(ws, "c", before);
   });
 
+  it("an own Event of a fork stream repeating the header's or another own Event's id, or with a ts not in ISO-8601 UTC, is refused by write", () => {
+    const ws = workspace({ P });
+    const lines = forkStream(ws, ["--parent", "P", "--child-id", "c"]);
+    const n = JSON.parse(lines[0]!).data.replay_event_count;
+    const ids = lines.map((l) => JSON.parse(l).id);
+    const own = (more: object) => JSON.stringify({ id: "own", session_id: "c", seq: n + 1, ts: "2026-06-30T00:00:09Z", type: "user_message", data: {}, ...more });
+    /** The same Event with its keys in another order: the full decode instead of the byte check. */
+    const reordered = (line: string) => {
+      const { data, ...rest } = JSON.parse(line);
+      return JSON.stringify({ data, ...rest });
+    };
+    const before = listTree(ws);
+    const cases: Array<[string[], number, object]> = [
+      [[...lines, own({ id: ids[0] })], n + 2, { reason: "duplicate_id" }],
+      [[...lines, reordered(own({ id: ids[0] }))], n + 2, { reason: "duplicate_id" }],
+      [[...lines, own({}), own({ seq: n + 2 })], n + 3, { reason: "duplicate_id" }],
+      [[...lines, own({}), reordered(own({ seq: n + 2 }))], n + 3, { reason: "duplicate_id" }],
+      [[...lines, own({ ts: "yesterday" })], n + 2, { reason: "invalid_field", field: "ts", expected: "ISO-8601 UTC" }],
+      [[...lines, reordered(own({ ts: "2026-06-30T00:00:09" }))], n + 2, { reason: "invalid_field", field: "ts" }],
+    ];
+    for (const [stream, line, want] of cases) {
+      const r = run("pixir-log", ["write", "--json"], { cwd: ws, input: text(stream) });
+      expect(r.code).toBe(1);
+      expect(r.json.error.details).toMatchObject({ ...want, line });
+    }
+    expectNothingOf(ws, "c", before);
+    // The stream as pixir-fork printed it, with a good own Event, is written.
+    expectJsonOk(run("pixir-log", ["write", "--json"], { cwd: ws, input: text([...lines, own({})]) }));
+  });
+
+  it("inherited Events keep the parent's ts verbatim, ISO-8601 UTC or not", () => {
+    const ws = workspace({ P: [{ ...user("one"), ts: "2026-06-30 00:00:00" }, assistant("two")] });
+    expectJsonOk(sh("pixir-log cat P | pixir-fork --child-id c | pixir-log write --json", { cwd: ws }));
+    expect(readEvents(ws, "c")[1].ts).toBe("2026-06-30 00:00:00");
+  });
+
   it("empty stdin: empty_stream", () => {
     const ws = workspace({ P });
     const before = listTree(ws);

@@ -128,7 +128,9 @@ export const ev = (type: string, data: Record<string, unknown> = {}): Ev => ({ t
 
 /** The line R(id; e0, e1, …) writes for event n. */
 export function rawLine(id: string, n: number, e: Ev): string {
-  const ts = e.ts ?? `2026-06-30T00:00:${String(n).padStart(2, "0")}Z`;
+  const two = (x: number) => String(x).padStart(2, "0");
+  // One second per seq, in ISO-8601 UTC (writers refuse any other ts).
+  const ts = e.ts ?? `2026-06-30T${two(Math.floor(n / 3600) % 24)}:${two(Math.floor(n / 60) % 60)}:${two(n % 60)}Z`;
   return JSON.stringify({
     id: e.id ?? `${id}-${n}`,
     session_id: e.session_id ?? id,

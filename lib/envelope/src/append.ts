@@ -3,7 +3,7 @@
 import { splitLines } from "./codec.js";
 import { lineDataText, serializeEvent, type PixirEvent } from "./envelope.js";
 import { newUlid } from "./ids.js";
-import { checkInputSessionId, decodeInputLine, integrityError, STDIN_PATH } from "./input.js";
+import { checkInputSessionId, decodeInputLine, integrityError, requireIsoTs, STDIN_PATH, StreamIds } from "./input.js";
 import { acquireLease, stopOnLoss, type WriterLease } from "./lease.js";
 import { openHistory } from "./loader.js";
 import { appendJournaled, createLogAtomically, readTail, recoverJournal, type LineSink } from "./log-write.js";
@@ -52,8 +52,12 @@ export async function nextSeqFromTail(ws: string, id: string): Promise<{ next: n
   return { next: lastEvent === null ? 0 : lastEvent.seq === null ? count : lastEvent.seq + 1, tail };
 }
 
-/** Stamp and emit each input Event; returns the count. Used for real and dry runs alike. */
-async function stampEvents(id: string, input: AsyncIterable<Buffer>, firstSeq: number, options: AppendOptions, emit: LineSink): Promise<{ count: number; dropped: number; lines: number }> {
+/**
+ * Stamp and emit each input Event; returns the count. Used for real and dry runs alike. `lastId`: the id
+ * of the Log's last Event, which a given id must not repeat (an append sent twice).
+ */
+async function stampEvents(id: string, input: AsyncIterable<Buffer>, firstSeq: number, lastId: string | null, options: AppendOptions, emit: LineSink): Promise<{ count: number; dropped: number; lines: number }> {
+  const ids = new StreamIds(lastId);
   let seq = firstSeq;
   let count = 0;
   let dropped = 0;
@@ -70,6 +74,9 @@ async function stampEvents(id: string, input: AsyncIterable<Buffer>, firstSeq: n
     if (v.type === "session_fork") throw integrityError("fork_header_on_existing_log", "a plain event", "session_fork", raw.lineNo);
     checkInputSessionId(v.session_id, id, raw.lineNo);
     if (v.seq !== undefined && v.seq !== null && v.seq !== seq) throw integrityError("seq_conflict", seq, v.seq, raw.lineNo);
+    requireIsoTs(v.ts, raw.lineNo);
+    // A new ULID is unique by construction; a given id is checked.
+    if (v.id !== undefined) ids.admit(v.id as string, raw.lineNo);
     const event: PixirEvent = {
       id: (v.id as string | undefined) ?? newUlid(),
       session_id: id,
@@ -105,7 +112,7 @@ export async function appendEvents(ws: string, id: string, input: AsyncIterable<
 
   if (options.dryRun) {
     const { next, tail } = await nextSeqFromTail(ws, id);
-    const stamped = await stampEvents(id, input, next, options, () => undefined);
+    const stamped = await stampEvents(id, input, next, tail.last?.id ?? null, options, () => undefined);
     return result(!tail.exists, next, stamped.count, stamped.dropped);
   }
 
@@ -125,7 +132,7 @@ export async function appendEvents(ws: string, id: string, input: AsyncIterable<
     const ctx = { lease, signal: options.signal };
     let stamped = { count: 0, dropped: 0, lines: 0 };
     const produce = async (emit: LineSink) => {
-      stamped = await stampEvents(id, input, next, { ...options, signal: stop.signal }, emit);
+      stamped = await stampEvents(id, input, next, tail.last?.id ?? null, { ...options, signal: stop.signal }, emit);
       if (stamped.count === 0) throw new NothingToAppend();
     };
     try {

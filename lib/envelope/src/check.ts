@@ -2,7 +2,7 @@
 // and every warning (what readers tolerate but our writers never produce).
 import { lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
-import type { CorruptReason } from "./envelope.js";
+import { isIsoUtc, type CorruptReason } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { checkParentPrefix } from "./fork-write.js";
 import { readJournal, scanLog, type LogLine } from "./log-read.js";
@@ -29,8 +29,6 @@ export interface LogReport {
   problems: Finding[];
   warnings: Finding[];
 }
-
-const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 const CORRUPT_MESSAGES: Record<CorruptReason, string> = {
   invalid_utf8: "line is not valid UTF-8",
@@ -147,7 +145,7 @@ export async function checkLog(ws: string, id: string, strays?: Finding[], progr
     for (const f of line.missingFields) warn({ code: "missing_field", ...at, field: f, message: `event has no ${f}` });
     for (const f of line.extraFields) warn({ code: "extra_field", ...at, field: f, message: "event has a key beyond the six envelope keys" });
     if (e.session_id !== null && e.session_id !== id) warn({ code: "session_id_mismatch", ...at, message: "event session_id differs from the log's id" });
-    if (e.ts !== null && !ISO_UTC.test(e.ts)) warn({ code: "invalid_ts", ...at, message: "ts is not ISO-8601 UTC" });
+    if (e.ts !== null && !isIsoUtc(e.ts)) warn({ code: "invalid_ts", ...at, message: "ts is not ISO-8601 UTC" });
     if (e.type === "session_fork" && (line !== first || e.seq !== 0)) {
       if (e.data.strategy === "share_v1") problem({ code: "misplaced_share_header", ...at, message: CORRUPT_MESSAGES.misplaced_share_header });
       else warn({ code: "session_fork_not_first", ...at, message: "session_fork is not the first line at seq 0" });

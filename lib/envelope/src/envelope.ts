@@ -76,6 +76,10 @@ export interface CanonicalLine {
 }
 
 export const isJsonObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+/** ISO-8601 in UTC, the form our writers stamp (`2026-06-30T00:00:00.000Z`); `check` warns about any other ts. */
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+export const isIsoUtc = (ts: string): boolean => ISO_UTC.test(ts);
+
 export const isSeq = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= MAX_SEQ;
 
 /** The type string as shown in error details: §3.3 truncation at 64 bytes. */

@@ -1,7 +1,7 @@
 // fork.md §3.1, §4.3, §10: what one pass over the parent History learns for a fork plan (counts, digest,
 // open tool calls, safe cut points, resources), and the parent source both passes read.
 import { crc32 } from "node:zlib";
-import { CallIdSet } from "./call-ids.js";
+import { IdSet } from "./id-set.js";
 import { canonicalJson, checkedCallId, isReplayType, type CanonicalLine, type JsonObject, type PixirEvent } from "./envelope.js";
 import { facts } from "./line-check.js";
 import { T_FORK } from "./line-head.js";
@@ -39,7 +39,7 @@ export interface PrefixFacts {
  */
 export class OpenCalls {
   private readonly open = new Map<string, true>();
-  constructor(private readonly results: CallIdSet | null = null) {}
+  constructor(private readonly results: IdSet | null = null) {}
   add(e: PixirEvent, canonical?: CanonicalLine | null): void {
     if (e.type !== "tool_call" && e.type !== "tool_result") return;
     // A checked line names its call id without parsing data.
@@ -135,7 +135,7 @@ export class LineFingerprint {
 export class PrefixScanner {
   private readonly digest = new PrefixDigest();
   /** Calls open at each point of the History (which comes in seq order): the safe cut points of §10. */
-  private readonly calls = new OpenCalls(new CallIdSet());
+  private readonly calls = new OpenCalls(new IdSet());
   /** The calls open at the cut, taken at the first replay Event past it: the header's open_tool_calls. */
   private openAtCut: string[] | null = null;
   private readonly seenResources = new Set<string>();

@@ -8,7 +8,7 @@ import { PixirError } from "./errors.js";
 import { forkPlan, type ForkPlan, type ForkStrategy } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
-import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireStamped, stampedEvent, type InputStream } from "./input.js";
+import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireIsoTs, requireStamped, stampedEvent, StreamIds, type InputStream } from "./input.js";
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { head as lineHead, IS_REPLAY, readHead, stampedOf, TS_KEY_LENGTH } from "./line-head.js";
 import { acquireLease, type WriterLease } from "./lease.js";
@@ -149,6 +149,10 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
 
   const produce = async (emit: LineSink) => {
     emit(inputLine(first, header.event));
+    // The header's and the own Events' ids must differ. Inherited ids are derived from the header by rule
+    // (fork.md §4.2) and are not kept: an index of every one would grow with the Log (§12).
+    const ids = new StreamIds();
+    ids.admit(header.event.id as string, first.lineNo);
     const seqs = new ForkStreamSeqs(header.n, header.strategy === "share_v1");
     let lastLine = first.lineNo;
     const childBytes = Buffer.from(childId, "utf8");
@@ -164,8 +168,9 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
         streamed!.add(event);
         for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
       } else {
-        // Only inherited Events may carry the parent's null ts; the child's own Events need a real one.
-        if (event.ts === null) requireStamped(e);
+        // Only inherited Events carry the parent's ts as it is (null, say); the child's own Events need ours.
+        requireStamped(e);
+        ids.admit(event.id as string, e.lineNo);
         if (event.type === "branch_summary" && summaryStrategy === null) {
           summaryStrategy = typeof event.data.strategy === "string" ? event.data.strategy : null;
         }
@@ -233,9 +238,13 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
               writeRun(s);
               run = e + 1;
             }
-          } else if (typeIndex === T_BRANCH_SUMMARY && summaryStrategy === null && lineFacts.strategyStart >= 0) {
-            // A summary's data can be large (one record per inherited tool call): its kind is read alone.
-            summaryStrategy = JSON.parse(b.toString("utf8", lineFacts.strategyStart - 1, lineFacts.strategyEnd + 1)) as string;
+          } else {
+            requireIsoTs(b.toString("latin1", lineHead.tsStart, lineHead.tsEnd), lineNo);
+            ids.admit(b.toString("utf8", lineHead.idStart, lineHead.idEnd), lineNo);
+            if (typeIndex === T_BRANCH_SUMMARY && summaryStrategy === null && lineFacts.strategyStart >= 0) {
+              // A summary's data can be large (one record per inherited tool call): its kind is read alone.
+              summaryStrategy = JSON.parse(b.toString("utf8", lineFacts.strategyStart - 1, lineFacts.strategyEnd + 1)) as string;
+            }
           }
         } else {
           writeRun(s);

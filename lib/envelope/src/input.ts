@@ -2,8 +2,9 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH, nestsDeeperThan, streamLineBlocks, type LineBlock, type RawLine } from "./codec.js";
 import { abortable } from "./cli/io.js";
-import { deepWellFormed, isCanonicalType, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
+import { deepWellFormed, isCanonicalType, isIsoUtc, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
+import { IdSet } from "./id-set.js";
 import { sessionIdProblem } from "./session-id.js";
 
 export const STDIN_PATH = "-";
@@ -118,9 +119,32 @@ export function requireStamped(e: InputEvent, inherited = false): void {
   const v = e.value;
   if (typeof v.id !== "string" || v.id === "") throw corruptInput("invalid_field", e.lineNo, { field: "id" });
   if (typeof v.ts !== "string" && !(inherited && v.ts === null)) throw corruptInput("invalid_field", e.lineNo, { field: "ts" });
+  if (!inherited) requireIsoTs(v.ts, e.lineNo);
   if (!isJsonObject(v.data)) throw corruptInput("invalid_data", e.lineNo);
   if (typeof v.session_id !== "string") throw corruptInput("invalid_field", e.lineNo, { field: "session_id" });
   if (!isSeq(v.seq)) throw integrityError("seq_gap", "an integer seq", v.seq ?? null, e.lineNo);
+}
+
+/**
+ * cli.md §8.5 lists `invalid_ts` among what our writers never produce: an Event a writer stamps or
+ * takes as its own (not one a fork inherits verbatim) must carry an ISO-8601 UTC ts.
+ */
+export function requireIsoTs(ts: unknown, lineNo: number): void {
+  if (typeof ts === "string" && !isIsoUtc(ts)) throw corruptInput("invalid_field", lineNo, { field: "ts", expected: "ISO-8601 UTC" });
+}
+
+/**
+ * cli.md §8.5: our writers never store an id twice (`duplicate_id`). A writer refuses an id its stream
+ * repeats, or the id of the Log's last Event (an append sent again). The rest of an existing Log is not
+ * read, so that appends stay O(tail) (envelope-and-log.md §9); `pixir-log check` finds any other.
+ */
+export class StreamIds {
+  private readonly ids = new IdSet();
+  constructor(private readonly lastId: string | null = null) {}
+
+  admit(id: string, lineNo: number): void {
+    if (id === this.lastId || !this.ids.add(id)) throw integrityError("duplicate_id", "an id not used before", "an id used before", lineNo);
+  }
 }
 
 /**

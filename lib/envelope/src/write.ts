@@ -1,7 +1,7 @@
 // cli.md §8.2, envelope-and-log.md §11: `pixir-log write`. A plain stream must be stamped, one
 // session_id, seqs contiguous from the Log's next seq; a fork stream goes through the fork rules.
 // Nothing becomes visible unless the whole stream checks out.
-import { checkInputSessionId, inputLine, InputStream, integrityError, requireStamped, stampedEvent } from "./input.js";
+import { checkInputSessionId, inputLine, InputStream, integrityError, requireStamped, stampedEvent, StreamIds } from "./input.js";
 import { acquireLease, stopOnLoss } from "./lease.js";
 import { appendJournaled, createLogAtomically, recoverJournal, type LineSink } from "./log-write.js";
 import { nextSeqFromTail } from "./append.js";
@@ -53,9 +53,11 @@ export async function writeStream(ws: string, targetArg: string | undefined, inp
   let count = 0;
   let startSeq = 0;
 
-  const produce = (expectedFirst: number) => async (emit: LineSink) => {
+  /** `lastId`: the id of the Log's last Event, which the stream must not repeat. */
+  const produce = (expectedFirst: number, lastId: string | null) => async (emit: LineSink) => {
     startSeq = expectedFirst;
     let expected = expectedFirst;
+    const ids = new StreamIds(lastId);
     for (let e = await stream.next(); e !== null; e = await stream.next()) {
       if (e.value.type === "session_fork") {
         throw integrityError("fork_header_on_existing_log", "a plain event", "session_fork", e.lineNo);
@@ -66,6 +68,7 @@ export async function writeStream(ws: string, targetArg: string | undefined, inp
       if (seq !== expected) {
         throw integrityError(count === 0 ? "seq_conflict" : "seq_gap", expected, seq, e.lineNo);
       }
+      ids.admit(e.value.id as string, e.lineNo);
       emit(inputLine(e, stampedEvent(e)));
       expected++;
       count++;
@@ -85,7 +88,7 @@ export async function writeStream(ws: string, targetArg: string | undefined, inp
 
   if (options.dryRun) {
     const { next, tail } = await nextSeqFromTail(ws, id);
-    await produce(next)(() => undefined);
+    await produce(next, tail.last?.id ?? null)(() => undefined);
     return { fork: false, result: result(!tail.exists) };
   }
   const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter });
@@ -97,9 +100,9 @@ export async function writeStream(ws: string, targetArg: string | undefined, inp
     const ctx = { lease, signal: options.signal };
     if (tail.exists) {
       if (first === null) return { fork: false, result: result(false) }; // --allow-empty on an existing Log: a no-op
-      await appendJournaled(ws, id, tail, produce(next), ctx);
+      await appendJournaled(ws, id, tail, produce(next, tail.last?.id ?? null), ctx);
     } else {
-      await createLogAtomically(ws, id, produce(0), ctx);
+      await createLogAtomically(ws, id, produce(0, null), ctx);
     }
     wrote = true;
     return { fork: false, result: result(!tail.exists) };

@@ -7,7 +7,7 @@ import path from "node:path";
 import { isEncodable, serializeEvent, type JsonObject, type PixirEvent } from "../envelope.js";
 import { PixirError } from "../errors.js";
 import { SHARE_LIMITATIONS } from "../fork.js";
-import { CallIdSet } from "../call-ids.js";
+import { IdSet } from "../id-set.js";
 import { OpenCalls } from "../fork-plan.js";
 import { derivedUlid } from "../ids.js";
 import { acquireLease, type WriterLease } from "../lease.js";
@@ -219,7 +219,7 @@ function addForkHeader(ws: string, log: PlannedPiLog, parent: PlannedPiLog, base
   const toSeq = log.forkPointEntryId === null ? 0 : parent.lastSeqOfEntry.get(log.forkPointEntryId)!;
   const inherited = parent.resolved.filter((r) => isInherited(r.event, toSeq));
   const digest = new PrefixDigest();
-  const open = new OpenCalls(new CallIdSet());
+  const open = new OpenCalls(new IdSet());
   for (const r of inherited) {
     digest.add(r.event);
     open.add(r.event);

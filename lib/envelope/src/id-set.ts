@@ -1,8 +1,9 @@
-// A set of tool call ids kept as 128-bit fingerprints. fork.md §4.3 closes a call by a result anywhere in
-// the prefix, so a fork's plan must remember the id of every tool_result it has passed: some 160,000 in
-// a 1 GiB Log, about 13 MB as JavaScript strings in a Set, which the 128 MiB bound of `pixir fork
-// --summarize` cannot spare. As fingerprints in one typed array they take 16 bytes each (plus free
-// slots); two different ids are taken for one only if all four 32-bit lanes agree.
+// A set of ids kept as 128-bit fingerprints. fork.md §4.3 closes a call by a result anywhere in the
+// prefix, so a fork's plan must remember the id of every tool_result it has passed: some 160,000 in a
+// 1 GiB Log, about 13 MB as JavaScript strings in a Set, which the 128 MiB bound of `pixir fork
+// --summarize` cannot spare; and a writer refuses an Event id its stream repeats (every line's id).
+// As fingerprints in one typed array they take 16 bytes each (plus free slots); two different ids are
+// taken for one only if all four 32-bit lanes agree.
 
 const LANES = 4;
 const MAX_LOAD = 0.7;
@@ -43,7 +44,7 @@ function mix(h: number): number {
 
 const isFree = (slots: Uint32Array, at: number): boolean => (slots[at]! | slots[at + 1]! | slots[at + 2]! | slots[at + 3]!) === 0;
 
-export class CallIdSet {
+export class IdSet {
   private slots = new Uint32Array(LANES * 1024);
   private size = 0;
   private readonly key = new Uint32Array(LANES);
@@ -53,12 +54,14 @@ export class CallIdSet {
     return !isFree(this.slots, find(this.slots, this.key, 0));
   }
 
-  add(id: string): void {
+  /** Add `id`; false if it was already in the set. */
+  add(id: string): boolean {
     fingerprintInto(id, this.key);
     const at = find(this.slots, this.key, 0);
-    if (!isFree(this.slots, at)) return;
+    if (!isFree(this.slots, at)) return false;
     this.slots.set(this.key, at);
     if (++this.size > (this.slots.length / LANES) * MAX_LOAD) this.grow();
+    return true;
   }
 
   private grow(): void {
