@@ -257,3 +257,48 @@ describe("check of a Workspace whose first write was killed while taking the lea
     ]);
   });
 });
+
+describe("a line a writer makes longer than the reader's limit (was: a Log every reader refused)", () => {
+  const MAX = 32 * 1024 * 1024;
+  /** A user_message line of exactly `bytes` bytes (without its newline), in `make`'s envelope. */
+  const sized = (bytes: number, make: (text: string) => string) => make("x".repeat(bytes - Buffer.byteLength(make(""))));
+  const tooLong = (r: ReturnType<typeof run>, type: string) => {
+    expect(r.code).toBe(1);
+    const e = r.json?.error ?? JSON.parse(r.stderr.trim().split("\n").pop()!).error;
+    expect(e).toMatchObject({ kind: "log_encode_failed", details: { reason: "line_too_long", type, max_line_bytes: MAX } });
+    expect(e.details.observed_bytes).toBeGreaterThan(MAX);
+  };
+
+  it("append: stamping id, seq and ts onto a line just under the limit is refused; the Log is unchanged", () => {
+    const ws = workspace({ s: [user("a")] });
+    const bytes = readLog(ws, "s");
+    const input = sized(MAX - 10, (t) => JSON.stringify({ type: "user_message", data: { text: t } }));
+    expect(Buffer.byteLength(input)).toBe(MAX - 10);
+    tooLong(run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: `${input}\n` }), "user_message");
+    tooLong(run("pixir-log", ["append", "new", "--json"], { cwd: ws, input: `${input}\n` }), "user_message");
+    expect(readLog(ws, "s")).toBe(bytes);
+    expect(existsSync(logFile(ws, "new"))).toBe(false);
+    // The same line stamped already is exactly as long as it came, and is stored.
+    const stamped = sized(MAX, (t) => rawLine("s", 1, user(t)));
+    expect(run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: `${stamped}\n` }).code).toBe(0);
+    expect(run("pixir-log", ["cat", "s"], { cwd: ws }).lines).toHaveLength(2);
+  });
+
+  it("fork: a child id longer than the parent's pushes an inherited line past the limit; nothing is written", () => {
+    // Both of the copy's ways: a line in our layout (copied as bytes) and one with its keys in another order.
+    const id = "01ARZ3NDEKTSV4RRFFQ69G5FAV"; // as long as a derived id: only the session id grows
+    const ours = (t: string) => rawLine("p", 0, { ...user(t), id });
+    const other = (t: string) => JSON.stringify({ type: "user_message", data: { text: t }, id, session_id: "p", seq: 0, ts: "2026-06-30T00:00:00Z" });
+    for (const make of [ours, other]) {
+      const line = sized(MAX - 20, make);
+      const ws = workspace({ p: `${line}\n` });
+      const before = listTree(ws);
+      const child = "c".repeat(200);
+      tooLong(run("pixir", ["fork", "p", "--child-id", child, "--json"], { cwd: ws }), "user_message");
+      tooLong(run("pixir-fork", ["--parent", "p", "--child-id", child, "--json"], { cwd: ws }), "user_message");
+      expect(listTree(ws)).toEqual(before);
+      // A short child id fits.
+      expect(run("pixir", ["fork", "p", "--child-id", "c", "--json"], { cwd: ws }).code).toBe(0);
+    }
+  });
+});

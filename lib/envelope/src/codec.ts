@@ -68,6 +68,20 @@ function lineTooLong(path: string, lineNo: number, max: number): PixirError {
   });
 }
 
+/**
+ * A line a writer was about to store is past the limit every reader holds it to (a stamp, or a fork's
+ * longer child id, made it grow): it is refused, since the Log would be unreadable (envelope-and-log.md §8.1).
+ */
+export function lineTooLongToWrite(bytes: number, type: string | null, lineNo: number | null): PixirError {
+  return new PixirError("log_encode_failed", "an event would be stored as a line longer than the line-length limit", {
+    reason: "line_too_long",
+    type,
+    line: lineNo,
+    observed_bytes: bytes,
+    max_line_bytes: MAX_LINE_BYTES,
+  });
+}
+
 /** Split a byte stream into lines. Empty lines are counted but not yielded. */
 export async function* splitLines(chunks: AsyncIterable<Buffer | string>, options: SplitOptions): AsyncGenerator<RawLine> {
   const max = options.maxLineBytes ?? MAX_LINE_BYTES;

@@ -20,7 +20,7 @@ import { decodeOwnHead } from "./envelope.js";
 import { isValidSessionId } from "./session-id.js";
 import type { HistoryItem, PrefixDigest } from "./loader.js";
 import { isInherited } from "./loader.js";
-import { splitLines } from "./codec.js";
+import { lineTooLongToWrite, MAX_LINE_BYTES, splitLines } from "./codec.js";
 import { inspectStatePath, logPath, type StatePath } from "./paths.js";
 import type { ByteProgress } from "./progress.js";
 
@@ -105,6 +105,8 @@ export class ChildLines {
     used = copyBytes(this.key, this.keyPrefix, this.keyPrefix + digits, block, used);
     block[used++] = COMMA;
     used += b.copy(block, used, tail, e);
+    // The child's id and session id may make the line longer than the parent's.
+    if (used - this.used > MAX_LINE_BYTES) throw lineTooLongToWrite(used - this.used, CANONICAL_TYPES[type]!, k + 1);
     block[used++] = NEWLINE;
     this.used = used;
     return true;
@@ -114,7 +116,9 @@ export class ChildLines {
   addText(text: string, parentEvent: PixirEvent, parentLine: Buffer): void {
     this.k++;
     if (this.fingerprint) this.seen.add(parentEvent, parentLine);
-    this.room(Buffer.byteLength(text, "utf8"));
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes - 1 > MAX_LINE_BYTES) throw lineTooLongToWrite(bytes - 1, parentEvent.type, this.k + 1);
+    this.room(bytes);
     this.used += this.block.write(text, this.used, "utf8");
   }
 

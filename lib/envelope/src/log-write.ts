@@ -15,6 +15,7 @@ import {
   fdatasync,
 } from "node:fs";
 import { constants as fsConstants } from "node:fs";
+import { lineTooLongToWrite, MAX_LINE_BYTES } from "./codec.js";
 import { decodeLogLine, isLineProblem, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { corruptLineError, journalText, readJournal } from "./log-read.js";
@@ -180,8 +181,22 @@ export class BlockWriter {
   }
 }
 
-/** Takes output lines (or parts of them, ending in `\n`), as text or as bytes. */
+/**
+ * Takes output as text or as bytes: a string is one whole line with its `\n` (serializeEvent), bytes are
+ * whole lines that are no longer than the lines they were read as, or were checked where they were made
+ * (ChildLines).
+ */
 export type LineSink = (line: string | Buffer) => void;
+
+/** A line of text past the limit every reader holds a Log to is refused before it is stored. */
+function assertLineFits(line: string | Buffer): void {
+  // A UTF-16 unit takes at most 3 bytes in UTF-8: most lines need no count.
+  if (typeof line !== "string" || line.length * 3 <= MAX_LINE_BYTES) return;
+  const bytes = Buffer.byteLength(line, "utf8") - (line.endsWith("\n") ? 1 : 0);
+  if (bytes <= MAX_LINE_BYTES) return;
+  const type = /"type":"([a-z_]+)"/.exec(line.slice(0, 4096))?.[1] ?? null;
+  throw lineTooLongToWrite(bytes, type, null);
+}
 /**
  * Takes a large block of whole lines that the caller hands over and does not touch until `written` gives
  * it back; resolves when the writer can take the next one (a producer of big blocks waits for the disk
@@ -231,6 +246,7 @@ export async function createLogAtomically(
     await produce(
       (line) => {
         checkAborted(ctx);
+        assertLineFits(line);
         writer.add(line);
       },
       async (block, written) => {
@@ -455,6 +471,7 @@ export async function appendJournaled(
     if (!tail.endsWithNewline) out.add("\n");
     await produce((line) => {
       checkAborted(ctx);
+      assertLineFits(line);
       out.add(line);
     });
     checkAborted(ctx);
