@@ -1,7 +1,7 @@
 // One deterministic test per bug the hardening suites found (docs/reliability.md, "Found and fixed"),
 // against the built binaries, so each fix stays pinned even if a generator changes.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -300,5 +300,34 @@ describe("a line a writer makes longer than the reader's limit (was: a Log every
       // A short child id fits.
       expect(run("pixir", ["fork", "p", "--child-id", "c", "--json"], { cwd: ws }).code).toBe(0);
     }
+  });
+});
+
+describe("a Log this user may not read (was: permission_denied with path null; ls and check stopped at it)", () => {
+  // Root reads a mode-000 file anyway: as root, the tools run as nobody.
+  const asOther = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+
+  it("cat names the path; ls lists it with first_line_error; check reports it as a problem and checks the others", () => {
+    const ws = workspace({ a: [user("a")], b: [user("b")] });
+    chmodSync(ws, 0o755);
+    chmodSync(path.join(ws, ".pixir"), 0o755);
+    chmodSync(path.join(ws, ".pixir", "sessions"), 0o755);
+    chmodSync(logFile(ws, "b"), 0o644);
+    chmodSync(logFile(ws, "a"), 0o000);
+    const denied = { path: ".pixir/sessions/a.ndjson", operation: "open" };
+
+    const cat = run("pixir-log", ["cat", "a", "--json"], { cwd: ws, ...asOther });
+    expect(cat.code).toBe(3);
+    expect(cat.errJson.error).toMatchObject({ kind: "permission_denied", details: denied });
+
+    const ls = run("pixir-log", ["ls", "--json"], { cwd: ws, ...asOther });
+    expect(ls.code).toBe(0);
+    expect(ls.json.sessions.map((s: any) => [s.session_id, s.first_line_error ?? null])).toEqual([["a", "permission_denied"], ["b", null]]);
+
+    const check = run("pixir-log", ["check", "--json"], { cwd: ws, ...asOther });
+    expect(check.code).toBe(1);
+    const logs = check.json.error.details.logs;
+    expect(logs.map((l: any) => [l.session_id, l.problems.map((p: any) => p.code), l.event_count])).toEqual([["a", ["permission_denied"], 0], ["b", [], 1]]);
+    expect(logs[0].problems[0]).toMatchObject(denied);
   });
 });

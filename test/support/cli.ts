@@ -29,6 +29,9 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   /** Run this script instead of the tool's own bin (a copy of a built tool). */
   bin?: string;
+  /** Run as this user and group (a test running as root sees what another user sees). */
+  uid?: number;
+  gid?: number;
 }
 
 /** JSON.parse, or undefined for text that is not one JSON document. */
@@ -75,6 +78,8 @@ export function run(tool: Tool, args: string[], options: RunOptions): RunResult 
     env: childEnv(options.env),
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
+    uid: options.uid,
+    gid: options.gid,
   });
   return runResult(r.status ?? (r.signal ? 128 : 1), r.stdout, r.stderr);
 }

@@ -3,7 +3,7 @@
 import { lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { isIsoUtc, type CorruptReason } from "./envelope.js";
-import { PixirError } from "./errors.js";
+import { mapOsRefusal, PixirError } from "./errors.js";
 import { checkParentPrefix } from "./fork-write.js";
 import { readJournal, scanLog, type LogLine } from "./log-read.js";
 import { notFoundError, openHistory } from "./loader.js";
@@ -119,7 +119,9 @@ export async function checkLog(ws: string, id: string, strays?: Finding[], progr
   try {
     if (inspectStatePath(p) === "missing") throw notFoundError(id, ws, p.rel, "pixir-log check");
     if (readJournal(ws, id) !== null) warn({ code: "append_journal_present", message: "an interrupted append left a journal; readers use the original length" });
-  } catch (err) {
+  } catch (thrown) {
+    // A Log this user may not read is one problem of that Log; the others are checked as usual.
+    const err = mapOsRefusal(thrown, ws);
     if (err instanceof PixirError && err.kind !== "not_found") {
       const { next_actions: _n, ...details } = err.details;
       problem({ code: err.kind, message: err.message, ...details });
@@ -181,7 +183,13 @@ export async function checkLog(ws: string, id: string, strays?: Finding[], progr
         return "skip";
       },
     });
-  } catch (err) {
+  } catch (thrown) {
+    const err = mapOsRefusal(thrown, ws);
+    if (err instanceof PixirError && err.kind === "permission_denied") {
+      const { next_actions: _n, ...details } = err.details;
+      problem({ code: err.kind, message: "the Log could not be read: permission denied", ...details });
+      return report;
+    }
     // A line over the length limit is refused without being buffered, so the reading stops there: it is
     // this Log's last finding, and the rest of the Log is not read.
     if (!(err instanceof PixirError) || err.details.reason !== "line_too_long") throw err;
@@ -234,11 +242,12 @@ async function checkLineage(ws: string, id: string, first: LogLine | null, probl
           warn({ code: "replay_prefix_differs", line: first!.lineNo, message: "the parent log no longer hashes to this child's prefix_digest", ...err.details });
           return;
         }
-        if (err instanceof PixirError) return; // an unreadable parent is the parent's own problem
+        if (mapOsRefusal(err) instanceof PixirError) return; // an unreadable parent is the parent's own problem
         throw err;
       }
     }
-  } catch (err) {
+  } catch (thrown) {
+    const err = mapOsRefusal(thrown, ws);
     if (!(err instanceof PixirError)) throw err;
     const { next_actions: _n, ...details } = err.details;
     problem({ code: err.kind === "corrupt_log_line" ? String(details.reason) : err.kind, message: err.message, ...details });

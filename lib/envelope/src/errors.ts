@@ -1,4 +1,5 @@
 // cli.md §3–§4: one error type whose kind decides the exit code, default message and recovery hints.
+import { isAbsolute, relative, sep } from "node:path";
 
 export type ErrorKind =
   | "usage"
@@ -173,13 +174,31 @@ export function isPixirError(err: unknown): err is PixirError {
 }
 
 /** Anything thrown that is not a PixirError becomes internal_error; the stack stays out of the envelope. */
-export function asPixirError(err: unknown): PixirError {
+/**
+ * Any error as a PixirError: an OS refusal the code did not map itself is still `permission_denied`, with
+ * the path the OS names, relative to `workspace` when it lies inside it (envelope-and-log.md §6).
+ */
+export function asPixirError(err: unknown, workspace?: string): PixirError {
+  const mapped = mapOsRefusal(err, workspace);
+  return mapped instanceof PixirError ? mapped : new PixirError("internal_error");
+}
+
+/** An OS refusal (`EACCES`, `EPERM`, `EROFS`) as `permission_denied`; any other error as it is. */
+export function mapOsRefusal(err: unknown, workspace?: string): unknown {
   if (err instanceof PixirError) return err;
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const e = err as NodeJS.ErrnoException | undefined;
+  const code = e?.code;
   if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
-    return new PixirError("permission_denied", undefined, { path: null, operation: (err as NodeJS.ErrnoException).syscall ?? null });
+    return new PixirError("permission_denied", undefined, { path: typeof e!.path === "string" ? shownPath(e!.path, workspace) : null, operation: e!.syscall ?? null });
   }
-  return new PixirError("internal_error");
+  return err;
+}
+
+function shownPath(p: string, workspace: string | undefined): string {
+  if (workspace === undefined) return p;
+  const rel = relative(workspace, p);
+  if (rel === "") return ".";
+  return rel.startsWith("..") || isAbsolute(rel) ? p : rel.split(sep).join("/");
 }
 
 export interface ErrorEnvelope {

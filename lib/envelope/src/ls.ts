@@ -1,6 +1,7 @@
 // cli.md §8.4: the Logs of a Workspace. Only regular files named <valid id>.ndjson count.
 import { lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { mapOsRefusal, PixirError } from "./errors.js";
 import { readFirstLine } from "./log-read.js";
 import { inspectStatePath, logPath, sessionsDir } from "./paths.js";
 import { isValidSessionId } from "./session-id.js";
@@ -60,7 +61,17 @@ export async function describeLogs(ws: string): Promise<{ entries: LogEntry[]; i
       parent_session_id: null,
       strategy: null,
     };
-    const first = await readFirstLine(p);
+    let first: Awaited<ReturnType<typeof readFirstLine>>;
+    try {
+      first = await readFirstLine(p);
+    } catch (thrown) {
+      // A Log this user may not read is listed with the reason (cli.md §8.4: an unreadable first line).
+      const err = mapOsRefusal(thrown);
+      if (!(err instanceof PixirError)) throw err;
+      entry.first_line_error = err.kind;
+      entries.push(entry);
+      continue;
+    }
     if (first !== null && "problem" in first) entry.first_line_error = first.problem.reason;
     else if (first !== null && first.line.event.type === "session_fork") {
       const d = first.line.event.data;

@@ -37,3 +37,17 @@ describe("PixirError from another copy of the module", () => {
     expect(asPixirError(denied).kind).toBe("permission_denied");
   });
 });
+
+describe("asPixirError of an OS refusal", () => {
+  const refusal = (p: string | undefined) => Object.assign(new Error("EACCES"), { code: "EACCES", syscall: "open", path: p });
+
+  it("is permission_denied with the path relative to the Workspace when it lies inside it", () => {
+    expect(asPixirError(refusal("/ws/.pixir/sessions/a.ndjson"), "/ws").details).toMatchObject({ path: ".pixir/sessions/a.ndjson", operation: "open" });
+    expect(asPixirError(refusal("/ws"), "/ws").details.path).toBe(".");
+    expect(asPixirError(refusal("/tmp/spool"), "/ws").details.path).toBe("/tmp/spool");
+    expect(asPixirError(refusal("/wsx/a"), "/ws").details.path).toBe("/wsx/a");
+    expect(asPixirError(refusal(undefined), "/ws").details.path).toBeNull();
+    expect(asPixirError(refusal("/ws/a")).details.path).toBe("/ws/a");
+    expect(asPixirError(new Error("boom")).kind).toBe("internal_error");
+  });
+});

@@ -225,13 +225,22 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     const ctx = makeContext(tool, command, args, io, out, json);
     return await command.run!(args, ctx);
   } catch (thrown) {
-    const err = asPixirError(thrown);
+    const err = asPixirError(thrown, workspaceOf(args, io));
     if (err.kind === "internal_error" && !(thrown instanceof PixirError)) (err as PixirError & { cause?: unknown }).cause = thrown;
     // A usage error comes before the arguments parse: the command's class is judged from the bare
     // flags on the line (`pixir-fork --dry-run --json --bogus` is a report command).
     const bare = { positionals: [], flags: Object.fromEntries(tokens.filter((t) => /^--[a-z-]+$/.test(t)).map((t) => [t.slice(2), true])) };
     await renderError(err, io, out, commandClass(command, args ?? bare), json);
     return err.exitCode;
+  }
+}
+
+/** The Workspace, for an error's path; undefined when the arguments do not name a usable one. */
+function workspaceOf(args: ParsedArgs | undefined, io: CliIo): string | undefined {
+  try {
+    return resolveWorkspace(args?.flags.workspace as string | undefined, io.env, io.cwd);
+  } catch {
+    return undefined;
   }
 }
 
