@@ -398,19 +398,21 @@ describe("pixir-fork reading the parent from stdin (fork.md §3.1 step 4)", () =
     expect(readdirSync(tmp)).toEqual([]);
   });
 
-  it("removes its spool when interrupted while reading", async () => {
-    const ws = workspace({ P });
-    const tmp = tempDir("pixir-spool-");
-    const child = start("pixir-fork", ["--json"], { cwd: ws, env: { TMPDIR: tmp } });
-    child.child.stdin.write(readLog(ws, "P"));
-    for (let i = 0; i < 200 && readdirSync(tmp).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-    expect(readdirSync(tmp)).toHaveLength(1);
-    child.child.kill("SIGTERM");
-    const r = await child.done;
-    expect(r.code).toBe(130);
-    expect(r.stdout).toBe("");
-    expect(r.errJson.error.kind).toBe("interrupted");
-    expect(readdirSync(tmp)).toEqual([]);
+  it("removes its spool when interrupted while reading (SIGTERM, SIGINT, or SIGHUP as a closed terminal sends)", async () => {
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      const ws = workspace({ P });
+      const tmp = tempDir("pixir-spool-");
+      const child = start("pixir-fork", ["--json"], { cwd: ws, env: { TMPDIR: tmp } });
+      child.child.stdin.write(readLog(ws, "P"));
+      for (let i = 0; i < 200 && readdirSync(tmp).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(readdirSync(tmp)).toHaveLength(1);
+      child.child.kill(signal);
+      const r = await child.done;
+      expect(r.code, signal).toBe(130);
+      expect(r.stdout).toBe("");
+      expect(r.errJson.error).toMatchObject({ kind: "interrupted", details: { signal } });
+      expect(readdirSync(tmp)).toEqual([]);
+    }
   });
 
   it("removes its temp spool file on success, on failure and when stdout closes early", () => {

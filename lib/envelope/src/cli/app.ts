@@ -313,13 +313,13 @@ export async function runProcess(
     if (controller.signal.aborted) process.exit(130);
     controller.abort(new PixirError("interrupted", undefined, { signal }));
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  // SIGHUP (the terminal went away) ends a run as SIGINT and SIGTERM do: writers roll back, exit 130.
+  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const s of signals) process.on(s, onSignal);
   const io = makeIo(controller.signal);
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;
-  process.off("SIGINT", onSignal);
-  process.off("SIGTERM", onSignal);
+  for (const s of signals) process.off(s, onSignal);
   // A stdin we stopped reading early must not keep the process alive.
   if (!process.stdin.isTTY) process.stdin.destroy();
 }

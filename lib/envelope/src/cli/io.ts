@@ -7,7 +7,7 @@ export interface CliIo {
   stderr: Writable;
   env: NodeJS.ProcessEnv;
   cwd: string;
-  /** Aborted on SIGINT/SIGTERM: writers roll back and exit 130. */
+  /** Aborted on SIGINT/SIGTERM/SIGHUP: writers roll back and exit 130. */
   signal?: AbortSignal;
   /** stderr is a terminal (progress is shown only then). */
   stderrIsTty?: boolean;
