@@ -264,6 +264,33 @@ describe("A10 torn tail", () => {
     expect(run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: lines({ type: "user_message", data: {} }) }).json.first_seq).toBe(2);
     expect(run("pixir-log", ["repair", "s"], { cwd: ws }).stdout).toBe("Nothing to repair in s.\n");
   });
+  it("a final line cut inside a multi-byte character is a torn tail too (was: invalid_utf8, which repair refused)", () => {
+    const good = `${rawLine("s", 0, user("a"))}\n`;
+    const put = (ws: string, bytes: Buffer) => {
+      writeRaw(ws, "s", "");
+      writeFileSync(logFile(ws, "s"), bytes);
+    };
+    for (const char of ["é", "€", "😀"]) {
+      const whole = Buffer.from(`${rawLine("s", 1, user(`x${char}`))}\n`);
+      const at = whole.indexOf(Buffer.from(char));
+      for (let cut = at + 1; cut < at + Buffer.byteLength(char); cut++) {
+        const ws = workspace();
+        put(ws, Buffer.concat([Buffer.from(good), whole.subarray(0, cut)]));
+        expect(run("pixir-log", ["cat", "s", "--json"], { cwd: ws }).errJson.error.details.reason, `${char} cut at ${cut - at}`).toBe("torn_tail");
+        expect(run("pixir-log", ["repair", "s", "--json"], { cwd: ws }).json).toMatchObject({ ok: true, repaired: true, dropped_bytes: cut, dropped_line: 2 });
+        expect(readLog(ws, "s")).toBe(good);
+        // On stdin, a stream cut there is torn as well.
+        const piped = run("pixir-log", ["write", "t", "--json"], { cwd: ws, input: Buffer.concat([Buffer.from(good.replaceAll('"s"', '"t"')), whole.subarray(0, cut)]) });
+        expect(piped.json.error.details.reason).toBe("torn_tail");
+      }
+    }
+    // Bytes that begin no character, or a cut character followed by a newline, stay invalid_utf8.
+    for (const bad of [Buffer.from([0x7b, 0xff]), Buffer.from([0x7b, 0xe0, 0x80]), Buffer.from([0x7b, 0xc3, 0x0a]), Buffer.from([0x7b, 0xff, 0x41, 0xc3])]) {
+      const ws = workspace();
+      put(ws, Buffer.concat([Buffer.from(good), bad]));
+      expect(run("pixir-log", ["cat", "s", "--json"], { cwd: ws }).errJson.error.details.reason, bad.toString("hex")).toBe("invalid_utf8");
+    }
+  });
   it("repair refuses corruption that is not a torn tail and leaves the file alone", () => {
     const ws = workspace();
     writeRaw(ws, "s", `${rawLine("s", 0, user("a"))}\n{bad}\n${rawLine("s", 2, user("c"))}\n`);

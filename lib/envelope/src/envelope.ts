@@ -86,11 +86,33 @@ export const isSeq = (v: unknown): v is number => typeof v === "number" && Numbe
 export const typeForDetails = (t: string): string => truncate(t, 64);
 
 /**
+ * Valid UTF-8 but for a character cut short at the very end: a write that stopped inside a multi-byte
+ * character. Such a final line without `\n` does not parse either, so it is a torn tail, not invalid UTF-8.
+ */
+export function isUtf8UpToCut(bytes: Uint8Array): boolean {
+  // The last character's lead byte: at most three continuation bytes (10xxxxxx) back.
+  let lead = bytes.length - 1;
+  while (lead >= 0 && bytes.length - lead <= 3 && (bytes[lead]! & 0xc0) === 0x80) lead--;
+  if (lead < 0) return false;
+  const b = bytes[lead]!;
+  const length = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+  if (length <= bytes.length - lead) return false;
+  // The bytes there must begin some character: completed with the lowest or the highest continuation
+  // byte, one of the two is valid whatever the lead's own range for its second byte.
+  const begun = [0x80, 0xbf].some((fill) => {
+    const whole = Buffer.alloc(length, fill);
+    whole.set(bytes.subarray(lead), 0);
+    return isUtf8(whole);
+  });
+  return begun && isUtf8(bytes.subarray(0, lead));
+}
+
+/**
  * envelope-and-log.md §7: check one physical line (without its `\n`) and apply the read tolerances.
  * `isTail` marks a final line that had no `\n`; a parse failure there is a torn tail.
  */
 export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | LineProblem {
-  if (!isUtf8(bytes)) return { reason: "invalid_utf8" };
+  if (!isUtf8(bytes)) return { reason: isTail && isUtf8UpToCut(bytes) ? "torn_tail" : "invalid_utf8" };
   if (checkLine(bytes, 0, bytes.length, true) >= 0) return checkedLine(bytes);
   let value: unknown;
   try {

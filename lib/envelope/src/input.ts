@@ -2,7 +2,7 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH, nestsDeeperThan, streamLineBlocks, type LineBlock, type RawLine } from "./codec.js";
 import { abortable } from "./cli/io.js";
-import { deepWellFormed, isCanonicalType, isIsoUtc, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
+import { deepWellFormed, isCanonicalType, isIsoUtc, isUtf8UpToCut, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
 import { IdSet } from "./id-set.js";
 import { sessionIdProblem } from "./session-id.js";
@@ -33,7 +33,7 @@ export interface DecodeInputOptions {
 
 /** Parse and shape-check one input line. Returns null for a dropped ephemeral Event. */
 export function decodeInputLine(raw: RawLine, options: DecodeInputOptions = {}): InputEvent | null {
-  if (!isUtf8(raw.bytes)) throw corruptInput("invalid_utf8", raw.lineNo);
+  if (!isUtf8(raw.bytes)) throw corruptInput(!raw.terminated && isUtf8UpToCut(raw.bytes) ? "torn_tail" : "invalid_utf8", raw.lineNo);
   const text = raw.bytes.toString("utf8");
   let value: unknown;
   try {
