@@ -1,6 +1,6 @@
 // cli.md §12.10, §12.12, §12.13, acceptance.md §J case 67: the wrapper's Session jobs `pixir repair`,
 // `pixir diff` and `pixir merge`, against the built binaries.
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { assistant, call, ev, listTree, logFile, readEvents, readLog, run, toolResult, ULID, user, workspace } from "./support/cli.js";
@@ -284,6 +284,26 @@ describe("pixir merge (§12.13)", () => {
     expect(readEvents(ws, "F").at(-1).data).toMatchObject({ model_assisted_fallback: true, model_assisted_fallback_reason: "nonzero_exit" });
     const text = run("pixir", ["fork", "P", "--child-id", "G", "--summarize", "--model-cmd", "exit 3"], { cwd: ws });
     expect([text.code, text.stderr]).toEqual([0, "warning: model_assisted_fallback: nonzero_exit\npixir resume G \"...\"\n"]);
+  });
+
+  it("a child with no events of its own: nothing to merge, exit 0, the parent untouched, no model asked", () => {
+    for (const strategy of ["replay_v1", "share_v1"]) {
+      const ws = workspace({ P: [user("goal"), assistant("plan")] });
+      fork(ws, "P", "K", "--strategy", strategy);
+      const bytes = readLog(ws, "P");
+      // Even while another writer holds the parent: no lease is taken for nothing.
+      holdLease(ws, "P");
+      const before = listTree(ws);
+      for (const extra of [[], ["--dry-run"], ["--model-cmd", "touch asked; echo x"]]) {
+        const r = run("pixir", ["merge", "K", "--into", "P", "--json", ...extra], { cwd: ws });
+        expect(r.code).toBe(0);
+        expect(r.json).toEqual({ ok: true, recorded: false, dry_run: extra[0] === "--dry-run", parent_session_id: "P", child_session_id: "K", seq: null, event: null, nothing_to_merge: true });
+      }
+      expect(run("pixir", ["merge", "K", "--into", "P"], { cwd: ws }).stdout).toBe("Nothing to merge: K has no events of its own.\n");
+      expect(readLog(ws, "P")).toBe(bytes);
+      expect(existsSync(path.join(ws, "asked"))).toBe(false);
+      expect(listTree(ws)).toEqual(before);
+    }
   });
 
   it("refuses a child that is not a fork of the parent, a held parent lease, and a missing --into", () => {

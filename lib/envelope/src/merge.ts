@@ -44,9 +44,11 @@ export interface MergeResult {
   dry_run: boolean;
   parent_session_id: string;
   child_session_id: string;
-  /** The seq of the appended branch_summary (in a dry run, the seq it would get). */
-  seq: number;
-  event: BranchSummaryData & { merge: MergeFacts };
+  /** The seq of the appended branch_summary (in a dry run, the seq it would get); null when there is nothing to merge. */
+  seq: number | null;
+  event: (BranchSummaryData & { merge: MergeFacts }) | null;
+  /** The child has no own Events: nothing was (or would be) appended. */
+  nothing_to_merge?: true;
 }
 
 /** The child's first line must be a session_fork naming the parent (otherwise invalid_args, field "into"). */
@@ -69,7 +71,10 @@ async function forkHeaderNaming(ws: string, childId: string, parentId: string): 
   return header;
 }
 
-/** The branch_summary data of the child's own Events, with `range` over their child seqs and `merge`. */
+/**
+ * The branch_summary data of the child's own Events, with `range` over their child seqs and `merge`;
+ * null when it has none (a summary of nothing would tell the parent nothing, and no model is asked).
+ */
 export async function mergeSummaryData(ws: string, options: MergeOptions): Promise<MergeResult["event"]> {
   const header = await forkHeaderNaming(ws, options.childId, options.parentId);
   const parentLog = logPath(ws, options.parentId);
@@ -85,6 +90,7 @@ export async function mergeSummaryData(ws: string, options: MergeOptions): Promi
     from ??= event.seq;
     to = event.seq;
   }
+  if (builder.count === 0) return null;
   const merge: MergeFacts = {
     child_session_id: options.childId,
     child_from_seq: from,
@@ -112,6 +118,11 @@ export async function mergeSession(ws: string, options: MergeOptions): Promise<M
   assertSessionId(options.childId);
   assertSessionId(options.parentId, "into");
   const data = await mergeSummaryData(ws, options);
+  if (data === null) {
+    // Like compact with nothing to compact: exit 0, no lease, the parent untouched.
+    const { parentId, childId, dryRun } = options;
+    return { ok: true, recorded: false, dry_run: Boolean(dryRun), parent_session_id: parentId, child_session_id: childId, seq: null, event: null, nothing_to_merge: true };
+  }
   const result = (recorded: boolean, seq: number): MergeResult => ({
     ok: true,
     recorded,

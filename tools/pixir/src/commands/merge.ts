@@ -22,9 +22,11 @@ export async function runMerge(args: ParsedArgs, ctx: CommandContext, synopsis: 
     warn: ctx.warn,
     signal: ctx.signal,
   });
-  const text = r.recorded
-    ? `Merged ${childId} into ${parentId} as branch_summary at seq ${r.seq}.`
-    : `Would merge ${childId} into ${parentId} as branch_summary at seq ${r.seq}.`;
+  const text = r.nothing_to_merge
+    ? `Nothing to merge: ${childId} has no events of its own.`
+    : r.recorded
+      ? `Merged ${childId} into ${parentId} as branch_summary at seq ${r.seq}.`
+      : `Would merge ${childId} into ${parentId} as branch_summary at seq ${r.seq}.`;
   await ctx.report(r as unknown as Record<string, unknown>, text);
   return 0;
 }
