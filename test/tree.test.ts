@@ -103,6 +103,23 @@ describe("G50 subagents", () => {
   });
 });
 
+describe("text rendering of values from the Log", () => {
+  it("shows control characters of subagent ids, tasks and events as escapes: one line each, no terminal codes", () => {
+    const ws = workspace({
+      r: [ev("subagent_event", { subagent_id: "a\nb\u001b[31m", event: "started", agent: "x\ty", task: "line1\nline2\r\u0007\u009b\u007f", status: "run\u0000" })],
+    });
+    const r = tree(ws, "r");
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    const lines = r.stdout.split("\n");
+    expect(lines).toContain("`-- subagent a\\nb\\u001b[31m (x\\ty) status=run\\u0000");
+    expect(lines).toContain("    task: line1\\nline2\\r\\u0007\\u009b\\u007f");
+    expect(lines).toContain("    events: started");
+    // --json keeps the values as they are.
+    expect(tree(ws, "r", "--json").json.tree.subagents[0]).toMatchObject({ subagent_id: "a\nb\u001b[31m", task: "line1\nline2\r\u0007\u009b\u007f" });
+  });
+});
+
 describe("G51 broken subagent links", () => {
   it("shows a missing child Log as log_exists:false with empty arrays", () => {
     const ws = subagentWorkspace(7);

@@ -705,9 +705,20 @@ function forestRoots(builder: TreeBuilder, ws: string): TreeNode[] {
 // ---------------------------------------------------------------------------------------------
 // Text rendering (tree.md §4).
 
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const SHORT_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
+/**
+ * A string as one piece of a text line: control characters (a newline or an escape sequence in a task,
+ * a subagent id or a Workspace path) are shown as JSON escapes, so they can neither break the tree's
+ * lines nor drive the terminal.
+ */
+function oneLine(s: string): string {
+  return s.replace(CONTROL, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 function plain(v: unknown): string {
   if (v === null || v === undefined) return "";
-  if (typeof v === "string") return v;
+  if (typeof v === "string") return oneLine(v);
   if (typeof v === "number" || typeof v === "boolean") return String(v);
   return JSON.stringify(v);
 }
@@ -740,7 +751,7 @@ function nodeSuffix(node: TreeNode): string {
 function nodeLines(node: TreeNode, root: boolean, out: string[], indent: string): void {
   const count = node.log_exists ? `(events=${node.event_count})` : "(log=missing)";
   out.push(`${indent}${root ? "session" : "child session"} ${node.session_id} ${count}${nodeSuffix(node)}`);
-  out.push(`${indent}  workspace: ${node.workspace}`);
+  out.push(`${indent}  workspace: ${oneLine(node.workspace)}`);
   const total = node.subagents.length + node.forks.length;
   let i = 0;
   const inner = `${indent}    `;
@@ -748,7 +759,7 @@ function nodeLines(node: TreeNode, root: boolean, out: string[], indent: string)
     const branch = ++i === total ? "`-- " : "|-- ";
     const agent = present(sub.agent) ? ` (${plain(sub.agent)})` : "";
     const status = present(sub.status) ? ` status=${plain(sub.status)}` : "";
-    out.push(`${indent}${branch}subagent ${sub.subagent_id}${agent}${status}`);
+    out.push(`${indent}${branch}subagent ${plain(sub.subagent_id)}${agent}${status}`);
     for (const [key, label] of SUBAGENT_DETAILS) if (present(sub[key])) out.push(`${inner}${label}: ${plain(sub[key])}`);
     if (sub.events.length > 0) out.push(`${inner}events: ${sub.events.map(plain).join(" -> ")}`);
     if (sub.session !== null) nodeLines(sub.session, false, out, inner);
