@@ -1,7 +1,7 @@
 // One deterministic test per bug the hardening suites found (docs/reliability.md, "Found and fixed"),
 // against the built binaries, so each fix stays pinned even if a generator changes.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -329,5 +329,30 @@ describe("a Log this user may not read (was: permission_denied with path null; l
     const logs = check.json.error.details.logs;
     expect(logs.map((l: any) => [l.session_id, l.problems.map((p: any) => p.code), l.event_count])).toEqual([["a", ["permission_denied"], 0], ["b", [], 1]]);
     expect(logs[0].problems[0]).toMatchObject(denied);
+  });
+});
+
+describe("an append journal no tool can read (was: advice to run repair, which failed on it too)", () => {
+  it("every reader and writer refuses it with advice that leads out; removed by hand, the Log reads again", () => {
+    const ws = workspace({ s: [user("a")] });
+    const journal = path.join(ws, ".pixir", "sessions", "s.ndjson.append-journal");
+    writeFileSync(journal, "garbage");
+    const bytes = readLog(ws, "s");
+    for (const [tool, argv, input] of [
+      ["pixir-log", ["cat", "s", "--json"], ""],
+      ["pixir-log", ["repair", "s", "--json"], ""],
+      ["pixir-log", ["append", "s", "--json"], '{"type":"user_message","data":{}}\n'],
+    ] as const) {
+      const r = run(tool, [...argv], { cwd: ws, input });
+      expect(r.code).toBe(1);
+      const e = (r.json ?? r.errJson).error;
+      expect(e).toMatchObject({ kind: "log_read_failed", details: { reason: "invalid_append_journal", path: ".pixir/sessions/s.ndjson.append-journal" } });
+      expect(e.details.next_actions.join(" ")).toContain("remove it by hand");
+      expect(e.details.next_actions.join(" ")).not.toMatch(/^run pixir-log repair to roll back/);
+    }
+    expect(readLog(ws, "s")).toBe(bytes);
+    // The advice works.
+    rmSync(journal);
+    expect(run("pixir-log", ["check", "s", "--json"], { cwd: ws }).json.ok).toBe(true);
   });
 });

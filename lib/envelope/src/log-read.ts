@@ -108,7 +108,12 @@ function parseJournal(text: string, p: StatePath): AppendJournal {
   throw new PixirError("log_read_failed", "append journal is unreadable", {
     reason: "invalid_append_journal",
     path: p.rel,
-    next_actions: ["run pixir-log repair to roll back the interrupted append"],
+    // Our journals appear only whole (written, then linked into place): this one was damaged or written
+    // by another program, and without its original length no tool can roll back. The way out is by hand.
+    next_actions: [
+      "restore the journal file from a backup, or, once no append is in flight, remove it by hand",
+      "then run pixir-log check on the session: the log reads as its whole file, and a torn last line is dropped by pixir-log repair",
+    ],
   });
 }
 
