@@ -444,6 +444,17 @@ describe("refusals: nothing is written", () => {
     expect(dir.json.error.details).toMatchObject({ reason: "unreadable_file", file: "adir" });
   });
 
+  it("a lone surrogate in a message is log_encode_failed naming the file and line; nothing is written", () => {
+    const ws = tempDir();
+    const header = '{"type":"session","version":3,"id":"5f0e4a1e-1111-4222-8333-944455556666","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}';
+    const message = '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"bad \\ud800 here","timestamp":1}}';
+    writeFileSync(path.join(ws, "sur.jsonl"), `${header}\n${message}\n`);
+    const r = importPi(ws, "sur.jsonl", piFixture(MAIN_TREE));
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({ kind: "log_encode_failed", details: { reason: "invalid_unicode", type: "user_message", line: 2, file: "sur.jsonl" } });
+    expect(readdirSync(ws)).toEqual(["sur.jsonl"]);
+  });
+
   it("one bad file among good ones writes nothing at all", () => {
     const ws = tempDir();
     writeFileSync(path.join(ws, "bad.jsonl"), '{"type":"session","version":9,"id":"x"}\n');
@@ -490,6 +501,19 @@ describe("dry run, output and arguments", () => {
     expect(r.json).toMatchObject({ ok: true, recorded: false, dry_run: true });
     expect(r.json.imports.flatMap((i: any) => i.sessions.map((s: any) => s.status))).toEqual(Array(5).fill("would_create"));
     expect(readdirSync(ws)).toEqual([]);
+  });
+
+  it("one file given twice is written once and reported created once; its second mention finds it unchanged", () => {
+    const ws = tempDir();
+    const dry = importPi(ws, piFixture(MAIN_TREE), piFixture(MAIN_TREE), "--dry-run");
+    expect(dry.json.imports.map((i: any) => i.sessions.map((s: any) => s.status))).toEqual([["would_create", "would_create"], ["unchanged", "unchanged"]]);
+    const r = run("pixir", ["import", "pi", piFixture(MAIN_TREE), piFixture(MAIN_TREE)], { cwd: ws });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      `created ${MAIN_ID} (primary, 32 events)\ncreated ${MAIN_ID}.a9bcedc7 (branch, 23 events)\n` +
+        `unchanged ${MAIN_ID} (primary, 32 events)\nunchanged ${MAIN_ID}.a9bcedc7 (branch, 23 events)\n`,
+    );
+    expect(sessionLogs(ws)).toHaveLength(2);
   });
 
   it("prints one line per Log in text mode", () => {

@@ -209,7 +209,7 @@ export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string):
       addForkHeader(ws, log, log.parent, base, headerId, headerTs);
     }
     addOwnEvents(log, headerTs);
-    log.bytes = serialize(log, parsed);
+    log.bytes = serialize(log, parsed, file);
   }
   return { file, headerId, baseSessionId: base, parsed, orphans: tree.orphans, logs };
 }
@@ -297,13 +297,14 @@ function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): JsonObjec
   ]);
 }
 
-function serialize(log: PlannedPiLog, parsed: ParsedPiSession): Buffer {
+/** The Log's bytes; a string that cannot be stored is refused naming the pi file and line it came from. */
+function serialize(log: PlannedPiLog, parsed: ParsedPiSession, file: string): Buffer {
   const lines: string[] = [];
   const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
   for (const e of log.stored) {
     const text = serializeEvent(e);
     if (!isEncodable(text, e.data)) {
-      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf.get(e.id!) ?? parsed.headerLine });
+      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf.get(e.id!) ?? parsed.headerLine, file });
     }
     lines.push(text);
   }
@@ -381,7 +382,8 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
     families.push(family);
   }
 
-  // The same Log planned twice (one file given twice) is written once; two different plans conflict.
+  // The same Log planned twice (one file given twice) is written once, and reported as created once:
+  // the later mentions are `unchanged`, which is what they find. Two different plans conflict.
   const planned = new Map<string, PlannedPiLog>();
   const status = new Map<string, PiImportStatus>();
   const conflicts: Array<{ session_id: string; log_path: string }> = [];
@@ -424,7 +426,7 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
         leaf_entry_id: log.leafEntryId,
         parent_session_id: log.parent?.sessionId ?? null,
         event_count: log.stored.length,
-        status: status.get(log.sessionId)!,
+        status: planned.get(log.sessionId) === log ? status.get(log.sessionId)! : "unchanged",
         trivial: log.trivial,
       })),
       orphans: family.orphans,
