@@ -1,5 +1,5 @@
 // acceptance.md §A: the envelope and the Log, against the built pixir-log binary.
-import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { assistant, call, ev, listTree, logFile, rawLine, readLog, run, sh, tempDir, user, workspace, writeRaw } from "./support/cli.js";
@@ -290,6 +290,38 @@ describe("A10 torn tail", () => {
       put(ws, Buffer.concat([Buffer.from(good), bad]));
       expect(run("pixir-log", ["cat", "s", "--json"], { cwd: ws }).errJson.error.details.reason, bad.toString("hex")).toBe("invalid_utf8");
     }
+  });
+  it("repair removes the temp files of an interrupted write of that Log (owner only), even where the Log never appeared", () => {
+    const ws = workspace({ s: [user("a")], t: [user("b")] });
+    const dir = path.join(ws, ".pixir", "sessions");
+    const stale = ["s.ndjson.tmp-0123abcd", "s.ndjson.tmp-ffffffff", "gone.ndjson.tmp-00000000"];
+    const kept = ["t.ndjson.tmp-0123abcd", "s.ndjson.tmp-xyz", "s2.ndjson.tmp-0123abcd"];
+    for (const name of [...stale, ...kept]) writeFileSync(path.join(dir, name), "partial");
+    const bytes = readLog(ws, "s");
+    const rels = (names: string[]) => names.map((n) => `.pixir/sessions/${n}`);
+
+    const dry = run("pixir-log", ["repair", "s", "--dry-run", "--json"], { cwd: ws });
+    expect(dry.json).toMatchObject({ ok: true, recorded: false, repaired: false, removed_temp_files: rels(stale.slice(0, 2)) });
+    expect(readdirSync(dir)).toHaveLength(8);
+    // A borrower shares the lease with a writer whose temp file may be in flight: it removes nothing.
+    const leases = path.join(ws, ".pixir", "session_leases");
+    mkdirSync(leases, { recursive: true });
+    const lease = { version: 1, purpose: "session_writer", session_id: "s", workspace: ws, holder_id: "wrl_0123456789abcdef", os_pid: "1", hostname: "elsewhere", heartbeat_at_ms: Date.now(), stale_after_ms: 600000 };
+    writeFileSync(path.join(leases, "s.json"), JSON.stringify(lease));
+    const borrowed = run("pixir-log", ["repair", "s", "--json"], { cwd: ws, env: { PIXIR_WRITER_LEASE: lease.holder_id } });
+    expect(borrowed.json).toMatchObject({ ok: true, removed_temp_files: [] });
+    expect(readdirSync(dir)).toHaveLength(8);
+    rmSync(path.join(leases, "s.json"));
+
+    const r = run("pixir-log", ["repair", "s"], { cwd: ws });
+    expect(r.stdout).toBe("Repaired s: removed 2 temp files of an interrupted write.\n");
+    expect(readLog(ws, "s")).toBe(bytes);
+    const gone = run("pixir-log", ["repair", "gone", "--json"], { cwd: ws });
+    expect(gone.json).toMatchObject({ ok: true, recorded: true, repaired: false, removed_temp_files: rels(["gone.ndjson.tmp-00000000"]) });
+    expect(readdirSync(dir).sort()).toEqual(["s.ndjson", "t.ndjson", ...kept].sort());
+    expect(run("pixir-log", ["check", "s", "--json"], { cwd: ws }).json.logs[0].warnings).toEqual([]);
+    // Nothing left: not_found for a Log that never was, as before.
+    expect(run("pixir-log", ["repair", "gone", "--json"], { cwd: ws }).json.error.kind).toBe("not_found");
   });
   it("repair refuses corruption that is not a torn tail and leaves the file alone", () => {
     const ws = workspace();

@@ -1,12 +1,12 @@
 // envelope-and-log.md §10, cli.md §8.6: repair fixes only a torn final line (and rolls back a leftover
 // append journal). Any other corruption is reported and left alone.
-import { closeSync, fsyncSync, ftruncateSync, openSync, constants as fsConstants } from "node:fs";
+import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, unlinkSync, constants as fsConstants } from "node:fs";
 import { PixirError } from "./errors.js";
 import { acquireLease } from "./lease.js";
 import { readJournal, scanLog } from "./log-read.js";
-import { recoverJournal } from "./log-write.js";
+import { fsyncDir, recoverJournal } from "./log-write.js";
 import { notFoundError } from "./loader.js";
-import { inspectStatePath, logPath } from "./paths.js";
+import { inspectStatePath, logPath, sessionsDir } from "./paths.js";
 
 export interface RepairResult {
   ok: true;
@@ -18,6 +18,8 @@ export interface RepairResult {
   dropped_bytes: number;
   dropped_line: number | null;
   journal_rolled_back: boolean;
+  /** Temp files of this Log left by an interrupted write (workspace-relative), removed (or, dry, to remove). */
+  removed_temp_files: string[];
 }
 
 export interface RepairOptions {
@@ -25,6 +27,23 @@ export interface RepairOptions {
   env: NodeJS.ProcessEnv;
   dryRun?: boolean;
   signal?: AbortSignal;
+}
+
+/**
+ * `<id>.ndjson.tmp-<8 hex>`: the temp file of a write that never committed. Under our own lease no other
+ * writer of the Session is running, so each is a leftover of one that died (check's stale_temp_file).
+ */
+/** Their names in `.pixir/sessions`. */
+function staleTempFiles(ws: string, id: string): string[] {
+  const dir = sessionsDir(ws);
+  const prefix = `${id}.ndjson.tmp-`;
+  let names: string[];
+  try {
+    names = readdirSync(dir.abs);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.startsWith(prefix) && /^[0-9a-f]{8}$/.test(n.slice(prefix.length))).sort();
 }
 
 /** Find a torn tail: the whole Log is checked, and only an unparseable unterminated last line is tolerated. */
@@ -44,9 +63,9 @@ async function findTornTail(ws: string, id: string): Promise<{ offset: number; l
 
 export async function repairLog(ws: string, id: string, options: RepairOptions): Promise<RepairResult> {
   const log = logPath(ws, id);
-  const result = (repaired: boolean, dropped: number, line: number | null, journal: boolean): RepairResult => ({
+  const result = (repaired: boolean, dropped: number, line: number | null, journal: boolean, temps: string[]): RepairResult => ({
     ok: true,
-    recorded: !options.dryRun && (repaired || journal),
+    recorded: !options.dryRun && (repaired || journal || temps.length > 0),
     dry_run: Boolean(options.dryRun),
     session_id: id,
     log_path: log.abs,
@@ -54,20 +73,26 @@ export async function repairLog(ws: string, id: string, options: RepairOptions):
     dropped_bytes: dropped,
     dropped_line: line,
     journal_rolled_back: journal,
+    removed_temp_files: temps,
   });
+  // A write killed before its Log appeared leaves only a temp file: that is still something to repair.
+  const missing = inspectStatePath(log) === "missing";
+  if (missing && staleTempFiles(ws, id).length === 0) throw notFoundError(id, ws, log.rel, "pixir-log repair");
   if (options.dryRun) {
-    const torn = await findTornTail(ws, id);
+    const torn = missing ? null : await findTornTail(ws, id);
     const journal = readJournal(ws, id) !== null;
-    return result(torn !== null, torn ? torn.byteLength - torn.offset : 0, torn?.line ?? null, journal);
+    return result(torn !== null, torn ? torn.byteLength - torn.offset : 0, torn?.line ?? null, journal, staleTempFiles(ws, id).map((n) => log.sibling(n).rel));
   }
-  if (inspectStatePath(log) === "missing") throw notFoundError(id, ws, log.rel, "pixir-log repair");
   const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
   let changed = false;
   try {
     const journal = recoverJournal(ws, id);
     changed = journal;
-    const torn = await findTornTail(ws, id);
-    if (torn === null) return result(false, 0, null, journal);
+    // A borrower shares the lease with a writer that may have a temp file in flight: only an owner clears them.
+    const temps = lease.owned ? removeTempFiles(ws, id) : [];
+    changed ||= temps.length > 0;
+    const torn = missing ? null : await findTornTail(ws, id);
+    if (torn === null) return result(false, 0, null, journal, temps);
     lease.assertHeld();
     const fd = openSync(log.abs, fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW);
     try {
@@ -79,9 +104,24 @@ export async function repairLog(ws: string, id: string, options: RepairOptions):
       closeSync(fd);
     }
     changed = true;
-    return result(true, torn.byteLength - torn.offset, torn.line, journal);
+    return result(true, torn.byteLength - torn.offset, torn.line, journal, temps);
   } finally {
     // A refused or empty repair leaves no lease directory behind (cli-contract.md: refused writes).
     lease.release(!changed);
   }
+}
+
+function removeTempFiles(ws: string, id: string): string[] {
+  const removed: string[] = [];
+  for (const name of staleTempFiles(ws, id)) {
+    const temp = logPath(ws, id).sibling(name);
+    try {
+      unlinkSync(temp.abs);
+      removed.push(temp.rel);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+  }
+  if (removed.length > 0) fsyncDir(sessionsDir(ws));
+  return removed;
 }
