@@ -235,7 +235,7 @@ describe("a null seq before integer seqs on stdin (fork.md §3.1 step 4, envelop
     JSON.stringify({ id, session_id: "P", seq, ts: "2026-06-30T00:00:00Z", type: "user_message", data: { text: t } });
   const nullFirst = text([line("n", null, "nul"), line("a", 0, "one"), line("b", 1, "two")]);
   // `expected` is left out: the spec does not define it, and after a null it reads "seq >= 0".
-  const outOfOrder = { reason: "seq_out_of_order", observed: 0, line: 2, next_actions: INTEGRITY_NEXT_ACTIONS };
+  const outOfOrder = { reason: "seq_out_of_order", expected: "no integer seq after a null one", observed: 0, line: 2, next_actions: INTEGRITY_NEXT_ACTIONS };
 
   it("pixir-fork refuses it as seq_out_of_order (nulls go last), from a pipe, a file and in a dry run", () => {
     const ws = tempDir();

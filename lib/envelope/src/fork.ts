@@ -370,7 +370,8 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   };
   const orderSeq = (seq: number | null) => {
     if (seq === null) seenNull = true;
-    else if (seenNull || (prevSeq !== null && seq < prevSeq)) throw integrityError("seq_out_of_order", `seq >= ${prevSeq ?? 0}`, seq, lineNo);
+    else if (seenNull) throw integrityError("seq_out_of_order", "no integer seq after a null one", seq, lineNo);
+    else if (prevSeq !== null && seq < prevSeq) throw integrityError("seq_out_of_order", `seq >= ${prevSeq}`, seq, lineNo);
     else prevSeq = seq;
   };
   /** A line the byte check refused (or of another session): the full decode, as splitLines' readers do. */
