@@ -140,12 +140,20 @@ export function requireIsoTs(ts: unknown, lineNo: number): void {
  */
 export class StreamIds {
   private readonly ids = new IdSet();
+  private count = 0;
   constructor(private readonly lastId: string | null = null) {}
 
   admit(id: string, lineNo: number): void {
-    if (id === this.lastId || !this.ids.add(id)) throw integrityError("duplicate_id", "an id not used before", "an id used before", lineNo);
+    // Memory stays flat (envelope-and-log.md §12): past STREAM_IDS_KEPT ids (16 MiB of fingerprints, some
+    // 1.3 GiB of Log), later ids are checked against those kept but not kept themselves.
+    const repeated = this.count < STREAM_IDS_KEPT ? !this.ids.add(id) : this.ids.has(id);
+    if (id === this.lastId || repeated) throw integrityError("duplicate_id", "an id not used before", "an id used before", lineNo);
+    this.count++;
   }
 }
+
+/** Ids a writer keeps per stream: the most that fit 2^20 slots of IdSet below its load limit. */
+export const STREAM_IDS_KEPT = 700_000;
 
 /**
  * Lines of input left in a block (InputStream.restBlocks): `bytes[start, end)` is whole lines, each
