@@ -182,20 +182,26 @@ export class BlockWriter {
 }
 
 /**
- * Takes output as text or as bytes: a string is one whole line with its `\n` (serializeEvent), bytes are
- * whole lines that are no longer than the lines they were read as, or were checked where they were made
- * (ChildLines).
+ * Takes output as text or as bytes: text is whole lines, each with its `\n` (serializeEvent; a pi
+ * import's whole Log), bytes are whole lines that are no longer than the lines they were read as, or
+ * were checked where they were made (ChildLines).
  */
 export type LineSink = (line: string | Buffer) => void;
 
 /** A line of text past the limit every reader holds a Log to is refused before it is stored. */
-function assertLineFits(line: string | Buffer): void {
-  // A UTF-16 unit takes at most 3 bytes in UTF-8: most lines need no count.
-  if (typeof line !== "string" || line.length * 3 <= MAX_LINE_BYTES) return;
-  const bytes = Buffer.byteLength(line, "utf8") - (line.endsWith("\n") ? 1 : 0);
-  if (bytes <= MAX_LINE_BYTES) return;
-  const type = /"type":"([a-z_]+)"/.exec(line.slice(0, 4096))?.[1] ?? null;
-  throw lineTooLongToWrite(bytes, type, null);
+function assertLinesFit(text: string | Buffer): void {
+  // A UTF-16 unit takes at most 3 bytes in UTF-8: most text needs no count.
+  if (typeof text !== "string" || text.length * 3 <= MAX_LINE_BYTES) return;
+  for (let start = 0; start < text.length; ) {
+    const nl = text.indexOf("\n", start);
+    const end = nl < 0 ? text.length : nl;
+    if ((end - start) * 3 > MAX_LINE_BYTES) {
+      const line = text.slice(start, end);
+      const bytes = Buffer.byteLength(line, "utf8");
+      if (bytes > MAX_LINE_BYTES) throw lineTooLongToWrite(bytes, /"type":"([a-z_]+)"/.exec(line.slice(0, 4096))?.[1] ?? null, null);
+    }
+    start = end + 1;
+  }
 }
 /**
  * Takes a large block of whole lines that the caller hands over and does not touch until `written` gives
@@ -246,7 +252,7 @@ export async function createLogAtomically(
     await produce(
       (line) => {
         checkAborted(ctx);
-        assertLineFits(line);
+        assertLinesFit(line);
         writer.add(line);
       },
       async (block, written) => {
@@ -471,7 +477,7 @@ export async function appendJournaled(
     if (!tail.endsWithNewline) out.add("\n");
     await produce((line) => {
       checkAborted(ctx);
-      assertLineFits(line);
+      assertLinesFit(line);
       out.add(line);
     });
     checkAborted(ctx);
