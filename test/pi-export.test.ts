@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, run, tempDir } from "./support/cli.js";
+import { ROOT, run, sh, tempDir } from "./support/cli.js";
 import { jsonl, MAIN_ID, MAIN_TREE, oracleOf, piFixture, rawEvents, resumedPath } from "./support/pi.js";
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
@@ -72,6 +72,17 @@ describe("acceptance 66: round trip of the main tree", () => {
     expect(again.json.error).toMatchObject({ kind: "already_exists", details: { file } });
     const text = run("pixir", ["export", "pi", MAIN_ID, "--out", path.join(dir, "t.jsonl"), "--workspace", ws], { cwd: dir });
     expect(text.stdout).toBe(`Exported 33 entries of 2 sessions to ${path.join(dir, "t.jsonl")}; pi resumes 723e727b.\n`);
+  });
+
+  it("--out FILE that cannot be written whole (a file-size limit, as a full disk) fails and leaves nothing", () => {
+    const dir = tempDir();
+    const size = Buffer.byteLength(exportPi(ws, MAIN_ID).stdout);
+    expect(size).toBeGreaterThan(8 * 1024);
+    // ulimit -f counts 1 KiB blocks: the write takes what fits, then fails (EFBIG, as ENOSPC would).
+    const r = sh(`ulimit -f 8; pixir export pi ${MAIN_ID} --out out.jsonl --json --workspace ${JSON.stringify(ws)}`, { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({ kind: "log_write_failed", details: { reason: "efbig", path: "out.jsonl" } });
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it("--out DIR uses pi's own file name, which is the original's", () => {

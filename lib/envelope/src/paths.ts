@@ -186,14 +186,20 @@ export function removeCreatedDirs(created: readonly string[]): void {
  * EEXIST, as an exclusive create would, when it exists: how leases and journals exclude each other) or
  * renamed over it (to replace). The temp file never outlives the call.
  */
+/**
+ * Write all of `bytes`: one write(2) may write less than asked (Linux caps it near 2 GiB; a filling disk
+ * takes what fits before it says ENOSPC), and a file must land whole or fail.
+ */
+export function writeWhole(fd: number, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+}
+
 export function placeComplete(tmp: StatePath, target: StatePath, text: string | Buffer, how: "link" | "rename"): void {
   let fd: number | undefined;
   let placed = false;
   try {
     fd = openSync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
-    const bytes = typeof text === "string" ? Buffer.from(text) : text;
-    // One write(2) may write less than asked (Linux caps it near 2 GiB): a payload must land whole.
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+    writeWhole(fd, typeof text === "string" ? Buffer.from(text) : text);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;

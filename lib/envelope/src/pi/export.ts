@@ -2,7 +2,7 @@
 // become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
 // on the command line goes last so that pi resumes its leaf.
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, lstatSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../envelope.js";
 import { PixirError } from "../errors.js";
@@ -10,7 +10,7 @@ import { randomHex } from "../ids.js";
 import { readFirstLine } from "../log-read.js";
 import { isInherited, notFoundError, openHistory } from "../loader.js";
 import { listLogs } from "../ls.js";
-import { inspectStatePath, logPath } from "../paths.js";
+import { inspectStatePath, logPath, writeWhole } from "../paths.js";
 import { assertSessionId, isValidSessionId } from "../session-id.js";
 import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
 import { workspaceImageLoader, type ImageLoader } from "./images.js";
@@ -531,6 +531,12 @@ export function exportTarget(out: string, cwd: string, header: JsonObject): stri
   return target;
 }
 
+function exportWriteFailed(err: unknown, display: string, operation: string): PixirError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: display, operation });
+  return new PixirError("log_write_failed", "could not write the exported pi file", { reason: code ? code.toLowerCase() : "io_error", path: display });
+}
+
 function exists(p: string): boolean {
   try {
     lstatSync(p);
@@ -540,16 +546,28 @@ function exists(p: string): boolean {
   }
 }
 
-/** Write the file with temp + rename; an existing target is refused, never replaced. */
+/**
+ * Write the file with temp + rename (pi-interop.md §4: atomically); an existing target is refused, never
+ * replaced. A failed write (a full disk) leaves nothing and says so.
+ */
 function writeExportFile(target: string, text: string, display: string): void {
   if (exists(target)) throw exportExists(display);
   const tmp = `${target}.tmp-${randomHex(4)}`;
-  const fd = openSync(tmp, "wx", 0o644);
+  let fd: number;
+  try {
+    fd = openSync(tmp, "wx", 0o644);
+  } catch (err) {
+    throw exportWriteFailed(err, display, "open");
+  }
   let renamed = false;
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-    closeSync(fd);
+    try {
+      writeWhole(fd, Buffer.from(text, "utf8"));
+      fsyncSync(fd);
+      closeSync(fd);
+    } catch (err) {
+      throw exportWriteFailed(err, display, "write");
+    }
     if (exists(target)) throw exportExists(display);
     renameSync(tmp, target);
     renamed = true;
