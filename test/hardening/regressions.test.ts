@@ -356,3 +356,39 @@ describe("an append journal no tool can read (was: advice to run repair, which f
     expect(run("pixir-log", ["check", "s", "--json"], { cwd: ws }).json.ok).toBe(true);
   });
 });
+
+describe("a signal while a writer waits for lines typed at a terminal (was: error printed, process kept running)", () => {
+  // Runs the tool with a pseudo-terminal as stdin (python3's pty), sends the signal, and reports how it ended.
+  const PTY = `
+import pty, signal, subprocess, sys, time
+master, slave = pty.openpty()
+p = subprocess.Popen(sys.argv[2:], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+time.sleep(1.0)
+p.send_signal(getattr(signal, sys.argv[1]))
+try:
+    out, err = p.communicate(timeout=8)
+    print(p.returncode)
+except subprocess.TimeoutExpired:
+    p.kill()
+    p.communicate()
+    print("hung")
+`;
+  const hasPython = spawnSync("python3", ["-c", "import pty"]).status === 0;
+
+  it.skipIf(!hasPython)("append, write, pixir-fork and pixir-summarize exit 130 at once on SIGINT, SIGTERM and SIGHUP", () => {
+    const ws = workspace({ s: [user("a")] });
+    const bins: Array<[string, string[]]> = [
+      ["pixir-log", ["append", "s"]],
+      ["pixir-log", ["write", "w"]],
+      ["pixir-fork", []],
+      ["pixir-summarize", []],
+    ];
+    for (const [tool, args] of bins) {
+      for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+        const r = spawnSync("python3", ["-c", PTY, signal, process.execPath, binPath(tool as "pixir-log"), ...args], { cwd: ws, encoding: "utf8" });
+        expect(r.stdout.trim(), `${tool} ${args.join(" ")} ${signal}: ${r.stderr}`).toBe("130");
+      }
+    }
+    expect(readLog(ws, "s")).toBe(`${rawLine("s", 0, user("a"))}\n`);
+  }, 120_000);
+});

@@ -320,6 +320,7 @@ export async function runProcess(
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;
   for (const s of signals) process.off(s, onSignal);
-  // A stdin we stopped reading early must not keep the process alive.
-  if (!process.stdin.isTTY) process.stdin.destroy();
+  // A stdin we stopped reading early must not keep the process alive: a pipe's, or a terminal's that a
+  // signal interrupted while we waited for a line (a terminal untouched is left alone).
+  if (!process.stdin.isTTY || controller.signal.aborted) process.stdin.destroy();
 }
