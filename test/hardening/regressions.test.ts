@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildSessionTree, MAX_NESTING_DEPTH, nestsDeeperThan, rawDataText, scanLog } from "@pixir/envelope";
-import { binPath, listTree, ROOT, logFile, rawLine, readLog, run, tempDir, user, workspace } from "../support/cli.js";
+import { binPath, listTree, ROOT, logFile, rawLine, readLog, run, sh, tempDir, user, workspace } from "../support/cli.js";
 
 const nested = (d: number) => `${"[".repeat(d)}${"]".repeat(d)}`;
 const dataOf = (line: string) => line.slice(line.indexOf('"data":') + 7, line.lastIndexOf("}"));
@@ -391,4 +391,37 @@ except subprocess.TimeoutExpired:
     }
     expect(readLog(ws, "s")).toBe(`${rawLine("s", 0, user("a"))}\n`);
   }, 120_000);
+});
+
+describe("stdout that cannot be written, e.g. >/dev/full (was: a Node stack trace, or exit 0 with the output lost)", () => {
+  const full = (cmd: string, ws: string, input = "") => sh(`${cmd} >/dev/full`, { cwd: ws, input });
+  const failed = { kind: "log_write_failed", details: { reason: "enospc", path: "-" } };
+
+  it("every kind of command exits 1 with log_write_failed on stderr, no stack trace", () => {
+    const ws = workspace({ s: [user("a")] });
+    for (const cmd of ["pixir-log ls --json", "pixir-log ls", "pixir-log --version", "pixir-log cat s", "pixir-log cat s --json", "pixir-tree --json", "pixir tree s", "pixir-fork --parent s"]) {
+      const r = full(cmd, ws);
+      expect(r.code, cmd).toBe(1);
+      expect(r.stderr, cmd).not.toMatch(/\n\s+at |triggerUncaughtException/);
+      if (cmd.includes("--json")) expect(r.errJson.error, cmd).toMatchObject(failed);
+      else expect(r.stderr, cmd).toBe("error: log_write_failed: could not write to stdout\n");
+    }
+    // A usage error of a report command goes to stderr when stdout cannot take it.
+    expect(full("pixir-log ls --bogus --json", ws).errJson.error.kind).toBe("usage");
+  });
+
+  it("a writer whose report is lost after its commit says the changes were recorded", () => {
+    const ws = workspace({ s: [user("a")] });
+    const r = full("pixir-log append s --json", ws, '{"type":"user_message","data":{}}\n');
+    expect(r.code).toBe(1);
+    expect(r.errJson.error).toMatchObject({ ...failed, details: { ...failed.details, recorded: true } });
+    expect(r.errJson.error.details.next_actions[0]).toMatch(/^do not run the command again/);
+    expect(readLog(ws, "s").split("\n").filter(Boolean)).toHaveLength(2);
+    const fork = full("pixir fork s --child-id c", ws);
+    expect(fork.stderr).toBe("error: log_write_failed: the command's changes were recorded, but its report could not be written to stdout\n");
+    expect(run("pixir-log", ["cat", "c"], { cwd: ws }).lines).toHaveLength(3);
+    // A refusal is not a commit: no `recorded` claim.
+    const dry = full("pixir-log append s --json --dry-run", ws, '{"type":"user_message","data":{}}\n');
+    expect(dry.errJson.error.details.recorded).toBeUndefined();
+  });
 });

@@ -189,7 +189,8 @@ function renderError(err: PixirError, io: CliIo, out: Output, kind: CommandClass
     io.stderr.write(`${(cause as Error | undefined)?.stack ?? err.stack}\n`);
   }
   const envelope = `${JSON.stringify(errorEnvelope(err))}\n`;
-  if (json && kind === "report") return out.write(envelope);
+  // When stdout itself failed, the envelope goes where it can still be read.
+  if (json && kind === "report" && !out.failed) return out.write(envelope).catch(() => void io.stderr.write(envelope));
   // A usage error's message is the synopsis, which already reads `usage: …`: said once, not twice.
   const text = err.kind === "usage" && err.message.startsWith("usage: ") ? `error: ${err.message}` : `error: ${err.kind}: ${err.message}`;
   io.stderr.write(json ? envelope : `${text}\n`);
@@ -208,22 +209,25 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     const rest = [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];
     return command.delegate(rest, io);
   }
-  if (tokens.some(isHelpToken) || (!single && sub.name === undefined && tokens.length === 0) || (!single && sub.name === "help")) {
-    await out.write(command ? helpOf(command) : tool.help);
-    return 0;
-  }
-  if (tokens.includes("--version")) {
-    await out.write(`${tool.version}\n`);
-    return 0;
-  }
-
   let args: ParsedArgs | undefined;
   try {
+    if (tokens.some(isHelpToken) || (!single && sub.name === undefined && tokens.length === 0) || (!single && sub.name === "help")) {
+      await out.write(command ? helpOf(command) : tool.help);
+      await out.finish();
+      return 0;
+    }
+    if (tokens.includes("--version")) {
+      await out.write(`${tool.version}\n`);
+      await out.finish();
+      return 0;
+    }
     if (command === undefined) throw usageError(tool.synopsis);
     const rest = single ? argv : [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];
     args = await parseArgs(rest, command);
     const ctx = makeContext(tool, command, args, io, out, json);
-    return await command.run!(args, ctx);
+    const code = await command.run!(args, ctx);
+    await out.finish();
+    return code;
   } catch (thrown) {
     const err = asPixirError(thrown, workspaceOf(args, io));
     if (err.kind === "internal_error" && !(thrown instanceof PixirError)) (err as PixirError & { cause?: unknown }).cause = thrown;
@@ -266,10 +270,21 @@ function makeContext(tool: ToolSpec, command: CommandSpec, args: ParsedArgs, io:
       io.stderr.write(json && kind === "stream" ? `${JSON.stringify({ warning: { kind: code, details } })}\n` : `warning: ${code}: ${text}\n`);
     },
     async report(result, text) {
-      if (json) await out.write(`${JSON.stringify(result)}\n`);
-      else {
-        const lines = Array.isArray(text) ? text : [text];
-        if (lines.length > 0) await out.write(`${lines.join("\n")}\n`);
+      try {
+        if (json) await out.write(`${JSON.stringify(result)}\n`);
+        else {
+          const lines = Array.isArray(text) ? text : [text];
+          if (lines.length > 0) await out.write(`${lines.join("\n")}\n`);
+        }
+        await out.finish();
+      } catch (err) {
+        // The work is done and durable; only its report is lost. Say so, lest a retry do it twice.
+        if (!(err instanceof PixirError) || result.recorded !== true) throw err;
+        throw new PixirError(err.kind, "the command's changes were recorded, but its report could not be written to stdout", {
+          ...err.details,
+          recorded: true,
+          next_actions: ["do not run the command again: its changes are in the workspace", "inspect them with pixir-log cat or pixir-log ls"],
+        });
       }
     },
     hint(text) {

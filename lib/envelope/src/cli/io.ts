@@ -1,5 +1,6 @@
 // The world a CLI runs in, passed as an argument so tests and the wrapper can supply their own.
 import type { Readable, Writable } from "node:stream";
+import { PixirError } from "../errors.js";
 
 export interface CliIo {
   stdin: Readable;
@@ -31,13 +32,29 @@ export function processIo(signal?: AbortSignal): CliIo {
  */
 export class Output {
   closed = false;
-  private failure: Error | undefined;
+  private failure: PixirError | undefined;
 
   constructor(private readonly stream: Writable) {
     stream.on("error", (err: NodeJS.ErrnoException) => {
       if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") this.closed = true;
-      else this.failure = err;
+      else this.failure ??= outputFailed(err);
     });
+  }
+
+  /** A write failed for another reason than a reader gone (a full disk, `>/dev/full`): nothing more goes out. */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /**
+   * Wait until what was written has reached the stream's target (a file or device is written in the
+   * background of the call that accepted it) and throw if it failed: the last step of a command.
+   */
+  async finish(): Promise<void> {
+    if (!this.closed && !this.failure && !this.stream.destroyed) await new Promise<void>((resolve) => this.stream.write("", () => resolve()));
+    // The error event of a failed write comes on a later tick than its callback.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.failure) throw this.failure;
   }
 
   /** Resolves when the chunk is accepted; waits for `drain` when the stream asks us to. */
@@ -58,6 +75,14 @@ export class Output {
     });
     if (this.failure) throw this.failure;
   }
+}
+
+function outputFailed(err: NodeJS.ErrnoException): PixirError {
+  return new PixirError("log_write_failed", "could not write to stdout", {
+    reason: err.code ? err.code.toLowerCase() : "io_error",
+    path: "-",
+    next_actions: ["check where stdout goes: a full disk, a file-size limit, a closed terminal"],
+  });
 }
 
 /** Batches many small lines into larger writes; a pipe write per Event would dominate the cost. */
