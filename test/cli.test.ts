@@ -89,6 +89,27 @@ describe("B18 dash tokens and --json placement", () => {
     expect(r.code).toBe(2);
     expect(r.errJson.error.kind).toBe("not_found");
   });
+  it("a value flag before the subcommand (cli.md §1: flags anywhere) still names the subcommand after its value", () => {
+    const ws = workspace({ s: [user("a"), user("b")] });
+    expect(run("pixir-log", ["--to-seq", "0", "cat", "s"], { cwd: ws }).lines.map((e) => e.seq)).toEqual([0]);
+    expect(run("pixir-log", ["--workspace", ws, "--from-seq", "1", "cat", "s"], { cwd: tempDir() }).lines.map((e) => e.seq)).toEqual([1]);
+    expect(run("pixir", ["--to-seq", "0", "fork", "s", "--dry-run", "--json"], { cwd: ws }).json).toMatchObject({ ok: true, to_seq: 0 });
+    // A lone `--` names no subcommand: a usage error, not the help.
+    const dash = run("pixir-log", ["--", "cat", "s"], { cwd: ws });
+    expect(dash.code).toBe(2);
+    expect(dash.stderr).toMatch(/^error: usage: /);
+  });
+  it("an empty value is no value: --workspace '' (an unset \"$WS\") never means the current directory", () => {
+    const ws = workspace({ s: [user("a")] });
+    for (const args of [["ls", "--workspace", "", "--json"], ["ls", "--workspace=", "--json"], ["append", "t", "--workspace", "", "--json"]]) {
+      const r = run("pixir-log", args, { cwd: ws, input: '{"type":"user_message","data":{}}\n' });
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.json.error).toMatchObject({ kind: "usage", message: "--workspace requires a directory value" });
+    }
+    const cmd = run("pixir", ["fork", "s", "--summarize", "--model-cmd", "", "--json"], { cwd: ws });
+    expect(cmd.json.error).toMatchObject({ kind: "usage", message: "--model-cmd requires a command value" });
+    expect(listTree(ws).filter((f) => f.endsWith(".ndjson"))).toEqual([".pixir/sessions/s.ndjson"]);
+  });
   it("bad values and flags are usage errors that echo nothing", () => {
     const ws = workspace({ p: [user("a"), user("b")] });
     for (const args of [
@@ -204,6 +225,12 @@ describe("B22 help and version", () => {
       expect(r.code).toBe(0);
       expect(r.stdout.length).toBeGreaterThan(50);
     }
+    // `help <command>` is that command's help, also for the tools the wrapper hands over to.
+    const helpOf = (tool: "pixir" | "pixir-log", args: string[]) => run(tool, args, { cwd: ws }).stdout;
+    expect(helpOf("pixir", ["help", "fork"])).toBe(fork.stdout);
+    expect(helpOf("pixir-log", ["help", "cat"])).toBe(helpOf("pixir-log", ["cat", "--help"]));
+    expect(helpOf("pixir", ["help", "log"])).toBe(log.stdout);
+    expect(helpOf("pixir", ["help", "tree"])).toBe(run("pixir-tree", ["--help"], { cwd: ws }).stdout);
     expect(listTree(ws)).toEqual([]);
   });
   it("--version prints a semver for every binary", () => {

@@ -115,14 +115,19 @@ function optionTokens(argv: string[]): string[] {
   return end === -1 ? argv : argv.slice(0, end);
 }
 
-/** Find the subcommand: the first positional token, skipping global flags and their values. */
-function findSubcommand(argv: string[]): { name: string | undefined; index: number } {
+/**
+ * Find the subcommand: the first positional token, skipping flags and the values of flags that take one
+ * (cli.md §1: flags may appear anywhere, so `pixir-log --to-seq 1 cat s` names `cat`). Before the
+ * subcommand is known, a flag takes a value if it does in any command of the tool.
+ */
+function findSubcommand(argv: string[], tool: ToolSpec): { name: string | undefined; index: number } {
+  const takesValue = (flag: string) => GLOBAL_OPTIONS[flag]?.type === "string" || tool.commands.some((c) => c.options[flag]?.type === "string");
   const tokens = optionTokens(argv);
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
     if (t.startsWith("-")) {
       const flag = t.replace(/^--?/, "");
-      if (!flag.includes("=") && GLOBAL_OPTIONS[flag]?.type === "string") i++;
+      if (!flag.includes("=") && takesValue(flag)) i++;
       continue;
     }
     return { name: t, index: i };
@@ -144,13 +149,16 @@ async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedAr
     if (!t.startsWith("--")) continue;
     // A switch takes no value: yargs-parser would read `--dry-run=yes` as false and run for real.
     if (t.includes("=")) {
-      if (options[t.slice(2, t.indexOf("="))]?.type === "boolean") throw usageError(command.synopsis);
+      const spec = options[t.slice(2, t.indexOf("="))];
+      if (spec?.type === "boolean") throw usageError(command.synopsis);
+      if (spec?.type === "string" && t.endsWith("=")) throw usageError(command.synopsis, `${t.slice(0, -1)} requires a ${spec.valueKind ?? "text"} value`);
       continue;
     }
     const spec = options[t.slice(2)];
     if (spec?.type !== "string") continue;
     const next = tokens[i + 1];
-    if (next === undefined || next.startsWith("--")) throw usageError(command.synopsis, `${t} requires a ${spec.valueKind ?? "text"} value`);
+    // An empty value (`--workspace ""`, an unset "$WS") is no value either: it never means "the default".
+    if (next === undefined || next === "" || next.startsWith("--")) throw usageError(command.synopsis, `${t} requires a ${spec.valueKind ?? "text"} value`);
     i++;
   }
   const names = Object.keys(options);
@@ -202,16 +210,20 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
   const tokens = optionTokens(argv);
   const json = tokens.includes("--json");
   const single = tool.commands.length === 1 && tool.commands[0]!.name === "";
-  const sub = single ? { name: "", index: -1 } : findSubcommand(argv);
-  const command = tool.commands.find((c) => c.name === sub.name);
+  const sub = single ? { name: "", index: -1 } : findSubcommand(argv, tool);
+  // `help <command>` is that command's help.
+  const helpFor = !single && sub.name === "help" ? tool.commands.find((c) => c.name === argv[sub.index + 1] && c.name !== "") : undefined;
+  const command = helpFor ?? tool.commands.find((c) => c.name === sub.name);
 
+  if (helpFor?.delegate) return helpFor.delegate(["--help"], io);
   if (command?.delegate) {
     const rest = [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];
     return command.delegate(rest, io);
   }
   let args: ParsedArgs | undefined;
   try {
-    if (tokens.some(isHelpToken) || (!single && sub.name === undefined && tokens.length === 0) || (!single && sub.name === "help")) {
+    // Help when asked, or for a bare tool name; a lone `--` is no subcommand, so a usage error below.
+    if (tokens.some(isHelpToken) || (!single && argv.length === 0) || (!single && sub.name === "help")) {
       await out.write(command ? helpOf(command) : tool.help);
       await out.finish();
       return 0;
