@@ -329,6 +329,12 @@ describe("a Log this user may not read (was: permission_denied with path null; l
     const logs = check.json.error.details.logs;
     expect(logs.map((l: any) => [l.session_id, l.problems.map((p: any) => p.code), l.event_count])).toEqual([["a", ["permission_denied"], 0], ["b", [], 1]]);
     expect(logs[0].problems[0]).toMatchObject(denied);
+
+    // The tree shows it as a Log that is there (tree.md §2: a regular file) but could not be read.
+    const forest = run("pixir-tree", ["--json"], { cwd: ws, ...asOther });
+    expect(forest.code).toBe(0);
+    const node = forest.json.forest.find((n: any) => n.session_id === "a");
+    expect(node).toMatchObject({ log_exists: true, error: { kind: "permission_denied" } });
   });
 });
 

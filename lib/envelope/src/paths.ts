@@ -30,6 +30,15 @@ export function resolveWorkspace(flag: string | undefined, env: NodeJS.ProcessEn
   return real;
 }
 
+/** The state file is there as what it should be; false for missing, unsafe or unreadable paths alike. */
+export function isPresent(p: StatePath): boolean {
+  try {
+    return inspectStatePath(p) === "present";
+  } catch {
+    return false;
+  }
+}
+
 export type FileKind = "file" | "directory";
 
 /** A state path below the Workspace, as components: [".pixir", "sessions", "s1.ndjson"]. */

@@ -14,7 +14,7 @@ import { MAX_LINE_BYTES } from "./codec.js";
 import { head, IS_REPLAY, readHead, T_BRANCH, T_FORK, T_SUBAGENT, TYPE_INDEX } from "./line-head.js";
 import { asPixirError, fsError, PixirError, type Details, type ErrorKind } from "./errors.js";
 import { committedLength, corruptLineError } from "./log-read.js";
-import { inspectStatePath, logPath, type StatePath } from "./paths.js";
+import { inspectStatePath, isPresent, logPath, type StatePath } from "./paths.js";
 import { isValidSessionId } from "./session-id.js";
 
 const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
@@ -314,6 +314,8 @@ export function scanOwnLog(ws: string, id: string, keepReplay: boolean, listed: 
     scanner.read(fd, committedLength(ws, id, fd).byteLength);
   } catch (err) {
     scan.problem ??= readFailure(err, p.rel);
+    // tree.md §2: log_exists is whether the Log is a regular file, also one this user may not open.
+    if (!scan.exists) scan.exists = isPresent(p);
   } finally {
     if (fd !== null) closeSync(fd);
   }

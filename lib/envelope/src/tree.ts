@@ -8,7 +8,7 @@ import { asPixirError, PixirError, type ErrorKind } from "./errors.js";
 import { MAX_FORK_DEPTH, notFoundError } from "./loader.js";
 import { corruptLineError } from "./log-read.js";
 import { listLogs, type LogListing } from "./ls.js";
-import { inspectStatePath, logPath } from "./paths.js";
+import { inspectStatePath, isPresent, logPath } from "./paths.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
 import {
   readFirstLineOf,
@@ -444,12 +444,12 @@ class TreeBuilder {
     };
     const key = nodeKey(ws, id);
     if (ancestors.has(key)) {
-      node.log_exists = logExists(p);
+      node.log_exists = isPresent(p);
       this.mark(ws, id, "cycle");
       return withMarker(node, { cycle: true, truncated_reason: "cycle" });
     }
     if (depth > this.maxDepth) {
-      node.log_exists = logExists(p);
+      node.log_exists = isPresent(p);
       this.mark(ws, id, "truncated");
       return withMarker(node, { truncated: true, truncated_reason: "max_depth" });
     }
@@ -464,7 +464,7 @@ class TreeBuilder {
     try {
       index = this.index(ws);
     } catch (err) {
-      node.log_exists = logExists(p);
+      node.log_exists = isPresent(p);
       return failed(asPixirError(err));
     }
     const summary = this.summary(ws, id);
@@ -502,13 +502,6 @@ class TreeBuilder {
   }
 }
 
-function logExists(p: ReturnType<typeof logPath>): boolean {
-  try {
-    return inspectStatePath(p) === "present";
-  } catch {
-    return false;
-  }
-}
 
 /** Put marker keys before `subagents` and `forks`, so every node reads in the same key order. */
 function withMarker(node: TreeNode, marker: Partial<TreeNode>): TreeNode {
