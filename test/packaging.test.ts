@@ -39,6 +39,10 @@ describe.skipIf(pnpm === null)("packed packages install and run with plain npm",
       tarballs[pkg.name] = tgz!;
       const listing = execFileSync("tar", ["-tzf", path.join(packs, tgz!)], { encoding: "utf8" });
       expect(listing).toContain("package/README.md");
+      // The license the manifest names ships with every package.
+      expect(pkg.license, dir).toBe("MIT");
+      expect(listing).toContain("package/LICENSE");
+      expect(readFileSync(path.join(pkgDir, "LICENSE"), "utf8")).toBe(readFileSync(path.join(ROOT, "LICENSE"), "utf8"));
       expect(listing).toContain("package/dist/");
       // Workspace protocol versions must not leak into a published manifest.
       const manifest = execFileSync("tar", ["-xzOf", path.join(packs, tgz!), "package/package.json"], { encoding: "utf8" });
