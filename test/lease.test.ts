@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readLog, run, start, tempDir, user, workspace } from "./support/cli.js";
+import { readLog, run, sh, start, tempDir, user, workspace } from "./support/cli.js";
 
 const EV = '{"type":"user_message","data":{"text":"hi"}}\n';
 const leaseFile = (ws: string, id: string) => path.join(ws, ".pixir", "session_leases", `${id}.json`);
@@ -72,6 +72,19 @@ describe("H57 an active lease", () => {
     expect(r.json.error.kind).toBe("session_writer_active");
     expect(existsSync(path.join(ws, ".pixir/sessions/s.ndjson"))).toBe(false);
     expect(run("pixir", ["fork", "p", "--child-id", "s", "--dry-run", "--json"], { cwd: ws }).code).toBe(0);
+  });
+});
+
+describe("a lease file that cannot be written", () => {
+  it("is session_writer_ambiguous with the filesystem's reason (writer-lease.md §3), and leaves nothing", () => {
+    const ws = workspace({ s: [user("a")] });
+    const bytes = readLog(ws, "s");
+    // ulimit -f 0: any write to a file fails (EFBIG), as a full disk fails with ENOSPC.
+    const r = sh("ulimit -f 0; pixir-log append s --json", { cwd: ws, input: '{"type":"user_message","data":{}}\n' });
+    expect(r.code).toBe(5);
+    expect(r.json.error).toMatchObject({ kind: "session_writer_ambiguous", message: "Session writer lease could not be acquired", details: { lease: null, filesystem_reason: "EFBIG" } });
+    expect(readLog(ws, "s")).toBe(bytes);
+    expect(readdirSync(path.join(ws, ".pixir", "session_leases"))).toEqual([]);
   });
 });
 
