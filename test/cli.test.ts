@@ -108,6 +108,10 @@ describe("B18 dash tokens and --json placement", () => {
     }
     const cmd = run("pixir", ["fork", "s", "--summarize", "--model-cmd", "", "--json"], { cwd: ws });
     expect(cmd.json.error).toMatchObject({ kind: "usage", message: "--model-cmd requires a command value" });
+    const out = run("pixir", ["export", "pi", "s", "--out", "", "--json"], { cwd: ws });
+    expect(out.json.error).toMatchObject({ kind: "usage", message: "--out requires a path value" });
+    // An empty session id is still the grammar's invalid_args (envelope-and-log.md §5).
+    expect(run("pixir", ["fork", "s", "--child-id", "", "--json"], { cwd: ws }).json.error).toMatchObject({ kind: "invalid_args", details: { reason: "empty" } });
     expect(listTree(ws).filter((f) => f.endsWith(".ndjson"))).toEqual([".pixir/sessions/s.ndjson"]);
   });
   it("bad values and flags are usage errors that echo nothing", () => {

@@ -136,6 +136,13 @@ function findSubcommand(argv: string[], tool: ToolSpec): { name: string | undefi
 }
 
 /**
+ * An empty directory, path or command (`--workspace ""`, an unset "$WS") would quietly mean the current
+ * directory or nothing at all: it is no value. Other kinds are refused by their own checks, with the
+ * spec's errors (an empty session id is invalid_args `empty`; an empty `--reason` is `--reason requires text`).
+ */
+const emptyIsNoValue = (spec: OptionSpec): boolean => spec.valueKind === "directory" || spec.valueKind === "path" || spec.valueKind === "command";
+
+/**
  * cli.md §1: parse with yargs-parser (the parser inside yargs; loading all of yargs costs tens of
  * milliseconds at every start). Usage errors carry the synopsis or the flag rule, never the token.
  */
@@ -151,14 +158,13 @@ async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedAr
     if (t.includes("=")) {
       const spec = options[t.slice(2, t.indexOf("="))];
       if (spec?.type === "boolean") throw usageError(command.synopsis);
-      if (spec?.type === "string" && t.endsWith("=")) throw usageError(command.synopsis, `${t.slice(0, -1)} requires a ${spec.valueKind ?? "text"} value`);
+      if (spec?.type === "string" && t.endsWith("=") && emptyIsNoValue(spec)) throw usageError(command.synopsis, `${t.slice(0, -1)} requires a ${spec.valueKind ?? "text"} value`);
       continue;
     }
     const spec = options[t.slice(2)];
     if (spec?.type !== "string") continue;
     const next = tokens[i + 1];
-    // An empty value (`--workspace ""`, an unset "$WS") is no value either: it never means "the default".
-    if (next === undefined || next === "" || next.startsWith("--")) throw usageError(command.synopsis, `${t} requires a ${spec.valueKind ?? "text"} value`);
+    if (next === undefined || next.startsWith("--") || (next === "" && emptyIsNoValue(spec))) throw usageError(command.synopsis, `${t} requires a ${spec.valueKind ?? "text"} value`);
     i++;
   }
   const names = Object.keys(options);
