@@ -233,8 +233,14 @@ describe("B22 help and version", () => {
     const helpOf = (tool: "pixir" | "pixir-log", args: string[]) => run(tool, args, { cwd: ws }).stdout;
     expect(helpOf("pixir", ["help", "fork"])).toBe(fork.stdout);
     expect(helpOf("pixir-log", ["help", "cat"])).toBe(helpOf("pixir-log", ["cat", "--help"]));
-    expect(helpOf("pixir", ["help", "log"])).toBe(log.stdout);
-    expect(helpOf("pixir", ["help", "tree"])).toBe(run("pixir-tree", ["--help"], { cwd: ws }).stdout);
+    // The wrapper's name for a tool it hands a command to: `pixir log`, `pixir tree`, `pixir append`.
+    const as = (text: string, own: string, shown: string) => text.split(own).join(shown);
+    expect(helpOf("pixir", ["help", "log"])).toBe(as(log.stdout, "pixir-log", "pixir log"));
+    expect(helpOf("pixir", ["help", "tree"])).toBe(as(run("pixir-tree", ["--help"], { cwd: ws }).stdout, "pixir-tree", "pixir tree"));
+    expect(helpOf("pixir", ["append", "--help"]).split("\n")[0]).toBe("Usage: pixir append <id> [--drop-ephemeral] [--wait SECONDS] [--take-over-dead-writer] [--dry-run]");
+    expect(run("pixir", ["append", "x", "--bogus"], { cwd: ws }).stderr).toMatch(/^error: usage: pixir append <id> /);
+    expect(run("pixir", ["log", "ls", "--bogus"], { cwd: ws }).stderr).toBe("error: usage: pixir log ls\n");
+    expect(run("pixir", ["tree", "--bogus", "--json"], { cwd: ws }).json.error.details.synopsis).toMatch(/^usage: pixir tree /);
     expect(listTree(ws)).toEqual([]);
   });
   it("--version prints a semver for every binary", () => {

@@ -71,7 +71,7 @@ Examples:
     kind: "report",
     positionals: { min: 0, max: 0 },
     options: {},
-    delegate: (argv, io) => logMain(argv, io),
+    delegate: (argv, io) => logMain(argv, { ...io, programAlias: ["pixir-log", "pixir log"] }),
   },
   {
     name: "tree",
@@ -80,7 +80,7 @@ Examples:
     kind: "report",
     positionals: { min: 0, max: 0 },
     options: {},
-    delegate: (argv, io) => treeMain(argv, io),
+    delegate: (argv, io) => treeMain(argv, { ...io, programAlias: ["pixir-tree", "pixir tree"] }),
   },
   {
     name: "append",
@@ -89,7 +89,7 @@ Examples:
     kind: "report",
     positionals: { min: 0, max: 0 },
     options: {},
-    delegate: (argv, io) => logMain(["append", ...argv], io),
+    delegate: (argv, io) => logMain(["append", ...argv], { ...io, programAlias: ["pixir-log append", "pixir append"] }),
   },
   {
     name: "lock",

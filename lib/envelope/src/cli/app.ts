@@ -197,7 +197,17 @@ function commandClass(command: CommandSpec | undefined, args: ParsedArgs | undef
   return command.kind(args ?? { positionals: [], flags: {} });
 }
 
-function renderError(err: PixirError, io: CliIo, out: Output, kind: CommandClass, json: boolean): Promise<void> | void {
+/** Text of a tool run by the wrapper, with the wrapper's name for it (CliIo.programAlias). */
+function shownAs(io: CliIo, text: string): string {
+  return io.programAlias === undefined ? text : text.split(io.programAlias[0]).join(io.programAlias[1]);
+}
+
+function renderError(thrown: PixirError, io: CliIo, out: Output, kind: CommandClass, json: boolean): Promise<void> | void {
+  let err = thrown;
+  if (err.kind === "usage" && io.programAlias !== undefined) {
+    const synopsis = typeof err.details.synopsis === "string" ? shownAs(io, err.details.synopsis) : err.details.synopsis;
+    err = new PixirError("usage", shownAs(io, err.message), { ...err.details, synopsis });
+  }
   if (err.kind === "internal_error" && io.env.PIXIR_DEBUG === "1") {
     const cause = (err as PixirError & { cause?: unknown }).cause;
     io.stderr.write(`${(cause as Error | undefined)?.stack ?? err.stack}\n`);
@@ -230,7 +240,7 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
   try {
     // Help when asked, or for a bare tool name; a lone `--` is no subcommand, so a usage error below.
     if (tokens.some(isHelpToken) || (!single && argv.length === 0) || (!single && sub.name === "help")) {
-      await out.write(command ? helpOf(command) : tool.help);
+      await out.write(shownAs(io, command ? helpOf(command) : tool.help));
       await out.finish();
       return 0;
     }

@@ -12,6 +12,11 @@ export interface CliIo {
   signal?: AbortSignal;
   /** stderr is a terminal (progress is shown only then). */
   stderrIsTty?: boolean;
+  /**
+   * The name a tool runs under when the wrapper hands a command over to it (`pixir append` runs
+   * `pixir-log append`): `[own, shown]`, so that its help and usage errors name the command typed.
+   */
+  programAlias?: readonly [string, string];
 }
 
 export function processIo(signal?: AbortSignal): CliIo {
