@@ -68,6 +68,16 @@ describe("pixir repair (§12.12)", () => {
     expect(run("pixir", ["repair", "s"], { cwd: ws }).stdout).toBe("Nothing to repair in s.\n");
   });
 
+  it("is idempotent for a call with a null seq too (it sorts after its own fallback)", () => {
+    const ws = workspace({ s: [user("go"), { ...call("c1"), seq: null }] });
+    expect(run("pixir", ["repair", "s", "--json"], { cwd: ws }).json).toMatchObject({ recorded: true, closed_tool_calls: ["c1"] });
+    const once = readLog(ws, "s");
+    for (let i = 0; i < 2; i++) {
+      expect(run("pixir", ["repair", "s", "--json"], { cwd: ws }).json).toMatchObject({ recorded: false, closed_tool_calls: [] });
+    }
+    expect(readLog(ws, "s")).toBe(once);
+  });
+
   it("a later result closes a call; a result before its call does not; each open call id is closed once", () => {
     const ws = workspace({ s: [toolResult("early"), call("early"), call("dup"), call("dup"), call("done"), toolResult("done"), ev("tool_call", { name: "no id" })] });
     const r = run("pixir", ["repair", "s", "--dry-run", "--json"], { cwd: ws });

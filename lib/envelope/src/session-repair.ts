@@ -48,8 +48,14 @@ export async function openToolCalls(ws: string, id: string, options: { skipTornT
     onProblem: options.skipTornTail ? (problem) => (problem.reason === "torn_tail" ? "skip" : "throw") : undefined,
   });
   const calls = new OpenCalls();
-  for await (const item of abortable(history.items(), options.signal)) calls.add(item.event);
-  return calls.list();
+  // A fallback this command wrote closes its call wherever it sorts: a call with a null seq sorts after
+  // every Event with one, so no fallback could ever be "later" than it, and each run would add another.
+  const fallbacks = new Set<string>();
+  for await (const { event } of abortable(history.items(), options.signal)) {
+    calls.add(event);
+    if (event.type === "tool_result" && event.data.repaired === true && typeof event.data.call_id === "string") fallbacks.add(event.data.call_id);
+  }
+  return calls.list().filter((callId) => !fallbacks.has(callId));
 }
 
 export async function repairSession(ws: string, id: string, options: SessionRepairOptions): Promise<SessionRepairResult> {
