@@ -93,6 +93,8 @@ describe("data bytes are kept as written (was: numbers rounded, 1e400 stored as 
     const piped = run("pixir-fork", ["--child-id", "d"], { cwd: ws, input: readFileSync(logFile(ws, "p")) });
     expect(dataOf(piped.stdout.split("\n")[1]!)).toBe(numbers);
     expect(dataOf(run("pixir", ["context", "p"], { cwd: ws }).stdout.trim())).toBe(numbers);
+    // The text form's body is the same compact JSON (was: JSON.stringify of the parsed value).
+    expect(run("pixir", ["context", "p", "--format", "text"], { cwd: ws }).stdout).toBe(`[0] tool tool_result\n${numbers}\n\n`);
   });
 
   it("rawDataText finds the last data member in any key order and compacts it", () => {

@@ -112,7 +112,9 @@ export function formatContextItem(item: ContextItem, format: ContextFormat): str
   let body: string;
   if (item.text !== undefined) body = item.text;
   else if ((item.type === "user_message" || item.type === "assistant_message") && typeof item.data?.text === "string") body = item.data.text;
-  else body = JSON.stringify(item.data ?? {});
+  // The data as stored, as the ndjson form gives it: a number JavaScript cannot hold (a 64-bit id, 1e400)
+  // reaches the model as written, not rounded or turned into null.
+  else body = item.dataText ?? JSON.stringify(item.data ?? {});
   return `[${item.seq}] ${item.role} ${item.type}\n${body}\n\n`;
 }
 
