@@ -62,6 +62,19 @@ describe("63. compaction", () => {
     expect(compact(ws, "c", "--tail-events", "5").stdout).toBe("Nothing to compact: history does not exceed requested tail\n");
   });
 
+  it("a prefix of null-seq Events only is not compacted: its checkpoint would have no to_seq, and the fold would ignore it", () => {
+    const ws = workspace({ c: [{ ...user("a"), seq: null }, { ...user("b"), seq: null }, { ...user("c"), seq: null }] });
+    const log = readLog(ws, "c");
+    for (const flags of [["--dry-run"], []]) {
+      const r = compact(ws, "c", "--tail-events", "1", "--json", ...flags);
+      expect(r.json).toEqual({ ok: true, compactable: false, recorded: false, tail_events: 3, reason: "events to compact have no integer seq" });
+    }
+    expect(readLog(ws, "c")).toBe(log);
+    // One integer seq in the prefix is enough for a valid checkpoint.
+    const mixed = workspace({ c: [user("a"), { ...user("b"), seq: null }, { ...user("c"), seq: null }] });
+    expect(compact(mixed, "c", "--tail-events", "1", "--json").json).toMatchObject({ compactable: true, recorded: true, event: { range: { from_seq: 0, to_seq: 0 } } });
+  });
+
   it("the worked example: record, append, compact again carrying the checkpoint, then the context", () => {
     const ws = workspace({ c: [user("m0"), assistant("m1"), user("m2"), assistant("m3"), user("m4")] });
     const before = readLog(ws, "c");

@@ -17,6 +17,11 @@ import { eventExcerpt, excerptValue, isSummaryCandidate, OPEN_TASKS_LIMIT, Sorte
 export const DEFAULT_TAIL_EVENTS = 40;
 export const COMPACTED_SKILLS_LIMIT = 5;
 export const NOTHING_TO_COMPACT = "history does not exceed requested tail";
+/**
+ * Not in the spec: a prefix of null-seq Events only gives a checkpoint with no integer `range.to_seq`,
+ * which the context fold ignores (§1.1), and every run would append another.
+ */
+export const NO_SEQ_TO_COMPACT = "events to compact have no integer seq";
 export const COMPACTION_LIMITATIONS = [
   "Deterministic compaction keeps operational facts and recent tail; it is not a semantic substitute for the full Log.",
   "The full NDJSON Log remains authoritative for audit, resume repair, and deeper reconstruction.",
@@ -73,7 +78,7 @@ export interface CompactOptions {
   signal?: AbortSignal;
 }
 
-const nothing = (tail: number): NothingToCompact => ({ ok: true, compactable: false, recorded: false, tail_events: tail, reason: NOTHING_TO_COMPACT });
+const nothing = (tail: number, reason = NOTHING_TO_COMPACT): NothingToCompact => ({ ok: true, compactable: false, recorded: false, tail_events: tail, reason });
 
 const rangeOf = (e: PixirEvent): JsonObject => (isJsonObject(e.data.range) ? e.data.range : {});
 const integerOrNull = (v: unknown): number | null => (typeof v === "number" && Number.isInteger(v) ? v : null);
@@ -203,6 +208,8 @@ export async function planCompaction(history: History, tailEvents: number, signa
     if (builder.compacted === prefixLength) break;
     if (isCandidate(event, after)) builder.add(event);
   }
+  const event = builder.finish(tailEvents);
+  if (event.range.to_seq === null) return nothing(candidates, NO_SEQ_TO_COMPACT);
   return {
     ok: true,
     compactable: true,
@@ -210,7 +217,7 @@ export async function planCompaction(history: History, tailEvents: number, signa
     model_assisted: false,
     tail_events: tailEvents,
     would_compact_events: prefixLength,
-    event: builder.finish(tailEvents),
+    event,
   };
 }
 
