@@ -233,6 +233,10 @@ describe("B22 help and version", () => {
     const helpOf = (tool: "pixir" | "pixir-log", args: string[]) => run(tool, args, { cwd: ws }).stdout;
     expect(helpOf("pixir", ["help", "fork"])).toBe(fork.stdout);
     expect(helpOf("pixir-log", ["help", "cat"])).toBe(helpOf("pixir-log", ["cat", "--help"]));
+    // Help on a command that does not exist is a usage error, not the tool's help.
+    const nope = run("pixir", ["help", "nope"], { cwd: ws });
+    expect([nope.code, nope.stdout]).toEqual([2, ""]);
+    expect(nope.stderr).toMatch(/^error: usage: pixir </);
     // The wrapper's name for a tool it hands a command to: `pixir log`, `pixir tree`, `pixir append`.
     const as = (text: string, own: string, shown: string) => text.split(own).join(shown);
     expect(helpOf("pixir", ["help", "log"])).toBe(as(log.stdout, "pixir-log", "pixir log"));

@@ -238,6 +238,9 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
   }
   let args: ParsedArgs | undefined;
   try {
+    // `help <no such command>` names nothing to help with.
+    const helpTopic = !single && sub.name === "help" ? argv[sub.index + 1] : undefined;
+    if (helpTopic !== undefined && !helpTopic.startsWith("-") && helpFor === undefined) throw usageError(tool.synopsis);
     // Help when asked, or for a bare tool name; a lone `--` is no subcommand, so a usage error below.
     if (tokens.some(isHelpToken) || (!single && argv.length === 0) || (!single && sub.name === "help")) {
       await out.write(shownAs(io, command ? helpOf(command) : tool.help));
