@@ -8,7 +8,7 @@ import { checkParentPrefix } from "./fork-write.js";
 import { readJournal, scanLog, type LogLine } from "./log-read.js";
 import { notFoundError, openHistory } from "./loader.js";
 import { listLogs } from "./ls.js";
-import { inspectStatePath, leasesDir, logPath, sessionsDir } from "./paths.js";
+import { inspectStatePath, leasesDir, logPath, logTempOwner, sessionsDir } from "./paths.js";
 import { ByteProgress, mebibytes } from "./progress.js";
 import { isValidSessionId } from "./session-id.js";
 
@@ -86,8 +86,8 @@ export function strayStateFiles(ws: string, only?: string): Map<string, Finding[
   const sessions = sessionsDir(ws);
   for (const name of names(sessions.abs)) {
     const rel = `${sessions.rel}/${name}`;
-    const temp = /^(.*)\.ndjson\.tmp-[0-9a-f]{8}$/.exec(name);
-    if (temp !== null && isValidSessionId(temp[1])) add(temp[1]!, { code: "stale_temp_file", message: STALE_TEMP, path: rel });
+    const temp = logTempOwner(name);
+    if (temp !== null && isValidSessionId(temp)) add(temp, { code: "stale_temp_file", message: STALE_TEMP, path: rel });
     const journal = /^(.*)\.ndjson\.append-journal$/.exec(name);
     if (journal !== null && isValidSessionId(journal[1])) add(journal[1]!, { code: "append_journal_present", message: "an interrupted append left a journal; readers use the original length", path: rel });
     // A Log name that is not a regular file (a symlink, a folder): ls ignores it, check reports it.

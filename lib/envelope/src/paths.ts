@@ -230,3 +230,8 @@ export function placeComplete(tmp: StatePath, target: StatePath, text: string | 
 
 /** A temp sibling of a state file: `<name>.tmp-<8 hex>`, the name `pixir-log check` reports if left. */
 export const tempSibling = (target: StatePath): StatePath => target.sibling(`${target.components.at(-1)}.tmp-${randomHex(4)}`);
+
+/** The session id whose Log a name in `.pixir/sessions` is a temp sibling of (`<id>.ndjson.tmp-<8 hex>`), else null. */
+export function logTempOwner(name: string): string | null {
+  return /^(.*)\.ndjson\.tmp-[0-9a-f]{8}$/.exec(name)?.[1] ?? null;
+}

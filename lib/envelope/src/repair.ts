@@ -6,7 +6,7 @@ import { acquireLease } from "./lease.js";
 import { readJournal, scanLog } from "./log-read.js";
 import { fsyncDir, recoverJournal } from "./log-write.js";
 import { notFoundError } from "./loader.js";
-import { inspectStatePath, logPath, sessionsDir } from "./paths.js";
+import { inspectStatePath, logPath, logTempOwner, sessionsDir } from "./paths.js";
 
 export interface RepairResult {
   ok: true;
@@ -30,20 +30,18 @@ export interface RepairOptions {
 }
 
 /**
- * `<id>.ndjson.tmp-<8 hex>`: the temp file of a write that never committed. Under our own lease no other
- * writer of the Session is running, so each is a leftover of one that died (check's stale_temp_file).
+ * The names in `.pixir/sessions` of this Log's temp files (`<id>.ndjson.tmp-<8 hex>`), each left by a
+ * write that never committed. Under our own lease no other writer of the Session is running, so each is
+ * a leftover of one that died (check's stale_temp_file).
  */
-/** Their names in `.pixir/sessions`. */
 function staleTempFiles(ws: string, id: string): string[] {
-  const dir = sessionsDir(ws);
-  const prefix = `${id}.ndjson.tmp-`;
   let names: string[];
   try {
-    names = readdirSync(dir.abs);
+    names = readdirSync(sessionsDir(ws).abs);
   } catch {
     return [];
   }
-  return names.filter((n) => n.startsWith(prefix) && /^[0-9a-f]{8}$/.test(n.slice(prefix.length))).sort();
+  return names.filter((n) => logTempOwner(n) === id).sort();
 }
 
 /** Find a torn tail: the whole Log is checked, and only an unparseable unterminated last line is tolerated. */
