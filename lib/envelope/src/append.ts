@@ -20,7 +20,8 @@ export interface AppendOptions {
   signal?: AbortSignal;
 }
 
-export interface AppendResult {
+/** What a plain write or an append reports: the same fields for both (cli.md §8.2, §8.3). */
+export interface WriteReport {
   ok: true;
   recorded: boolean;
   dry_run: boolean;
@@ -30,6 +31,23 @@ export interface AppendResult {
   event_count: number;
   first_seq: number | null;
   last_seq: number | null;
+}
+
+export function writeReport(dryRun: boolean | undefined, id: string, logAbs: string, created: boolean, first: number, count: number): WriteReport {
+  return {
+    ok: true,
+    recorded: !dryRun,
+    dry_run: Boolean(dryRun),
+    session_id: id,
+    log_path: logAbs,
+    created,
+    event_count: count,
+    first_seq: count > 0 ? first : null,
+    last_seq: count > 0 ? first + count - 1 : null,
+  };
+}
+
+export interface AppendResult extends WriteReport {
   dropped_ephemeral: number;
 }
 
@@ -98,15 +116,7 @@ async function stampEvents(id: string, input: AsyncIterable<Buffer>, firstSeq: n
 export async function appendEvents(ws: string, id: string, input: AsyncIterable<Buffer>, options: AppendOptions): Promise<AppendResult> {
   const log = logPath(ws, id);
   const result = (created: boolean, first: number, count: number, dropped: number): AppendResult => ({
-    ok: true,
-    recorded: !options.dryRun,
-    dry_run: Boolean(options.dryRun),
-    session_id: id,
-    log_path: log.abs,
-    created,
-    event_count: count,
-    first_seq: count > 0 ? first : null,
-    last_seq: count > 0 ? first + count - 1 : null,
+    ...writeReport(options.dryRun, id, log.abs, created, first, count),
     dropped_ephemeral: dropped,
   });
 

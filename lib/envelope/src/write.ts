@@ -4,7 +4,7 @@
 import { checkInputSessionId, inputLine, InputStream, integrityError, requireStamped, stampedEvent, StreamIds } from "./input.js";
 import { acquireLease, stopOnLoss } from "./lease.js";
 import { appendJournaled, createLogAtomically, recoverJournal, type LineSink } from "./log-write.js";
-import { nextSeqFromTail } from "./append.js";
+import { nextSeqFromTail, writeReport, type WriteReport } from "./append.js";
 import { logPath } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
 import { writeForkStream, type ForkWriteResult } from "./fork-write.js";
@@ -18,17 +18,7 @@ export interface WriteOptions {
   signal?: AbortSignal;
 }
 
-export interface PlainWriteResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  session_id: string;
-  log_path: string;
-  created: boolean;
-  event_count: number;
-  first_seq: number | null;
-  last_seq: number | null;
-}
+export type PlainWriteResult = WriteReport;
 
 export type WriteResult = { fork: false; result: PlainWriteResult } | { fork: true; result: ForkWriteResult };
 
@@ -74,17 +64,7 @@ export async function writeStream(ws: string, targetArg: string | undefined, inp
       count++;
     }
   };
-  const result = (created: boolean): PlainWriteResult => ({
-    ok: true,
-    recorded: !options.dryRun,
-    dry_run: Boolean(options.dryRun),
-    session_id: id,
-    log_path: log.abs,
-    created,
-    event_count: count,
-    first_seq: count > 0 ? startSeq : null,
-    last_seq: count > 0 ? startSeq + count - 1 : null,
-  });
+  const result = (created: boolean): PlainWriteResult => writeReport(options.dryRun, id, log.abs, created, startSeq, count);
 
   if (options.dryRun) {
     const { next, tail } = await nextSeqFromTail(ws, id);
