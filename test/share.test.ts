@@ -479,6 +479,27 @@ describe("44. materialize", () => {
     expect(readEvents(ws, "s")).toHaveLength(5);
   });
 
+  it("rolls back a crashed append's journal first, so the replacement is never cut back to the old length", () => {
+    const ws = workspace({ p: P });
+    fork(ws, "p", "s", ["--strategy", "share_v1"]);
+    appendPinned(ws, "s", "child turn", "2026-07-01T00:00:00Z");
+    const view = catOk(ws, "s");
+    // An append killed mid-line: its journal names the length before it, and a torn line follows.
+    const file = logFile(ws, "s");
+    const size = readLog(ws, "s").length;
+    writeFileSync(`${file}.append-journal`, JSON.stringify({ version: 1, original_length: size, holder_id: "wrl_0000000000000000", started_at: "2026-01-01T00:00:00Z" }));
+    appendFileSync(file, '{"id":"torn","session_id":"s","seq":5,"type":"user_mess');
+
+    expectJsonOk(run("pixir-log", ["materialize", "s", "--json"], { cwd: ws }));
+    const after = catOk(ws, "s");
+    expect(after.slice(1)).toEqual(view.slice(1));
+    expect(cat(ws, "s", ["--raw"]).lines).toEqual(after);
+    expect(leftovers(ws)).toEqual([]);
+    // The next writer finds nothing to roll back: the own Event survives.
+    expectJsonOk(run("pixir-log", ["repair", "s", "--json"], { cwd: ws }));
+    expect(catOk(ws, "s")).toEqual(after);
+  });
+
   it("materializing a root or a replay_v1 child is a no-op that exits 0", () => {
     const ws = workspace({ p: P });
     fork(ws, "p", "r");

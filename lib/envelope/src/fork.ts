@@ -11,7 +11,7 @@ import { parentChangedError, PrefixScanner, type CheckedObserver, type Inherited
 import { fsError, PixirError, usageError } from "./errors.js";
 import { newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
-import { corruptLineError, headLine, headLines, lineBlocks, readFileChunks, readLogRange } from "./log-read.js";
+import { corruptLineError, headLine, headLines, lineBlocks, readFileChunks, scannedBytes } from "./log-read.js";
 import { open } from "node:fs/promises";
 import { inheritedItem, isInherited, openHistory, type History, type HistoryItem } from "./loader.js";
 import { readHead, sessionIs } from "./line-head.js";
@@ -193,7 +193,7 @@ export async function parentFromLog(ws: string, parentId: string, toSeq: number 
     inheritedBlocks: light
       ? (forkEventId, childId) => {
           const scan = history.scan;
-          const lines = splitLines(readLogRange(scan.path, 0, scan.byteLength), { path: scan.path.rel });
+          const lines = splitLines(scannedBytes(scan), { path: scan.path.rel });
           return copyInheritedBlocks(lines, source, forkEventId, childId, (raw) => headLine(raw, scan), true);
         }
       : undefined,

@@ -348,13 +348,21 @@ async function* shareItems(id: string, scan: ScanResult, link: ShareLink, onProb
   for await (const line of historyLines(scan, onProblem)) {
     if (!headerDone) {
       headerDone = true;
-      yield storedItem(line);
-      let k = 0;
-      for await (const item of link.parent.items()) {
-        if (!isInherited(item.event, link.forkedToSeq)) continue;
-        k++;
-        if (k > link.replayEventCount) break;
-        yield inheritedItem(item, link.header.id ?? "", id, k);
+      // Open every Log up the lineage before the first item goes out: each is then read as its checking
+      // pass saw it (an open file outlives a rename over it), or the pass fails before any output.
+      const parentItems = link.parent.items();
+      try {
+        let next = await parentItems.next();
+        yield storedItem(line);
+        let k = 0;
+        for (; !next.done; next = await parentItems.next()) {
+          if (!isInherited(next.value.event, link.forkedToSeq)) continue;
+          k++;
+          if (k > link.replayEventCount) break;
+          yield inheritedItem(next.value, link.header.id ?? "", id, k);
+        }
+      } finally {
+        await parentItems.return(undefined);
       }
       continue;
     }

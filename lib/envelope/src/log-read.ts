@@ -60,6 +60,14 @@ export interface ScanResult {
   /** Greatest integer seq seen, or null. */
   maxSeq: number | null;
   skipped: Array<{ line: number; reason: CorruptReason }>;
+  /** The file the checking pass read; every later pass reads the same one (see `openScanned`). */
+  identity: FileIdentity | null;
+}
+
+/** Which file a path named when it was opened: a rename over the path (materialize) changes it. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
 }
 
 export type ProblemHandler = (problem: LineProblem, line: RawLine) => "skip" | "throw";
@@ -156,10 +164,50 @@ export function committedLength(ws: string, id: string, fd: number): CommittedLe
   }
 }
 
-/** Bytes of `[start, end)` of a file as a stream of chunks. */
-function readRange(abs: string, start: number, end: number): AsyncIterable<Buffer> {
-  if (end <= start) return (async function* () {})();
-  return createReadStream(abs, { start, end: end - 1, highWaterMark: READ_CHUNK });
+function logChanged(p: StatePath): PixirError {
+  return new PixirError("log_read_failed", "session log was replaced or removed while it was read", {
+    reason: "log_changed_during_read",
+    path: p.rel,
+    next_actions: ["rerun the command; another process (pixir-log materialize or rm) replaced or removed the log while it was read"],
+  });
+}
+
+function assertSameFile(p: StatePath, identity: FileIdentity | null, st: { dev: number; ino: number }): void {
+  if (identity !== null && (st.dev !== identity.dev || st.ino !== identity.ino)) throw logChanged(p);
+}
+
+/**
+ * Open a Log for a later pass over what its checking pass saw. Readers take no lease, and materialize
+ * replaces a share child by rename: a pass that opened the new file would read it with the old file's
+ * length and checks (lines cut short, or another Event where the checked one stood), so it fails
+ * instead. Once open, the descriptor keeps reading the checked file whatever happens to the path.
+ */
+export async function openScanned(p: StatePath, identity: FileIdentity | null): Promise<FileHandle> {
+  let file: FileHandle;
+  try {
+    file = await openFile(p.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" && identity !== null) throw logChanged(p);
+    throw err;
+  }
+  try {
+    assertSameFile(p, identity, await file.stat());
+  } catch (err) {
+    await file.close();
+    throw err;
+  }
+  return file;
+}
+
+/** Bytes of `[start, end)` of the Log at `p` as a stream of chunks, from the file `identity` names. */
+async function* readRange(p: StatePath, start: number, end: number, identity: FileIdentity | null): AsyncGenerator<Buffer> {
+  if (end <= start) return;
+  const file = await openScanned(p, identity);
+  try {
+    yield* file.createReadStream({ start, end: end - 1, highWaterMark: READ_CHUNK, autoClose: false });
+  } finally {
+    await file.close();
+  }
 }
 
 /**
@@ -170,13 +218,25 @@ export function readFileChunks(abs: string): AsyncIterable<Buffer> {
   return createReadStream(abs, { highWaterMark: READ_CHUNK });
 }
 
-export function readLogRange(p: StatePath, start: number, end: number): AsyncIterable<Buffer> {
-  return readRange(p.abs, start, end);
+/** Bytes `[start, end)` of a Log; with `identity` (a ScanResult's), only of the file its scan read. */
+export function readLogRange(p: StatePath, start: number, end: number, identity: FileIdentity | null = null): AsyncIterable<Buffer> {
+  return readRange(p, start, end, identity);
+}
+
+/** The bytes of a scanned Log that belong to it, from the file its checking pass read. */
+export function scannedBytes(scan: ScanResult): AsyncIterable<Buffer> {
+  return readRange(scan.path, 0, scan.byteLength, scan.identity);
 }
 
 /** Lines of a Log file within its readable length, validated; corrupt ones go to `onProblem`. */
-async function* decodedLines(p: StatePath, byteLength: number, onProblem: ProblemHandler, skipped: ScanResult["skipped"]): AsyncGenerator<LogLine> {
-  for await (const raw of splitLines(readRange(p.abs, 0, byteLength), { path: p.rel })) {
+async function* decodedLines(
+  p: StatePath,
+  byteLength: number,
+  identity: FileIdentity | null,
+  onProblem: ProblemHandler,
+  skipped: ScanResult["skipped"],
+): AsyncGenerator<LogLine> {
+  for await (const raw of splitLines(readRange(p, 0, byteLength, identity), { path: p.rel })) {
     const decoded = decodeLogLine(raw.bytes, !raw.terminated);
     if (isLineProblem(decoded)) {
       if (onProblem(decoded, raw) === "throw") throw corruptLineError(decoded, raw.lineNo, p.rel);
@@ -222,11 +282,14 @@ export async function scanLog(ws: string, id: string, options: ScanOptions = {})
     last: null,
     maxSeq: null,
     skipped: [],
+    identity: null,
   };
   if (inspectStatePath(p) === "missing") return result;
   result.exists = true;
   const fd = openSync(p.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
   try {
+    const st = fstatSync(fd);
+    result.identity = { dev: st.dev, ino: st.ino };
     Object.assign(result, committedLength(ws, id, fd));
     result.endsWithNewline = result.byteLength === 0 || lastByte(fd, result.byteLength) === 0x0a;
   } finally {
@@ -236,7 +299,7 @@ export async function scanLog(ws: string, id: string, options: ScanOptions = {})
   let prevSeq = -1;
   let seenNull = false;
   let expectedOffset = 0;
-  for await (const line of decodedLines(p, result.byteLength, options.onProblem ?? failClosed, result.skipped)) {
+  for await (const line of decodedLines(p, result.byteLength, result.identity, options.onProblem ?? failClosed, result.skipped)) {
     if (options.refuseLaterShareHeaders && result.first !== null && isShareHeader(line.event)) {
       throw corruptLineError({ reason: "misplaced_share_header" }, line.lineNo, p.rel);
     }
@@ -280,6 +343,12 @@ export async function scanBytes(p: StatePath, result: ScanResult, refuseLaterSha
     file = await openFile(p.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
   } catch {
     return false;
+  }
+  try {
+    assertSameFile(p, result.identity, await file.stat());
+  } catch (err) {
+    await file.close();
+    throw err;
   }
   let count = 0;
   let prevSeq = -1;
@@ -342,14 +411,14 @@ export async function* historyLines(scan: ScanResult, onProblem: ProblemHandler 
   if (!scan.exists || scan.eventCount === 0) return;
   const skipped: ScanResult["skipped"] = [];
   if (scan.inOrder) {
-    yield* decodedLines(scan.path, scan.byteLength, onProblem, skipped);
+    yield* decodedLines(scan.path, scan.byteLength, scan.identity, onProblem, skipped);
     return;
   }
   const seqs: number[] = [];
   const offsets: number[] = [];
   const lengths: number[] = [];
   const lineNos: number[] = [];
-  for await (const line of decodedLines(scan.path, scan.byteLength, onProblem, skipped)) {
+  for await (const line of decodedLines(scan.path, scan.byteLength, scan.identity, onProblem, skipped)) {
     seqs.push(line.event.seq ?? Number.POSITIVE_INFINITY);
     offsets.push(line.offset);
     lengths.push(line.bytes.length);
@@ -357,8 +426,15 @@ export async function* historyLines(scan: ScanResult, onProblem: ProblemHandler 
   }
   const order = seqs.map((_, i) => i);
   order.sort((a, b) => seqs[a]! - seqs[b]! || a - b || 0);
-  const fd = openSync(scan.path.abs, "r");
+  let fd: number;
   try {
+    fd = openSync(scan.path.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw logChanged(scan.path);
+    throw err;
+  }
+  try {
+    assertSameFile(scan.path, scan.identity, fstatSync(fd));
     for (const i of order) {
       const bytes = Buffer.alloc(lengths[i]!);
       readSync(fd, bytes, 0, bytes.length, offsets[i]!);
@@ -426,7 +502,7 @@ export interface HeadLine {
  * layouts are decoded in full. Callers that need `data` itself must use historyLines.
  */
 export async function* headLines(scan: ScanResult): AsyncGenerator<HeadLine> {
-  for await (const raw of splitLines(readRange(scan.path.abs, 0, scan.byteLength), { path: scan.path.rel })) yield headLine(raw, scan);
+  for await (const raw of splitLines(scannedBytes(scan), { path: scan.path.rel })) yield headLine(raw, scan);
 }
 
 /** One line of headLines. */

@@ -10,7 +10,7 @@ import { resourceSources } from "./fork-write.js";
 import { acquireLease } from "./lease.js";
 import { notFoundError, openHistory, type History } from "./loader.js";
 import { readFirstLine } from "./log-read.js";
-import { createLogAtomically, fsyncDir } from "./log-write.js";
+import { createLogAtomically, fsyncDir, recoverJournal } from "./log-write.js";
 import { listLogs } from "./ls.js";
 import { inspectStatePath, journalPath, logPath, sessionDataDir, sessionsDir } from "./paths.js";
 import { checkDescriptor, copyResources, type ResourceRef } from "./resources.js";
@@ -57,6 +57,9 @@ export async function materializeLog(ws: string, id: string, options: WriterOpti
   const lease = options.dryRun ? null : await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
   let recorded = false;
   try {
+    // writer-lease.md §11 step 3: a crashed append's journal names a length of the share form; left in
+    // place, it would cut the replacement back to that length on the next read or write.
+    if (lease) recoverJournal(ws, id);
     const history = await openHistory(ws, id);
     const base = { ok: true as const, recorded: false, dry_run: Boolean(options.dryRun), session_id: id, log_path: log.abs };
     if (history.share === null) {

@@ -14,8 +14,8 @@ import {
   openHistory,
   parseNonNegativeInt,
   PixirError,
-  readLogRange,
   scanLog,
+  scannedBytes,
   serializeEvent,
   splitLines,
   stringFlag,
@@ -70,7 +70,7 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: st
 
   if (scan !== null) {
     // Physical lines in file order; the checking pass above already validated them.
-    for await (const raw of abortable(splitLines(readLogRange(scan.path, 0, scan.byteLength), { path: scan.path.rel }), ctx.signal)) {
+    for await (const raw of abortable(splitLines(scannedBytes(scan), { path: scan.path.rel }), ctx.signal)) {
       if (out.closed) break;
       if (lenient && skipped.includes(raw.lineNo)) continue;
       if (filtered) {
@@ -82,7 +82,7 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: st
     }
   } else if (history !== null && !filtered && history.share === null && history.scan.passThrough && history.scan.inOrder) {
     // Fast path: every stored line already is its own output line.
-    for await (const chunk of abortable(readLogRange(history.scan.path, 0, history.scan.byteLength), ctx.signal)) {
+    for await (const chunk of abortable(scannedBytes(history.scan), ctx.signal)) {
       if (out.closed) break;
       await out.push(chunk as Buffer);
     }
