@@ -521,7 +521,8 @@ export function runModelCommand(cmd: string, prompt: string, options: ModelComma
     let killTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
 
-    const child = spawn("sh", ["-c", cmd], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    // The POSIX shell where system(3) finds it: not whatever `sh` the command's PATH (perhaps `.`, the Workspace) names first.
+    const child = spawn("/bin/sh", ["-c", cmd], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
 
     const signalGroup = (sig: NodeJS.Signals) => {
       if (child.pid === undefined) return;

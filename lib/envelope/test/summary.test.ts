@@ -1,5 +1,5 @@
 // Unit tests of summary.ts: the pure parts of summarize.md §2–§5 and the stage run in-process.
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
@@ -512,5 +512,15 @@ describe("runModelCommand", () => {
     const r = await runModelCommand(cmd, "", { cwd: ws, env: process.env, timeoutMs: 60_000 });
     expect(r).toMatchObject({ ok: false, reason: "output_too_large" });
     expect(readFileSync(path.join(ws, "status"), "utf8").trim()).not.toBe("0");
+  });
+
+  it("runs /bin/sh, as system(3) does, whatever PATH says", async () => {
+    const r = await runModelCommand("/bin/echo hi", "", { cwd: tempWs(), env: { PATH: "/nonexistent" }, timeoutMs: 10_000 });
+    expect(r).toMatchObject({ ok: true });
+    // An `sh` that a PATH of `.` finds in the Workspace is not run.
+    const ws = tempWs();
+    writeFileSync(path.join(ws, "sh"), "#!/bin/sh\necho planted\n", { mode: 0o755 });
+    const planted = await runModelCommand("echo real", "", { cwd: ws, env: { ...process.env, PATH: `.:${process.env.PATH ?? ""}` }, timeoutMs: 10_000 });
+    expect(planted.ok && planted.output.toString()).toBe("real\n");
   });
 });
