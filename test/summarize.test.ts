@@ -452,6 +452,24 @@ describe("model-assisted summaries (acceptance 49)", () => {
     expect(Date.now() - interrupted).toBeLessThan(8000);
   });
 
+  it("a stderr that has gone away costs the model's stderr, warnings and hints, not the result", async () => {
+    const { ws, input } = setup();
+    // The model's stderr is forwarded to a pipe nobody reads any more (EPIPE).
+    const summarizer = start("pixir-summarize", ["--model-cmd", "head -c 200000 /dev/zero >&2; echo summary text"], { cwd: ws });
+    summarizer.child.stderr.destroy();
+    summarizer.child.stdin.end(input);
+    const r = await summarizer.done;
+    expect(summaryOf(r, "c1", 4).summary).toBe("summary text");
+    expect(r.lines).toHaveLength(5);
+    // A report command: the fallback warning and the resume hint go nowhere; the fork is recorded and reported.
+    const fork = start("pixir", ["fork", "p1", "--child-id", "f1", "--summarize", "--model-cmd", "echo oops >&2; exit 3"], { cwd: ws });
+    fork.child.stderr.destroy();
+    fork.child.stdin.end();
+    const f = await fork.done;
+    expect([f.code, f.stdout]).toEqual([0, "Forked p1 → f1 (3 events through seq 2).\n"]);
+    expect(readEvents(ws, "f1").at(-1).data.model_assisted_fallback_reason).toBe("nonzero_exit");
+  });
+
   it("--format text renders the model summary", () => {
     const { ws, input } = setup();
     const r = summarize(ws, input, ["--format", "text", "--model-cmd", "echo summary text"]);
