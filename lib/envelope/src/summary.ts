@@ -556,7 +556,8 @@ export function runModelCommand(cmd: string, prompt: string, options: ModelComma
       if (settled) return;
       settled = true;
       clearTimeout(termTimer);
-      clearTimeout(killTimer);
+      // An armed SIGKILL still comes (§7: SIGKILL 2 s after SIGTERM): a process of the group that ignores
+      // SIGTERM and holds none of the pipes does not outlive a timeout because the command itself ended.
       clearTimeout(drainTimer);
       options.signal?.removeEventListener("abort", onAbort);
       closePipes();

@@ -514,6 +514,25 @@ describe("runModelCommand", () => {
     expect(readFileSync(path.join(ws, "status"), "utf8").trim()).not.toBe("0");
   });
 
+  it("a timeout kills the whole group 2 s after SIGTERM, also a process that ignores SIGTERM once the command has ended", async () => {
+    const ws = tempWs();
+    const cmd = "(trap '' TERM; sleep 30) >/dev/null 2>&1 & echo $! > bg.pid; sleep 30";
+    const r = await runModelCommand(cmd, "", { cwd: ws, env: process.env, timeoutMs: 300 });
+    expect(r).toMatchObject({ ok: false, reason: "timeout" });
+    const pid = readFileSync(path.join(ws, "bg.pid"), "utf8").trim();
+    // Gone, or a zombie nobody has reaped yet.
+    const alive = () => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 8000;
+    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive()).toBe(false);
+  });
+
   it("runs /bin/sh, as system(3) does, whatever PATH says", async () => {
     const r = await runModelCommand("/bin/echo hi", "", { cwd: tempWs(), env: { PATH: "/nonexistent" }, timeoutMs: 10_000 });
     expect(r).toMatchObject({ ok: true });
