@@ -532,6 +532,15 @@ export function runModelCommand(cmd: string, prompt: string, options: ModelComma
         // The group is already gone.
       }
     };
+    const groupAlive = (): boolean => {
+      if (child.pid === undefined) return false;
+      try {
+        process.kill(-child.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
     const closePipes = () => {
       child.stdin.destroy();
       child.stdout.destroy();
@@ -558,6 +567,8 @@ export function runModelCommand(cmd: string, prompt: string, options: ModelComma
       clearTimeout(termTimer);
       // An armed SIGKILL still comes (§7: SIGKILL 2 s after SIGTERM): a process of the group that ignores
       // SIGTERM and holds none of the pipes does not outlive a timeout because the command itself ended.
+      // Only a group with nobody left in it needs none (and then this process need not wait for it).
+      if (killTimer !== undefined && !groupAlive()) clearTimeout(killTimer);
       clearTimeout(drainTimer);
       options.signal?.removeEventListener("abort", onAbort);
       closePipes();
