@@ -1,9 +1,9 @@
 // cli.md §12.10, §12.12, §12.13, acceptance.md §J case 67: the wrapper's Session jobs `pixir repair`,
 // `pixir diff` and `pixir merge`, against the built binaries.
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, logFile, readEvents, readLog, run, toolResult, ULID, user, workspace } from "./support/cli.js";
+import { assistant, call, ev, listTree, logFile, readEvents, readLog, run, start, toolResult, ULID, user, workspace } from "./support/cli.js";
 
 const append = (ws: string, id: string, events: object[]) =>
   run("pixir-log", ["append", id], { cwd: ws, input: events.map((e) => `${JSON.stringify(e)}\n`).join("") });
@@ -294,6 +294,36 @@ describe("pixir merge (§12.13)", () => {
     expect(readEvents(ws, "F").at(-1).data).toMatchObject({ model_assisted_fallback: true, model_assisted_fallback_reason: "nonzero_exit" });
     const text = run("pixir", ["fork", "P", "--child-id", "G", "--summarize", "--model-cmd", "exit 3"], { cwd: ws });
     expect([text.code, text.stderr]).toEqual([0, "warning: model_assisted_fallback: nonzero_exit\npixir resume G \"...\"\n"]);
+  });
+
+  it("SIGINT while the model runs: pixir fork --summarize and pixir merge exit 130, the command is killed, nothing is written", async () => {
+    const ws = setup();
+    const before = readLog(ws, "P");
+    for (const [args, pidFile] of [
+      [["fork", "P", "--child-id", "F", "--summarize"], "fork.pid"],
+      [["merge", "K", "--into", "P"], "merge.pid"],
+    ] as const) {
+      // The command records its pid, then waits; it would write a summary 30 s later.
+      const job = start("pixir", [...args, "--model-cmd", `echo $$ > ${pidFile}; sleep 30; echo late`], { cwd: ws });
+      job.child.stdin.end();
+      const deadline = Date.now() + 10_000;
+      while (!existsSync(path.join(ws, pidFile)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      job.child.kill("SIGINT");
+      const r = await job.done;
+      expect([r.code, r.stdout, r.stderr]).toEqual([130, "", "error: interrupted: interrupted\n"]);
+      const pid = Number(readFileSync(path.join(ws, pidFile), "utf8"));
+      // Killed: gone, or a zombie that nobody has reaped yet.
+      let stat = "";
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      } catch {
+        // gone
+      }
+      expect(stat === "" || /^\d+ \(.*\) Z/.test(stat)).toBe(true);
+    }
+    expect(existsSync(logFile(ws, "F"))).toBe(false);
+    expect(readLog(ws, "P")).toBe(before);
+    expect(listTree(ws).filter((f) => f.includes("session_leases/") && !f.endsWith("session_leases/"))).toEqual([]);
   });
 
   it("a child with no events of its own: nothing to merge, exit 0, the parent untouched, no model asked", () => {

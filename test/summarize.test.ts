@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, logFile, rawLine, readEvents, run, sh, toolResult, user, workspace, ULID, type Ev } from "./support/cli.js";
+import { assistant, call, ev, listTree, logFile, rawLine, readEvents, run, sh, start, toolResult, user, workspace, ULID, type Ev } from "./support/cli.js";
 
 const REPLAY_TYPES = new Set([
   "user_message",
@@ -433,6 +433,41 @@ describe("model-assisted summaries (acceptance 49)", () => {
     expect(summaryOf(r, "c1", 4).model_assisted_fallback_reason).toBe("timeout");
     expect(Date.now() - started).toBeLessThan(6000);
     expect(JSON.parse(r.stderr)).toEqual({ warning: { kind: "model_assisted_fallback", details: { reason: "timeout" } } });
+  });
+
+  it("SIGINT while the model runs exits 130 at once, even if a process outside the command's group holds its pipes", async () => {
+    const { ws, input } = setup();
+    // The detached sleep inherits the command's stdout and stderr and outlives it; `started` says the command is running.
+    const detached = `${JSON.stringify(process.execPath)} -e 'require("child_process").spawn("sleep", ["20"], { detached: true, stdio: ["ignore", "inherit", "inherit"] }).unref()'`;
+    const summarizer = start("pixir-summarize", ["--model-cmd", `${detached}; touch started; sleep 30`], { cwd: ws });
+    summarizer.child.stdin.end(input);
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(path.join(ws, "started")) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const interrupted = Date.now();
+    summarizer.child.kill("SIGINT");
+    const r = await summarizer.done;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe("error: interrupted: interrupted\n");
+    expect(r.stdout).not.toContain("branch_summary");
+    expect(Date.now() - interrupted).toBeLessThan(8000);
+  });
+
+  it("a stderr that has gone away costs the model's stderr, warnings and hints, not the result", async () => {
+    const { ws, input } = setup();
+    // The model's stderr is forwarded to a pipe nobody reads any more (EPIPE).
+    const summarizer = start("pixir-summarize", ["--model-cmd", "head -c 200000 /dev/zero >&2; echo summary text"], { cwd: ws });
+    summarizer.child.stderr.destroy();
+    summarizer.child.stdin.end(input);
+    const r = await summarizer.done;
+    expect(summaryOf(r, "c1", 4).summary).toBe("summary text");
+    expect(r.lines).toHaveLength(5);
+    // A report command: the fallback warning and the resume hint go nowhere; the fork is recorded and reported.
+    const fork = start("pixir", ["fork", "p1", "--child-id", "f1", "--summarize", "--model-cmd", "echo oops >&2; exit 3"], { cwd: ws });
+    fork.child.stderr.destroy();
+    fork.child.stdin.end();
+    const f = await fork.done;
+    expect([f.code, f.stdout]).toEqual([0, "Forked p1 → f1 (3 events through seq 2).\n"]);
+    expect(readEvents(ws, "f1").at(-1).data.model_assisted_fallback_reason).toBe("nonzero_exit");
   });
 
   it("--format text renders the model summary", () => {

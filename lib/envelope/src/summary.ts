@@ -493,8 +493,19 @@ export type ModelCommandResult = { ok: true; output: Buffer; elapsedMs: number }
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
+ * After the command has exited and closed its stdout, how long its stderr may still take to drain. A
+ * process it left behind may hold stderr open for good; what the command itself wrote is in the pipe.
+ */
+export const MODEL_STDERR_DRAIN_MS = 200;
+
+/**
  * summarize.md §7 step 3: run `sh -c CMD` with the prompt on stdin and capture up to 1 MiB of stdout.
  * The command runs in its own process group so that a timeout ends it and everything it started.
+ *
+ * Its answer is complete when it has exited and its stdout has ended; stderr is forwarded, not waited
+ * for. Once the answer cannot count (a timeout, too much output, an abort) its stdout is no longer read,
+ * and once the command is gone every pipe to it is closed: a process that left the group (setsid, a
+ * daemon) and holds a pipe can neither keep us waiting nor keep this process alive.
  */
 export function runModelCommand(cmd: string, prompt: string, options: ModelCommandOptions): Promise<ModelCommandResult> {
   const started = performance.now();
@@ -504,10 +515,14 @@ export function runModelCommand(cmd: string, prompt: string, options: ModelComma
     let settled = false;
     const chunks: Buffer[] = [];
     let bytes = 0;
+    let exitCode: number | null | undefined;
+    let stdoutClosed = false;
     let termTimer: NodeJS.Timeout | undefined;
     let killTimer: NodeJS.Timeout | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
 
-    const child = spawn("sh", ["-c", cmd], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    // The POSIX shell where system(3) finds it: not whatever `sh` the command's PATH (perhaps `.`, the Workspace) names first.
+    const child = spawn("/bin/sh", ["-c", cmd], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
 
     const signalGroup = (sig: NodeJS.Signals) => {
       if (child.pid === undefined) return;
@@ -517,11 +532,30 @@ export function runModelCommand(cmd: string, prompt: string, options: ModelComma
         // The group is already gone.
       }
     };
+    const groupAlive = (): boolean => {
+      if (child.pid === undefined) return false;
+      try {
+        process.kill(-child.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const closePipes = () => {
+      child.stdin.destroy();
+      child.stdout.destroy();
+      child.stderr.destroy();
+    };
     const stop = (reason: ModelFallbackReason) => {
       failure ??= reason;
+      // Nothing more it writes can count: a writer past the bound gets a broken pipe instead of being drained.
+      child.stdout.destroy();
       if (killTimer !== undefined) return;
       signalGroup("SIGTERM");
-      killTimer = setTimeout(() => signalGroup("SIGKILL"), MODEL_KILL_GRACE_MS);
+      killTimer = setTimeout(() => {
+        signalGroup("SIGKILL");
+        closePipes();
+      }, MODEL_KILL_GRACE_MS);
     };
     const onAbort = () => {
       signalGroup("SIGKILL");
@@ -531,19 +565,36 @@ export function runModelCommand(cmd: string, prompt: string, options: ModelComma
       if (settled) return;
       settled = true;
       clearTimeout(termTimer);
-      clearTimeout(killTimer);
+      // An armed SIGKILL still comes (§7: SIGKILL 2 s after SIGTERM): a process of the group that ignores
+      // SIGTERM and holds none of the pipes does not outlive a timeout because the command itself ended.
+      // Only a group with nobody left in it needs none (and then this process need not wait for it).
+      if (killTimer !== undefined && !groupAlive()) clearTimeout(killTimer);
+      clearTimeout(drainTimer);
       options.signal?.removeEventListener("abort", onAbort);
+      closePipes();
       settle();
+    };
+    const result = () => {
+      finish(() => {
+        if (failure !== null) return resolve({ ok: false, reason: failure, elapsedMs: elapsed() });
+        if (exitCode !== 0) return resolve({ ok: false, reason: "nonzero_exit", elapsedMs: elapsed() });
+        resolve({ ok: true, output: Buffer.concat(chunks, bytes), elapsedMs: elapsed() });
+      });
+    };
+    /** The command has exited and its stdout is closed: settle once stderr has drained, or soon after. */
+    const maybeSettle = () => {
+      if (exitCode === undefined || !stdoutClosed || drainTimer !== undefined) return;
+      clearTimeout(termTimer); // the answer is in: a timeout now would not be the command's
+      drainTimer = setTimeout(result, MODEL_STDERR_DRAIN_MS);
     };
 
     child.on("error", () => finish(() => resolve({ ok: false, reason: "spawn_failed", elapsedMs: elapsed() })));
-    child.on("close", (code) => {
-      finish(() => {
-        if (failure !== null) return resolve({ ok: false, reason: failure, elapsedMs: elapsed() });
-        if (code !== 0) return resolve({ ok: false, reason: "nonzero_exit", elapsedMs: elapsed() });
-        resolve({ ok: true, output: Buffer.concat(chunks, bytes), elapsedMs: elapsed() });
-      });
+    child.on("exit", (code) => {
+      exitCode = code;
+      maybeSettle();
     });
+    // Every pipe closed after the exit: nothing is left to wait for.
+    child.on("close", result);
     // The command may ignore its stdin: a broken pipe is not a failure.
     child.stdin.on("error", () => undefined);
     child.stdin.end(prompt, "utf8");
@@ -556,6 +607,10 @@ export function runModelCommand(cmd: string, prompt: string, options: ModelComma
         return;
       }
       chunks.push(chunk);
+    });
+    child.stdout.on("close", () => {
+      stdoutClosed = true;
+      maybeSettle();
     });
     const stderr = options.stderr ?? process.stderr;
     child.stderr.on("data", (chunk: Buffer) => stderr.write(chunk));

@@ -1,5 +1,5 @@
 // Unit tests of summary.ts: the pure parts of summarize.md §2–§5 and the stage run in-process.
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
@@ -483,5 +483,63 @@ describe("runModelCommand", () => {
     const r = await runModelCommand("printf out", "x".repeat(1 << 20), { cwd: tempWs(), env: process.env, timeoutMs: 10_000 });
     expect(r.ok).toBe(true);
     if (r.ok) expect(r.output.toString()).toBe("out");
+  });
+
+  // A process that leaves the command's process group (setsid, a daemon) is out of reach of its signals.
+  const detachedSleep = (seconds: number, stdio: string) =>
+    `${JSON.stringify(process.execPath)} -e 'require("child_process").spawn("sleep", ["${seconds}"], { detached: true, stdio: ${stdio} }).unref()'`;
+
+  it("a background job that keeps only stderr open does not hold back an answer the command gave", async () => {
+    const started = Date.now();
+    const r = await runModelCommand("sleep 8 >/dev/null & echo answer", "", { cwd: tempWs(), env: process.env, timeoutMs: 60_000 });
+    expect(r).toMatchObject({ ok: true });
+    if (r.ok) expect(r.output.toString()).toBe("answer\n");
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("a process outside the command's group that holds stdout cannot keep us past the timeout", async () => {
+    const started = Date.now();
+    const cmd = `${detachedSleep(20, '["ignore", "inherit", "inherit"]')}; echo partial`;
+    const r = await runModelCommand(cmd, "", { cwd: tempWs(), env: process.env, timeoutMs: 500 });
+    expect(r).toMatchObject({ ok: false, reason: "timeout" });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("stops reading past 1 MiB, so a command that ignores SIGTERM is not drained to its end", async () => {
+    const ws = tempWs();
+    // Without the broken pipe, head would write all 64 MiB in the 2 s before SIGKILL and exit 0.
+    const cmd = `trap '' TERM; head -c 67108864 /dev/zero 2>/dev/null; echo $? > status`;
+    const r = await runModelCommand(cmd, "", { cwd: ws, env: process.env, timeoutMs: 60_000 });
+    expect(r).toMatchObject({ ok: false, reason: "output_too_large" });
+    expect(readFileSync(path.join(ws, "status"), "utf8").trim()).not.toBe("0");
+  });
+
+  it("a timeout kills the whole group 2 s after SIGTERM, also a process that ignores SIGTERM once the command has ended", async () => {
+    const ws = tempWs();
+    const cmd = "(trap '' TERM; sleep 30) >/dev/null 2>&1 & echo $! > bg.pid; sleep 30";
+    const r = await runModelCommand(cmd, "", { cwd: ws, env: process.env, timeoutMs: 300 });
+    expect(r).toMatchObject({ ok: false, reason: "timeout" });
+    const pid = readFileSync(path.join(ws, "bg.pid"), "utf8").trim();
+    // Gone, or a zombie nobody has reaped yet.
+    const alive = () => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 8000;
+    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive()).toBe(false);
+  });
+
+  it("runs /bin/sh, as system(3) does, whatever PATH says", async () => {
+    const r = await runModelCommand("/bin/echo hi", "", { cwd: tempWs(), env: { PATH: "/nonexistent" }, timeoutMs: 10_000 });
+    expect(r).toMatchObject({ ok: true });
+    // An `sh` that a PATH of `.` finds in the Workspace is not run.
+    const ws = tempWs();
+    writeFileSync(path.join(ws, "sh"), "#!/bin/sh\necho planted\n", { mode: 0o755 });
+    const planted = await runModelCommand("echo real", "", { cwd: ws, env: { ...process.env, PATH: `.:${process.env.PATH ?? ""}` }, timeoutMs: 10_000 });
+    expect(planted.ok && planted.output.toString()).toBe("real\n");
   });
 });

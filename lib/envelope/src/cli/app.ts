@@ -362,6 +362,9 @@ export async function runProcess(
   // SIGHUP (the terminal went away) ends a run as SIGINT and SIGTERM do: writers roll back, exit 130.
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, onSignal);
+  // stderr carries diagnostics only: one that has gone away (a closed pipe) must not fail the command
+  // or cost its output. A model command's stderr is forwarded there; warnings and hints go there.
+  process.stderr.on("error", () => undefined);
   const io = makeIo(controller.signal);
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;
