@@ -139,6 +139,8 @@ describe("B18 dash tokens and --json placement", () => {
     expect(missing.json.error).toMatchObject({ kind: "usage", message: "--to-seq requires a number value" });
     expect(run("pixir", ["fork", "p", "--to-seq"], { cwd: ws }).stderr).toBe("error: usage: --to-seq requires a number value\n");
     expect(run("pixir", ["fork", "p", "--to-seq", "5x"], { cwd: ws }).stderr).toBe("error: usage: --to-seq must be a non-negative integer\n");
+    // A repeated single-value flag: the flag rule, not the synopsis (docs/cli-contract.md "Parsing").
+    expect(run("pixir", ["fork", "p", "--to-seq", "1", "--to-seq", "2"], { cwd: ws }).stderr).toBe("error: usage: --to-seq may be given only once\n");
     expect(listTree(ws)).toEqual([".pixir", ".pixir/sessions", ".pixir/sessions/p.ndjson"]);
   });
 });
