@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { INVALID_SESSION_IDS, listTree, logFile, readLog, run, tempDir, user, workspace, type Tool } from "./support/cli.js";
+import { INVALID_SESSION_IDS, listTree, logFile, readLog, ROOT, run, tempDir, user, workspace, type Tool } from "./support/cli.js";
 
 const EVENT = '{"type":"user_message","data":{"text":"hi"}}\n';
 const ULID_ID = "01JH8Z6Q4K3M2N1P0R9S8T7V6W";
@@ -139,6 +139,8 @@ describe("B18 dash tokens and --json placement", () => {
     expect(missing.json.error).toMatchObject({ kind: "usage", message: "--to-seq requires a number value" });
     expect(run("pixir", ["fork", "p", "--to-seq"], { cwd: ws }).stderr).toBe("error: usage: --to-seq requires a number value\n");
     expect(run("pixir", ["fork", "p", "--to-seq", "5x"], { cwd: ws }).stderr).toBe("error: usage: --to-seq must be a non-negative integer\n");
+    // A repeated single-value flag: the flag rule, not the synopsis (docs/cli-contract.md "Parsing").
+    expect(run("pixir", ["fork", "p", "--to-seq", "1", "--to-seq", "2"], { cwd: ws }).stderr).toBe("error: usage: --to-seq may be given only once\n");
     expect(listTree(ws)).toEqual([".pixir", ".pixir/sessions", ".pixir/sessions/p.ndjson"]);
   });
 });
@@ -246,6 +248,39 @@ describe("B22 help and version", () => {
     expect(run("pixir", ["log", "ls", "--bogus"], { cwd: ws }).stderr).toBe("error: usage: pixir log ls\n");
     expect(run("pixir", ["tree", "--bogus", "--json"], { cwd: ws }).json.error.details.synopsis).toMatch(/^usage: pixir tree /);
     expect(listTree(ws)).toEqual([]);
+  });
+  it("every flag a help text names is documented in docs/cli-contract.md or the tool's README", () => {
+    const ws = tempDir();
+    const read = (rel: string) => readFileSync(path.join(ROOT, rel), "utf8");
+    const contract = read("docs/cli-contract.md");
+    const readme = (tool: Tool) => read(`tools/${tool}/README.md`);
+    // The wrapper hands `log`, `tree` and `append` over to the tools, whose READMEs it points to.
+    const docsOf: Record<Tool, string> = {
+      "pixir-log": readme("pixir-log"),
+      "pixir-fork": readme("pixir-fork"),
+      "pixir-summarize": readme("pixir-summarize"),
+      "pixir-tree": readme("pixir-tree"),
+      pixir: readme("pixir") + readme("pixir-log") + readme("pixir-tree"),
+    };
+    const commands: Record<Tool, string[][]> = {
+      "pixir-log": [[], ...["cat", "write", "append", "ls", "check", "repair", "materialize", "rm"].map((c) => [c])],
+      "pixir-fork": [[]],
+      "pixir-summarize": [[]],
+      "pixir-tree": [[]],
+      pixir: [[], ...["fork", "tree", "append", "lock", "context", "compact", "repair", "diff", "merge"].map((c) => [c]), ["import", "pi"], ["export", "pi"]],
+    };
+    const undocumented: string[] = [];
+    for (const [tool, list] of Object.entries(commands) as [Tool, string[][]][]) {
+      for (const args of list) {
+        const help = run(tool, [...args, "--help"], { cwd: ws });
+        expect([help.code, help.stderr], `${tool} ${args.join(" ")}`).toEqual([0, ""]);
+        for (const flag of new Set(help.stdout.match(/--[a-z][a-z-]*/g) ?? [])) {
+          const named = new RegExp(`${flag}(?![a-z-])`);
+          if (!named.test(docsOf[tool]) && !named.test(contract)) undocumented.push(`${tool} ${args.join(" ")}: ${flag}`);
+        }
+      }
+    }
+    expect(undocumented).toEqual([]);
   });
   it("--version prints a semver for every binary", () => {
     const ws = tempDir();

@@ -93,6 +93,14 @@ describe("acceptance 66: round trip of the main tree", () => {
     expect(r.json.file).toBe(path.join(dir, path.basename(MAIN_TREE)));
   });
 
+  it("--out DIR/ that does not exist is a missing directory, never a file named DIR", () => {
+    const dir = tempDir();
+    const r = run("pixir", ["export", "pi", MAIN_ID, "--out", "exported/", "--json", "--workspace", ws], { cwd: dir });
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.json.error.details).toMatchObject({ field: "out", reason: "missing_directory" });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it("--dry-run reports and writes nothing; a missing --out directory is invalid_args", () => {
     const dir = tempDir();
     const dry = run("pixir", ["export", "pi", MAIN_ID, "--out", path.join(dir, "x.jsonl"), "--dry-run", "--json", "--workspace", ws], { cwd: dir });

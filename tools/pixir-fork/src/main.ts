@@ -32,7 +32,7 @@ and workflow events, tool calls and results, permission decisions) with seq <= -
 Examples:
   pixir-log cat P | pixir-fork --to-seq 40 | pixir-summarize | pixir-log write
   pixir-fork --parent P --strategy share_v1 --child-id P-try2 | pixir-log write
-  pixir-fork --parent P --to-seq 12 --strict-boundary --dry-run --json | jq .open_tool_calls
+  pixir-fork --parent P --to-seq 12 --dry-run --json | jq .open_tool_calls
 `;
 
 export const tool: ToolSpec = {

@@ -509,14 +509,17 @@ function exportExists(display: string): PixirError {
   });
 }
 
-/** Where `--out` writes: FILE as given, or pi's file name inside an existing DIR. */
+/**
+ * Where `--out` writes: FILE as given, or pi's file name inside an existing DIR. A path that ends in a
+ * separator (`exported/`) names a directory, so it must exist; it never becomes a file of that name.
+ */
 export function exportTarget(out: string, cwd: string, header: JsonObject): string {
   const abs = path.resolve(cwd, out);
-  let isDir = false;
+  let isDir = out.endsWith("/") || out.endsWith(path.sep);
   try {
     isDir = statSync(abs).isDirectory();
   } catch {
-    /* absent: a file path */
+    /* absent: a file path, unless written as a directory */
   }
   const target = isDir ? path.join(abs, piFileName(header)) : abs;
   try {
