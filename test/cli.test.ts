@@ -6,6 +6,8 @@ import { INVALID_SESSION_IDS, listTree, logFile, readLog, ROOT, run, tempDir, us
 
 const EVENT = '{"type":"user_message","data":{"text":"hi"}}\n';
 const ULID_ID = "01JH8Z6Q4K3M2N1P0R9S8T7V6W";
+/** What follows every usage error in text mode (its next action, cli.md §4). */
+const HELP_HINT = "hint: run the command with --help\n";
 
 describe("B15 valid ids can be appended and read", () => {
   const ids = ["sess-1", "legacy_name.v1", "utf8-load-acción", "a\u0301", "你42", "_", "9-start", "20260720T101112-a1b2c3", ULID_ID, "a" + "b".repeat(234), "a" + "é".repeat(117)];
@@ -57,7 +59,7 @@ describe("B17 hostile ids are never echoed", () => {
       expect(r.code).toBe(2);
       const envelope = r.json ?? r.errJson;
       if (envelope) expect(envelope.error).toMatchObject({ kind: "invalid_args", details: { reason: "invalid_start" } });
-      else expect(r.stderr).toBe("error: invalid_args: session id is invalid\n");
+      else expect(r.stderr).toMatch(/^error: invalid_args: session id is invalid \(invalid_start session_id; max_bytes=235 observed_bytes=\d+\)\nhint: pass a valid session id\n$/);
       for (const text of [r.stdout, r.stderr]) {
         expect(text).not.toContain("outside");
         expect(text).not.toContain("PWN");
@@ -137,10 +139,10 @@ describe("B18 dash tokens and --json placement", () => {
     const missing = run("pixir", ["fork", "p", "--to-seq", "--json"], { cwd: ws });
     expect(missing.code).toBe(2);
     expect(missing.json.error).toMatchObject({ kind: "usage", message: "--to-seq requires a number value" });
-    expect(run("pixir", ["fork", "p", "--to-seq"], { cwd: ws }).stderr).toBe("error: usage: --to-seq requires a number value\n");
-    expect(run("pixir", ["fork", "p", "--to-seq", "5x"], { cwd: ws }).stderr).toBe("error: usage: --to-seq must be a non-negative integer\n");
+    expect(run("pixir", ["fork", "p", "--to-seq"], { cwd: ws }).stderr).toBe(`error: usage: --to-seq requires a number value\n${HELP_HINT}`);
+    expect(run("pixir", ["fork", "p", "--to-seq", "5x"], { cwd: ws }).stderr).toBe(`error: usage: --to-seq must be a non-negative integer\n${HELP_HINT}`);
     // A repeated single-value flag: the flag rule, not the synopsis (docs/cli-contract.md "Parsing").
-    expect(run("pixir", ["fork", "p", "--to-seq", "1", "--to-seq", "2"], { cwd: ws }).stderr).toBe("error: usage: --to-seq may be given only once\n");
+    expect(run("pixir", ["fork", "p", "--to-seq", "1", "--to-seq", "2"], { cwd: ws }).stderr).toBe(`error: usage: --to-seq may be given only once\n${HELP_HINT}`);
     expect(listTree(ws)).toEqual([".pixir", ".pixir/sessions", ".pixir/sessions/p.ndjson"]);
   });
 });
@@ -245,7 +247,7 @@ describe("B22 help and version", () => {
     expect(helpOf("pixir", ["help", "tree"])).toBe(as(run("pixir-tree", ["--help"], { cwd: ws }).stdout, "pixir-tree", "pixir tree"));
     expect(helpOf("pixir", ["append", "--help"]).split("\n")[0]).toBe("Usage: pixir append <id> [--drop-ephemeral] [--wait SECONDS] [--take-over-dead-writer] [--dry-run]");
     expect(run("pixir", ["append", "x", "--bogus"], { cwd: ws }).stderr).toMatch(/^error: usage: pixir append <id> /);
-    expect(run("pixir", ["log", "ls", "--bogus"], { cwd: ws }).stderr).toBe("error: usage: pixir log ls\n");
+    expect(run("pixir", ["log", "ls", "--bogus"], { cwd: ws }).stderr).toBe(`error: usage: pixir log ls\n${HELP_HINT}`);
     expect(run("pixir", ["tree", "--bogus", "--json"], { cwd: ws }).json.error.details.synopsis).toMatch(/^usage: pixir tree /);
     expect(listTree(ws)).toEqual([]);
   });

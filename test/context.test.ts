@@ -265,7 +265,7 @@ describe("errors and pipes", () => {
     expect(r.errJson.error).toMatchObject({ kind: "not_found", details: { session_id: "never", log_path: ".pixir/sessions/never.ndjson" } });
     expect(listTree(ws)).toEqual([]);
     const text = context(ws, "never");
-    expect(text.stderr).toBe("error: not_found: session log was not found\n");
+    expect(text.stderr).toBe("error: not_found: session log was not found\nhint: check the session id\nhint: run pixir context from the workspace that owns the session log\n");
   });
 
   it("an invalid id is invalid_args and never echoed", () => {
@@ -282,7 +282,7 @@ describe("errors and pipes", () => {
     const r = context(ws, "s");
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toBe("error: corrupt_log_line: could not decode a log line\n");
+    expect(r.stderr).toBe("error: corrupt_log_line: could not decode a log line (.pixir/sessions/s.ndjson:2: invalid_json)\nhint: run pixir-log check to list every problem in this log\n");
   });
 
   it("ends quietly with exit 0 when the reader goes away", () => {

@@ -162,9 +162,9 @@ describe("H60 refusals and ambiguity", () => {
     expect(existsSync(leaseFile(ws, "s"))).toBe(true);
     const usage = run("pixir", ["lock", "release", "s"], { cwd: ws });
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toBe("error: usage: lock release requires --force\n");
-    expect(run("pixir", ["lock", "release", "s", "--reason", "x"], { cwd: ws }).stderr).toBe("error: usage: --reason requires --force\n");
-    expect(run("pixir", ["lock", "release", "s", "--force", "--reason", ""], { cwd: ws }).stderr).toBe("error: usage: --reason requires text\n");
+    expect(usage.stderr).toBe("error: usage: lock release requires --force\nhint: run the command with --help\n");
+    expect(run("pixir", ["lock", "release", "s", "--reason", "x"], { cwd: ws }).stderr).toBe("error: usage: --reason requires --force\nhint: run the command with --help\n");
+    expect(run("pixir", ["lock", "release", "s", "--force", "--reason", ""], { cwd: ws }).stderr).toBe("error: usage: --reason requires text\nhint: run the command with --help\n");
   });
   it("unparseable and mismatched leases are ambiguous, block writers, and can be force-released", () => {
     for (const [content, reason] of [

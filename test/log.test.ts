@@ -211,7 +211,7 @@ describe("A8 corrupt lines fail closed", () => {
     writeRaw(ws, "s", `${rawLine("s", 0, user("a"))}\n{not json}\n`);
     const r = run("pixir-log", ["cat", "s"], { cwd: ws });
     expect(r.stdout).toBe("");
-    expect(r.stderr).toBe("error: corrupt_log_line: could not decode a log line\n");
+    expect(r.stderr).toBe("error: corrupt_log_line: could not decode a log line (.pixir/sessions/s.ndjson:2: invalid_json)\nhint: run pixir-log check to list every problem in this log\n");
   });
   it("invalid UTF-8 is its own reason", () => {
     const ws = workspace();
@@ -383,7 +383,8 @@ describe("A13 lenient read and check", () => {
     expect(err).toEqual([
       "warning: corrupt_log_line: line 2: invalid_json",
       "warning: corrupt_log_line: line 4: unexpected_shape",
-      "error: corrupt_log_line: skipped 2 corrupt log lines",
+      "error: corrupt_log_line: skipped 2 corrupt log lines (.pixir/sessions/s.ndjson; skipped=2)",
+      "hint: run pixir-log check to list every problem in this log",
     ]);
     const json = run("pixir-log", ["cat", "s", "--lenient", "--json"], { cwd: ws });
     expect(json.errJson.error.details).toMatchObject({ skipped: 2, lines: [2, 4], path: ".pixir/sessions/s.ndjson" });
@@ -404,7 +405,7 @@ describe("A13 lenient read and check", () => {
     expect(text.stdout).toContain("s:4: problem unexpected_shape:");
     expect(text.stdout).toContain("s:5: warning seq_gap:");
     expect(text.stdout).toContain("checked 1 logs: 2 problems, 1 warnings");
-    expect(text.stderr).toBe("error: log_check_failed: log check found problems\n");
+    expect(text.stderr).toBe("error: log_check_failed: log check found problems (checked=1 problem_count=2 warning_count=1)\nhint: fix or restore the listed logs; pixir-log repair handles torn tails only\n");
   });
   it("check warns about what readers tolerate", () => {
     const ws = workspace();

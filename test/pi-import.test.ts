@@ -391,7 +391,7 @@ describe("refusals: nothing is written", () => {
     expect(strict.json.error).toMatchObject({ kind: "invalid_pi_session", details: { reason: "malformed_line", line: 5, file } });
     expect(existsSync(path.join(ws, ".pixir"))).toBe(false);
     const text = run("pixir", ["import", "pi", file], { cwd: ws });
-    expect(text.stderr).toBe("error: invalid_pi_session: pi session file is invalid\n");
+    expect(text.stderr).toBe(`error: invalid_pi_session: pi session file is invalid (${file}:5: malformed_line)\nhint: check that the file is a pi session file\nhint: use --lenient to skip malformed lines\n`);
     const lenient = importPi(ws, file, "--lenient");
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(lenient.json.imports[0].skipped_lines).toBe(1);

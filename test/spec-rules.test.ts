@@ -19,6 +19,8 @@ import {
   sha256,
 } from "./support/fork.js";
 
+/** The next actions of stream_integrity_failed, as text mode prints them (cli.md §4). */
+const PIPELINE_HINTS = "hint: rerun the whole pipeline; an upstream stage failed or was cut short\nhint: check the exit status of every stage (set -o pipefail)\n";
 const text = (lines: string[]) => lines.map((l) => `${l}\n`).join("");
 const edit = (line: string, f: (e: any) => void) => {
   const e = JSON.parse(line);
@@ -77,7 +79,7 @@ describe("fork.md §3.1 step 7: fork_root_session_id of a new fork", () => {
     expect(d).toMatchObject({ field: "fork_root_session_id", reason: "invalid_start", next_actions: ["pass_a_valid_session_id"] });
     const piped = sh("pixir-log cat bad | pixir-fork --child-id g | pixir-log write --json", { cwd: ws });
     expect(piped.code).not.toBe(0);
-    expect(piped.stderr).toMatch(/^error: invalid_args: session id is invalid$/m);
+    expect(piped.stderr).toMatch(/^error: invalid_args: session id is invalid \(invalid_start fork_root_session_id; max_bytes=235 observed_bytes=6\)\nhint: pass a valid session id$/m);
     expectNoEcho(piped, "PWN", "../");
     expect(listTree(ws)).toEqual(before);
   });
@@ -245,7 +247,7 @@ describe("a null seq before integer seqs on stdin (fork.md §3.1 step 4, envelop
     expect(expectJsonError(run("pixir-fork", ["--child-id", "c", "--dry-run", "--json"], { cwd: ws, input: nullFirst }), 1, "stream_integrity_failed")).toMatchObject(outOfOrder);
     // In a pipeline pixir-fork prints nothing, so the write stage sees an empty stream.
     const piped = sh("cat in.ndjson | pixir-fork --child-id c | pixir-log write --json", { cwd: ws });
-    expect({ code: piped.code, stderr: piped.stderr }).toEqual({ code: 1, stderr: "error: stream_integrity_failed: input stream failed its integrity check\n" });
+    expect({ code: piped.code, stderr: piped.stderr }).toEqual({ code: 1, stderr: `error: stream_integrity_failed: input stream failed its integrity check (line 2: seq_out_of_order; observed=0)\n${PIPELINE_HINTS}` });
     expect(piped.json.error).toMatchObject({ kind: "stream_integrity_failed", details: { reason: "empty_stream" } });
     expect(listTree(ws)).toEqual(["in.ndjson"]);
   });

@@ -447,7 +447,7 @@ describe("model-assisted summaries (acceptance 49)", () => {
     summarizer.child.kill("SIGINT");
     const r = await summarizer.done;
     expect(r.code).toBe(130);
-    expect(r.stderr).toBe("error: interrupted: interrupted\n");
+    expect(r.stderr).toBe("error: interrupted: interrupted\nhint: rerun; nothing was written\n");
     expect(r.stdout).not.toContain("branch_summary");
     expect(Date.now() - interrupted).toBeLessThan(8000);
   });
@@ -542,7 +542,7 @@ describe("pipeline integrity (acceptance 37, envelope-and-log.md §11.2)", () =>
       expect(r.stdout).not.toContain("branch_summary");
       const t = summarize(ws, input, ["--format", "text"]);
       expect(t.stdout).toBe("");
-      expect(t.stderr).toMatch(new RegExp(`^error: ${kind}: [^\\n]+\\n$`));
+      expect(t.stderr).toMatch(new RegExp(`^error: ${kind}: [^\\n]+\\n(?:hint: [^\\n]+\\n)*$`));
     });
   }
 

@@ -440,7 +440,7 @@ describe("G55 trees do not break", () => {
     const text = tree(ws, "bad");
     expect(text.code).toBe(1);
     expect(text.stdout).toBe("");
-    expect(text.stderr).toBe("error: corrupt_log_line: could not decode a log line\n");
+    expect(text.stderr).toBe("error: corrupt_log_line: could not decode a log line (.pixir/sessions/bad.ndjson:2: invalid_json)\nhint: run pixir-log check to list every problem in this log\n");
   });
 
   it("shows a corrupt child with its error, counting what could be read", () => {
@@ -796,7 +796,7 @@ describe("command line", () => {
     }
     const bogus = tree(ws, "--format", "svg");
     expect(bogus.code).toBe(2);
-    expect(bogus.stderr).toBe("error: usage: --format must be text, json, dot or mermaid\n");
+    expect(bogus.stderr).toBe("error: usage: --format must be text, json, dot or mermaid\nhint: run the command with --help\n");
     const two = tree(ws, "a", "b", "--json");
     expect([two.code, two.json.error.kind]).toEqual([2, "usage"]);
     const dash = tree(ws, "-PWN");

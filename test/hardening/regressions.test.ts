@@ -412,7 +412,7 @@ describe("stdout that cannot be written, e.g. >/dev/full (was: a Node stack trac
       expect(r.code, cmd).toBe(1);
       expect(r.stderr, cmd).not.toMatch(/\n\s+at |triggerUncaughtException/);
       if (cmd.includes("--json")) expect(r.errJson.error, cmd).toMatchObject(failed);
-      else expect(r.stderr, cmd).toBe("error: log_write_failed: could not write to stdout\n");
+      else expect(r.stderr, cmd).toBe("error: log_write_failed: could not write to stdout (stdout: enospc)\nhint: check where stdout goes: a full disk, a file-size limit, a closed terminal\n");
     }
     // A usage error of a report command goes to stderr when stdout cannot take it.
     expect(full("pixir-log ls --bogus --json", ws).errJson.error.kind).toBe("usage");
@@ -426,7 +426,7 @@ describe("stdout that cannot be written, e.g. >/dev/full (was: a Node stack trac
     expect(r.errJson.error.details.next_actions[0]).toMatch(/^do not run the command again/);
     expect(readLog(ws, "s").split("\n").filter(Boolean)).toHaveLength(2);
     const fork = full("pixir fork s --child-id c", ws);
-    expect(fork.stderr).toBe("error: log_write_failed: the command's changes were recorded, but its report could not be written to stdout\n");
+    expect(fork.stderr).toBe("error: log_write_failed: the command's changes were recorded, but its report could not be written to stdout (stdout: enospc)\nhint: do not run the command again: its changes are in the workspace\nhint: inspect them with pixir-log cat or pixir-log ls\n");
     expect(run("pixir-log", ["cat", "c"], { cwd: ws }).lines).toHaveLength(3);
     // A refusal is not a commit: no `recorded` claim.
     const dry = full("pixir-log append s --json --dry-run", ws, '{"type":"user_message","data":{}}\n');

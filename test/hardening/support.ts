@@ -185,13 +185,17 @@ export function structuredError(r: RunResult, channel: Channel, json: boolean): 
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
     return doc.error;
   }
-  const last = r.stderr.trimEnd().split("\n").at(-1) ?? "";
+  const lines = r.stderr.trimEnd().split("\n");
   if (json) {
+    const last = lines.at(-1) ?? "";
     const doc = parseMaybe(last);
     expect(doc, `a JSON envelope as the last stderr line, got ${JSON.stringify(r.stderr.slice(0, 300))}`).toMatchObject({ ok: false });
     return doc.error;
   }
-  const m = /^error: ([a-z_]+): (.*)$/.exec(last);
+  // Text mode: the error line, then only its `hint:` lines (the next actions).
+  let at = lines.length - 1;
+  while (at > 0 && lines[at]!.startsWith("hint: ")) at--;
+  const m = /^error: ([a-z_]+): (.*)$/.exec(lines[at] ?? "");
   expect(m, `an "error: <kind>: <message>" line, got ${JSON.stringify(r.stderr.slice(0, 300))}`).not.toBeNull();
   return { kind: m![1]!, message: m![2]!, details: {} };
 }

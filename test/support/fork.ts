@@ -101,7 +101,7 @@ export function expectJsonError(r: RunResult, exit: number, kind: string): Recor
 export function expectTextError(r: RunResult, exit: number, kind: string): string {
   expect({ code: r.code, stdout: r.stdout }).toEqual({ code: exit, stdout: "" });
   // One line, and no stack trace.
-  expect(r.stderr).toMatch(new RegExp(`^error: ${kind}: [^\\n]+\\n$`));
+  expect(r.stderr).toMatch(new RegExp(`^error: ${kind}: [^\\n]+\\n(?:hint: [^\\n]+\\n)*$`));
   return r.stderr;
 }
 

@@ -210,6 +210,49 @@ export function errorEnvelope(err: PixirError): ErrorEnvelope {
   return { ok: false, error: { kind: err.kind, message: err.message, details: err.details } };
 }
 
+/**
+ * The text form of an error (cli.md §3): `error: <kind>: <message>`, then what the details say of the
+ * input in brackets (STYLE.md "point at the input": `<path>:<line>: <reason>; <name>=<number> …`, stdin
+ * as `stdin`), then each next action as a `hint:` line. The JSON envelope keeps the default message and
+ * every detail; this text is for people, who would otherwise have to rerun with --json to learn where.
+ */
+export function errorText(err: PixirError): string {
+  // A usage error's message is the synopsis, which already reads `usage: …`: said once, not twice.
+  const head = err.kind === "usage" && err.message.startsWith("usage: ") ? `error: ${err.message}` : `error: ${err.kind}: ${err.message}`;
+  const about = detailsText(err.kind, err.details);
+  const actions = Array.isArray(err.details.next_actions) ? err.details.next_actions.filter((a): a is string => typeof a === "string") : [];
+  // Some spec'd actions are codes (`pass_a_valid_session_id`): read as words.
+  const hints = actions.map((a) => `hint: ${/^[a-z]+(?:_[a-z]+)+$/.test(a) ? a.replaceAll("_", " ") : a}`);
+  return [about === "" ? head : `${head} (${about})`, ...hints].join("\n") + "\n";
+}
+
+const CODE = /^[a-z][a-z0-9_]*$/;
+
+/** `<path>:<line>: <reason> <field>; <name>=<number> …` from the details; "" when they hold none of it. */
+function detailsText(kind: ErrorKind, details: Record<string, unknown>): string {
+  const { path, file, line, reason, field } = details;
+  const where = [path, file].find((p): p is string => typeof p === "string" && p !== "");
+  // `-` is the standard stream: stdout for a failed write, stdin for what was read.
+  const dash = kind === "log_write_failed" ? "stdout" : "stdin";
+  const shown = where === undefined ? null : where === "-" ? dash : printable(where);
+  const at = typeof line === "number" ? (shown === null ? `line ${line}` : `${shown}:${line}`) : shown;
+  // Only our own codes and numbers are shown: what a user gave (an invalid id, say) is never echoed (cli.md §1).
+  // A field that names a number shown below is said once, by its number.
+  const named = typeof field === "string" && typeof details[field] === "number" ? undefined : field;
+  const code = [reason, named].filter((v): v is string => typeof v === "string" && CODE.test(v)).join(" ");
+  const numbers = Object.entries(details)
+    .filter(([name, v]) => name !== "line" && typeof v === "number")
+    .map(([name, v]) => `${name}=${v}`)
+    .join(" ");
+  const pointer = [at, code].filter((v) => v !== null && v !== "").join(": ");
+  return [pointer, numbers].filter((v) => v !== "").join("; ");
+}
+
+/** A path as one line of text: control characters escaped, so that a file name cannot move the terminal. */
+function printable(p: string): string {
+  return p.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 export function usageError(synopsis: string, message?: string): PixirError {
   return new PixirError("usage", message ?? synopsis, { synopsis });
 }

@@ -1,7 +1,7 @@
 // cli.md §1–§6: the shared command-line runner. Each binary describes its commands; this module
 // parses (yargs-parser), renders errors by channel class, and turns every failure into a documented exit.
 import { setFlagsFromString } from "node:v8";
-import { asPixirError, errorEnvelope, PixirError, usageError } from "../errors.js";
+import { asPixirError, errorEnvelope, errorText, PixirError, usageError } from "../errors.js";
 import { resolveWorkspace } from "../paths.js";
 import { Output, type CliIo } from "./io.js";
 
@@ -215,9 +215,7 @@ function renderError(thrown: PixirError, io: CliIo, out: Output, kind: CommandCl
   const envelope = `${JSON.stringify(errorEnvelope(err))}\n`;
   // When stdout itself failed, the envelope goes where it can still be read.
   if (json && kind === "report" && !out.failed) return out.write(envelope).catch(() => void io.stderr.write(envelope));
-  // A usage error's message is the synopsis, which already reads `usage: …`: said once, not twice.
-  const text = err.kind === "usage" && err.message.startsWith("usage: ") ? `error: ${err.message}` : `error: ${err.kind}: ${err.message}`;
-  io.stderr.write(json ? envelope : `${text}\n`);
+  io.stderr.write(json ? envelope : errorText(err));
 }
 
 /** Run a tool: help and version first, then parse, then the command. Never throws. */

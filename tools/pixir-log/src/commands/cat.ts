@@ -5,6 +5,7 @@ import {
   boolFlag,
   decodeLogLine,
   errorEnvelope,
+  errorText,
   headLines,
   isCanonicalType,
   isLineProblem,
@@ -118,7 +119,7 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: st
       ctx.warn("corrupt_log_line", err.message, err.details);
       return 0;
     }
-    ctx.io.stderr.write(ctx.json ? `${JSON.stringify(errorEnvelope(err))}\n` : `error: ${err.kind}: ${err.message}\n`);
+    ctx.io.stderr.write(ctx.json ? `${JSON.stringify(errorEnvelope(err))}\n` : errorText(err));
     return 1;
   }
   return 0;
