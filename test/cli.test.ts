@@ -6,6 +6,14 @@ import { INVALID_SESSION_IDS, listTree, logFile, readLog, ROOT, run, tempDir, us
 
 const EVENT = '{"type":"user_message","data":{"text":"hi"}}\n';
 const ULID_ID = "01JH8Z6Q4K3M2N1P0R9S8T7V6W";
+/** Every bin and subcommand with a help text of its own. */
+const HELP_COMMANDS: Record<Tool, string[][]> = {
+  "pixir-log": [[], ...["cat", "write", "append", "ls", "check", "repair", "materialize", "rm"].map((c) => [c])],
+  "pixir-fork": [[]],
+  "pixir-summarize": [[]],
+  "pixir-tree": [[]],
+  pixir: [[], ...["fork", "tree", "append", "lock", "context", "compact", "repair", "diff", "merge"].map((c) => [c]), ["import", "pi"], ["export", "pi"]],
+};
 /** What follows every usage error in text mode (its next action, cli.md §4). */
 const HELP_HINT = "hint: run the command with --help\n";
 
@@ -264,15 +272,8 @@ describe("B22 help and version", () => {
       "pixir-tree": readme("pixir-tree"),
       pixir: readme("pixir") + readme("pixir-log") + readme("pixir-tree"),
     };
-    const commands: Record<Tool, string[][]> = {
-      "pixir-log": [[], ...["cat", "write", "append", "ls", "check", "repair", "materialize", "rm"].map((c) => [c])],
-      "pixir-fork": [[]],
-      "pixir-summarize": [[]],
-      "pixir-tree": [[]],
-      pixir: [[], ...["fork", "tree", "append", "lock", "context", "compact", "repair", "diff", "merge"].map((c) => [c]), ["import", "pi"], ["export", "pi"]],
-    };
     const undocumented: string[] = [];
-    for (const [tool, list] of Object.entries(commands) as [Tool, string[][]][]) {
+    for (const [tool, list] of Object.entries(HELP_COMMANDS) as [Tool, string[][]][]) {
       for (const args of list) {
         const help = run(tool, [...args, "--help"], { cwd: ws });
         expect([help.code, help.stderr], `${tool} ${args.join(" ")}`).toEqual([0, ""]);
@@ -283,6 +284,26 @@ describe("B22 help and version", () => {
       }
     }
     expect(undocumented).toEqual([]);
+  });
+  it("every help text lines up its flags: each block's texts start in one column, a flag too long for it has its text on the next line", () => {
+    const ws = tempDir();
+    const misaligned: string[] = [];
+    for (const [tool, list] of Object.entries(HELP_COMMANDS) as [Tool, string[][]][]) {
+      for (const args of list) {
+        const help = run(tool, [...args, "--help"], { cwd: ws }).stdout;
+        // Blocks of flag lines (`  --flag VALUE   text`), with the lines that continue them.
+        for (const block of help.split(/\n(?! {2}-| {4,}\S)/).map((b) => b.split("\n").filter((l) => / {2}-/.test(l.slice(0, 3)) || /^ {4,}\S/.test(l)))) {
+          const columns = new Set<number>();
+          for (const [i, line] of block.entries()) {
+            const m = /^( {2}-\S*(?: \S+)*?)( {2,})\S/.exec(line);
+            if (m) columns.add(m[1]!.length + m[2]!.length);
+            else if (/^ {2}-\S*(?: \S+)*$/.test(line)) columns.add(block[i + 1]?.search(/\S/) ?? -1); // text on the next line
+          }
+          if (columns.size > 1) misaligned.push(`${tool} ${args.join(" ")}: columns ${[...columns].join(", ")}`);
+        }
+      }
+    }
+    expect(misaligned).toEqual([]);
   });
   it("--version prints a semver for every binary", () => {
     const ws = tempDir();

@@ -34,14 +34,14 @@ an external command, falling back to the deterministic one). The same as
   pixir-fork --parent <id> | [pixir-summarize |] pixir-log write
 in one process.
 
-  --to-seq N           last parent seq to inherit (default: the last replayable seq)
-  --summarize          append a branch_summary of the inherited prefix
-  --model-cmd CMD      with --summarize: ask CMD (prompt on stdin, summary on stdout)
-  --model-timeout-ms N with --model-cmd: how long to wait for it
-  --strategy S         replay_v1 (copy the prefix, the default) or share_v1 (read it from the parent)
-  --child-id ID        the child's session id (default: a fresh ULID)
-  --strict-boundary    refuse a cut that leaves tool calls without results
-  --dry-run            print the plan; create nothing, take no lease
+  --to-seq N            last parent seq to inherit (default: the last replayable seq)
+  --summarize           append a branch_summary of the inherited prefix
+  --model-cmd CMD       with --summarize: ask CMD (prompt on stdin, summary on stdout)
+  --model-timeout-ms N  with --model-cmd: how long to wait for it
+  --strategy S          replay_v1 (copy the prefix, the default) or share_v1 (read it from the parent)
+  --child-id ID         the child's session id (default: a fresh ULID)
+  --strict-boundary     refuse a cut that leaves tool calls without results
+  --dry-run             print the plan; create nothing, take no lease
 ${COMMON}
 
 Examples:
@@ -223,10 +223,10 @@ an external command's text) carrying a "merge" record, and appended to the paren
 Writer Lease. The child must be a fork of the parent (its first line is a session_fork naming it).
 Every earlier byte of the parent stays as it was; the child is only read.
 
-  --into <parent>      the parent Session (required)
-  --model-cmd CMD      ask CMD (prompt on stdin, summary on stdout); falls back to the deterministic text
-  --model-timeout-ms N with --model-cmd: how long CMD may run (default 120000)
-  --dry-run            print the branch_summary that would be appended; create nothing, take no lease
+  --into <parent>       the parent Session (required)
+  --model-cmd CMD       ask CMD (prompt on stdin, summary on stdout); falls back to the deterministic text
+  --model-timeout-ms N  with --model-cmd: how long CMD may run (default 120000)
+  --dry-run             print the branch_summary that would be appended; create nothing, take no lease
 ${COMMON}
 
 Examples:

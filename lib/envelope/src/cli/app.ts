@@ -84,13 +84,33 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 const WRITER_OPTIONS: Record<string, OptionSpec> = {
   "take-over-dead-writer": { type: "boolean" },
 };
-const TAKE_OVER_HELP = "  --take-over-dead-writer   take over a stale lease whose holder provably died on this host";
+const TAKE_OVER_FLAG = "--take-over-dead-writer";
+const TAKE_OVER_TEXT = "take over a stale lease whose holder provably died on this host";
 
 /** A writer's help names --take-over-dead-writer, after its own flags, where the text does not yet. */
 function helpOf(command: CommandSpec): string {
-  if (!command.writer || command.help.includes("--take-over-dead-writer")) return command.help;
+  if (!command.writer || command.help.includes(TAKE_OVER_FLAG)) return command.help;
   const at = command.help.indexOf("\nOptions everywhere:");
-  return at === -1 ? `${command.help.trimEnd()}\n${TAKE_OVER_HELP}\n` : `${command.help.slice(0, at)}${TAKE_OVER_HELP}\n${command.help.slice(at)}`;
+  const before = at === -1 ? command.help.trimEnd() : command.help.slice(0, at);
+  const line = takeOverLine(before);
+  return at === -1 ? `${before}\n${line}\n` : `${before}${line}\n${command.help.slice(at)}`;
+}
+
+/**
+ * The flag's line in the column of the flags above it; where the flag is too long for that column, its
+ * text goes on the next line in that column, as in most tools' help.
+ */
+function takeOverLine(help: string): string {
+  // `  --flag VALUE   text`: the flag and its value words are one space apart, its text two or more.
+  const last = help
+    .split("\n")
+    .map((l) => /^( {2}-\S*(?: \S+)*?)( {2,})\S/.exec(l))
+    .filter((m) => m !== null)
+    .at(-1);
+  const flag = `  ${TAKE_OVER_FLAG}`;
+  if (last === undefined) return `${flag}   ${TAKE_OVER_TEXT}`;
+  const column = last[1]!.length + last[2]!.length;
+  return flag.length + 2 <= column ? `${flag.padEnd(column)}${TAKE_OVER_TEXT}` : `${flag}\n${" ".repeat(column)}${TAKE_OVER_TEXT}`;
 }
 
 const PARSER_CONFIG = {
