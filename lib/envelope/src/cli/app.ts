@@ -4,6 +4,7 @@ import { setFlagsFromString } from "node:v8";
 import { asPixirError, errorEnvelope, errorText, PixirError, usageError } from "../errors.js";
 import { resolveWorkspace } from "../paths.js";
 import { Output, type CliIo } from "./io.js";
+import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
 
 export type CommandClass = "stream" | "report";
 
@@ -271,6 +272,8 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
       return 0;
     }
     if (command === undefined) throw usageError(tool.synopsis);
+    const pipe = pipeBytes(io.env);
+    if (pipe > 0 && io.growStdoutPipe !== undefined) out.growPipeAfter(GROW_PIPE_AFTER, () => io.growStdoutPipe!(pipe));
     const rest = single ? argv : [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];
     args = await parseArgs(rest, command);
     const ctx = makeContext(tool, command, args, io, out, json);

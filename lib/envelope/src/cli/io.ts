@@ -1,6 +1,7 @@
 // The world a CLI runs in, passed as an argument so tests and the wrapper can supply their own.
 import type { Readable, Writable } from "node:stream";
 import { PixirError } from "../errors.js";
+import { growPipe } from "./pipe-size.js";
 
 export interface CliIo {
   stdin: Readable;
@@ -17,6 +18,8 @@ export interface CliIo {
    * `pixir-log append`): `[own, shown]`, so that its help and usage errors name the command typed.
    */
   programAlias?: readonly [string, string];
+  /** Ask for stdout's pipe, if it is one, to hold `bytes` (pipe-size.ts); only a process's own io can. */
+  growStdoutPipe?: (bytes: number) => void;
 }
 
 export function processIo(signal?: AbortSignal): CliIo {
@@ -28,6 +31,7 @@ export function processIo(signal?: AbortSignal): CliIo {
     cwd: process.cwd(),
     signal,
     stderrIsTty: Boolean(process.stderr.isTTY),
+    growStdoutPipe: (bytes) => growPipe(1, bytes),
   };
 }
 
@@ -38,12 +42,21 @@ export function processIo(signal?: AbortSignal): CliIo {
 export class Output {
   closed = false;
   private failure: PixirError | undefined;
+  /** Called once, when the bytes written pass `untilGrow` (growPipeAfter). */
+  private grow: (() => void) | null = null;
+  private untilGrow = 0;
 
   constructor(private readonly stream: Writable) {
     stream.on("error", (err: NodeJS.ErrnoException) => {
       if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") this.closed = true;
       else this.failure ??= outputFailed(err);
     });
+  }
+
+  /** Call `grow` once this output has taken `bytes` more: a large output is worth a larger pipe. */
+  growPipeAfter(bytes: number, grow: () => void): void {
+    this.untilGrow = bytes;
+    this.grow = grow;
   }
 
   /** A write failed for another reason than a reader gone (a full disk, `>/dev/full`): nothing more goes out. */
@@ -66,6 +79,11 @@ export class Output {
   async write(chunk: string | Buffer): Promise<void> {
     if (this.failure) throw this.failure;
     if (this.closed || chunk.length === 0) return;
+    if (this.grow !== null && (this.untilGrow -= chunk.length) <= 0) {
+      const grow = this.grow;
+      this.grow = null;
+      grow();
+    }
     if (this.stream.write(chunk)) return;
     await new Promise<void>((resolve) => {
       const done = () => {
