@@ -40,6 +40,19 @@ describe.skipIf(!onLinuxWithPerl)("stdout pipes of large outputs", () => {
     expect(pipeSizeSeenByReader(ws, { PIXIR_PIPE_BYTES: "0" }).size).toBe(65536);
   });
 
+  it.each([["", "enlarged"], ["0", "as it was"]])("PIXIR_PIPE_BYTES=%s (pipe %s): a command waiting on a full pipe still ends at once on SIGTERM", (bytes) => {
+    // The reader takes 2 MiB (so the pipe was enlarged), then stops reading for 6 s. A helper that had
+    // made our stdout blocking would leave us stuck in write(2) until then; a wait for the pipe to drain
+    // that the signal did not end, or output still queued at the end, would keep us alive as long.
+    const reader = `my ($n, $b) = (0); while ($n < ${2 << 20}) { my $r = sysread(STDIN, $b, 65536); last unless $r; $n += $r } sleep 6; while (sysread(STDIN, $b, 1 << 20)) {}`;
+    const cat = [process.execPath, binPath("pixir-log"), "cat", "big", "--workspace", ws].map((a) => `'${a}'`).join(" ");
+    const script = `${cat} > >(${PERL} -e '${reader}' > /dev/null) & pid=$!; sleep 1.5; start=$(date +%s%N); kill -TERM $pid; wait $pid; rc=$?; echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))"`;
+    const r = spawnSync("bash", ["-c", script], { encoding: "utf8", env: { ...process.env, PIXIR_PIPE_BYTES: bytes } });
+    const [rc, ms] = r.stdout.trim().split(" ").map(Number);
+    expect(rc).toBe(130);
+    expect(ms).toBeLessThan(3000);
+  }, 20_000);
+
   it("a small output starts no helper: the pipe keeps its size", () => {
     const script = `'${process.execPath}' '${binPath("pixir-log")}' cat big --workspace '${ws}' --to-seq 3 | ${PERL} -e 'select(undef, undef, undef, 0.3); print fcntl(STDIN, 1032, 0), "\\n"; while (<STDIN>) {}'`;
     const r = spawnSync("bash", ["-c", script], { encoding: "utf8" });

@@ -241,7 +241,7 @@ function renderError(thrown: PixirError, io: CliIo, out: Output, kind: CommandCl
 
 /** Run a tool: help and version first, then parse, then the command. Never throws. */
 export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promise<number> {
-  const out = new Output(io.stdout);
+  const out = new Output(io.stdout, io.signal);
   const tokens = optionTokens(argv);
   const json = tokens.includes("--json");
   const single = tool.commands.length === 1 && tool.commands[0]!.name === "";
@@ -393,4 +393,8 @@ export async function runProcess(
   // A stdin we stopped reading early must not keep the process alive: a pipe's, or a terminal's that a
   // signal interrupted while we waited for a line (a terminal untouched is left alone).
   if (!process.stdin.isTTY || controller.signal.aborted) process.stdin.destroy();
+  // Output still queued for a reader that has stopped reading would keep an interrupted run alive
+  // until that reader drains the pipe (stdout cannot be destroyed); the run has failed, so what it had
+  // not yet written is dropped.
+  if (controller.signal.aborted && process.stdout.writableLength > 0) process.exit(code);
 }

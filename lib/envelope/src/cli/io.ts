@@ -46,7 +46,11 @@ export class Output {
   private grow: (() => void) | null = null;
   private untilGrow = 0;
 
-  constructor(private readonly stream: Writable) {
+  /** `signal` ends a wait for a reader to drain the pipe: an interrupted run must not wait on it. */
+  constructor(
+    private readonly stream: Writable,
+    private readonly signal?: AbortSignal,
+  ) {
     stream.on("error", (err: NodeJS.ErrnoException) => {
       if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") this.closed = true;
       else this.failure ??= outputFailed(err);
@@ -85,18 +89,22 @@ export class Output {
       grow();
     }
     if (this.stream.write(chunk)) return;
+    const signal = this.signal;
     await new Promise<void>((resolve) => {
       const done = () => {
         this.stream.off("drain", done);
         this.stream.off("error", done);
         this.stream.off("close", done);
+        signal?.removeEventListener("abort", done);
         resolve();
       };
       this.stream.on("drain", done);
       this.stream.on("error", done);
       this.stream.on("close", done);
+      signal?.addEventListener("abort", done);
     });
     if (this.failure) throw this.failure;
+    signal?.throwIfAborted();
   }
 }
 

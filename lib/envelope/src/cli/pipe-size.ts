@@ -49,10 +49,11 @@ export function growPipe(fd: 0 | 1, bytes: number): void {
   }
   const perl = PERL_PATHS.find((p) => existsSync(p));
   if (perl === undefined) return;
-  const handle = fd === 0 ? "STDIN" : "STDOUT";
   try {
-    const child = spawn(perl, ["-e", `fcntl(${handle}, ${F_SETPIPE_SZ}, ${bytes})`], {
-      stdio: fd === 0 ? [0, "ignore", "ignore"] : ["ignore", 1, "ignore"],
+    // The pipe is the helper's descriptor 3, not one of its stdio: a child's stdio is made blocking,
+    // and the flag belongs to the pipe's open file, which is ours too (our writes would then block).
+    const child = spawn(perl, ["-e", `open(my $pipe, "${fd === 0 ? "<" : ">"}&=3") or exit 1; fcntl($pipe, ${F_SETPIPE_SZ}, ${bytes}) or exit 1`], {
+      stdio: ["ignore", "ignore", "ignore", fd],
       env: {},
     });
     child.on("error", () => undefined);
