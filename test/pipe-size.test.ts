@@ -46,7 +46,7 @@ describe.skipIf(!onLinuxWithPerl)("stdout pipes of large outputs", () => {
     // that the signal did not end, or output still queued at the end, would keep us alive as long.
     const reader = `my ($n, $b) = (0); while ($n < ${2 << 20}) { my $r = sysread(STDIN, $b, 65536); last unless $r; $n += $r } sleep 6; while (sysread(STDIN, $b, 1 << 20)) {}`;
     const cat = [process.execPath, binPath("pixir-log"), "cat", "big", "--workspace", ws].map((a) => `'${a}'`).join(" ");
-    const script = `${cat} > >(${PERL} -e '${reader}' > /dev/null) & pid=$!; sleep 1.5; start=$(date +%s%N); kill -TERM $pid; wait $pid; rc=$?; echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))"`;
+    const script = `${cat} > >(${PERL} -e '${reader}' > /dev/null 2>&1) & pid=$!; sleep 1.5; start=$(date +%s%N); kill -TERM $pid; wait $pid; rc=$?; echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))"`;
     const r = spawnSync("bash", ["-c", script], { encoding: "utf8", env: { ...process.env, PIXIR_PIPE_BYTES: bytes } });
     const [rc, ms] = r.stdout.trim().split(" ").map(Number);
     expect(rc).toBe(130);
