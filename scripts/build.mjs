@@ -15,6 +15,7 @@ const alias = {
 };
 
 const scanWorker = path.join(root, "lib/envelope/src/tree-scan-worker.ts");
+const checkWorker = path.join(root, "lib/envelope/src/check-worker.ts");
 
 /**
  * Commands built as one self-contained module each (dist/commands/<name>.js) instead of sharing chunks:
@@ -68,8 +69,9 @@ async function buildTool(name) {
   await intoDist(dir, async (outdir) => {
     await build({
       ...common,
-      // The worker of the parallel Log scan lives next to the chunks that start it (lib/envelope/src/tree-scan.ts).
-      entryPoints: { main: mainFile, "chunks/tree-scan-worker": scanWorker },
+      // The workers of the parallel Log scan and check live next to the chunks that start them
+      // (lib/envelope/src/tree-scan.ts, log-read.ts).
+      entryPoints: { main: mainFile, "chunks/tree-scan-worker": scanWorker, "chunks/check-worker": checkWorker },
       outdir,
       chunkNames: "chunks/[name]-[hash]",
       define,
@@ -91,7 +93,7 @@ async function buildLibrary() {
   await build({
     ...common,
     splitting: false,
-    entryPoints: { index: path.join(dir, "src/index.ts"), "tree-scan-worker": scanWorker },
+    entryPoints: { index: path.join(dir, "src/index.ts"), "tree-scan-worker": scanWorker, "check-worker": checkWorker },
     outdir: path.join(dir, "dist"),
     packages: "external",
   });

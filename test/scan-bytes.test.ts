@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openHistory, PixirError, scanBytes, scanLog, type ScanResult } from "@pixir/envelope";
 import { ROOT, workspace } from "./support/cli.js";
 
@@ -39,6 +39,20 @@ async function bothWays(content: string, options: { lenient?: boolean } = {}) {
 const line = (seq: number | null, type = "user_message", data = `{"text":"m${seq}"}`) =>
   `{"id":"e${seq}","session_id":"L","seq":${seq === null ? "null" : seq},"ts":"2026-01-01T00:00:00.000Z","type":"${type}","data":${data}}`;
 
+const cases: Array<[string, boolean, string, { lenient?: boolean }?]> = [
+  ["one line", true, `${line(0)}\n`],
+  ["equal seqs", true, `${line(0)}\n${line(1)}\n${line(1)}\n`],
+  ["a share header on line 1", true, `${line(0, "session_fork", '{"parent_session_id":"P","strategy":"share_v1"}')}\n${line(1)}\n`],
+  ["a null seq", false, `${line(0)}\n${line(null)}\n`],
+  ["lines out of order", false, `${line(1)}\n${line(0)}\n`],
+  ["a blank line", false, `${line(0)}\n\n${line(1)}\n`],
+  ["a torn tail, leniently", false, `${line(0)}\n${line(1)}`, { lenient: true }],
+  ["a corrupt line, leniently", false, `${line(0)}\n{oops\n${line(1)}\n`, { lenient: true }],
+  ["a corrupt line", false, `${line(0)}\n{oops\n${line(1)}\n`],
+  ["data the byte check does not take", false, `${line(0, "user_message", '{"n":1.50}')}\n${line(1)}\n`],
+  ["a share header after line 1", false, `${line(0)}\n${line(1, "session_fork", '{"parent_session_id":"P","strategy":"share_v1"}')}\n`],
+];
+
 describe("scanLog over blocks of bytes", () => {
   it("gives the per-line result for a generated Log of several blocks", async () => {
     const ws = workspace();
@@ -51,19 +65,6 @@ describe("scanLog over blocks of bytes", () => {
     expect((bytes as ReturnType<typeof summary>).byteLength).toBeGreaterThan(2 * 1024 * 1024);
   });
 
-  const cases: Array<[string, boolean, string, { lenient?: boolean }?]> = [
-    ["one line", true, `${line(0)}\n`],
-    ["equal seqs", true, `${line(0)}\n${line(1)}\n${line(1)}\n`],
-    ["a share header on line 1", true, `${line(0, "session_fork", '{"parent_session_id":"P","strategy":"share_v1"}')}\n${line(1)}\n`],
-    ["a null seq", false, `${line(0)}\n${line(null)}\n`],
-    ["lines out of order", false, `${line(1)}\n${line(0)}\n`],
-    ["a blank line", false, `${line(0)}\n\n${line(1)}\n`],
-    ["a torn tail, leniently", false, `${line(0)}\n${line(1)}`, { lenient: true }],
-    ["a corrupt line, leniently", false, `${line(0)}\n{oops\n${line(1)}\n`, { lenient: true }],
-    ["a corrupt line", false, `${line(0)}\n{oops\n${line(1)}\n`],
-    ["data the byte check does not take", false, `${line(0, "user_message", '{"n":1.50}')}\n${line(1)}\n`],
-    ["a share header after line 1", false, `${line(0)}\n${line(1, "session_fork", '{"parent_session_id":"P","strategy":"share_v1"}')}\n`],
-  ];
   it.each(cases)("%s: the byte path takes it: %s; the same result either way", async (_, byBytes, content, options) => {
     const { bytes, lines, taken } = await bothWays(content, options);
     expect(taken).toBe(byBytes);
@@ -75,5 +76,40 @@ describe("scanLog over blocks of bytes", () => {
     const err = await openHistory(ws, "L").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PixirError);
     expect((err as PixirError).details).toMatchObject({ reason: "misplaced_share_header", line: 3 });
+  });
+});
+
+// A large Log is checked in ranges (PIXIR_SCAN_THREADS sets how many, whatever the size). Run from
+// the sources there is no worker file, so this thread checks every range: the splitting and the joining
+// of ranges are what these tests hold to the per-line pass (check-parallel.test.ts runs the workers).
+describe.each(["2", "3", "4"])("scanLog in %s ranges", (threads) => {
+  const before = process.env.PIXIR_SCAN_THREADS;
+  beforeAll(() => {
+    process.env.PIXIR_SCAN_THREADS = threads;
+  });
+  afterAll(() => {
+    if (before === undefined) delete process.env.PIXIR_SCAN_THREADS;
+    else process.env.PIXIR_SCAN_THREADS = before;
+  });
+
+  it.each(cases)("%s: the byte path takes it: %s; the same result either way", async (_, byBytes, content, options) => {
+    const { bytes, lines, taken } = await bothWays(content, options);
+    expect(taken).toBe(byBytes);
+    expect(bytes).toEqual(lines);
+  });
+
+  it("seqs that go back across a range's edge, or a share header in a later range, go to the per-line pass", async () => {
+    const many = (from: number, n: number) => Array.from({ length: n }, (_, i) => `${line(from + i)}\n`).join("");
+    const back = await bothWays(many(10, 40) + many(0, 40));
+    expect(back.taken).toBe(false);
+    expect(back.bytes).toEqual(back.lines);
+    const share = await bothWays(many(0, 60) + `${line(60, "session_fork", '{"parent_session_id":"P","strategy":"share_v1"}')}\n` + many(61, 20));
+    expect(share.taken).toBe(false);
+    const ws = workspace({ L: many(0, 60) + `${line(60, "session_fork", '{"parent_session_id":"P","strategy":"share_v1"}')}\n` + many(61, 20) });
+    const err = await openHistory(ws, "L").catch((e: unknown) => e);
+    expect((err as PixirError).details).toMatchObject({ reason: "misplaced_share_header", line: 61 });
+    const ok = await bothWays(many(0, 80));
+    expect(ok.taken).toBe(true);
+    expect(ok.bytes).toEqual(ok.lines);
   });
 });

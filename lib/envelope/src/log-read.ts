@@ -3,12 +3,15 @@
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import { checkedShareHeader, checkLine, facts } from "./line-check.js";
-import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, constants as fsConstants } from "node:fs";
+import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, existsSync, constants as fsConstants } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { LINE_BLOCK, MAX_LINE_BYTES, splitLines, type LineBlock, type RawLine } from "./codec.js";
 export type { LineBlock } from "./codec.js";
 import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "./envelope.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "./errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
+import { scanThreadCount } from "./threads.js";
 
 // Big enough for throughput, small enough that chunks awaiting GC stay a few MiB (external memory).
 const READ_CHUNK = 256 * 1024;
@@ -334,7 +337,8 @@ function scannedLine(bytes: Buffer, lineNo: number, offset: number): LogLine {
  * line passes the byte check (line-check.ts) with an integer seq, in seq order, each ending in `\n`,
  * the result is what the per-line pass would find (in order, pass-through, nothing skipped), with
  * only the first and last lines decoded. Any other Log gives false, and `result` is left as it was
- * for the per-line pass, which handles or names every problem.
+ * for the per-line pass, which handles or names every problem. A large Log is checked in ranges of
+ * whole lines, the later ones by worker threads (checkRangesInWorkers); the answer is the same.
  */
 export async function scanBytes(p: StatePath, result: ScanResult, refuseLaterShareHeaders: boolean): Promise<boolean> {
   if (result.byteLength === 0) return false;
@@ -344,52 +348,200 @@ export async function scanBytes(p: StatePath, result: ScanResult, refuseLaterSha
   } catch {
     return false;
   }
+  let ranges: Array<RangeScan | null>;
   try {
     assertSameFile(p, result.identity, await file.stat());
-  } catch (err) {
-    await file.close();
-    throw err;
-  }
-  let count = 0;
-  let prevSeq = -1;
-  let first: Buffer | null = null;
-  let last: Buffer | null = null;
-  let lastOffset = 0;
-  let blockOffset = 0;
-  try {
-    for await (const block of lineBlocks(file, result.byteLength)) {
-      const b = block.bytes;
-      // A line ends at the first `\n`, which is never part of a multi-byte character: the lines of a
-      // block are valid UTF-8 each exactly when the block is.
-      if (block.tail || !isUtf8(b.subarray(0, block.end))) return false;
-      let s = 0;
-      let lineStart = 0;
-      while (s < block.end) {
-        const e = b.indexOf(0x0a, s);
-        if (e === s || checkLine(b, s, e, true) < 0) return false;
-        const seq = facts.seq;
-        if (seq === null || seq < prevSeq) return false;
-        prevSeq = seq;
-        if (refuseLaterShareHeaders && count > 0 && checkedShareHeader(b)) return false;
-        if (count === 0) first = Buffer.from(b.subarray(s, e));
-        count++;
-        lineStart = s;
-        s = e + 1;
+    const threads = scanThreadCount(process.env, result.byteLength, PARALLEL_CHECK_MIN_BYTES);
+    const bounds = threads > 1 ? await rangeBounds(file, result.byteLength, threads) : [0, result.byteLength];
+    rangeCheckStats.ranges += bounds.length - 1;
+    const later: ShareHeaders = refuseLaterShareHeaders ? "all" : "none";
+    const helpers = checkRangesInWorkers(p.abs, result.identity!, bounds, later);
+    try {
+      const own = await scanRange(file, 0, bounds[1]!, refuseLaterShareHeaders ? "after-first" : "none");
+      if (own === null) return false;
+      ranges = [own];
+      for (let k = 1; k < bounds.length - 1; k++) {
+        // A range no worker delivered (none started, or it failed) is checked here.
+        const theirs = await helpers.results[k - 1]!;
+        if (theirs !== undefined) rangeCheckStats.byWorkers++;
+        ranges.push(theirs !== undefined ? theirs : await scanRange(file, bounds[k]!, bounds[k + 1]!, later));
+        if (ranges[k] === null) return false;
       }
-      last = Buffer.from(b.subarray(lineStart, block.end - 1));
-      lastOffset = blockOffset + lineStart;
-      blockOffset += block.end;
+    } finally {
+      helpers.stop();
     }
   } finally {
     await file.close();
   }
-  if (count === 0 || blockOffset !== result.byteLength) return false;
+  let count = 0;
+  let prevSeq = -1;
+  for (const r of ranges as RangeScan[]) {
+    if (r.firstSeq < prevSeq) return false;
+    count += r.count;
+    prevSeq = r.lastSeq;
+  }
+  const first = ranges[0]!;
+  const last = ranges.at(-1)!;
   result.eventCount = count;
   result.maxSeq = prevSeq;
-  result.first = scannedLine(first!, 1, 0);
-  result.last = count === 1 ? result.first : scannedLine(last!, count, lastOffset);
+  result.first = scannedLine(first.first, 1, 0);
+  result.last = count === 1 ? result.first : scannedLine(last.last, count, last.lastOffset);
   result.physicalLines = count;
   return true;
+}
+
+/** Ranges the checking passes of this process took, and how many of them worker threads checked (PIXIR_DEBUG). */
+export const rangeCheckStats = { ranges: 0, byWorkers: 0 };
+
+/** Below this size one thread checks a Log: a worker takes some 20 ms to start. */
+const PARALLEL_CHECK_MIN_BYTES = 64 * 1024 * 1024;
+
+/** Which lines of a range may not be a share_v1 header (the loader refuses one after a Log's first line). */
+export type ShareHeaders = "none" | "after-first" | "all";
+
+/** What the byte check found in a range of whole lines that all passed it (scanRange). */
+export interface RangeScan {
+  count: number;
+  firstSeq: number;
+  lastSeq: number;
+  /** Copies of the range's first and last lines, without `\n`; where the last begins in the file. */
+  first: Buffer;
+  last: Buffer;
+  lastOffset: number;
+}
+
+/**
+ * scanBytes's check of the whole lines in `[start, end)` of `file`: null when any line would send the
+ * Log to the per-line pass (not a canonical envelope, no integer seq, a seq lower than the one before,
+ * a blank line, a share header where `shareHeaders` forbids one, or bytes that do not end in `\n`).
+ */
+export async function scanRange(file: PositionalReader, start: number, end: number, shareHeaders: ShareHeaders): Promise<RangeScan | null> {
+  let count = 0;
+  let prevSeq = -1;
+  let firstSeq = -1;
+  let first: Buffer | null = null;
+  let last: Buffer | null = null;
+  let lastOffset = 0;
+  let blockOffset = start;
+  const from: PositionalReader = start === 0 ? file : { read: (buffer, offset, length, position) => file.read(buffer, offset, length, position + start) };
+  for await (const block of lineBlocks(from, end - start)) {
+    const b = block.bytes;
+    // A line ends at the first `\n`, which is never part of a multi-byte character: the lines of a
+    // block are valid UTF-8 each exactly when the block is.
+    if (block.tail || !isUtf8(b.subarray(0, block.end))) return null;
+    let s = 0;
+    let lineStart = 0;
+    while (s < block.end) {
+      const e = b.indexOf(0x0a, s);
+      if (e === s || checkLine(b, s, e, true) < 0) return null;
+      const seq = facts.seq;
+      if (seq === null || seq < prevSeq) return null;
+      prevSeq = seq;
+      if (shareHeaders !== "none" && (count > 0 || shareHeaders === "all") && checkedShareHeader(b)) return null;
+      if (count === 0) {
+        first = Buffer.from(b.subarray(s, e));
+        firstSeq = seq;
+      }
+      count++;
+      lineStart = s;
+      s = e + 1;
+    }
+    last = Buffer.from(b.subarray(lineStart, block.end - 1));
+    lastOffset = blockOffset + lineStart;
+    blockOffset += block.end;
+  }
+  if (count === 0 || blockOffset !== end) return null;
+  return { count, firstSeq, lastSeq: prevSeq, first: first!, last: last!, lastOffset };
+}
+
+/**
+ * Where `threads` ranges of whole lines of the first `length` bytes begin, then `length`: each range
+ * starts after the first `\n` at or past an equal share of the bytes. A share with no `\n` within
+ * RANGE_SEEK bytes (one very long line) is left to the range before it.
+ */
+async function rangeBounds(file: FileHandle, length: number, threads: number): Promise<number[]> {
+  const bounds = [0];
+  const window = Buffer.allocUnsafe(RANGE_SEEK);
+  for (let k = 1; k < threads; k++) {
+    const at = Math.max(Math.floor((length * k) / threads), bounds.at(-1)!);
+    const { bytesRead } = await file.read(window, 0, Math.min(RANGE_SEEK, length - at), at);
+    const nl = window.subarray(0, bytesRead).indexOf(0x0a);
+    if (nl >= 0 && at + nl + 1 < length) bounds.push(at + nl + 1);
+  }
+  bounds.push(length);
+  return bounds;
+}
+const RANGE_SEEK = 1 << 20;
+
+/** The worker entry point, bundled next to the module that holds this code (scripts/build.mjs). */
+const CHECK_WORKER_FILE = "./check-worker.js";
+
+/** What a check worker is asked, and answers (Buffers arrive as Uint8Arrays). */
+export interface RangeCheckTask {
+  path: string;
+  identity: FileIdentity;
+  start: number;
+  end: number;
+  shareHeaders: ShareHeaders;
+}
+type RangeCheckReply = { scan: (Omit<RangeScan, "first" | "last"> & { first: Uint8Array; last: Uint8Array }) | null };
+
+/**
+ * Start a worker for each range after the first (bounds k..k+1, k ≥ 1). `results[k - 1]` resolves to
+ * the worker's RangeScan or null, or undefined when it gave no answer (it could not start, failed, or
+ * the build has no worker file: a library run from its sources); `stop` ends those still running.
+ */
+function checkRangesInWorkers(path: string, identity: FileIdentity, bounds: number[], shareHeaders: ShareHeaders): { results: Array<Promise<RangeScan | null | undefined>>; stop: () => void } {
+  const workers: Worker[] = [];
+  const results: Array<Promise<RangeScan | null | undefined>> = [];
+  const url = new URL(CHECK_WORKER_FILE, import.meta.url);
+  const available = bounds.length > 2 && url.protocol === "file:" && existsSync(fileURLToPath(url));
+  for (let k = 1; k < bounds.length - 1; k++) {
+    if (!available) {
+      results.push(Promise.resolve(undefined));
+      continue;
+    }
+    const task: RangeCheckTask = { path, identity, start: bounds[k]!, end: bounds[k + 1]!, shareHeaders };
+    results.push(
+      new Promise((resolve) => {
+        let worker: Worker;
+        try {
+          worker = new Worker(url, { workerData: task, stdout: true, stderr: true });
+        } catch {
+          resolve(undefined);
+          return;
+        }
+        workers.push(worker);
+        worker.once("message", (reply: RangeCheckReply) => {
+          const r = reply.scan;
+          resolve(r === null ? null : { ...r, first: asBuffer(r.first), last: asBuffer(r.last) });
+        });
+        // A failed worker's range is checked again in this thread, so its error is not news.
+        worker.on("error", () => resolve(undefined));
+        worker.once("exit", () => resolve(undefined));
+      }),
+    );
+  }
+  return {
+    results,
+    stop: () => {
+      for (const w of workers) void w.terminate();
+    },
+  };
+}
+
+const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
+/** The worker side: check the task's range of the file it names, if it is still the file the pass opened. */
+export async function serveRangeCheck(task: RangeCheckTask): Promise<RangeCheckReply> {
+  const file = await openFile(task.path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  try {
+    const st = await file.stat();
+    if (st.dev !== task.identity.dev || st.ino !== task.identity.ino) return { scan: null };
+    return { scan: await scanRange(file, task.start, task.end, task.shareHeaders) };
+  } finally {
+    await file.close();
+  }
 }
 
 function countPhysicalLines(r: ScanResult): number {

@@ -6,7 +6,6 @@
 // `data` is not checked here; `pixir-log check` does that.
 import { closeSync, constants as fsConstants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { isUtf8 } from "node:buffer";
-import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 import { CANONICAL_TYPES, decodeLogLine, isLineProblem, isSeq, type JsonObject, type PixirEvent } from "./envelope.js";
@@ -16,6 +15,8 @@ import { asPixirError, fsError, PixirError, type Details, type ErrorKind } from 
 import { committedLength, corruptLineError } from "./log-read.js";
 import { inspectStatePath, isPresent, logPath, type StatePath } from "./paths.js";
 import { isValidSessionId } from "./session-id.js";
+import { PARALLEL_SCAN_MIN_BYTES, scanThreadCount } from "./threads.js";
+export { PARALLEL_SCAN_MIN_BYTES, scanThreadCount };
 
 const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
 
@@ -415,29 +416,6 @@ type Task =
 
 /** The worker entry point, bundled next to the module that holds this code (scripts/build.mjs). */
 const WORKER_FILE = "./tree-scan-worker.js";
-/** Below this many bytes in all, starting a worker costs more than it saves. */
-export const PARALLEL_SCAN_MIN_BYTES = 32 * 1024 * 1024;
-const MAX_SCAN_THREADS = 4;
-
-/**
- * How many threads read Logs: PIXIR_SCAN_THREADS when set (1 = this thread only), otherwise every
- * core up to four once the Logs hold PARALLEL_SCAN_MIN_BYTES, else one.
- */
-export function scanThreadCount(env: NodeJS.ProcessEnv, totalBytes: number): number {
-  const set = env.PIXIR_SCAN_THREADS;
-  if (set !== undefined && set !== "") {
-    const n = /^[0-9]{1,2}$/.test(set) ? Number(set) : 0;
-    if (n < 1 || n > 64) {
-      throw new PixirError("invalid_args", "PIXIR_SCAN_THREADS must be an integer from 1 to 64", {
-        field: "PIXIR_SCAN_THREADS",
-        next_actions: ["unset PIXIR_SCAN_THREADS", "set it to the number of threads that may read Logs"],
-      });
-    }
-    return n;
-  }
-  return totalBytes >= PARALLEL_SCAN_MIN_BYTES ? Math.max(1, Math.min(availableParallelism(), MAX_SCAN_THREADS)) : 1;
-}
-
 const sentError = (e: PixirError): SentError => ({ kind: e.kind, message: e.message, details: e.details });
 const receivedError = (e: SentError): PixirError => new PixirError(e.kind, e.message, e.details);
 

@@ -15,6 +15,7 @@ import {
   openHistory,
   parseNonNegativeInt,
   PixirError,
+  rangeCheckStats,
   scanLog,
   scannedBytes,
   serializeEvent,
@@ -108,6 +109,7 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: st
     }
   }
   await out.flush();
+  if (ctx.io.env.PIXIR_DEBUG === "1") ctx.io.stderr.write(`${ctx.program}: checked ${rangeCheckStats.ranges} ranges; workers checked ${rangeCheckStats.byWorkers}\n`);
 
   if (skipped.length > 0) {
     const err = new PixirError("corrupt_log_line", `skipped ${skipped.length} corrupt log lines`, {
