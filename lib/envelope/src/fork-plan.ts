@@ -133,7 +133,7 @@ export class LineFingerprint {
  * with an integer seq is inherited (to_seq is the greatest of them), so one pass suffices either way.
  */
 export class PrefixScanner {
-  private readonly digest = new PrefixDigest();
+  private readonly digest: PrefixDigest;
   /** Calls open at each point of the History (which comes in seq order): the safe cut points of §10. */
   private readonly calls = new OpenCalls(new IdSet());
   /** The calls open at the cut, taken at the first replay Event past it: the header's open_tool_calls. */
@@ -148,12 +148,29 @@ export class PrefixScanner {
   private lastSafe: number | null = null;
   private nextSafe: number | null = null;
 
-  /** `fingerprintLines` false: the caller fingerprints what it read itself (fork-bytes.ts) and sets `fingerprint`. */
+  /**
+   * `fingerprintLines` false: the caller fingerprints what it read itself (fork-bytes.ts) and sets
+   * `fingerprint`. `backgroundDigest`: the digest may be hashed on a worker thread (PrefixDigest), so
+   * the caller awaits digestRoom() between blocks and settleDigest() before finish().
+   */
   constructor(
     private readonly parentId: string,
     private readonly requestedToSeq: number | undefined,
     private readonly fingerprintLines = true,
-  ) {}
+    backgroundDigest = false,
+  ) {
+    this.digest = new PrefixDigest(backgroundDigest);
+  }
+
+  digestRoom(): Promise<void> {
+    return this.digest.room();
+  }
+  settleDigest(): Promise<void> {
+    return this.digest.settle();
+  }
+  stopDigest(): void {
+    this.digest.stop();
+  }
 
   /** Inherited Events seen so far. */
   get inheritedCount(): number {

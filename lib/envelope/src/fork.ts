@@ -7,6 +7,7 @@ import { splitLines, streamLineBlocks, type RawLine } from "./codec.js";
 import { isUtf8 } from "node:buffer";
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
+import { scanThreadCount } from "./threads.js";
 import { parentChangedError, PrefixScanner, type CheckedObserver, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { fsError, PixirError, usageError } from "./errors.js";
 import { newUlid } from "./ids.js";
@@ -366,7 +367,9 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
     first.parentId = sessionId;
     first.parentBytes = Buffer.from(sessionId, "utf8");
     // The spool is this process's own file: the copying pass needs no fingerprint of what it reads.
-    return (first.scanner = new PrefixScanner(sessionId, toSeq, false));
+    // The digest is hashed on a worker thread (where more than one may read): this one has the checks
+    // and the spool to do.
+    return (first.scanner = new PrefixScanner(sessionId, toSeq, false, scanThreadCount(process.env, Number.MAX_SAFE_INTEGER) > 1));
   };
   const orderSeq = (seq: number | null) => {
     if (seq === null) seenNull = true;
@@ -401,6 +404,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   try {
     for await (const block of abortable(streamLineBlocks(input, { path: STDIN_PATH }), signal)) {
       await writer.ready();
+      await first.scanner?.digestRoom();
       const b = block.bytes;
       if (block.tail) {
         lineNo++;
@@ -437,7 +441,9 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
       if (run < block.end) spooled.add(b.subarray(run, block.end));
     }
     await spooled.drain();
+    await first.scanner?.settleDigest();
   } catch (err) {
+    first.scanner?.stopDigest();
     // Writes still in flight would otherwise land on whatever file reuses the descriptor.
     await writer.settle();
     closeSync(fd);
