@@ -73,10 +73,11 @@ for (const [name, make] of cases) {
     removeChild(child);
     say(`${name} (run ${i + 1}/${args.repeat})`);
     runs.push(pipeline(name, make(child), ws));
+    say(`  ${runs.at(-1).seconds.toFixed(2)} s`);
     removeChild(child);
   }
   const seconds = median(runs.map((r) => r.seconds));
-  results.push({ name, seconds, mb_per_s: bytes / MB / seconds, rss_mib: runs.at(-1).rss });
+  results.push({ name, seconds, runs: runs.map((r) => r.seconds), mb_per_s: bytes / MB / seconds, rss_mib: runs.at(-1).rss });
 }
 rmSync(rssDir, { recursive: true, force: true });
 
