@@ -59,7 +59,8 @@ export interface SplitOptions {
 
 const NEWLINE = 0x0a;
 
-function lineTooLong(path: string, lineNo: number, max: number): PixirError {
+/** A line of `path` longer than `max` bytes, refused on reading (pipe-read.ts refuses it the same way). */
+export function lineTooLong(path: string, lineNo: number, max: number): PixirError {
   return new PixirError("corrupt_log_line", "a line is longer than the line-length limit", {
     reason: "line_too_long",
     line: lineNo,

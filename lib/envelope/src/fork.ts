@@ -3,7 +3,8 @@
 import { closeSync, fstatSync, openSync, rmSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { splitLines, streamLineBlocks, type RawLine } from "./codec.js";
+import { splitLines, type RawLine } from "./codec.js";
+import { lineBlocksOf } from "./pipe-read.js";
 import { isUtf8 } from "node:buffer";
 import { checkLine, facts as lineFacts } from "./line-check.js";
 import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
@@ -318,7 +319,7 @@ async function* fdRange(fd: number, start: number, length: number): AsyncGenerat
  * Read a parent History from a stream. The inherited lines are spooled to a
  * temp file in the OS temp directory, so memory stays flat; the file is removed by dispose().
  *
- * stdin is read in blocks of whole lines (streamLineBlocks): a line the byte check accepts
+ * stdin is read in blocks of whole lines (lineBlocksOf): a line the byte check accepts
  * (line-check.ts) feeds the plan where it lies and is spooled as it is; any other line is decoded in
  * full (decodeLogLine), which tolerates what the reading rules tolerate and names every problem.
  */
@@ -402,7 +403,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
     }
   };
   try {
-    for await (const block of abortable(streamLineBlocks(input, { path: STDIN_PATH }), signal)) {
+    for await (const block of abortable(lineBlocksOf(input, { path: STDIN_PATH }), signal)) {
       await writer.ready();
       await first.scanner?.digestRoom();
       const b = block.bytes;

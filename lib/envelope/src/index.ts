@@ -6,6 +6,7 @@ export * from "./ids.js";
 export * from "./text.js";
 export * from "./envelope.js";
 export * from "./codec.js";
+export * from "./pipe-read.js";
 export * from "./paths.js";
 export * from "./lease.js";
 export * from "./log-read.js";

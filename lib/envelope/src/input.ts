@@ -1,6 +1,7 @@
 // envelope-and-log.md §8.1: checks on Events that arrive on stdin to be written.
 import { isUtf8 } from "node:buffer";
-import { MAX_NESTING_DEPTH, nestsDeeperThan, streamLineBlocks, type LineBlock, type RawLine } from "./codec.js";
+import { MAX_NESTING_DEPTH, nestsDeeperThan, type LineBlock, type RawLine } from "./codec.js";
+import { lineBlocksOf } from "./pipe-read.js";
 import { abortable } from "./cli/io.js";
 import { deepWellFormed, isCanonicalType, isIsoUtc, isUtf8UpToCut, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
@@ -188,7 +189,7 @@ export class InputStream {
 
   constructor(input: AsyncIterable<Buffer>, signal?: AbortSignal) {
     // A signal ends the wait for the next chunk; lines of a block in hand need no wait.
-    this.source = streamLineBlocks(abortable(input, signal), { path: STDIN_PATH })[Symbol.asyncIterator]();
+    this.source = abortable(lineBlocksOf(input, { path: STDIN_PATH }), signal)[Symbol.asyncIterator]();
   }
 
   async peek(): Promise<InputEvent | null> {

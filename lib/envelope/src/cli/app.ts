@@ -3,7 +3,7 @@
 import { setFlagsFromString } from "node:v8";
 import { asPixirError, errorEnvelope, errorText, PixirError, usageError } from "../errors.js";
 import { resolveWorkspace } from "../paths.js";
-import { Output, type CliIo } from "./io.js";
+import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
 
 export type CommandClass = "stream" | "report";
@@ -390,9 +390,7 @@ export async function runProcess(
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;
   for (const s of signals) process.off(s, onSignal);
-  // A stdin we stopped reading early must not keep the process alive: a pipe's, or a terminal's that a
-  // signal interrupted while we waited for a line (a terminal untouched is left alone).
-  if (!process.stdin.isTTY || controller.signal.aborted) process.stdin.destroy();
+  if (io.stdin instanceof ProcessStdin) io.stdin.close(controller.signal.aborted);
   // Output still queued for a reader that has stopped reading would keep an interrupted run alive
   // until that reader drains the pipe (stdout cannot be destroyed); the run has failed, so what it had
   // not yet written is dropped.

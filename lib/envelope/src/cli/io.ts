@@ -1,10 +1,13 @@
 // The world a CLI runs in, passed as an argument so tests and the wrapper can supply their own.
-import type { Readable, Writable } from "node:stream";
+import type { Writable } from "node:stream";
 import { PixirError } from "../errors.js";
 import { growPipe } from "./pipe-size.js";
+import { streamLineBlocks, type LineBlock, type SplitOptions } from "../codec.js";
+import { isPipeOrSocket, LINE_BLOCKS, PipeReader, type LineBlockSource } from "../pipe-read.js";
 
 export interface CliIo {
-  stdin: Readable;
+  /** Read it through lineBlocksOf (pipe-read.ts): a process's own stdin reads a pipe without a stream. */
+  stdin: AsyncIterable<Buffer>;
   stdout: Writable;
   stderr: Writable;
   env: NodeJS.ProcessEnv;
@@ -24,7 +27,7 @@ export interface CliIo {
 
 export function processIo(signal?: AbortSignal): CliIo {
   return {
-    stdin: process.stdin,
+    stdin: new ProcessStdin(),
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
@@ -33,6 +36,44 @@ export function processIo(signal?: AbortSignal): CliIo {
     stderrIsTty: Boolean(process.stderr.isTTY),
     growStdoutPipe: (bytes) => growPipe(1, bytes),
   };
+}
+
+/**
+ * The process's stdin, opened only when read: a pipe or a socket is read as line blocks straight from
+ * descriptor 0 (pipeLineBlocks), anything else (a terminal, a file) through process.stdin.
+ */
+export class ProcessStdin implements AsyncIterable<Buffer>, LineBlockSource {
+  private direct: PipeReader | null = null;
+  private stream: NodeJS.ReadStream | null = null;
+  /** The descriptor (fork.ts reads a regular file in place by it). */
+  readonly fd = 0;
+
+  [LINE_BLOCKS](options: SplitOptions): AsyncIterable<LineBlock> {
+    if (this.stream === null && this.direct === null && isPipeOrSocket(0)) {
+      this.direct = new PipeReader(0);
+      return this.direct.blocks(options);
+    }
+    return streamLineBlocks(this.readable(), options);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return this.readable()[Symbol.asyncIterator]();
+  }
+
+  /**
+   * At the end of a run: a stdin we stopped reading early must not keep the process alive (a pipe's,
+   * or a terminal's that a signal interrupted while we waited for a line; a terminal untouched is left
+   * alone).
+   */
+  close(interrupted: boolean): void {
+    this.direct?.close();
+    if (this.stream !== null && (!this.stream.isTTY || interrupted)) this.stream.destroy();
+  }
+
+  private readable(): NodeJS.ReadStream {
+    if (this.direct !== null) throw new Error("ProcessStdin: stdin is already being read as a pipe");
+    return (this.stream ??= process.stdin);
+  }
 }
 
 /**
