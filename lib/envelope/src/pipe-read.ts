@@ -44,8 +44,9 @@ export function isPipeOrSocket(fd: number): boolean {
  * The bytes of the pipe or socket `fd` as streamLineBlocks gives a stream's: blocks of whole lines in one
  * buffer, each valid until the next is asked for, blank lines kept, a line longer than the limit
  * refused, a final line without `\n` last as a `tail` block. Whole lines go on as soon as a read
- * completes them. The descriptor is closed when the blocks end, the reader stops early, or close() is
- * called (which also ends a wait for input: an async generator cannot be returned from while it waits).
+ * completes them. Reading stops, and the descriptor is closed (libuv leaves 0, 1 and 2 open), when the
+ * blocks end, the reader stops early, or close() is called (which also ends a wait for input: an async
+ * generator cannot be returned from while it waits).
  */
 export class PipeReader {
   private socket: net.Socket | null = null;
