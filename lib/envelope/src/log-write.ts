@@ -43,8 +43,13 @@ function writeFailed(err: unknown, p: StatePath, operation: string): PixirError 
   return new PixirError("log_write_failed", undefined, { reason: code ? code.toLowerCase() : "io_error", path: p.rel });
 }
 
-/** Blocks of its own a background writer may have in flight; past that, it writes in the foreground. */
-const BACKGROUND_BLOCKS = 3;
+/**
+ * Blocks of its own a background writer may have in flight; past that, it writes in the foreground. A
+ * piped stdin comes in blocks of up to some 1.25 MiB (pipe-read.ts), which a stage may pass on whole.
+ */
+const BACKGROUND_BLOCKS = 8;
+/** Room ready() keeps for one input: a block of a piped stdin flushes up to five times. */
+const READY_BLOCKS = 5;
 /** Writes of handed-over blocks (addOwned) in flight before room() makes the producer wait. */
 const OWNED_WRITES = 4;
 /** A background writer asks the kernel to start writing back after this many bytes (see drain). */
@@ -79,11 +84,22 @@ export class BlockWriter {
     if (room > this.block.length - this.used) {
       this.flush();
       if (room > this.block.length) {
-        this.writeAll(typeof part === "string" ? Buffer.from(part, "utf8") : part);
+        const bytes = typeof part === "string" ? Buffer.from(part, "utf8") : part;
+        // A background writer takes a large part a block at a time, so it too is written behind.
+        if (!this.options.background) this.writeAll(bytes);
+        else for (let at = 0; at < bytes.length; ) this.addBytes(bytes.subarray(at, (at += FLUSH_BYTES)));
         return;
       }
     }
-    this.used += typeof part === "string" ? this.block.write(part, this.used, "utf8") : part.copy(this.block, this.used);
+    if (typeof part === "string") {
+      this.used += this.block.write(part, this.used, "utf8");
+      if (this.used >= FLUSH_BYTES) this.flush();
+    } else this.addBytes(part);
+  }
+  /** Add bytes that fit in the block. */
+  private addBytes(part: Buffer): void {
+    if (part.length > this.block.length - this.used) this.flush();
+    this.used += part.copy(this.block, this.used);
     if (this.used >= FLUSH_BYTES) this.flush();
   }
   /**
@@ -105,11 +121,12 @@ export class BlockWriter {
     while (this.options.background && this.writes >= OWNED_WRITES) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   /**
-   * Resolves when the next full block would be written in the background rather than in the
-   * foreground: a producer that awaits this between inputs keeps its thread off the disk.
+   * Resolves when the next READY_BLOCKS full blocks would be written in the background rather than in
+   * the foreground: a producer that awaits this between inputs of up to that size keeps its thread off
+   * the disk.
    */
   async ready(): Promise<void> {
-    while (this.options.background && this.failure === null && this.writes >= BACKGROUND_BLOCKS) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    while (this.options.background && this.failure === null && this.writes > BACKGROUND_BLOCKS - READY_BLOCKS) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   flush(): void {
     if (this.used === 0) return;

@@ -105,7 +105,8 @@ describe("BlockWriter", () => {
     const expected: Buffer[] = [];
     for (let i = 0; i < 3000; i++) {
       await w.ready();
-      const part = Buffer.alloc(50_000 + (i % 13) * 1000, i % 251);
+      // Parts of a few lines, and runs as large as a block of a piped stdin (pipe-read.ts, ~1.25 MiB).
+      const part = Buffer.alloc(i % 50 === 7 ? 1_300_000 : 50_000 + (i % 13) * 1000, i % 251);
       expected.push(part);
       w.add(part);
     }
