@@ -345,7 +345,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
   let lineNo = 0;
   // The spool is written by libuv's threads while this one checks the next input (it is a temp file:
   // nothing asks the kernel to write it back).
-  const writer = new BlockWriter(fd, { background: true, writeBack: false });
+  const writer = new BlockWriter(fd, { background: true, writeBack: false, paced: true });
   // Only the spool's own writes fail as temp_spool_failed; an error reading stdin stays what it is.
   const spooled = {
     add(part: string | Buffer): void {

@@ -43,12 +43,13 @@ function writeFailed(err: unknown, p: StatePath, operation: string): PixirError 
   return new PixirError("log_write_failed", undefined, { reason: code ? code.toLowerCase() : "io_error", path: p.rel });
 }
 
+/** Blocks of its own a background writer may have in flight; past that, it writes in the foreground. */
+const BACKGROUND_BLOCKS = 3;
 /**
- * Blocks of its own a background writer may have in flight; past that, it writes in the foreground. A
- * piped stdin comes in blocks of up to some 1.25 MiB (pipe-read.ts), which a stage may pass on whole.
+ * A writer whose producer awaits ready() between inputs (pixir-fork's spool) may have more in flight:
+ * room for a whole block of a piped stdin (pipe-read.ts, up to some 1.25 MiB: five flushes) besides
+ * the writes already under way.
  */
-const BACKGROUND_BLOCKS = 8;
-/** Room ready() keeps for one input: a block of a piped stdin flushes up to five times. */
 const READY_BLOCKS = 5;
 /** Writes of handed-over blocks (addOwned) in flight before room() makes the producer wait. */
 const OWNED_WRITES = 4;
@@ -74,10 +75,17 @@ export class BlockWriter {
   private failure: unknown = null;
   private waiters: Array<() => void> = [];
   private syncedAt = 0;
+  /** Blocks of its own this writer may have in flight (more when `paced`: its producer awaits ready()). */
+  private readonly inFlight: number;
+  /** ready() resolves when fewer than this many are in flight. */
+  private readonly readyBelow: number;
   constructor(
     private readonly fd: number,
-    private readonly options: { background?: boolean; writeBack?: boolean; beforeWrite?: () => void } = {},
-  ) {}
+    private readonly options: { background?: boolean; writeBack?: boolean; beforeWrite?: () => void; paced?: boolean } = {},
+  ) {
+    this.inFlight = options.paced ? BACKGROUND_BLOCKS + READY_BLOCKS : BACKGROUND_BLOCKS;
+    this.readyBelow = options.paced ? BACKGROUND_BLOCKS + 1 : BACKGROUND_BLOCKS;
+  }
   add(part: string | Buffer): void {
     // A UTF-16 unit takes at most 3 bytes in UTF-8, so 3 × length always fits.
     const room = typeof part === "string" ? part.length * 3 : part.length;
@@ -121,18 +129,18 @@ export class BlockWriter {
     while (this.options.background && this.writes >= OWNED_WRITES) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   /**
-   * Resolves when the next READY_BLOCKS full blocks would be written in the background rather than in
-   * the foreground: a producer that awaits this between inputs of up to that size keeps its thread off
-   * the disk.
+   * Resolves when the next full block (READY_BLOCKS of them, for a paced writer) would be written in the
+   * background rather than in the foreground: a producer that awaits this between inputs of up to that
+   * size keeps its thread off the disk.
    */
   async ready(): Promise<void> {
-    while (this.options.background && this.failure === null && this.writes > BACKGROUND_BLOCKS - READY_BLOCKS) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    while (this.options.background && this.failure === null && this.writes >= this.readyBelow) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   flush(): void {
     if (this.used === 0) return;
     const used = this.used;
     this.used = 0;
-    if (this.options.background && this.writes < BACKGROUND_BLOCKS && this.failure === null) {
+    if (this.options.background && this.writes < this.inFlight && this.failure === null) {
       const block = this.block;
       this.block = this.spare.pop() ?? Buffer.allocUnsafe(block.length);
       this.writeBehind(block, used, true);

@@ -92,9 +92,9 @@ describe("BlockWriter", () => {
     closeSync(fd);
   });
 
-  it("ready() keeps a producer's thread off the disk: every block is written in the background", async () => {
+  it("ready() keeps a paced producer's thread off the disk: every block is written in the background", async () => {
     const { file, fd } = newFile();
-    const w = new BlockWriter(fd, { background: true });
+    const w = new BlockWriter(fd, { background: true, paced: true });
     let foreground = 0;
     const internals = w as unknown as { writeAll: (b: Buffer) => void };
     const writeAll = internals.writeAll.bind(w);
