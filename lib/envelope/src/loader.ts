@@ -113,6 +113,8 @@ export class PrefixDigest {
   private hasher: BackgroundSha256 | null = null;
   /** Something went to `hash` in this thread: the hashing can no longer move to a worker. */
   private hashedHere = false;
+  /** stop() ended the worker: there is no digest to read. */
+  private stopped = false;
   /**
    * With `background`, a digest of more than one stage is hashed on a worker thread (background-hash.ts):
    * its owner awaits room() now and then and settle() before digest(), and it cannot be copied.
@@ -230,7 +232,6 @@ export class PrefixDigest {
     this.hasher = null;
     this.stopped = true;
   }
-  private stopped = false;
   private open(): void {
     if (this.final !== null) throw new Error("PrefixDigest: add() after digest()");
   }
