@@ -59,6 +59,13 @@ export interface SplitOptions {
 
 const NEWLINE = 0x0a;
 
+/** The `\n` bytes in `buf[0, end)`: the lines a block of whole lines held, for the number of a later one. */
+export function newlinesBefore(buf: Buffer, end: number): number {
+  let n = 0;
+  for (let i = buf.indexOf(NEWLINE, 0); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) n++;
+  return n;
+}
+
 /** A line of `path` longer than `max` bytes, refused on reading (pipe-read.ts refuses it the same way). */
 export function lineTooLong(path: string, lineNo: number, max: number): PixirError {
   return new PixirError("corrupt_log_line", "a line is longer than the line-length limit", {
@@ -150,9 +157,7 @@ export async function* streamLineBlocks(chunks: AsyncIterable<Buffer | string>, 
   let buf = Buffer.allocUnsafe(Math.min(LINE_BLOCK, max + 1));
   let have = 0;
   let linesBefore = 0;
-  const countLines = (end: number) => {
-    for (let i = buf.indexOf(NEWLINE, 0); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) linesBefore++;
-  };
+  const countLines = (end: number) => (linesBefore += newlinesBefore(buf, end));
   for await (const input of chunks) {
     const chunk = typeof input === "string" ? Buffer.from(input, "utf8") : input;
     let from = 0;

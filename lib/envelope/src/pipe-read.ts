@@ -5,7 +5,7 @@
 // bytes are copied once, into the block the reader checks (docs/performance.md).
 import net from "node:net";
 import { fstatSync } from "node:fs";
-import { lineTooLong, LINE_BLOCK, MAX_LINE_BYTES, streamLineBlocks, type LineBlock, type SplitOptions } from "./codec.js";
+import { lineTooLong, LINE_BLOCK, MAX_LINE_BYTES, newlinesBefore, streamLineBlocks, type LineBlock, type SplitOptions } from "./codec.js";
 
 /**
  * The most one read takes: a quarter of the pipe we ask for (cli/pipe-size.ts). Larger reads make larger
@@ -30,7 +30,7 @@ export function lineBlocksOf(input: AsyncIterable<Buffer | string>, options: Spl
   return typeof own === "function" ? own.call(input, options) : streamLineBlocks(input, options);
 }
 
-/** Whether descriptor `fd` is a pipe or a socket (what pipeLineBlocks reads). */
+/** Whether descriptor `fd` is a pipe or a socket (what PipeReader reads). */
 export function isPipeOrSocket(fd: number): boolean {
   try {
     const st = fstatSync(fd);
@@ -119,7 +119,7 @@ export class PipeReader {
         if (complete) {
           const last = buf.lastIndexOf(NEWLINE, have - 1);
           yield { bytes: buf, end: last + 1, tail: false };
-          for (let i = buf.indexOf(NEWLINE, 0); i !== -1 && i <= last; i = buf.indexOf(NEWLINE, i + 1)) linesBefore++;
+          linesBefore += newlinesBefore(buf, last + 1);
           buf.copy(buf, 0, last + 1, have);
           have -= last + 1;
           searched = 0;
@@ -143,11 +143,6 @@ export class PipeReader {
       this.close();
     }
   }
-}
-
-/** The line blocks of the pipe or socket `fd` (PipeReader), for a reader that needs no close(). */
-export function pipeLineBlocks(fd: number, options: SplitOptions): AsyncGenerator<LineBlock> {
-  return new PipeReader(fd).blocks(options);
 }
 
 function grown(buf: Buffer, have: number, size: number): Buffer {

@@ -15,8 +15,6 @@ import { asPixirError, fsError, PixirError, type Details, type ErrorKind } from 
 import { committedLength, corruptLineError } from "./log-read.js";
 import { inspectStatePath, isPresent, logPath, type StatePath } from "./paths.js";
 import { isValidSessionId } from "./session-id.js";
-import { PARALLEL_SCAN_MIN_BYTES, scanThreadCount } from "./threads.js";
-export { PARALLEL_SCAN_MIN_BYTES, scanThreadCount };
 
 const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
 

@@ -10,11 +10,11 @@ import { corruptLineError } from "./log-read.js";
 import { listLogs, type LogListing } from "./ls.js";
 import { inspectStatePath, isPresent, logPath } from "./paths.js";
 import { assertSessionId, isValidSessionId } from "./session-id.js";
+import { scanThreadCount } from "./threads.js";
 import {
   readFirstLineOf,
   ScanPool,
   scanOwnLog,
-  scanThreadCount,
   type FirstLine,
   type KeyedData,
   type ScanStream,

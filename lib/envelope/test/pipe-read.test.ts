@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { PixirError, splitLines } from "../src/index.js";
-import { PipeReader, pipeLineBlocks } from "../src/pipe-read.js";
+import { PipeReader } from "../src/pipe-read.js";
 
 /** A FIFO open for reading, and a child process that writes `file` into it in the given pieces. */
 function fifoFed(content: Buffer, pieces: number[], pauseMs: number): { fd: number; done: Promise<void> } {
@@ -72,7 +72,7 @@ function sample(lines: number, unterminated = false): Buffer {
   return Buffer.from(parts.join("\n") + (unterminated ? "" : "\n"));
 }
 
-describe("pipeLineBlocks", () => {
+describe("PipeReader", () => {
   for (const [name, pieces, pause, unterminated] of [
     ["one large write", [64 << 20], 0, false],
     ["small odd pieces, no pause", [1, 7, 4096, 13, 65537], 0, false],
@@ -81,7 +81,7 @@ describe("pipeLineBlocks", () => {
     it(`gives splitLines' lines: ${name}`, async () => {
       const content = sample(30_000, unterminated);
       const { fd, done } = fifoFed(content, [...pieces], pause);
-      const got = await linesOf(pipeLineBlocks(fd, { path: "-" }));
+      const got = await linesOf(new PipeReader(fd).blocks({ path: "-" }));
       await done;
       expect(got).toEqual(await expectedLines(content));
     }, 60_000);
@@ -90,7 +90,7 @@ describe("pipeLineBlocks", () => {
   it("refuses a line past the limit, naming its line number", async () => {
     const content = Buffer.from(`{"a":1}\n\n{"b":2}\n${"x".repeat(5000)}\n{"c":3}\n`);
     const { fd, done } = fifoFed(content, [1000], 1);
-    const err = await linesOf(pipeLineBlocks(fd, { path: "-", maxLineBytes: 4096 })).catch((e: unknown) => e);
+    const err = await linesOf(new PipeReader(fd).blocks({ path: "-", maxLineBytes: 4096 })).catch((e: unknown) => e);
     await done;
     expect(err).toBeInstanceOf(PixirError);
     expect((err as PixirError).details).toMatchObject({ reason: "line_too_long", line: 4 });

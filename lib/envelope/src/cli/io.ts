@@ -40,7 +40,7 @@ export function processIo(signal?: AbortSignal): CliIo {
 
 /**
  * The process's stdin, opened only when read: a pipe or a socket is read as line blocks straight from
- * descriptor 0 (pipeLineBlocks), anything else (a terminal, a file) through process.stdin.
+ * descriptor 0 (PipeReader), anything else (a terminal, a file) through process.stdin.
  */
 export class ProcessStdin implements AsyncIterable<Buffer>, LineBlockSource {
   private direct: PipeReader | null = null;
