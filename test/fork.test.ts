@@ -492,7 +492,7 @@ describe("32. text output", () => {
   it("write: the Pixir line on stdout and the resume hint on stderr", () => {
     const ws = workspace({ p: [user("u"), assistant("a")] });
     const r = run("pixir", ["fork", "p", "--child-id", "c"], { cwd: ws });
-    expect(r).toMatchObject({ code: 0, stdout: "Forked p → c (2 events through seq 1).\n", stderr: 'pixir resume c "..."\n' });
+    expect(r).toMatchObject({ code: 0, stdout: "Forked p → c (2 events through seq 1).\n", stderr: 'hint: continue the child with pixir append c; pixir context c prints what a model sees of it\n' });
   });
 
   it("dry run: the plan line, nothing on stderr", () => {
@@ -506,7 +506,7 @@ describe("32. text output", () => {
   it("pixir-log write of a fork stream prints the same lines", () => {
     const ws = workspace({ p: [user("u"), assistant("a")] });
     const r = sh("pixir-fork --parent p --child-id c | pixir-log write", { cwd: ws });
-    expect(r).toMatchObject({ code: 0, stdout: "Forked p → c (2 events through seq 1).\n", stderr: 'pixir resume c "..."\n' });
+    expect(r).toMatchObject({ code: 0, stdout: "Forked p → c (2 events through seq 1).\n", stderr: 'hint: continue the child with pixir append c; pixir context c prints what a model sees of it\n' });
   });
 });
 

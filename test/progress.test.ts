@@ -23,7 +23,7 @@ describe("pixir fork progress", () => {
     const tty = onTerminal(["fork", "p", "--child-id", "c"], ws);
     expect(tty.status).toBe(0);
     const lines = tty.stdout.split(/\r?\n/).filter(Boolean);
-    expect(lines).toEqual(["pixir fork: checked 64 MiB of p", "pixir fork: copied 64 MiB to c", 'pixir resume c "..."']);
+    expect(lines).toEqual(["pixir fork: checked 64 MiB of p", "pixir fork: copied 64 MiB to c", "hint: continue the child with pixir append c; pixir context c prints what a model sees of it"]);
     expect(run("pixir-log", ["check", "c", "--json"], { cwd: ws }).json.ok).toBe(true);
   });
 

@@ -293,7 +293,7 @@ describe("pixir merge (§12.13)", () => {
     expect([forked.code, forked.stderr]).toEqual([0, ""]);
     expect(readEvents(ws, "F").at(-1).data).toMatchObject({ model_assisted_fallback: true, model_assisted_fallback_reason: "nonzero_exit" });
     const text = run("pixir", ["fork", "P", "--child-id", "G", "--summarize", "--model-cmd", "exit 3"], { cwd: ws });
-    expect([text.code, text.stderr]).toEqual([0, "warning: model_assisted_fallback: nonzero_exit\npixir resume G \"...\"\n"]);
+    expect([text.code, text.stderr]).toEqual([0, "warning: model_assisted_fallback: nonzero_exit\nhint: continue the child with pixir append G; pixir context G prints what a model sees of it\n"]);
   });
 
   it("SIGINT while the model runs: pixir fork --summarize and pixir merge exit 130, the command is killed, nothing is written", async () => {

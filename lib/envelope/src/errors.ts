@@ -1,5 +1,6 @@
 // cli.md §3–§4: one error type whose kind decides the exit code, default message and recovery hints.
 import { isAbsolute, relative, sep } from "node:path";
+import { isRefusal } from "./faults/os-codes.js";
 
 export type ErrorKind =
   | "usage"
@@ -188,13 +189,14 @@ export function mapOsRefusal(err: unknown, workspace?: string): unknown {
   if (err instanceof PixirError) return err;
   const e = err as NodeJS.ErrnoException | undefined;
   const code = e?.code;
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+  if (isRefusal(code)) {
     return new PixirError("permission_denied", undefined, { path: typeof e!.path === "string" ? shownPath(e!.path, workspace) : null, operation: e!.syscall ?? null });
   }
   return err;
 }
 
-function shownPath(p: string, workspace: string | undefined): string {
+/** `p` relative to `workspace` when it lies inside it (as error details show paths), else as given. */
+export function shownPath(p: string, workspace: string | undefined): string {
   if (workspace === undefined) return p;
   const rel = relative(workspace, p);
   if (rel === "") return ".";
@@ -260,8 +262,7 @@ export function usageError(synopsis: string, message?: string): PixirError {
 /** Map an fs error onto permission_denied where the OS refused us; otherwise rethrow as given. */
 export function fsError(err: unknown, relPath: string, operation: string, fallback: () => PixirError): PixirError {
   if (err instanceof PixirError) return err;
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+  if (isRefusal((err as NodeJS.ErrnoException | undefined)?.code)) {
     return new PixirError("permission_denied", undefined, { path: relPath, operation });
   }
   return fallback();

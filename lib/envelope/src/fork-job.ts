@@ -12,7 +12,7 @@ import { assertShareChildDepth, type HistoryItem } from "./loader.js";
 import { alreadyExists, createLogAtomically } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 import { ByteProgress, mebibytes } from "./progress.js";
-import { copyResources } from "./resources.js";
+import { copyResources, PayloadWrites } from "./resources.js";
 
 /** A stage that passes a fork stream through and appends a branch_summary (pixir-summarize). */
 export type SummaryStage = (lines: AsyncIterable<string>, env: NodeJS.ProcessEnv) => AsyncIterable<string | Buffer>;
@@ -103,6 +103,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
   let copied = 0;
   let summaryStrategy: string | null = null;
   let wrote = false;
+  const payloads = new PayloadWrites();
   const copiedBytes = say && new ByteProgress((n) => say(`copied ${mebibytes(n)} to ${childId}`));
   try {
     await createLogAtomically(
@@ -142,11 +143,12 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
       },
       { lease, signal: job.signal },
       () => {
-        if (job.strategy === "replay_v1" && refs.length > 0) copied = copyResources(ws, resourceSources(parent.history ?? null, job.parentId), childId, refs);
+        if (job.strategy === "replay_v1" && refs.length > 0) copied = copyResources(ws, resourceSources(parent.history ?? null, job.parentId), childId, refs, false, payloads);
       },
     );
     wrote = true;
   } finally {
+    if (!wrote) payloads.undo(); // the child never appeared: neither do its resources
     lease.release(!wrote);
   }
   return plan(true, summaryStrategy, job.strategy === "replay_v1" ? copied : 0);

@@ -15,7 +15,7 @@ import { acquireLease, type WriterLease } from "./lease.js";
 import { assertShareChildDepth, isInherited, openHistory, PrefixDigest, type History } from "./loader.js";
 import { createLogAtomically, type LineSink } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
-import { checkDescriptor, copyResources, type ResourceRef } from "./resources.js";
+import { checkDescriptor, copyResources, PayloadWrites, type ResourceRef } from "./resources.js";
 import { assertSessionId } from "./session-id.js";
 import { CANONICAL_TYPES } from "./vocabulary.js";
 
@@ -288,11 +288,12 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     if (cursor === null) void checkParent();
     await produce(emit);
   };
+  const payloads = new PayloadWrites();
   const beforeCommit = async (verifyOnly: boolean) => {
     const parent = await checkParent();
     if (header.strategy === "share_v1") assertShareChildDepth(parent, header.parentId, childId);
     if (header.strategy === "replay_v1" && refs.length > 0) {
-      resourceCount = copyResources(ws, resourceSources(parent, header.parentId), childId, refs, verifyOnly);
+      resourceCount = copyResources(ws, resourceSources(parent, header.parentId), childId, refs, verifyOnly, payloads);
     }
   };
   const plan = (recorded: boolean) =>
@@ -327,6 +328,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
       wrote = true;
       return plan(true);
     } finally {
+      if (!wrote) payloads.undo(); // the child never appeared: neither do its resources
       lease.release(!wrote);
     }
   } finally {

@@ -10,7 +10,8 @@ import { checkLine, facts as lineFacts } from "./line-check.js";
 import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "./envelope.js";
 import { scanThreadCount } from "./threads.js";
 import { parentChangedError, PrefixScanner, type CheckedObserver, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
-import { fsError, PixirError, usageError } from "./errors.js";
+import { PixirError, usageError } from "./errors.js";
+import { osWriteFault } from "./faults/os-fault.js";
 import { newUlid } from "./ids.js";
 import { integrityError, STDIN_PATH } from "./input.js";
 import { corruptLineError, headLine, headLines, lineBlocks, readFileChunks, scannedBytes } from "./log-read.js";
@@ -64,6 +65,14 @@ export interface ForkPlan {
   open_tool_calls: string[];
   resource_count: number;
 }
+
+/**
+ * The line a recorded fork prints on stderr in text mode: what to run next, with our own commands.
+ * The plan's `resume_command` (fork.md §3) names Pixir's runtime command `pixir resume`, kept for
+ * Pixir's readers of the plan; our `pixir` wrapper has no such command, so it is not printed as a hint.
+ */
+export const forkNextHint = (childId: string): string =>
+  `hint: continue the child with pixir append ${childId}; pixir context ${childId} prints what a model sees of it`;
 
 export function forkPlan(
   ws: string,
@@ -493,7 +502,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
 function spoolError(err: unknown, dir: string): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (err instanceof PixirError || typeof code !== "string") return err;
-  return fsError(err, dir, "spool", () => new PixirError("log_write_failed", "could not write the spool file in the temp directory", { reason: `temp_spool_failed: ${code}`, path: dir }));
+  return osWriteFault(err, dir, "spool", "the spool file in the temp directory");
 }
 
 /** The fork stream of fork.md §4.1 as lines: header, then (replay_v1) the renumbered inherited Events. */

@@ -1,6 +1,8 @@
 // @pixir/envelope: every rule of pixir lives in this library; the binaries only parse flags and
 // compose these stages.
 export * from "./errors.js";
+export * from "./faults/os-codes.js";
+export * from "./faults/os-fault.js";
 export * from "./session-id.js";
 export * from "./ids.js";
 export * from "./text.js";

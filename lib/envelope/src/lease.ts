@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from "node:fs";
 import os from "node:os";
 import { PixirError } from "./errors.js";
+import { leaseCreateFault, osWriteFault } from "./faults/os-fault.js";
 import { randomHex } from "./ids.js";
 import { ensureStateDir, inspectStatePath, leasePath, leasesDir, placeComplete, releasesDir, removeCreatedDirs, StatePath, tempSibling } from "./paths.js";
 import { isJsonObject } from "./envelope.js";
@@ -196,12 +197,6 @@ function lostError(message: string, ws: string, id: string): PixirError {
     lease = null;
   }
   return new PixirError("session_writer_lost", message, { lease });
-}
-
-function permissionOr(err: unknown, p: StatePath, operation: string, fallback: () => PixirError): PixirError {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: p.rel, operation });
-  return fallback();
 }
 
 /** Replace `target` by a complete file (heartbeats, takeovers). */
@@ -411,10 +406,7 @@ function tryCreate(ws: string, id: string, program: string, createdDirs: string[
         if (status.state === "available") continue; // vanished in between: retry once
         return status;
       }
-      throw permissionOr(err, p, "open", () => new PixirError("session_writer_ambiguous", "Session writer lease could not be acquired", {
-        lease: null,
-        filesystem_reason: code ?? "unknown",
-      }));
+      throw leaseCreateFault(err, p.rel, "open");
     }
     return new WriterLease(ws, id, record.holder_id as string, true, record, createdDirs);
   }
@@ -474,8 +466,13 @@ function takeOverDeadWriter(ws: string, id: string, status: LeaseStatus, program
     return false; // someone else is taking over; the normal error stands
   }
   try {
-    writeSync(fd, JSON.stringify({ os_pid: String(process.pid), started_at_ms: Date.now() }));
-    closeSync(fd);
+    try {
+      writeSync(fd, JSON.stringify({ os_pid: String(process.pid), started_at_ms: Date.now() }));
+    } catch (err) {
+      throw osWriteFault(err, steal.rel, "write", "the lease takeover marker");
+    } finally {
+      closeSync(fd);
+    }
     const again = leaseStatus(ws, id);
     if (again.state !== "stale" || again.raw?.holder_id !== lease.holder_id) return false;
     writeReleaseRecord(ws, id, "holder_dead", again, program);
@@ -504,7 +501,7 @@ function releaseRecordName(id: string, now: Date): string {
 /** Write a release record atomically to a name that did not exist; returns its StatePath. */
 function writeReleaseRecord(ws: string, id: string, reason: string, before: LeaseStatus, program: string): StatePath {
   const dir = releasesDir(ws);
-  ensureStateDir(dir);
+  const createdDirs = ensureStateDir(dir);
   const now = new Date();
   const record = {
     version: 1,
@@ -518,7 +515,12 @@ function writeReleaseRecord(ws: string, id: string, reason: string, before: Leas
     released_by: { os_pid: String(process.pid), hostname: os.hostname(), program },
   };
   const target = dir.child(releaseRecordName(id, now), "file");
-  placeComplete(tempSibling(target), target, `${JSON.stringify(record, null, 2)}\n`, "link"); // never replaces a record
+  try {
+    placeComplete(tempSibling(target), target, `${JSON.stringify(record, null, 2)}\n`, "link"); // never replaces a record
+  } catch (err) {
+    removeCreatedDirs(createdDirs);
+    throw osWriteFault(err, target.rel, "write");
+  }
   return target;
 }
 
@@ -558,7 +560,7 @@ export function forceRelease(ws: string, id: string, reason: string | undefined,
   } catch (err) {
     // Another operator released it between our re-check and the unlink: it changed, as above.
     if ((err as NodeJS.ErrnoException).code === "ENOENT") throw changed();
-    throw err;
+    throw osWriteFault(err, leasePath(ws, id).rel, "unlink", "the writer lease");
   }
   return { ok: true, released: true, state_before: publicStatus(before), release_record_path: record.abs, reason: why, record_rel: record.rel };
 }

@@ -18,6 +18,7 @@ import { constants as fsConstants } from "node:fs";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "./codec.js";
 import { decodeLogLine, isLineProblem, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
+import { osWriteFault } from "./faults/os-fault.js";
 import { corruptLineError, journalText, readJournal } from "./log-read.js";
 import { otherWriterAlive, writerProcess, type WriterLease } from "./lease.js";
 import { ensureStateDir, inspectStatePath, journalPath, logPath, placeComplete, removeCreatedDirs, sessionsDir, tempSibling, type StatePath } from "./paths.js";
@@ -36,12 +37,8 @@ export function fsyncDir(dir: StatePath): void {
   }
 }
 
-function writeFailed(err: unknown, p: StatePath, operation: string): PixirError {
-  if (err instanceof PixirError) return err;
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: p.rel, operation });
-  return new PixirError("log_write_failed", undefined, { reason: code ? code.toLowerCase() : "io_error", path: p.rel });
-}
+/** A failed write of `p` as a named error (faults/os-fault.ts). */
+const writeFailed = (err: unknown, p: StatePath, operation: string): PixirError => osWriteFault(err, p.rel, operation);
 
 /** Blocks of its own a background writer may have in flight; past that, it writes in the foreground. */
 const BACKGROUND_BLOCKS = 3;
@@ -81,7 +78,14 @@ export class BlockWriter {
   private readonly readyBelow: number;
   constructor(
     private readonly fd: number,
-    private readonly options: { background?: boolean; writeBack?: boolean; beforeWrite?: () => void; paced?: boolean } = {},
+    private readonly options: {
+      background?: boolean;
+      writeBack?: boolean;
+      beforeWrite?: () => void;
+      paced?: boolean;
+      /** Names a failed write (a full disk), e.g. osWriteFault for the file's path; else it is thrown as the OS gave it. */
+      fault?: (err: unknown) => unknown;
+    } = {},
   ) {
     this.inFlight = options.paced ? BACKGROUND_BLOCKS + READY_BLOCKS : BACKGROUND_BLOCKS;
     this.readyBelow = options.paced ? BACKGROUND_BLOCKS + 1 : BACKGROUND_BLOCKS;
@@ -150,7 +154,7 @@ export class BlockWriter {
   async drain(): Promise<void> {
     this.flush();
     await this.settle();
-    if (this.failure !== null) throw this.failure;
+    if (this.failure !== null) throw this.options.fault ? this.options.fault(this.failure) : this.failure;
   }
   /** Wait until nothing is in flight, whatever happened to it. */
   async settle(): Promise<void> {
@@ -161,7 +165,11 @@ export class BlockWriter {
     let off = 0;
     // A background writer's blocks land at their own offsets, so it writes at explicit positions too.
     const at = this.options.background ? this.bytesWritten : null;
-    while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off, at === null ? null : at + off);
+    try {
+      while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off, at === null ? null : at + off);
+    } catch (err) {
+      throw this.options.fault ? this.options.fault(err) : err;
+    }
     this.bytesWritten += buf.length;
   }
   /**
@@ -270,9 +278,10 @@ export async function createLogAtomically(
     try {
       fd = openSync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
     } catch (err) {
-      throw writeFailed(err, tmp, "open");
+      throw writeFailed(err, final, "open");
     }
-    out = new BlockWriter(fd, { background: true });
+    // A write of the temp file that fails is reported for the Log it was to become (the temp file goes).
+    out = new BlockWriter(fd, { background: true, fault: (err) => writeFailed(err, final, "write") });
     const writer = out;
     await produce(
       (line) => {
@@ -291,10 +300,15 @@ export async function createLogAtomically(
       await out.drain();
       fsyncSync(fd);
     } catch (err) {
-      throw writeFailed(err, tmp, "write");
+      throw writeFailed(err, final, "fsync");
     }
-    closeSync(fd);
+    const closing = fd;
     fd = undefined;
+    try {
+      closeSync(closing); // some file systems (NFS) report a deferred write error only here
+    } catch (err) {
+      throw writeFailed(err, final, "close");
+    }
     await beforeCommit?.();
     if (!lstatSync(tmp.abs).isFile()) throw new PixirError("unsafe_state_path", undefined, { reason: "unexpected_file_type", component: tmp.rel });
     if (inspectStatePath(final) === "present" && !replace) throw alreadyExists(ws, id, final);
@@ -494,6 +508,7 @@ export async function appendJournaled(
     }
     // Every write to the shared Log is preceded by a look at the lease (§6): a writer that lost it writes nothing more.
     const out = new BlockWriter(fd, {
+      fault: (err) => writeFailed(err, log, "write"),
       beforeWrite: () => {
         ctx.lease?.assertHeld();
         touched = true;
@@ -511,7 +526,7 @@ export async function appendJournaled(
       ctx.lease?.assertHeld(); // the pre-commit check, right before the fsync that commits
       fsyncSync(fd);
     } catch (err) {
-      throw writeFailed(err, log, "write");
+      throw writeFailed(err, log, "fsync");
     }
     committed = true;
     unlinkSync(jp.abs);

@@ -3,6 +3,7 @@
 import { lstatSync, rmSync, unlinkSync } from "node:fs";
 import { serializeEvent, type PixirEvent } from "./envelope.js";
 import { PixirError } from "./errors.js";
+import { osWriteFault } from "./faults/os-fault.js";
 import { assertWritable } from "./input.js";
 import { REPLAY_LIMITATIONS } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
@@ -13,7 +14,7 @@ import { readFirstLine } from "./log-read.js";
 import { createLogAtomically, fsyncDir, recoverJournal } from "./log-write.js";
 import { listLogs } from "./ls.js";
 import { inspectStatePath, journalPath, logPath, sessionDataDir, sessionsDir } from "./paths.js";
-import { checkDescriptor, copyResources, type ResourceRef } from "./resources.js";
+import { checkDescriptor, copyResources, PayloadWrites, type ResourceRef } from "./resources.js";
 import { assertSessionId } from "./session-id.js";
 
 export interface WriterOptions {
@@ -56,6 +57,7 @@ export async function materializeLog(ws: string, id: string, options: WriterOpti
   if (inspectStatePath(log) === "missing") throw notFoundError(id, ws, log.rel, "pixir-log materialize");
   const lease = options.dryRun ? null : await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
   let recorded = false;
+  const payloads = new PayloadWrites();
   try {
     // writer-lease.md §11 step 3: a crashed append's journal names a length of the share form; left in
     // place, it would cut the replacement back to that length on the next read or write.
@@ -92,7 +94,7 @@ export async function materializeLog(ws: string, id: string, options: WriterOpti
         },
         { lease, signal: options.signal },
         () => {
-          copied = copyResources(ws, sources, id, refs);
+          copied = copyResources(ws, sources, id, refs, false, payloads);
         },
         true,
       );
@@ -108,6 +110,7 @@ export async function materializeLog(ws: string, id: string, options: WriterOpti
       resources_copied: copied,
     };
   } finally {
+    if (!recorded) payloads.undo(); // the share form stays: so do the resources it had
     lease?.release(!recorded);
   }
 }
@@ -160,7 +163,11 @@ export async function removeLog(ws: string, id: string, options: WriterOptions &
   const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
   try {
     lease.assertHeld();
-    unlinkSync(log.abs);
+    try {
+      unlinkSync(log.abs);
+    } catch (err) {
+      throw osWriteFault(err, log.rel, "unlink");
+    }
     const journal = journalPath(ws, id);
     if (inspectStatePath(journal) === "present") unlinkSync(journal.abs);
     if (inspectStatePath(dataDir) === "present" && lstatSync(dataDir.abs).isDirectory()) {

@@ -3,6 +3,8 @@ import { closeSync, constants as fsConstants, fsyncSync, linkSync, lstatSync, mk
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { PixirError } from "./errors.js";
+import { isRefusal, isWriteFaultCode } from "./faults/os-codes.js";
+import { osWriteFault } from "./faults/os-fault.js";
 import { randomHex } from "./ids.js";
 
 export const STATE_DIR = ".pixir";
@@ -111,9 +113,9 @@ function unsafe(p: StatePath, index: number, reason: string, extra: Record<strin
 function osFailure(err: unknown, p: StatePath, index: number, operation: string, reason: string): PixirError {
   const code = (err as NodeJS.ErrnoException).code;
   const rel = p.components.slice(0, index + 1).join("/");
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
-    return new PixirError("permission_denied", undefined, { path: rel, operation });
-  }
+  // A directory that cannot be made on a full or read-only disk is a write fault, not an unsafe path.
+  if (operation === "mkdir" && isWriteFaultCode(code)) return osWriteFault(err, rel, operation);
+  if (isRefusal(code)) return new PixirError("permission_denied", undefined, { path: rel, operation });
   return unsafe(p, index, reason, { filesystem_reason: code ?? "unknown" });
 }
 

@@ -1,7 +1,7 @@
 // envelope-and-log.md §10, cli.md §8.6: repair fixes only a torn final line (and rolls back a leftover
 // append journal). Any other corruption is reported and left alone.
 import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, unlinkSync, constants as fsConstants } from "node:fs";
-import { PixirError } from "./errors.js";
+import { osWriteFault } from "./faults/os-fault.js";
 import { acquireLease } from "./lease.js";
 import { readJournal, scanLog } from "./log-read.js";
 import { fsyncDir, recoverJournal } from "./log-write.js";
@@ -92,12 +92,17 @@ export async function repairLog(ws: string, id: string, options: RepairOptions):
     const torn = missing ? null : await findTornTail(ws, id);
     if (torn === null) return result(false, 0, null, journal, temps);
     lease.assertHeld();
-    const fd = openSync(log.abs, fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW);
+    let fd: number;
+    try {
+      fd = openSync(log.abs, fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW);
+    } catch (err) {
+      throw osWriteFault(err, log.rel, "open");
+    }
     try {
       ftruncateSync(fd, torn.offset);
       fsyncSync(fd);
     } catch (err) {
-      throw new PixirError("log_write_failed", undefined, { reason: (err as NodeJS.ErrnoException).code ?? "io_error", path: log.rel });
+      throw osWriteFault(err, log.rel, "truncate");
     } finally {
       closeSync(fd);
     }

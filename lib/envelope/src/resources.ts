@@ -1,9 +1,10 @@
 // fork.md §7: Session resources are content-addressed payloads. A replay_v1 child gets its own
 // verified copy of every payload its inherited Events reference, before its Log is created.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { PixirError } from "./errors.js";
-import { ensureStateDir, inspectStatePath, placeComplete, sessionsDir, StatePath, tempSibling } from "./paths.js";
+import { osWriteFault } from "./faults/os-fault.js";
+import { ensureStateDir, inspectStatePath, placeComplete, removeCreatedDirs, sessionsDir, StatePath, tempSibling } from "./paths.js";
 import { assertSessionId } from "./session-id.js";
 
 const EXTENSION = /^[A-Za-z0-9]{1,16}$/;
@@ -68,11 +69,46 @@ export function readVerifiedPayload(ws: string, sources: readonly string[], ref:
   return bytes;
 }
 
-/** Write one payload with temp + rename, directories made one at a time; an identical one is kept. */
-export function writePayload(dest: StatePath, bytes: Buffer, sha256: string): void {
-  if (inspectStatePath(dest) === "present" && createHash("sha256").update(readFileSync(dest.abs)).digest("hex") === sha256) return;
-  ensureStateDir(dest.parent());
-  placeComplete(tempSibling(dest), dest, bytes, "rename");
+/**
+ * The payloads (and their directories) a write created, so that a write whose Log never appears takes
+ * them back: a failed fork or import leaves nothing behind (cli-contract.md "Operating-system faults").
+ */
+export class PayloadWrites {
+  private readonly files: string[] = [];
+  private readonly dirs: string[] = [];
+  add(file: string | null, dirs: readonly string[]): void {
+    if (file !== null) this.files.push(file);
+    this.dirs.push(...dirs);
+  }
+  /** Remove what was created, newest first; what cannot be removed (a shared directory) stays. */
+  undo(): void {
+    for (const file of this.files.splice(0).reverse()) {
+      try {
+        unlinkSync(file);
+      } catch {
+        /* gone already */
+      }
+    }
+    removeCreatedDirs(this.dirs.splice(0));
+  }
+}
+
+/**
+ * Write one payload with temp + rename, directories made one at a time; an identical one is kept. A
+ * failed write (a full disk) removes the directories it made and is named (osWriteFault); `made`
+ * learns what a successful one created.
+ */
+export function writePayload(dest: StatePath, bytes: Buffer, sha256: string, made?: PayloadWrites): void {
+  const present = inspectStatePath(dest) === "present";
+  if (present && createHash("sha256").update(readFileSync(dest.abs)).digest("hex") === sha256) return;
+  const dirs = ensureStateDir(dest.parent());
+  try {
+    placeComplete(tempSibling(dest), dest, bytes, "rename");
+  } catch (err) {
+    removeCreatedDirs(dirs);
+    throw osWriteFault(err, dest.rel, "write");
+  }
+  made?.add(present ? null : dest.abs, dirs);
 }
 
 /**
@@ -80,10 +116,17 @@ export function writePayload(dest: StatePath, bytes: Buffer, sha256: string): vo
  * verifying its SHA-256, to `childId`'s resources. Returns the number of payloads copied or present.
  * With `verifyOnly` (dry runs) the payloads are found and hashed but nothing is written.
  */
-export function copyResources(ws: string, sources: readonly string[], childId: string, refs: readonly ResourceRef[], verifyOnly = false): number {
+export function copyResources(
+  ws: string,
+  sources: readonly string[],
+  childId: string,
+  refs: readonly ResourceRef[],
+  verifyOnly = false,
+  made?: PayloadWrites,
+): number {
   for (const ref of refs) {
     const bytes = readVerifiedPayload(ws, sources.length > 0 ? sources : [childId], ref);
-    if (!verifyOnly) writePayload(resourcePath(ws, childId, ref), bytes, ref.sha256);
+    if (!verifyOnly) writePayload(resourcePath(ws, childId, ref), bytes, ref.sha256, made);
   }
   return refs.length;
 }

@@ -1,7 +1,8 @@
 // cli.md §1–§6: the shared command-line runner. Each binary describes its commands; this module
 // parses (yargs-parser), renders errors by channel class, and turns every failure into a documented exit.
 import { setFlagsFromString } from "node:v8";
-import { asPixirError, errorEnvelope, errorText, PixirError, usageError } from "../errors.js";
+import { errorEnvelope, errorText, PixirError, usageError } from "../errors.js";
+import { asNamedError } from "../faults/os-fault.js";
 import { resolveWorkspace } from "../paths.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
@@ -33,7 +34,7 @@ export interface CommandContext {
   warn(code: string, text: string, details?: Record<string, unknown>): void;
   /** Print a report result: one JSON document with --json, else the text lines. */
   report(result: Record<string, unknown>, text: string | string[]): Promise<void>;
-  /** A line on stderr in text mode only (hints such as `pixir resume`). */
+  /** A line on stderr in text mode only (hints such as forkNextHint). */
   hint(text: string): void;
   /**
    * Where a long job writes its progress lines, `<prefix>: <text>` on stderr; undefined unless stderr is
@@ -281,7 +282,7 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     await out.finish();
     return code;
   } catch (thrown) {
-    const err = asPixirError(thrown, workspaceOf(args, io));
+    const err = asNamedError(thrown, workspaceOf(args, io));
     if (err.kind === "internal_error" && !(thrown instanceof PixirError)) (err as PixirError & { cause?: unknown }).cause = thrown;
     // A usage error comes before the arguments parse: the command's class is judged from the bare
     // flags on the line (`pixir-fork --dry-run --json --bogus` is a report command).

@@ -6,6 +6,7 @@ import { closeSync, fsyncSync, lstatSync, openSync, renameSync, statSync, unlink
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../envelope.js";
 import { PixirError } from "../errors.js";
+import { osWriteFault } from "../faults/os-fault.js";
 import { randomHex } from "../ids.js";
 import { readFirstLine } from "../log-read.js";
 import { isInherited, notFoundError, openHistory } from "../loader.js";
@@ -534,11 +535,7 @@ export function exportTarget(out: string, cwd: string, header: JsonObject): stri
   return target;
 }
 
-function exportWriteFailed(err: unknown, display: string, operation: string): PixirError {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: display, operation });
-  return new PixirError("log_write_failed", "could not write the exported pi file", { reason: code ? code.toLowerCase() : "io_error", path: display });
-}
+const exportWriteFailed = (err: unknown, display: string, operation: string): PixirError => osWriteFault(err, display, operation, "the exported pi file");
 
 function exists(p: string): boolean {
   try {
@@ -572,7 +569,11 @@ function writeExportFile(target: string, text: string, display: string): void {
       throw exportWriteFailed(err, display, "write");
     }
     if (exists(target)) throw exportExists(display);
-    renameSync(tmp, target);
+    try {
+      renameSync(tmp, target);
+    } catch (err) {
+      throw exportWriteFailed(err, display, "rename");
+    }
     renamed = true;
   } finally {
     if (!renamed) {

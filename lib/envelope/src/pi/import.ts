@@ -14,7 +14,7 @@ import { acquireLease, type WriterLease } from "../lease.js";
 import { inheritedItem, isInherited, PrefixDigest } from "../loader.js";
 import { createLogAtomically } from "../log-write.js";
 import { inspectStatePath, logPath } from "../paths.js";
-import { writePayload } from "../resources.js";
+import { PayloadWrites, writePayload } from "../resources.js";
 import { isValidSessionId } from "../session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
 import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
@@ -444,11 +444,13 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
 async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImportOptions): Promise<void> {
   const leases: WriterLease[] = [];
   let wrote = false;
+  const payloads = new PayloadWrites();
+  let committed = 0;
   try {
     for (const log of logs) leases.push(await acquireLease(ws, log.sessionId, { program: options.program, env: options.env, signal: options.signal }));
     for (const log of logs) {
       for (const [, payload] of log.resources.payloads) {
-        writePayload(payload.path, payload.bytes, payload.ref.sha256);
+        writePayload(payload.path, payload.bytes, payload.ref.sha256, payloads);
       }
     }
     const reversed = logs.map((log, i) => ({ log, lease: leases[i]! })).reverse();
@@ -462,10 +464,12 @@ async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImport
         { lease: item.lease, signal: options.signal },
         () => create(i + 1),
       );
+      committed++;
     };
     await create(0);
     wrote = true;
   } finally {
+    if (committed === 0) payloads.undo(); // no Log appeared: neither do their resources
     for (const lease of leases) lease.release(!wrote);
   }
 }

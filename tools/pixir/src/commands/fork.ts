@@ -2,6 +2,7 @@
 import {
   assertSessionId,
   boolFlag,
+  forkNextHint,
   DETERMINISTIC_SUMMARY,
   finishSummary,
   MODEL_SUMMARY,
@@ -55,6 +56,6 @@ export async function runForkCommand(args: ParsedArgs, ctx: CommandContext, syno
     ? `Forked ${plan.parent_session_id} → ${plan.child_session_id} (${plan.event_count} events through seq ${plan.to_seq}).`
     : `Fork plan for ${plan.parent_session_id}: would create child ${plan.child_session_id} with ${plan.event_count} replayed events through seq ${plan.to_seq}.`;
   await ctx.report(plan as unknown as Record<string, unknown>, text);
-  if (plan.recorded) ctx.hint(plan.resume_command);
+  if (plan.recorded) ctx.hint(forkNextHint(plan.child_session_id));
   return 0;
 }
