@@ -433,17 +433,23 @@ export async function acquireLease(ws: string, id: string, options: AcquireOptio
   const p = leasePath(ws, id);
   inspectStatePath(p);
   const deadline = Date.now() + Math.max(options.waitSeconds ?? 0, 0) * 1000;
-  for (;;) {
-    const result = tryCreate(ws, id, options.program, createdDirs);
-    if (result instanceof WriterLease) {
-      result.startHeartbeat();
-      return result;
+  try {
+    for (;;) {
+      const result = tryCreate(ws, id, options.program, createdDirs);
+      if (result instanceof WriterLease) {
+        result.startHeartbeat();
+        return result;
+      }
+      const takeOver = options.takeOverDeadWriter || options.env.PIXIR_TAKE_OVER_DEAD_WRITER === "1";
+      if (result.state === "stale" && takeOver && takeOverDeadWriter(ws, id, result, options.program)) continue;
+      const waitable = result.state === "active" || result.state === "stale";
+      if (!waitable || Date.now() >= deadline || options.signal?.aborted) throw leaseError(result);
+      await new Promise((r) => setTimeout(r, 100));
     }
-    const takeOver = options.takeOverDeadWriter || options.env.PIXIR_TAKE_OVER_DEAD_WRITER === "1";
-    if (result.state === "stale" && takeOver && takeOverDeadWriter(ws, id, result, options.program)) continue;
-    const waitable = result.state === "active" || result.state === "stale";
-    if (!waitable || Date.now() >= deadline || options.signal?.aborted) throw leaseError(result);
-    await new Promise((r) => setTimeout(r, 100));
+  } catch (err) {
+    // No lease, no trace: the directories made for it go again (a full disk leaves no empty .pixir/).
+    removeCreatedDirs(createdDirs);
+    throw err;
   }
 }
 

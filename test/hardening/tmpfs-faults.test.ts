@@ -1,0 +1,320 @@
+// Real file-system faults (cli-contract.md "Operating-system faults"): every writer runs on a small
+// tmpfs of its own that is full (no room even for the Writer Lease), nearly full (room for the lease
+// and the append journal, none for the data), or remounted read-only. Each must fail with a named
+// error and its documented exit code, leave the Workspace byte-identical (no temp file, journal, lease
+// or resource left), and leave `pixir-log check` clean. Mounting needs root; where it is impossible
+// the suite is skipped with the reason (CI runs as root and mounts). The fsync and rename failures a
+// tmpfs cannot produce are simulated in disk-full.test.ts.
+import { spawnSync } from "node:child_process";
+import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmdirSync, statfsSync, statSync, writeFileSync, writeSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { assistant, call, logFile, rawLine, run, tempDir, user, writeRaw, type Ev, type Tool } from "../support/cli.js";
+import { runInProcess, snapshot, snapshotDiff } from "./support.js";
+
+const PAGE = 4096;
+
+// ---------------------------------------------------------------------------------------------
+// Mounts
+
+const mounted = new Set<string>();
+
+function sh(cmd: string, args: string[]): { ok: boolean; said: string } {
+  const r = spawnSync(cmd, args, { encoding: "utf8" });
+  return { ok: r.status === 0, said: `${r.stderr ?? ""}${r.error?.message ?? ""}`.trim() };
+}
+
+/** A fresh tmpfs of `kib` KiB, or the reason none can be mounted here. */
+function mountTmpfs(kib: number): string | { skip: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "pixir-tmpfs-"));
+  const r = sh("mount", ["-t", "tmpfs", "-o", `size=${kib}k,mode=0755`, "tmpfs", dir]);
+  if (!r.ok) {
+    rmdirSync(dir);
+    return { skip: `cannot mount a tmpfs here (${r.said || "mount failed"})` };
+  }
+  mounted.add(dir);
+  return dir;
+}
+
+function unmount(dir: string): void {
+  if (!mounted.has(dir)) return;
+  // A lazy unmount as a last resort: a process of a failed test may still hold a file open.
+  if (!sh("umount", [dir]).ok) sh("umount", ["-l", dir]);
+  mounted.delete(dir);
+  try {
+    rmdirSync(dir);
+  } catch {
+    /* still busy: the lazy unmount detaches it; the empty directory stays in the temp dir */
+  }
+}
+
+const probe = process.getuid?.() === 0 ? mountTmpfs(64) : { skip: "mounting a tmpfs needs root" };
+const skipReason = typeof probe === "string" ? null : probe.skip;
+if (typeof probe === "string") unmount(probe);
+else console.warn(`tmpfs-faults: skipped: ${skipReason}`);
+
+afterEach(() => {
+  for (const dir of [...mounted]) unmount(dir);
+});
+afterAll(() => {
+  for (const dir of [...mounted]) unmount(dir);
+});
+
+/** Pages of data the file system holding `dir` can still take. */
+const freePages = (dir: string): number => {
+  const s = statfsSync(dir);
+  return Math.floor((s.bavail * s.bsize) / PAGE);
+};
+
+/** Fill the mount with a file of zeros until the device is full, then give back `pages` pages. */
+function fillLeaving(mnt: string, pages: number): void {
+  const file = path.join(mnt, ".fill");
+  const fd = openSync(file, "w");
+  const block = Buffer.alloc(64 * 1024);
+  let size = 0;
+  try {
+    for (;;) size += writeSync(fd, block);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOSPC") throw err;
+  }
+  size = statSync(file).size;
+  ftruncateSync(fd, Math.max(0, size - pages * PAGE));
+  closeSync(fd);
+  expect(freePages(mnt), "free pages after filling").toBe(pages);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logs and inputs
+
+/** Append a user message to `id`'s Log so that its size is a whole number of pages: any append then needs a new page. */
+function padToPage(ws: string, id: string, n: number): void {
+  const file = logFile(ws, id);
+  const size = statSync(file).size;
+  const bare = rawLine(id, n, user("")).length + 1;
+  const text = "p".repeat((PAGE - ((size + bare) % PAGE)) % PAGE);
+  writeFileSync(file, `${rawLine(id, n, user(text))}\n`, { flag: "a" });
+  expect(statSync(file).size % PAGE).toBe(0);
+}
+
+/** Events whose Log takes about `kib` KiB. */
+function chat(kib: number): Ev[] {
+  const out: Ev[] = [];
+  for (let i = 0; out.length * 600 < kib * 1024; i++) out.push(i % 2 === 0 ? user(`question ${i} ${"q".repeat(400)}`) : assistant(`answer ${i} ${"a".repeat(400)}`));
+  return out;
+}
+
+/** NDJSON input events (no envelope) of about `kib` KiB. */
+const inputLines = (kib: number): string =>
+  chat(kib)
+    .map((e) => `${JSON.stringify({ type: e.type, data: e.data })}\n`)
+    .join("");
+
+/** A whole stream of Events of `id`, as pixir-log write takes it. */
+const envelopes = (id: string, events: Ev[]): string => events.map((e, n) => `${rawLine(id, n, e)}\n`).join("");
+
+/** A pi session file of about `kib` KiB, outside the mount. */
+function piFile(kib: number): string {
+  const lines = [JSON.stringify({ type: "session", version: 3, id: "p1", timestamp: "2026-01-10T09:00:00.000Z", cwd: "/x" })];
+  let parent: string | null = null;
+  for (let i = 0; lines.join("\n").length < kib * 1024; i++) {
+    const id = `e${i}`;
+    const role = i % 2 === 0 ? "user" : "assistant";
+    const content = role === "user" ? `question ${i} ${"q".repeat(400)}` : [{ type: "text", text: `answer ${i} ${"a".repeat(400)}` }];
+    const ts = `2026-01-10T09:${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}.000Z`;
+    lines.push(JSON.stringify({ type: "message", id, parentId: parent, timestamp: ts, message: { role, content, timestamp: 1767000000000 + i } }));
+    parent = id;
+  }
+  const file = path.join(tempDir(), "p1.jsonl");
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return file;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The writers
+
+interface Case {
+  tool: Tool;
+  argv: string[];
+  input?: string;
+  /** The file the data write goes to (workspace-relative, or as given to --out). */
+  data: string;
+  /** Takes a Writer Lease (a full disk then fails there first). */
+  lease: boolean;
+  /** A run with room for the lease only succeeds (repair frees space; it writes no data). */
+  succeedsWithRoomForLease?: boolean;
+  /** What `pixir-log check` reports before the run, and so after a failed one (repair's torn tail). */
+  problems?: string[];
+}
+
+const ok = (r: { code: number; stdout: string; stderr: string }, what: string) => expect(r.code, `${what}: ${r.stdout}${r.stderr}`).toBe(0);
+
+/** The mount, in a Case's argv and data (a Workspace is set up once, then copied onto each mount). */
+const MNT = "{mnt}";
+
+/** Each writer: how to set up its Workspace `ws`, and the run that must fail. */
+const WRITERS: Record<string, (ws: string) => Case> = {
+  "pixir-log append": (ws) => {
+    writeRaw(ws, "s", chat(4));
+    padToPage(ws, "s", chat(4).length);
+    return { tool: "pixir-log", argv: ["append", "s", "--json"], input: inputLines(24), data: ".pixir/sessions/s.ndjson", lease: true };
+  },
+  "pixir-log write": () => ({ tool: "pixir-log", argv: ["write", "--json"], input: envelopes("n", chat(24)), data: ".pixir/sessions/n.ndjson", lease: true }),
+  "pixir-log write (a fork stream)": (ws) => {
+    writeRaw(ws, "p", chat(24));
+    const stream = run("pixir-fork", ["--parent", "p", "--child-id", "c"], { cwd: ws });
+    ok(stream, "pixir-fork");
+    return { tool: "pixir-log", argv: ["write", "--json"], input: stream.stdout, data: ".pixir/sessions/c.ndjson", lease: true };
+  },
+  "pixir-log materialize": (ws) => {
+    writeRaw(ws, "p", chat(24));
+    ok(run("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "c"], { cwd: ws }), "share fork");
+    return { tool: "pixir-log", argv: ["materialize", "c", "--json"], data: ".pixir/sessions/c.ndjson", lease: true };
+  },
+  "pixir-log repair": (ws) => {
+    writeRaw(ws, "s", `${chat(4).map((e, n) => rawLine("s", n, e)).join("\n")}\n{"id":"torn","session_id":"s","se`);
+    return { tool: "pixir-log", argv: ["repair", "s", "--json"], data: ".pixir/sessions/s.ndjson", lease: true, succeedsWithRoomForLease: true, problems: ["torn_tail"] };
+  },
+  "pixir-log rm --materialize-children": (ws) => {
+    writeRaw(ws, "p", chat(24));
+    ok(run("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "c"], { cwd: ws }), "share fork");
+    return { tool: "pixir-log", argv: ["rm", "p", "--materialize-children", "--json"], data: ".pixir/sessions/c.ndjson", lease: true };
+  },
+  "pixir append": (ws) => {
+    writeRaw(ws, "s", chat(4));
+    padToPage(ws, "s", chat(4).length);
+    return { tool: "pixir", argv: ["append", "s", "--json"], input: inputLines(24), data: ".pixir/sessions/s.ndjson", lease: true };
+  },
+  "pixir fork": (ws) => {
+    writeRaw(ws, "p", chat(24));
+    return { tool: "pixir", argv: ["fork", "p", "--child-id", "c", "--summarize", "--json"], data: ".pixir/sessions/c.ndjson", lease: true };
+  },
+  "pixir compact": (ws) => {
+    writeRaw(ws, "s", chat(8));
+    padToPage(ws, "s", chat(8).length);
+    return { tool: "pixir", argv: ["compact", "s", "--tail-events", "2", "--json"], data: ".pixir/sessions/s.ndjson", lease: true };
+  },
+  "pixir repair": (ws) => {
+    const events = [...chat(4), call("c1"), call("c2", "read", "b.txt")];
+    writeRaw(ws, "s", events);
+    padToPage(ws, "s", events.length);
+    return { tool: "pixir", argv: ["repair", "s", "--json"], data: ".pixir/sessions/s.ndjson", lease: true };
+  },
+  "pixir merge": (ws) => {
+    writeRaw(ws, "p", chat(4));
+    ok(run("pixir", ["fork", "p", "--child-id", "c"], { cwd: ws }), "fork");
+    ok(run("pixir", ["append", "c"], { cwd: ws, input: inputLines(4) }), "append to the child");
+    padToPage(ws, "p", chat(4).length);
+    return { tool: "pixir", argv: ["merge", "c", "--into", "p", "--json"], data: ".pixir/sessions/p.ndjson", lease: true };
+  },
+  "pixir import pi": () => ({ tool: "pixir", argv: ["import", "pi", piFile(24), "--json"], data: ".pixir/sessions/p1.ndjson", lease: true }),
+  "pixir export pi --out": (ws) => {
+    writeRaw(ws, "p", chat(24));
+    const out = `${MNT}/out/p.jsonl`;
+    return { tool: "pixir", argv: ["export", "pi", "p", "--out", out, "--json"], data: out, lease: false };
+  },
+};
+
+type Fault = "full" | "room for the lease only" | "read-only";
+
+/** Each writer's Workspace is set up once, off the mount, and copied onto each fresh mount. */
+const templates = new Map<string, { dir: string; c: Case }>();
+function template(name: string): { dir: string; c: Case } {
+  let t = templates.get(name);
+  if (t === undefined) {
+    const dir = tempDir();
+    t = { dir, c: WRITERS[name]!(dir) };
+    templates.set(name, t);
+  }
+  return t;
+}
+
+/** Set the writer up on a fresh mount, bring the fault about, run it; what it said and what it left. */
+async function runFaulted(name: string, fault: Fault) {
+  const mnt = mountTmpfs(1024) as string;
+  const ws = path.join(mnt, "ws");
+  const t = template(name);
+  cpSync(t.dir, ws, { recursive: true });
+  mkdirSync(path.join(mnt, "out"));
+  const at = (v: string) => v.replace(MNT, mnt);
+  const c: Case = { ...t.c, argv: t.c.argv.map(at), data: at(t.c.data) };
+  if (fault === "read-only") expect(sh("mount", ["-o", "remount,ro", mnt]).ok, "remount read-only").toBe(true);
+  else fillLeaving(mnt, fault === "full" ? 0 : 2);
+  const before = snapshot(mnt);
+  const r = run(c.tool, c.argv, { cwd: ws, input: c.input });
+  const left = snapshotDiff(before, snapshot(mnt));
+  // In this process (the same library as the binary), which spares a start-up per case.
+  const check = await runInProcess("pixir-log", ["check", "--json"], { cwd: ws });
+  return { c, r, left, check, ws, mnt };
+}
+
+/** A failure as the contract says: one --json envelope on stdout, the kind's exit code, never internal_error. */
+function failure(r: { code: number; stdout: string; stderr: string; json: any }) {
+  expect(r.json, `a --json error envelope, got ${r.stdout}${r.stderr}`).toMatchObject({ ok: false });
+  const err = r.json.error;
+  expect(err.kind).not.toBe("internal_error");
+  expect(r.stderr).toBe("");
+  return err;
+}
+
+const FORCE = /force|release|orphan/i;
+
+/** `pixir-log check` finds nothing (or only what was there before: repair's torn tail): no temp file, journal or half-written line. */
+function expectClean(check: { code: number; json: any; stdout: string }, c: Case): void {
+  const problems = (c.problems ?? []).length === 0 ? [] : check.json.error.details.logs.flatMap((l: any) => l.problems.map((p: any) => p.code));
+  expect(problems).toEqual(c.problems ?? []);
+  expect(check.code, check.stdout).toBe(problems.length === 0 ? 0 : 1);
+  if (problems.length > 0) expect(check.json.error.details.warning_count).toBe(0);
+}
+
+describe.skipIf(skipReason !== null)("writers on a real file system that fails (tmpfs)", () => {
+  describe.each(Object.keys(WRITERS))("%s", (name) => {
+    it("a full disk: named, nothing changed, check clean", async () => {
+      const { c, r, left, check } = await runFaulted(name, "full");
+      expectClean(check, c);
+      const err = failure(r);
+      expect(err.details).toMatchObject({ reason: "enospc" });
+      expect(err.details.next_actions.join(" ")).toContain("free space on the device holding");
+      expect(err.details.next_actions.join(" "), "a full disk is not an orphaned writer").not.toMatch(FORCE);
+      if (c.lease) {
+        // writer-lease.md §3 keeps Pixir's kind for a lease that cannot be created; it says why.
+        expect([err.kind, r.code]).toEqual(["session_writer_ambiguous", 5]);
+        expect(err.message).toBe("Session writer lease could not be acquired: no space left on the device");
+        expect(err.details).toMatchObject({ filesystem_reason: "ENOSPC", lease: null });
+        expect(err.details.path).toMatch(/^\.pixir\/session_leases\/[^/]+\.json$/);
+      } else {
+        expect([err.kind, r.code]).toEqual(["log_write_failed", 1]);
+        expect(err.details.path).toBe(c.data);
+      }
+      expect(left, "the file system is as it was").toEqual([]);
+    });
+
+    it("room for the lease, none for the data: named after the data file, nothing changed, check clean", async () => {
+      const { c, r, left, check, ws } = await runFaulted(name, "room for the lease only");
+      if (c.succeedsWithRoomForLease) {
+        ok(r, name);
+        expectClean(check, { ...c, problems: [] });
+        expect(readdirSync(path.join(ws, ".pixir", "session_leases"))).toEqual([]);
+        return;
+      }
+      const err = failure(r);
+      expect([err.kind, r.code]).toEqual(["log_write_failed", 1]);
+      expect(err.details).toMatchObject({ reason: "enospc", path: c.data });
+      expect(err.message).toMatch(/: no space left on the device$/);
+      expect(err.details.next_actions).toEqual([`free space on the device holding ${c.data}, then rerun; nothing was changed`]);
+      expect(left, "the file system is as it was").toEqual([]);
+    });
+
+    it("a read-only file system: permission_denied (erofs), nothing changed, check clean", async () => {
+      const { c, r, left, check } = await runFaulted(name, "read-only");
+      expectClean(check, c);
+      const err = failure(r);
+      expect([err.kind, r.code]).toEqual(["permission_denied", 3]);
+      expect(err.details).toMatchObject({ reason: "erofs" });
+      // The first write is the lease's (or the directory made for it), or --out's temp file.
+      expect(err.details.path).toMatch(c.lease ? /^\.pixir(\/session_leases(\/[^/]+\.json)?)?$/ : /p\.jsonl$/);
+      expect(err.details.next_actions.join(" ")).toContain("is read-only");
+      expect(left).toEqual([]);
+    });
+  });
+});
