@@ -6,6 +6,7 @@
 // the suite is skipped with the reason (CI runs as root and mounts). The fsync and rename failures a
 // tmpfs cannot produce are simulated in disk-full.test.ts.
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmdirSync, statfsSync, statSync, writeFileSync, writeSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -188,6 +189,15 @@ const WRITERS: Record<string, (ws: string) => Case> = {
   "pixir fork": (ws) => {
     writeRaw(ws, "p", chat(24));
     return { tool: "pixir", argv: ["fork", "p", "--child-id", "c", "--summarize", "--json"], data: ".pixir/sessions/c.ndjson", lease: true };
+  },
+  "pixir fork (a resource that does not fit)": (ws) => {
+    // The child's Log (one page) fits beside its lease; the payload it must copy first does not.
+    const payload = Buffer.alloc(64 * 1024, 7);
+    const sha = createHash("sha256").update(payload).digest("hex");
+    writeRaw(ws, "p", [user("see"), { type: "user_message", data: { text: "this", resources: [{ resource_id: "r1", content_sha256: sha, extension: "bin", store_ref: "x" }] } }]);
+    mkdirSync(path.join(ws, ".pixir/sessions/p/resources/r1"), { recursive: true });
+    writeFileSync(path.join(ws, `.pixir/sessions/p/resources/r1/${sha}.bin`), payload);
+    return { tool: "pixir", argv: ["fork", "p", "--child-id", "c", "--json"], data: `.pixir/sessions/c/resources/r1/${sha}.bin`, lease: true };
   },
   "pixir compact": (ws) => {
     writeRaw(ws, "s", chat(8));
