@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildSessionTree, MAX_NESTING_DEPTH, nestsDeeperThan, rawDataText, scanLog } from "@pixir/envelope";
-import { binPath, listTree, ROOT, logFile, rawLine, readLog, run, sh, tempDir, user, workspace } from "../support/cli.js";
+import { binPath, listTree, ROOT, logFile, rawLine, readLog, run, sh, tempDir, toolCopyForAnyUser, user, workspace, type Tool } from "../support/cli.js";
 
 const nested = (d: number) => `${"[".repeat(d)}${"]".repeat(d)}`;
 const dataOf = (line: string) => line.slice(line.indexOf('"data":') + 7, line.lastIndexOf("}"));
@@ -306,8 +306,10 @@ describe("a line a writer makes longer than the reader's limit (was: a Log every
 });
 
 describe("a Log this user may not read (was: permission_denied with path null; ls and check stopped at it)", () => {
-  // Root reads a mode-000 file anyway: as root, the tools run as nobody.
-  const asOther = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  // Root reads a mode-000 file anyway: as root, the tools run as nobody, from copies nobody can reach
+  // (the clone may lie where only root may enter).
+  const root = process.getuid?.() === 0;
+  const asOther = (tool: Tool) => (root ? { uid: 65534, gid: 65534, bin: toolCopyForAnyUser(tool) } : {});
 
   it("cat names the path; ls lists it with first_line_error; check reports it as a problem and checks the others", () => {
     const ws = workspace({ a: [user("a")], b: [user("b")] });
@@ -317,23 +319,29 @@ describe("a Log this user may not read (was: permission_denied with path null; l
     chmodSync(logFile(ws, "b"), 0o644);
     chmodSync(logFile(ws, "a"), 0o000);
     const denied = { path: ".pixir/sessions/a.ndjson", operation: "open" };
+    const asNobody = { log: asOther("pixir-log"), tree: asOther("pixir-tree") };
+    // The premise: that user can run the tools in the Workspace and read its other Log.
+    const premise = run("pixir-log", ["cat", "b", "--json"], { cwd: ws, ...asNobody.log });
+    expect(premise.code, `pixir-log runs as uid ${root ? 65534 : "self"}: ${premise.stderr}`).toBe(0);
+    const treePremise = run("pixir-tree", ["--version"], { cwd: ws, ...asNobody.tree });
+    expect(treePremise.code, `pixir-tree runs as uid ${root ? 65534 : "self"}: ${treePremise.stderr}`).toBe(0);
 
-    const cat = run("pixir-log", ["cat", "a", "--json"], { cwd: ws, ...asOther });
+    const cat = run("pixir-log", ["cat", "a", "--json"], { cwd: ws, ...asNobody.log });
     expect(cat.code).toBe(3);
     expect(cat.errJson.error).toMatchObject({ kind: "permission_denied", details: denied });
 
-    const ls = run("pixir-log", ["ls", "--json"], { cwd: ws, ...asOther });
+    const ls = run("pixir-log", ["ls", "--json"], { cwd: ws, ...asNobody.log });
     expect(ls.code).toBe(0);
     expect(ls.json.sessions.map((s: any) => [s.session_id, s.first_line_error ?? null])).toEqual([["a", "permission_denied"], ["b", null]]);
 
-    const check = run("pixir-log", ["check", "--json"], { cwd: ws, ...asOther });
+    const check = run("pixir-log", ["check", "--json"], { cwd: ws, ...asNobody.log });
     expect(check.code).toBe(1);
     const logs = check.json.error.details.logs;
     expect(logs.map((l: any) => [l.session_id, l.problems.map((p: any) => p.code), l.event_count])).toEqual([["a", ["permission_denied"], 0], ["b", [], 1]]);
     expect(logs[0].problems[0]).toMatchObject(denied);
 
     // The tree shows it as a Log that is there (tree.md §2: a regular file) but could not be read.
-    const forest = run("pixir-tree", ["--json"], { cwd: ws, ...asOther });
+    const forest = run("pixir-tree", ["--json"], { cwd: ws, ...asNobody.tree });
     expect(forest.code).toBe(0);
     const node = forest.json.forest.find((n: any) => n.session_id === "a");
     expect(node).toMatchObject({ log_exists: true, error: { kind: "permission_denied" } });

@@ -1,7 +1,7 @@
 // Test support: run the built binaries as users do (spawned processes), and build Workspaces
 // from inline objects. Every cross-tool test uses these.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -120,6 +120,26 @@ export function tempDir(prefix = "pixir-test-"): string {
   const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
   made.push(dir);
   return dir;
+}
+
+/**
+ * A copy of the built `tool` that every user may read and run, for tests that run it as another user:
+ * the clone itself may lie where only its owner can enter (under /root, or a `mktemp -d` directory).
+ * Returns the copy's bin, for RunOptions.bin.
+ */
+export function toolCopyForAnyUser(tool: Tool): string {
+  const dir = tempDir("pixir-bin-");
+  const dest = path.join(dir, tool);
+  // package.json says the bundles are ES modules; bin/ and dist/ are the built tool.
+  for (const part of ["package.json", "bin", "dist"]) cpSync(path.join(ROOT, "tools", tool, part), path.join(dest, part), { recursive: true });
+  const open = (p: string) => {
+    const dir = statSync(p).isDirectory();
+    chmodSync(p, dir ? 0o755 : 0o644);
+    if (dir) for (const name of readdirSync(p)) open(path.join(p, name));
+  };
+  chmodSync(dir, 0o755);
+  open(dest);
+  return path.join(dest, "bin", `${tool}.js`);
 }
 
 export type Ev = { type: string; data?: Record<string, unknown>; seq?: number | null; id?: string; ts?: string; session_id?: string };
