@@ -33,6 +33,10 @@ const CAUSES: Record<string, Cause> = {
     says: "the system has too many open files",
     actions: () => [`close files other programs hold open, or raise the system's open-file limit, then rerun; ${UNCHANGED}`],
   },
+  ENOENT: {
+    says: "a directory on its path does not exist",
+    actions: (w) => [`check that the directory of ${w} exists (for temp files: TMPDIR), then rerun; ${UNCHANGED}`],
+  },
   EROFS: {
     says: "the file system is read-only",
     actions: (w) => [`the file system holding ${w} is read-only: remount it read-write, or work in a Workspace on a writable file system; ${UNCHANGED}`],
