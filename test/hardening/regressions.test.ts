@@ -1,7 +1,7 @@
 // One deterministic test per bug the hardening suites found (docs/reliability.md, "Found and fixed"),
 // against the built binaries, so each fix stays pinned even if a generator changes.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
