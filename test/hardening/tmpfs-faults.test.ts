@@ -140,9 +140,13 @@ interface Case {
   input?: string;
   /** The file the data write goes to (workspace-relative, or as given to --out). */
   data: string;
+  /** The data file's name is made at run time (a release record): its pattern. */
+  dataPattern?: RegExp;
+  /** The path a read-only file system refuses first, when the writer takes no lease. */
+  readOnlyPath?: RegExp;
   /** Takes a Writer Lease (a full disk then fails there first). */
   lease: boolean;
-  /** A run with room for the lease only succeeds (repair frees space; it writes no data). */
+  /** A run with room for the lease only succeeds (repair frees space and writes no data; a release record takes one page). */
   succeedsWithRoomForLease?: boolean;
   /** What `pixir-log check` reports before the run, and so after a failed one (repair's torn tail). */
   problems?: string[];
@@ -218,6 +222,26 @@ const WRITERS: Record<string, (ws: string) => Case> = {
     return { tool: "pixir", argv: ["merge", "c", "--into", "p", "--json"], data: ".pixir/sessions/p.ndjson", lease: true };
   },
   "pixir import pi": () => ({ tool: "pixir", argv: ["import", "pi", piFile(24), "--json"], data: ".pixir/sessions/p1.ndjson", lease: true }),
+  "pixir lock release --force (the release record)": (ws) => {
+    writeRaw(ws, "s", chat(4));
+    // A stale lease, as a writer killed a minute ago leaves it.
+    mkdirSync(path.join(ws, ".pixir/session_leases"));
+    const beat = Date.now() - 60_000;
+    writeFileSync(
+      path.join(ws, ".pixir/session_leases/s.json"),
+      JSON.stringify({ version: 1, purpose: "session_writer", session_id: "s", workspace: "/elsewhere", holder_id: "wrl_0123456789abcdef", heartbeat_at_ms: beat }),
+    );
+    return {
+      tool: "pixir",
+      argv: ["lock", "release", "s", "--force", "--json"],
+      data: ".pixir/session_leases/releases/<record>",
+      dataPattern: /^\.pixir\/session_leases\/releases\/[0-9T]{15}-[0-9a-f]{16}-[0-9a-f]{6}\.json$/,
+      readOnlyPath: /^\.pixir\/session_leases\/releases$/,
+      lease: false,
+      // It writes only its record (one page), which fits where a lease would.
+      succeedsWithRoomForLease: true,
+    };
+  },
   "pixir export pi --out": (ws) => {
     writeRaw(ws, "p", chat(24));
     const out = `${MNT}/out/p.jsonl`;
@@ -267,7 +291,7 @@ function failure(r: { code: number; stdout: string; stderr: string; json: any })
   return err;
 }
 
-const FORCE = /force|release|orphan/i;
+const FORCE = /--force|lock release|orphan/i;
 
 /** `pixir-log check` finds nothing (or only what was there before: repair's torn tail): no temp file, journal or half-written line. */
 function expectClean(check: { code: number; json: any; stdout: string }, c: Case): void {
@@ -294,7 +318,8 @@ describe.skipIf(skipReason !== null)("writers on a real file system that fails (
         expect(err.details.path).toMatch(/^\.pixir\/session_leases\/[^/]+\.json$/);
       } else {
         expect([err.kind, r.code]).toEqual(["log_write_failed", 1]);
-        expect(err.details.path).toBe(c.data);
+        if (c.dataPattern) expect(err.details.path).toMatch(c.dataPattern);
+        else expect(err.details.path).toBe(c.data);
       }
       expect(left, "the file system is as it was").toEqual([]);
     });
@@ -304,14 +329,16 @@ describe.skipIf(skipReason !== null)("writers on a real file system that fails (
       if (c.succeedsWithRoomForLease) {
         ok(r, name);
         expectClean(check, { ...c, problems: [] });
-        expect(readdirSync(path.join(ws, ".pixir", "session_leases"))).toEqual([]);
+        if (c.lease) expect(readdirSync(path.join(ws, ".pixir", "session_leases"))).toEqual([]);
         return;
       }
       const err = failure(r);
       expect([err.kind, r.code]).toEqual(["log_write_failed", 1]);
-      expect(err.details).toMatchObject({ reason: "enospc", path: c.data });
+      expect(err.details.reason).toBe("enospc");
+      if (c.dataPattern) expect(err.details.path).toMatch(c.dataPattern);
+      else expect(err.details.path).toBe(c.data);
       expect(err.message).toMatch(/: no space left on the device$/);
-      expect(err.details.next_actions).toEqual([`free space on the device holding ${c.data}, then rerun; nothing was changed`]);
+      expect(err.details.next_actions).toEqual([`free space on the device holding ${err.details.path}, then rerun; nothing was changed`]);
       expect(left, "the file system is as it was").toEqual([]);
     });
 
@@ -322,7 +349,7 @@ describe.skipIf(skipReason !== null)("writers on a real file system that fails (
       expect([err.kind, r.code]).toEqual(["permission_denied", 3]);
       expect(err.details).toMatchObject({ reason: "erofs" });
       // The first write is the lease's (or the directory made for it), or --out's temp file.
-      expect(err.details.path).toMatch(c.lease ? /^\.pixir(\/session_leases(\/[^/]+\.json)?)?$/ : /p\.jsonl$/);
+      expect(err.details.path).toMatch(c.lease ? /^\.pixir(\/session_leases(\/[^/]+\.json)?)?$/ : (c.readOnlyPath ?? /p\.jsonl$/));
       expect(err.details.next_actions.join(" ")).toContain("is read-only");
       expect(left).toEqual([]);
     });
