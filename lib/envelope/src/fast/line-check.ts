@@ -4,9 +4,9 @@
 // any object whose keys are out of order put in order (`reorder`, canonicalInto). Every other line,
 // valid or not, is refused here and takes the full decode (decodeLogLine), which names its problem.
 // So this check must never accept a line that JSON.parse plus canonicalJson would see differently:
-// test/line-check.test.ts holds it to those two as oracles.
+// lib/envelope/test/fast/line-check.test.ts holds it to those two as oracles.
 import { isUtf8 } from "node:buffer";
-import { MAX_NESTING_DEPTH } from "../lines/codec.js";
+import { MAX_NESTING_DEPTH } from "../event/nesting.js";
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.js";
 import { head, readHead, T_FORK } from "./line-head.js";
 import { stringKernel, type StringKernel } from "./string-scan.js";
@@ -35,14 +35,13 @@ export const facts = {
   hasResources: false,
   /** Entries of `reorder` written for this line (0: every object's keys are already in order). */
   reorderLength: 0,
+  /**
+   * For each object of the line whose keys are not in order, in the order the objects close (inner ones
+   * first): its start (`{`), its member count n, then n (start, end) pairs of its members in canonical
+   * key order. Applying these to a copy of `data` gives canonical JSON (canonicalInto).
+   */
+  reorder: new Int32Array(1024) as Int32Array,
 };
-
-/**
- * For each object of the line whose keys are not in order, in the order the objects close (inner ones
- * first): its start (`{`), its member count n, then n (start, end) pairs of its members in canonical
- * key order. Applying these to a copy of `data` gives canonical JSON (canonicalInto).
- */
-export let reorder: Int32Array = new Int32Array(1024);
 
 /** Members of the objects being checked: (key start, key end, member end) triples, a stack shared by the nesting. */
 let members: Int32Array = new Int32Array(1536);
@@ -271,7 +270,7 @@ function recordReorder(b: Uint8Array, open: number, base: number): boolean {
     o[j] = x;
   }
   const at = facts.reorderLength;
-  reorder = grow(reorder, at + 2 + 2 * n);
+  const reorder = (facts.reorder = grow(facts.reorder, at + 2 + 2 * n));
   reorder[at] = open;
   reorder[at + 1] = n;
   for (let m = 0; m < n; m++) {

@@ -2,7 +2,8 @@
 // open tool calls, safe cut points, resources), and the parent source both passes read.
 import { crc32 } from "node:zlib";
 import { IdSet } from "../event/id-set.js";
-import { canonicalJson, checkedCallId, isReplayType, type CanonicalLine, type JsonObject, type PixirEvent } from "../event/envelope.js";
+import { canonicalJson, isReplayType, type CanonicalLine, type JsonObject, type PixirEvent } from "../event/envelope.js";
+import { checkedCallId } from "../fast/decode-line.js";
 import { facts } from "../fast/line-check.js";
 import { T_FORK } from "../fast/line-head.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";

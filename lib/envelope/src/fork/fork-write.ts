@@ -3,9 +3,11 @@
 // the child Log appears only when all of it holds.
 import { isUtf8 } from "node:buffer";
 import type { RawLine } from "../lines/codec.js";
-import { checkedLine, isSeq, type PixirEvent } from "../event/envelope.js";
+import { isSeq, type PixirEvent } from "../event/envelope.js";
+import { checkedLine } from "../fast/decode-line.js";
 import { PixirError } from "../event/errors.js";
-import { forkPlan, type ForkPlan, type ForkStrategy } from "./fork.js";
+import { forkPlan, type ForkPlan } from "./fork.js";
+import type { ForkStrategy } from "../event/vocabulary.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
 import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireIsoTs, requireStamped, stampedEvent, StreamIds, type InputStream } from "../lines/input.js";

@@ -7,7 +7,8 @@ import { splitLines, type RawLine } from "../lines/codec.js";
 import { lineBlocksOf } from "../lines/pipe-read.js";
 import { isUtf8 } from "node:buffer";
 import { checkLine, facts as lineFacts } from "../fast/line-check.js";
-import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "../event/envelope.js";
+import { decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "../event/envelope.js";
+import { decodeLogLine } from "../fast/decode-line.js";
 import { scanThreadCount } from "../store/threads.js";
 import { parentChangedError, PrefixScanner, type CheckedObserver, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { fsError, PixirError, usageError } from "../event/errors.js";
@@ -21,16 +22,13 @@ import { ChildLines, passThroughParent, passThroughStdin, readFd } from "./fork-
 import { BlockWriter } from "../store/log-write.js";
 import { logPath } from "../store/paths.js";
 import { assertSessionId, isValidSessionId } from "../event/session-id.js";
-import { abortable } from "../cli/io.js";
+import { abortable } from "../lines/abortable.js";
 import type { ByteProgress } from "../event/progress.js";
 import { dataTextOf, lineDataText } from "../event/envelope.js";
+import { FORK_STRATEGIES, type ForkStrategy } from "../event/vocabulary.js";
 
-export type ForkStrategy = "replay_v1" | "share_v1";
-export const FORK_STRATEGIES: readonly ForkStrategy[] = ["replay_v1", "share_v1"];
 export const REPLAY_LIMITATIONS = ["full replayed prefix remains authoritative; session_fork is lineage metadata only"];
 export const SHARE_LIMITATIONS = ["shared prefix is read from the parent log and verified by prefix_digest; the parent log must be kept"];
-export const DETERMINISTIC_SUMMARY = "deterministic_operational_summary_v1";
-export const MODEL_SUMMARY = "model_assisted_operational_summary_v1";
 
 export interface ForkRequest {
   ws: string;

@@ -5,7 +5,7 @@ import { createHash, type Hash } from "node:crypto";
 import { CANONICAL_TYPES, canonicalJson, isReplayType, isSeq, lineDataText, type CanonicalLine, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
 import { derivedUlid } from "../event/ids.js";
-import { canonicalInto, copyBytes, facts, reorder } from "../fast/line-check.js";
+import { canonicalInto, copyBytes, facts } from "../fast/line-check.js";
 import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
 import { assertSessionId } from "../event/session-id.js";
 
@@ -96,7 +96,7 @@ function writeDigestLine(bytes: Buffer, c: DigestParts, out: Buffer, at: number,
 /** The line checkLine has just accepted, as DigestParts (offsets into the buffer it checked). */
 function checkedParts(): DigestParts {
   const n = facts.reorderLength;
-  return { typeIndex: facts.type, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, reorder: n > 0 ? reorder.subarray(0, n) : null };
+  return { typeIndex: facts.type, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, reorder: n > 0 ? facts.reorder.subarray(0, n) : null };
 }
 
 /**

@@ -8,7 +8,8 @@ import { closeSync, constants as fsConstants, existsSync, fstatSync, openSync, r
 import { isUtf8 } from "node:buffer";
 import { fileURLToPath } from "node:url";
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
-import { CANONICAL_TYPES, decodeLogLine, isLineProblem, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
+import { CANONICAL_TYPES, isLineProblem, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
+import { decodeLogLine } from "../fast/decode-line.js";
 import { MAX_LINE_BYTES } from "../lines/codec.js";
 import { head, IS_REPLAY, readHead, T_BRANCH, T_FORK, T_SUBAGENT, TYPE_INDEX } from "../fast/line-head.js";
 import { asPixirError, fsError, PixirError, type Details, type ErrorKind } from "../event/errors.js";

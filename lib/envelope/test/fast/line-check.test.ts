@@ -3,9 +3,10 @@
 // to sit near every rule: escapes, numbers, key order, nesting, whitespace, and broken JSON.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { canonicalJson, decodeLogLine, decodeValue, isLineProblem } from "../src/event/envelope.js";
-import { canonicalInto, checkLine, facts, reorder, useStringKernel } from "../src/fast/line-check.js";
-import { MAX_NESTING_DEPTH } from "../src/lines/codec.js";
+import { canonicalJson, decodeValue, isLineProblem } from "../../src/event/envelope.js";
+import { decodeLogLine } from "../../src/fast/decode-line.js";
+import { canonicalInto, checkLine, facts, useStringKernel } from "../../src/fast/line-check.js";
+import { MAX_NESTING_DEPTH } from "../../src/event/nesting.js";
 
 const headOf = (type = "tool_call", seq: number | null = 3) => `{"id":"01J","session_id":"s","seq":${seq},"ts":"2026-07-20T10:02:53.700Z","type":"${type}","data":`;
 
@@ -27,7 +28,7 @@ function fast(line: string): string | null {
   const b = Buffer.from(line, "utf8");
   if (checkLine(b, 0, b.length) < 0) return null;
   const out = Buffer.alloc(facts.dataEnd - facts.dataStart);
-  canonicalInto(b, facts.dataStart, facts.dataEnd, reorder.slice(0, facts.reorderLength), out, 0, Buffer.alloc(out.length));
+  canonicalInto(b, facts.dataStart, facts.dataEnd, facts.reorder.slice(0, facts.reorderLength), out, 0, Buffer.alloc(out.length));
   return out.toString("utf8");
 }
 
