@@ -5,10 +5,12 @@ import { isUtf8 } from "node:buffer";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { decodeValue, isUtf8UpToCut, NESTING_PROBLEM, type CanonicalLine, type DecodedLine, type JsonObject, type LineProblem, type PixirEvent } from "../event/envelope.js";
 import { nestsDeeperThan } from "../event/nesting.js";
-import { checkLine, facts } from "./line-check.js";
-import { head } from "./line-head.js";
+import { checkLine, LineFacts } from "./line-check.js";
 
 const NONE: string[] = [];
+
+/** decodeLogLine's own room for checkLine: filled and read within one call, never seen by a caller. */
+const decodeFacts = new LineFacts();
 
 /**
  * envelope-and-log.md §7: check one physical line (without its `\n`) and apply the read tolerances.
@@ -16,7 +18,7 @@ const NONE: string[] = [];
  */
 export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | LineProblem {
   if (!isUtf8(bytes)) return { reason: isTail && isUtf8UpToCut(bytes) ? "torn_tail" : "invalid_utf8" };
-  if (checkLine(bytes, 0, bytes.length, true) >= 0) return checkedLine(bytes);
+  if (checkLine(bytes, 0, bytes.length, decodeFacts, true) >= 0) return checkedLine(bytes, decodeFacts);
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString("utf8"));
@@ -30,6 +32,7 @@ export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | Lin
 const T_TOOL_CALL = CANONICAL_TYPES.indexOf("tool_call");
 const T_TOOL_RESULT = CANONICAL_TYPES.indexOf("tool_result");
 const T_BRANCH_SUMMARY = CANONICAL_TYPES.indexOf("branch_summary");
+/** A cache, not a result: the last session id turned into a string, which changes no answer. */
 let lastSession: { bytes: Buffer; text: string } = { bytes: Buffer.alloc(0), text: "" };
 
 /** The session id of a line; consecutive lines of one Log share the string. */
@@ -40,8 +43,8 @@ function sessionText(b: Buffer, s: number, e: number): string {
   return lastSession.text;
 }
 
-/** A copy of this line's reorder records, as a plain array: a typed array per line would be a malloc each. */
-function reorderRecords(): number[] {
+/** A copy of the line's reorder records, as a plain array: a typed array per line would be a malloc each. */
+function reorderRecords(facts: LineFacts): number[] {
   const n = facts.reorderLength;
   const out = new Array<number>(n);
   const reorder = facts.reorder;
@@ -49,23 +52,23 @@ function reorderRecords(): number[] {
   return out;
 }
 
-/** The string `data.call_id` of a tool_call or tool_result that checkLine has just accepted in `bytes`, else null. */
-export function checkedCallId(bytes: Buffer): string | null {
+/** The string `data.call_id` of a tool_call or tool_result that checkLine accepted in `bytes` into `facts`, else null. */
+export function checkedCallId(bytes: Buffer, facts: LineFacts): string | null {
   if ((facts.type !== T_TOOL_CALL && facts.type !== T_TOOL_RESULT) || facts.callIdStart < 0) return null;
   return facts.callIdEscaped ? (JSON.parse(bytes.toString("utf8", facts.callIdStart - 1, facts.callIdEnd + 1)) as string) : bytes.toString("utf8", facts.callIdStart, facts.callIdEnd);
 }
 
 /**
- * The decoded form of a line that checkLine has just accepted (the shared `facts` and `head` describe
- * it). Its `data` is parsed from the line's own bytes when first read: readers that only need the
- * envelope, counts or a digest never parse it.
+ * The decoded form of a line that checkLine accepted into `facts`. Its `data` is parsed from the line's
+ * own bytes when first read: readers that only need the envelope, counts or a digest never parse it.
  */
-export function checkedLine(bytes: Buffer): DecodedLine {
+export function checkedLine(bytes: Buffer, facts: LineFacts): DecodedLine {
   const typeIndex = facts.type;
-  const callId = checkedCallId(bytes);
+  const head = facts.head;
+  const callId = checkedCallId(bytes, facts);
   // A summary's data can be large (one record per inherited tool call): its kind is read without parsing it.
   const strategy = typeIndex === T_BRANCH_SUMMARY && facts.strategyStart >= 0 ? (JSON.parse(bytes.toString("utf8", facts.strategyStart - 1, facts.strategyEnd + 1)) as string) : null;
-  const canonical: CanonicalLine = { typeIndex, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, callId, strategy, hasResources: facts.hasResources, reorder: facts.reorderLength > 0 ? reorderRecords() : null };
+  const canonical: CanonicalLine = { typeIndex, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, callId, strategy, hasResources: facts.hasResources, reorder: facts.reorderLength > 0 ? reorderRecords(facts) : null };
   let source: Buffer | null = bytes;
   let data: JsonObject | undefined;
   const event: PixirEvent = {
