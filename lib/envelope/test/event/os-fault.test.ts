@@ -1,7 +1,7 @@
 // event/os-fault.ts: the one mapping from an OS failure on a write path to a named error.
 import { describe, expect, it } from "vitest";
-import { errorText, PixirError } from "../src/event/errors.js";
-import { asNamedError, leaseCreateFault, osWriteFault } from "../src/event/os-fault.js";
+import { errorText, PixirError } from "../../src/event/errors.js";
+import { asNamedError, leaseCreateFault, osWriteFault } from "../../src/event/os-fault.js";
 
 const osError = (code: string, syscall = "write", path?: string) => Object.assign(new Error(`${code}: simulated`), { code, syscall, ...(path ? { path } : {}) });
 
