@@ -33,6 +33,7 @@ export * from "./compact.js";
 export * from "./merge.js";
 export * from "./tree.js";
 export * from "./pi/index.js";
+export * from "./interop/codex/index.js";
 export * from "./progress.js";
 export * from "./cli/io.js";
 export * from "./cli/app.js";
