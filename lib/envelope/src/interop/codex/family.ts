@@ -169,7 +169,7 @@ async function loadLog(ws: string, id: string, role: CodexLogRole): Promise<Plan
     log.stored = resolved.filter((e) => e.seq === 0 || e.seq! > share.replayEventCount);
     const root = header?.data.fork_root_session_id;
     log.forkRoot = typeof root === "string" && root !== "" ? root : log.parentId;
-  } else log.stored = resolved;
+  } else log.stored = [...resolved];
   log.diskCount = log.stored.length;
   for (const e of log.stored) {
     const n = lineOf(e);
