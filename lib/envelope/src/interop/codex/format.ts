@@ -1,7 +1,7 @@
 // codex-interop.md §1 and §4.1–§4.3: reading a Codex rollout, line by line, and the text rules of the
 // format (T, OT, contextual content, turn boundaries) that the importer, the export and tests share.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { deepWellFormed, isJsonObject, type JsonObject } from "../../envelope.js";
 import { PixirError } from "../../errors.js";
 import { isValidSessionId } from "../../session-id.js";
@@ -227,3 +227,56 @@ export function restAfterTimestamp(line: string): { timestamp: string; rest: str
 
 /** `{"timestamp":` + JSON(τ) + rest: a copied line as Codex's fork writes it (§3.5, §5.3). */
 export const withTimestamp = (timestamp: string, rest: string): string => `${TIMESTAMP_HEAD}${JSON.stringify(timestamp)}${rest}`;
+
+export type RolloutHead = { kind: "rollout"; threadId: string; meta: JsonObject } | { kind: "skipped"; reason: "empty" | "not_a_rollout" };
+
+const HEAD_CHUNK = 64 * 1024;
+
+/** §4.1: line 1 of a file, read without reading the rest: whether it is a rollout, and whose. */
+export function readRolloutHead(file: { path: string; display: string }, named: boolean): RolloutHead {
+  let fd: number;
+  try {
+    fd = openSync(file.path, "r");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new PixirError("permission_denied", undefined, { path: file.display });
+    throw invalidRollout("unreadable_file", file.display, null);
+  }
+  try {
+    const chunks: Buffer[] = [];
+    let have = 0;
+    let pos = 0;
+    let start = 0;
+    for (;;) {
+      const buf = Buffer.alloc(HEAD_CHUNK);
+      const n = readSync(fd, buf, 0, HEAD_CHUNK, pos);
+      if (n === 0) return { kind: "skipped", reason: "empty" };
+      pos += n;
+      chunks.push(buf.subarray(0, n));
+      have += n;
+      const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, have);
+      for (;;) {
+        const nl = all.indexOf(0x0a, start);
+        if (nl === -1) break;
+        if (isBlank(all, start, nl)) {
+          start = nl + 1;
+          continue;
+        }
+        const parsed = parseLine(all.subarray(start, nl));
+        const meta = "record" in parsed ? parsed.record.payload : null;
+        if ("problem" in parsed || parsed.record.type !== "session_meta" || !isJsonObject(meta) || typeof meta.id !== "string") {
+          if (!named) return { kind: "skipped", reason: "not_a_rollout" };
+          throw invalidRollout("missing_session_meta", file.display, 1);
+        }
+        return { kind: "rollout", threadId: meta.id, meta };
+      }
+      chunks.length = 0;
+      chunks.push(all);
+    }
+  } catch (err) {
+    if (err instanceof PixirError) throw err;
+    throw invalidRollout("unreadable_file", file.display, null);
+  } finally {
+    closeSync(fd);
+  }
+}

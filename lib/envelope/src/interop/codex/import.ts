@@ -1,21 +1,20 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../envelope.js";
 import { PixirError } from "../../errors.js";
 import { derivedUlid } from "../../ids.js";
-import { acquireLease, type WriterLease } from "../../lease.js";
+import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../lease.js";
 import { appendJournaled, createLogAtomically, readTail } from "../../log-write.js";
 import { readFirstLine } from "../../log-read.js";
-import { logPath, sessionsDir } from "../../paths.js";
+import { inspectStatePath, logPath, sessionsDir } from "../../paths.js";
 import { excerptValue } from "../../summary.js";
 import { isValidSessionId } from "../../session-id.js";
 import {
   familyLeaf,
   familyMaxLine,
-  isLineOneOf,
   lastTs,
   latestCheckpointOf,
   loadFamily,
@@ -35,6 +34,7 @@ import {
   EPOCH,
   isBoundaryItem,
   readRollout,
+  readRolloutHead,
   restAfterTimestamp,
   sha256Hex,
   shownThreadId,
@@ -168,7 +168,7 @@ export function parentThreadOf(meta: JsonObject): string | null {
 }
 
 /** §4.4 step 2: sources first, stable otherwise; a cycle's members stay where they are and import as roots. */
-function runOrder(rollouts: Rollout[]): { order: Rollout[]; cyclic: Set<string> } {
+function runOrder<R extends { threadId: string; meta: JsonObject }>(rollouts: R[]): { order: R[]; cyclic: Set<string> } {
   const byThread = new Map(rollouts.map((r) => [r.threadId, r]));
   const cyclic = new Set<string>();
   for (const r of rollouts) {
@@ -181,9 +181,9 @@ function runOrder(rollouts: Rollout[]): { order: Rollout[]; cyclic: Set<string> 
       seen.add(p);
     }
   }
-  const order: Rollout[] = [];
+  const order: R[] = [];
   const placed = new Set<string>();
-  const place = (r: Rollout): void => {
+  const place = (r: R): void => {
     if (placed.has(r.threadId)) return;
     placed.add(r.threadId);
     const p = forkedFromOf(r.meta);
@@ -231,6 +231,10 @@ export class Families {
     this.map.set(f.threadId, f);
   }
   get = (t: string): Family | undefined => this.map.get(t) ?? undefined;
+  /** Forget a family no later step reads (§4.8: memory holds what is still needed). */
+  evict(t: string): void {
+    this.map.delete(t);
+  }
   all(): Family[] {
     return [...this.map.values()].filter((f): f is Family => f !== null);
   }
@@ -446,39 +450,53 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
 // ---------------------------------------------------------------------------------------------------
 // §3.6: subagent links, planned after every rollout of the run.
 
+/** What a link needs of a subagent rollout; kept after its family leaves memory. */
+export interface LinkSource {
+  threadId: string;
+  baseId: string;
+  lineOne: JsonObject;
+  parentThread: string;
+  task: string | null;
+}
+
 interface LinkPlan {
   parent: PlannedLog;
+  parentThread: string;
   event: Omit<PixirEvent, "seq" | "session_id">;
   childId: string;
   order: string;
   childThread: string;
 }
 
-/** The first boundary item's text among the response_item lines of a subagent's family. */
-function subagentTask(f: Family, rollout: Rollout | undefined): string | null {
-  if (rollout !== undefined) {
-    for (const line of rollout.lines) {
-      if (line.record?.type === "response_item" && isBoundaryItem(line.record.payload)) return excerptValue(contentText((line.record.payload as JsonObject).content));
-    }
-    return null;
-  }
-  for (const log of f.logs) {
-    for (const e of log.stored) {
-      const c = codexOf(e);
-      if (e.type === "user_message" && e.data.origin !== "context" && c !== null && isJsonObject(c.record) && c.record.type === "response_item") return excerptValue(e.data.text);
-    }
+/** The first boundary item's text among a subagent's response_item lines (§3.6 `task`). */
+function taskOfRollout(r: Rollout): string | null {
+  for (const line of r.lines) {
+    if (line.record?.type === "response_item" && isBoundaryItem(line.record.payload)) return excerptValue(contentText((line.record.payload as JsonObject).content));
   }
   return null;
 }
 
-async function workspaceSubagents(ws: string, threads: Set<string>, families: Families): Promise<string[]> {
+function taskOfFamily(f: Family): string | null {
+  let best: { line: number; text: unknown } | null = null;
+  for (const log of f.logs) {
+    for (const e of log.stored) {
+      const c = codexOf(e);
+      if (e.type !== "user_message" || e.data.origin === "context" || c === null || !isJsonObject(c.record) || c.record.type !== "response_item") continue;
+      if (best === null || (c.line as number) < best.line) best = { line: c.line as number, text: e.data.text };
+    }
+  }
+  return best === null ? null : excerptValue(best.text);
+}
+
+/** Subagent rollouts already in the Workspace whose parent is a rollout of the run (first-line discovery, tree.md §2.5). */
+async function workspaceSubagents(ws: string, runThreads: Set<string>): Promise<Array<{ thread: string; parent: string }>> {
   let names: string[];
   try {
     names = readdirSync(sessionsDir(ws).abs).filter((n) => n.endsWith(".ndjson"));
   } catch {
     return [];
   }
-  const found: string[] = [];
+  const found: Array<{ thread: string; parent: string }> = [];
   for (const name of names) {
     const id = name.slice(0, -".ndjson".length);
     if (!isValidSessionId(id)) continue;
@@ -489,25 +507,17 @@ async function workspaceSubagents(ws: string, threads: Set<string>, families: Fa
     const meta = c.record.payload;
     if (!isJsonObject(meta)) continue;
     const p = parentThreadOf(meta);
-    if (p !== null && threads.has(p) && !threads.has(c.thread) && codexBaseId(c.thread) === id && families.get(c.thread) === undefined) found.push(c.thread);
+    if (p !== null && runThreads.has(p) && !runThreads.has(c.thread) && codexBaseId(c.thread) === id) found.push({ thread: c.thread, parent: p });
   }
   return found;
 }
 
-async function planLinks(ws: string, planned: PlannedRollout[], families: Families): Promise<LinkPlan[]> {
-  const runThreads = new Set(planned.map((p) => p.family.threadId));
-  const byThread = new Map(planned.map((p) => [p.family.threadId, p.rollout]));
-  const candidates = planned.map((p) => p.family.threadId);
-  for (const t of await workspaceSubagents(ws, runThreads, families)) {
-    const f = await families.load(t);
-    if (f !== null && f !== "foreign") candidates.push(t);
-  }
+async function planLinks(ws: string, sources: LinkSource[], families: Families): Promise<LinkPlan[]> {
   const links: LinkPlan[] = [];
-  for (const s of candidates) {
-    const child = families.get(s)!;
+  for (const child of sources) {
     const meta = isJsonObject(child.lineOne.payload) ? child.lineOne.payload : {};
-    const p = parentThreadOf(meta);
-    if (p === null || p === s) continue;
+    const p = child.parentThread;
+    if (p === child.threadId) continue;
     const parentFamily = await families.load(p);
     if (parentFamily === null || parentFamily === "foreign") continue;
     const childId = child.baseId;
@@ -523,8 +533,7 @@ async function planLinks(ws: string, planned: PlannedRollout[], families: Famili
     const data: JsonObject = { subagent_id: childId, child_session_id: childId, event: "spawned" };
     if (agent !== undefined) data.agent = agent;
     if (typeof spawn.depth === "number" && Number.isInteger(spawn.depth)) data.depth = spawn.depth;
-    const task = subagentTask(child, byThread.get(s));
-    if (task !== null) data.task = task;
+    if (child.task !== null) data.task = child.task;
     data.workspace = ws;
     const codex: JsonObject = { synthetic: "subagent_link", parent_thread: p };
     for (const k of ["agent_nickname", "agent_role", "agent_path"]) {
@@ -532,7 +541,14 @@ async function planLinks(ws: string, planned: PlannedRollout[], families: Famili
       if (typeof v === "string") codex[k] = v;
     }
     data.codex = codex;
-    links.push({ parent: leaf, childId, childThread: s, order: line1Ts, event: { id: derivedUlid(`codex:${p}:link:${s}`, ts), ts, type: "subagent_event", data } });
+    links.push({
+      parent: leaf,
+      parentThread: p,
+      childId,
+      childThread: child.threadId,
+      order: line1Ts,
+      event: { id: derivedUlid(`codex:${p}:link:${child.threadId}`, ts), ts, type: "subagent_event", data },
+    });
   }
   links.sort((a, b) => Buffer.compare(Buffer.from(a.order), Buffer.from(b.order)) || Buffer.compare(Buffer.from(a.childThread), Buffer.from(b.childThread)));
   for (const l of links) pushEvent(l.parent, l.event);
@@ -540,7 +556,9 @@ async function planLinks(ws: string, planned: PlannedRollout[], families: Famili
 }
 
 // ---------------------------------------------------------------------------------------------------
-// §4.6–§4.7: the run.
+// §4.6–§4.7: the run, in two passes. The first reads and plans every rollout and link and finds every
+// error, keeping in memory only the families that a later rollout or a link needs; the second plans each
+// rollout that has something to write again, against the Workspace the earlier writes leave, and writes it.
 
 function serializeLog(log: PlannedLog, from: number, file: string): string {
   const out: string[] = [];
@@ -552,92 +570,183 @@ function serializeLog(log: PlannedLog, from: number, file: string): string {
   return out.join("");
 }
 
+function reportOf(p: PlannedRollout, dry: boolean): CodexImportReport {
+  const r = p.rollout;
+  const f = p.family;
+  return {
+    file: r.display,
+    thread_id: shownThreadId(r.threadId),
+    cli_version: typeof r.meta.cli_version === "string" ? r.meta.cli_version : null,
+    line_count: r.lines.length,
+    pending_tail: r.pendingTail,
+    skipped_lines: r.lines.filter((l) => l.record === null).length,
+    fork: p.forkReport,
+    sessions: f.logs.map((log) => ({
+      session_id: log.sessionId,
+      role: log.role,
+      parent_session_id: log.parentId,
+      forked_to_seq: log.forkedToSeq,
+      event_count: log.stored.length,
+      new_event_count: log.stored.length - log.diskCount,
+      status: statusOf(log, dry),
+    })),
+    leaf_session_id: familyLeaf(f).sessionId,
+  };
+}
+
+function statusOf(log: PlannedLog, dry: boolean): CodexImportStatus {
+  if (log.stored.length === log.diskCount) return "unchanged";
+  if (log.diskCount === 0) return dry ? "would_create" : "created";
+  return dry ? "would_append" : "appended";
+}
+
+interface RunItem {
+  input: Input;
+  threadId: string;
+  meta: JsonObject;
+}
+
 export async function importCodexRollouts(ws: string, options: CodexImportOptions): Promise<CodexImportResult> {
   const inputs = listRolloutFiles(options.paths);
-  const rollouts: Rollout[] = [];
+  const items: RunItem[] = [];
   const skippedFiles: CodexImportResult["skipped_files"] = [];
   const seenThreads = new Map<string, string>();
-  inputs.forEach((input, i) => {
-    options.progress?.(i + 1, inputs.length, input.display);
-    const read = readRollout(input, input.named, Boolean(options.lenient));
-    if (read.kind === "skipped") {
-      skippedFiles.push({ file: input.display, reason: read.reason });
-      return;
+  for (const input of inputs) {
+    const head = readRolloutHead(input, input.named);
+    if (head.kind === "skipped") {
+      skippedFiles.push({ file: input.display, reason: head.reason });
+      continue;
     }
-    const other = seenThreads.get(read.rollout.threadId);
+    const other = seenThreads.get(head.threadId);
     if (other !== undefined) throw new PixirError("invalid_codex_session", undefined, { reason: "duplicate_session_id", file: input.display, other_file: other });
-    seenThreads.set(read.rollout.threadId, input.display);
-    rollouts.push(read.rollout);
-  });
+    seenThreads.set(head.threadId, input.display);
+    items.push({ input, threadId: head.threadId, meta: head.meta });
+  }
+  const { order, cyclic } = runOrder(items);
+  const runThreads = new Set(items.map((i) => i.threadId));
+  // The families a later step reads: fork sources of the run and the parents of its subagents.
+  const wsSubagents = await workspaceSubagents(ws, runThreads);
+  const keep = new Set<string>();
+  for (const i of items) {
+    const p = forkedFromOf(i.meta);
+    if (p !== null) keep.add(p);
+    const parent = parentThreadOf(i.meta);
+    if (parent !== null) keep.add(parent);
+  }
+  for (const s of wsSubagents) keep.add(s.parent);
+  const dry = Boolean(options.dryRun);
 
-  const families = new Families(ws);
-  const { order, cyclic } = runOrder(rollouts);
-  const planned: PlannedRollout[] = [];
-  for (const r of order) planned.push(await planRollout(ws, r, families, cyclic.has(r.threadId)));
-  const links = await planLinks(ws, planned, families);
-
-  // Every Log with Events to write, run order first (parents before children), then link-only Logs.
-  const toWrite: Array<{ log: PlannedLog; file: string }> = [];
-  const seen = new Set<string>();
-  for (const p of planned) {
-    for (const log of p.family.logs) {
-      if (log.stored.length > log.diskCount && !seen.has(log.sessionId)) {
-        seen.add(log.sessionId);
-        toWrite.push({ log, file: p.rollout.display });
+  const first = await runPass(ws, order, cyclic, keep, wsSubagents, options, null);
+  const toWrite = new Set(first.reports.filter((r) => r.report.sessions.some((s) => s.status !== "unchanged")).map((r) => r.threadId));
+  const anything = toWrite.size > 0 || first.links.length > 0;
+  if (!dry && anything) {
+    // Nothing is written while a Log the run writes is held by another writer (§4.6 step 2).
+    for (const r of first.reports) for (const s of r.report.sessions) if (s.status !== "unchanged") assertLeaseFree(ws, s.session_id);
+    for (const l of first.links) assertLeaseFree(ws, l.parent_session_id);
+    await runPass(ws, order, cyclic, keep, wsSubagents, options, toWrite);
+  }
+  const reports = new Map(first.reports.map((r) => [r.threadId, r.report]));
+  // A link is an Event of its parent's leaf: count it there.
+  for (const l of first.links) {
+    for (const r of first.reports) {
+      for (const s of r.report.sessions) {
+        if (s.session_id !== l.parent_session_id) continue;
+        s.event_count++;
+        s.new_event_count++;
+        if (s.status === "unchanged") s.status = dry ? "would_append" : "appended";
       }
     }
   }
-  for (const l of links) {
-    if (!seen.has(l.parent.sessionId)) {
-      seen.add(l.parent.sessionId);
-      toWrite.push({ log: l.parent, file: "" });
-    }
-  }
-  const bytes = toWrite.map((w) => serializeLog(w.log, w.log.diskCount, w.file));
-  const dry = Boolean(options.dryRun);
-  if (!dry && toWrite.length > 0) await writeLogs(ws, toWrite.map((w, i) => ({ log: w.log, text: bytes[i]! })), options);
-
-  const statusOf = (log: PlannedLog): CodexImportStatus => {
-    if (log.stored.length === log.diskCount) return "unchanged";
-    if (log.diskCount === 0) return dry ? "would_create" : "created";
-    return dry ? "would_append" : "appended";
-  };
-  const byRun = new Map(planned.map((p) => [p.rollout, p]));
   return {
     ok: true,
-    recorded: !dry && toWrite.length > 0,
+    recorded: !dry && anything,
     dry_run: dry,
     workspace: ws,
-    imports: rollouts.map((r) => {
-      const p = byRun.get(r)!;
-      const f = p.family;
-      const meta = r.meta;
-      return {
-        file: r.display,
-        thread_id: shownThreadId(r.threadId),
-        cli_version: typeof meta.cli_version === "string" ? meta.cli_version : null,
-        line_count: r.lines.length,
-        pending_tail: r.pendingTail,
-        skipped_lines: r.lines.filter((l) => l.record === null).length,
-        fork: p.forkReport,
-        sessions: f.logs.map((log) => ({
-          session_id: log.sessionId,
-          role: log.role,
-          parent_session_id: log.parentId,
-          forked_to_seq: log.forkedToSeq,
-          event_count: log.stored.length,
-          new_event_count: log.stored.length - log.diskCount,
-          status: statusOf(log),
-        })),
-        leaf_session_id: familyLeaf(f).sessionId,
-      };
-    }),
-    links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId, status: dry ? "would_create" : "created" })),
+    imports: items.map((i) => reports.get(i.threadId)!),
+    links: first.links.map((l) => ({ ...l, status: dry ? "would_create" : "created" })),
     skipped_files: skippedFiles,
   };
 }
 
-/** §4.6 steps 2–4: leases in byte order of session id; appends and creations in plan order. */
+function assertLeaseFree(ws: string, id: string): void {
+  const st = leaseStatus(ws, id);
+  if (st.state === "available") return;
+  const kind = st.state === "active" ? "session_writer_active" : st.state === "stale" ? "session_writer_stale" : "session_writer_ambiguous";
+  throw new PixirError(kind, undefined, { session_id: id, ...publicStatus(st) });
+}
+
+interface PassResult {
+  reports: Array<{ threadId: string; report: CodexImportReport }>;
+  links: Array<{ parent_session_id: string; child_session_id: string }>;
+}
+
+/**
+ * One pass over the run. Without `writing` it plans and reports; with it, it plans again each rollout
+ * named there and writes its family, then the links.
+ */
+async function runPass(
+  ws: string,
+  order: RunItem[],
+  cyclic: Set<string>,
+  keep: Set<string>,
+  wsSubagents: Array<{ thread: string; parent: string }>,
+  options: CodexImportOptions,
+  writing: Set<string> | null,
+): Promise<PassResult> {
+  const families = new Families(ws);
+  const dry = Boolean(options.dryRun);
+  const reports: PassResult["reports"] = [];
+  const linkSources: LinkSource[] = [];
+  let i = 0;
+  for (const item of order) {
+    i++;
+    if (writing === null) options.progress?.(i, order.length, item.input.display);
+    if (writing !== null && !writing.has(item.threadId)) continue;
+    const parentThread = parentThreadOf(item.meta);
+    if (writing === null) {
+      const fast = unchangedFromIndex(ws, item);
+      if (fast !== null) {
+        reports.push({ threadId: item.threadId, report: fast.report });
+        if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne, parentThread, task: fast.task });
+        continue;
+      }
+    }
+    const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
+    if (read.kind !== "rollout") continue; // the file changed since its first line was read
+    const planned = await planRollout(ws, read.rollout, families, cyclic.has(item.threadId));
+    const report = reportOf(planned, dry);
+    const task = parentThread !== null ? taskOfRollout(read.rollout) : null;
+    reports.push({ threadId: item.threadId, report });
+    if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
+    if (writing !== null) {
+      await writeFamily(ws, planned.family, read.rollout.display, options);
+      writeIndex(ws, read.rollout, report, task);
+    }
+    if (!keep.has(item.threadId)) families.evict(item.threadId);
+  }
+  for (const s of wsSubagents) {
+    const f = await families.load(s.thread);
+    if (f === null || f === "foreign") continue;
+    linkSources.push({ threadId: s.thread, baseId: f.baseId, lineOne: f.lineOne, parentThread: s.parent, task: taskOfFamily(f) });
+  }
+  const links = await planLinks(ws, linkSources, families);
+  if (writing !== null) {
+    const parents = new Map<string, PlannedLog>();
+    for (const l of links) parents.set(l.parent.sessionId, l.parent);
+    for (const log of parents.values()) await writeLogs(ws, [{ log, text: serializeLog(log, log.diskCount, "") }], options);
+    for (const l of links) bumpIndex(ws, l.parentThread, l.parent.sessionId);
+  }
+  return { reports, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
+}
+
+/** Write the new Events of one family: appends, then new Logs parent before child, each under its lease. */
+async function writeFamily(ws: string, family: Family, file: string, options: CodexImportOptions): Promise<void> {
+  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, text: serializeLog(log, log.diskCount, file) }));
+  if (items.length > 0) await writeLogs(ws, items, options);
+  for (const log of family.logs) log.diskCount = log.stored.length;
+}
+
+/** §4.6 steps 2–4 for some Logs: leases in byte order of session id; appends and creations in the given order. */
 async function writeLogs(ws: string, items: Array<{ log: PlannedLog; text: string }>, options: CodexImportOptions): Promise<void> {
   const leases = new Map<string, WriterLease>();
   const ids = items.map((i) => i.log.sessionId).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
@@ -662,5 +771,97 @@ async function writeLogs(ws: string, items: Array<{ log: PlannedLog; text: strin
   }
 }
 
-/** For tests and the export: the session id of a thread's root Log. */
-export { codexBaseId, isLineOneOf };
+// ---------------------------------------------------------------------------------------------------
+// The import index: `.pixir/codex-imports/<root id>.json` remembers the size of each imported file and a
+// digest of its last bytes, so importing an unchanged tree again reads neither the rollouts nor the Logs.
+
+const INDEX_TAIL_BYTES = 64 * 1024;
+
+interface IndexEntry {
+  version: 1;
+  thread_id: string;
+  file_size: number;
+  file_mtime_ms: number;
+  tail_sha256: string;
+  line_one: JsonObject;
+  task: string | null;
+  report: CodexImportReport;
+}
+
+const indexPath = (ws: string, base: string): string => path.join(ws, ".pixir", "codex-imports", `${base}.json`);
+
+function tailDigest(file: string, size: number): string | null {
+  let fd: number | null = null;
+  try {
+    fd = openSync(file, "r");
+    const n = Math.min(size, INDEX_TAIL_BYTES);
+    const buf = Buffer.alloc(n);
+    readSync(fd, buf, 0, n, size - n);
+    return sha256Hex(buf);
+  } catch {
+    return null;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+function readIndex(ws: string, base: string): IndexEntry | null {
+  try {
+    const v = JSON.parse(readFileSync(indexPath(ws, base), "utf8")) as IndexEntry;
+    return v.version === 1 ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An unchanged rollout, known from the index: same size, same last bytes, its root Log present. */
+function unchangedFromIndex(ws: string, item: RunItem): { report: CodexImportReport; lineOne: JsonObject; task: string | null } | null {
+  const base = codexBaseId(item.threadId);
+  const entry = readIndex(ws, base);
+  if (entry === null || entry.thread_id !== item.threadId || inspectStatePath(logPath(ws, base)) === "missing") return null;
+  let size: number;
+  let mtime: number;
+  try {
+    const st = statSync(item.input.path);
+    size = st.size;
+    mtime = st.mtimeMs;
+  } catch {
+    return null;
+  }
+  if (size !== entry.file_size || mtime !== entry.file_mtime_ms || tailDigest(item.input.path, size) !== entry.tail_sha256) return null;
+  const report: CodexImportReport = {
+    ...entry.report,
+    file: item.input.display,
+    sessions: entry.report.sessions.map((s) => ({ ...s, new_event_count: 0, status: "unchanged" })),
+  };
+  return { report, lineOne: entry.line_one, task: entry.task };
+}
+
+function writeIndexEntry(ws: string, base: string, entry: IndexEntry): void {
+  const target = indexPath(ws, base);
+  mkdirSync(path.dirname(target), { recursive: true });
+  const tmp = `${target}.tmp-${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(entry));
+  renameSync(tmp, target);
+}
+
+function writeIndex(ws: string, r: Rollout, report: CodexImportReport, task: string | null): void {
+  const digest = tailDigest(r.path, r.size);
+  let mtime: number;
+  try {
+    mtime = statSync(r.path).mtimeMs;
+  } catch {
+    return;
+  }
+  if (digest === null) return;
+  writeIndexEntry(ws, codexBaseId(r.threadId), { version: 1, thread_id: r.threadId, file_size: r.size, file_mtime_ms: mtime, tail_sha256: digest, line_one: r.lines[0]!.record!, task, report });
+}
+
+/** A link appended to a family's leaf: its indexed event count grows by one. */
+function bumpIndex(ws: string, thread: string, sessionId: string): void {
+  const base = codexBaseId(thread);
+  const entry = readIndex(ws, base);
+  if (entry === null) return;
+  for (const s of entry.report.sessions) if (s.session_id === sessionId) s.event_count++;
+  writeIndexEntry(ws, base, entry);
+}
