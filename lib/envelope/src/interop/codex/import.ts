@@ -638,14 +638,17 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
 
   const first = await runPass(ws, order, cyclic, keep, wsSubagents, options, null);
   const toWrite = new Set(first.reports.filter((r) => r.report.sessions.some((s) => s.status !== "unchanged")).map((r) => r.threadId));
+  for (const t of first.deferred) toWrite.add(t);
   const anything = toWrite.size > 0 || first.links.length > 0;
+  const reports = new Map(first.reports.map((r) => [r.threadId, r.report]));
   if (!dry && anything) {
     // Nothing is written while a Log the run writes is held by another writer (§4.6 step 2).
     for (const r of first.reports) for (const s of r.report.sessions) if (s.status !== "unchanged") assertLeaseFree(ws, s.session_id);
+    for (const t of first.deferred) assertLeaseFree(ws, codexBaseId(t));
     for (const l of first.links) assertLeaseFree(ws, l.parent_session_id);
-    await runPass(ws, order, cyclic, keep, wsSubagents, options, toWrite);
+    const second = await runPass(ws, order, cyclic, keep, wsSubagents, options, toWrite);
+    for (const r of second.reports) if (first.deferred.has(r.threadId)) reports.set(r.threadId, r.report);
   }
-  const reports = new Map(first.reports.map((r) => [r.threadId, r.report]));
   // A link is an Event of its parent's leaf: count it there.
   for (const l of first.links) {
     for (const r of first.reports) {
@@ -677,6 +680,8 @@ function assertLeaseFree(ws: string, id: string): void {
 
 interface PassResult {
   reports: Array<{ threadId: string; report: CodexImportReport }>;
+  /** Rollouts the pass only parsed (their reports come from the writing pass). */
+  deferred: Set<string>;
   links: Array<{ parent_session_id: string; child_session_id: string }>;
 }
 
@@ -696,6 +701,7 @@ async function runPass(
   const families = new Families(ws);
   const dry = Boolean(options.dryRun);
   const reports: PassResult["reports"] = [];
+  const deferred = new Set<string>();
   const linkSources: LinkSource[] = [];
   let i = 0;
   for (const item of order) {
@@ -713,6 +719,13 @@ async function runPass(
     }
     const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
     if (read.kind !== "rollout") continue; // the file changed since its first line was read
+    if (writing === null && !dry && deferrable(ws, item, keep)) {
+      // A new family that nothing else reads cannot be refused once its lines parse: the writing pass
+      // plans it (once) and reports it.
+      deferred.add(item.threadId);
+      if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: read.rollout.lines[0]!.record!, parentThread, task: taskOfRollout(read.rollout) });
+      continue;
+    }
     const planned = await planRollout(ws, read.rollout, families, cyclic.has(item.threadId));
     const report = reportOf(planned, dry);
     const task = parentThread !== null ? taskOfRollout(read.rollout) : null;
@@ -736,7 +749,12 @@ async function runPass(
     for (const log of parents.values()) await writeLogs(ws, [{ log, text: serializeLog(log, log.diskCount, "") }], options);
     for (const l of links) bumpIndex(ws, l.parentThread, l.parent.sessionId);
   }
-  return { reports, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
+  return { reports, deferred, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
+}
+
+/** A rollout the first pass only parses: a new family, no fork, and no later step reads it. */
+function deferrable(ws: string, item: RunItem, keep: Set<string>): boolean {
+  return !keep.has(item.threadId) && forkedFromOf(item.meta) === null && inspectStatePath(logPath(ws, codexBaseId(item.threadId))) === "missing";
 }
 
 /** Write the new Events of one family: appends, then new Logs parent before child, each under its lease. */
