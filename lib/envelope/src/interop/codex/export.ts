@@ -2,11 +2,11 @@
 // with Events added by pixir gives a new rollout that Codex resumes as a fork of the imported thread.
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
-import { isJsonObject, type JsonObject, type PixirEvent } from "../../envelope.js";
-import { PixirError } from "../../errors.js";
-import { randomHex } from "../../ids.js";
-import { notFoundError, openHistory } from "../../loader.js";
-import { logPath, writeWhole } from "../../paths.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { randomHex } from "../../event/ids.js";
+import { notFoundError, openHistory } from "../../store/loader.js";
+import { logPath, writeWhole } from "../../store/paths.js";
 import { codexBaseId, EPOCH, restAfterTimestamp, sha256Hex, shownThreadId, withTimestamp } from "./format.js";
 import { rolloutLines } from "./family.js";
 import { Families } from "./import.js";

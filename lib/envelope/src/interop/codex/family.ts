@@ -1,15 +1,15 @@
 // codex-interop.md §3: the Logs of a rollout (a family), planned in memory. A Log holds its stored
 // Events and its resolved History; the Events a run adds are those after `diskCount`.
 import { readdirSync } from "node:fs";
-import { isJsonObject, isReplayType, type JsonObject, type PixirEvent } from "../../envelope.js";
-import { PixirError } from "../../errors.js";
-import { SHARE_LIMITATIONS } from "../../fork.js";
-import { OpenCalls } from "../../fork-plan.js";
-import { IdSet } from "../../id-set.js";
-import { derivedUlid } from "../../ids.js";
-import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory, PrefixDigest } from "../../loader.js";
-import { inspectStatePath, logPath, sessionsDir } from "../../paths.js";
-import { checkpointToSeq } from "../../context.js";
+import { isJsonObject, isReplayType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { SHARE_LIMITATIONS } from "../../fork/fork.js";
+import { OpenCalls } from "../../fork/fork-plan.js";
+import { IdSet } from "../../event/id-set.js";
+import { derivedUlid } from "../../event/ids.js";
+import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory, PrefixDigest } from "../../store/loader.js";
+import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
+import { checkpointToSeq } from "../../session/context.js";
 import { codexBaseId, sha256Hex, withTimestamp, restAfterTimestamp } from "./format.js";
 import { codexOf, eventsByLine, lineOf, rebuildLine } from "./rebuild.js";
 

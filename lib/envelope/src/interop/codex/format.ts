@@ -2,9 +2,9 @@
 // format (T, OT, contextual content, turn boundaries) that the importer, the export and tests share.
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
-import { deepWellFormed, isJsonObject, type JsonObject } from "../../envelope.js";
-import { PixirError } from "../../errors.js";
-import { isValidSessionId } from "../../session-id.js";
+import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { isValidSessionId } from "../../event/session-id.js";
 
 export const EPOCH = "1970-01-01T00:00:00.000Z";
 const MAX_BASE_BYTES = 200;

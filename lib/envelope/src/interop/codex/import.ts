@@ -3,15 +3,15 @@
 // new Logs are created and the grown ones appended to, under their Writer Leases.
 import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../envelope.js";
-import { PixirError } from "../../errors.js";
-import { derivedUlid } from "../../ids.js";
-import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../lease.js";
-import { appendJournaled, createLogAtomically, readTail } from "../../log-write.js";
-import { readFirstLine } from "../../log-read.js";
-import { inspectStatePath, logPath, sessionsDir } from "../../paths.js";
-import { excerptValue } from "../../summary.js";
-import { isValidSessionId } from "../../session-id.js";
+import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { derivedUlid } from "../../event/ids.js";
+import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
+import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
+import { readFirstLine } from "../../store/log-read.js";
+import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
+import { excerptValue } from "../../summary/summary.js";
+import { isValidSessionId } from "../../event/session-id.js";
 import {
   familyLeaf,
   familyMaxLine,

@@ -1,7 +1,7 @@
 // codex-interop.md §2: one rollout line to canonical Events, with data.codex so the line can be rebuilt.
 // The running state (§2.4.7 usage baseline, §2.4.9 model and turn, call id → tool name) is read from every
 // line in order, copied lines of a fork included, whether or not the line gets Events.
-import { isJsonObject, type CanonicalType, type JsonObject } from "../../envelope.js";
+import { isJsonObject, type CanonicalType, type JsonObject } from "../../event/envelope.js";
 import { contentText, isContextual, outputText, type RolloutLine } from "./format.js";
 
 /** An Event before it has a place: its type, data (codex last) and part of the line. */

@@ -1,5 +1,5 @@
 // codex-interop.md §2.2 "Rebuild" and §3.7: a rollout line from its Events, and the lines a family holds.
-import { isJsonObject, type JsonObject, type PixirEvent } from "../../envelope.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 
 /** The codex key of an imported Event, or null for a native Event. */
 export const codexOf = (e: Pick<PixirEvent, "data">): JsonObject | null => (isJsonObject(e.data.codex) ? e.data.codex : null);
