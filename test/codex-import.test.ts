@@ -1,4 +1,5 @@
 // pixir import codex / pixir export codex (codex-interop.md §7), against the built binaries.
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -446,5 +447,80 @@ describe("inputs and errors (§4.1–§4.3)", () => {
     const dup = importCodex(tempDir(), paths.d1!, paths.d2!);
     expect(dup.json.error.details.reason).toBe("duplicate_session_id");
     expect(existsSync(path.join(ws, ".pixir", "sessions", "D.ndjson"))).toBe(false);
+  });
+});
+
+describe("export of native Events (§5.3–§5.5)", () => {
+  const P = [meta("P"), U("u1"), A("a1"), U("u2"), A("a2")];
+
+  it("a checkpoint added by pixir becomes a compacted record Codex replays", () => {
+    const { paths } = writeRollouts({ P });
+    const ws = tempDir();
+    expect(importCodex(ws, paths.P!).code).toBe(0);
+    expect(run("pixir", ["fork", "P", "--child-id", "c2"], { cwd: ws }).code).toBe(0);
+    expect(run("pixir", ["append", "c2"], { cwd: ws, input: '{"type":"user_message","data":{"text":"u3"}}\n{"type":"assistant_message","data":{"text":"a3"}}\n' }).code).toBe(0);
+    const compact = run("pixir", ["compact", "c2", "--tail-events", "2", "--json"], { cwd: ws });
+    expect(compact.code, compact.stderr).toBe(0);
+    const out = run("pixir", ["export", "codex", "c2", "--dry-run", "--json"], { cwd: ws });
+    expect(out.json).toMatchObject({ export: "fork", forked_from_id: "P", copied_line_count: 5, status: "would_create" });
+    const lines = completeLines(run("pixir", ["export", "codex", "c2"], { cwd: ws }).stdout).map((l) => JSON.parse(l));
+    const compacted = lines.find((l) => l.type === "compacted");
+    expect(compacted.payload.replacement_history[0].content[0].text).toContain("u1");
+    expect(lines.at(-1).payload).toEqual({ type: "context_compacted" });
+    // Codex's replay of the exported file starts from the checkpoint and the kept turns.
+    const replayed = expectedSignatures(lines.map((l) => JSON.stringify(l)));
+    expect(replayed.slice(1)).toEqual([
+      ["user", "u3"],
+      ["assistant", "a3"],
+    ]);
+  });
+
+  it("--out must be an existing directory; an existing different file is refused", () => {
+    const { paths } = writeRollouts({ P });
+    const ws = tempDir();
+    expect(importCodex(ws, paths.P!).code).toBe(0);
+    const missing = run("pixir", ["export", "codex", "P", "--out", path.join(ws, "nope"), "--json"], { cwd: ws });
+    expect(missing.code).toBe(2);
+    expect(missing.json.error.details).toMatchObject({ field: "out", reason: "missing" });
+    const dir = tempDir();
+    const first = run("pixir", ["export", "codex", "P", "--out", dir, "--json"], { cwd: ws });
+    expect(first.json.status).toBe("created");
+    writeFileSync(path.join(dir, first.json.file), "changed\n");
+    const again = run("pixir", ["export", "codex", "P", "--out", dir, "--json"], { cwd: ws });
+    expect(again.code).toBe(1);
+    expect(again.json.error.kind).toBe("already_exists");
+    expect(readFileSync(path.join(dir, first.json.file), "utf8")).toBe("changed\n");
+  });
+});
+
+describe("a resumed rollout and the import index (§4.5)", () => {
+  it("appends only the new lines, and a later unchanged run reports from the index", () => {
+    const dir = tempDir();
+    const file = path.join(dir, "T.jsonl");
+    const lines = [meta("T"), U("u1"), A("a1")];
+    writeFileSync(file, rollout(lines));
+    const ws = tempDir();
+    expect(importCodex(ws, file).json.imports[0].sessions[0].status).toBe("created");
+    expect(existsSync(path.join(ws, ".pixir", "codex-imports", "T.json"))).toBe(true);
+    writeFileSync(file, rollout([...lines, U("u2"), A("a2")]));
+    const grown = importCodex(ws, file);
+    expect(grown.json.imports[0].sessions[0]).toMatchObject({ status: "appended", new_event_count: 2, event_count: 5 });
+    const again = importCodex(ws, file);
+    expect(again.json.imports[0].sessions[0]).toMatchObject({ status: "unchanged", new_event_count: 0, event_count: 5 });
+    expect(again.json.imports[0].line_count).toBe(5);
+  });
+
+  it("shows progress only on a terminal", () => {
+    const dir = tempDir();
+    const file = path.join(dir, "T.jsonl");
+    writeFileSync(file, rollout([meta("T"), U("u1")]));
+    const ws = tempDir();
+    const plain = run("pixir", ["import", "codex", file, "--dry-run"], { cwd: ws });
+    expect(plain.code).toBe(0);
+    expect(plain.stderr).toBe("");
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(path.resolve("tools/pixir/bin/pixir.js"))} import codex ${JSON.stringify(file)} --dry-run 2>&1 >/dev/null`;
+    const tty = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ws, encoding: "utf8" });
+    expect(tty.status).toBe(0);
+    expect(tty.stdout).toContain(`[1/1] ${file}`);
   });
 });

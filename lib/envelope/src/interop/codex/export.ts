@@ -11,6 +11,9 @@ import { codexBaseId, EPOCH, restAfterTimestamp, sha256Hex, shownThreadId, withT
 import { rolloutLines } from "./family.js";
 import { Families } from "./import.js";
 import { codexOf, lineOf } from "./rebuild.js";
+import { carriesItem } from "./line-map.js";
+import { checkpointToSeq } from "../../session/context.js";
+import { renderBranchSummaryText, renderCheckpointText } from "../../summary/summary.js";
 
 export type CodexExportKind = "original" | "fork" | "new";
 
@@ -58,10 +61,39 @@ export function codexForkThreadId(sessionId: string, anchorId: string, t0: strin
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** §5.4: the lines of one native Event, or null when it has none. */
-function convert(e: PixirEvent, writtenCalls: Set<string>): JsonObject[] | null {
+/** The Codex item a line Event carries (§3.3), or null. */
+function codexItemOf(e: PixirEvent): unknown {
+  const c = codexOf(e);
+  if (c === null || !carriesItem(e.data)) return null;
+  if (typeof c.part === "string") return Object.hasOwn(c, "item") ? c.item : e.data.item;
+  const record = c.record as JsonObject;
+  return record.payload === "$item" ? e.data.item : record.payload;
+}
+
+const userItem = (text: string): JsonObject => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
+
+/** §5.4: the lines of one native Event, or null when it has none. `history` is E, for a checkpoint's kept items. */
+function convert(e: PixirEvent, writtenCalls: Set<string>, history: PixirEvent[]): JsonObject[] | null {
   const d = e.data;
   switch (e.type) {
+    case "branch_summary":
+      return [{ type: "response_item", payload: userItem(renderBranchSummaryText(d)) }];
+    case "history_compaction": {
+      const to = checkpointToSeq(e);
+      if (to === null) return null;
+      const kept: unknown[] = [userItem(renderCheckpointText(d))];
+      const calls = new Set(writtenCalls);
+      for (const k of history) {
+        if (k.seq === null || k.seq <= to || k.seq >= (e.seq ?? -1)) continue;
+        const item = codexOf(k) === null ? (convert(k, calls, history) ?? []).filter((l) => l.type === "response_item").map((l) => l.payload) : [codexItemOf(k)].filter((i) => i !== null);
+        kept.push(...item);
+      }
+      const summary = typeof d.summary === "string" ? d.summary : d.summary === undefined || d.summary === null ? "" : JSON.stringify(d.summary);
+      return [
+        { type: "compacted", payload: { message: summary, replacement_history: kept } },
+        { type: "event_msg", payload: { type: "context_compacted" } },
+      ];
+    }
     case "user_message": {
       const text = typeof d.text === "string" ? d.text : "";
       return [
@@ -162,7 +194,7 @@ export async function planCodexExport(ws: string, id: string, version: string): 
     });
     if (missing.length > 0) throw new PixirError("codex_export_incomplete", undefined, { session_id: id, missing_lines: missing });
     const copied = out.length - 1;
-    const { converted, omitted, count } = convertTail(tail);
+    const { converted, omitted, count } = convertTail(tail, events);
     out.push(...converted);
     return {
       sessionId: id,
@@ -182,7 +214,7 @@ export async function planCodexExport(ws: string, id: string, version: string): 
   const t0 = anchor.ts ?? EPOCH;
   const newId = codexForkThreadId(id, anchor.id ?? "", t0);
   const meta: JsonObject = { id: newId, timestamp: t0, cwd: ws, originator: "pixir", cli_version: version, source: "cli" };
-  const { converted, omitted, count } = convertTail(events);
+  const { converted, omitted, count } = convertTail(events, events);
   const out = [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta }), ...converted];
   return {
     sessionId: id,
@@ -199,13 +231,13 @@ export async function planCodexExport(ws: string, id: string, version: string): 
   };
 }
 
-function convertTail(tail: PixirEvent[]): { converted: string[]; omitted: Record<string, number>; count: number } {
+function convertTail(tail: PixirEvent[], history: PixirEvent[]): { converted: string[]; omitted: Record<string, number>; count: number } {
   const written = new Set<string>();
   const converted: string[] = [];
   const omitted: Record<string, number> = {};
   let count = 0;
   for (const e of tail) {
-    const lines = convert(e, written);
+    const lines = convert(e, written, history);
     if (lines === null) {
       omitted[e.type] = (omitted[e.type] ?? 0) + 1;
       continue;
