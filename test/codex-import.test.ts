@@ -407,6 +407,12 @@ describe("case S: a subagent (§7.4)", () => {
     expect(importCodex(ws, paths.P!, paths.S!).json.links).toEqual([]);
     expect(run("pixir", ["export", "codex", "P"], { cwd: ws }).stdout).toBe(rollout(P));
 
+    const both = tempDir();
+    expect(importCodex(both, paths.S!).json.links).toEqual([]);
+    const r2 = importCodex(both, paths.P!, paths.S!);
+    expect(r2.json.links).toEqual([{ parent_session_id: "P", child_session_id: "S", status: "created" }]);
+    expect(cat(both, "P")[5].data.child_session_id).toBe("S");
+
     const later = tempDir();
     expect(importCodex(later, paths.S!).json.links).toEqual([]);
     expect(importCodex(later, paths.P!).json.links).toHaveLength(1);

@@ -28,6 +28,9 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext, syno
     progress: say === undefined ? undefined : (i, n, file) => ctx.io.stderr.write(`\r[${i}/${n}] ${file}\x1b[K`),
   });
   if (say !== undefined) ctx.io.stderr.write("\r\x1b[K");
+  for (const imp of result.imports) {
+    if (imp.skipped_lines > 0) ctx.warn("malformed_line", `${imp.file}: skipped ${imp.skipped_lines} line(s) that are not valid records`);
+  }
   const lines: string[] = [];
   for (const imp of result.imports) {
     for (const s of imp.sessions) {

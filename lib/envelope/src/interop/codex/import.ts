@@ -707,8 +707,16 @@ async function runPass(
   for (const item of order) {
     i++;
     if (writing === null) options.progress?.(i, order.length, item.input.display);
-    if (writing !== null && !writing.has(item.threadId)) continue;
     const parentThread = parentThreadOf(item.meta);
+    if (writing !== null && !writing.has(item.threadId)) {
+      // Nothing to write for it, but it may still be linked from its parent in this run.
+      if (parentThread !== null) {
+        const f = await families.load(item.threadId);
+        if (f !== null && f !== "foreign") linkSources.push({ threadId: item.threadId, baseId: f.baseId, lineOne: f.lineOne, parentThread, task: taskOfFamily(f) });
+        if (!keep.has(item.threadId)) families.evict(item.threadId);
+      }
+      continue;
+    }
     if (writing === null) {
       const fast = unchangedFromIndex(ws, item);
       if (fast !== null) {
