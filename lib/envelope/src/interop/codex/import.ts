@@ -43,7 +43,7 @@ import {
   type Rollout,
   type RolloutLine,
 } from "./format.js";
-import { carriesItem, mapLine, RunningState } from "./line-map.js";
+import { carriesItem, mapLine, RunningState, verbatimCodexText } from "./line-map.js";
 import { codexOf, lineOf } from "./rebuild.js";
 
 export type CodexImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
@@ -560,10 +560,21 @@ async function planLinks(ws: string, sources: LinkSource[], families: Families):
 // error, keeping in memory only the families that a later rollout or a link needs; the second plans each
 // rollout that has something to write again, against the Workspace the earlier writes leave, and writes it.
 
+/** An Event's data text, with its line spliced in rather than serialised again (line-map.ts). */
+function dataTextOf(e: PixirEvent): string | undefined {
+  const codexText = verbatimCodexText(e.data.codex);
+  if (codexText === undefined) return undefined;
+  const keys = Object.keys(e.data);
+  if (keys[keys.length - 1] !== "codex") return undefined;
+  const { codex: _codex, ...rest } = e.data;
+  const head = JSON.stringify(rest);
+  return head === "{}" ? `{"codex":${codexText}}` : `${head.slice(0, -1)},"codex":${codexText}}`;
+}
+
 function serializeLog(log: PlannedLog, from: number, file: string): string {
   const out: string[] = [];
   for (const e of log.stored.slice(from)) {
-    const text = serializeEvent(e);
+    const text = serializeEvent(e, dataTextOf(e));
     if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf(e), file });
     out.push(text);
   }

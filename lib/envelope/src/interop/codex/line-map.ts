@@ -196,12 +196,20 @@ function callArgs(item: JsonObject): { args: unknown; invalid: boolean } {
   }
 }
 
+/**
+ * The text of a `codex` key whose record is its line unchanged, `{"thread":…,"line":n,"record":<line>}`:
+ * a writer splices the line instead of serialising the record again.
+ */
+const verbatimCodex = new WeakMap<JsonObject, string>();
+export const verbatimCodexText = (codex: unknown): string | undefined => (isJsonObject(codex) ? verbatimCodex.get(codex) : undefined);
+
 /** §2.2: the codex key of a line's first Event. `raw` only when JSON.stringify does not give the text back. */
 function lineCodex(thread: string, line: RolloutLine, record: JsonObject, part: string | null): JsonObject {
   const codex: JsonObject = { thread, line: line.n };
   if (part !== null) codex.part = part;
   codex.record = record;
   if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
+  else if (part === null && record === line.record) verbatimCodex.set(codex, `{"thread":${JSON.stringify(thread)},"line":${line.n},"record":${line.text}}`);
   return codex;
 }
 
