@@ -101,6 +101,11 @@ describe.each(codexFixtures())("fixture %s (§7.3)", (rel) => {
       expect(torn.code, torn.stderr).toBe(0);
       expect(torn.json.imports[0].pending_tail).toBe(true);
       expect(torn.json.imports[0].line_count).toBe(c);
+      const whole_c = tempDir();
+      const copyC = path.join(whole_c, path.basename(rel));
+      writeFileSync(copyC, lines.slice(0, c).join("\n") + "\n");
+      expect(importCodex(whole_c, copyC).code).toBe(0);
+      expect(logs(step)).toEqual(logs(whole_c));
       writeFileSync(part, bytes);
       const grown = importCodex(step, part);
       expect(grown.code, grown.stderr).toBe(0);
@@ -528,5 +533,42 @@ describe("a resumed rollout and the import index (§4.5)", () => {
     const tty = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ws, encoding: "utf8" });
     expect(tty.status).toBe(0);
     expect(tty.stdout).toContain(`[1/1] ${file}`);
+  });
+});
+
+describe("refusals (§4.5, §5.1)", () => {
+  it("a Log of that name that is not an import is not_a_codex_import", () => {
+    const ws = tempDir();
+    expect(run("pixir-log", ["append", "T"], { cwd: ws, input: '{"type":"user_message","data":{"text":"mine"}}\n' }).code).toBe(0);
+    const { paths } = writeRollouts({ T: [meta("T"), U("u1")] });
+    const r = importCodex(ws, paths.T!);
+    expect(r.code).toBe(1);
+    expect(r.json.error.details).toMatchObject({ session_id: "T", reason: "not_a_codex_import" });
+  });
+
+  it("a dry run of a grown rollout reports would_append and writes nothing", () => {
+    const dir = tempDir();
+    const file = path.join(dir, "T.jsonl");
+    const lines = [meta("T"), U("u1")];
+    writeFileSync(file, rollout(lines));
+    const ws = tempDir();
+    expect(importCodex(ws, file).code).toBe(0);
+    writeFileSync(file, rollout([...lines, A("a1")]));
+    const before = logs(ws);
+    const r = importCodex(ws, file, "--dry-run");
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.json.imports[0].sessions[0]).toMatchObject({ status: "would_append", new_event_count: 1 });
+    expect(r.json.recorded).toBe(false);
+    expect(logs(ws)).toEqual(before);
+  });
+
+  it("export of a History where an imported Event follows a native one is mixed_history", () => {
+    const ws = tempDir();
+    const imported = { type: "user_message", data: { text: "u1", role: "user", origin: "user", codex: { thread: "T", line: 2, record: JSON.parse(U("u1")) } } };
+    const input = `{"type":"user_message","data":{"text":"mine"}}\n${JSON.stringify(imported)}\n`;
+    expect(run("pixir-log", ["append", "m"], { cwd: ws, input }).code).toBe(0);
+    const r = run("pixir", ["export", "codex", "m", "--dry-run", "--json"], { cwd: ws });
+    expect(r.code).toBe(2);
+    expect(r.json.error.details).toMatchObject({ field: "session_id", reason: "mixed_history" });
   });
 });
