@@ -571,14 +571,15 @@ function dataTextOf(e: PixirEvent): string | undefined {
   return head === "{}" ? `{"codex":${codexText}}` : `${head.slice(0, -1)},"codex":${codexText}}`;
 }
 
-function serializeLog(log: PlannedLog, from: number, file: string): string {
-  const out: string[] = [];
-  for (const e of log.stored.slice(from)) {
+/** The lines of a Log's Events from `from` on, made one at a time as the writer takes them. */
+function* serializedLines(log: PlannedLog, from: number, file: string): Generator<string> {
+  for (let i = from; i < log.stored.length; i++) {
+    const e = log.stored[i]!;
     const text = serializeEvent(e, dataTextOf(e));
+    // Strings were checked when their line was read (invalid_record), so this never fires after a write began.
     if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf(e), file });
-    out.push(text);
+    yield text;
   }
-  return out.join("");
 }
 
 function reportOf(p: PlannedRollout, dry: boolean): CodexImportReport {
@@ -765,7 +766,7 @@ async function runPass(
   if (writing !== null) {
     const parents = new Map<string, PlannedLog>();
     for (const l of links) parents.set(l.parent.sessionId, l.parent);
-    for (const log of parents.values()) await writeLogs(ws, [{ log, text: serializeLog(log, log.diskCount, "") }], options);
+    for (const log of parents.values()) await writeLogs(ws, [{ log, lines: () => serializedLines(log, log.diskCount, "") }], options);
     for (const l of links) bumpIndex(ws, l.parentThread, l.parent.sessionId);
   }
   return { reports, deferred, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
@@ -778,28 +779,32 @@ function deferrable(ws: string, item: RunItem, keep: Set<string>): boolean {
 
 /** Write the new Events of one family: appends, then new Logs parent before child, each under its lease. */
 async function writeFamily(ws: string, family: Family, file: string, options: CodexImportOptions): Promise<void> {
-  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, text: serializeLog(log, log.diskCount, file) }));
+  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => serializedLines(log, log.diskCount, file) }));
   if (items.length > 0) await writeLogs(ws, items, options);
   for (const log of family.logs) log.diskCount = log.stored.length;
 }
 
 /** §4.6 steps 2–4 for some Logs: leases in byte order of session id; appends and creations in the given order. */
-async function writeLogs(ws: string, items: Array<{ log: PlannedLog; text: string }>, options: CodexImportOptions): Promise<void> {
+async function writeLogs(ws: string, items: Array<{ log: PlannedLog; lines: () => Iterable<string> }>, options: CodexImportOptions): Promise<void> {
   const leases = new Map<string, WriterLease>();
   const ids = items.map((i) => i.log.sessionId).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   let ok = false;
   try {
     for (const id of ids) leases.set(id, await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal }));
-    for (const { log, text } of items) {
+    for (const { log, lines } of items) {
       const lease = leases.get(log.sessionId)!;
       if (log.diskCount === 0) {
-        await createLogAtomically(ws, log.sessionId, async (emit) => emit(text), { lease, signal: options.signal });
+        await createLogAtomically(ws, log.sessionId, async (emit) => {
+          for (const line of lines()) emit(line);
+        }, { lease, signal: options.signal });
       } else {
         const tail = readTail(ws, log.sessionId);
         if (tail.last?.seq !== log.stored[log.diskCount - 1]!.seq) {
           throw new PixirError("log_write_failed", undefined, { reason: "log_changed_during_import", path: logPath(ws, log.sessionId).rel });
         }
-        await appendJournaled(ws, log.sessionId, tail, async (emit) => emit(text), { lease, signal: options.signal });
+        await appendJournaled(ws, log.sessionId, tail, async (emit) => {
+          for (const line of lines()) emit(line);
+        }, { lease, signal: options.signal });
       }
     }
     ok = true;

@@ -201,7 +201,10 @@ function callArgs(item: JsonObject): { args: unknown; invalid: boolean } {
  * a writer splices the line instead of serialising the record again.
  */
 const verbatimCodex = new WeakMap<JsonObject, string>();
-export const verbatimCodexText = (codex: unknown): string | undefined => (isJsonObject(codex) ? verbatimCodex.get(codex) : undefined);
+export function verbatimCodexText(codex: unknown): string | undefined {
+  const text = isJsonObject(codex) ? verbatimCodex.get(codex) : undefined;
+  return text === undefined ? undefined : `{"thread":${JSON.stringify((codex as JsonObject).thread)},"line":${(codex as JsonObject).line},"record":${text}}`;
+}
 
 /** §2.2: the codex key of a line's first Event. `raw` only when JSON.stringify does not give the text back. */
 function lineCodex(thread: string, line: RolloutLine, record: JsonObject, part: string | null): JsonObject {
@@ -209,7 +212,7 @@ function lineCodex(thread: string, line: RolloutLine, record: JsonObject, part: 
   if (part !== null) codex.part = part;
   codex.record = record;
   if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
-  else if (part === null && record === line.record) verbatimCodex.set(codex, `{"thread":${JSON.stringify(thread)},"line":${line.n},"record":${line.text}}`);
+  else if (part === null && record === line.record) verbatimCodex.set(codex, line.text);
   return codex;
 }
 
