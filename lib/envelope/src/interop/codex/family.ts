@@ -1,7 +1,7 @@
 // codex-interop.md §3: the Logs of a rollout (a family), planned in memory. A Log holds its stored
 // Events and its resolved History; the Events a run adds are those after `diskCount`.
 import { readdirSync } from "node:fs";
-import { isJsonObject, isReplayType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { SHARE_LIMITATIONS } from "../../fork/fork.js";
 import { OpenCalls } from "../../fork/fork-plan.js";
@@ -272,6 +272,3 @@ export function rolloutLines(families: (t: string) => Family | undefined, t: str
   }
   return out;
 }
-
-/** The Events of a family's History that are a replay type: for §3.3 and tests. */
-export const replayOnly = (events: PixirEvent[]): PixirEvent[] => events.filter((e) => isReplayType(e.type));
