@@ -28,6 +28,8 @@ export type ErrorKind =
   | "share_children_exist"
   | "log_check_failed"
   | "invalid_pi_session"
+  | "invalid_codex_session"
+  | "codex_export_incomplete"
   | "interrupted"
   | "internal_error";
 
@@ -124,6 +126,16 @@ const KINDS: Record<ErrorKind, KindInfo> = {
     exit: 1,
     message: "pi session file is invalid",
     nextActions: ["check that the file is a pi session file", "use --lenient to skip malformed lines"],
+  },
+  invalid_codex_session: {
+    exit: 1,
+    message: "Codex rollout is invalid",
+    nextActions: ["check that the file is a Codex rollout (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)", "use --lenient to skip malformed lines"],
+  },
+  codex_export_incomplete: {
+    exit: 1,
+    message: "Codex rollout could not be exported whole",
+    nextActions: ["import the rollout again without --lenient, then export it"],
   },
   interrupted: { exit: 130, message: "interrupted", nextActions: ["rerun; nothing was written"] },
   internal_error: { exit: 1, message: "internal error", nextActions: ["rerun with PIXIR_DEBUG=1 and report the stack trace"] },
