@@ -67,7 +67,12 @@ function problemsOf(hint: string, known: Commands): string[] {
     const commands = known.tree.get(tool)!;
     // The words after the tool, up to the end of the clause.
     const clause = text.slice(m.index! + tool.length).split(/[;,]|\s(?:or|and|then|to|once)\s/)[0]!;
-    const words = clause.trim().split(/\s+/).filter((w) => w !== "");
+    // Closing punctuation is the sentence's, not the word's: "(pixir fork)".
+    const words = clause
+      .trim()
+      .split(/\s+/)
+      .map((w) => w.replace(/[)\].:!?"'`]+$/, ""))
+      .filter((w) => w !== "");
     let helpKey = tool;
     let rest = words;
     if (!commands.has("")) {
@@ -195,6 +200,8 @@ describe("hints and next actions name commands that exist", () => {
     expect(problemsOf("use_pixir_lock_release_--force_only_if_orphaned", known)).toEqual([]);
     expect(problemsOf("free space on the device holding .pixir/sessions/s.ndjson, then rerun", known)).toEqual([]);
     expect(problemsOf("inspect them with pixir-log cat or pixir-log ls", known)).toEqual([]);
+    expect(problemsOf("fork it first (pixir fork), then import again", known)).toEqual([]);
+    expect(problemsOf("fork it first (pixir forkk), then import again", known)).toHaveLength(1);
   });
 
   it("every action list in the sources", async () => {

@@ -111,6 +111,23 @@ const inputLines = (kib: number): string =>
     .map((e) => `${JSON.stringify({ type: e.type, data: e.data })}\n`)
     .join("");
 
+const CODEX_ID = "0199a213-81c0-7800-8aa1-bbab2a035a53";
+
+/** A Codex rollout of about `kib` KiB, outside the mount. */
+function codexRollout(kib: number): string {
+  const rec = (type: string, payload: unknown, ts: string) => JSON.stringify({ timestamp: ts, type, payload });
+  const at = (s: number) => new Date(Date.parse("2026-03-01T10:00:00.000Z") + s * 1000).toISOString();
+  const cli = { cwd: "/w", originator: "codex-tui", cli_version: "0.125.0", source: "cli", model_provider: "openai" };
+  const lines = [rec("session_meta", { id: CODEX_ID, timestamp: at(0), ...cli }, at(0))];
+  for (let i = 1; lines.join("\n").length < kib * 1024; i++) {
+    const role = i % 2 === 1 ? "user" : "assistant";
+    lines.push(rec("response_item", { type: "message", role, content: [{ type: role === "user" ? "input_text" : "output_text", text: `${role} ${i} ${"c".repeat(400)}` }] }, at(i)));
+  }
+  const file = path.join(tempDir(), "rollout.jsonl");
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return file;
+}
+
 /** A whole stream of Events of `id`, as pixir-log write takes it. */
 const envelopes = (id: string, events: Ev[]): string => events.map((e, n) => `${rawLine(id, n, e)}\n`).join("");
 
@@ -241,6 +258,12 @@ const WRITERS: Record<string, (ws: string) => Case> = {
       // It writes only its record (one page), which fits where a lease would.
       succeedsWithRoomForLease: true,
     };
+  },
+  "pixir import codex": () => ({ tool: "pixir", argv: ["import", "codex", codexRollout(24), "--json"], data: `.pixir/sessions/${CODEX_ID}.ndjson`, lease: true }),
+  "pixir export codex --out": (ws) => {
+    ok(run("pixir", ["import", "codex", codexRollout(24)], { cwd: ws }), "import codex");
+    const rel = `out/2026/03/01/rollout-2026-03-01T10-00-00-${CODEX_ID}.jsonl`;
+    return { tool: "pixir", argv: ["export", "codex", CODEX_ID, "--out", `${MNT}/out`, "--json"], data: `${MNT}/${rel}`, readOnlyPath: /rollout-[^/]+\.jsonl$/, lease: false };
   },
   "pixir export pi --out": (ws) => {
     writeRaw(ws, "p", chat(24));

@@ -1,9 +1,10 @@
 // codex-interop.md §5: `pixir export codex`. An imported Log gives back its rollout byte for byte; a Log
 // with Events added by pixir gives a new rollout that Codex resumes as a fork of the imported thread.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
+import { osWriteFault } from "../../event/os-fault.js";
 import { randomHex } from "../../event/ids.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
 import { logPath, writeWhole } from "../../store/paths.js";
@@ -290,15 +291,24 @@ export function finishCodexExport(plan: CodexExportPlan, options: { out?: string
       if (!existing.equals(Buffer.from(plan.text, "utf8"))) throw new PixirError("already_exists", "the export file already exists", { path: target });
       status = "unchanged";
     } else if (!options.dryRun) {
-      mkdirSync(path.dirname(target), { recursive: true });
       const tmp = `${target}.tmp-${randomHex(4)}`;
-      const fd = openSync(tmp, "wx", 0o644);
       let renamed = false;
+      let madeDir: string | undefined;
       try {
-        writeWhole(fd, Buffer.from(plan.text, "utf8"));
-        fsyncSync(fd);
-        closeSync(fd);
-        renameSync(tmp, target);
+        // A full or read-only disk is named after the file (cli-contract.md "Operating-system faults").
+        try {
+          madeDir = makeDirs(path.dirname(target));
+          const fd = openSync(tmp, "wx", 0o644);
+          try {
+            writeWhole(fd, Buffer.from(plan.text, "utf8"));
+            fsyncSync(fd);
+          } finally {
+            closeSync(fd);
+          }
+          renameSync(tmp, target);
+        } catch (err) {
+          throw osWriteFault(err, target, "write", "the exported Codex file");
+        }
         renamed = true;
       } finally {
         if (!renamed) {
@@ -307,6 +317,8 @@ export function finishCodexExport(plan: CodexExportPlan, options: { out?: string
           } catch {
             /* gone */
           }
+          // The directories this export made below --out go too: a failed export leaves nothing.
+          if (madeDir !== undefined) rmSync(madeDir, { recursive: true, force: true });
         }
       }
       status = "created";
@@ -329,4 +341,29 @@ export function finishCodexExport(plan: CodexExportPlan, options: { out?: string
     missing_lines: plan.missingLines,
     status,
   };
+}
+
+/**
+ * `mkdir -p`, one directory at a time, so that a refusal is reported as the OS gave it (a recursive
+ * mkdirSync says ENOENT for a read-only file system). Returns the first directory it made.
+ */
+function makeDirs(dir: string): string | undefined {
+  const missing: string[] = [];
+  for (let d = dir; ; d = path.dirname(d)) {
+    try {
+      statSync(d);
+      break;
+    } catch {
+      missing.unshift(d);
+      if (path.dirname(d) === d) break;
+    }
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  return missing[0];
 }

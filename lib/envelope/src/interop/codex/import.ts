@@ -1,7 +1,7 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -879,12 +879,20 @@ function unchangedFromIndex(ws: string, item: RunItem): { report: CodexImportRep
   return { report, lineOne: entry.line_one, task: entry.task };
 }
 
+/**
+ * The index is a cache of what was imported (the Logs are the record): a write of it that fails (a full
+ * disk) leaves no temp file and fails nothing; the next import reads the rollout again.
+ */
 function writeIndexEntry(ws: string, base: string, entry: IndexEntry): void {
   const target = indexPath(ws, base);
-  mkdirSync(path.dirname(target), { recursive: true });
   const tmp = `${target}.tmp-${process.pid}`;
-  writeFileSync(tmp, JSON.stringify(entry));
-  renameSync(tmp, target);
+  try {
+    mkdirSync(path.dirname(target), { recursive: true });
+    writeFileSync(tmp, JSON.stringify(entry));
+    renameSync(tmp, target);
+  } catch {
+    rmSync(tmp, { force: true });
+  }
 }
 
 function writeIndex(ws: string, r: Rollout, report: CodexImportReport, task: string | null): void {
