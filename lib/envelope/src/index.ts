@@ -36,3 +36,4 @@ export * from "./pi/index.js";
 export * from "./progress.js";
 export * from "./cli/io.js";
 export * from "./cli/app.js";
+export * from "./interop/claude/index.js";

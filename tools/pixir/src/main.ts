@@ -17,8 +17,8 @@ const diffSynopsis = "pixir diff <a> <b> [--exit-code]";
 const contextSynopsis = "pixir context <id> [--format ndjson|text]";
 const compactSynopsis = "pixir compact <id> [--tail-events N] [--dry-run]";
 const mergeSynopsis = "pixir merge <child> --into <parent> [--model-cmd CMD] [--model-timeout-ms N] [--dry-run]";
-const importSynopsis = "pixir import pi FILE... [--lenient] [--dry-run]";
-const exportSynopsis = "pixir export pi <id> [--out FILE|DIR] [--dry-run]";
+const importSynopsis = "pixir import pi FILE... [--lenient] [--dry-run] | pixir import claude [PATH...] [--lenient] [--dry-run]";
+const exportSynopsis = "pixir export pi <id> [--out FILE|DIR] [--dry-run] | pixir export claude <id> [--out DIR] [--dry-run]";
 
 export const commands: CommandSpec[] = [
   {
@@ -269,9 +269,12 @@ Examples:
 `,
     kind: "report",
     writer: true,
-    positionals: { min: 2, max: Number.MAX_SAFE_INTEGER },
+    positionals: { min: 1, max: Number.MAX_SAFE_INTEGER },
     options: { lenient: { type: "boolean" }, "dry-run": { type: "boolean" } },
-    run: async (args, ctx) => (await import("./commands/pi.js")).runImport(args, ctx, `usage: ${importSynopsis}`),
+    run: async (args, ctx) =>
+      args.positionals[0] === "claude"
+        ? (await import("./commands/claude.js")).runClaudeImport(args, ctx)
+        : (await import("./commands/pi.js")).runImport(args, ctx, `usage: ${importSynopsis}`),
   },
   {
     name: "export",
@@ -296,7 +299,10 @@ Examples:
     kind: (args) => (args.flags.out !== undefined || args.flags["dry-run"] === true ? "report" : "stream"),
     positionals: { min: 2, max: 2 },
     options: { out: { type: "string", valueKind: "path" }, "dry-run": { type: "boolean" } },
-    run: async (args, ctx) => (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`),
+    run: async (args, ctx) =>
+      args.positionals[0] === "claude"
+        ? (await import("./commands/claude.js")).runClaudeExport(args, ctx)
+        : (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`),
   },
 ];
 

@@ -1,0 +1,7 @@
+// claude-interop.md: Claude Code transcripts as fork families of Logs, and back.
+export * from "./transcript.js";
+export * from "./map.js";
+export * from "./discover.js";
+export * from "./plan.js";
+export * from "./import.js";
+export * from "./export.js";
