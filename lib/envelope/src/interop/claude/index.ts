@@ -5,3 +5,4 @@ export * from "./discover.js";
 export * from "./plan.js";
 export * from "./import.js";
 export * from "./export.js";
+export * from "./oracle.js";
