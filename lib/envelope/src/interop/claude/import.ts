@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { isJsonObject, serializeEvent, isEncodable, type PixirEvent } from "../../envelope.js";
+import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../codec.js";
 import { PixirError } from "../../errors.js";
 import { acquireLease, type WriterLease } from "../../lease.js";
 import { readFirstLine } from "../../log-read.js";
@@ -205,7 +206,13 @@ function serializeAll(events: PixirEvent[], src: SourceFile): string {
   let out = "";
   for (const e of events) {
     const text = serializeEvent(e);
-    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file: src.file });
+    const line = isJsonObject(e.data.claude) && typeof e.data.claude.line === "number" ? e.data.claude.line : null;
+    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file: src.file, line });
+    // A record too large for one Log line is refused while planning, before anything is written.
+    if (text.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(text, "utf8") > MAX_LINE_BYTES) {
+      const err = lineTooLongToWrite(Buffer.byteLength(text, "utf8"), e.type, null);
+      throw new PixirError(err.kind, err.message, { ...err.details, file: src.file, line });
+    }
     out += text;
   }
   return out;

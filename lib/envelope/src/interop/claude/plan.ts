@@ -365,17 +365,6 @@ export function planBatch(input: BatchInput): BatchPlan {
       if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : groupStarts[log.transcript - 1]!, carrierTs, records);
       else addBranchHeader(input.ws, log, src, tsOf);
     }
-    if (log.existed && log.placed.length > 0) {
-      const last = log.events.at(-1)!;
-      if (!isJsonObject(last.data.claude)) {
-        throw new PixirError("already_exists", "the log has Events written by something else", {
-          session_id: log.id,
-          reason: "log_diverged",
-          file: src.file,
-          next_actions: ["an import never appends Claude records after Events written by something else", "remove the file's Logs with pixir-log rm and import again"],
-        });
-      }
-    }
     for (const { rec, path } of log.placed) {
       const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
       const ts = tsOf(rec);
@@ -475,6 +464,18 @@ export function planBatch(input: BatchInput): BatchPlan {
         },
       },
     });
+  }
+  // §4.3 step 6: an import never appends Claude records after Events written by something else.
+  for (const log of logs) {
+    const last = log.existed && log.batch.length > 0 ? log.events[log.diskEvents - 1] : undefined;
+    if (last !== undefined && !isJsonObject(last.data.claude)) {
+      throw new PixirError("already_exists", "the log has Events written by something else", {
+        session_id: log.id,
+        reason: "log_diverged",
+        file: src.file,
+        next_actions: ["an import never appends Claude records after Events written by something else", "remove the file's Logs with pixir-log rm and import again"],
+      });
+    }
   }
   return {
     logs,
