@@ -421,7 +421,7 @@ async function writeFile(ws: string, writes: LogWrite[], options: ClaudeImportOp
 const identityOf = (s: SourceFile) => (s.kind === "subagent" ? `a\u0000${s.claudeSessionId}\u0000${s.agentId}` : `s\u0000${s.claudeSessionId}`);
 
 /** Keep at most this many planned bytes between the checking pass and the writes; beyond, plan again. */
-const HELD_PLAN_BYTES = 32 * 1024 * 1024;
+const HELD_PLAN_BYTES = 8 * 1024 * 1024;
 
 export async function importClaude(ws: string, options: ClaudeImportOptions): Promise<ClaudeImportResult> {
   const paths = options.paths.length > 0 ? options.paths : [defaultProjectsRoot(options.env)];
