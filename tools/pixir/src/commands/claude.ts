@@ -37,7 +37,7 @@ export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Pr
   const plan = await planClaudeExport(ctx.workspace(), id);
   if (out === undefined && !dryRun) {
     // Stream command (§5.4): the file holding <id>'s records is the output.
-    for (const w of plan.warnings) ctx.warn(w.split(":")[0]!, w);
+    if (plan.subagentFiles > 0) ctx.warn("claude_subagents_not_written", String(plan.subagentFiles), { count: plan.subagentFiles });
     await ctx.out.write(plan.main.bytes);
     return 0;
   }

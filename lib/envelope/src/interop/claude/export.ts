@@ -54,7 +54,8 @@ export interface ClaudeExportPlan {
   files: RebuiltFile[];
   /** The file that goes to stdout without --out. */
   main: RebuiltFile;
-  warnings: string[];
+  /** Subagent files of the unit: not written when the session goes to stdout (§5.4). */
+  subagentFiles: number;
 }
 
 interface FamilyLog {
@@ -203,8 +204,7 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
     return { rel, kind: isSub ? "subagent" : "session", bytes: r.bytes, records: r.records, holdsTarget: r.source === source };
   });
   const main = files.find((f) => f.holdsTarget)!;
-  const warnings = files.length > 1 ? [`claude_subagents_not_written: ${files.filter((f) => f.kind === "subagent").length}`] : [];
-  return { mode: "original", sessionId: id, projectDir, files, main, warnings };
+  return { mode: "original", sessionId: id, projectDir, files, main, subagentFiles: files.filter((f) => f.kind === "subagent").length };
 }
 
 function existing(p: string): Buffer | null {
