@@ -14,8 +14,8 @@ const alias = {
   ...Object.fromEntries(tools.filter((t) => t !== "pixir").map((t) => [t, path.join(root, `tools/${t}/src/main.ts`)])),
 };
 
-const scanWorker = path.join(root, "lib/envelope/src/tree-scan-worker.ts");
-const checkWorker = path.join(root, "lib/envelope/src/check-worker.ts");
+const scanWorker = path.join(root, "lib/envelope/src/tree/tree-scan-worker.ts");
+const checkWorker = path.join(root, "lib/envelope/src/store/check-worker.ts");
 
 /**
  * Commands built as one self-contained module each (dist/commands/<name>.js) instead of sharing chunks:
@@ -70,7 +70,7 @@ async function buildTool(name) {
     await build({
       ...common,
       // The workers of the parallel Log scan and check live next to the chunks that start them
-      // (lib/envelope/src/tree-scan.ts, log-read.ts).
+      // (lib/envelope/src/tree/tree-scan.ts, store/log-read.ts).
       entryPoints: { main: mainFile, "chunks/tree-scan-worker": scanWorker, "chunks/check-worker": checkWorker },
       outdir,
       chunkNames: "chunks/[name]-[hash]",

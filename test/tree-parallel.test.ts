@@ -1,4 +1,4 @@
-// The forest's parallel Log scan (lib/envelope/src/tree-scan.ts, ScanPool): whatever the number of
+// The forest's parallel Log scan (lib/envelope/src/tree/tree-scan.ts, ScanPool): whatever the number of
 // threads, and whether or not the worker can run, the projection is byte for byte the same.
 import { appendFileSync, cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";

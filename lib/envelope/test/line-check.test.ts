@@ -3,9 +3,9 @@
 // to sit near every rule: escapes, numbers, key order, nesting, whitespace, and broken JSON.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { canonicalJson, decodeLogLine, decodeValue, isLineProblem } from "../src/envelope.js";
-import { canonicalInto, checkLine, facts, reorder, useStringKernel } from "../src/line-check.js";
-import { MAX_NESTING_DEPTH } from "../src/codec.js";
+import { canonicalJson, decodeLogLine, decodeValue, isLineProblem } from "../src/event/envelope.js";
+import { canonicalInto, checkLine, facts, reorder, useStringKernel } from "../src/fast/line-check.js";
+import { MAX_NESTING_DEPTH } from "../src/lines/codec.js";
 
 const headOf = (type = "tool_call", seq: number | null = 3) => `{"id":"01J","session_id":"s","seq":${seq},"ts":"2026-07-20T10:02:53.700Z","type":"${type}","data":`;
 

@@ -4,8 +4,8 @@
 // flushed.
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { PrefixDigest } from "../src/loader.js";
-import { checkLine } from "../src/line-check.js";
+import { PrefixDigest } from "../src/store/loader.js";
+import { checkLine } from "../src/fast/line-check.js";
 
 type Line = { type: string; ts: string; data: Record<string, unknown> };
 

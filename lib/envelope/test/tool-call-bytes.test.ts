@@ -2,9 +2,9 @@
 // JSON.stringify and toolCallPaths (the Event path of the summary) are its oracles.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../src/envelope.js";
-import { toolCallPaths } from "../src/summary.js";
-import { readToolCall, toolCallFields } from "../src/tool-call-bytes.js";
+import { canonicalJson } from "../src/event/envelope.js";
+import { toolCallPaths } from "../src/summary/summary.js";
+import { readToolCall, toolCallFields } from "../src/fast/tool-call-bytes.js";
 
 /** What readToolCall read from `text`, as values; null when it declined. */
 function read(text: string): { callId: string; name: string; paths: string[] } | null {

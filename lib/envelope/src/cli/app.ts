@@ -1,8 +1,8 @@
 // cli.md §1–§6: the shared command-line runner. Each binary describes its commands; this module
 // parses (yargs-parser), renders errors by channel class, and turns every failure into a documented exit.
 import { setFlagsFromString } from "node:v8";
-import { asPixirError, errorEnvelope, errorText, PixirError, usageError } from "../errors.js";
-import { resolveWorkspace } from "../paths.js";
+import { asPixirError, errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
+import { resolveWorkspace } from "../store/paths.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
 

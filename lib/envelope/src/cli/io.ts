@@ -1,9 +1,9 @@
 // The world a CLI runs in, passed as an argument so tests and the wrapper can supply their own.
 import type { Writable } from "node:stream";
-import { PixirError } from "../errors.js";
+import { PixirError } from "../event/errors.js";
 import { growPipe } from "./pipe-size.js";
-import { streamLineBlocks, type LineBlock, type SplitOptions } from "../codec.js";
-import { isPipeOrSocket, LINE_BLOCKS, PipeReader, type LineBlockSource } from "../pipe-read.js";
+import { streamLineBlocks, type LineBlock, type SplitOptions } from "../lines/codec.js";
+import { isPipeOrSocket, LINE_BLOCKS, PipeReader, type LineBlockSource } from "../lines/pipe-read.js";
 
 export interface CliIo {
   /** Read it through lineBlocksOf (pipe-read.ts): a process's own stdin reads a pipe without a stream. */

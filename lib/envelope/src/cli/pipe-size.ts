@@ -8,7 +8,7 @@
 // only: where it cannot be done (no perl, not Linux, the user's pipe quota spent) the pipe stays as it was.
 import { spawn } from "node:child_process";
 import { existsSync, fstatSync } from "node:fs";
-import { PixirError } from "../errors.js";
+import { PixirError } from "../event/errors.js";
 
 /** F_SETPIPE_SZ from <linux/fcntl.h> (F_LINUX_SPECIFIC_BASE + 7). */
 const F_SETPIPE_SZ = 1031;

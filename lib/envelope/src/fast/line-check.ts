@@ -1,0 +1,374 @@
+// The fast check of one line, from its bytes: a line in our writers' layout (line-head.ts) whose `data`
+// spells every string, number and literal as JSON.stringify would, without whitespace, is valid
+// (envelope-and-log.md §7), and its canonical JSON (fork.md §4.3) is its own bytes with the members of
+// any object whose keys are out of order put in order (`reorder`, canonicalInto). Every other line,
+// valid or not, is refused here and takes the full decode (decodeLogLine), which names its problem.
+// So this check must never accept a line that JSON.parse plus canonicalJson would see differently:
+// test/line-check.test.ts holds it to those two as oracles.
+import { isUtf8 } from "node:buffer";
+import { MAX_NESTING_DEPTH } from "../lines/codec.js";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.js";
+import { head, readHead, T_FORK } from "./line-head.js";
+import { stringKernel, type StringKernel } from "./string-scan.js";
+
+const ZERO = 0x30;
+const NINE = 0x39;
+const MINUS = 0x2d;
+
+/**
+ * What checkLine learnt, in one shared record so that a line costs no allocation. Offsets are into
+ * the checked buffer. `callId*` bound the raw text of a top-level string `data.call_id` (-1 if none).
+ */
+export const facts = {
+  type: -1,
+  seq: null as number | null,
+  tsStart: 0,
+  tsEnd: 0,
+  dataStart: 0,
+  dataEnd: 0,
+  callIdStart: -1,
+  callIdEnd: -1,
+  callIdEscaped: false,
+  /** Bounds of the raw text of a top-level string `data.strategy` (-1 if none): a summary's kind. */
+  strategyStart: -1,
+  strategyEnd: -1,
+  hasResources: false,
+  /** Entries of `reorder` written for this line (0: every object's keys are already in order). */
+  reorderLength: 0,
+};
+
+/**
+ * For each object of the line whose keys are not in order, in the order the objects close (inner ones
+ * first): its start (`{`), its member count n, then n (start, end) pairs of its members in canonical
+ * key order. Applying these to a copy of `data` gives canonical JSON (canonicalInto).
+ */
+export let reorder: Int32Array = new Int32Array(1024);
+
+/** Members of the objects being checked: (key start, key end, member end) triples, a stack shared by the nesting. */
+let members: Int32Array = new Int32Array(1536);
+let membersTop = 0;
+/** recordReorder's scratch: the members of one object in key order, as their offsets on the stack. */
+let order: Int32Array = new Int32Array(256);
+
+function grow(a: Int32Array, need: number): Int32Array {
+  if (need <= a.length) return a;
+  const bigger = new Int32Array(Math.max(need, a.length * 2));
+  bigger.set(a);
+  return bigger;
+}
+
+/** Bytes of the top-level data keys the fork plan reads. */
+const CALL_ID = Buffer.from("call_id");
+const RESOURCES = Buffer.from("resources");
+const STRATEGY = Buffer.from("strategy");
+
+let depth = 0;
+
+/** The string kernel (string-scan.ts), or null to loop in JavaScript. */
+let kernel: StringKernel | null = stringKernel;
+/** Lines at least this long are copied to the kernel's memory; shorter strings end sooner than a call costs. */
+const MIRROR_MIN_BYTES = 128;
+/**
+ * Longer lines (a branch summary with a record per tool call can be tens of MiB) take the JavaScript
+ * loop: WebAssembly memory never shrinks, and a process must stay within its memory bound.
+ */
+const MIRROR_MAX_BYTES = 1024 * 1024;
+/** The line being checked is in the kernel's memory, at its index minus `mirrorShift`. */
+let mirrored = false;
+let mirrorShift = 0;
+
+/** For tests: check with the kernel (the default, where WebAssembly is available) or with the JavaScript loop. */
+export function useStringKernel(on: boolean): boolean {
+  kernel = on ? stringKernel : null;
+  return kernel !== null;
+}
+
+/** `b[s, e)` is `lit`. */
+export function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
+  if (e - s !== lit.length) return false;
+  for (let i = 0; i < lit.length; i++) if (b[s + i] !== lit[i]) return false;
+  return true;
+}
+
+const isHex = (c: number) => (c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66);
+const hexValue = (c: number) => (c <= NINE ? c - ZERO : c - 0x61 + 10);
+
+/**
+ * End (just past the closing quote) of the string whose opening quote is at `i`, or -1 when it is not
+ * as JSON.stringify writes strings: raw bytes from 0x20 up (UTF-8 is checked for the whole line), and
+ * the escapes \" \\ \b \f \n \r \t, or \u00xx in lowercase for the other control characters.
+ */
+function canonicalStringEnd(b: Uint8Array, i: number, end: number): number {
+  // A mirrored line's strings are walked by the kernel, escapes and all, in one call.
+  if (mirrored) {
+    const stringEnd = kernel!.string(i + 1 - mirrorShift, end - mirrorShift);
+    return stringEnd < 0 ? -1 : stringEnd + mirrorShift;
+  }
+  for (i++; i < end; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) return i + 1;
+    if (c < 0x20) return -1;
+    if (c !== BACKSLASH) continue;
+    const e = b[++i];
+    if (e === QUOTE || e === BACKSLASH || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) continue;
+    if (e !== 0x75 || b[i + 1] !== ZERO || b[i + 2] !== ZERO) return -1;
+    const h = b[i + 3]!;
+    const l = b[i + 4]!;
+    if ((h !== ZERO && h !== 0x31) || !isHex(l)) return -1;
+    const v = (h - ZERO) * 16 + hexValue(l);
+    // \b \t \n \f \r have short forms, which JSON.stringify uses.
+    if (v === 0x08 || v === 0x09 || v === 0x0a || v === 0x0c || v === 0x0d) return -1;
+    i += 4;
+  }
+  return -1;
+}
+
+/** End of a number at `i` if it is written as JavaScript writes it (String(Number(text))), else -1. */
+function canonicalNumberEnd(b: Uint8Array, i: number, end: number): number {
+  const start = i;
+  if (b[i] === MINUS) i++;
+  const firstDigit = i;
+  while (i < end && b[i]! >= ZERO && b[i]! <= NINE) i++;
+  const digits = i - firstDigit;
+  if (digits === 0 || (digits > 1 && b[firstDigit] === ZERO)) return -1;
+  const c = b[i];
+  const plain = c !== 0x2e && c !== 0x65 && c !== 0x45;
+  // Up to 15 digits an integer is exact and printed as written; "-0" prints as "0".
+  if (plain && digits <= 15) return digits === 1 && b[firstDigit] === ZERO && start !== firstDigit ? -1 : i;
+  // Anything else (fractions, exponents, long integers): compare with JavaScript's own printing.
+  while (i < end) {
+    const d = b[i]!;
+    if ((d >= ZERO && d <= NINE) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === MINUS) i++;
+    else break;
+  }
+  const text = Buffer.prototype.latin1Slice.call(b, start, i) as string;
+  if (!/^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/.test(text)) return -1;
+  const n = Number(text);
+  return Number.isFinite(n) && String(n) === text ? i : -1;
+}
+
+function literalEnd(b: Uint8Array, i: number, end: number, lit: string): number {
+  if (i + lit.length > end) return -1;
+  for (let k = 0; k < lit.length; k++) if (b[i + k] !== lit.charCodeAt(k)) return -1;
+  return i + lit.length;
+}
+
+/** End of the canonical value at `i`, or -1. */
+function valueEnd(b: Uint8Array, i: number, end: number): number {
+  const c = b[i];
+  if (c === QUOTE) return canonicalStringEnd(b, i, end);
+  if (c === OPEN_OBJECT) return objectEnd(b, i, end, false);
+  if (c === OPEN_ARRAY) return arrayEnd(b, i, end);
+  if (c === 0x74) return literalEnd(b, i, end, "true");
+  if (c === 0x66) return literalEnd(b, i, end, "false");
+  if (c === 0x6e) return literalEnd(b, i, end, "null");
+  if (c === MINUS || (c !== undefined && c >= ZERO && c <= NINE)) return canonicalNumberEnd(b, i, end);
+  return -1;
+}
+
+function arrayEnd(b: Uint8Array, i: number, end: number): number {
+  if (++depth > MAX_NESTING_DEPTH) return -1;
+  i++;
+  if (b[i] === CLOSE_ARRAY) {
+    depth--;
+    return i + 1;
+  }
+  for (;;) {
+    i = valueEnd(b, i, end);
+    if (i < 0) return -1;
+    const c = b[i];
+    if (c === CLOSE_ARRAY) {
+      depth--;
+      return i + 1;
+    }
+    if (c !== COMMA) return -1;
+    i++;
+  }
+}
+
+/**
+ * End of an object at `i` whose members are canonical: keys are plain ASCII (no escapes), so byte order
+ * is JavaScript's code-unit order. Keys out of order are recorded in `reorder`; a duplicate key is
+ * refused (JSON.parse keeps the last, which a permutation cannot express). `top` marks `data` itself,
+ * whose `call_id` and `resources` members are noted in `facts`.
+ */
+function objectEnd(b: Uint8Array, i: number, end: number, top: boolean): number {
+  if (++depth > MAX_NESTING_DEPTH) return -1;
+  const open = i;
+  i++;
+  if (b[i] === CLOSE_OBJECT) {
+    depth--;
+    return i + 1;
+  }
+  const base = membersTop;
+  let prevStart = -1;
+  let prevEnd = -1;
+  let inOrder = true;
+  for (;;) {
+    if (b[i] !== QUOTE) return -1;
+    const keyStart = i + 1;
+    let k = keyStart;
+    while (k < end) {
+      const c = b[k]!;
+      if (c === QUOTE) break;
+      if (c < 0x20 || c === BACKSLASH || c > 0x7e) return -1;
+      k++;
+    }
+    if (k >= end || b[k + 1] !== COLON) return -1;
+    if (inOrder && prevStart >= 0 && compareBytes(b, prevStart, prevEnd, keyStart, k) >= 0) inOrder = false;
+    prevStart = keyStart;
+    prevEnd = k;
+    const valueStart = k + 2;
+    i = valueEnd(b, valueStart, end);
+    if (i < 0) return -1;
+    if (membersTop + 3 > members.length) members = grow(members, membersTop + 3);
+    members[membersTop++] = keyStart - 1;
+    members[membersTop++] = k;
+    members[membersTop++] = i;
+    if (top) {
+      if (sameBytes(b, keyStart, k, RESOURCES)) facts.hasResources = true;
+      else if (b[valueStart] === QUOTE) {
+        if (sameBytes(b, keyStart, k, CALL_ID)) {
+          facts.callIdStart = valueStart + 1;
+          facts.callIdEnd = i - 1;
+        } else if (sameBytes(b, keyStart, k, STRATEGY)) {
+          facts.strategyStart = valueStart + 1;
+          facts.strategyEnd = i - 1;
+        }
+      }
+    }
+    const c = b[i];
+    if (c === CLOSE_OBJECT) {
+      depth--;
+      if (!inOrder && !recordReorder(b, open, base)) return -1;
+      membersTop = base;
+      return i + 1;
+    }
+    if (c !== COMMA) return -1;
+    i++;
+  }
+}
+
+/**
+ * Sort the members on the stack from `base` by key and record them in `reorder`; false on a duplicate key.
+ * An insertion sort: objects have few members, and most are nearly in order.
+ */
+function recordReorder(b: Uint8Array, open: number, base: number): boolean {
+  const n = (membersTop - base) / 3;
+  if (n > order.length) order = grow(order, n);
+  const o = order;
+  const m3 = members;
+  for (let m = 0; m < n; m++) {
+    const x = base + 3 * m;
+    let j = m;
+    for (; j > 0; j--) {
+      const y = o[j - 1]!;
+      const d = compareBytes(b, m3[y]! + 1, m3[y + 1]!, m3[x]! + 1, m3[x + 1]!);
+      if (d === 0) return false;
+      if (d < 0) break;
+      o[j] = y;
+    }
+    o[j] = x;
+  }
+  const at = facts.reorderLength;
+  reorder = grow(reorder, at + 2 + 2 * n);
+  reorder[at] = open;
+  reorder[at + 1] = n;
+  for (let m = 0; m < n; m++) {
+    reorder[at + 2 + 2 * m] = m3[o[m]!]!;
+    reorder[at + 3 + 2 * m] = m3[o[m]! + 2]!;
+  }
+  facts.reorderLength = at + 2 + 2 * n;
+  return true;
+}
+
+/**
+ * Write the canonical JSON of `data` (bytes `[dataStart, dataEnd)` of the line) to `out` at `at`, given
+ * the line's reorder records (offsets into the line). The result has the same length as the input.
+ */
+export function canonicalInto(line: Uint8Array, dataStart: number, dataEnd: number, records: ArrayLike<number>, out: Uint8Array, at: number, scratch: Uint8Array): void {
+  out.set(line.subarray(dataStart, dataEnd), at);
+  const shift = at - dataStart;
+  for (let r = 0; r < records.length; ) {
+    const open = records[r]!;
+    const n = records[r + 1]!;
+    let w = 0;
+    for (let m = 0; m < n; m++) {
+      if (m > 0) scratch[w++] = COMMA;
+      const s = records[r + 2 + 2 * m]! + shift;
+      const e = records[r + 3 + 2 * m]! + shift;
+      w = copyBytes(out, s, e, scratch, w);
+    }
+    copyBytes(scratch, 0, w, out, open + 1 + shift);
+    r += 2 + 2 * n;
+  }
+}
+
+/** Copy `from[s, e)` to `to` at `at`; returns the end. Members are mostly short, and a view per copy costs more than a loop. */
+export function copyBytes(from: Uint8Array, s: number, e: number, to: Uint8Array, at: number): number {
+  if (e - s > 64) {
+    to.set(from.subarray(s, e), at);
+    return at + (e - s);
+  }
+  for (let k = s; k < e; k++) to[at++] = from[k]!;
+  return at;
+}
+
+function compareBytes(b: Uint8Array, s1: number, e1: number, s2: number, e2: number): number {
+  const n = Math.min(e1 - s1, e2 - s2);
+  for (let k = 0; k < n; k++) {
+    const d = b[s1 + k]! - b[s2 + k]!;
+    if (d !== 0) return d;
+  }
+  return e1 - s1 - (e2 - s2);
+}
+
+/**
+ * Check the line `b[s, e)` (without its `\n`). Returns its type index, with the rest in `facts`, when
+ * it is a whole, valid Event in our layout with canonical `data`; -1 for any other line, which the
+ * caller then decodes in full. UTF-8 is checked here unless the caller did (`utf8Checked`).
+ */
+export function checkLine(b: Buffer, s: number, e: number, utf8Checked = false): number {
+  const type = readHead(b, s, e);
+  if (type < 0) return -1;
+  // The envelope closes right after data; no trailing bytes (a CRLF line takes the full decode).
+  if (b[e - 1] !== CLOSE_OBJECT) return -1;
+  facts.callIdStart = -1;
+  facts.callIdEnd = -1;
+  facts.strategyStart = -1;
+  facts.strategyEnd = -1;
+  facts.hasResources = false;
+  facts.reorderLength = 0;
+  membersTop = 0;
+  depth = 1;
+  mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
+  if (mirrored) {
+    kernel!.mirror(b, s, e);
+    mirrorShift = s;
+  }
+  const dataEnd = objectEnd(b, head.dataOpen, e - 1, true);
+  if (dataEnd !== e - 1) return -1;
+  if (!utf8Checked && !isUtf8(s === 0 && e === b.length ? b : b.subarray(s, e))) return -1;
+  facts.type = type;
+  facts.seq = head.seq;
+  facts.tsStart = head.tsStart;
+  facts.tsEnd = head.tsEnd;
+  facts.dataStart = head.dataOpen;
+  facts.dataEnd = dataEnd;
+  facts.callIdEscaped = false;
+  for (let i = facts.callIdStart; i >= 0 && i < facts.callIdEnd; i++) {
+    if (b[i] === BACKSLASH) {
+      facts.callIdEscaped = true;
+      break;
+    }
+  }
+  return type;
+}
+
+const SHARE_V1 = Buffer.from("share_v1");
+
+/** Whether the line of `b` that checkLine has just accepted is a share_v1 session_fork header. */
+export function checkedShareHeader(b: Buffer): boolean {
+  // A canonical string spells share_v1 without escapes, so its bytes can be compared as they are.
+  return facts.type === T_FORK && facts.strategyStart >= 0 && b.compare(SHARE_V1, 0, SHARE_V1.length, facts.strategyStart, facts.strategyEnd) === 0;
+}

@@ -1,0 +1,612 @@
+// pi-interop.md §4: `pixir export pi`. A fork family of Logs back to one pi v3 file: imported Events
+// become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
+// on the command line goes last so that pi resumes its leaf.
+import { createHash } from "node:crypto";
+import { closeSync, fsyncSync, lstatSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import path from "node:path";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { randomHex } from "../../event/ids.js";
+import { readFirstLine } from "../../store/log-read.js";
+import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
+import { listLogs } from "../../store/ls.js";
+import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
+import { assertSessionId, isValidSessionId } from "../../event/session-id.js";
+import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
+import { workspaceImageLoader, type ImageLoader } from "./images.js";
+
+interface ForkLink {
+  parent: string;
+  strategy: unknown;
+  forkedToSeq: number;
+  replayEventCount: number;
+}
+
+interface FamilyLog {
+  sessionId: string;
+  link: ForkLink | null;
+  children: FamilyLog[];
+  /** The resolved History (fork.md §6). */
+  events: PixirEvent[];
+  /** Entry id of each resolved seq that went into an entry (own or inherited). */
+  entryBySeq: Map<number, string>;
+  /** The entry this Log hangs from: its first own entry's parentId. */
+  attach: string | null;
+  entries: JsonObject[];
+}
+
+export interface PiExportWarning {
+  code: "orphan_tool_result";
+  text: string;
+  details: JsonObject;
+}
+
+export interface PiExportSession {
+  session_id: string;
+  parent_session_id: string | null;
+  strategy: string | null;
+  entry_count: number;
+}
+
+export interface PiExportPlan {
+  header: JsonObject;
+  /** The file contents: header line, then one line per entry. */
+  text: string;
+  entryCount: number;
+  sessions: PiExportSession[];
+  leafEntryId: string | null;
+  warnings: PiExportWarning[];
+}
+
+const ASSISTANT_TYPES = new Set(["reasoning", "assistant_message", "tool_call", "provider_usage"]);
+const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
+const compareBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+
+async function forkLinkOf(ws: string, id: string): Promise<ForkLink | null> {
+  const p = logPath(ws, id);
+  if (inspectStatePath(p) === "missing") return null;
+  const first = await readFirstLine(p);
+  if (first === null || "problem" in first) return null;
+  const e = first.line.event;
+  if (e.type !== "session_fork" || e.seq !== 0 || !isValidSessionId(e.data.parent_session_id)) return null;
+  const n = e.data.replay_event_count;
+  const to = e.data.forked_to_seq;
+  return {
+    parent: e.data.parent_session_id,
+    strategy: e.data.strategy,
+    forkedToSeq: typeof to === "number" ? to : 0,
+    replayEventCount: typeof n === "number" ? n : 0,
+  };
+}
+
+/** §4 step 1: walk up first-line session_fork parents to the root, then find every fork descendant. */
+async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog; all: FamilyLog[]; named: FamilyLog }> {
+  const links = new Map<string, ForkLink | null>();
+  for (const sid of listLogs(ws).sessionIds) links.set(sid, await forkLinkOf(ws, sid));
+  let rootId = id;
+  const walked = [id];
+  for (;;) {
+    const link = links.get(rootId);
+    if (!link || !links.has(link.parent)) break;
+    if (walked.includes(link.parent)) throw new PixirError("fork_cycle", undefined, { session_id: id, lineage: [...walked, link.parent] });
+    walked.push(link.parent);
+    rootId = link.parent;
+  }
+  const make = (sid: string, link: ForkLink | null): FamilyLog => ({ sessionId: sid, link, children: [], events: [], entryBySeq: new Map(), attach: null, entries: [] });
+  const root = make(rootId, links.get(rootId) ?? null);
+  const all = [root];
+  const queue = [root];
+  const inFamily = new Set([rootId]);
+  while (queue.length > 0) {
+    const node = queue.shift()!;
+    for (const [sid, link] of links) {
+      if (link?.parent !== node.sessionId || inFamily.has(sid)) continue;
+      inFamily.add(sid);
+      const child = make(sid, link);
+      node.children.push(child);
+      all.push(child);
+      queue.push(child);
+    }
+    node.children.sort((a, b) => a.link!.forkedToSeq - b.link!.forkedToSeq || compareBytes(a.sessionId, b.sessionId));
+  }
+  return { root, all, named: all.find((l) => l.sessionId === id)! };
+}
+
+/** §4 step 2: the header carrier's header with version 3, or a header made for a native family. */
+function fileHeader(ws: string, root: FamilyLog): JsonObject {
+  const first = root.events[0];
+  if (first !== undefined && isCarrier(first)) return { ...((first.data.pi as JsonObject).header as JsonObject), version: 3 };
+  const hex = sha256Hex(`pixir:${root.sessionId}`);
+  const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  return { type: "session", version: 3, id: uuid, timestamp: first?.ts ?? new Date(0).toISOString(), cwd: ws };
+}
+
+function isCarrier(e: PixirEvent): boolean {
+  return e.type === "workflow_event" && e.data.event === "pi_session_header" && isJsonObject(e.data.pi) && isJsonObject(e.data.pi.header);
+}
+
+/**
+ * The entry that holds the Event at `seq` of a Log, or the nearest one before it; null when no entry holds
+ * an Event at or before it (the header carrier, or a fork child's own session_fork: a child forked there
+ * inherits nothing, so its path must not run through the parent's parent).
+ */
+function entryAtOrBefore(log: FamilyLog, seq: number): string | null {
+  let best: number | null = null;
+  for (const s of log.entryBySeq.keys()) if (s <= seq && (best === null || s > best)) best = s;
+  return best === null ? null : log.entryBySeq.get(best)!;
+}
+
+/**
+ * Where each Log's assistant runs must end. A child hangs from the entry that holds its parent's Event at
+ * forked_to_seq (§4 step 4), so that entry must not also hold the parent's later Events, or pi would
+ * resume the child with Events it never inherited. A fork point inside a parent's inherited prefix is a
+ * point of the Log that prefix was copied from, found by walking up.
+ */
+function forkCuts(all: FamilyLog[]): Map<FamilyLog, Set<number>> {
+  const parentOf = new Map<FamilyLog, FamilyLog>();
+  for (const log of all) for (const child of log.children) parentOf.set(child, log);
+  const cuts = new Map<FamilyLog, Set<number>>(all.map((log) => [log, new Set<number>()]));
+  for (const child of all) {
+    let log = parentOf.get(child);
+    if (log === undefined) continue;
+    let seq: number | undefined = child.link!.forkedToSeq;
+    for (let up = parentOf.get(log); up !== undefined && seq >= 1 && seq <= log.link!.replayEventCount; up = parentOf.get(log)) {
+      const toSeq = log.link!.forkedToSeq;
+      seq = up.events.filter((e) => isInherited(e, toSeq))[seq - 1]?.seq ?? undefined;
+      if (seq === undefined) break;
+      log = up;
+    }
+    if (seq !== undefined) cuts.get(log)!.add(seq);
+  }
+  return cuts;
+}
+
+/** Converts one Log's own Events to entries, in order. */
+class LogWriter {
+  private prev: string | null;
+  /** Tool calls on this Log's pi path so far: call id → tool name. */
+  private readonly callsOnPath = new Map<string, unknown>();
+
+  constructor(
+    private readonly log: FamilyLog,
+    private readonly ids: NativeIds,
+    private readonly byId: Map<string, JsonObject>,
+    private readonly load: ImageLoader,
+    private readonly warnings: PiExportWarning[],
+    /** A run of assistant Events ends after each of these seqs (`forkCuts`). */
+    private readonly cuts: ReadonlySet<number>,
+  ) {
+    this.prev = log.attach;
+    // Tool calls of the entries this Log inherits, walking the parentId chain up from its attachment.
+    const seen = new Set<string>();
+    for (let id = log.attach; id !== null && !seen.has(id); ) {
+      seen.add(id);
+      const entry = this.byId.get(id);
+      if (entry === undefined) break;
+      for (const b of toolCallBlocks(entry)) if (!this.callsOnPath.has(b.id as string)) this.callsOnPath.set(b.id as string, b.name);
+      id = typeof entry.parentId === "string" ? entry.parentId : null;
+    }
+  }
+
+  private emit(entry: JsonObject, events: PixirEvent[]): void {
+    const id = entry.id as string;
+    this.log.entries.push(entry);
+    this.byId.set(id, entry);
+    for (const e of events) if (e.seq !== null) this.log.entryBySeq.set(e.seq, id);
+    for (const b of toolCallBlocks(entry)) this.callsOnPath.set(b.id as string, b.name);
+    this.prev = id;
+  }
+
+  run(own: PixirEvent[]): void {
+    for (let i = 0; i < own.length; ) {
+      const e = own[i]!;
+      if (e.type === "session_fork" || isCarrier(e)) {
+        i++;
+        continue;
+      }
+      if (isImportedEvent(e)) {
+        const entryId = entryIdOf(e);
+        let j = i + 1;
+        while (j < own.length && entryIdOf(own[j]!) === entryId) j++;
+        const group = own.slice(i, j);
+        this.emit(rebuildEntry(group, this.load), group);
+        i = j;
+        continue;
+      }
+      if (ASSISTANT_TYPES.has(e.type)) {
+        let j = i + 1;
+        const mid = e.data.message_id;
+        while (j < own.length && ASSISTANT_TYPES.has(own[j]!.type) && !isImportedEvent(own[j]!)) {
+          const next = own[j]!.data.message_id;
+          if (mid !== undefined && next !== undefined && next !== mid) break;
+          if (this.cutBetween(own[j - 1]!.seq, own[j]!.seq)) break;
+          j++;
+        }
+        const run = own.slice(i, j);
+        if (run.every((r) => r.type === "provider_usage")) {
+          for (const r of run) this.emit(this.customEntry(r), [r]);
+        } else this.emit(this.assistantEntry(run), run);
+        i = j;
+        continue;
+      }
+      this.emit(this.nativeEntry(e), [e]);
+      i++;
+    }
+  }
+
+  private cutBetween(a: number | null, b: number | null): boolean {
+    if (a === null || b === null) return false;
+    for (const c of this.cuts) if (a <= c && c < b) return true;
+    return false;
+  }
+
+  resumePoint(fork: PixirEvent): void {
+    this.emit(this.customEntry(fork), []);
+  }
+
+  private base(type: string, first: PixirEvent): JsonObject {
+    return { type, id: this.ids.next(first.id ?? `${this.log.sessionId}:${first.seq}`), parentId: this.prev, timestamp: first.ts };
+  }
+
+  private customEntry(e: PixirEvent): JsonObject {
+    const b = this.base("custom", e);
+    return { type: "custom", customType: "pixir", data: { event: e }, id: b.id, parentId: b.parentId, timestamp: b.timestamp };
+  }
+
+  private nativeEntry(e: PixirEvent): JsonObject {
+    const d = e.data;
+    switch (e.type) {
+      case "user_message": {
+        const content = Object.hasOwn(d, "content") ? d.content : [{ type: "text", text: typeof d.text === "string" ? d.text : "" }];
+        if (d.origin === "extension") {
+          const b = this.base("custom_message", e);
+          const entry: JsonObject = { type: "custom_message", customType: typeof d.custom_type === "string" ? d.custom_type : "pixir", content, display: d.display !== false };
+          if (Object.hasOwn(d, "details")) entry.details = d.details;
+          return { ...entry, id: b.id, parentId: b.parentId, timestamp: b.timestamp };
+        }
+        return { ...this.base("message", e), message: { role: "user", content, timestamp: messageTs(e) } };
+      }
+      case "tool_result": {
+        const callId = d.call_id;
+        if (typeof callId !== "string" || !this.callsOnPath.has(callId)) {
+          this.warnings.push({
+            code: "orphan_tool_result",
+            text: `${this.log.sessionId} seq ${e.seq}: tool_result has no tool call on its path; exported as a custom entry`,
+            details: { session_id: this.log.sessionId, seq: e.seq, call_id: typeof callId === "string" ? callId : null },
+          });
+          return this.customEntry(e);
+        }
+        const output = typeof d.output === "string" ? d.output : d.output !== undefined ? JSON.stringify(d.output) : d.error !== undefined ? JSON.stringify(d.error) : "";
+        const message: JsonObject = {
+          role: "toolResult",
+          toolCallId: callId,
+          toolName: typeof d.tool_name === "string" ? d.tool_name : nameOr(this.callsOnPath.get(callId), "unknown"),
+          content: Array.isArray(d.content) ? d.content : [{ type: "text", text: output }],
+        };
+        if (Object.hasOwn(d, "details")) message.details = d.details;
+        message.isError = d.ok === false;
+        message.timestamp = messageTs(e);
+        return { ...this.base("message", e), message };
+      }
+      case "branch_summary": {
+        const b = this.base("branch_summary", e);
+        const files = Array.isArray(d.files_touched) ? d.files_touched : [];
+        return { ...b, fromId: b.parentId ?? "root", summary: typeof d.summary === "string" ? d.summary : "", details: { readFiles: [], modifiedFiles: files } };
+      }
+      case "history_compaction": {
+        const b = this.base("compaction", e);
+        return { ...b, summary: typeof d.summary === "string" ? d.summary : "", firstKeptEntryId: this.firstKept(e, b.id as string), tokensBefore: typeof d.tokens_before === "number" ? d.tokens_before : 0 };
+      }
+      default:
+        return this.customEntry(e);
+    }
+  }
+
+  /** §4 step 4: the entry of the first exported Event after the checkpoint's range. */
+  private firstKept(e: PixirEvent, ownId: string): string {
+    const range = e.data.range;
+    const to = isJsonObject(range) && typeof range.to_seq === "number" ? range.to_seq : null;
+    if (to === null || e.seq === null) return ownId;
+    let best: number | null = null;
+    for (const s of this.log.entryBySeq.keys()) if (s > to && s < e.seq && (best === null || s < best)) best = s;
+    return best === null ? ownId : this.log.entryBySeq.get(best)!;
+  }
+
+  private assistantEntry(run: PixirEvent[]): JsonObject {
+    const first = run[0]!;
+    const content: unknown[] = [];
+    let msg: JsonObject | undefined;
+    let usage: JsonObject | undefined;
+    let reasoningModel: unknown;
+    for (const e of run) {
+      const d = e.data;
+      if (e.type === "reasoning") {
+        reasoningModel ??= d.model;
+        const item = d.item;
+        if (isJsonObject(item) && item.type === "thinking") content.push(item);
+        else {
+          const text = isJsonObject(item) && typeof item.thinking === "string" ? item.thinking : isJsonObject(item) && typeof item.text === "string" ? item.text : typeof item === "string" ? item : typeof d.text === "string" ? d.text : JSON.stringify(item ?? null);
+          content.push({ type: "thinking", thinking: text });
+        }
+      } else if (e.type === "assistant_message") {
+        msg ??= d;
+        if (Array.isArray(d.content)) content.push(...d.content);
+        else if (typeof d.text === "string" && d.text !== "") content.push({ type: "text", text: d.text });
+      } else if (e.type === "tool_call") {
+        content.push({ type: "toolCall", id: d.call_id, name: d.name, arguments: isJsonObject(d.args) ? d.args : {} });
+      } else usage ??= d;
+    }
+    const pick = (key: string, ...sources: Array<JsonObject | undefined>): unknown => {
+      for (const s of sources) if (s !== undefined && typeof s[key] === "string") return s[key];
+      return "unknown";
+    };
+    const model = typeof msg?.model === "string" ? msg.model : typeof usage?.model === "string" ? usage.model : typeof reasoningModel === "string" ? reasoningModel : "unknown";
+    const n = (v: unknown) => (typeof v === "number" ? v : 0);
+    const cost = isJsonObject(usage?.cost) ? usage!.cost : {};
+    const u = usage ?? {};
+    const partial = isJsonObject(msg?.metadata) && msg!.metadata.partial === true;
+    const hasCalls = run.some((e) => e.type === "tool_call");
+    const message: JsonObject = {
+      role: "assistant",
+      content,
+      api: pick("api", msg, usage),
+      provider: pick("provider", msg, usage),
+      model,
+      usage: {
+        input: n(u.input),
+        output: n(u.output),
+        cacheRead: n(u.cache_read),
+        cacheWrite: n(u.cache_write),
+        totalTokens: typeof u.total_tokens === "number" ? u.total_tokens : n(u.input) + n(u.output) + n(u.cache_read) + n(u.cache_write),
+        cost: { input: n(cost.input), output: n(cost.output), cacheRead: n(cost.cache_read), cacheWrite: n(cost.cache_write), total: n(cost.total) },
+      },
+      stopReason: typeof msg?.stop_reason === "string" ? msg.stop_reason : partial ? "aborted" : hasCalls ? "toolUse" : "stop",
+    };
+    if (typeof msg?.error_message === "string") message.errorMessage = msg.error_message;
+    message.timestamp = messageTs(first);
+    return { ...this.base("message", first), message };
+  }
+}
+
+const nameOr = (v: unknown, fallback: string): string => (typeof v === "string" ? v : fallback);
+
+function messageTs(e: PixirEvent): number {
+  if (typeof e.data.message_ts === "number") return e.data.message_ts;
+  const t = typeof e.ts === "string" ? Date.parse(e.ts) : NaN;
+  return Number.isNaN(t) ? 0 : t;
+}
+
+function toolCallBlocks(entry: JsonObject): JsonObject[] {
+  const m = entry.message;
+  if (entry.type !== "message" || !isJsonObject(m) || m.role !== "assistant" || !Array.isArray(m.content)) return [];
+  return m.content.filter((b): b is JsonObject => isJsonObject(b) && b.type === "toolCall" && typeof b.id === "string");
+}
+
+/** §4 step 4 ids: the first 8 hex of sha256("pixir:" + first Event id), the next 8 on a collision. */
+class NativeIds {
+  constructor(private readonly used: Set<string>) {}
+  next(eventId: string): string {
+    const hex = sha256Hex(`pixir:${eventId}`);
+    for (let i = 0; i + 8 <= hex.length; i += 8) {
+      const id = hex.slice(i, i + 8);
+      if (!this.used.has(id)) {
+        this.used.add(id);
+        return id;
+      }
+    }
+    for (let k = 1; ; k++) {
+      const id = `${hex.slice(0, 8)}-${k}`;
+      if (!this.used.has(id)) {
+        this.used.add(id);
+        return id;
+      }
+    }
+  }
+}
+
+/** §4: the pi file of the fork family of `id`, computed in memory. Writes nothing. */
+export async function planPiExport(ws: string, id: string): Promise<PiExportPlan> {
+  assertSessionId(id);
+  if (inspectStatePath(logPath(ws, id)) === "missing") throw notFoundError(id, ws, logPath(ws, id).rel, "pixir export pi");
+  const { root, all, named } = await discoverFamily(ws, id);
+  const used = new Set<string>();
+  for (const log of all) {
+    const history = await openHistory(ws, log.sessionId);
+    for await (const item of history.items()) log.events.push(item.event);
+    for (const e of log.events) {
+      const entryId = entryIdOf(e);
+      if (entryId !== null) used.add(entryId);
+    }
+  }
+  const ids = new NativeIds(used);
+  const byId = new Map<string, JsonObject>();
+  const warnings: PiExportWarning[] = [];
+  const familyIds = all.map((l) => l.sessionId);
+  const order: FamilyLog[] = [];
+  const cuts = forkCuts(all);
+  const visit = (log: FamilyLog, parent: FamilyLog | null) => {
+    order.push(log);
+    const own = parent === null ? log.events : log.events.filter((e) => e.seq !== null && e.seq > log.link!.replayEventCount);
+    if (parent !== null) {
+      // Inherited Events belong to the entries of the parent's Events they were copied from.
+      const link = log.link!;
+      const inherited = parent.events.filter((e) => isInherited(e, link.forkedToSeq));
+      inherited.slice(0, link.replayEventCount).forEach((p, k) => {
+        const entry = parent.entryBySeq.get(p.seq!);
+        if (entry !== undefined) log.entryBySeq.set(k + 1, entry);
+      });
+      log.attach = entryAtOrBefore(parent, link.forkedToSeq);
+    }
+    const load = workspaceImageLoader(ws, () => [log.sessionId, ...familyIds.filter((s) => s !== log.sessionId)]);
+    const writer = new LogWriter(log, ids, byId, load, warnings, cuts.get(log)!);
+    writer.run(own);
+    // A named fork without Events of its own still needs a last line at its fork point for pi to resume:
+    // its session_fork, as a custom entry (which pi never shows to the model).
+    if (log === named && parent !== null && log.entries.length === 0 && log.events[0]?.type === "session_fork") writer.resumePoint(log.events[0]);
+    for (const child of log.children) visit(child, log);
+  };
+  visit(root, null);
+
+  const header = fileHeader(ws, root);
+  const lines = order.filter((l) => l !== named).concat(named);
+  const parts = [`${JSON.stringify(header)}\n`];
+  let count = 0;
+  let leaf: string | null = null;
+  for (const log of lines) {
+    for (const entry of log.entries) {
+      parts.push(`${JSON.stringify(entry)}\n`);
+      leaf = entry.id as string;
+      count++;
+    }
+  }
+  return {
+    header,
+    text: parts.join(""),
+    entryCount: count,
+    sessions: lines.map((l) => ({
+      session_id: l.sessionId,
+      parent_session_id: l.link?.parent ?? null,
+      strategy: typeof l.link?.strategy === "string" ? l.link.strategy : null,
+      entry_count: l.entries.length,
+    })),
+    leafEntryId: leaf,
+    warnings,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// §4 step 6: output.
+
+export interface PiExportOptions {
+  /** --out as given, resolved against `cwd`. */
+  out?: string;
+  cwd: string;
+  dryRun?: boolean;
+}
+
+export interface PiExportReport {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  file: string | null;
+  header_id: string | null;
+  entry_count: number;
+  sessions: PiExportSession[];
+  leaf_entry_id: string | null;
+}
+
+/** pi's own file name: `<timestamp with : and . as ->_<id>.jsonl`, when both parts are safe. */
+export function piFileName(header: JsonObject): string {
+  const ts = typeof header.timestamp === "string" && /^[0-9T:.Z+-]+$/.test(header.timestamp) ? header.timestamp.replace(/[:.]/g, "-") : "session";
+  const id = isValidSessionId(header.id) ? header.id : `pi-${sha256Hex(String(header.id)).slice(0, 32)}`;
+  return `${ts}_${id}.jsonl`;
+}
+
+function exportExists(display: string): PixirError {
+  return new PixirError("already_exists", "export file already exists", {
+    file: display,
+    next_actions: ["pass --out a path that does not exist yet", "remove the existing file if safe"],
+  });
+}
+
+/**
+ * Where `--out` writes: FILE as given, or pi's file name inside an existing DIR. A path that ends in a
+ * separator (`exported/`) names a directory, so it must exist; it never becomes a file of that name.
+ */
+export function exportTarget(out: string, cwd: string, header: JsonObject): string {
+  const abs = path.resolve(cwd, out);
+  let isDir = out.endsWith("/") || out.endsWith(path.sep);
+  try {
+    isDir = statSync(abs).isDirectory();
+  } catch {
+    /* absent: a file path, unless written as a directory */
+  }
+  const target = isDir ? path.join(abs, piFileName(header)) : abs;
+  try {
+    if (!statSync(path.dirname(target)).isDirectory()) throw new Error("not a directory");
+  } catch {
+    throw new PixirError("invalid_args", "the directory of --out does not exist", {
+      field: "out",
+      reason: "missing_directory",
+      next_actions: ["create the directory first, or pass --out inside an existing directory"],
+    });
+  }
+  return target;
+}
+
+function exportWriteFailed(err: unknown, display: string, operation: string): PixirError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: display, operation });
+  return new PixirError("log_write_failed", "could not write the exported pi file", { reason: code ? code.toLowerCase() : "io_error", path: display });
+}
+
+function exists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Write the file with temp + rename (pi-interop.md §4: atomically); an existing target is refused, never
+ * replaced. A failed write (a full disk) leaves nothing and says so.
+ */
+function writeExportFile(target: string, text: string, display: string): void {
+  if (exists(target)) throw exportExists(display);
+  const tmp = `${target}.tmp-${randomHex(4)}`;
+  let fd: number;
+  try {
+    fd = openSync(tmp, "wx", 0o644);
+  } catch (err) {
+    throw exportWriteFailed(err, display, "open");
+  }
+  let renamed = false;
+  try {
+    try {
+      writeWhole(fd, Buffer.from(text, "utf8"));
+      fsyncSync(fd);
+      closeSync(fd);
+    } catch (err) {
+      throw exportWriteFailed(err, display, "write");
+    }
+    if (exists(target)) throw exportExists(display);
+    renameSync(tmp, target);
+    renamed = true;
+  } finally {
+    if (!renamed) {
+      try {
+        closeSync(fd);
+      } catch {
+        /* closed already */
+      }
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* never created */
+      }
+    }
+  }
+}
+
+/** §4 step 6 with --out or --dry-run: the report; with --out and no --dry-run the file is written. */
+export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): PiExportReport {
+  let file: string | null = null;
+  if (options.out !== undefined) {
+    file = exportTarget(options.out, options.cwd, plan.header);
+    if (options.dryRun) {
+      if (exists(file)) throw exportExists(options.out);
+    } else writeExportFile(file, plan.text, options.out);
+  }
+  return {
+    ok: true,
+    recorded: file !== null && !options.dryRun,
+    dry_run: Boolean(options.dryRun),
+    file,
+    header_id: isValidSessionId(plan.header.id) ? plan.header.id : null,
+    entry_count: plan.entryCount,
+    sessions: plan.sessions,
+    leaf_entry_id: plan.leafEntryId,
+  };
+}

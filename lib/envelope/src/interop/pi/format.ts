@@ -1,0 +1,296 @@
+// pi-interop.md §1: the pi session file. Parsing (with line numbers), the v1→v2→v3 migration done in
+// memory, and the tree rules pi itself applies (roots, orphans, leaves, default leaf, paths, labels).
+import { isUtf8 } from "node:buffer";
+import { readFileSync, statSync } from "node:fs";
+import { nestsDeeperThan } from "../../lines/codec.js";
+import { isJsonObject, type JsonObject } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+
+export type PiVersion = 1 | 2 | 3;
+
+/** One entry of a pi file after migration to v3, with where it came from. */
+export interface PiFileEntry {
+  /** The migrated entry object (v3 shape). Never mutated after parsing. */
+  entry: JsonObject;
+  /** 1-based physical line number in the file. */
+  lineNo: number;
+  id: string;
+  type: string;
+  /** Position in file order among the entries (0-based). */
+  index: number;
+  /** The message role before the v2 → v3 migration renamed it (`hookMessage`). */
+  originalRole?: string;
+}
+
+export interface ParsedPiSession {
+  /** The header line, verbatim. */
+  header: JsonObject;
+  headerLine: number;
+  sourceVersion: PiVersion;
+  entries: PiFileEntry[];
+  /** Line numbers skipped by --lenient. */
+  skippedLines: number[];
+}
+
+export interface ParseOptions {
+  /** How the file is named in error details (the path as given). */
+  file: string;
+  lenient?: boolean;
+}
+
+export type PiSessionReason =
+  | "missing_header"
+  | "unsupported_version"
+  | "malformed_line"
+  | "invalid_entry"
+  | "duplicate_entry_id"
+  | "parent_cycle"
+  | "unreadable_file";
+
+export function invalidPiSession(reason: PiSessionReason, line: number | null, file: string, extra: JsonObject = {}): PixirError {
+  return new PixirError("invalid_pi_session", undefined, { reason, line, file, ...extra });
+}
+
+/** §3.1: read a pi file. A missing file is not_found; anything else unreadable is unreadable_file. */
+export function readPiFile(path: string, file: string): Buffer {
+  try {
+    if (statSync(path).isDirectory()) throw invalidPiSession("unreadable_file", null, file);
+    return readFileSync(path);
+  } catch (err) {
+    if (err instanceof PixirError) throw err;
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new PixirError("not_found", "pi session file was not found", { file, next_actions: ["check the path of the pi session file"] });
+    }
+    throw invalidPiSession("unreadable_file", null, file);
+  }
+}
+
+interface RawPiLine {
+  lineNo: number;
+  value: unknown;
+}
+
+/** §1.2: non-blank lines, parsed. Blank (whitespace-only) lines are skipped, as pi does. */
+function parseLines(bytes: Buffer, options: ParseOptions, skipped: number[]): RawPiLine[] {
+  const out: RawPiLine[] = [];
+  let start = 0;
+  let lineNo = 0;
+  let headerSeen = false;
+  while (start < bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end === -1) end = bytes.length;
+    lineNo++;
+    const raw = bytes.subarray(start, end);
+    start = end + 1;
+    const text = isUtf8(raw) ? raw.toString("utf8") : null;
+    if (text !== null && text.trim() === "") continue;
+    let value: unknown;
+    let ok = text !== null;
+    if (ok) {
+      try {
+        value = JSON.parse(text!);
+        // Deeper than every later stage can recurse: as unreadable as a broken line (codec.ts).
+        ok = !nestsDeeperThan(raw);
+      } catch {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      // The header must parse: without it nothing else can be read.
+      if (!headerSeen) throw invalidPiSession("missing_header", lineNo, options.file);
+      if (!options.lenient) throw invalidPiSession("malformed_line", lineNo, options.file);
+      skipped.push(lineNo);
+      continue;
+    }
+    headerSeen = true;
+    out.push({ lineNo, value });
+  }
+  return out;
+}
+
+/** Rebuild an object with `id`/`parentId` right after `type`, the rest in their original order. */
+function withIds(entry: JsonObject, id: string, parentId: string | null): JsonObject {
+  const pairs: Array<[string, unknown]> = [];
+  for (const [k, v] of Object.entries(entry)) {
+    if (k === "id" || k === "parentId") continue;
+    pairs.push([k, v]);
+    if (k === "type") pairs.push(["id", id], ["parentId", parentId]);
+  }
+  return Object.fromEntries(pairs);
+}
+
+/** §1.7 v1 → v2: ids l<n> by non-blank line (header = 0), parents by order, firstKeptEntryIndex → id. */
+function migrateV1(lines: RawPiLine[], nonBlankIndex: Map<number, number>): Array<{ lineNo: number; value: JsonObject }> {
+  const idOfIndex = new Map<number, string>();
+  for (const l of lines) idOfIndex.set(nonBlankIndex.get(l.lineNo)!, `l${nonBlankIndex.get(l.lineNo)}`);
+  const out: Array<{ lineNo: number; value: JsonObject }> = [];
+  let prev: string | null = null;
+  for (const l of lines) {
+    const v = l.value as JsonObject;
+    const id = `l${nonBlankIndex.get(l.lineNo)}`;
+    let migrated = withIds(v, id, prev);
+    if (migrated.type === "compaction" && Object.hasOwn(migrated, "firstKeptEntryIndex")) {
+      const index = migrated.firstKeptEntryIndex;
+      const kept = typeof index === "number" && Number.isInteger(index) && index > 0 ? idOfIndex.get(index) : undefined;
+      const pairs: Array<[string, unknown]> = [];
+      for (const [k, val] of Object.entries(migrated)) {
+        if (k === "firstKeptEntryIndex") {
+          if (kept !== undefined) pairs.push(["firstKeptEntryId", kept]);
+        } else pairs.push([k, val]);
+      }
+      migrated = Object.fromEntries(pairs);
+    }
+    out.push({ lineNo: l.lineNo, value: migrated });
+    prev = id;
+  }
+  return out;
+}
+
+/** §1.7 v2 → v3: the message role hookMessage becomes custom. */
+function migrateV2(value: JsonObject): JsonObject {
+  if (value.type !== "message" || !isJsonObject(value.message) || value.message.role !== "hookMessage") return value;
+  const message = Object.fromEntries(Object.entries(value.message).map(([k, v]) => [k, k === "role" ? "custom" : v]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "message" ? message : v]));
+}
+
+/** §1.2–§1.7 and §3.1: parse and migrate a pi session file. Throws invalid_pi_session. */
+export function parsePiSession(bytes: Buffer, options: ParseOptions): ParsedPiSession {
+  const skippedLines: number[] = [];
+  const lines = parseLines(bytes, options, skippedLines);
+  const first = lines[0];
+  if (first === undefined || !isJsonObject(first.value) || first.value.type !== "session" || typeof first.value.id !== "string") {
+    throw invalidPiSession("missing_header", first?.lineNo ?? null, options.file);
+  }
+  const header = first.value;
+  let sourceVersion: PiVersion;
+  if (!Object.hasOwn(header, "version")) sourceVersion = 1;
+  else if (header.version === 2 || header.version === 3) sourceVersion = header.version;
+  else throw invalidPiSession("unsupported_version", first.lineNo, options.file);
+
+  const body = lines.slice(1);
+  for (const l of body) {
+    if (!isJsonObject(l.value) || typeof l.value.type !== "string") throw invalidPiSession("invalid_entry", l.lineNo, options.file);
+    if (sourceVersion !== 1 && typeof l.value.id !== "string") throw invalidPiSession("invalid_entry", l.lineNo, options.file);
+  }
+  let migrated: Array<{ lineNo: number; value: JsonObject }>;
+  if (sourceVersion === 1) {
+    // Non-blank lines numbered from 0 with the header as 0; a line skipped by --lenient keeps its number.
+    const nonBlankIndex = new Map<number, number>();
+    let n = 0;
+    const skipped = new Set(skippedLines);
+    const all = [...lines.map((l) => l.lineNo), ...skipped].sort((a, b) => a - b);
+    for (const lineNo of all) nonBlankIndex.set(lineNo, n++);
+    migrated = migrateV1(body, nonBlankIndex);
+  } else {
+    migrated = body.map((l) => ({ lineNo: l.lineNo, value: l.value as JsonObject }));
+  }
+  const seen = new Set<string>();
+  const entries: PiFileEntry[] = migrated.map((m, index) => {
+    const id = m.value.id as string;
+    if (seen.has(id)) throw invalidPiSession("duplicate_entry_id", m.lineNo, options.file);
+    seen.add(id);
+    const entry = sourceVersion === 3 ? m.value : migrateV2(m.value);
+    const fe: PiFileEntry = { entry, lineNo: m.lineNo, id, type: m.value.type as string, index };
+    if (entry !== m.value) fe.originalRole = "hookMessage";
+    return fe;
+  });
+  return { header, headerLine: first.lineNo, sourceVersion, entries, skippedLines };
+}
+
+export interface PiOrphan {
+  entry_id: string;
+  missing_parent_id: unknown;
+}
+
+/** §1.8: the tree pi sees in one file. */
+export class PiTree {
+  readonly byId = new Map<string, PiFileEntry>();
+  readonly roots: PiFileEntry[] = [];
+  readonly orphans: PiOrphan[] = [];
+  readonly leaves: PiFileEntry[] = [];
+  readonly defaultLeaf: PiFileEntry | null;
+  private readonly parents = new Map<string, PiFileEntry | null>();
+
+  constructor(
+    readonly entries: PiFileEntry[],
+    file: string,
+  ) {
+    for (const e of entries) this.byId.set(e.id, e);
+    const hasChildren = new Set<string>();
+    for (const e of entries) {
+      const p = e.entry.parentId;
+      if (p === null || p === undefined || p === e.id) {
+        this.roots.push(e);
+        this.parents.set(e.id, null);
+      } else if (typeof p === "string" && this.byId.has(p)) {
+        this.parents.set(e.id, this.byId.get(p)!);
+        hasChildren.add(p);
+      } else {
+        this.orphans.push({ entry_id: e.id, missing_parent_id: p });
+        this.parents.set(e.id, null);
+      }
+    }
+    for (const e of entries) if (!hasChildren.has(e.id)) this.leaves.push(e);
+    this.defaultLeaf = entries.at(-1) ?? null;
+    this.checkCycles(file);
+  }
+
+  /** The parent on the tree, or null for a root or an orphan. */
+  parentOf(e: PiFileEntry): PiFileEntry | null {
+    return this.parents.get(e.id) ?? null;
+  }
+
+  isRootOrOrphan(e: PiFileEntry): boolean {
+    return this.parents.get(e.id) === null;
+  }
+
+  /** §1.8 path(leaf): root (or orphan) first, leaf last. */
+  path(leaf: PiFileEntry): PiFileEntry[] {
+    const out: PiFileEntry[] = [];
+    for (let e: PiFileEntry | null = leaf; e !== null; e = this.parentOf(e)) out.push(e);
+    return out.reverse();
+  }
+
+  /** §3.1 parent_cycle: every parentId chain must end at a root or an orphan. */
+  private checkCycles(file: string): void {
+    const state = new Map<string, 1 | 2>();
+    for (const start of this.entries) {
+      const walked: PiFileEntry[] = [];
+      let e: PiFileEntry | null = start;
+      while (e !== null && state.get(e.id) === undefined) {
+        state.set(e.id, 1);
+        walked.push(e);
+        e = this.parentOf(e);
+      }
+      if (e !== null && state.get(e.id) === 1) throw invalidPiSession("parent_cycle", e.lineNo, file);
+      for (const w of walked) state.set(w.id, 2);
+    }
+  }
+
+  /** §1.8 labels: file-global, in file order; the last label per target wins, an empty one clears. */
+  labels(): Record<string, string> {
+    const labels = new Map<string, string>();
+    for (const e of this.entries) {
+      if (e.type !== "label" || typeof e.entry.targetId !== "string") continue;
+      const label = e.entry.label;
+      if (typeof label === "string" && label !== "") labels.set(e.entry.targetId, label);
+      else labels.delete(e.entry.targetId);
+    }
+    return Object.fromEntries(labels);
+  }
+
+  /** §1.8: the latest session_info with a non-empty name. */
+  sessionName(): string | null {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const e = this.entries[i]!;
+      if (e.type === "session_info" && typeof e.entry.name === "string" && e.entry.name !== "") return e.entry.name;
+    }
+    return null;
+  }
+}
+
+/** The `message/<role>` or `<type>` key that the oracle's typeCounts and leafType use. */
+export function entryKind(entry: JsonObject): string {
+  if (entry.type === "message" && isJsonObject(entry.message) && typeof entry.message.role === "string") return `message/${entry.message.role}`;
+  return String(entry.type);
+}

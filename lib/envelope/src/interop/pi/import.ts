@@ -1,0 +1,471 @@
+// pi-interop.md §2–§3: `pixir import pi`. A pi file's tree becomes a fork family of Logs: the branch pi
+// would resume is the primary Log, every other leaf a share_v1 child holding only the entries its branch
+// adds. Everything is planned and checked before anything is written.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { isEncodable, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { SHARE_LIMITATIONS } from "../../fork/fork.js";
+import { IdSet } from "../../event/id-set.js";
+import { OpenCalls } from "../../fork/fork-plan.js";
+import { derivedUlid } from "../../event/ids.js";
+import { acquireLease, type WriterLease } from "../../store/lease.js";
+import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
+import { createLogAtomically } from "../../store/log-write.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
+import { writePayload } from "../../store/resources.js";
+import { isValidSessionId } from "../../event/session-id.js";
+import { entryToDrafts, type EventDraft } from "./entry-map.js";
+import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
+import { ResourceCollector } from "./images.js";
+
+export type PiForkKind = "pi_tree_branch" | "pi_tree_root";
+export type PiImportStatus = "created" | "unchanged" | "would_create";
+
+/** Entry types that change nothing a model sees: a branch of only these is `trivial`. */
+const TRIVIAL_TYPES = new Set(["model_change", "thinking_level_change", "label", "session_info", "custom"]);
+const MAX_BASE_BYTES = 200;
+const EPOCH = "1970-01-01T00:00:00.000Z";
+/** Files at least this large report progress (when stderr is a terminal). */
+export const PI_PROGRESS_BYTES = 1024 * 1024;
+
+const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
+
+/** §2.2 step 1: the header id, or a hash of it when it cannot name a Log. */
+export function piBaseSessionId(headerId: string): string {
+  return isValidSessionId(headerId) && Buffer.byteLength(headerId, "utf8") <= MAX_BASE_BYTES ? headerId : `pi-${sha256Hex(headerId).slice(0, 32)}`;
+}
+
+/** §2.2 step 3: `<base>.<leaf id>`, or a hash of the leaf id when that is not a valid session id. */
+export function piBranchSessionId(base: string, leafId: string): string {
+  const plain = `${base}.${leafId}`;
+  return isValidSessionId(plain) ? plain : `${base}.${sha256Hex(leafId).slice(0, 16)}`;
+}
+
+/** §2.1: the derived id of an imported Event. */
+export function piEventId(headerId: string, entryId: string, part: string | null, ts: unknown): string {
+  return derivedUlid(`pi:${headerId}:${entryId}${part === null ? "" : `#${part}`}`, ts);
+}
+
+interface ResolvedItem {
+  event: PixirEvent;
+  /** The pi entry this Event came from; null for the header carrier and session_fork. */
+  entryId: string | null;
+}
+
+interface OwnEvent {
+  draft: EventDraft;
+  fe: PiFileEntry;
+  id: string;
+}
+
+/** One Log of a planned family. */
+export interface PlannedPiLog {
+  sessionId: string;
+  role: "primary" | "branch";
+  /** Its own entries, in path order. */
+  entries: PiFileEntry[];
+  leafEntryId: string | null;
+  parent: PlannedPiLog | null;
+  forkKind: PiForkKind | null;
+  forkPointEntryId: string | null;
+  trivial: boolean;
+  /** The Events stored in the Log file, seq order. */
+  stored: PixirEvent[];
+  /** The resolved History (fork.md §6), with the entry of each Event. */
+  resolved: ResolvedItem[];
+  /** Entry id → position on this Log's pi path (§2.3). */
+  pathIndex: Map<string, number>;
+  /** Seq of the last own Event of each own entry. */
+  lastSeqOfEntry: Map<string, number>;
+  resources: ResourceCollector;
+  own: OwnEvent[];
+  bytes: Buffer;
+}
+
+export interface PlannedPiFamily {
+  file: string;
+  headerId: string;
+  baseSessionId: string;
+  parsed: ParsedPiSession;
+  orphans: PiOrphan[];
+  logs: PlannedPiLog[];
+}
+
+const tsOf = (value: unknown, fallback: string): string => (typeof value === "string" ? value : fallback);
+
+/** Put `pairs` into `data` just before its `pi` key (which stays last). */
+function beforePi(data: JsonObject, pairs: Array<[string, unknown]>): JsonObject {
+  const { pi, ...rest } = data;
+  return { ...rest, ...Object.fromEntries(pairs), pi };
+}
+
+/** §2.2 steps 2–4: which Log each entry lands in. */
+function assignLogs(ws: string, tree: PiTree, base: string): PlannedPiLog[] {
+  const owner = new Map<string, PlannedPiLog>();
+  const make = (sessionId: string, role: PlannedPiLog["role"], entries: PiFileEntry[], leaf: PiFileEntry | null): PlannedPiLog => ({
+    sessionId,
+    role,
+    entries,
+    leafEntryId: leaf?.id ?? null,
+    parent: null,
+    forkKind: null,
+    forkPointEntryId: null,
+    trivial: false,
+    stored: [],
+    resolved: [],
+    pathIndex: new Map(),
+    lastSeqOfEntry: new Map(),
+    resources: new ResourceCollector(ws, sessionId),
+    own: [],
+    bytes: Buffer.alloc(0),
+  });
+  const primary = make(base, "primary", tree.defaultLeaf ? tree.path(tree.defaultLeaf) : [], tree.defaultLeaf);
+  for (const e of primary.entries) owner.set(e.id, primary);
+  const logs = [primary];
+  for (const leaf of tree.leaves) {
+    if (leaf === tree.defaultLeaf) continue;
+    const walked: PiFileEntry[] = [];
+    let e: PiFileEntry | null = leaf;
+    while (e !== null && !owner.has(e.id)) {
+      walked.push(e);
+      e = tree.parentOf(e);
+    }
+    walked.reverse();
+    const log = make(piBranchSessionId(base, leaf.id), "branch", walked, leaf);
+    log.parent = e === null ? primary : owner.get(e.id)!;
+    log.forkKind = e === null ? "pi_tree_root" : "pi_tree_branch";
+    log.forkPointEntryId = e?.id ?? null;
+    log.trivial = walked.every((w) => TRIVIAL_TYPES.has(w.type));
+    for (const w of walked) owner.set(w.id, log);
+    logs.push(log);
+  }
+  return logs;
+}
+
+/** Plan the whole family of one parsed pi file: every Event, every byte. Writes nothing. */
+export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string): PlannedPiFamily {
+  const tree = new PiTree(parsed.entries, file);
+  const header = parsed.header;
+  const headerId = header.id as string;
+  const base = piBaseSessionId(headerId);
+  const headerTs = tsOf(header.timestamp, EPOCH);
+  const logs = assignLogs(ws, tree, base);
+
+  // Drafts and ids of every own Event; ids depend only on the entry, so cross references can be filled
+  // before seqs exist.
+  const ownerOf = new Map<string, PlannedPiLog>();
+  const lastIdOfEntry = new Map<string, string>();
+  for (const log of logs) {
+    for (const fe of log.entries) {
+      ownerOf.set(fe.id, log);
+      const drafts = entryToDrafts(fe, {
+        images: log.resources,
+        messageId: (entryId) => piEventId(headerId, entryId, "msg", fe.entry.timestamp),
+      });
+      for (const draft of drafts) {
+        const id = piEventId(headerId, fe.id, draft.part, fe.entry.timestamp);
+        log.own.push({ draft, fe, id });
+        lastIdOfEntry.set(fe.id, id);
+      }
+    }
+  }
+  // §2 branch_summary: the Log holding the branch point and the last Event of the fromId entry.
+  for (const log of logs) {
+    for (const o of log.own) {
+      if (o.draft.type !== "branch_summary") continue;
+      const fromId = o.fe.entry.fromId;
+      const point = typeof fromId === "string" ? tree.byId.get(fromId) : undefined;
+      o.draft.data = beforePi(o.draft.data, [
+        ["parent_session_id", point ? ownerOf.get(point.id)!.sessionId : null],
+        ["branch_point_event_id", point ? lastIdOfEntry.get(point.id)! : null],
+      ]);
+    }
+  }
+
+  const carrier: PixirEvent = {
+    id: derivedUlid(`pi:${headerId}:header`, header.timestamp),
+    session_id: base,
+    seq: 0,
+    ts: headerTs,
+    type: "workflow_event",
+    data: {
+      event: "pi_session_header",
+      pi: {
+        header,
+        source_version: parsed.sourceVersion,
+        file: path.basename(file),
+        default_leaf_entry_id: tree.defaultLeaf?.id ?? null,
+        orphans: tree.orphans,
+      },
+    },
+  };
+  for (const log of logs) {
+    if (log.parent === null) {
+      log.stored.push(carrier);
+      log.resolved.push({ event: carrier, entryId: null });
+    } else {
+      addForkHeader(ws, log, log.parent, base, headerId, headerTs);
+    }
+    addOwnEvents(log, headerTs);
+    log.bytes = serialize(log, parsed, file);
+  }
+  return { file, headerId, baseSessionId: base, parsed, orphans: tree.orphans, logs };
+}
+
+/** §2.2 step 3 and fork.md §4.3: the share_v1 header, and the resolved prefix it stands for. */
+function addForkHeader(ws: string, log: PlannedPiLog, parent: PlannedPiLog, base: string, headerId: string, headerTs: string): void {
+  const toSeq = log.forkPointEntryId === null ? 0 : parent.lastSeqOfEntry.get(log.forkPointEntryId)!;
+  const inherited = parent.resolved.filter((r) => isInherited(r.event, toSeq));
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  for (const r of inherited) {
+    digest.add(r.event);
+    open.add(r.event);
+  }
+  const first = log.entries[0]!;
+  const ts = tsOf(first.entry.timestamp, headerTs);
+  const header: PixirEvent = {
+    id: derivedUlid(`pi:${headerId}:fork:${log.leafEntryId}`, ts),
+    session_id: log.sessionId,
+    seq: 0,
+    ts,
+    type: "session_fork",
+    data: {
+      parent_session_id: parent.sessionId,
+      fork_root_session_id: base,
+      forked_to_seq: toSeq,
+      parent_workspace: ws,
+      child_workspace: ws,
+      replay_event_count: inherited.length,
+      from_seq: inherited[0]?.event.seq ?? null,
+      strategy: "share_v1",
+      limitations: SHARE_LIMITATIONS,
+      prefix_digest: digest.digest(),
+      open_tool_calls: open.list(),
+      pi: {
+        fork_kind: log.forkKind,
+        fork_point_entry_id: log.forkPointEntryId,
+        leaf_entry_id: log.leafEntryId,
+        header_id: isValidSessionId(headerId) ? headerId : null,
+        ...(log.trivial ? { trivial: true } : {}),
+      },
+    },
+  };
+  log.stored.push(header);
+  log.resolved.push({ event: header, entryId: null });
+  inherited.forEach((r, i) => {
+    const { event } = inheritedItem({ event: r.event }, header.id!, log.sessionId, i + 1);
+    log.resolved.push({ event, entryId: r.entryId });
+  });
+  // The pi path of a child: its parent's, cut just after the fork point, then its own entries.
+  const cut = log.forkPointEntryId === null ? -1 : parent.pathIndex.get(log.forkPointEntryId)!;
+  for (const [id, i] of parent.pathIndex) if (i <= cut) log.pathIndex.set(id, i);
+}
+
+/** §2.1 seqs in path order, and §2.3 compaction ranges over the resolved History. */
+function addOwnEvents(log: PlannedPiLog, headerTs: string): void {
+  let seq = log.resolved.length;
+  let pos = log.pathIndex.size;
+  for (const fe of log.entries) log.pathIndex.set(fe.id, pos++);
+  for (const o of log.own) {
+    if (o.draft.type === "history_compaction") o.draft.data = compactionRange(log, o, seq);
+    const event: PixirEvent = { id: o.id, session_id: log.sessionId, seq, ts: tsOf(o.fe.entry.timestamp, headerTs), type: o.draft.type, data: o.draft.data };
+    log.stored.push(event);
+    log.resolved.push({ event, entryId: o.fe.id });
+    log.lastSeqOfEntry.set(o.fe.id, seq);
+    seq++;
+  }
+}
+
+/** §2.3: the first Event kept by a pi compaction, and the range the context fold hides. */
+function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): JsonObject {
+  const pi = o.draft.data.pi as JsonObject;
+  const own = log.pathIndex.get(o.fe.id)!;
+  const keptId = pi.first_kept_entry_id;
+  const keptAt = typeof keptId === "string" ? log.pathIndex.get(keptId) : undefined;
+  let firstKept: ResolvedItem | undefined;
+  if (keptAt !== undefined && keptAt < own) {
+    firstKept = log.resolved.find((r) => r.entryId !== null && log.pathIndex.get(r.entryId)! >= keptAt);
+  }
+  const toSeq = firstKept ? firstKept.event.seq! - 1 : seq - 1;
+  return beforePi(o.draft.data, [
+    ["range", { from_seq: 0, to_seq: toSeq }],
+    ["source_event_count", toSeq + 1],
+    ["first_kept_event_id", firstKept?.event.id ?? null],
+  ]);
+}
+
+/** The Log's bytes; a string that cannot be stored is refused naming the pi file and line it came from. */
+function serialize(log: PlannedPiLog, parsed: ParsedPiSession, file: string): Buffer {
+  const lines: string[] = [];
+  const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
+  for (const e of log.stored) {
+    const text = serializeEvent(e);
+    if (!isEncodable(text, e.data)) {
+      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf.get(e.id!) ?? parsed.headerLine, file });
+    }
+    lines.push(text);
+  }
+  return Buffer.from(lines.join(""), "utf8");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// §3: the command.
+
+export interface PiImportFile {
+  /** Where to read the file. */
+  path: string;
+  /** How the file is named in output and errors (the argument as given). */
+  display: string;
+}
+
+export interface PiImportOptions {
+  files: PiImportFile[];
+  lenient?: boolean;
+  dryRun?: boolean;
+  program: string;
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  /** Progress lines for large files; the caller passes it only when stderr is a terminal. */
+  progress?: (text: string) => void;
+}
+
+export interface PiImportSessionReport {
+  session_id: string;
+  role: "primary" | "branch";
+  leaf_entry_id: string | null;
+  parent_session_id: string | null;
+  event_count: number;
+  status: PiImportStatus;
+  trivial: boolean;
+}
+
+export interface PiImportFileReport {
+  file: string;
+  header_id: string | null;
+  source_version: number;
+  sessions: PiImportSessionReport[];
+  orphans: PiOrphan[];
+  skipped_lines: number;
+}
+
+export interface PiImportResult {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  imports: PiImportFileReport[];
+  /** Not printed: line numbers skipped per file, for warnings. */
+  skipped?: Array<{ file: string; lines: number[] }>;
+}
+
+const REMOVE_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
+
+/** §3.2 step 1: compare each planned Log with the disk. */
+function statusOnDisk(ws: string, log: PlannedPiLog): "absent" | "identical" | "different" {
+  const p = logPath(ws, log.sessionId);
+  if (inspectStatePath(p) === "missing") return "absent";
+  return readFileSync(p.abs).equals(log.bytes) ? "identical" : "different";
+}
+
+export async function importPiFiles(ws: string, options: PiImportOptions): Promise<PiImportResult> {
+  const families: PlannedPiFamily[] = [];
+  for (const f of options.files) {
+    const bytes = readPiFile(f.path, f.display);
+    const big = bytes.length >= PI_PROGRESS_BYTES ? options.progress : undefined;
+    big?.(`${path.basename(f.display)}: read ${bytes.length} bytes`);
+    const parsed = parsePiSession(bytes, { file: f.display, lenient: options.lenient });
+    big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
+    const family = planPiFamily(ws, parsed, f.display);
+    big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
+    families.push(family);
+  }
+
+  // The same Log planned twice (one file given twice) is written once, and reported as created once:
+  // the later mentions are `unchanged`, which is what they find. Two different plans conflict.
+  const planned = new Map<string, PlannedPiLog>();
+  const status = new Map<string, PiImportStatus>();
+  const conflicts: Array<{ session_id: string; log_path: string }> = [];
+  for (const family of families) {
+    for (const log of family.logs) {
+      const seen = planned.get(log.sessionId);
+      if (seen !== undefined) {
+        if (!seen.bytes.equals(log.bytes)) conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel });
+        continue;
+      }
+      planned.set(log.sessionId, log);
+      const disk = statusOnDisk(ws, log);
+      if (disk === "different") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel });
+      else status.set(log.sessionId, disk === "identical" ? "unchanged" : options.dryRun ? "would_create" : "created");
+    }
+  }
+  if (conflicts.length > 0) {
+    throw new PixirError("already_exists", "session log already exists", {
+      session_id: conflicts[0]!.session_id,
+      log_path: conflicts[0]!.log_path,
+      conflicts,
+      next_actions: REMOVE_ACTIONS,
+    });
+  }
+
+  const toCreate = [...planned.values()].filter((l) => status.get(l.sessionId) === "created");
+  if (!options.dryRun && toCreate.length > 0) await writeFamilies(ws, toCreate, options);
+
+  return {
+    ok: true,
+    recorded: !options.dryRun && toCreate.length > 0,
+    dry_run: Boolean(options.dryRun),
+    imports: families.map((family) => ({
+      file: family.file,
+      header_id: isValidSessionId(family.headerId) ? family.headerId : null,
+      source_version: family.parsed.sourceVersion,
+      sessions: family.logs.map((log) => ({
+        session_id: log.sessionId,
+        role: log.role,
+        leaf_entry_id: log.leafEntryId,
+        parent_session_id: log.parent?.sessionId ?? null,
+        event_count: log.stored.length,
+        status: planned.get(log.sessionId) === log ? status.get(log.sessionId)! : "unchanged",
+        trivial: log.trivial,
+      })),
+      orphans: family.orphans,
+      skipped_lines: family.parsed.skippedLines.length,
+    })),
+    skipped: families.filter((f) => f.parsed.skippedLines.length > 0).map((f) => ({ file: f.file, lines: f.parsed.skippedLines })),
+  };
+}
+
+/**
+ * §3.2 step 2: take every new Log's lease, write the resources and all temp files, then rename the Logs,
+ * parents before children. Each createLogAtomically runs the next one just before its own rename, so
+ * the chain is built from the last child inwards and the primary (innermost) is renamed first.
+ */
+async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImportOptions): Promise<void> {
+  const leases: WriterLease[] = [];
+  let wrote = false;
+  try {
+    for (const log of logs) leases.push(await acquireLease(ws, log.sessionId, { program: options.program, env: options.env, signal: options.signal }));
+    for (const log of logs) {
+      for (const [, payload] of log.resources.payloads) {
+        writePayload(payload.path, payload.bytes, payload.ref.sha256);
+      }
+    }
+    const reversed = logs.map((log, i) => ({ log, lease: leases[i]! })).reverse();
+    const create = async (i: number): Promise<void> => {
+      const item = reversed[i];
+      if (item === undefined) return;
+      await createLogAtomically(
+        ws,
+        item.log.sessionId,
+        async (emit) => emit(item.log.bytes.toString("utf8")),
+        { lease: item.lease, signal: options.signal },
+        () => create(i + 1),
+      );
+    };
+    await create(0);
+    wrote = true;
+  } finally {
+    for (const lease of leases) lease.release(!wrote);
+  }
+}

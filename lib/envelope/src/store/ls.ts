@@ -1,0 +1,84 @@
+// cli.md §8.4: the Logs of a Workspace. Only regular files named <valid id>.ndjson count.
+import { lstatSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { mapOsRefusal, PixirError } from "../event/errors.js";
+import { readFirstLine } from "./log-read.js";
+import { inspectStatePath, logPath, sessionsDir } from "./paths.js";
+import { isValidSessionId } from "../event/session-id.js";
+
+export interface LogListing {
+  sessionIds: string[];
+  /** Each Log's size in bytes when it was listed. */
+  sizes: Map<string, number>;
+  ignoredEntries: number;
+}
+
+const LOG_SUFFIX = ".ndjson";
+
+/** Session ids with a Log in the Workspace, sorted by byte order. */
+export function listLogs(ws: string): LogListing {
+  const dir = sessionsDir(ws);
+  const sizes = new Map<string, number>();
+  if (inspectStatePath(dir) === "missing") return { sessionIds: [], sizes, ignoredEntries: 0 };
+  const ids: string[] = [];
+  let ignored = 0;
+  for (const name of readdirSync(dir.abs)) {
+    const id = name.endsWith(LOG_SUFFIX) ? name.slice(0, -LOG_SUFFIX.length) : null;
+    const st = id === null || !isValidSessionId(id) ? null : lstatSync(path.join(dir.abs, name));
+    if (id === null || st === null || !st.isFile()) {
+      ignored++;
+      continue;
+    }
+    ids.push(id);
+    sizes.set(id, st.size);
+  }
+  ids.sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
+  return { sessionIds: ids, sizes, ignoredEntries: ignored };
+}
+
+export interface LogEntry {
+  session_id: string;
+  log_path: string;
+  size_bytes: number;
+  modified_at: string;
+  parent_session_id: string | null;
+  strategy: string | null;
+  first_line_error?: string;
+}
+
+/** ls --json: one entry per Log, lineage from its first line only. */
+export async function describeLogs(ws: string): Promise<{ entries: LogEntry[]; ignoredEntries: number }> {
+  const listing = listLogs(ws);
+  const entries: LogEntry[] = [];
+  for (const id of listing.sessionIds) {
+    const p = logPath(ws, id);
+    const st = lstatSync(p.abs);
+    const entry: LogEntry = {
+      session_id: id,
+      log_path: p.abs,
+      size_bytes: st.size,
+      modified_at: st.mtime.toISOString(),
+      parent_session_id: null,
+      strategy: null,
+    };
+    let first: Awaited<ReturnType<typeof readFirstLine>>;
+    try {
+      first = await readFirstLine(p);
+    } catch (thrown) {
+      // A Log this user may not read is listed with the reason (cli.md §8.4: an unreadable first line).
+      const err = mapOsRefusal(thrown);
+      if (!(err instanceof PixirError)) throw err;
+      entry.first_line_error = err.kind;
+      entries.push(entry);
+      continue;
+    }
+    if (first !== null && "problem" in first) entry.first_line_error = first.problem.reason;
+    else if (first !== null && first.line.event.type === "session_fork") {
+      const d = first.line.event.data;
+      entry.parent_session_id = typeof d.parent_session_id === "string" ? d.parent_session_id : null;
+      entry.strategy = typeof d.strategy === "string" ? d.strategy : null;
+    }
+    entries.push(entry);
+  }
+  return { entries, ignoredEntries: listing.ignoredEntries };
+}
