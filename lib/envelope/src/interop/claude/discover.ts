@@ -4,9 +4,9 @@ import { createHash } from "node:crypto";
 import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { isJsonObject } from "../../envelope.js";
-import { PixirError, mapOsRefusal } from "../../errors.js";
-import { isValidSessionId, MAX_SESSION_ID_BYTES } from "../../session-id.js";
+import { isJsonObject } from "../../event/envelope.js";
+import { PixirError, mapOsRefusal } from "../../event/errors.js";
+import { isValidSessionId, MAX_SESSION_ID_BYTES } from "../../event/session-id.js";
 
 export const UUID_PATTERN = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const SAFE_AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;

@@ -2,14 +2,14 @@
 // byte for byte: the held record Events of each source file's family, merged in line order (§5.2).
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
-import { isJsonObject, type JsonObject, type PixirEvent } from "../../envelope.js";
-import { PixirError } from "../../errors.js";
-import { randomHex } from "../../ids.js";
-import { readFirstLine } from "../../log-read.js";
-import { notFoundError, openHistory } from "../../loader.js";
-import { listLogs } from "../../ls.js";
-import { inspectStatePath, logPath, writeWhole } from "../../paths.js";
-import { assertSessionId } from "../../session-id.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { randomHex } from "../../event/ids.js";
+import { readFirstLine } from "../../store/log-read.js";
+import { notFoundError, openHistory } from "../../store/loader.js";
+import { listLogs } from "../../store/ls.js";
+import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
+import { assertSessionId } from "../../event/session-id.js";
 import { heldLine, recordLineOf } from "./map.js";
 
 export interface ClaudeExportFile {

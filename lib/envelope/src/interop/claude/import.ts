@@ -3,16 +3,16 @@
 // prefix) and, when it grew, only its new records are appended (§4.3).
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { isJsonObject, serializeEvent, isEncodable, type PixirEvent } from "../../envelope.js";
-import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../codec.js";
-import { PixirError } from "../../errors.js";
-import { acquireLease, type WriterLease } from "../../lease.js";
-import { readFirstLine } from "../../log-read.js";
-import { openHistory } from "../../loader.js";
-import { appendJournaled, createLogAtomically, readTail } from "../../log-write.js";
-import { listLogs } from "../../ls.js";
-import { inspectStatePath, logPath } from "../../paths.js";
-import { isValidSessionId } from "../../session-id.js";
+import { isJsonObject, serializeEvent, isEncodable, type PixirEvent } from "../../event/envelope.js";
+import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
+import { PixirError } from "../../event/errors.js";
+import { acquireLease, type WriterLease } from "../../store/lease.js";
+import { readFirstLine } from "../../store/log-read.js";
+import { openHistory } from "../../store/loader.js";
+import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
+import { listLogs } from "../../store/ls.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
+import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, defaultProjectsRoot, discoverUnits, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import { planBatch, TRANSCRIPT_CHANGED_ACTIONS, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
 import { readTranscriptBytes, type ReadFile } from "./transcript.js";

@@ -1,8 +1,8 @@
 // claude-interop.md §2.1–§2.3: one Claude record ⇄ its Events. The importer maps a record to Event
 // drafts (type, part, data without `claude`); `recordLineOf` gives the exact line back from an Event.
-import { isJsonObject, type JsonObject, type PixirEvent } from "../../envelope.js";
-import { wellFormed } from "../../text.js";
-import type { CanonicalType } from "../../vocabulary.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { wellFormed } from "../../event/text.js";
+import type { CanonicalType } from "../../event/vocabulary.js";
 import type { ClaudeRecord } from "./transcript.js";
 
 export interface ClaudeEventDraft {

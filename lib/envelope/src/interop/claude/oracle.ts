@@ -1,7 +1,7 @@
 // claude-interop.md §6 "The oracle": the items `pixir context` must show for a session file, computed
 // from the file alone: the chain Claude resumes from the last message record (progress bridged, gaps to
 // the nearest earlier message record, no logicalParentUuid), plus the parallel-call recovery.
-import type { JsonObject } from "../../envelope.js";
+import type { JsonObject } from "../../event/envelope.js";
 import { recordDrafts } from "./map.js";
 import { readTranscriptBytes, TranscriptTree, type ClaudeRecord } from "./transcript.js";
 

@@ -2,14 +2,14 @@
 // placed on Logs (the path Claude resumes, true branches as share_v1 children, side records), then
 // mapped to Events in line order per Log. The same code plans a first import (no Log holds anything)
 // and an incremental one (the family's Logs, read from disk, hold the earlier lines).
-import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../envelope.js";
-import { PixirError } from "../../errors.js";
-import { SHARE_LIMITATIONS } from "../../fork.js";
-import { OpenCalls } from "../../fork-plan.js";
-import { IdSet } from "../../id-set.js";
-import { derivedUlid } from "../../ids.js";
-import { inheritedItem, isInherited, PrefixDigest } from "../../loader.js";
-import { isValidSessionId } from "../../session-id.js";
+import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { SHARE_LIMITATIONS } from "../../fork/fork.js";
+import { OpenCalls } from "../../fork/fork-plan.js";
+import { IdSet } from "../../event/id-set.js";
+import { derivedUlid } from "../../event/ids.js";
+import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
+import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, sha256Hex, subagentIdOf, type SourceFile } from "./discover.js";
 import { contentText, heldLine, recordLineOf, recordDrafts, reproduction, usageDraft, usageKey, type ClaudeEventDraft } from "./map.js";
 import { assignTranscripts, hasToolResultBlock, TranscriptTree, type ClaudeRecord, type ReadFile } from "./transcript.js";

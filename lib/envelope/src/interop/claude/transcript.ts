@@ -1,8 +1,8 @@
 // claude-interop.md §1–§3.3: reading a Claude Code transcript and its tree rules (message records,
 // bridged parents, walks, the parallel-call recovery, the leaf Claude resumes). Pure functions over
 // the lines of one file; the importer and the oracle tests both use them.
-import { deepWellFormed, isJsonObject, type JsonObject } from "../../envelope.js";
-import { PixirError } from "../../errors.js";
+import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
 
