@@ -35,6 +35,7 @@ export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Pr
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");
   const plan = await planClaudeExport(ctx.workspace(), id);
+  for (const w of plan.fork?.warnings ?? []) ctx.warn(w, "the source session's Logs are not in the Workspace; copied the fork's own Claude prefix");
   if (out === undefined && !dryRun) {
     // Stream command (§5.4): the file holding <id>'s records is the output.
     if (plan.subagentFiles > 0) ctx.warn("claude_subagents_not_written", String(plan.subagentFiles), { count: plan.subagentFiles });

@@ -10,6 +10,7 @@ import { notFoundError, openHistory } from "../../store/loader.js";
 import { listLogs } from "../../store/ls.js";
 import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
 import { assertSessionId } from "../../event/session-id.js";
+import { planForkExport, type ForkExport } from "./export-fork.js";
 import { heldLine, recordLineOf } from "./map.js";
 
 export interface ClaudeExportFile {
@@ -56,6 +57,8 @@ export interface ClaudeExportPlan {
   main: RebuiltFile;
   /** Subagent files of the unit: not written when the session goes to stdout (§5.4). */
   subagentFiles: number;
+  /** Mode fork: what the conversion did. */
+  fork: ForkExport | null;
 }
 
 interface FamilyLog {
@@ -153,15 +156,6 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
   const own = await ownEvents(ws, id);
   const first = own[0];
   const claude = first ? claudeOf(first) : null;
-  if (claude === null || typeof claude.source !== "string" || !own.every((e) => isJsonObject(e.data.claude))) {
-    throw new PixirError("invalid_args", "only Logs made by pixir import claude can be exported to Claude Code", {
-      field: "id",
-      reason: "not_imported_from_claude",
-      next_actions: ["export a Log that pixir import claude made", "exporting pixir forks of Claude sessions is not supported yet"],
-    });
-  }
-  const source = claude.source;
-  // §5.2: the unit of the source (a subagent's session, when its Logs are here).
   const all = await firstEvents(ws);
   const sources = new Map<string, string[]>();
   for (const l of all) {
@@ -171,6 +165,12 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
     if (list) list.push(l.id);
     else sources.set(c.source, [l.id]);
   }
+  // §5.1: mode fork for anything that is not purely import-made.
+  if (claude === null || typeof claude.source !== "string" || !own.every((e) => isJsonObject(e.data.claude))) {
+    return forkPlan(ws, id, sources);
+  }
+  const source = claude.source;
+  // §5.2: the unit of the source (a subagent's session, when its Logs are here).
   const slash = source.indexOf("/agent-");
   const sessionSource = slash >= 0 && sources.has(source.slice(0, slash)) ? source.slice(0, slash) : slash >= 0 ? null : source;
   const unitSources = sessionSource === null ? [source] : [...sources.keys()].filter((s) => s === sessionSource || s.startsWith(`${sessionSource}/agent-`)).sort();
@@ -204,7 +204,28 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
     return { rel, kind: isSub ? "subagent" : "session", bytes: r.bytes, records: r.records, holdsTarget: r.source === source };
   });
   const main = files.find((f) => f.holdsTarget)!;
-  return { mode: "original", sessionId: id, projectDir, files, main, subagentFiles: files.filter((f) => f.kind === "subagent").length };
+  return { mode: "original", sessionId: id, projectDir, files, main, subagentFiles: files.filter((f) => f.kind === "subagent").length, fork: null };
+}
+
+/** §5.3: a new session file for a Log that is not purely import-made. */
+async function forkPlan(ws: string, id: string, sources: Map<string, string[]>): Promise<ClaudeExportPlan> {
+  const cache = new Map<string, { bytes: Buffer; projectDir: unknown } | null>();
+  const fork = await planForkExport({
+    ws,
+    id,
+    sourceFile: async (sessionId) => {
+      if (!cache.has(sessionId)) {
+        const ids = sources.get(sessionId);
+        const r = ids ? await rebuild(ws, ids) : null;
+        cache.set(sessionId, r && { bytes: r.bytes, projectDir: r.carrier?.project_dir });
+      }
+      return cache.get(sessionId)!;
+    },
+  });
+  const projectDir = projectDirFor(fork.recordedProjectDir, fork.cwd);
+  const bytes = Buffer.from(fork.lines.map((l) => `${l}\n`).join(""), "utf8");
+  const file: RebuiltFile = { rel: path.join(projectDir, `${fork.forkId}.jsonl`), kind: "session", bytes, records: fork.lines.length, holdsTarget: true };
+  return { mode: "fork", sessionId: id, projectDir, files: [file], main: file, subagentFiles: 0, fork };
 }
 
 function existing(p: string): Buffer | null {
@@ -260,11 +281,11 @@ export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: strin
     out: options.out ?? null,
     project_dir: plan.projectDir,
     files,
-    forked_from: null,
-    copied_records: 0,
-    converted_events: 0,
-    pixir_events: 0,
-    warnings: [],
+    forked_from: plan.fork?.forkedFrom ?? null,
+    copied_records: plan.fork?.copied ?? 0,
+    converted_events: plan.fork?.converted ?? 0,
+    pixir_events: plan.fork?.pixirEvents ?? 0,
+    warnings: plan.fork?.warnings ?? [],
   };
 }
 

@@ -6,3 +6,4 @@ export * from "./plan.js";
 export * from "./import.js";
 export * from "./export.js";
 export * from "./oracle.js";
+export * from "./export-fork.js";
