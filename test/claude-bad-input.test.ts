@@ -192,3 +192,29 @@ describe("hostile ids and paths", () => {
     expect(res.json.imports.map((i: any) => i.session_id)).toEqual([SID]);
   });
 });
+
+describe("the run as a whole", () => {
+  it("--dry-run reports would_create and creates nothing, not even .pixir/", () => {
+    const root = project({ [`${SID}.jsonl`]: `${good.join("\n")}\n` });
+    const ws = tempDir();
+    const res = run("pixir", ["import", "claude", root, "--dry-run", "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(0);
+    expect(res.json).toMatchObject({ recorded: false, dry_run: true, imports: [{ status: "would_create", logs: [{ session_id: SID, status: "would_create" }] }] });
+    expect(readdirSync(ws)).toEqual([]);
+  });
+
+  it("two files of one session are duplicate_session; --lenient skips the later one", () => {
+    const root = project({ [`${SID}.jsonl`]: `${good.join("\n")}\n`, "renamed-copy.jsonl": `${good.join("\n")}\n` });
+    const ws = tempDir();
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({ kind: "invalid_claude_session", details: { reason: "duplicate_session", file: "-home-u-p/renamed-copy.jsonl" } });
+    expect(existsSync(path.join(ws, ".pixir"))).toBe(false);
+    const lenient = run("pixir", ["import", "claude", root, "--lenient", "--json"], { cwd: ws });
+    expect(lenient.code).toBe(0);
+    expect(lenient.json.imports.map((i: any) => [i.file, i.status])).toEqual([
+      [`-home-u-p/${SID}.jsonl`, "created"],
+      ["-home-u-p/renamed-copy.jsonl", "skipped"],
+    ]);
+  });
+});
