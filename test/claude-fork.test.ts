@@ -3,7 +3,8 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { claudeOracle, stampCopied } from "@pixir/envelope";
+import { stampCopied } from "../lib/envelope/src/interop/claude/export-fork.js";
+import { claudeOracle } from "../lib/envelope/src/interop/claude/oracle.js";
 import { run, tempDir } from "./support/cli.js";
 import { CLAUDE_FIXTURES } from "./support/claude.js";
 

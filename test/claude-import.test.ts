@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { claudeOracle } from "@pixir/envelope";
+import { claudeOracle } from "../lib/envelope/src/interop/claude/oracle.js";
 import { run, tempDir } from "./support/cli.js";
 import { allFixtureFiles, CLAUDE_FIXTURES, heldLines, logIds, nonBlankLines, ownEvents, projectsRoot, r, sessionFixtures, storedEvents } from "./support/claude.js";
 

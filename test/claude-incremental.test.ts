@@ -4,7 +4,11 @@
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { claudeOracle, contextItems, importClaude, openHistory, planClaudeExport } from "@pixir/envelope";
+import { planClaudeExport } from "../lib/envelope/src/interop/claude/export.js";
+import { importClaude } from "../lib/envelope/src/interop/claude/import.js";
+import { claudeOracle } from "../lib/envelope/src/interop/claude/oracle.js";
+import { contextItems } from "../lib/envelope/src/session/context.js";
+import { openHistory } from "../lib/envelope/src/store/loader.js";
 import { run, tempDir } from "./support/cli.js";
 import { CLAUDE_FIXTURES, heldLines, logIds, logsDir, nonBlankLines, sessionFixtures } from "./support/claude.js";
 

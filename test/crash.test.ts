@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { logFile, rawLine, readLog, run, start, tempDir, user, workspace } from "./support/cli.js";
+import { leaseGoesStale, logFile, rawLine, readLog, run, start, tempDir, user, workspace } from "./support/cli.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BODY = "x".repeat(2000);
@@ -36,7 +36,7 @@ describe("SIGKILL during a write", () => {
       expect(check.json.checked).toBe(0);
       // The orphaned temp file never counts as a Log. Once the dead writer's lease is stale, a later
       // write of the same id takes it over (writer-lease.md §9a) and works.
-      await sleep(5200);
+      await leaseGoesStale(ws, "s");
       const again = run("pixir-log", ["write"], { cwd: ws, input: lines.slice(0, 3).join(""), env: { PIXIR_TAKE_OVER_DEAD_WRITER: "1" } });
       expect(again.code).toBe(0);
       expect(run("pixir-log", ["check", "s", "--json"], { cwd: ws }).json.logs[0].warnings.map((w: { code: string }) => w.code)).toContain("stale_temp_file");
@@ -55,8 +55,8 @@ describe("SIGKILL during a write", () => {
       const cat = run("pixir-log", ["cat", "s"], { cwd: ws });
       expect(cat.code).toBe(0);
       expect(cat.stdout).toBe(original);
-      // The dead writer's lease blocks writers until it is stale (5 s) and released by force.
-      await sleep(5200);
+      // The dead writer's lease blocks writers until it is stale and released by force.
+      await leaseGoesStale(ws, "s");
       expect(run("pixir", ["lock", "release", "s", "--force"], { cwd: ws }).code).toBe(0);
       const repair = run("pixir-log", ["repair", "s", "--json"], { cwd: ws });
       expect(repair.json).toMatchObject({ ok: true, journal_rolled_back: true });

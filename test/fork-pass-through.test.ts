@@ -7,7 +7,12 @@ import { appendFileSync, readFileSync, truncateSync, writeFileSync } from "node:
 import { open } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkParentPrefix, decodeLogLine, derivedUlid, isLineProblem, lineBlocks, ParentPrefixCursor, passThroughParent, PixirError, PrefixScanner, type PrefixFacts } from "@pixir/envelope";
+import { decodeLogLine, isLineProblem, PixirError } from "@pixir/envelope";
+import { checkParentPrefix } from "../lib/envelope/src/fork/fork-write.js";
+import { derivedUlid } from "../lib/envelope/src/event/ids.js";
+import { lineBlocks } from "../lib/envelope/src/store/log-read.js";
+import { ParentPrefixCursor, passThroughParent } from "../lib/envelope/src/fork/fork-bytes.js";
+import { PrefixScanner, type PrefixFacts } from "../lib/envelope/src/fork/fork-plan.js";
 import { logFile, readLog, ROOT, run, sh, workspace } from "./support/cli.js";
 import { expectJsonOk } from "./support/fork.js";
 

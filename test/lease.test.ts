@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readLog, run, sh, start, tempDir, user, workspace } from "./support/cli.js";
+import { leaseGoesStale, readLog, run, sh, start, tempDir, user, workspace } from "./support/cli.js";
 
 const EV = '{"type":"user_message","data":{"text":"hi"}}\n';
 const leaseFile = (ws: string, id: string) => path.join(ws, ".pixir", "session_leases", `${id}.json`);
@@ -250,7 +250,7 @@ describe("H62 heartbeat and crash", () => {
     expect(active.json.lease).toMatchObject({ state: "active", holder_alive: true });
     writer.child.kill("SIGKILL");
     await writer.done;
-    await sleep(5500);
+    await leaseGoesStale(ws, "s");
     const stale = run("pixir", ["lock", "status", "s", "--json"], { cwd: ws });
     expect(stale.json.lease).toMatchObject({ state: "stale", holder_alive: false });
     expect(run("pixir", ["lock", "release", "s", "--force"], { cwd: ws }).code).toBe(0);
@@ -270,7 +270,7 @@ describe("H62 heartbeat and crash", () => {
     expect(JSON.parse(readFileSync(journal, "utf8"))).toMatchObject({ os_pid: String(old.child.pid), holder_id: expect.stringMatching(/^wrl_/) });
     process.kill(old.child.pid!, "SIGSTOP");
     try {
-      await sleep(5500);
+      await leaseGoesStale(ws, "s");
       expect(run("pixir", ["lock", "release", "s", "--force"], { cwd: ws }).code).toBe(0);
       // The old writer is alive and may wake: the new writer must neither roll back its journal nor write past it.
       const refused = run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: EV });
@@ -316,7 +316,7 @@ describe("H62 heartbeat and crash", () => {
     await sleep(300);
     writer.child.kill("SIGKILL");
     await writer.done;
-    await sleep(5500);
+    await leaseGoesStale(ws, "s");
     expect(run("pixir-log", ["append", "s", "--json"], { cwd: ws, input: EV }).json.error.kind).toBe("session_writer_stale");
     const r = run("pixir-log", ["append", "s", "--take-over-dead-writer", "--json"], { cwd: ws, input: EV });
     expect(r.code).toBe(0);

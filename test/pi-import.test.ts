@@ -29,7 +29,7 @@ import {
   V1_HAND,
   V2_HAND,
 } from "./support/pi.js";
-import { describePiMessage, piContextMessage } from "@pixir/envelope";
+import { describePiMessage, piContextMessage } from "../lib/envelope/src/interop/pi/oracle.js";
 
 const importPi = (ws: string, ...args: string[]) => run("pixir", ["import", "pi", ...args, "--json"], { cwd: ws });
 

@@ -5,7 +5,8 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openHistory, PixirError, scanBytes, scanLog, type ScanResult } from "@pixir/envelope";
+import { openHistory, PixirError, scanLog } from "@pixir/envelope";
+import { scanBytes, type ScanResult } from "../lib/envelope/src/store/log-read.js";
 import { ROOT, workspace } from "./support/cli.js";
 
 /** The facts of a scan that readers use, with its first and last lines as what they hold. */

@@ -5,7 +5,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, sy
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { buildSessionTree, MAX_NESTING_DEPTH, nestsDeeperThan, rawDataText, scanLog } from "@pixir/envelope";
+import { buildSessionTree, scanLog } from "@pixir/envelope";
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../lib/envelope/src/event/nesting.js";
+import { rawDataText } from "../../lib/envelope/src/event/envelope.js";
 import { binPath, listTree, ROOT, logFile, rawLine, readLog, run, sh, tempDir, user, workspace } from "../support/cli.js";
 
 const nested = (d: number) => `${"[".repeat(d)}${"]".repeat(d)}`;

@@ -203,3 +203,16 @@ export const INVALID_SESSION_IDS: ReadonlyArray<readonly [string, string]> = [
   ["a\n", "invalid_character"],
   ["b".repeat(235) + "c", "too_long"],
 ];
+
+/**
+ * Let the lease of a writer that was killed or stopped turn stale without waiting out the default
+ * 5 s: readers judge a lease by the threshold it records (writer-lease.md §4, rule 7: `stale_after_ms`
+ * when it is a positive integer), so lower that, then wait past it. The lease's holder, heartbeat and
+ * everything else stay as the writer left them.
+ */
+export async function leaseGoesStale(ws: string, id: string, staleAfterMs = 200): Promise<void> {
+  const file = path.join(ws, ".pixir", "session_leases", `${id}.json`);
+  const lease = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+  writeFileSync(file, `${JSON.stringify({ ...lease, stale_after_ms: staleAfterMs }, null, 2)}\n`);
+  await new Promise((r) => setTimeout(r, staleAfterMs + 100));
+}

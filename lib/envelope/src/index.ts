@@ -1,39 +1,59 @@
-// @pixir/envelope: every rule of pixir lives in this library; the binaries only parse flags and
-// compose these stages.
-export * from "./event/errors.js";
-export * from "./event/session-id.js";
-export * from "./event/ids.js";
-export * from "./event/text.js";
-export * from "./event/envelope.js";
-export * from "./lines/codec.js";
-export * from "./lines/pipe-read.js";
-export * from "./store/paths.js";
-export * from "./store/lease.js";
-export * from "./store/log-read.js";
-export * from "./store/log-write.js";
-export * from "./store/loader.js";
-export * from "./lines/input.js";
-export * from "./store/append.js";
-export * from "./session/write.js";
-export * from "./fork/fork.js";
-export * from "./fork/fork-plan.js";
-export * from "./fork/fork-bytes.js";
-export * from "./fork/fork-write.js";
-export * from "./fork/fork-job.js";
-export * from "./summary/summary.js";
-export * from "./fork/materialize.js";
-export * from "./store/resources.js";
-export * from "./store/ls.js";
-export * from "./session/check.js";
-export * from "./store/repair.js";
-export * from "./session/session-repair.js";
-export * from "./session/diff.js";
-export * from "./session/context.js";
-export * from "./session/compact.js";
-export * from "./session/merge.js";
-export * from "./tree/tree.js";
-export * from "./interop/pi/index.js";
-export * from "./event/progress.js";
-export * from "./cli/io.js";
-export * from "./cli/app.js";
-export * from "./interop/claude/index.js";
+// @pixir/envelope: every rule of pixir lives in this library; the binaries only parse flags and compose
+// these stages. This list is the public API, by layer (docs/architecture.md): what the tools use, and
+// resolveWorkspace, which the README shows. Everything else stays internal; tests import internals
+// from their modules.
+
+// event/
+export { isLineProblem, type LineProblem, type PixirEvent, serializeEvent } from "./event/envelope.js";
+export { errorEnvelope, errorText, PixirError, usageError } from "./event/errors.js";
+export { newUlid } from "./event/ids.js";
+export { assertSessionId } from "./event/session-id.js";
+export { DETERMINISTIC_SUMMARY, isCanonicalType, MODEL_SUMMARY } from "./event/vocabulary.js";
+
+// lines/
+export { abortable } from "./lines/abortable.js";
+export { splitLines } from "./lines/codec.js";
+
+// fast/
+export { decodeLogLine } from "./fast/decode-line.js";
+
+// store/
+export { appendEvents } from "./store/append.js";
+export { forceRelease, leaseStatus, publicStatus } from "./store/lease.js";
+export { assertShareChildDepth, notFoundError, openHistory } from "./store/loader.js";
+export { headLines, type ProblemHandler, rangeCheckStats, scanLog, scannedBytes } from "./store/log-read.js";
+export { describeLogs, listLogs } from "./store/ls.js";
+export { resolveWorkspace } from "./store/paths.js";
+export { repairLog } from "./store/repair.js";
+
+// summary/
+export { finishSummary, summarizeStage, SUMMARY_FORMATS, summaryBuilder, type SummaryFormat } from "./summary/summary.js";
+
+// tree/
+export { buildSessionForest, buildSessionTree, DEFAULT_TREE_MAX_DEPTH, isTreeFormat, treeOutputChunks } from "./tree/tree.js";
+
+// fork/
+export { type ForkJob, runForkJob } from "./fork/fork-job.js";
+export { checkBoundary, forkPlan, forkStreamChunks, parentFromLog, parentFromStdin, parseForkStrategy } from "./fork/fork.js";
+export { materializeLog, removeLog } from "./fork/materialize.js";
+
+// session/
+export { checkLogs } from "./session/check.js";
+export { compactSession, compactText } from "./session/compact.js";
+export { CONTEXT_FORMATS, type ContextFormat, contextItems, formatContextItem, openContextHistory } from "./session/context.js";
+export { diffSessions, diffText } from "./session/diff.js";
+export { mergeSession } from "./session/merge.js";
+export { repairSession } from "./session/session-repair.js";
+export { writeStream } from "./session/write.js";
+
+// interop/pi/
+export { finishPiExport, planPiExport } from "./interop/pi/export.js";
+export { importPiFiles } from "./interop/pi/import.js";
+
+// interop/claude/
+export { finishClaudeExport, planClaudeExport } from "./interop/claude/export.js";
+export { importClaude } from "./interop/claude/import.js";
+
+// cli/
+export { boolFlag, type CommandContext, type CommandSpec, COMMON_OPTIONS_HELP, listFlag, type ParsedArgs, parseNonNegativeInt, runProcess, runTool, stringFlag, type ToolSpec } from "./cli/app.js";
+export { type CliIo, LineBuffer, processIo } from "./cli/io.js";

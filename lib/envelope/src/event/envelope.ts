@@ -1,11 +1,9 @@
 // envelope-and-log.md §1–§3: the six-key Event, the closed type vocabulary, and the wire form.
 import { isUtf8 } from "node:buffer";
-import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../lines/codec.js";
-import { checkLine, facts, reorder } from "../fast/line-check.js";
-import { head } from "../fast/line-head.js";
+import { MAX_NESTING_DEPTH } from "./nesting.js";
 import { truncate } from "./text.js";
 
-import { CANONICAL_TYPES, isCanonicalType, MAX_SEQ, type CanonicalType } from "./vocabulary.js";
+import { isCanonicalType, MAX_SEQ, type CanonicalType } from "./vocabulary.js";
 export { CANONICAL_TYPES, EPHEMERAL_TYPES, REPLAY_TYPES, MAX_SEQ, isCanonicalType, isEphemeralType, isReplayType } from "./vocabulary.js";
 export type { CanonicalType, EphemeralType } from "./vocabulary.js";
 
@@ -105,84 +103,6 @@ export function isUtf8UpToCut(bytes: Uint8Array): boolean {
     return isUtf8(whole);
   });
   return begun && isUtf8(bytes.subarray(0, lead));
-}
-
-/**
- * envelope-and-log.md §7: check one physical line (without its `\n`) and apply the read tolerances.
- * `isTail` marks a final line that had no `\n`; a parse failure there is a torn tail.
- */
-export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | LineProblem {
-  if (!isUtf8(bytes)) return { reason: isTail && isUtf8UpToCut(bytes) ? "torn_tail" : "invalid_utf8" };
-  if (checkLine(bytes, 0, bytes.length, true) >= 0) return checkedLine(bytes);
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString("utf8"));
-  } catch {
-    return { reason: isTail ? "torn_tail" : "invalid_json" };
-  }
-  if (nestsDeeperThan(bytes)) return NESTING_PROBLEM;
-  return decodeValue(value);
-}
-
-const T_TOOL_CALL = CANONICAL_TYPES.indexOf("tool_call");
-const T_TOOL_RESULT = CANONICAL_TYPES.indexOf("tool_result");
-const T_BRANCH_SUMMARY = CANONICAL_TYPES.indexOf("branch_summary");
-let lastSession: { bytes: Buffer; text: string } = { bytes: Buffer.alloc(0), text: "" };
-
-/** The session id of a line; consecutive lines of one Log share the string. */
-function sessionText(b: Buffer, s: number, e: number): string {
-  const last = lastSession.bytes;
-  if (last.length === e - s && b.compare(last, 0, last.length, s, e) === 0) return lastSession.text;
-  lastSession = { bytes: Buffer.from(b.subarray(s, e)), text: b.toString("utf8", s, e) };
-  return lastSession.text;
-}
-
-/** A copy of this line's reorder records, as a plain array: a typed array per line would be a malloc each. */
-function reorderRecords(): number[] {
-  const n = facts.reorderLength;
-  const out = new Array<number>(n);
-  for (let i = 0; i < n; i++) out[i] = reorder[i]!;
-  return out;
-}
-
-/** The string `data.call_id` of a tool_call or tool_result that checkLine has just accepted in `bytes`, else null. */
-export function checkedCallId(bytes: Buffer): string | null {
-  if ((facts.type !== T_TOOL_CALL && facts.type !== T_TOOL_RESULT) || facts.callIdStart < 0) return null;
-  return facts.callIdEscaped ? (JSON.parse(bytes.toString("utf8", facts.callIdStart - 1, facts.callIdEnd + 1)) as string) : bytes.toString("utf8", facts.callIdStart, facts.callIdEnd);
-}
-
-/**
- * The decoded form of a line that checkLine has just accepted (the shared `facts` and `head` describe
- * it). Its `data` is parsed from the line's own bytes when first read: readers that only need the
- * envelope, counts or a digest never parse it.
- */
-export function checkedLine(bytes: Buffer): DecodedLine {
-  const typeIndex = facts.type;
-  const callId = checkedCallId(bytes);
-  // A summary's data can be large (one record per inherited tool call): its kind is read without parsing it.
-  const strategy = typeIndex === T_BRANCH_SUMMARY && facts.strategyStart >= 0 ? (JSON.parse(bytes.toString("utf8", facts.strategyStart - 1, facts.strategyEnd + 1)) as string) : null;
-  const canonical: CanonicalLine = { typeIndex, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, callId, strategy, hasResources: facts.hasResources, reorder: facts.reorderLength > 0 ? reorderRecords() : null };
-  let source: Buffer | null = bytes;
-  let data: JsonObject | undefined;
-  const event: PixirEvent = {
-    id: bytes.toString("utf8", head.idStart, head.idEnd),
-    session_id: sessionText(bytes, head.sessionStart, head.sessionEnd),
-    seq: facts.seq,
-    ts: bytes.toString("utf8", facts.tsStart, facts.tsEnd),
-    type: CANONICAL_TYPES[typeIndex]!,
-    get data(): JsonObject {
-      if (data === undefined) {
-        data = JSON.parse(source!.toString("utf8", canonical.dataStart, canonical.dataEnd)) as JsonObject;
-        source = null;
-      }
-      return data;
-    },
-    set data(value: JsonObject) {
-      data = value;
-      source = null;
-    },
-  };
-  return { event, exact: facts.seq !== null, missingFields: NONE, extraFields: NONE, canonical };
 }
 
 export const NESTING_PROBLEM: LineProblem = { reason: "nesting_too_deep", extra: { max_nesting_depth: MAX_NESTING_DEPTH } };

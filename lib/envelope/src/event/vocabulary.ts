@@ -44,3 +44,11 @@ export const isEphemeralType = (t: unknown): t is EphemeralType => typeof t === 
 export const isReplayType = (t: unknown): boolean => typeof t === "string" && REPLAY.has(t);
 
 export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+
+/** fork.md §3.2: how a child holds its inherited prefix. */
+export type ForkStrategy = "replay_v1" | "share_v1";
+export const FORK_STRATEGIES: readonly ForkStrategy[] = ["replay_v1", "share_v1"];
+
+/** fork.md §3.2 (branch_summary_strategy), summarize.md §2: the strategies a branch_summary names. */
+export const DETERMINISTIC_SUMMARY = "deterministic_operational_summary_v1";
+export const MODEL_SUMMARY = "model_assisted_operational_summary_v1";

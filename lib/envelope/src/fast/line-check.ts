@@ -1,14 +1,15 @@
-// The fast check of one line, from its bytes: a line in our writers' layout (line-head.ts) whose `data`
+// Twin of decodeValue(JSON.parse(line)) and canonicalJson (event/envelope.ts), held to them by
+// lib/envelope/test/fast/line-check.test.ts. The fast check of one line, from its bytes: a line in our writers' layout (line-head.ts) whose `data`
 // spells every string, number and literal as JSON.stringify would, without whitespace, is valid
 // (envelope-and-log.md §7), and its canonical JSON (fork.md §4.3) is its own bytes with the members of
 // any object whose keys are out of order put in order (`reorder`, canonicalInto). Every other line,
 // valid or not, is refused here and takes the full decode (decodeLogLine), which names its problem.
 // So this check must never accept a line that JSON.parse plus canonicalJson would see differently:
-// test/line-check.test.ts holds it to those two as oracles.
+// lib/envelope/test/fast/line-check.test.ts holds it to those two as oracles.
 import { isUtf8 } from "node:buffer";
-import { MAX_NESTING_DEPTH } from "../lines/codec.js";
+import { MAX_NESTING_DEPTH } from "../event/nesting.js";
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.js";
-import { head, readHead, T_FORK } from "./line-head.js";
+import { LineHead, readHead, T_FORK } from "./line-head.js";
 import { stringKernel, type StringKernel } from "./string-scan.js";
 
 const ZERO = 0x30;
@@ -16,39 +17,46 @@ const NINE = 0x39;
 const MINUS = 0x2d;
 
 /**
- * What checkLine learnt, in one shared record so that a line costs no allocation. Offsets are into
- * the checked buffer. `callId*` bound the raw text of a top-level string `data.call_id` (-1 if none).
+ * What checkLine learnt of a line, and the room it works in. Offsets are into the checked buffer.
+ * `callId*` bound the raw text of a top-level string `data.call_id` (-1 if none). A reader owns one and
+ * passes it to every call, so a line costs no allocation; it describes the last line checked into it.
  */
-export const facts = {
-  type: -1,
-  seq: null as number | null,
-  tsStart: 0,
-  tsEnd: 0,
-  dataStart: 0,
-  dataEnd: 0,
-  callIdStart: -1,
-  callIdEnd: -1,
-  callIdEscaped: false,
+export class LineFacts {
+  type = -1;
+  seq: number | null = null;
+  tsStart = 0;
+  tsEnd = 0;
+  dataStart = 0;
+  dataEnd = 0;
+  callIdStart = -1;
+  callIdEnd = -1;
+  callIdEscaped = false;
   /** Bounds of the raw text of a top-level string `data.strategy` (-1 if none): a summary's kind. */
-  strategyStart: -1,
-  strategyEnd: -1,
-  hasResources: false,
+  strategyStart = -1;
+  strategyEnd = -1;
+  hasResources = false;
   /** Entries of `reorder` written for this line (0: every object's keys are already in order). */
-  reorderLength: 0,
-};
+  reorderLength = 0;
+  /**
+   * For each object of the line whose keys are not in order, in the order the objects close (inner ones
+   * first): its start (`{`), its member count n, then n (start, end) pairs of its members in canonical
+   * key order. Applying these to a copy of `data` gives canonical JSON (canonicalInto).
+   */
+  reorder: Int32Array = new Int32Array(1024);
+  /** The envelope head, as readHead read it. */
+  readonly head = new LineHead();
 
-/**
- * For each object of the line whose keys are not in order, in the order the objects close (inner ones
- * first): its start (`{`), its member count n, then n (start, end) pairs of its members in canonical
- * key order. Applying these to a copy of `data` gives canonical JSON (canonicalInto).
- */
-export let reorder: Int32Array = new Int32Array(1024);
-
-/** Members of the objects being checked: (key start, key end, member end) triples, a stack shared by the nesting. */
-let members: Int32Array = new Int32Array(1536);
-let membersTop = 0;
-/** recordReorder's scratch: the members of one object in key order, as their offsets on the stack. */
-let order: Int32Array = new Int32Array(256);
+  // The room the check works in, kept between lines so that a line costs no allocation.
+  /** Members of the objects being checked: (key start, key end, member end) triples, a stack shared by the nesting. */
+  members: Int32Array = new Int32Array(1536);
+  membersTop = 0;
+  /** recordReorder's scratch: the members of one object in key order, as their offsets on the stack. */
+  order: Int32Array = new Int32Array(256);
+  depth = 0;
+  /** The line being checked is in the string kernel's memory, at its index minus `mirrorShift`. */
+  mirrored = false;
+  mirrorShift = 0;
+}
 
 function grow(a: Int32Array, need: number): Int32Array {
   if (need <= a.length) return a;
@@ -62,8 +70,6 @@ const CALL_ID = Buffer.from("call_id");
 const RESOURCES = Buffer.from("resources");
 const STRATEGY = Buffer.from("strategy");
 
-let depth = 0;
-
 /** The string kernel (string-scan.ts), or null to loop in JavaScript. */
 let kernel: StringKernel | null = stringKernel;
 /** Lines at least this long are copied to the kernel's memory; shorter strings end sooner than a call costs. */
@@ -73,9 +79,6 @@ const MIRROR_MIN_BYTES = 128;
  * loop: WebAssembly memory never shrinks, and a process must stay within its memory bound.
  */
 const MIRROR_MAX_BYTES = 1024 * 1024;
-/** The line being checked is in the kernel's memory, at its index minus `mirrorShift`. */
-let mirrored = false;
-let mirrorShift = 0;
 
 /** For tests: check with the kernel (the default, where WebAssembly is available) or with the JavaScript loop. */
 export function useStringKernel(on: boolean): boolean {
@@ -98,11 +101,11 @@ const hexValue = (c: number) => (c <= NINE ? c - ZERO : c - 0x61 + 10);
  * as JSON.stringify writes strings: raw bytes from 0x20 up (UTF-8 is checked for the whole line), and
  * the escapes \" \\ \b \f \n \r \t, or \u00xx in lowercase for the other control characters.
  */
-function canonicalStringEnd(b: Uint8Array, i: number, end: number): number {
+function canonicalStringEnd(f: LineFacts, b: Uint8Array, i: number, end: number): number {
   // A mirrored line's strings are walked by the kernel, escapes and all, in one call.
-  if (mirrored) {
-    const stringEnd = kernel!.string(i + 1 - mirrorShift, end - mirrorShift);
-    return stringEnd < 0 ? -1 : stringEnd + mirrorShift;
+  if (f.mirrored) {
+    const stringEnd = kernel!.string(i + 1 - f.mirrorShift, end - f.mirrorShift);
+    return stringEnd < 0 ? -1 : stringEnd + f.mirrorShift;
   }
   for (i++; i < end; i++) {
     const c = b[i]!;
@@ -154,11 +157,11 @@ function literalEnd(b: Uint8Array, i: number, end: number, lit: string): number 
 }
 
 /** End of the canonical value at `i`, or -1. */
-function valueEnd(b: Uint8Array, i: number, end: number): number {
+function valueEnd(f: LineFacts, b: Uint8Array, i: number, end: number): number {
   const c = b[i];
-  if (c === QUOTE) return canonicalStringEnd(b, i, end);
-  if (c === OPEN_OBJECT) return objectEnd(b, i, end, false);
-  if (c === OPEN_ARRAY) return arrayEnd(b, i, end);
+  if (c === QUOTE) return canonicalStringEnd(f, b, i, end);
+  if (c === OPEN_OBJECT) return objectEnd(f, b, i, end, false);
+  if (c === OPEN_ARRAY) return arrayEnd(f, b, i, end);
   if (c === 0x74) return literalEnd(b, i, end, "true");
   if (c === 0x66) return literalEnd(b, i, end, "false");
   if (c === 0x6e) return literalEnd(b, i, end, "null");
@@ -166,19 +169,19 @@ function valueEnd(b: Uint8Array, i: number, end: number): number {
   return -1;
 }
 
-function arrayEnd(b: Uint8Array, i: number, end: number): number {
-  if (++depth > MAX_NESTING_DEPTH) return -1;
+function arrayEnd(f: LineFacts, b: Uint8Array, i: number, end: number): number {
+  if (++f.depth > MAX_NESTING_DEPTH) return -1;
   i++;
   if (b[i] === CLOSE_ARRAY) {
-    depth--;
+    f.depth--;
     return i + 1;
   }
   for (;;) {
-    i = valueEnd(b, i, end);
+    i = valueEnd(f, b, i, end);
     if (i < 0) return -1;
     const c = b[i];
     if (c === CLOSE_ARRAY) {
-      depth--;
+      f.depth--;
       return i + 1;
     }
     if (c !== COMMA) return -1;
@@ -190,17 +193,17 @@ function arrayEnd(b: Uint8Array, i: number, end: number): number {
  * End of an object at `i` whose members are canonical: keys are plain ASCII (no escapes), so byte order
  * is JavaScript's code-unit order. Keys out of order are recorded in `reorder`; a duplicate key is
  * refused (JSON.parse keeps the last, which a permutation cannot express). `top` marks `data` itself,
- * whose `call_id` and `resources` members are noted in `facts`.
+ * whose `call_id` and `resources` members are noted in `f`.
  */
-function objectEnd(b: Uint8Array, i: number, end: number, top: boolean): number {
-  if (++depth > MAX_NESTING_DEPTH) return -1;
+function objectEnd(f: LineFacts, b: Uint8Array, i: number, end: number, top: boolean): number {
+  if (++f.depth > MAX_NESTING_DEPTH) return -1;
   const open = i;
   i++;
   if (b[i] === CLOSE_OBJECT) {
-    depth--;
+    f.depth--;
     return i + 1;
   }
-  const base = membersTop;
+  const base = f.membersTop;
   let prevStart = -1;
   let prevEnd = -1;
   let inOrder = true;
@@ -219,29 +222,32 @@ function objectEnd(b: Uint8Array, i: number, end: number, top: boolean): number 
     prevStart = keyStart;
     prevEnd = k;
     const valueStart = k + 2;
-    i = valueEnd(b, valueStart, end);
+    i = valueEnd(f, b, valueStart, end);
     if (i < 0) return -1;
-    if (membersTop + 3 > members.length) members = grow(members, membersTop + 3);
-    members[membersTop++] = keyStart - 1;
-    members[membersTop++] = k;
-    members[membersTop++] = i;
+    let top3 = f.membersTop;
+    if (top3 + 3 > f.members.length) f.members = grow(f.members, top3 + 3);
+    const members = f.members;
+    members[top3++] = keyStart - 1;
+    members[top3++] = k;
+    members[top3++] = i;
+    f.membersTop = top3;
     if (top) {
-      if (sameBytes(b, keyStart, k, RESOURCES)) facts.hasResources = true;
+      if (sameBytes(b, keyStart, k, RESOURCES)) f.hasResources = true;
       else if (b[valueStart] === QUOTE) {
         if (sameBytes(b, keyStart, k, CALL_ID)) {
-          facts.callIdStart = valueStart + 1;
-          facts.callIdEnd = i - 1;
+          f.callIdStart = valueStart + 1;
+          f.callIdEnd = i - 1;
         } else if (sameBytes(b, keyStart, k, STRATEGY)) {
-          facts.strategyStart = valueStart + 1;
-          facts.strategyEnd = i - 1;
+          f.strategyStart = valueStart + 1;
+          f.strategyEnd = i - 1;
         }
       }
     }
     const c = b[i];
     if (c === CLOSE_OBJECT) {
-      depth--;
-      if (!inOrder && !recordReorder(b, open, base)) return -1;
-      membersTop = base;
+      f.depth--;
+      if (!inOrder && !recordReorder(f, b, open, base)) return -1;
+      f.membersTop = base;
       return i + 1;
     }
     if (c !== COMMA) return -1;
@@ -250,14 +256,14 @@ function objectEnd(b: Uint8Array, i: number, end: number, top: boolean): number 
 }
 
 /**
- * Sort the members on the stack from `base` by key and record them in `reorder`; false on a duplicate key.
+ * Sort the members on the stack from `base` by key and record them in `f.reorder`; false on a duplicate key.
  * An insertion sort: objects have few members, and most are nearly in order.
  */
-function recordReorder(b: Uint8Array, open: number, base: number): boolean {
-  const n = (membersTop - base) / 3;
-  if (n > order.length) order = grow(order, n);
-  const o = order;
-  const m3 = members;
+function recordReorder(f: LineFacts, b: Uint8Array, open: number, base: number): boolean {
+  const n = (f.membersTop - base) / 3;
+  if (n > f.order.length) f.order = grow(f.order, n);
+  const o = f.order;
+  const m3 = f.members;
   for (let m = 0; m < n; m++) {
     const x = base + 3 * m;
     let j = m;
@@ -270,15 +276,15 @@ function recordReorder(b: Uint8Array, open: number, base: number): boolean {
     }
     o[j] = x;
   }
-  const at = facts.reorderLength;
-  reorder = grow(reorder, at + 2 + 2 * n);
+  const at = f.reorderLength;
+  const reorder = (f.reorder = grow(f.reorder, at + 2 + 2 * n));
   reorder[at] = open;
   reorder[at + 1] = n;
   for (let m = 0; m < n; m++) {
     reorder[at + 2 + 2 * m] = m3[o[m]!]!;
     reorder[at + 3 + 2 * m] = m3[o[m]! + 2]!;
   }
-  facts.reorderLength = at + 2 + 2 * n;
+  f.reorderLength = at + 2 + 2 * n;
   return true;
 }
 
@@ -324,41 +330,43 @@ function compareBytes(b: Uint8Array, s1: number, e1: number, s2: number, e2: num
 }
 
 /**
- * Check the line `b[s, e)` (without its `\n`). Returns its type index, with the rest in `facts`, when
- * it is a whole, valid Event in our layout with canonical `data`; -1 for any other line, which the
- * caller then decodes in full. UTF-8 is checked here unless the caller did (`utf8Checked`).
+ * Check the line `b[s, e)` (without its `\n`). Returns its type index, with the rest in `f`, when it
+ * is a whole, valid Event in our layout with canonical `data`; -1 for any other line, which the caller
+ * then decodes in full. UTF-8 is checked here unless the caller did (`utf8Checked`).
  */
-export function checkLine(b: Buffer, s: number, e: number, utf8Checked = false): number {
-  const type = readHead(b, s, e);
+export function checkLine(b: Buffer, s: number, e: number, f: LineFacts, utf8Checked = false): number {
+  const head = f.head;
+  const type = readHead(b, s, e, head);
   if (type < 0) return -1;
   // The envelope closes right after data; no trailing bytes (a CRLF line takes the full decode).
   if (b[e - 1] !== CLOSE_OBJECT) return -1;
-  facts.callIdStart = -1;
-  facts.callIdEnd = -1;
-  facts.strategyStart = -1;
-  facts.strategyEnd = -1;
-  facts.hasResources = false;
-  facts.reorderLength = 0;
-  membersTop = 0;
-  depth = 1;
-  mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
+  f.callIdStart = -1;
+  f.callIdEnd = -1;
+  f.strategyStart = -1;
+  f.strategyEnd = -1;
+  f.hasResources = false;
+  f.reorderLength = 0;
+  f.membersTop = 0;
+  f.depth = 1;
+  const mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
+  f.mirrored = mirrored;
   if (mirrored) {
     kernel!.mirror(b, s, e);
-    mirrorShift = s;
+    f.mirrorShift = s;
   }
-  const dataEnd = objectEnd(b, head.dataOpen, e - 1, true);
+  const dataEnd = objectEnd(f, b, head.dataOpen, e - 1, true);
   if (dataEnd !== e - 1) return -1;
   if (!utf8Checked && !isUtf8(s === 0 && e === b.length ? b : b.subarray(s, e))) return -1;
-  facts.type = type;
-  facts.seq = head.seq;
-  facts.tsStart = head.tsStart;
-  facts.tsEnd = head.tsEnd;
-  facts.dataStart = head.dataOpen;
-  facts.dataEnd = dataEnd;
-  facts.callIdEscaped = false;
-  for (let i = facts.callIdStart; i >= 0 && i < facts.callIdEnd; i++) {
+  f.type = type;
+  f.seq = head.seq;
+  f.tsStart = head.tsStart;
+  f.tsEnd = head.tsEnd;
+  f.dataStart = head.dataOpen;
+  f.dataEnd = dataEnd;
+  f.callIdEscaped = false;
+  for (let i = f.callIdStart; i >= 0 && i < f.callIdEnd; i++) {
     if (b[i] === BACKSLASH) {
-      facts.callIdEscaped = true;
+      f.callIdEscaped = true;
       break;
     }
   }
@@ -367,8 +375,8 @@ export function checkLine(b: Buffer, s: number, e: number, utf8Checked = false):
 
 const SHARE_V1 = Buffer.from("share_v1");
 
-/** Whether the line of `b` that checkLine has just accepted is a share_v1 session_fork header. */
-export function checkedShareHeader(b: Buffer): boolean {
+/** Whether the line of `b` checked into `f` is a share_v1 session_fork header. */
+export function checkedShareHeader(b: Buffer, f: LineFacts): boolean {
   // A canonical string spells share_v1 without escapes, so its bytes can be compared as they are.
-  return facts.type === T_FORK && facts.strategyStart >= 0 && b.compare(SHARE_V1, 0, SHARE_V1.length, facts.strategyStart, facts.strategyEnd) === 0;
+  return f.type === T_FORK && f.strategyStart >= 0 && b.compare(SHARE_V1, 0, SHARE_V1.length, f.strategyStart, f.strategyEnd) === 0;
 }

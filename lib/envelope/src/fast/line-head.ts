@@ -1,3 +1,4 @@
+// Twin of decodeOwnHead (event/envelope.ts), held to it by lib/envelope/test/fast/line-head.test.ts.
 // Our writers' envelope head, read from bytes. Every line our tools write starts
 // `{"id":…,"session_id":…,"seq":…,"ts":…,"type":…,"data":`; a reader that only needs the envelope (the
 // tree's counts, a fork's renumbered copy) reads it here without decoding the line or parsing `data`.
@@ -48,27 +49,40 @@ function typeAt(b: Buffer, start: number, end: number): number {
   return -1;
 }
 
-/** What `readHead` found; one shared record, so that a line costs no allocation. */
 /** `"ts":"` — the ts key starts this many bytes before `head.tsStart`; from there to the end, a line is `ts`, `type` and `data`. */
 export const TS_KEY_LENGTH = 6;
 
-export const head = { seq: null as number | null, idStart: 0, idEnd: 0, sessionStart: 0, sessionEnd: 0, tsStart: 0, tsEnd: 0, dataOpen: 0 };
+/**
+ * What readHead found in a line: seq, and where the id, session id and ts strings lie and `data` opens
+ * (offsets into the buffer it read). The reader owns one and passes it to every call, so a line costs
+ * no allocation; it describes the last line read into it.
+ */
+export class LineHead {
+  seq: number | null = null;
+  idStart = 0;
+  idEnd = 0;
+  sessionStart = 0;
+  sessionEnd = 0;
+  tsStart = 0;
+  tsEnd = 0;
+  dataOpen = 0;
+}
 
-/** The line readHead (or checkLine) has just read names the Session whose id is `session` (its UTF-8 bytes). */
-export function sessionIs(b: Buffer, session: Buffer): boolean {
+/** The line read into `head` names the Session whose id is `session` (its UTF-8 bytes). */
+export function sessionIs(b: Buffer, session: Buffer, head: LineHead): boolean {
   return b.compare(session, 0, session.length, head.sessionStart, head.sessionEnd) === 0;
 }
 
 /** ...and is stamped as `pixir-log write` needs: a non-empty id and an integer seq (ts is a string in this layout). */
-export function stampedOf(b: Buffer, session: Buffer): boolean {
-  return head.seq !== null && head.idEnd !== head.idStart && sessionIs(b, session);
+export function stampedOf(b: Buffer, session: Buffer, head: LineHead): boolean {
+  return head.seq !== null && head.idEnd !== head.idStart && sessionIs(b, session, head);
 }
 
 /**
  * The envelope head of a line in our writers' key order, up to `"data":{`: the type index, with
- * seq and the ts bounds in `head`; -1 when the line is in any other form.
+ * seq and the bounds of its parts in `head`; -1 when the line is in any other form.
  */
-export function readHead(b: Buffer, s: number, e: number): number {
+export function readHead(b: Buffer, s: number, e: number, head: LineHead): number {
   if (!matchAt(b, s, LIT_HEAD, e)) return -1;
   head.idStart = s + LIT_HEAD.length;
   let q = plainStringEnd(b, head.idStart, e);

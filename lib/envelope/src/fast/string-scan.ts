@@ -1,10 +1,12 @@
+// Twin of the JavaScript string loop of line-check.ts (canonicalStringEnd), held to it by
+// lib/envelope/test/fast/string-scan.test.ts.
 // The inner loop of the byte check (line-check.ts): finding where a JSON string ends. Tool outputs make
 // most of a Log's bytes strings, and a byte loop in JavaScript runs at well under 1 GB/s, so this is
 // WebAssembly: `scan` looks at 16 bytes at a time (SIMD, about 9 GB/s) for the next `"`, `\` or
 // control byte, and `string` walks a whole string with it, checking each escape as JSON.stringify writes
 // escapes, so that a string full of `\n` and `\"` costs one call instead of one per escape.
 // The module is a few hundred bytes, assembled below instruction by instruction; the JavaScript loop it
-// replaces stays as the fallback, and test/string-scan.test.ts holds the two to the same answers.
+// replaces stays as the fallback, and the test holds the two to the same answers.
 
 import { BACKSLASH, QUOTE } from "./json-bytes.js";
 

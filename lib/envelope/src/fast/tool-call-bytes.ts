@@ -1,3 +1,5 @@
+// Twin of JSON.parse of a tool call's data read by toolCallPaths (summary/summary.ts), held to them by
+// lib/envelope/test/fast/tool-call-bytes.test.ts.
 // What the branch summary reads of a tool call (summarize.md §2: `data.call_id`, `data.name`, and the
 // path-like strings of `data.args`), found in the bytes of its `data` without JSON.parse. A 1 GiB Log
 // inherits hundreds of thousands of tool calls, and parsing each one's data (long edit strings included)
@@ -22,14 +24,15 @@ const ARGS = Buffer.from("args");
  * What readToolCall found: the bounds of the JSON text of `call_id` and `name` (-1 when missing), and
  * `paths`, the path-like strings as (start, end, escape) triples: `b[start, end)` is the string with
  * its quotes, and `escape` is where its first escape is (-1 if none; then its bytes are its UTF-8).
+ * The caller owns one and passes it to every call, so a tool call costs no allocation.
  */
-export const toolCallFields = {
-  callIdStart: -1,
-  callIdEnd: -1,
-  nameStart: -1,
-  nameEnd: -1,
-  paths: [] as number[],
-};
+export class ToolCallFields {
+  callIdStart = -1;
+  callIdEnd = -1;
+  nameStart = -1;
+  nameEnd = -1;
+  readonly paths: number[] = [];
+}
 
 /**
  * End (past the closing quote) of the string whose opening quote is at `i`, or -1 if it does not close
@@ -47,11 +50,11 @@ function stringEnd(b: Buffer, i: number, end: number): number {
 }
 
 /** Note the string `b[start, end)` (with its quotes) if it looks like a path. */
-function notePath(b: Buffer, start: number, end: number): void {
+function notePath(b: Buffer, start: number, end: number, paths: number[]): void {
   const body = b.subarray(start + 1, end - 1);
   if (body.indexOf(SLASH) < 0 && body.indexOf(DOT) < 0) return;
   const escape = body.indexOf(BACKSLASH);
-  toolCallFields.paths.push(start, end, escape < 0 ? -1 : start + 1 + escape);
+  paths.push(start, end, escape < 0 ? -1 : start + 1 + escape);
 }
 
 /** End of the value at `i`, or -1 if it does not end before `end`. */
@@ -105,17 +108,17 @@ function objectEnd(b: Buffer, i: number, end: number, member: (keyStart: number,
 }
 
 /** End of a top-level value of `args`; noted if it is a path-like string, and so are the path-like string elements of an array. */
-function argEnd(b: Buffer, v: number, end: number): number {
+function argEnd(b: Buffer, v: number, end: number, paths: number[]): number {
   if (b[v] !== OPEN_ARRAY) {
     const next = valueEnd(b, v, end);
-    if (next >= 0 && b[v] === QUOTE) notePath(b, v, next);
+    if (next >= 0 && b[v] === QUOTE) notePath(b, v, next, paths);
     return next;
   }
   if (b[v + 1] === CLOSE_ARRAY) return v + 2;
   for (let item = v + 1; ; ) {
     const next = valueEnd(b, item, end);
     if (next < 0) return -1;
-    if (b[item] === QUOTE) notePath(b, item, next);
+    if (b[item] === QUOTE) notePath(b, item, next, paths);
     if (b[next] === CLOSE_ARRAY) return next + 1;
     if (b[next] !== COMMA) return -1;
     item = next + 1;
@@ -123,18 +126,17 @@ function argEnd(b: Buffer, v: number, end: number): number {
 }
 
 /**
- * Read the tool call whose `data` is the object `b[start, end)` into toolCallFields; false when the bytes
- * are not compact JSON as this reads it (then nothing in toolCallFields is to be used).
+ * Read the tool call whose `data` is the object `b[start, end)` into `f`; false when the bytes are not
+ * compact JSON as this reads it (then nothing in `f` is to be used).
  */
-export function readToolCall(b: Buffer, start: number, end: number): boolean {
-  const f = toolCallFields;
+export function readToolCall(b: Buffer, start: number, end: number, f: ToolCallFields): boolean {
   f.callIdStart = f.callIdEnd = f.nameStart = f.nameEnd = -1;
   f.paths.length = 0;
   const dataEnd = objectEnd(b, start, end, (keyStart, keyEnd, v) => {
     // A duplicate key: JSON.parse keeps the last, and so does this.
     if (sameBytes(b, keyStart, keyEnd, ARGS)) {
       f.paths.length = 0;
-      return b[v] === OPEN_OBJECT ? objectEnd(b, v, end, (_ks, _ke, arg) => argEnd(b, arg, end)) : valueEnd(b, v, end);
+      return b[v] === OPEN_OBJECT ? objectEnd(b, v, end, (_ks, _ke, arg) => argEnd(b, arg, end, f.paths)) : valueEnd(b, v, end);
     }
     const next = valueEnd(b, v, end);
     if (sameBytes(b, keyStart, keyEnd, CALL_ID)) {

@@ -13,8 +13,8 @@ import type { PixirEvent } from "../event/envelope.js";
 import { LineFingerprint, parentChangedError, PrefixScanner, type CheckedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { derivedUlidInto } from "../event/ids.js";
-import { checkedShareHeader, checkLine, copyBytes, facts } from "../fast/line-check.js";
-import { head, IS_REPLAY, readHead, sessionIs, TS_KEY_LENGTH } from "../fast/line-head.js";
+import { checkedShareHeader, checkLine, copyBytes, LineFacts } from "../fast/line-check.js";
+import { IS_REPLAY, LineHead, readHead, sessionIs, TS_KEY_LENGTH } from "../fast/line-head.js";
 import { committedLength, headLine, lineBlocks, readLogRange, type LineBlock, type PositionalReader } from "../store/log-read.js";
 import { decodeOwnHead } from "../event/envelope.js";
 import { isValidSessionId } from "../event/session-id.js";
@@ -72,6 +72,7 @@ export class ChildLines {
   private readonly keyPrefix: number;
   private block = childBlock(INHERITED_BLOCK);
   private used = 0;
+  private readonly head = new LineHead();
   private done: Buffer[] = [];
 
   constructor(
@@ -88,7 +89,8 @@ export class ChildLines {
 
   /** Copy `b[s, e)` if it is inherited; false when it is not in our layout (readHead), and nothing was done. */
   addOurs(b: Buffer, s: number, e: number): boolean {
-    const type = readHead(b, s, e);
+    const head = this.head;
+    const type = readHead(b, s, e, head);
     if (type < 0) return false;
     const seq = head.seq;
     if (!IS_REPLAY[type] || seq === null || seq > this.toSeq) return true;
@@ -286,6 +288,8 @@ export interface ByteReadOptions {
  */
 class ParentLineCheck {
   scanner: PrefixScanner | null;
+  /** What checkLine found in the line `line` last took. */
+  readonly facts = new LineFacts();
   private session: Buffer | null = null;
   private prevSeq = -1;
 
@@ -296,23 +300,24 @@ class ParentLineCheck {
     this.scanner = parentId === null ? null : new PrefixScanner(parentId, toSeq, false);
   }
 
-  /** The line `b[s, e)`: -1 if this path does not handle it, else 1 if it is inherited and 0 if not (checkLine's `facts` describe it). */
+  /** The line `b[s, e)`: -1 if this path does not handle it, else 1 if it is inherited and 0 if not (`facts` describe it). */
   line(b: Buffer, s: number, e: number): number {
-    if (e === s || checkLine(b, s, e, true) < 0) return -1;
+    const facts = this.facts;
+    if (e === s || checkLine(b, s, e, facts, true) < 0) return -1;
     const seq = facts.seq;
     if (seq === null || seq < this.prevSeq) return -1;
     this.prevSeq = seq;
     // A share_v1 header makes this Log a share child (or, past line 1, a corrupt one).
-    if (checkedShareHeader(b)) return -1;
+    if (checkedShareHeader(b, facts)) return -1;
     let scanner = this.scanner;
     if (scanner === null) {
-      const id = b.toString("utf8", head.sessionStart, head.sessionEnd);
+      const id = b.toString("utf8", facts.head.sessionStart, facts.head.sessionEnd);
       if (!isValidSessionId(id)) return -1;
       this.parentId = id;
       this.session = Buffer.from(id, "utf8");
       scanner = this.scanner = new PrefixScanner(id, this.toSeq, false);
-    } else if (this.session !== null && !sessionIs(b, this.session)) return -1;
-    return scanner.addChecked(b, s, e) ? 1 : 0;
+    } else if (this.session !== null && !sessionIs(b, this.session, facts.head)) return -1;
+    return scanner.addChecked(b, s, e, facts) ? 1 : 0;
   }
 }
 
@@ -340,7 +345,7 @@ async function planFromBytes(file: PositionalReader, length: number, parentId: s
       const e = b.indexOf(NEWLINE, s);
       const inherited = check.line(b, s, e);
       if (inherited < 0) return null;
-      if (inherited > 0) onInherited?.(CANONICAL_TYPES[facts.type]!, check.scanner!.inheritedCount, b, facts.dataStart, facts.dataEnd);
+      if (inherited > 0) onInherited?.(CANONICAL_TYPES[check.facts.type]!, check.scanner!.inheritedCount, b, check.facts.dataStart, check.facts.dataEnd);
       s = e + 1;
     }
     checked?.add(block.end);
@@ -414,9 +419,9 @@ export class ParentPrefixCursor {
       else if (inherited > 0) {
         const line = this.line;
         line.bytes = b;
-        line.tsKey = facts.tsStart - TS_KEY_LENGTH;
+        line.tsKey = this.check.facts.tsStart - TS_KEY_LENGTH;
         line.end = e;
-        line.hasResources = facts.hasResources;
+        line.hasResources = this.check.facts.hasResources;
         return true;
       }
     }

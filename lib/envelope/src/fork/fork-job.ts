@@ -2,7 +2,8 @@
 // pixir-log write`, composed in one process under the child's Writer Lease.
 import { serializeEvent, type PixirEvent } from "../event/envelope.js";
 import { branchSummaryLine, type BranchSummaryBuilder, type BranchSummaryData } from "../summary/summary.js";
-import { checkBoundary, forkHeader, forkPlan, forkStreamLines, parentFromLog, type ForkPlan, type ForkStrategy } from "./fork.js";
+import { checkBoundary, forkHeader, forkPlan, forkStreamLines, parentFromLog, type ForkPlan } from "./fork.js";
+import type { ForkStrategy } from "../event/vocabulary.js";
 import { LineFingerprint, parentChangedError, type ParentSource } from "./fork-plan.js";
 import { recycleChildBlock } from "./fork-bytes.js";
 import { resourceSources } from "./fork-write.js";

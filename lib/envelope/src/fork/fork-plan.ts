@@ -2,8 +2,9 @@
 // open tool calls, safe cut points, resources), and the parent source both passes read.
 import { crc32 } from "node:zlib";
 import { IdSet } from "../event/id-set.js";
-import { canonicalJson, checkedCallId, isReplayType, type CanonicalLine, type JsonObject, type PixirEvent } from "../event/envelope.js";
-import { facts } from "../fast/line-check.js";
+import { canonicalJson, isReplayType, type CanonicalLine, type JsonObject, type PixirEvent } from "../event/envelope.js";
+import { checkedCallId } from "../fast/decode-line.js";
+import type { LineFacts } from "../fast/line-check.js";
 import { T_FORK } from "../fast/line-head.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { PixirError } from "../event/errors.js";
@@ -199,15 +200,15 @@ export class PrefixScanner {
   }
 
   /**
-   * add() for the line `b[s, e)` that checkLine has just accepted (line-check.ts `facts` describe it),
-   * without making an Event: `data` is parsed only for the rare lines that need it.
+   * add() for the line `b[s, e)` that checkLine accepted into `facts`, without making an Event: `data`
+   * is parsed only for the rare lines that need it.
    */
-  addChecked(b: Buffer, s: number, e: number): boolean {
+  addChecked(b: Buffer, s: number, e: number, facts: LineFacts): boolean {
     const type = CANONICAL_TYPES[facts.type]!;
     const parsedData = () => JSON.parse(b.toString("utf8", facts.dataStart, facts.dataEnd)) as JsonObject;
     if (this.forkRoot === null && facts.type === T_FORK) this.noteForkRoot(parsedData());
-    if (!this.admit(type, facts.seq, checkedCallId(b))) return false;
-    this.digest.addChecked(b);
+    if (!this.admit(type, facts.seq, checkedCallId(b, facts))) return false;
+    this.digest.addChecked(b, facts);
     if (this.fingerprintLines) this.fingerprint.addRange(b, s, e);
     if (facts.hasResources) this.noteResources({ data: parsedData() });
     return true;

@@ -3,14 +3,16 @@
 // the child Log appears only when all of it holds.
 import { isUtf8 } from "node:buffer";
 import type { RawLine } from "../lines/codec.js";
-import { checkedLine, isSeq, type PixirEvent } from "../event/envelope.js";
+import { isSeq, type PixirEvent } from "../event/envelope.js";
+import { checkedLine } from "../fast/decode-line.js";
 import { PixirError } from "../event/errors.js";
-import { forkPlan, type ForkPlan, type ForkStrategy } from "./fork.js";
+import { forkPlan, type ForkPlan } from "./fork.js";
+import type { ForkStrategy } from "../event/vocabulary.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
 import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireIsoTs, requireStamped, stampedEvent, StreamIds, type InputStream } from "../lines/input.js";
-import { checkLine, facts as lineFacts } from "../fast/line-check.js";
-import { head as lineHead, IS_REPLAY, readHead, stampedOf, TS_KEY_LENGTH } from "../fast/line-head.js";
+import { checkLine, LineFacts } from "../fast/line-check.js";
+import { IS_REPLAY, readHead, stampedOf, TS_KEY_LENGTH } from "../fast/line-head.js";
 import { acquireLease, type WriterLease } from "../store/lease.js";
 import { assertShareChildDepth, isInherited, openHistory, PrefixDigest, type History } from "../store/loader.js";
 import { createLogAtomically, type LineSink } from "../store/log-write.js";
@@ -156,6 +158,9 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     const seqs = new ForkStreamSeqs(header.n, header.strategy === "share_v1");
     let lastLine = first.lineNo;
     const childBytes = Buffer.from(childId, "utf8");
+    /** What readHead and checkLine found in the line at hand. */
+    const lineFacts = new LineFacts();
+    const lineHead = lineFacts.head;
     const admit = (type: string, seq: number): boolean => seqs.admit(type, seq, lastLine);
     /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
     const decodeLine = (raw: RawLine) => {
@@ -209,8 +214,8 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
         if (streamed === null) {
           // Only the next inherited line, with its head in our layout, is compared with the parent's;
           // any other line goes the usual way below, which checks it and names its problem.
-          const type = utf8 ? readHead(b, s, e) : -1;
-          if (type >= 0 && lineHead.seq === seqs.next && seqs.next <= header.n && IS_REPLAY[type] && stampedOf(b, childBytes)) {
+          const type = utf8 ? readHead(b, s, e, lineHead) : -1;
+          if (type >= 0 && lineHead.seq === seqs.next && seqs.next <= header.n && IS_REPLAY[type] && stampedOf(b, childBytes, lineHead)) {
             const tsKey = lineHead.tsStart - TS_KEY_LENGTH;
             let found = cursor!.next();
             while (found === "more") {
@@ -228,10 +233,10 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
             leaveStep(found === true);
           } else leaveStep(false);
         }
-        if (checkLine(b, s, e, utf8) >= 0 && stampedOf(b, childBytes)) {
+        if (checkLine(b, s, e, lineFacts, utf8) >= 0 && stampedOf(b, childBytes, lineHead)) {
           const typeIndex = lineFacts.type;
           if (admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq!)) { // stampedOf: an integer seq
-            streamed!.addChecked(b);
+            streamed!.addChecked(b, lineFacts);
             if (lineFacts.hasResources) addResources(b.subarray(s, e));
             if (header.strategy !== "replay_v1") {
               // A resolved share stream's inherited lines stay in the parent.
@@ -262,8 +267,9 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
   /** The resource descriptors of an inherited line the byte check accepted (few lines have any). */
   const addResources = (line: Buffer) => {
     const own = Buffer.from(line);
-    checkLine(own, 0, own.length);
-    for (const d of resourceDescriptors(checkedLine(own).event, seenResources)) refs.push(checkDescriptor(d));
+    const facts = new LineFacts();
+    checkLine(own, 0, own.length, facts);
+    for (const d of resourceDescriptors(checkedLine(own, facts).event, seenResources)) refs.push(checkDescriptor(d));
   };
   // The parent's prefix is checked while the stream is read: in step with it (the cursor), or else by a
   // pass of its own that starts now, since a pipeline's last stage mostly waits for its input. A failed

@@ -6,8 +6,9 @@ import path from "node:path";
 import { splitLines, type RawLine } from "../lines/codec.js";
 import { lineBlocksOf } from "../lines/pipe-read.js";
 import { isUtf8 } from "node:buffer";
-import { checkLine, facts as lineFacts } from "../fast/line-check.js";
-import { decodeLogLine, decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "../event/envelope.js";
+import { checkLine, LineFacts } from "../fast/line-check.js";
+import { decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "../event/envelope.js";
+import { decodeLogLine } from "../fast/decode-line.js";
 import { scanThreadCount } from "../store/threads.js";
 import { parentChangedError, PrefixScanner, type CheckedObserver, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { fsError, PixirError, usageError } from "../event/errors.js";
@@ -16,21 +17,18 @@ import { integrityError, STDIN_PATH } from "../lines/input.js";
 import { corruptLineError, headLine, headLines, lineBlocks, readFileChunks, scannedBytes } from "../store/log-read.js";
 import { open } from "node:fs/promises";
 import { inheritedItem, isInherited, openHistory, type History, type HistoryItem } from "../store/loader.js";
-import { readHead, sessionIs } from "../fast/line-head.js";
+import { LineHead, readHead, sessionIs } from "../fast/line-head.js";
 import { ChildLines, passThroughParent, passThroughStdin, readFd } from "./fork-bytes.js";
 import { BlockWriter } from "../store/log-write.js";
 import { logPath } from "../store/paths.js";
 import { assertSessionId, isValidSessionId } from "../event/session-id.js";
-import { abortable } from "../cli/io.js";
+import { abortable } from "../lines/abortable.js";
 import type { ByteProgress } from "../event/progress.js";
 import { dataTextOf, lineDataText } from "../event/envelope.js";
+import { FORK_STRATEGIES, type ForkStrategy } from "../event/vocabulary.js";
 
-export type ForkStrategy = "replay_v1" | "share_v1";
-export const FORK_STRATEGIES: readonly ForkStrategy[] = ["replay_v1", "share_v1"];
 export const REPLAY_LIMITATIONS = ["full replayed prefix remains authoritative; session_fork is lineage metadata only"];
 export const SHARE_LIMITATIONS = ["shared prefix is read from the parent log and verified by prefix_digest; the parent log must be kept"];
-export const DETERMINISTIC_SUMMARY = "deterministic_operational_summary_v1";
-export const MODEL_SUMMARY = "model_assisted_operational_summary_v1";
 
 export interface ForkRequest {
   ws: string;
@@ -378,6 +376,9 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
     else if (prevSeq !== null && seq < prevSeq) throw integrityError("seq_out_of_order", `seq >= ${prevSeq}`, seq, lineNo);
     else prevSeq = seq;
   };
+  /** What checkLine found in the line at hand; decodeLine's own readHead of a line it decoded. */
+  const lineFacts = new LineFacts();
+  const ownHead = new LineHead();
   /** A line the byte check refused (or of another session): the full decode, as splitLines' readers do. */
   const decodeLine = (bytes: Buffer, terminated: boolean) => {
     // The input is a History as `pixir-log cat` prints it, so the reading rules apply
@@ -396,7 +397,7 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
     const event = decoded.event;
     if (scanner.add(event, bytes, decoded.canonical, lineNo)) {
       // A whole envelope in our key order is already the line serializeEvent would write: keep its bytes.
-      if (decoded.exact && bytes[bytes.length - 1] !== CR && readHead(bytes, 0, bytes.length) >= 0) {
+      if (decoded.exact && bytes[bytes.length - 1] !== CR && readHead(bytes, 0, bytes.length, ownHead) >= 0) {
         spooled.add(bytes);
         spooled.add("\n");
       } else spooled.add(serializeEvent(event, lineDataText(bytes.toString("utf8"), event, decoded.exact)));
@@ -425,9 +426,9 @@ export async function parentFromStream(input: AsyncIterable<Buffer>, toSeq: numb
         }
         let kept = false;
         const parentBytes = first.parentBytes;
-        if (checkLine(b, s, e, utf8) >= 0 && parentBytes !== null && sessionIs(b, parentBytes)) {
+        if (checkLine(b, s, e, lineFacts, utf8) >= 0 && parentBytes !== null && sessionIs(b, parentBytes, lineFacts.head)) {
           orderSeq(lineFacts.seq);
-          kept = first.scanner!.addChecked(b, s, e);
+          kept = first.scanner!.addChecked(b, s, e, lineFacts);
         } else {
           if (run < s) spooled.add(b.subarray(run, s));
           run = s;

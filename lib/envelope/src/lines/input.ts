@@ -1,8 +1,9 @@
 // envelope-and-log.md §8.1: checks on Events that arrive on stdin to be written.
 import { isUtf8 } from "node:buffer";
-import { MAX_NESTING_DEPTH, nestsDeeperThan, type LineBlock, type RawLine } from "./codec.js";
+import { type LineBlock, type RawLine } from "./codec.js";
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../event/nesting.js";
 import { lineBlocksOf } from "./pipe-read.js";
-import { abortable } from "../cli/io.js";
+import { abortable } from "./abortable.js";
 import { deepWellFormed, isCanonicalType, isIsoUtc, isUtf8UpToCut, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
 import { IdSet } from "../event/id-set.js";

@@ -4,9 +4,9 @@
 // Three streaming passes (find the latest checkpoint, count the candidates, fold the prefix) keep memory
 // to counts, the latest excerpts, the first 30 files and the tool-call list.
 import { nextSeqFromTail } from "../store/append.js";
-import { abortable } from "../cli/io.js";
+import { abortable } from "../lines/abortable.js";
 import { isJsonObject, isSeq, serializeEvent, type JsonObject, type PixirEvent } from "../event/envelope.js";
-import { DETERMINISTIC_SUMMARY } from "../fork/fork.js";
+import { DETERMINISTIC_SUMMARY } from "../event/vocabulary.js";
 import { newUlid } from "../event/ids.js";
 import { acquireLease } from "../store/lease.js";
 import { openHistory, type History } from "../store/loader.js";

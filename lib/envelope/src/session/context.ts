@@ -2,7 +2,7 @@
 // latest checkpoint stands in for everything through its range.to_seq; summaries reach the model as user
 // text; lineage, usage, failure, workflow and partial-answer Events are not shown. Two streaming passes
 // over the one loader's History (find the checkpoint, then emit), so memory stays flat.
-import { abortable } from "../cli/io.js";
+import { abortable } from "../lines/abortable.js";
 import { isJsonObject, lineDataText, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { notFoundError, openHistory, type History, type HistoryItem } from "../store/loader.js";
 import { logPath } from "../store/paths.js";

@@ -3,7 +3,7 @@
 // under the parent's Writer Lease. Every earlier byte of the parent stays as it was.
 import type { Writable } from "node:stream";
 import { nextSeqFromTail } from "../store/append.js";
-import { abortable } from "../cli/io.js";
+import { abortable } from "../lines/abortable.js";
 import { isSeq, serializeEvent, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
 import { newUlid } from "../event/ids.js";

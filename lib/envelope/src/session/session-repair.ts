@@ -10,7 +10,7 @@ import { appendJournaled } from "../store/log-write.js";
 import { nextSeqFromTail } from "../store/append.js";
 import { inspectStatePath, logPath } from "../store/paths.js";
 import { repairLog } from "../store/repair.js";
-import { abortable } from "../cli/io.js";
+import { abortable } from "../lines/abortable.js";
 
 export const INTERRUPTED_TOOL_MESSAGE = "tool call had no result; recorded by pixir repair";
 

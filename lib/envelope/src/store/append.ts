@@ -8,7 +8,7 @@ import { acquireLease, stopOnLoss, type WriterLease } from "./lease.js";
 import { openHistory } from "./loader.js";
 import { appendJournaled, createLogAtomically, readTail, recoverJournal, type LineSink } from "./log-write.js";
 import { logPath } from "./paths.js";
-import { abortable } from "../cli/io.js";
+import { abortable } from "../lines/abortable.js";
 
 export interface AppendOptions {
   program: string;

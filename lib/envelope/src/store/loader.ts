@@ -5,7 +5,7 @@ import { createHash, type Hash } from "node:crypto";
 import { CANONICAL_TYPES, canonicalJson, isReplayType, isSeq, lineDataText, type CanonicalLine, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
 import { derivedUlid } from "../event/ids.js";
-import { canonicalInto, copyBytes, facts, reorder } from "../fast/line-check.js";
+import { canonicalInto, copyBytes, type LineFacts } from "../fast/line-check.js";
 import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
 import { assertSessionId } from "../event/session-id.js";
 
@@ -76,7 +76,7 @@ const STAGE_BYTES = 1 << 20;
 const TYPE_OPENERS = CANONICAL_TYPES.map((t) => Buffer.from(`[${JSON.stringify(t)},`));
 const DIGEST_TAIL = Buffer.from("]\n");
 
-/** The parts of a checked line a digest line is made of (CanonicalLine, or line-check.ts `facts`). */
+/** The parts of a checked line a digest line is made of (CanonicalLine, or a LineFacts). */
 type DigestParts = Pick<CanonicalLine, "typeIndex" | "tsStart" | "tsEnd" | "dataStart" | "dataEnd"> & { reorder: ArrayLike<number> | null };
 
 /** Write `["<type>","<ts>",<canonical data>]\n` of a checked line to `out` at `at`; returns the end. */
@@ -93,10 +93,10 @@ function writeDigestLine(bytes: Buffer, c: DigestParts, out: Buffer, at: number,
   return at;
 }
 
-/** The line checkLine has just accepted, as DigestParts (offsets into the buffer it checked). */
-function checkedParts(): DigestParts {
+/** The line checkLine accepted into `facts`, as DigestParts (offsets into the buffer it checked). */
+function checkedParts(facts: LineFacts): DigestParts {
   const n = facts.reorderLength;
-  return { typeIndex: facts.type, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, reorder: n > 0 ? reorder.subarray(0, n) : null };
+  return { typeIndex: facts.type, tsStart: facts.tsStart, tsEnd: facts.tsEnd, dataStart: facts.dataStart, dataEnd: facts.dataEnd, reorder: n > 0 ? facts.reorder.subarray(0, n) : null };
 }
 
 /**
@@ -141,9 +141,9 @@ export class PrefixDigest {
     }
     this.count++;
   }
-  /** Add the line of `bytes` that checkLine has just accepted (line-check.ts `facts` describe it). */
-  addChecked(bytes: Buffer): void {
-    this.addCanonical(bytes, checkedParts());
+  /** Add the line of `bytes` that checkLine accepted into `facts`. */
+  addChecked(bytes: Buffer, facts: LineFacts): void {
+    this.addCanonical(bytes, checkedParts(facts));
   }
   /** Add a line that passed the byte check; `c` says where its parts lie in `bytes`. */
   addCanonical(bytes: Buffer, c: DigestParts): void {

@@ -2,13 +2,14 @@
 // whether file order is already History order; a second pass streams. Bodies are never all in memory.
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
-import { checkedShareHeader, checkLine, facts } from "../fast/line-check.js";
+import { checkedShareHeader, checkLine, LineFacts } from "../fast/line-check.js";
 import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, existsSync, constants as fsConstants } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { LINE_BLOCK, MAX_LINE_BYTES, splitLines, type LineBlock, type RawLine } from "../lines/codec.js";
 export type { LineBlock } from "../lines/codec.js";
-import { dataTextOf, decodeLogLine, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "../event/envelope.js";
+import { dataTextOf, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "../event/envelope.js";
+import { decodeLogLine } from "../fast/decode-line.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "../event/errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
 import { scanThreadCount } from "./threads.js";
@@ -416,6 +417,7 @@ export interface RangeScan {
  * a blank line, a share header where `shareHeaders` forbids one, or bytes that do not end in `\n`).
  */
 export async function scanRange(file: PositionalReader, start: number, end: number, shareHeaders: ShareHeaders): Promise<RangeScan | null> {
+  const facts = new LineFacts();
   let count = 0;
   let prevSeq = -1;
   let firstSeq = -1;
@@ -433,11 +435,11 @@ export async function scanRange(file: PositionalReader, start: number, end: numb
     let lineStart = 0;
     while (s < block.end) {
       const e = b.indexOf(0x0a, s);
-      if (e === s || checkLine(b, s, e, true) < 0) return null;
+      if (e === s || checkLine(b, s, e, facts, true) < 0) return null;
       const seq = facts.seq;
       if (seq === null || seq < prevSeq) return null;
       prevSeq = seq;
-      if (shareHeaders !== "none" && (count > 0 || shareHeaders === "all") && checkedShareHeader(b)) return null;
+      if (shareHeaders !== "none" && (count > 0 || shareHeaders === "all") && checkedShareHeader(b, facts)) return null;
       if (count === 0) {
         first = Buffer.from(b.subarray(s, e));
         firstSeq = seq;

@@ -16,7 +16,8 @@ import {
 } from "node:fs";
 import { constants as fsConstants } from "node:fs";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../lines/codec.js";
-import { decodeLogLine, isLineProblem, type PixirEvent } from "../event/envelope.js";
+import { isLineProblem, type PixirEvent } from "../event/envelope.js";
+import { decodeLogLine } from "../fast/decode-line.js";
 import { PixirError } from "../event/errors.js";
 import { corruptLineError, journalText, readJournal } from "./log-read.js";
 import { otherWriterAlive, writerProcess, type WriterLease } from "./lease.js";

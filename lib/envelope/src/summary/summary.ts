@@ -5,16 +5,16 @@ import { isUtf8 } from "node:buffer";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Writable } from "node:stream";
-import { abortable } from "../cli/io.js";
+import { abortable } from "../lines/abortable.js";
 import { type RawLine } from "../lines/codec.js";
 import { lineBlocksOf } from "../lines/pipe-read.js";
-import { checkLine, facts as lineFacts } from "../fast/line-check.js";
+import { checkLine, LineFacts } from "../fast/line-check.js";
 import { stampedOf } from "../fast/line-head.js";
-import { readToolCall, toolCallFields } from "../fast/tool-call-bytes.js";
+import { readToolCall, ToolCallFields } from "../fast/tool-call-bytes.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { envelopeHead, isJsonObject, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
-import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, type ForkStrategy } from "../fork/fork.js";
+import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, type ForkStrategy } from "../event/vocabulary.js";
 import { newUlid } from "../event/ids.js";
 import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "../lines/input.js";
 import { inheritedItem, isInherited, openHistory, PrefixDigest } from "../store/loader.js";
@@ -269,6 +269,8 @@ class PendingExcerpt {
 export class BranchSummaryBuilder {
   private readonly counts = new Map<string, number>();
   private readonly toolCalls = new ToolCallList();
+  /** Where readToolCall puts what it found in the tool call at hand. */
+  private readonly toolCallFields = new ToolCallFields();
   private readonly files = new SortedStringSet(FILES_TOUCHED_LIMIT);
   private recent: string[] = [];
   /** Candidates added by addChecked whose excerpts are not made yet, oldest first, and their data's bytes. */
@@ -328,8 +330,8 @@ export class BranchSummaryBuilder {
 
   /** A tool call read from its data's bytes (tool-call-bytes.ts), as addToolCall reads the parsed data; false if it cannot be. */
   private addToolCallBytes(seq: number | null, b: Buffer, dataStart: number, dataEnd: number): boolean {
-    if (!readToolCall(b, dataStart, dataEnd)) return false;
-    const f = toolCallFields;
+    const f = this.toolCallFields;
+    if (!readToolCall(b, dataStart, dataEnd, f)) return false;
     const json = (s: number, e: number) => (s < 0 ? "null" : b.toString("utf8", s, e));
     this.toolCalls.append(seq, json(f.callIdStart, f.callIdEnd), json(f.nameStart, f.nameEnd));
     const paths = f.paths;
@@ -781,6 +783,8 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
   let lineNo = 0;
   let childId = Buffer.alloc(0);
   const out = new HeldBackOutput();
+  /** What checkLine found in the line at hand. */
+  const lineFacts = new LineFacts();
 
   const admit = (type: string, seq: number) => seqs!.admit(type, seq, lineNo);
   /** A line the byte check did not accept (or the header): decoded in full, passed on as its text. */
@@ -826,12 +830,12 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
       lastLine = lineNo;
       if (
         header !== null &&
-        checkLine(b, s, e, utf8) >= 0 &&
-        stampedOf(b, childId)
+        checkLine(b, s, e, lineFacts, utf8) >= 0 &&
+        stampedOf(b, childId, lineFacts.head)
       ) {
         const type = CANONICAL_TYPES[lineFacts.type]!;
         if (admit(type, lineFacts.seq!)) { // stampedOf: an integer seq
-          streamed.addChecked(b);
+          streamed.addChecked(b, lineFacts);
           builder!.addChecked(type, lineFacts.seq, b, lineFacts.dataStart, lineFacts.dataEnd);
         }
         out.line(s, e + 1);

@@ -8,9 +8,10 @@ import { closeSync, constants as fsConstants, existsSync, fstatSync, openSync, r
 import { isUtf8 } from "node:buffer";
 import { fileURLToPath } from "node:url";
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
-import { CANONICAL_TYPES, decodeLogLine, isLineProblem, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
+import { CANONICAL_TYPES, isLineProblem, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
+import { decodeLogLine } from "../fast/decode-line.js";
 import { MAX_LINE_BYTES } from "../lines/codec.js";
-import { head, IS_REPLAY, readHead, T_BRANCH, T_FORK, T_SUBAGENT, TYPE_INDEX } from "../fast/line-head.js";
+import { IS_REPLAY, LineHead, readHead, T_BRANCH, T_FORK, T_SUBAGENT, TYPE_INDEX } from "../fast/line-head.js";
 import { asPixirError, fsError, PixirError, type Details, type ErrorKind } from "../event/errors.js";
 import { committedLength, corruptLineError } from "../store/log-read.js";
 import { inspectStatePath, isPresent, logPath, type StatePath } from "../store/paths.js";
@@ -87,6 +88,8 @@ let sharedChunk: Buffer | null = null;
 class LogScanner {
   readonly scan: OwnScan;
   private lineNo = 0;
+  /** What readHead found in the line at hand. */
+  private readonly head = new LineHead();
   /** replay_event_count of a share header: own seqs at or below it conflict (fork.md §6 step 6). */
   private shareCount: number | null = null;
   private replaySorted = true;
@@ -112,7 +115,8 @@ class LogScanner {
 
   /** The writers' key order, read from bytes. Returns false to let the full decoder decide. */
   private fast(b: Buffer, s: number, e: number): boolean {
-    const type = readHead(b, s, e);
+    const head = this.head;
+    const type = readHead(b, s, e, head);
     if (type < 0) return false;
     // `data` opened at head.dataOpen and the envelope closes right after it: `…}}`.
     if (e - 2 < head.dataOpen || b[e - 1] !== CLOSE || b[e - 2] !== CLOSE) return false;
@@ -357,7 +361,7 @@ export function readFirstLineOf(ws: string, id: string): FirstLine {
         continue;
       }
       if (nl !== -1) return classifyFirstLine(buf.subarray(start, nl), lineNo, false, p.rel);
-      const type = readHead(buf, start, have);
+      const type = readHead(buf, start, have, new LineHead());
       if (type >= 0 && type !== T_FORK) return { kind: "plain" };
       if (have - start > MAX_LINE_BYTES) throw lineTooLong(p.rel, lineNo);
       if (have === buf.length) {
@@ -377,7 +381,7 @@ export function readFirstLineOf(ws: string, id: string): FirstLine {
 }
 
 function classifyFirstLine(bytes: Buffer, lineNo: number, tail: boolean, rel: string): FirstLine {
-  const type = tail ? -1 : readHead(bytes, 0, bytes.length);
+  const type = tail ? -1 : readHead(bytes, 0, bytes.length, new LineHead());
   if (type >= 0 && type !== T_FORK) return { kind: "plain" };
   const decoded = decodeLogLine(bytes, tail);
   if (isLineProblem(decoded)) return { kind: "unreadable", error: corruptLineError(decoded, lineNo, rel) };

@@ -2,7 +2,7 @@
 // memory, and the tree rules pi itself applies (roots, orphans, leaves, default leaf, paths, labels).
 import { isUtf8 } from "node:buffer";
 import { readFileSync, statSync } from "node:fs";
-import { nestsDeeperThan } from "../../lines/codec.js";
+import { nestsDeeperThan } from "../../event/nesting.js";
 import { isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 

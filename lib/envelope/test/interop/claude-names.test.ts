@@ -1,7 +1,9 @@
 // claude-interop.md §3.1 and §5.4: Log ids, Claude's escaped project directory, and the fork ids of §5.3.
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { childLogId, claudeBaseId, escapeCwd, projectDirFor, stampCopied, uuidFromHex } from "../src/index.js";
+import { childLogId, claudeBaseId } from "../../src/interop/claude/discover.js";
+import { escapeCwd, projectDirFor } from "../../src/interop/claude/export.js";
+import { stampCopied, uuidFromHex } from "../../src/interop/claude/export-fork.js";
 
 describe("escapeCwd (§5.4)", () => {
   it("replaces every code unit that is not a letter or digit with -", () => {

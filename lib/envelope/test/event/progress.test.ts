@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ByteProgress, mebibytes } from "../src/event/progress.js";
+import { ByteProgress, mebibytes } from "../../src/event/progress.js";
 
 describe("ByteProgress", () => {
   it("reports once each time another step has gone by, however the bytes arrive", () => {

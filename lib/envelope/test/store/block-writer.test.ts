@@ -4,7 +4,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BlockWriter } from "../src/store/log-write.js";
+import { BlockWriter } from "../../src/store/log-write.js";
 
 let dir = "";
 afterEach(() => {

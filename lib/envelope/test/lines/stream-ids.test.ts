@@ -1,7 +1,7 @@
 // StreamIds (input.ts): a writer refuses an Event id its stream repeats, with memory bounded per stream.
 import { describe, expect, it } from "vitest";
-import { STREAM_IDS_KEPT, StreamIds } from "../src/lines/input.js";
-import { PixirError } from "../src/event/errors.js";
+import { STREAM_IDS_KEPT, StreamIds } from "../../src/lines/input.js";
+import { PixirError } from "../../src/event/errors.js";
 
 const refusal = (f: () => void) => {
   try {

@@ -2,7 +2,7 @@
 // the first `"`, `\` or byte below 0x20 at or after p, or end; `string`: the end of a string written as
 // JSON.stringify writes it, or -1. Every position relative to the 16-byte steps is tried.
 import { describe, expect, it } from "vitest";
-import { stringKernel } from "../src/fast/string-scan.js";
+import { stringKernel } from "../../src/fast/string-scan.js";
 
 const SPECIAL = [0x22, 0x5c, 0x00, 0x0a, 0x1f];
 const ORDINARY = [0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xc3, 0xff, 0x61];

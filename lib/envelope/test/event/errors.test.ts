@@ -1,11 +1,11 @@
 // PixirError across copies of the library: a command bundled on its own (scripts/build.mjs,
 // SOLO_COMMANDS) throws errors of its own copy of the class to a runner that holds another.
 import { describe, expect, it, vi } from "vitest";
-import { asPixirError, errorText, isPixirError, PixirError, usageError } from "../src/event/errors.js";
+import { asPixirError, errorText, isPixirError, PixirError, usageError } from "../../src/event/errors.js";
 
-async function secondCopy(): Promise<typeof import("../src/event/errors.js")> {
+async function secondCopy(): Promise<typeof import("../../src/event/errors.js")> {
   vi.resetModules();
-  return import("../src/event/errors.js");
+  return import("../../src/event/errors.js");
 }
 
 describe("PixirError from another copy of the module", () => {

@@ -4,8 +4,8 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { appendJournaled, BlockWriter, recoverJournal, rollbackJournal, type TailInfo } from "../src/store/log-write.js";
-import { procStart, writerProcess } from "../src/store/lease.js";
+import { appendJournaled, BlockWriter, recoverJournal, rollbackJournal, type TailInfo } from "../../src/store/log-write.js";
+import { procStart, writerProcess } from "../../src/store/lease.js";
 
 let ws = "";
 afterEach(() => {

@@ -2,7 +2,7 @@
 // bytes (a fork stream's header, then its many lines). Nothing may be lost, repeated or misnumbered
 // where the two ways meet, whatever the chunking of the input.
 import { describe, expect, it } from "vitest";
-import { InputStream } from "../src/lines/input.js";
+import { InputStream } from "../../src/lines/input.js";
 
 const line = (seq: number) => `{"id":"e${seq}","session_id":"s","seq":${seq},"ts":"2026-01-01T00:00:00Z","type":"user_message","data":{"text":"${"x".repeat(seq % 5)}"}}`;
 

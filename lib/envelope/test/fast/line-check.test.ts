@@ -3,9 +3,13 @@
 // to sit near every rule: escapes, numbers, key order, nesting, whitespace, and broken JSON.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { canonicalJson, decodeLogLine, decodeValue, isLineProblem } from "../src/event/envelope.js";
-import { canonicalInto, checkLine, facts, reorder, useStringKernel } from "../src/fast/line-check.js";
-import { MAX_NESTING_DEPTH } from "../src/lines/codec.js";
+import { canonicalJson, decodeValue, isLineProblem } from "../../src/event/envelope.js";
+import { decodeLogLine } from "../../src/fast/decode-line.js";
+import { canonicalInto, checkLine, LineFacts, useStringKernel } from "../../src/fast/line-check.js";
+
+/** The record every check in this file reads its findings from. */
+const facts = new LineFacts();
+import { MAX_NESTING_DEPTH } from "../../src/event/nesting.js";
 
 const headOf = (type = "tool_call", seq: number | null = 3) => `{"id":"01J","session_id":"s","seq":${seq},"ts":"2026-07-20T10:02:53.700Z","type":"${type}","data":`;
 
@@ -25,9 +29,9 @@ function oracle(line: string): { valid: boolean; canonical: string | null } {
 /** checkLine's verdict, and the canonical data it gives (canonicalInto) when it accepts. */
 function fast(line: string): string | null {
   const b = Buffer.from(line, "utf8");
-  if (checkLine(b, 0, b.length) < 0) return null;
+  if (checkLine(b, 0, b.length, facts) < 0) return null;
   const out = Buffer.alloc(facts.dataEnd - facts.dataStart);
-  canonicalInto(b, facts.dataStart, facts.dataEnd, reorder.slice(0, facts.reorderLength), out, 0, Buffer.alloc(out.length));
+  canonicalInto(b, facts.dataStart, facts.dataEnd, facts.reorder.slice(0, facts.reorderLength), out, 0, Buffer.alloc(out.length));
   return out.toString("utf8");
 }
 
@@ -58,7 +62,7 @@ describe.each([
   it("accepts our writers' lines with canonical data and reports where the parts lie", () => {
     const line = `${headOf()}{"args":{"path":"a/b.ts"},"call_id":"c\\"1","name":"read"}}`;
     const b = Buffer.from(line);
-    expect(checkLine(b, 0, b.length)).toBeGreaterThanOrEqual(0);
+    expect(checkLine(b, 0, b.length, facts)).toBeGreaterThanOrEqual(0);
     expect(b.toString("utf8", facts.dataStart, facts.dataEnd)).toBe('{"args":{"path":"a/b.ts"},"call_id":"c\\"1","name":"read"}');
     expect(b.toString("utf8", facts.tsStart, facts.tsEnd)).toBe("2026-07-20T10:02:53.700Z");
     expect(b.toString("utf8", facts.callIdStart, facts.callIdEnd)).toBe('c\\"1');
@@ -211,5 +215,23 @@ describe.each([
       expect({ ...fast.event }).toEqual(slow.event);
       expect(fast.exact).toBe(slow.exact);
     }
+  });
+});
+
+describe("LineFacts", () => {
+  it("belongs to its reader: checking a line into one record leaves another's findings as they were", () => {
+    const a = Buffer.from(`${headOf("tool_call", 3)}{"call_id":"a1","name":"read"}}`);
+    const b = Buffer.from(`${headOf("user_message", 9)}{"text":"hi","b":1,"a":2}}`);
+    const fa = new LineFacts();
+    const fb = new LineFacts();
+    expect(checkLine(a, 0, a.length, fa)).toBeGreaterThanOrEqual(0);
+    expect(checkLine(b, 0, b.length, fb)).toBeGreaterThanOrEqual(0);
+    expect(fa.seq).toBe(3);
+    expect(a.toString("utf8", fa.callIdStart, fa.callIdEnd)).toBe("a1");
+    expect(fa.reorderLength).toBe(0);
+    expect(a.toString("utf8", fa.head.idStart, fa.head.idEnd)).toBe("01J");
+    expect(fb.seq).toBe(9);
+    expect(fb.callIdStart).toBe(-1);
+    expect(fb.reorderLength).toBeGreaterThan(0);
   });
 });

@@ -7,8 +7,8 @@ import { constants, mkdtempSync, openSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PixirError, splitLines } from "../src/index.js";
-import { PipeReader } from "../src/lines/pipe-read.js";
+import { PixirError, splitLines } from "../../src/index.js";
+import { PipeReader } from "../../src/lines/pipe-read.js";
 
 /** A FIFO open for reading, and a child process that writes `file` into it in the given pieces. */
 function fifoFed(content: Buffer, pieces: number[], pauseMs: number): { fd: number; done: Promise<void> } {

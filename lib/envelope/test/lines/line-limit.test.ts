@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_LINE_BYTES } from "../src/lines/codec.js";
-import { PixirError } from "../src/event/errors.js";
-import { createLogAtomically } from "../src/store/log-write.js";
+import { MAX_LINE_BYTES } from "../../src/lines/codec.js";
+import { PixirError } from "../../src/event/errors.js";
+import { createLogAtomically } from "../../src/store/log-write.js";
 
 let ws = "";
 afterEach(() => {

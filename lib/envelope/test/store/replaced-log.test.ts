@@ -3,7 +3,7 @@
 // replacement cut at the old length, which holds other Events where the checked ones stood.
 import { describe, expect, it } from "vitest";
 import { openHistory, scanLog, scannedBytes, type PixirEvent } from "@pixir/envelope";
-import { run, user, workspace } from "../../../test/support/cli.js";
+import { run, user, workspace } from "../../../../test/support/cli.js";
 
 const CHANGED = { kind: "log_read_failed", details: { reason: "log_changed_during_read", path: ".pixir/sessions/p.ndjson" } };
 

@@ -4,8 +4,8 @@
 // flushed.
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { PrefixDigest } from "../src/store/loader.js";
-import { checkLine } from "../src/fast/line-check.js";
+import { PrefixDigest } from "../../src/store/loader.js";
+import { checkLine, LineFacts } from "../../src/fast/line-check.js";
 
 type Line = { type: string; ts: string; data: Record<string, unknown> };
 
@@ -22,8 +22,9 @@ function expected(lines: Line[]): string {
 function add(d: PrefixDigest, l: Line, n: number, byBytes: boolean): void {
   if (byBytes) {
     const b = Buffer.from(JSON.stringify({ id: `e${n}`, session_id: "s", seq: n, ts: l.ts, type: l.type, data: l.data }));
-    expect(checkLine(b, 0, b.length)).toBeGreaterThanOrEqual(0);
-    d.addChecked(b);
+    const facts = new LineFacts();
+    expect(checkLine(b, 0, b.length, facts)).toBeGreaterThanOrEqual(0);
+    d.addChecked(b, facts);
   } else d.add({ id: `e${n}`, session_id: "s", seq: n, ts: l.ts, type: l.type as "user_message", data: l.data });
 }
 

@@ -1,6 +1,6 @@
 // IdSet (id-set.ts): the ids of tool results a fork's plan has passed, or of a written stream's Events, as fingerprints.
 import { describe, expect, it } from "vitest";
-import { IdSet } from "../src/event/id-set.js";
+import { IdSet } from "../../src/event/id-set.js";
 
 describe("IdSet", () => {
   it("holds every id added, through many growths, and none other", () => {

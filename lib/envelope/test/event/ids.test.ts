@@ -3,8 +3,8 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { derivedUlid, derivedUlidInto, timestampMillis } from "../src/event/ids.js";
-import { sha256Into } from "../src/event/sha256.js";
+import { derivedUlid, derivedUlidInto, timestampMillis } from "../../src/event/ids.js";
+import { sha256Into } from "../../src/event/sha256.js";
 
 const nodeSha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 const ours = (b: Uint8Array) => Buffer.from(sha256Into(b, new Uint8Array(32))).toString("hex");

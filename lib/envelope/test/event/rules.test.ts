@@ -1,7 +1,11 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, CROCKFORD, derivedUlid, newUlid, sessionIdProblem, truncate, ULID_PATTERN } from "@pixir/envelope";
+import { newUlid } from "@pixir/envelope";
+import { canonicalJson } from "../../src/event/envelope.js";
+import { CROCKFORD, derivedUlid, ULID_PATTERN } from "../../src/event/ids.js";
+import { sessionIdProblem } from "../../src/event/session-id.js";
+import { truncate } from "../../src/event/text.js";
 
 describe("session-id grammar (envelope-and-log.md §5)", () => {
   const cases: Array<[unknown, string | null]> = [

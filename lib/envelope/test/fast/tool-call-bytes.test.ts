@@ -2,9 +2,9 @@
 // JSON.stringify and toolCallPaths (the Event path of the summary) are its oracles.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../src/event/envelope.js";
-import { toolCallPaths } from "../src/summary/summary.js";
-import { readToolCall, toolCallFields } from "../src/fast/tool-call-bytes.js";
+import { canonicalJson } from "../../src/event/envelope.js";
+import { toolCallPaths } from "../../src/summary/summary.js";
+import { readToolCall, ToolCallFields } from "../../src/fast/tool-call-bytes.js";
 
 /** What readToolCall read from `text`, as values; null when it declined. */
 function read(text: string): { callId: string; name: string; paths: string[] } | null {
@@ -12,8 +12,8 @@ function read(text: string): { callId: string; name: string; paths: string[] } |
   // Inside a larger buffer, as lines are: bytes around the data must not matter.
   const padded = Buffer.concat([Buffer.from('{"data":'), b, Buffer.from("}\n{}")]);
   const start = 8;
-  if (!readToolCall(padded, start, start + b.length)) return null;
-  const f = toolCallFields;
+  const f = new ToolCallFields();
+  if (!readToolCall(padded, start, start + b.length, f)) return null;
   const json = (s: number, e: number) => (s < 0 ? "null" : padded.toString("utf8", s, e));
   const paths: string[] = [];
   for (let k = 0; k < f.paths.length; k += 3) {
@@ -98,7 +98,7 @@ describe("readToolCall", () => {
   it("declines bytes that are not one object, end before the data does or after it, or lack a value", () => {
     for (const t of ['{"args":{"p":"a/b}', '{"call_id":"c', '{"args":{"p":["a"}', '{"name":tru', '{"call_id":,"name":"x"}', '{"name":"x"}}', '{}}', '""', '[1]', 'x"name":"y"}']) {
       const b = Buffer.from(t);
-      expect(readToolCall(b, 0, b.length), t).toBe(false);
+      expect(readToolCall(b, 0, b.length, new ToolCallFields()), t).toBe(false);
     }
   });
 });

@@ -4,26 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  BranchSummaryBuilder,
-  branchSummaryData,
-  branchSummaryLine,
-  eventExcerpt,
-  excerptValue,
-  firstPresent,
-  isSummaryCandidate,
-  renderBranchSummaryText,
-  renderCheckpointText,
-  runModelCommand,
-  serializeEvent,
-  SortedStringSet,
-  summarizeStage,
-  summaryPrompt,
-  toolCallPaths,
-  PixirError,
-  PrefixDigest,
-  type PixirEvent,
-} from "@pixir/envelope";
+import { serializeEvent, summarizeStage, PixirError, type PixirEvent } from "@pixir/envelope";
+import { BranchSummaryBuilder, branchSummaryData, branchSummaryLine, eventExcerpt, excerptValue, firstPresent, isSummaryCandidate, renderBranchSummaryText, renderCheckpointText, runModelCommand, SortedStringSet, summaryPrompt, toolCallPaths } from "../../src/summary/summary.js";
+import { PrefixDigest } from "../../src/store/loader.js";
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { MAX_LINE_BYTES, PixirError, splitLines, streamLineBlocks, type RawLine } from "@pixir/envelope";
+import { PixirError, splitLines } from "@pixir/envelope";
+import { MAX_LINE_BYTES, streamLineBlocks, type RawLine } from "../../src/lines/codec.js";
 
 async function collect(chunks: Array<string | Buffer>, max?: number): Promise<RawLine[]> {
   const out: RawLine[] = [];
