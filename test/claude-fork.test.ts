@@ -47,17 +47,41 @@ function projectWith(files: Record<string, string | Buffer>): string {
 }
 
 describe("a fork file (§3.7)", () => {
-  it("is imported as a fork_session whose carrier names its source, and exports back byte for byte", () => {
+  it("imported with its source in one run, is a share child of the source storing only its own records; it exports byte for byte", () => {
     const text = forkFile();
-    const root = projectWith({ [`${SOURCE}.jsonl`]: sourceBytes, [`${FORK}.jsonl`]: text });
+    const root = projectWith({ [`${FORK}.jsonl`]: text, [`${SOURCE}.jsonl`]: sourceBytes });
     const ws = tempDir();
     const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
     expect(res.code, res.stdout).toBe(0);
-    const fork = res.json.imports.find((i: any) => i.session_id === FORK);
-    expect(fork).toMatchObject({ kind: "fork_session", status: "created", forked_from: { session_id: SOURCE, shared: false } });
+    // The source is planned first, whatever the byte order of the names.
+    expect(res.json.imports.map((i: any) => i.session_id)).toEqual([SOURCE, FORK]);
+    const line11 = run("pixir-log", ["cat", SOURCE], { cwd: ws }).lines.filter((e: any) => e.data.claude?.line === 11).at(-1).seq;
+    const fork = res.json.imports[1];
+    expect(fork).toMatchObject({ kind: "fork_session", status: "created", forked_from: { session_id: SOURCE, shared: true } });
+    expect(fork.logs).toEqual([expect.objectContaining({ session_id: FORK, role: "fork_session", parent_session_id: SOURCE, forked_to_seq: line11 })]);
+    const stored = readFileSync(path.join(ws, ".pixir/sessions", `${FORK}.ndjson`), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(stored.map((e) => e.type)).toEqual(["session_fork", "workflow_event", "user_message", "assistant_message", "workflow_event"]);
+    expect(stored[1].data.claude.copied.length).toBe(text.split("\n").length - 3);
+    const ctx = run("pixir", ["context", FORK], { cwd: ws });
+    expect(ctx.lines.at(-1)).toMatchObject({ type: "assistant_message" });
     const out = tempDir();
     const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });
     expect(exp.code, exp.stdout).toBe(0);
+    expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(text);
+    // Importing again changes nothing.
+    const again = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(again.json.imports.every((i: any) => i.status === "unchanged")).toBe(true);
+  });
+
+  it("imported alone first, is a root Log that stores every record (forked_from.shared false)", () => {
+    const text = forkFile();
+    const root = projectWith({ [`${FORK}.jsonl`]: text });
+    const ws = tempDir();
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(0);
+    expect(res.json.imports[0]).toMatchObject({ kind: "fork_session", forked_from: { session_id: SOURCE, shared: false }, logs: [{ role: "primary" }] });
+    const out = tempDir();
+    const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });
     expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(text);
   });
 });

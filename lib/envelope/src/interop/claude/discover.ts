@@ -258,3 +258,41 @@ function source(f: Found, kind: SourceKind, layout: SourceLayout, claudeId: stri
     rootId,
   };
 }
+
+/** §3.7: the session a fork file was forked from: its first chain record's `forkedFrom.sessionId`. */
+export function forkedFromSession(abs: string, claudeId: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(abs, "r");
+  } catch {
+    return null;
+  }
+  try {
+    let pending = Buffer.alloc(0);
+    let pos = 0;
+    const chunk = Buffer.allocUnsafe(LINE_CHUNK);
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, pos);
+      if (n <= 0) return null;
+      pos += n;
+      let buf = Buffer.concat([pending, chunk.subarray(0, n)]);
+      let nl: number;
+      while ((nl = buf.indexOf(0x0a)) >= 0) {
+        const text = buf.subarray(0, nl).toString("utf8");
+        buf = buf.subarray(nl + 1);
+        let v: unknown;
+        try {
+          v = JSON.parse(text);
+        } catch {
+          continue;
+        }
+        if (!isJsonObject(v) || typeof v.uuid !== "string" || !(typeof v.parentUuid === "string" || v.parentUuid === null)) continue;
+        const ff = v.forkedFrom;
+        return isJsonObject(ff) && typeof ff.sessionId === "string" && ff.sessionId !== claudeId ? ff.sessionId : null;
+      }
+      pending = Buffer.from(buf);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -11,6 +11,8 @@ import { listLogs } from "../../store/ls.js";
 import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
 import { assertSessionId } from "../../event/session-id.js";
 import { planForkExport, type ForkExport } from "./export-fork.js";
+import { rebuildCopied, type CopiedEntry } from "./fork-file.js";
+import { readTranscriptBytes } from "./transcript.js";
 import { heldLine, recordLineOf } from "./map.js";
 
 export interface ClaudeExportFile {
@@ -117,7 +119,9 @@ async function ownEvents(ws: string, id: string): Promise<PixirEvent[]> {
 }
 
 /** §5.2: rebuild one source file from its family's held records. */
-async function rebuild(ws: string, ids: string[]): Promise<{ bytes: Buffer; records: number; cwd: string | null; checkpointRecords: number; carrier: JsonObject | null }> {
+type SourceRecords = (sessionId: string) => Promise<Map<string, JsonObject> | null>;
+
+async function rebuild(ws: string, ids: string[], sourceRecords?: SourceRecords): Promise<{ bytes: Buffer; records: number; cwd: string | null; checkpointRecords: number; carrier: JsonObject | null }> {
   const held: Array<{ line: number; bytes: Buffer; value: unknown }> = [];
   let checkpointRecords = 0;
   let carrier: JsonObject | null = null;
@@ -130,6 +134,21 @@ async function rebuild(ws: string, ids: string[]): Promise<{ bytes: Buffer; reco
       const line = heldLine(e);
       if (line === null) continue;
       held.push({ line, bytes: recordLineOf(c)!, value: c.record });
+    }
+  }
+  // §3.7: a shared fork file's copied records, rebuilt from their source records.
+  const ff = carrier?.forked_from;
+  if (carrier !== null && Array.isArray(carrier.copied) && isJsonObject(ff) && ff.shared === true && typeof ff.session_id === "string") {
+    const source = ff.session_id;
+    const records = sourceRecords ? await sourceRecords(source) : null;
+    let parent: string | null = null;
+    for (const entry of carrier.copied as CopiedEntry[]) {
+      const r = records?.get(entry.source_uuid);
+      if (typeof entry.raw_line !== "string" && r === undefined) continue; // counted as missing below
+      const text = rebuildCopied(entry, r ?? {}, String(carrier.session_id), source, parent);
+      const value: unknown = r === undefined ? null : JSON.parse(text);
+      held.push({ line: entry.line, bytes: Buffer.from(text, "utf8"), value });
+      if (!(isJsonObject(value) && value.type === "progress")) parent = entry.uuid;
     }
   }
   held.sort((a, b) => a.line - b.line);
@@ -177,9 +196,18 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
   if (sessionSource !== null) unitSources.sort((a, b) => (a === sessionSource ? -1 : b === sessionSource ? 1 : a < b ? -1 : 1));
 
   const rebuilt: Array<Awaited<ReturnType<typeof rebuild>> & { source: string; ids: string[] }> = [];
+  const sourceRecords: SourceRecords = async (sessionId) => {
+    const ids = sources.get(sessionId);
+    if (ids === undefined) return null;
+    const map = new Map<string, JsonObject>();
+    for (const r of readTranscriptBytes((await rebuild(ws, ids, sourceRecords)).bytes, "source", true).records) {
+      if (r.chain && r.value !== null && !map.has(r.uuid!)) map.set(r.uuid!, r.value);
+    }
+    return map;
+  };
   for (const s of unitSources) {
     const ids = sources.get(s)!;
-    const r = await rebuild(ws, ids);
+    const r = await rebuild(ws, ids, sourceRecords);
     if (r.records < r.checkpointRecords) {
       throw new PixirError("claude_export_incomplete", undefined, { session_id: id, expected_records: r.checkpointRecords, found_records: r.records });
     }

@@ -13,8 +13,9 @@ import { appendJournaled, createLogAtomically, readTail } from "../../store/log-
 import { listLogs } from "../../store/ls.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { childLogId, defaultProjectsRoot, discoverUnits, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
-import { planBatch, TRANSCRIPT_CHANGED_ACTIONS, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
+import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
+import type { ForkSource } from "./fork-file.js";
+import { planBatch, TRANSCRIPT_CHANGED_ACTIONS, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
 import { readTranscriptBytes, type ReadFile } from "./transcript.js";
 
 export type ClaudeFileStatus = "created" | "appended" | "unchanged" | "empty" | "skipped" | "would_create" | "would_append";
@@ -78,6 +79,8 @@ interface LogWrite {
 interface FilePlan {
   report: ClaudeFileReport;
   writes: LogWrite[];
+  /** The planned batch (a fork file's source needs its Logs, §3.7). */
+  batch?: BatchPlan;
 }
 
 const PROGRESS_BYTES = 1024 * 1024;
@@ -196,6 +199,8 @@ async function lastCheckpoint(ws: string, id: string): Promise<Record<string, un
 }
 
 interface UnitState {
+  /** §3.7: the Logs of a fork file's source session (planned in this run, or in the Workspace). */
+  forkSource?: (sessionId: string) => Promise<ForkSource | null>;
   /** Subagent targets of the unit by agentId. */
   subagents: Map<string, SubagentTarget>;
   /** A subagent Log of the unit is created by this run. */
@@ -349,6 +354,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     linkedChildren: linked,
     unitChildren,
     verifiedLines: checkpoint === null ? 0 : Number(checkpoint.lines),
+    forkSource: src.kind === "fork_session" && existing.length === 0 && unit.forkSource ? await unit.forkSource(String(forkedFromSession(src.abs, src.claudeSessionId))) : null,
   });
   big?.(`${src.file}: planned ${plan.logs.length} logs`);
 
@@ -395,11 +401,45 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       pending_tail_bytes: read.pendingTailBytes,
       leaf_uuid: plan.leaf?.uuid ?? null,
       leaf_session_id: plan.leafLog?.id ?? null,
-      forked_from: (plan.root.events[0]?.data.claude as Record<string, unknown> | undefined)?.forked_from ?? null,
+      forked_from: (plan.root.events.slice(plan.root.ownStart).find((e) => e.data.event === "claude_transcript")?.data.claude as Record<string, unknown> | undefined)?.forked_from ?? null,
       logs,
     },
     writes,
+    batch: plan,
   };
+}
+
+/** §3.7: a source session's Logs as planned in this run. */
+function forkSourceOfPlan(sessionId: string, plan: BatchPlan): ForkSource {
+  const top = (l: LogPlan): string => (l.parent === null ? l.id : top(l.parent));
+  const logs = new Map(plan.logs.map((l) => [l.id, { id: l.id, events: l.events, forkRoot: top(l) }]));
+  const byUuid = new Map<string, { value: Record<string, unknown>; logId: string; line: number }>();
+  for (const r of plan.records) {
+    const log = plan.owner.get(r);
+    if (r.chain && !r.dup && r.value !== null && log !== undefined && !byUuid.has(r.uuid!)) byUuid.set(r.uuid!, { value: r.value, logId: log.id, line: r.line });
+  }
+  return { sessionId, logs, byUuid };
+}
+
+/** §3.7: a source session's Logs as they are in the Workspace. */
+async function forkSourceOfWorkspace(ws: string, wsLogs: WorkspaceLogs, sessionId: string): Promise<ForkSource | null> {
+  const rootId = claudeBaseId(sessionId);
+  if (!wsLogs.exists(rootId)) return null;
+  const family = await loadExisting(ws, await wsLogs.family(rootId, sessionId));
+  const logs = new Map<string, { id: string; events: PixirEvent[]; forkRoot: string }>();
+  const byUuid = new Map<string, { value: Record<string, unknown>; logId: string; line: number }>();
+  for (const l of family) {
+    const root = l.first.type === "session_fork" && typeof l.first.data.fork_root_session_id === "string" ? l.first.data.fork_root_session_id : l.id;
+    logs.set(l.id, { id: l.id, events: l.events, forkRoot: root });
+    const own = l.first.type === "session_fork" ? l.events.slice(l.replayCount + 1) : l.events;
+    for (const e of own) {
+      const c = e.data.claude;
+      if (isJsonObject(c) && isJsonObject(c.record) && typeof c.uuid === "string" && typeof c.line === "number" && !byUuid.has(c.uuid)) {
+        byUuid.set(c.uuid, { value: c.record, logId: l.id, line: c.line });
+      }
+    }
+  }
+  return { sessionId, logs, byUuid };
 }
 
 /** §4.4: take the leases, write parents before children, release. */
@@ -440,16 +480,44 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     }
   }
 
+  // §4.1, §3.7: every fork file's unit after its source's unit when both are in the run.
+  const forkOf = new Map<ImportUnit, string>();
+  for (const u of units) {
+    const s = u.session ? forkedFromSession(u.session.abs, u.session.claudeSessionId) : null;
+    if (s !== null) forkOf.set(u, s);
+  }
+  if (forkOf.size > 0) {
+    const byClaudeId = new Map(units.filter((u) => u.session).map((u) => [u.session!.claudeSessionId, u]));
+    const ordered: ImportUnit[] = [];
+    const placed = new Set<ImportUnit>();
+    const visit = (u: ImportUnit, stack: Set<ImportUnit>) => {
+      if (placed.has(u)) return;
+      const src = byClaudeId.get(forkOf.get(u) ?? "");
+      if (src !== undefined && src !== u && !stack.has(src)) visit(src, new Set([...stack, u]));
+      placed.add(u);
+      ordered.push(u);
+    };
+    for (const u of units) visit(u, new Set());
+    units.splice(0, units.length, ...ordered);
+  }
+  const neededSources = new Set(forkOf.values());
+  const sourcePlans = new Map<string, ForkSource>();
+  const forkSource = async (sessionId: string) => sourcePlans.get(sessionId) ?? (await forkSourceOfWorkspace(ws, wsLogs, sessionId));
+
   const planUnit = async (unit: ImportUnit): Promise<FilePlan[]> => {
-    const state: UnitState = { subagents: new Map(), createdSubagent: false };
+    const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource };
     const plans: FilePlan[] = [];
     for (const sub of unit.subagents) {
       const p = await planFile(ws, sub, state, wsLogs, options);
       state.subagents.set(sub.agentId!, { rootId: p.report.status === "empty" ? null : sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
       if (p.writes.some((w) => w.id === sub.rootId && !w.existed)) state.createdSubagent = true;
-      plans.push(p);
+      plans.push({ report: p.report, writes: p.writes });
     }
-    if (unit.session) plans.push(await planFile(ws, unit.session, state, wsLogs, options));
+    if (unit.session) {
+      const p = await planFile(ws, unit.session, state, wsLogs, options);
+      if (p.batch && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, p.batch));
+      plans.push({ report: p.report, writes: p.writes });
+    }
     return plans;
   };
 

@@ -11,6 +11,7 @@ import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, sha256Hex, subagentIdOf, type SourceFile } from "./discover.js";
+import { matchForkFile, type ForkSource, type SharedFork } from "./fork-file.js";
 import { contentText, heldLine, recordLineOf, recordDrafts, reproduction, usageDraft, usageKey, type ClaudeEventDraft } from "./map.js";
 import { assignTranscripts, hasToolResultBlock, TranscriptTree, type ClaudeRecord, type ReadFile } from "./transcript.js";
 
@@ -63,6 +64,8 @@ export interface BatchInput {
   subagents: Map<string, SubagentTarget>;
   /** A subagent Log `<base>.agent-<agentId>` exists in the Workspace. */
   agentLogExists(agentId: string): boolean;
+  /** §3.7: the Logs of the source session of a fork file, when they are in the run or the Workspace. */
+  forkSource?: ForkSource | null;
   /** Lines covered by the last checkpoint's digest (K). */
   verifiedLines: number;
   /** child_session_ids named by subagent_events already in the unit's Logs. */
@@ -87,6 +90,9 @@ export interface BatchPlan {
   leafLog: LogPlan | null;
   changed: boolean;
   malformed: number;
+  /** Which Log holds each record (for a fork file planned after its source, §3.7). */
+  owner: Map<ClaudeRecord, LogPlan>;
+  records: ClaudeRecord[];
 }
 
 interface Link {
@@ -166,7 +172,15 @@ export function planBatch(input: BatchInput): BatchPlan {
     const claude = isJsonObject(ex.first.data.claude) ? ex.first.data.claude : {};
     const transcript = ex.id === src.rootId ? 0 : inlineIds.indexOf(ex.id) + 1 || (parent?.transcript ?? 0);
     const role: LogRole =
-      ex.id === src.rootId ? rootRole : inlineIds.includes(ex.id) ? "inline_subagent" : claude.fork_kind === "claude_root" ? "root_branch" : "branch";
+      ex.id === src.rootId
+        ? claude.fork_kind === "claude_fork_session"
+          ? "fork_session"
+          : rootRole
+        : inlineIds.includes(ex.id)
+          ? "inline_subagent"
+          : claude.fork_kind === "claude_root"
+            ? "root_branch"
+            : "branch";
     const log = newLog(ex.id, role, parent, transcript);
     log.existed = true;
     log.events = ex.events;
@@ -183,6 +197,16 @@ export function planBatch(input: BatchInput): BatchPlan {
       const e = ex.events[i]!;
       const line = heldLine(e);
       const c = e.data.claude;
+      // §3.7: the copied records of a shared fork file are held by its root Log through its carrier.
+      if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) {
+        for (const entry of c.copied) {
+          const rec = isJsonObject(entry) && typeof entry.line === "number" ? byLine.get(entry.line) : undefined;
+          if (rec === undefined) throw changed(src, log.id, isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0);
+          owner.set(rec, log);
+          pathFlag.set(rec, true);
+          if (rec.message) log.path.push(rec);
+        }
+      }
       if (line !== null) {
         const rec = byLine.get(line);
         // A held line past the checkpoint (an interrupted run) must still be the file's line.
@@ -208,6 +232,26 @@ export function planBatch(input: BatchInput): BatchPlan {
     }
     planById.set(ex.id, log);
     logs.push(log);
+  }
+  // §3.7: a fork file whose source is here hangs from the source's Log and stores no copied record.
+  let shared: SharedFork | null = null;
+  let sharedRoot: LogPlan | null = null;
+  if (input.existing.length === 0 && src.kind === "fork_session" && input.forkSource) {
+    shared = matchForkFile(src.claudeSessionId, records, input.forkSource);
+    if (shared !== null) {
+      const g = newLog(shared.parentId, "primary", null, 0);
+      g.events = shared.parentEvents;
+      g.existed = true;
+      sharedRoot = newLog(src.rootId, "fork_session", g, 0);
+      sharedRoot.forkedToSeq = shared.forkedToSeq;
+      for (const c of shared.copied) {
+        owner.set(c, sharedRoot);
+        pathFlag.set(c, true);
+        if (c.message) sharedRoot.path.push(c);
+      }
+      logs.push(sharedRoot);
+      planById.set(sharedRoot.id, sharedRoot);
+    }
   }
   const heldRecords = owner.size;
 
@@ -362,7 +406,8 @@ export function planBatch(input: BatchInput): BatchPlan {
     const wasEmpty = log.events.length === 0;
     if (wasEmpty && log.placed.length === 0 && log !== rootOf[0]) continue;
     if (!log.existed && wasEmpty) {
-      if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : groupStarts[log.transcript - 1]!, carrierTs, records);
+      if (log === sharedRoot) addForkFileHeader(input.ws, log, src, shared!, carrierTs, records);
+      else if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : groupStarts[log.transcript - 1]!, carrierTs, records);
       else addBranchHeader(input.ws, log, src, tsOf);
     }
     for (const { rec, path } of log.placed) {
@@ -486,6 +531,8 @@ export function planBatch(input: BatchInput): BatchPlan {
     leafLog,
     changed: logs.some((l) => l.batch.length > 0),
     malformed: records.filter((r) => r.problem !== null).length,
+    owner,
+    records,
   };
 }
 
@@ -530,14 +577,14 @@ function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid
 }
 
 /** §3.5: the carrier of a transcript root Log. */
-function addCarrier(log: LogPlan, src: SourceFile, groupStart: ClaudeRecord | null, fileTs: string, records: ClaudeRecord[]): void {
+function addCarrier(log: LogPlan, src: SourceFile, groupStart: ClaudeRecord | null, fileTs: string, records: ClaudeRecord[], shared: SharedFork | null = null): void {
   const ts = groupStart === null ? fileTs : firstTime(records.filter((r) => r.transcript === groupStart.transcript));
   const kind = groupStart !== null ? "inline_subagent" : src.kind;
-  const forkedFrom = forkedFromOf(src, records);
+  const forkedFrom = shared !== null ? { session_id: shared.source, message_uuid: shared.messageUuid, shared: true } : forkedFromOf(src, records);
   push(log, {
     id: derivedUlid(`claude:${src.sourceKey}:${groupStart === null ? "transcript" : `sidechain:${groupStart.uuid}`}`, ts),
     session_id: log.id,
-    seq: 0,
+    seq: log.events.length,
     ts,
     type: "workflow_event",
     data: {
@@ -551,6 +598,7 @@ function addCarrier(log: LogPlan, src: SourceFile, groupStart: ClaudeRecord | nu
         project_dir: src.projectDir,
         layout: groupStart !== null ? "inline" : src.layout,
         forked_from: forkedFrom,
+        ...(shared !== null ? { copied: shared.entries } : {}),
       },
     },
   });
@@ -612,21 +660,62 @@ function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: Cl
   push(log, header);
   inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
   log.ownStart = log.events.length;
-  // §3.8 carried checkpoint: the latest checkpoint of the parent at or before the fork point.
-  const c = g.events.filter((e) => e.type === "history_compaction" && e.seq! <= toSeq).at(-1);
-  if (c !== undefined && isJsonObject(c.data.range) && typeof c.data.range.to_seq === "number") {
-    const upTo = c.data.range.to_seq;
-    const n = inherited.filter((e) => e.seq! <= upTo).length;
-    const cClaude = isJsonObject(c.data.claude) ? c.data.claude : {};
-    push(log, {
-      id: derivedUlid(`claude:${src.sourceKey}:fork:${head.uuid}#checkpoint`, ts),
-      session_id: log.id,
-      seq: log.events.length,
-      ts,
-      type: "history_compaction",
-      data: { ...c.data, range: { ...c.data.range, from_seq: 0, to_seq: n }, source_event_count: n + 1, claude: { carried_from: c.id, uuid: cClaude.uuid ?? null } },
-    });
+  carryCheckpoint(log, g.events, inherited, toSeq, `claude:${src.sourceKey}:fork:${head.uuid}#checkpoint`, ts);
+}
+
+/** §3.8 carried checkpoint: the latest checkpoint of the parent at or before the fork point. */
+function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: PixirEvent[], toSeq: number, key: string, ts: string): void {
+  const c = parentEvents.filter((e) => e.type === "history_compaction" && e.seq! <= toSeq).at(-1);
+  if (c === undefined || !isJsonObject(c.data.range) || typeof c.data.range.to_seq !== "number") return;
+  const upTo = c.data.range.to_seq;
+  const n = inherited.filter((e) => e.seq! <= upTo).length;
+  const cClaude = isJsonObject(c.data.claude) ? c.data.claude : {};
+  push(log, {
+    id: derivedUlid(key, ts),
+    session_id: log.id,
+    seq: log.events.length,
+    ts,
+    type: "history_compaction",
+    data: { ...c.data, range: { ...c.data.range, from_seq: 0, to_seq: n }, source_event_count: n + 1, claude: { carried_from: c.id, uuid: cClaude.uuid ?? null } },
+  });
+}
+
+/** §3.7 shared: the fork file's root Log is a share_v1 child of the source's Log G; then its carrier. */
+function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: SharedFork, ts: string, records: ClaudeRecord[]): void {
+  const toSeq = shared.forkedToSeq;
+  const inherited = shared.parentEvents.filter((e) => isInherited(e, toSeq));
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  for (const e of inherited) {
+    digest.add(e);
+    open.add(e);
   }
+  const header: PixirEvent = {
+    id: derivedUlid(`claude:${src.sourceKey}:forked_from`, ts),
+    session_id: log.id,
+    seq: 0,
+    ts,
+    type: "session_fork",
+    data: {
+      parent_session_id: shared.parentId,
+      fork_root_session_id: shared.forkRoot,
+      forked_to_seq: toSeq,
+      parent_workspace: ws,
+      child_workspace: ws,
+      replay_event_count: inherited.length,
+      from_seq: inherited[0]?.seq ?? null,
+      strategy: "share_v1",
+      limitations: SHARE_LIMITATIONS,
+      prefix_digest: digest.digest(),
+      open_tool_calls: open.list(),
+      claude: { source: src.sourceKey, fork_kind: "claude_fork_session", forked_from: { session_id: shared.source, message_uuid: shared.messageUuid } },
+    },
+  };
+  push(log, header);
+  inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
+  log.ownStart = log.events.length;
+  addCarrier(log, src, null, ts, records, shared);
+  carryCheckpoint(log, shared.parentEvents, inherited, toSeq, `claude:${src.sourceKey}:forked_from#checkpoint`, ts);
 }
 
 /** §3.6: which records link a subagent transcript, computed over the whole file (line order). */
