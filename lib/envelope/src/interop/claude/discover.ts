@@ -69,8 +69,11 @@ export function defaultProjectsRoot(env: NodeJS.ProcessEnv): string {
 
 const LINE_CHUNK = 64 * 1024;
 
-/** The `sessionId` of the first line of a file that has a string one (§3.1); reads line by line. */
-export function firstSessionId(abs: string): string | null {
+/**
+ * Read a file line by line, from the start, until `pick` returns something for a line's parsed value
+ * (lines that are not JSON are passed over); null at the end. Only as much of the file as needed is read.
+ */
+function firstLineWith<T>(abs: string, pick: (value: unknown) => T | undefined): T | null {
   let fd: number;
   try {
     fd = openSync(abs, "r");
@@ -90,18 +93,25 @@ export function firstSessionId(abs: string): string | null {
       while ((nl = buf.indexOf(0x0a)) >= 0) {
         const text = buf.subarray(0, nl).toString("utf8");
         buf = buf.subarray(nl + 1);
+        let value: unknown;
         try {
-          const v: unknown = JSON.parse(text);
-          if (isJsonObject(v) && typeof v.sessionId === "string") return v.sessionId;
+          value = JSON.parse(text);
         } catch {
-          /* not JSON: try the next line */
+          continue;
         }
+        const found = pick(value);
+        if (found !== undefined) return found;
       }
       pending = Buffer.from(buf);
     }
   } finally {
     closeSync(fd);
   }
+}
+
+/** The `sessionId` of the first line of a file that has a string one (§3.1). */
+export function firstSessionId(abs: string): string | null {
+  return firstLineWith(abs, (v) => (isJsonObject(v) && typeof v.sessionId === "string" ? v.sessionId : undefined));
 }
 
 const isJsonl = (name: string) => name.endsWith(".jsonl");
@@ -261,38 +271,9 @@ function source(f: Found, kind: SourceKind, layout: SourceLayout, claudeId: stri
 
 /** §3.7: the session a fork file was forked from: its first chain record's `forkedFrom.sessionId`. */
 export function forkedFromSession(abs: string, claudeId: string): string | null {
-  let fd: number;
-  try {
-    fd = openSync(abs, "r");
-  } catch {
-    return null;
-  }
-  try {
-    let pending = Buffer.alloc(0);
-    let pos = 0;
-    const chunk = Buffer.allocUnsafe(LINE_CHUNK);
-    for (;;) {
-      const n = readSync(fd, chunk, 0, chunk.length, pos);
-      if (n <= 0) return null;
-      pos += n;
-      let buf = Buffer.concat([pending, chunk.subarray(0, n)]);
-      let nl: number;
-      while ((nl = buf.indexOf(0x0a)) >= 0) {
-        const text = buf.subarray(0, nl).toString("utf8");
-        buf = buf.subarray(nl + 1);
-        let v: unknown;
-        try {
-          v = JSON.parse(text);
-        } catch {
-          continue;
-        }
-        if (!isJsonObject(v) || typeof v.uuid !== "string" || !(typeof v.parentUuid === "string" || v.parentUuid === null)) continue;
-        const ff = v.forkedFrom;
-        return isJsonObject(ff) && typeof ff.sessionId === "string" && ff.sessionId !== claudeId ? ff.sessionId : null;
-      }
-      pending = Buffer.from(buf);
-    }
-  } finally {
-    closeSync(fd);
-  }
+  return firstLineWith(abs, (v) => {
+    if (!isJsonObject(v) || typeof v.uuid !== "string" || !(typeof v.parentUuid === "string" || v.parentUuid === null)) return undefined;
+    const ff = v.forkedFrom;
+    return isJsonObject(ff) && typeof ff.sessionId === "string" && ff.sessionId !== claudeId ? ff.sessionId : null;
+  });
 }

@@ -270,22 +270,7 @@ function unchangedLog(ws: string, id: string, first: PixirEvent): ClaudeLogRepor
 /** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing. */
 async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions): Promise<FilePlan> {
   const dry = Boolean(options.dryRun);
-  const base: ClaudeFileReport = {
-    file: src.file,
-    kind: src.kind,
-    session_id: isValidSessionId(src.claudeSessionId) ? src.claudeSessionId : null,
-    agent_id: src.agentId,
-    status: "unchanged",
-    records: 0,
-    new_records: 0,
-    blank_lines: 0,
-    malformed_lines: 0,
-    pending_tail_bytes: 0,
-    leaf_uuid: null,
-    leaf_session_id: null,
-    forked_from: null,
-    logs: [],
-  };
+  const base = emptyReport(src, "unchanged");
   let checkpoint: Record<string, unknown> | null = null;
   const rootExists = wsLogs.exists(src.rootId);
   if (rootExists) {
@@ -563,12 +548,17 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
 }
 
 function skippedReport(src: SourceFile, error: Record<string, unknown>): ClaudeFileReport {
+  return { ...emptyReport(src, "skipped"), error };
+}
+
+/** A file's report before anything is known of it. */
+function emptyReport(src: SourceFile, status: ClaudeFileStatus): ClaudeFileReport {
   return {
     file: src.file,
     kind: src.kind,
-    session_id: null,
+    session_id: isValidSessionId(src.claudeSessionId) ? src.claudeSessionId : null,
     agent_id: src.agentId,
-    status: "skipped",
+    status,
     records: 0,
     new_records: 0,
     blank_lines: 0,
@@ -578,6 +568,5 @@ function skippedReport(src: SourceFile, error: Record<string, unknown>): ClaudeF
     leaf_session_id: null,
     forked_from: null,
     logs: [],
-    error,
   };
 }

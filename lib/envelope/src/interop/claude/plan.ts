@@ -625,26 +625,34 @@ function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: Cl
   const f = log.forkPoint;
   const toSeq = f === null ? 0 : (g.lastSeq.get(f) ?? 0);
   log.forkedToSeq = toSeq;
-  const inherited = g.events.filter((e) => isInherited(e, toSeq));
+  const head = log.placed.reduce((a, b) => (b.rec.line < a.rec.line ? b : a)).rec;
+  const ts = tsOf(head);
+  let familyRoot: LogPlan = g;
+  while (familyRoot.parent !== null) familyRoot = familyRoot.parent;
+  const key = `claude:${src.sourceKey}:fork:${head.uuid}`;
+  const claude = { source: src.sourceKey, fork_kind: f === null ? "claude_root" : "claude_branch", fork_point_uuid: f?.uuid ?? null, head_uuid: head.uuid };
+  const inherited = addShareHeader(ws, log, { id: g.id, forkRoot: familyRoot.id, events: g.events }, toSeq, key, ts, claude);
+  carryCheckpoint(log, g.events, inherited, toSeq, `${key}#checkpoint`, ts);
+}
+
+/** fork.md §4.3: a share_v1 header of `log` at `toSeq` of `parent`, and the prefix it stands for; returns that prefix. */
+function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject): PixirEvent[] {
+  const inherited = parent.events.filter((e) => isInherited(e, toSeq));
   const digest = new PrefixDigest();
   const open = new OpenCalls(new IdSet());
   for (const e of inherited) {
     digest.add(e);
     open.add(e);
   }
-  const head = log.placed.reduce((a, b) => (b.rec.line < a.rec.line ? b : a)).rec;
-  const ts = tsOf(head);
-  let familyRoot: LogPlan = g;
-  while (familyRoot.parent !== null) familyRoot = familyRoot.parent;
   const header: PixirEvent = {
-    id: derivedUlid(`claude:${src.sourceKey}:fork:${head.uuid}`, ts),
+    id: derivedUlid(key, ts),
     session_id: log.id,
     seq: 0,
     ts,
     type: "session_fork",
     data: {
-      parent_session_id: g.id,
-      fork_root_session_id: familyRoot.id,
+      parent_session_id: parent.id,
+      fork_root_session_id: parent.forkRoot,
       forked_to_seq: toSeq,
       parent_workspace: ws,
       child_workspace: ws,
@@ -654,13 +662,13 @@ function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: Cl
       limitations: SHARE_LIMITATIONS,
       prefix_digest: digest.digest(),
       open_tool_calls: open.list(),
-      claude: { source: src.sourceKey, fork_kind: f === null ? "claude_root" : "claude_branch", fork_point_uuid: f?.uuid ?? null, head_uuid: head.uuid },
+      claude,
     },
   };
   push(log, header);
   inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
   log.ownStart = log.events.length;
-  carryCheckpoint(log, g.events, inherited, toSeq, `claude:${src.sourceKey}:fork:${head.uuid}#checkpoint`, ts);
+  return inherited;
 }
 
 /** §3.8 carried checkpoint: the latest checkpoint of the parent at or before the fork point. */
@@ -682,40 +690,12 @@ function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: Pi
 
 /** §3.7 shared: the fork file's root Log is a share_v1 child of the source's Log G; then its carrier. */
 function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: SharedFork, ts: string, records: ClaudeRecord[]): void {
-  const toSeq = shared.forkedToSeq;
-  const inherited = shared.parentEvents.filter((e) => isInherited(e, toSeq));
-  const digest = new PrefixDigest();
-  const open = new OpenCalls(new IdSet());
-  for (const e of inherited) {
-    digest.add(e);
-    open.add(e);
-  }
-  const header: PixirEvent = {
-    id: derivedUlid(`claude:${src.sourceKey}:forked_from`, ts),
-    session_id: log.id,
-    seq: 0,
-    ts,
-    type: "session_fork",
-    data: {
-      parent_session_id: shared.parentId,
-      fork_root_session_id: shared.forkRoot,
-      forked_to_seq: toSeq,
-      parent_workspace: ws,
-      child_workspace: ws,
-      replay_event_count: inherited.length,
-      from_seq: inherited[0]?.seq ?? null,
-      strategy: "share_v1",
-      limitations: SHARE_LIMITATIONS,
-      prefix_digest: digest.digest(),
-      open_tool_calls: open.list(),
-      claude: { source: src.sourceKey, fork_kind: "claude_fork_session", forked_from: { session_id: shared.source, message_uuid: shared.messageUuid } },
-    },
-  };
-  push(log, header);
-  inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
-  log.ownStart = log.events.length;
+  const key = `claude:${src.sourceKey}:forked_from`;
+  const claude = { source: src.sourceKey, fork_kind: "claude_fork_session", forked_from: { session_id: shared.source, message_uuid: shared.messageUuid } };
+  const parent = { id: shared.parentId, forkRoot: shared.forkRoot, events: shared.parentEvents };
+  const inherited = addShareHeader(ws, log, parent, shared.forkedToSeq, key, ts, claude);
   addCarrier(log, src, null, ts, records, shared);
-  carryCheckpoint(log, shared.parentEvents, inherited, toSeq, `claude:${src.sourceKey}:forked_from#checkpoint`, ts);
+  carryCheckpoint(log, shared.parentEvents, inherited, shared.forkedToSeq, `${key}#checkpoint`, ts);
 }
 
 /** §3.6: which records link a subagent transcript, computed over the whole file (line order). */
