@@ -54,6 +54,10 @@ export { importPiFiles } from "./interop/pi/import.js";
 export { finishClaudeExport, planClaudeExport } from "./interop/claude/export.js";
 export { importClaude } from "./interop/claude/import.js";
 
+// interop/codex/
+export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
+export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
+
 // cli/
 export { boolFlag, type CommandContext, type CommandSpec, COMMON_OPTIONS_HELP, listFlag, type ParsedArgs, parseNonNegativeInt, runProcess, runTool, stringFlag, type ToolSpec } from "./cli/app.js";
 export { type CliIo, LineBuffer, processIo } from "./cli/io.js";

@@ -17,8 +17,14 @@ const diffSynopsis = "pixir diff <a> <b> [--exit-code]";
 const contextSynopsis = "pixir context <id> [--format ndjson|text]";
 const compactSynopsis = "pixir compact <id> [--tail-events N] [--dry-run]";
 const mergeSynopsis = "pixir merge <child> --into <parent> [--model-cmd CMD] [--model-timeout-ms N] [--dry-run]";
-const importSynopsis = "pixir import pi FILE... [--lenient] [--dry-run] | pixir import claude [PATH...] [--lenient] [--dry-run]";
-const exportSynopsis = "pixir export pi <id> [--out FILE|DIR] [--dry-run] | pixir export claude <id> [--out DIR] [--dry-run]";
+const piImportSynopsis = "pixir import pi FILE... [--lenient] [--dry-run]";
+const codexImportSynopsis = "pixir import codex [PATH...] [--lenient] [--dry-run]";
+const claudeImportSynopsis = "pixir import claude [PATH...] [--lenient] [--dry-run]";
+const importSynopsis = `${piImportSynopsis} | ${codexImportSynopsis} | ${claudeImportSynopsis}`;
+const piExportSynopsis = "pixir export pi <id> [--out FILE|DIR] [--dry-run]";
+const codexExportSynopsis = "pixir export codex <id> [--out DIR] [--dry-run]";
+const claudeExportSynopsis = "pixir export claude <id> [--out DIR] [--dry-run]";
+const exportSynopsis = `${piExportSynopsis} | ${codexExportSynopsis} | ${claudeExportSynopsis}`;
 
 export const commands: CommandSpec[] = [
   {
@@ -258,6 +264,13 @@ workflow_event Events; images become Session Resources. Event ids are derived fr
 importing the same file again changes nothing and reports "unchanged"; a Log of the family that differs
 on disk is refused (already_exists) and nothing is written.
 
+import codex reads Codex CLI rollouts (files, or directories walked for *.jsonl; default
+$CODEX_HOME/sessions, else ~/.codex/sessions). Each thread becomes a root Log named by its thread id, a
+backtrack a share_v1 child <id>.rollback-<line>, a codex fork a share_v1 child of its source; subagents
+are linked from their parent. Every line keeps its record, so export codex gives the file back byte for
+byte. Again: unchanged threads are skipped, resumed ones get only their new lines appended, a thread
+whose earlier lines changed is refused (already_exists, reason rollout_changed) and nothing is written.
+
   --lenient   skip lines that are not valid JSON (reported as skipped_lines) instead of failing
   --dry-run   plan and check everything; create nothing, take no lease
 
@@ -277,6 +290,8 @@ Examples:
   pixir import pi ~/.pi/agent/sessions/--home-user-demo--/2026-01-10T09-00-00-250Z_19460c51-*.jsonl
   pixir import pi ~/.pi/agent/sessions/*/*.jsonl --dry-run --json | jq '.imports[].sessions[] | {session_id, status}'
   pixir import pi old.jsonl --lenient --json | jq '.imports[0].skipped_lines'
+  pixir import codex
+  pixir import codex ~/.codex/sessions/2026/05 --dry-run --json | jq '.imports[].sessions[] | {session_id, status}'
 `,
     kind: "report",
     writer: true,
@@ -285,7 +300,9 @@ Examples:
     run: async (args, ctx) =>
       args.positionals[0] === "claude"
         ? (await import("./commands/claude.js")).runClaudeImport(args, ctx)
-        : (await import("./commands/pi.js")).runImport(args, ctx, `usage: ${importSynopsis}`),
+        : args.positionals[0] === "codex"
+          ? (await import("./commands/codex.js")).runCodexImport(args, ctx, `usage: ${importSynopsis}`)
+          : (await import("./commands/pi.js")).runImport(args, ctx, `usage: ${importSynopsis}`),
   },
   {
     name: "export",
@@ -297,6 +314,10 @@ entries come back verbatim (ids, parents, timestamps, content, labels); native E
 nearest pi entries. The Log <id> goes last, so its last entry is the leaf pi resumes. Without --out the
 file is printed on stdout (a stream command); with --out it is written atomically, and an existing
 file is refused. --out DIR writes DIR/<timestamp>_<header id>.jsonl, pi's own file name.
+
+export codex writes an imported thread's rollout back byte for byte; a Log with Events added by pixir
+(a pixir fork, Events appended) becomes a new rollout that codex resume continues as a fork
+(forked_from_id). --out DIR writes DIR/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl, Codex's own layout.
 
   --out FILE|DIR  write the file there instead of stdout
   --dry-run       report what would be written; write nothing
@@ -312,6 +333,8 @@ Examples:
   pixir export pi 19460c51-3e55-4ee0-ba8f-b97bb5a88301 > session.jsonl
   pixir export pi 19460c51-3e55-4ee0-ba8f-b97bb5a88301.a9bcedc7 --out exported/
   pixir export pi s1 --dry-run --json | jq '{entry_count, leaf_entry_id}'
+  pixir export codex 019e1625-789d-76c0-80ab-3724b5ddb799 > rollout.jsonl
+  pixir export codex try-2 --out ~/.codex/sessions
 `,
     kind: (args) => (args.flags.out !== undefined || args.flags["dry-run"] === true ? "report" : "stream"),
     positionals: { min: 2, max: 2 },
@@ -319,7 +342,9 @@ Examples:
     run: async (args, ctx) =>
       args.positionals[0] === "claude"
         ? (await import("./commands/claude.js")).runClaudeExport(args, ctx)
-        : (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`),
+        : args.positionals[0] === "codex"
+          ? (await import("./commands/codex.js")).runCodexExport(args, ctx, `usage: ${exportSynopsis}`, __PIXIR_VERSION__)
+          : (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`),
   },
 ];
 
@@ -342,8 +367,12 @@ Commands:
   ${contextSynopsis}
   ${compactSynopsis}
   ${mergeSynopsis}
-  ${importSynopsis}
-  ${exportSynopsis}
+  ${piImportSynopsis}
+  ${codexImportSynopsis}
+  ${claudeImportSynopsis}
+  ${piExportSynopsis}
+  ${codexExportSynopsis}
+  ${claudeExportSynopsis}
 ${COMMON}
 
 Run pixir <command> --help for one command.

@@ -29,6 +29,8 @@ export type ErrorKind =
   | "invalid_pi_session"
   | "invalid_claude_session"
   | "claude_export_incomplete"
+  | "invalid_codex_session"
+  | "codex_export_incomplete"
   | "interrupted"
   | "internal_error";
 
@@ -135,6 +137,16 @@ const KINDS: Record<ErrorKind, KindInfo> = {
     exit: 1,
     message: "imported Claude session is incomplete",
     nextActions: ["import the session again with pixir import claude", "restore the missing logs"],
+  },
+  invalid_codex_session: {
+    exit: 1,
+    message: "Codex rollout is invalid",
+    nextActions: ["check that the file is a Codex rollout (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)", "use --lenient to skip malformed lines"],
+  },
+  codex_export_incomplete: {
+    exit: 1,
+    message: "Codex rollout could not be exported whole",
+    nextActions: ["import the rollout again without --lenient, then export it"],
   },
   interrupted: { exit: 130, message: "interrupted", nextActions: ["rerun; nothing was written"] },
   internal_error: { exit: 1, message: "internal error", nextActions: ["rerun with PIXIR_DEBUG=1 and report the stack trace"] },

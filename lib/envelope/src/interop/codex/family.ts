@@ -1,0 +1,274 @@
+// codex-interop.md §3: the Logs of a rollout (a family), planned in memory. A Log holds its stored
+// Events and its resolved History; the Events a run adds are those after `diskCount`.
+import { readdirSync } from "node:fs";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { SHARE_LIMITATIONS } from "../../fork/fork.js";
+import { OpenCalls } from "../../fork/fork-plan.js";
+import { IdSet } from "../../event/id-set.js";
+import { derivedUlid } from "../../event/ids.js";
+import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory, PrefixDigest } from "../../store/loader.js";
+import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
+import { checkpointToSeq } from "../../session/context.js";
+import { codexBaseId, sha256Hex, withTimestamp, restAfterTimestamp } from "./format.js";
+import { codexOf, eventsByLine, lineOf, rebuildLine } from "./rebuild.js";
+
+export type CodexLogRole = "root" | "fork" | "rollback";
+
+export interface PlannedLog {
+  sessionId: string;
+  role: CodexLogRole;
+  parentId: string | null;
+  forkedToSeq: number | null;
+  /** The Events of the Log file, in seq order. */
+  stored: PixirEvent[];
+  /** The resolved History (fork.md §6). */
+  resolved: PixirEvent[];
+  replayEventCount: number;
+  /** How many of `stored` are already on disk. */
+  diskCount: number;
+  /** Own line n → the seq of its last Event here. */
+  lineSeq: Map<number, number>;
+  forkRoot: string;
+}
+
+export interface CodexFork {
+  sourceThread: string;
+  copied: number;
+  timestamps: Array<[string, number]>;
+  sha256: string;
+}
+
+export interface Family {
+  threadId: string;
+  baseId: string;
+  /** Root first, then the rollback children in the order they were made. */
+  logs: PlannedLog[];
+  fork: CodexFork | null;
+  /** Line 1's record. */
+  lineOne: JsonObject;
+  fromDisk: boolean;
+}
+
+export function newLog(sessionId: string, role: CodexLogRole, forkRoot: string): PlannedLog {
+  return { sessionId, role, parentId: null, forkedToSeq: null, stored: [], resolved: [], replayEventCount: 0, diskCount: 0, lineSeq: new Map(), forkRoot };
+}
+
+/** Put an Event at the end of a Log (its seq is the next one of the resolved History). */
+export function pushEvent(log: PlannedLog, e: Omit<PixirEvent, "seq" | "session_id">): PixirEvent {
+  const event: PixirEvent = { id: e.id, session_id: log.sessionId, seq: log.resolved.length, ts: e.ts, type: e.type, data: e.data };
+  log.stored.push(event);
+  log.resolved.push(event);
+  const n = lineOf(event);
+  if (n !== null) log.lineSeq.set(n, event.seq!);
+  return event;
+}
+
+/** The greatest line a family holds: own lines, and a fork's copied lines (§4.5). */
+export function familyMaxLine(f: Family): number {
+  let max = f.fork === null ? 1 : f.fork.copied + 1;
+  for (const log of f.logs) for (const n of log.lineSeq.keys()) if (n > max) max = n;
+  return max;
+}
+
+/** §3.7: the leaf, the Log that owns the family's greatest line. */
+export function familyLeaf(f: Family): PlannedLog {
+  let best = f.logs[0]!;
+  let max = -1;
+  for (const log of f.logs) for (const n of log.lineSeq.keys()) if (n > max) [max, best] = [n, log];
+  return best;
+}
+
+/** The last Event ts of a Log, for a line whose timestamp is not usable (§2.6). */
+export const lastTs = (log: PlannedLog, fallback: string): string => log.stored.at(-1)?.ts ?? fallback;
+
+/** context-and-compaction.md §1.1 steps 2–3: the checkpoint with the greatest seq (ties: the later). */
+export function latestCheckpointOf(events: PixirEvent[]): PixirEvent | null {
+  let best: PixirEvent | null = null;
+  for (const e of events) if (checkpointToSeq(e) !== null && (best === null || (e.seq ?? -1) >= (best.seq ?? -1))) best = e;
+  return best;
+}
+
+/**
+ * fork.md §3.1 steps 6–8 and §4.3 on `parent` at `toSeq`, plus the carried checkpoint of §3.4: the child's
+ * header (built by `header`) and resolved prefix.
+ */
+export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">): void {
+  const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  for (const e of inherited) {
+    digest.add(e);
+    open.add(e);
+  }
+  const data: JsonObject = {
+    parent_session_id: parent.sessionId,
+    fork_root_session_id: parent.forkRoot,
+    forked_to_seq: toSeq,
+    parent_workspace: ws,
+    child_workspace: ws,
+    replay_event_count: inherited.length,
+    from_seq: inherited[0]?.seq ?? null,
+    strategy: "share_v1",
+    limitations: SHARE_LIMITATIONS,
+    prefix_digest: digest.digest(),
+    open_tool_calls: open.list(),
+  };
+  const h = header(data);
+  const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };
+  child.parentId = parent.sessionId;
+  child.forkedToSeq = toSeq;
+  child.replayEventCount = inherited.length;
+  child.stored.push(event);
+  child.resolved.push(event);
+  if (lineOf(event) === 1) child.lineSeq.set(1, 0);
+  inherited.forEach((e, i) => child.resolved.push(inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event));
+  // §3.4: the parent's latest checkpoint at or before the cut rides along, renumbered.
+  let cp: PixirEvent | null = null;
+  for (const e of parent.resolved) if (e.type === "history_compaction" && e.seq !== null && e.seq <= toSeq && (cp === null || e.seq > cp.seq!)) cp = e;
+  if (cp === null) return;
+  const data2: JsonObject = { ...cp.data };
+  const range = isJsonObject(cp.data.range) ? cp.data.range : null;
+  if (range !== null && typeof range.to_seq === "number" && Number.isInteger(range.to_seq)) {
+    const to = range.to_seq;
+    const count = inherited.filter((e) => e.seq! <= to).length;
+    data2.range = { ...range, from_seq: 0, to_seq: count };
+    data2.source_event_count = count + 1;
+  }
+  data2.codex = { synthetic: "carried_checkpoint", from_session_id: parent.sessionId, from_event_id: cp.id };
+  const codexThread = codexOf(event)?.thread;
+  pushEvent(child, {
+    id: derivedUlid(`codex:${String(codexThread)}:carried:${child.sessionId}`, event.ts),
+    ts: event.ts,
+    type: "history_compaction",
+    data: data2,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading families from the Workspace (§3.7).
+
+/** The root Log's first Event is line 1 of thread `t`. */
+export function isLineOneOf(e: PixirEvent | undefined, t: string): boolean {
+  const c = e === undefined ? null : codexOf(e);
+  return c !== null && c.synthetic === undefined && c.line === 1 && c.thread === t;
+}
+
+async function loadLog(ws: string, id: string, role: CodexLogRole): Promise<PlannedLog> {
+  const history = await openHistory(ws, id);
+  const resolved: PixirEvent[] = [];
+  for await (const item of history.items()) resolved.push(item.event);
+  const header = resolved[0];
+  const share = history.share;
+  const log = newLog(id, role, id);
+  log.resolved = resolved;
+  if (share !== null) {
+    log.parentId = share.header.data.parent_session_id as string;
+    log.forkedToSeq = share.forkedToSeq;
+    log.replayEventCount = share.replayEventCount;
+    log.stored = resolved.filter((e) => e.seq === 0 || e.seq! > share.replayEventCount);
+    const root = header?.data.fork_root_session_id;
+    log.forkRoot = typeof root === "string" && root !== "" ? root : log.parentId;
+  } else log.stored = [...resolved];
+  log.diskCount = log.stored.length;
+  for (const e of log.stored) {
+    const n = lineOf(e);
+    if (n !== null) log.lineSeq.set(n, e.seq!);
+  }
+  return log;
+}
+
+export type DiskFamily = { kind: "family"; family: Family } | { kind: "absent" } | { kind: "foreign" };
+
+/** Read thread `t`'s family from the Workspace: its root and its rollback children. */
+export async function loadFamily(ws: string, t: string): Promise<DiskFamily> {
+  const base = codexBaseId(t);
+  if (inspectStatePath(logPath(ws, base)) === "missing") return { kind: "absent" };
+  const root = await loadLog(ws, base, "root");
+  const first = root.stored[0];
+  if (!isLineOneOf(first, t)) return { kind: "foreign" };
+  const codex = codexOf(first!)!;
+  const forkInfo = isJsonObject(codex.fork) ? codex.fork : null;
+  if (root.replayEventCount > 0 || first!.type === "session_fork") root.role = "fork";
+  const family: Family = {
+    threadId: t,
+    baseId: base,
+    logs: [root],
+    fork:
+      forkInfo === null
+        ? null
+        : {
+            sourceThread: String(forkInfo.source_thread),
+            copied: Number(forkInfo.copied_lines),
+            timestamps: forkInfo.copied_timestamps as Array<[string, number]>,
+            sha256: String(forkInfo.copied_sha256),
+          },
+    lineOne: codex.record as JsonObject,
+    fromDisk: true,
+  };
+  // Rollback children are named <root>.rollback-<n>; their headers say whose they are.
+  const prefix = `${base}.rollback-`;
+  let names: string[] = [];
+  try {
+    names = readdirSync(sessionsDir(ws).abs).filter((n) => n.startsWith(prefix) && n.endsWith(".ndjson"));
+  } catch {
+    names = [];
+  }
+  const children: Array<{ n: number; log: PlannedLog }> = [];
+  for (const name of names) {
+    const id = name.slice(0, -".ndjson".length);
+    const log = await loadLog(ws, id, "rollback");
+    const c = log.stored[0] ? codexOf(log.stored[0]) : null;
+    if (c === null || c.synthetic !== "rollback_fork" || c.thread !== t) continue;
+    children.push({ n: Number(c.line), log });
+  }
+  children.sort((a, b) => a.n - b.n);
+  for (const c of children) family.logs.push(c.log);
+  return { kind: "family", family };
+}
+
+/** §3.7 `owner(t, j)`: the Log holding line j of thread t and the seq of its last Event there. */
+export function ownerOf(families: (t: string) => Family | undefined, t: string, j: number, depth = 0): { log: PlannedLog; seq: number } {
+  const f = families(t);
+  if (f === undefined) throw new PixirError("fork_parent_missing", undefined, { session_id: codexBaseId(t), depth });
+  if (depth > MAX_FORK_DEPTH) throw new PixirError("fork_depth_exceeded", undefined, { session_id: f.baseId, max_depth: MAX_FORK_DEPTH });
+  if (f.fork !== null && j >= 2 && j <= f.fork.copied + 1) return ownerOf(families, f.fork.sourceThread, j - 1, depth + 1);
+  for (const log of f.logs) {
+    const seq = log.lineSeq.get(j);
+    if (seq !== undefined) return { log, seq };
+  }
+  throw new PixirError("fork_parent_missing", undefined, { session_id: f.baseId, line: j });
+}
+
+/**
+ * §3.7 `rolloutLines(t)`: the rollout of thread t, line by line (index 0 is line 1); null marks a line
+ * skipped by --lenient. The copied lines of a fork come from its source, checked against copied_sha256.
+ */
+export function rolloutLines(families: (t: string) => Family | undefined, t: string, depth = 0): Array<string | null> {
+  const f = families(t);
+  if (f === undefined) throw new PixirError("fork_parent_missing", undefined, { session_id: codexBaseId(t), depth });
+  if (depth > MAX_FORK_DEPTH) throw new PixirError("fork_depth_exceeded", undefined, { session_id: f.baseId, max_depth: MAX_FORK_DEPTH });
+  const byLine = new Map<number, PixirEvent[]>();
+  for (const log of f.logs) eventsByLine(log.stored, byLine);
+  const max = familyMaxLine(f);
+  const out: Array<string | null> = [];
+  for (let n = 1; n <= max; n++) out.push(byLine.has(n) ? rebuildLine(byLine.get(n)!) : null);
+  if (f.fork !== null) {
+    const source = rolloutLines(families, f.fork.sourceThread, depth + 1);
+    const hash: string[] = [];
+    let j = 0;
+    for (const [ts, count] of f.fork.timestamps) {
+      for (let i = 0; i < count; i++, j++) {
+        const s = source[j];
+        const rest = s === null || s === undefined ? null : restAfterTimestamp(s);
+        if (rest === null) throw new PixirError("fork_prefix_mismatch", undefined, { session_id: f.baseId, parent_session_id: codexBaseId(f.fork.sourceThread) });
+        out[j + 1] = withTimestamp(ts, rest.rest);
+        hash.push(`${rest.rest}\n`);
+      }
+    }
+    if (j !== f.fork.copied || sha256Hex(hash.join("")) !== f.fork.sha256) {
+      throw new PixirError("fork_prefix_mismatch", undefined, { session_id: f.baseId, parent_session_id: codexBaseId(f.fork.sourceThread) });
+    }
+  }
+  return out;
+}

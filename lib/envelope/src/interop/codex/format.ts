@@ -1,0 +1,282 @@
+// codex-interop.md §1 and §4.1–§4.3: reading a Codex rollout, line by line, and the text rules of the
+// format (T, OT, contextual content, turn boundaries) that the importer, the export and tests share.
+import { createHash } from "node:crypto";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { isValidSessionId } from "../../event/session-id.js";
+
+export const EPOCH = "1970-01-01T00:00:00.000Z";
+const MAX_BASE_BYTES = 200;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+export const sha256Hex = (s: string | Buffer): string => createHash("sha256").update(s).digest("hex");
+
+/** §3.1: the session id of a thread's root Log; an invalid thread id is hashed, never echoed. */
+export function codexBaseId(threadId: string): string {
+  return isValidSessionId(threadId) && Buffer.byteLength(threadId, "utf8") <= MAX_BASE_BYTES ? threadId : `codex-${sha256Hex(threadId).slice(0, 32)}`;
+}
+
+/** A thread id as output may show it: null when it fails the session-id grammar (§4.7). */
+export const shownThreadId = (t: unknown): string | null => (isValidSessionId(t) ? t : null);
+
+/** One complete, non-blank line of a rollout (§4.2). */
+export interface RolloutLine {
+  /** Line number n, counting complete non-blank lines from 1. */
+  n: number;
+  /** The exact text, without its `\n`. */
+  text: string;
+  /** The record, or null for a line skipped by --lenient. */
+  record: JsonObject | null;
+  /** Why a lenient import skipped it. */
+  skipped?: "malformed_line" | "invalid_record";
+}
+
+export interface Rollout {
+  /** The file as named in output and errors (§4.3). */
+  display: string;
+  /** Where it is read. */
+  path: string;
+  threadId: string;
+  lines: RolloutLine[];
+  pendingTail: boolean;
+  /** Line 1's payload. */
+  meta: JsonObject;
+  size: number;
+}
+
+const REPLAY_PAYLOAD_TYPES = new Set(["session_meta", "response_item", "compacted", "event_msg", "turn_context"]);
+
+export function invalidRollout(reason: string, file: string, line: number | null, extra: Record<string, unknown> = {}): PixirError {
+  return new PixirError("invalid_codex_session", undefined, { reason, ...(line === null ? {} : { line }), file, ...extra });
+}
+
+function isBlank(b: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = b[i];
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return true;
+}
+
+/** §4.2–§4.3: why a line cannot be read, or its record. */
+function parseLine(bytes: Buffer): { record: JsonObject; text: string } | { problem: "malformed_line" | "invalid_record"; text: string } {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    return { problem: "malformed_line", text: bytes.toString("utf8") };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { problem: "malformed_line", text };
+  }
+  if (!isJsonObject(value) || typeof value.type !== "string") return { problem: "invalid_record", text };
+  if (REPLAY_PAYLOAD_TYPES.has(value.type) && !isJsonObject(value.payload)) return { problem: "invalid_record", text };
+  if (!deepWellFormed(value)) return { problem: "invalid_record", text };
+  return { record: value, text };
+}
+
+export type RolloutRead = { kind: "rollout"; rollout: Rollout } | { kind: "skipped"; reason: "empty" | "not_a_rollout" };
+
+/**
+ * §4.1–§4.3: read one file. `named` says the file was given by name (a bad line 1 is an error rather
+ * than a skipped file). Lines after line 1 that cannot be read fail, or with `lenient` are kept as
+ * skipped placeholders.
+ */
+export function readRollout(file: { path: string; display: string }, named: boolean, lenient: boolean): RolloutRead {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file.path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new PixirError("permission_denied", undefined, { path: file.display });
+    throw invalidRollout("unreadable_file", file.display, null);
+  }
+  const lines: RolloutLine[] = [];
+  let start = 0;
+  let n = 0;
+  for (;;) {
+    const nl = bytes.indexOf(0x0a, start);
+    if (nl === -1) break;
+    if (!isBlank(bytes, start, nl)) {
+      n++;
+      const parsed = parseLine(bytes.subarray(start, nl));
+      if ("problem" in parsed) {
+        if (n === 1) {
+          if (!named) return { kind: "skipped", reason: "not_a_rollout" };
+          throw invalidRollout(parsed.problem === "malformed_line" ? "missing_session_meta" : "missing_session_meta", file.display, 1);
+        }
+        if (!lenient) throw invalidRollout(parsed.problem, file.display, n);
+        lines.push({ n, text: parsed.text, record: null, skipped: parsed.problem });
+      } else lines.push({ n, text: parsed.text, record: parsed.record });
+    }
+    start = nl + 1;
+  }
+  const pendingTail = start < bytes.length && !isBlank(bytes, start, bytes.length);
+  if (lines.length === 0) return { kind: "skipped", reason: "empty" };
+  const first = lines[0]!.record!;
+  const meta = first.payload;
+  if (first.type !== "session_meta" || !isJsonObject(meta) || typeof meta.id !== "string") {
+    if (!named) return { kind: "skipped", reason: "not_a_rollout" };
+    throw invalidRollout("missing_session_meta", file.display, 1);
+  }
+  return { kind: "rollout", rollout: { display: file.display, path: file.path, threadId: meta.id, lines, pendingTail, meta, size: bytes.length } };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// §2.4.1, §2.4.5, §1.8: the text rules.
+
+/** §2.4.1 `T(content)`. */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts: string[] = [];
+  for (const c of content) {
+    if (isJsonObject(c) && (c.type === "input_text" || c.type === "output_text" || c.type === "text") && typeof c.text === "string") parts.push(c.text);
+  }
+  return parts.join("\n");
+}
+
+/** §2.4.5 `OT(v)`. */
+export function outputText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (v === null || v === undefined) return "";
+  if (Array.isArray(v)) {
+    const parts: string[] = [];
+    for (const c of v) if (isJsonObject(c) && typeof c.text === "string") parts.push(c.text);
+    return parts.join("\n");
+  }
+  if (isJsonObject(v)) {
+    if (typeof v.text === "string") return v.text;
+    if (Object.hasOwn(v, "content")) return outputText(v.content);
+  }
+  return JSON.stringify(v);
+}
+
+const CONTEXT_MARKERS: Array<[string, string]> = [
+  ["# agents.md instructions for ", "</instructions>"],
+  ["<environment_context>", "</environment_context>"],
+  ["<user_instructions>", "</user_instructions>"],
+  ["<skill>", "</skill>"],
+  ["<user_shell_command>", "</user_shell_command>"],
+  ["<turn_aborted>", "</turn_aborted>"],
+  ["<subagent_notification>", "</subagent_notification>"],
+  ["<additional_context>", "</additional_context>"],
+];
+
+/** ASCII lower case only (§1.8: comparisons ignore ASCII case). */
+const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/** §1.8: content is contextual when one of its input_text parts is wrapped in a known marker pair. */
+export function isContextual(content: unknown): boolean {
+  if (!Array.isArray(content)) return false;
+  for (const c of content) {
+    if (!isJsonObject(c) || c.type !== "input_text" || typeof c.text !== "string") continue;
+    const head = asciiLower(c.text.trimStart());
+    const whole = head.trimEnd();
+    for (const [open, close] of CONTEXT_MARKERS) if (head.startsWith(open) && whole.endsWith(close)) return true;
+  }
+  return false;
+}
+
+/** §1.8: an item that is a user turn. */
+export function isBoundaryItem(item: unknown): boolean {
+  if (!isJsonObject(item)) return false;
+  if (item.type === "agent_message") return true;
+  return item.type === "message" && item.role === "user" && !isContextual(item.content);
+}
+
+/** §1.8 `drop_turns`: how many items of a history with these boundary indexes remain; null when nothing changes. */
+export function dropTurnsCut(boundaries: number[], k: unknown): number | null {
+  if (typeof k !== "number" || !Number.isInteger(k) || k < 1 || boundaries.length === 0) return null;
+  return k >= boundaries.length ? boundaries[0]! : boundaries[boundaries.length - k]!;
+}
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** §2.6: a record timestamp usable as an Event ts, or null. */
+export function validTimestamp(v: unknown): string | null {
+  return typeof v === "string" && TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v)) ? v : null;
+}
+
+const TIMESTAMP_HEAD = '{"timestamp":';
+
+/** §3.5 `rest(x)`: what follows the leading `{"timestamp":"…"` of a line, or null when it has none. */
+export function restAfterTimestamp(line: string): { timestamp: string; rest: string } | null {
+  if (!line.startsWith(`${TIMESTAMP_HEAD}"`)) return null;
+  // The JSON string starts at the quote; find its closing quote, skipping escapes.
+  let i = TIMESTAMP_HEAD.length + 1;
+  while (i < line.length) {
+    const c = line.charCodeAt(i);
+    if (c === 0x5c) i += 2;
+    else if (c === 0x22) break;
+    else i++;
+  }
+  if (i >= line.length) return null;
+  let timestamp: string;
+  try {
+    timestamp = JSON.parse(line.slice(TIMESTAMP_HEAD.length, i + 1)) as string;
+  } catch {
+    return null;
+  }
+  return { timestamp, rest: line.slice(i + 1) };
+}
+
+/** `{"timestamp":` + JSON(τ) + rest: a copied line as Codex's fork writes it (§3.5, §5.3). */
+export const withTimestamp = (timestamp: string, rest: string): string => `${TIMESTAMP_HEAD}${JSON.stringify(timestamp)}${rest}`;
+
+export type RolloutHead = { kind: "rollout"; threadId: string; meta: JsonObject } | { kind: "skipped"; reason: "empty" | "not_a_rollout" };
+
+const HEAD_CHUNK = 64 * 1024;
+
+/** §4.1: line 1 of a file, read without reading the rest: whether it is a rollout, and whose. */
+export function readRolloutHead(file: { path: string; display: string }, named: boolean): RolloutHead {
+  let fd: number;
+  try {
+    fd = openSync(file.path, "r");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new PixirError("permission_denied", undefined, { path: file.display });
+    throw invalidRollout("unreadable_file", file.display, null);
+  }
+  try {
+    const chunks: Buffer[] = [];
+    let have = 0;
+    let pos = 0;
+    let start = 0;
+    for (;;) {
+      const buf = Buffer.alloc(HEAD_CHUNK);
+      const n = readSync(fd, buf, 0, HEAD_CHUNK, pos);
+      if (n === 0) return { kind: "skipped", reason: "empty" };
+      pos += n;
+      chunks.push(buf.subarray(0, n));
+      have += n;
+      const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, have);
+      for (;;) {
+        const nl = all.indexOf(0x0a, start);
+        if (nl === -1) break;
+        if (isBlank(all, start, nl)) {
+          start = nl + 1;
+          continue;
+        }
+        const parsed = parseLine(all.subarray(start, nl));
+        const meta = "record" in parsed ? parsed.record.payload : null;
+        if ("problem" in parsed || parsed.record.type !== "session_meta" || !isJsonObject(meta) || typeof meta.id !== "string") {
+          if (!named) return { kind: "skipped", reason: "not_a_rollout" };
+          throw invalidRollout("missing_session_meta", file.display, 1);
+        }
+        return { kind: "rollout", threadId: meta.id, meta };
+      }
+      chunks.length = 0;
+      chunks.push(all);
+    }
+  } catch (err) {
+    if (err instanceof PixirError) throw err;
+    throw invalidRollout("unreadable_file", file.display, null);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,164 @@
+// codex-interop.md §7: helpers for the Codex tests, and the oracle of §7.2 computed from a rollout alone
+// (Codex's replay of §1.8 and the signatures of §7.2). Nothing here comes from the importer.
+import { readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { ROOT } from "./cli.js";
+
+export const CODEX_FIXTURES_DIR = path.resolve(ROOT, "../shared/fixtures/real-sessions/codex");
+
+/** Every .jsonl file under the fixtures, relative to CODEX_FIXTURES_DIR. */
+export function codexFixtures(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, rel: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      const abs = path.join(dir, name);
+      if (statSync(abs).isDirectory()) walk(abs, path.join(rel, name));
+      else if (name.endsWith(".jsonl")) out.push(path.join(rel, name));
+    }
+  };
+  walk(CODEX_FIXTURES_DIR, "");
+  return out;
+}
+
+/** The complete, non-blank lines of a rollout. */
+export function completeLines(text: string): string[] {
+  const parts = text.split("\n");
+  parts.pop(); // the part after the last \n is not a complete line
+  return parts.filter((l) => !/^[ \t\r]*$/.test(l));
+}
+
+const isObj = (v: unknown): v is Record<string, any> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function T(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((c) => isObj(c) && ["input_text", "output_text", "text"].includes(c.type) && typeof c.text === "string")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+function OT(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (v === null || v === undefined) return "";
+  if (Array.isArray(v)) return v.filter((c) => isObj(c) && typeof c.text === "string").map((c) => c.text).join("\n");
+  if (isObj(v)) {
+    if (typeof v.text === "string") return v.text;
+    if ("content" in v) return OT(v.content);
+  }
+  return JSON.stringify(v);
+}
+
+const MARKERS: Array<[string, string]> = [
+  ["# AGENTS.md instructions for ", "</INSTRUCTIONS>"],
+  ["<environment_context>", "</environment_context>"],
+  ["<user_instructions>", "</user_instructions>"],
+  ["<skill>", "</skill>"],
+  ["<user_shell_command>", "</user_shell_command>"],
+  ["<turn_aborted>", "</turn_aborted>"],
+  ["<subagent_notification>", "</subagent_notification>"],
+  ["<additional_context>", "</additional_context>"],
+];
+
+function contextual(content: unknown): boolean {
+  if (!Array.isArray(content)) return false;
+  return content.some((c) => {
+    if (!isObj(c) || c.type !== "input_text" || typeof c.text !== "string") return false;
+    const s = c.text.replace(/^\s+/, "").toLowerCase();
+    const e = s.replace(/\s+$/, "");
+    return MARKERS.some(([a, b]) => s.startsWith(a.toLowerCase()) && e.endsWith(b.toLowerCase()));
+  });
+}
+
+const boundary = (it: any): boolean => isObj(it) && (it.type === "agent_message" || (it.type === "message" && it.role === "user" && !contextual(it.content)));
+
+/** §1.8: Codex's replay of a rollout's complete lines. */
+export function replay(lines: string[]): any[] {
+  let H: any[] = [];
+  for (const line of lines) {
+    let r: any;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (!isObj(r)) continue;
+    if (r.type === "response_item") H.push(r.payload);
+    else if (r.type === "compacted") H = Array.isArray(r.payload?.replacement_history) ? [...r.payload.replacement_history] : [];
+    else if (r.type === "event_msg" && r.payload?.type === "thread_rolled_back") {
+      const k = r.payload.num_turns;
+      if (!Number.isInteger(k) || k < 1) continue;
+      const P = H.flatMap((it, i) => (boundary(it) ? [i] : []));
+      if (P.length === 0) continue;
+      const cut = k >= P.length ? P[0]! : P[P.length - k]!;
+      H = H.slice(0, cut);
+    }
+  }
+  return H;
+}
+
+/** §7.2 steps 2–3: the expected signatures. */
+export function expectedSignatures(lines: string[]): unknown[] {
+  const out: unknown[] = [];
+  for (const it of replay(lines)) {
+    if (!isObj(it)) continue;
+    if ((it.type === "message" && it.role === "user") || it.type === "agent_message") out.push(["user", T(it.content)]);
+    else if (it.type === "message" && it.role === "assistant") out.push(["assistant", T(it.content)]);
+    else if (it.type === "function_call") {
+      let a: unknown = {};
+      try {
+        a = JSON.parse(it.arguments);
+      } catch {
+        a = {};
+      }
+      out.push(["call", it.call_id, it.name, isObj(a) ? a : {}]);
+    } else if (it.type === "custom_tool_call") out.push(["call", it.call_id, it.name, typeof it.input === "string" ? { input: it.input } : {}]);
+    else if (it.type === "local_shell_call") out.push(["call", it.call_id ?? it.id, "local_shell", isObj(it.action) ? it.action : {}]);
+    else if (it.type === "tool_search_call") out.push(["call", it.call_id, "tool_search", isObj(it.arguments) ? it.arguments : {}]);
+    else if (it.type === "function_call_output" || it.type === "custom_tool_call_output") out.push(["output", it.call_id, OT(it.output)]);
+    else if (it.type === "tool_search_output") out.push(["output", it.call_id, JSON.stringify(it.tools ?? null)]);
+  }
+  return out;
+}
+
+/**
+ * §7.2 "observed": `pixir context --format ndjson` lines as signatures. Lines with an `item` follow the
+ * spec; lines in the data form (a context fold that shows Events) are mapped from their data, and
+ * reasoning (which gives no item, context-and-compaction.md §7 D1) is dropped.
+ */
+export function observedSignatures(contextLines: any[]): unknown[] {
+  const out: unknown[] = [];
+  for (const l of contextLines) {
+    if (l.type === "history_compaction") continue;
+    if (l.item !== undefined) {
+      const it = l.item;
+      if (l.type === "tool_call" && it.type === "function_call_output") continue;
+      if (it.type === "function_call") out.push(["call", it.call_id, it.name, JSON.parse(it.arguments)]);
+      else if (it.type === "function_call_output") out.push(["output", it.call_id, it.output]);
+      else if (it.role === "user") out.push(["user", it.content[0].text]);
+      else if (it.role === "assistant") out.push(["assistant", it.content[0].text]);
+      continue;
+    }
+    const d = l.data ?? {};
+    if (l.type === "user_message") out.push(["user", d.text]);
+    else if (l.type === "assistant_message") out.push(["assistant", d.text]);
+    else if (l.type === "tool_call") out.push(["call", d.call_id, d.name, d.args ?? {}]);
+    else if (l.type === "tool_result") out.push(["output", d.call_id, d.output]);
+  }
+  return out;
+}
+
+// §7.4 records.
+let clock = Date.parse("2026-03-01T10:00:00.000Z");
+export const nextTs = (): string => new Date((clock += 1000)).toISOString();
+export const rec = (type: string, payload: unknown, ts = nextTs()): string => JSON.stringify({ timestamp: ts, type, payload });
+export const meta = (id: string, extra: Record<string, unknown> = {}, ts?: string): string =>
+  rec("session_meta", { id, timestamp: "2026-03-01T10:00:00.000Z", cwd: "/w", originator: "codex-tui", cli_version: "0.125.0", source: "cli", model_provider: "openai", ...extra }, ts);
+export const U = (text: string, ts?: string): string => rec("response_item", { type: "message", role: "user", content: [{ type: "input_text", text }] }, ts);
+export const A = (text: string, ts?: string): string => rec("response_item", { type: "message", role: "assistant", content: [{ type: "output_text", text }] }, ts);
+export const FC = (c: string): string => rec("response_item", { type: "function_call", name: "exec_command", arguments: JSON.stringify({ cmd: "ls" }), call_id: c });
+export const FO = (c: string): string => rec("response_item", { type: "function_call_output", call_id: c, output: "ok" });
+export const TC = (n: number): string =>
+  rec("event_msg", { type: "token_count", info: { total_token_usage: { input_tokens: n - 2, cached_input_tokens: 0, output_tokens: 2, reasoning_output_tokens: 0, total_tokens: n }, last_token_usage: null, model_context_window: 1000 }, rate_limits: null });
+export const rolledBack = (k: number): string => rec("event_msg", { type: "thread_rolled_back", num_turns: k });
+export const rollout = (lines: string[]): string => lines.map((l) => `${l}\n`).join("");

@@ -1,0 +1,75 @@
+// pixir import codex / pixir export codex (codex-interop.md §4–§5).
+import path from "node:path";
+import {
+  assertSessionId,
+  boolFlag,
+  defaultCodexSessionsDir,
+  finishCodexExport,
+  importCodexRollouts,
+  planCodexExport,
+  stringFlag,
+  usageError,
+  type CommandContext,
+  type ParsedArgs,
+} from "@pixir/envelope";
+
+export async function runCodexImport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+  const [format, ...given] = args.positionals;
+  if (format !== "codex") throw usageError(synopsis);
+  const paths = given.length > 0 ? given.map((p) => ({ path: path.resolve(ctx.io.cwd, p), display: p })) : [{ path: defaultCodexSessionsDir(ctx.io.env), display: defaultCodexSessionsDir(ctx.io.env) }];
+  const say = ctx.progress("pixir import codex");
+  const result = await importCodexRollouts(ctx.workspace(), {
+    paths,
+    lenient: boolFlag(args, "lenient"),
+    dryRun: boolFlag(args, "dry-run"),
+    program: ctx.program,
+    env: ctx.io.env,
+    signal: ctx.signal,
+    progress: say === undefined ? undefined : (i, n, file) => ctx.io.stderr.write(`\r[${i}/${n}] ${file}\x1b[K`),
+  });
+  if (say !== undefined) ctx.io.stderr.write("\r\x1b[K");
+  for (const imp of result.imports) {
+    if (imp.skipped_lines > 0) ctx.warn("malformed_line", `${imp.file}: skipped ${imp.skipped_lines} line(s) that are not valid records`);
+  }
+  const lines: string[] = [];
+  for (const imp of result.imports) {
+    for (const s of imp.sessions) {
+      lines.push(
+        s.status === "appended" || s.status === "would_append"
+          ? `${s.status} ${s.session_id} (${s.role}, +${s.new_event_count} events, ${s.event_count} total)`
+          : `${s.status} ${s.session_id} (${s.role}, ${s.event_count} events)`,
+      );
+    }
+  }
+  for (const l of result.links) lines.push(`${l.status === "created" ? "linked" : "would link"} ${l.parent_session_id} -> ${l.child_session_id}`);
+  for (const s of result.skipped_files) lines.push(`skipped ${s.file} (${s.reason})`);
+  await ctx.report(result as unknown as Record<string, unknown>, lines);
+  return 0;
+}
+
+export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, synopsis: string, version: string): Promise<number> {
+  const [format, id] = args.positionals;
+  if (format !== "codex") throw usageError(synopsis);
+  assertSessionId(id);
+  const out = stringFlag(args, "out");
+  const dryRun = boolFlag(args, "dry-run");
+  const plan = await planCodexExport(ctx.workspace(), id, version);
+  if (plan.missingLines.length > 0) {
+    ctx.warn("codex_lines_missing", `lines ${plan.missingLines.join(", ")} were skipped by a lenient import and are not in the export`, { missing_lines: plan.missingLines });
+  }
+  if (out === undefined && !dryRun) {
+    // Stream command: the rollout itself is the output.
+    await ctx.out.write(plan.text);
+    return 0;
+  }
+  const report = finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun });
+  const where = report.path ?? report.file;
+  const text =
+    report.status === "unchanged"
+      ? `Unchanged ${where}.`
+      : report.status === "created"
+        ? `Wrote ${where} (${report.line_count} lines, ${report.export}).`
+        : `Would write ${where} (${report.line_count} lines, ${report.export}).`;
+  await ctx.report(report as unknown as Record<string, unknown>, text);
+  return 0;
+}
