@@ -571,7 +571,7 @@ describe("dry run, output and arguments", () => {
     const r = run("pixir", [...args, "--json"], { cwd: tempDir() });
     expect(r.code).toBe(2);
     expect(r.json.error.kind).toBe("usage");
-    expect(r.json.error.message).toBe("usage: pixir import pi FILE... [--lenient] [--dry-run] | pixir import codex [PATH...] [--lenient] [--dry-run]");
+    expect(r.json.error.message).toBe("usage: pixir import pi FILE... [--lenient] [--dry-run] | pixir import codex [PATH...] [--lenient] [--dry-run] | pixir import claude [PATH...] [--lenient] [--dry-run]");
   });
 
   it("shows progress for a large file only when stderr is a terminal", () => {

@@ -50,6 +50,10 @@ export { writeStream } from "./session/write.js";
 export { finishPiExport, planPiExport } from "./interop/pi/export.js";
 export { importPiFiles } from "./interop/pi/import.js";
 
+// interop/claude/
+export { finishClaudeExport, planClaudeExport } from "./interop/claude/export.js";
+export { importClaude } from "./interop/claude/import.js";
+
 // interop/codex/
 export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";

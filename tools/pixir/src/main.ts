@@ -19,10 +19,12 @@ const compactSynopsis = "pixir compact <id> [--tail-events N] [--dry-run]";
 const mergeSynopsis = "pixir merge <child> --into <parent> [--model-cmd CMD] [--model-timeout-ms N] [--dry-run]";
 const piImportSynopsis = "pixir import pi FILE... [--lenient] [--dry-run]";
 const codexImportSynopsis = "pixir import codex [PATH...] [--lenient] [--dry-run]";
-const importSynopsis = `${piImportSynopsis} | ${codexImportSynopsis}`;
+const claudeImportSynopsis = "pixir import claude [PATH...] [--lenient] [--dry-run]";
+const importSynopsis = `${piImportSynopsis} | ${codexImportSynopsis} | ${claudeImportSynopsis}`;
 const piExportSynopsis = "pixir export pi <id> [--out FILE|DIR] [--dry-run]";
 const codexExportSynopsis = "pixir export codex <id> [--out DIR] [--dry-run]";
-const exportSynopsis = `${piExportSynopsis} | ${codexExportSynopsis}`;
+const claudeExportSynopsis = "pixir export claude <id> [--out DIR] [--dry-run]";
+const exportSynopsis = `${piExportSynopsis} | ${codexExportSynopsis} | ${claudeExportSynopsis}`;
 
 export const commands: CommandSpec[] = [
   {
@@ -271,9 +273,20 @@ whose earlier lines changed is refused (already_exists, reason rollout_changed) 
 
   --lenient   skip lines that are not valid JSON (reported as skipped_lines) instead of failing
   --dry-run   plan and check everything; create nothing, take no lease
+
+pixir import claude reads Claude Code transcripts (default: $CLAUDE_CONFIG_DIR/projects, else
+~/.claude/projects; a PATH is a transcript, a project directory or a projects root). The chain Claude
+resumes becomes the Log named by the session id; every rewind or edited prompt a share_v1 child
+<id>.<uuid> holding only its own records; subagent transcripts their own Logs <id>.agent-<agentId>,
+linked by subagent_event; a compact summary a history_compaction checkpoint. Every line comes back
+byte for byte from data.claude. Run again, it appends only what the transcripts gained (a changed
+earlier line is refused, nothing written): a complete, append-only backup from cron.
+  --lenient   keep malformed lines verbatim; skip (and report) a session that cannot be imported
 ${COMMON}
 
 Examples:
+  pixir import claude
+  pixir import claude ~/.claude/projects/-home-user-demo --dry-run --json | jq '.imports[] | {file, status}'
   pixir import pi ~/.pi/agent/sessions/--home-user-demo--/2026-01-10T09-00-00-250Z_19460c51-*.jsonl
   pixir import pi ~/.pi/agent/sessions/*/*.jsonl --dry-run --json | jq '.imports[].sessions[] | {session_id, status}'
   pixir import pi old.jsonl --lenient --json | jq '.imports[0].skipped_lines'
@@ -285,9 +298,11 @@ Examples:
     positionals: { min: 1, max: Number.MAX_SAFE_INTEGER },
     options: { lenient: { type: "boolean" }, "dry-run": { type: "boolean" } },
     run: async (args, ctx) =>
-      args.positionals[0] === "codex"
-        ? (await import("./commands/codex.js")).runCodexImport(args, ctx, `usage: ${importSynopsis}`)
-        : (await import("./commands/pi.js")).runImport(args, ctx, `usage: ${importSynopsis}`),
+      args.positionals[0] === "claude"
+        ? (await import("./commands/claude.js")).runClaudeImport(args, ctx)
+        : args.positionals[0] === "codex"
+          ? (await import("./commands/codex.js")).runCodexImport(args, ctx, `usage: ${importSynopsis}`)
+          : (await import("./commands/pi.js")).runImport(args, ctx, `usage: ${importSynopsis}`),
   },
   {
     name: "export",
@@ -306,9 +321,15 @@ export codex writes an imported thread's rollout back byte for byte; a Log with 
 
   --out FILE|DIR  write the file there instead of stdout
   --dry-run       report what would be written; write nothing
+
+pixir export claude writes a Log made by pixir import claude back as its Claude Code transcripts,
+byte for byte: to stdout (the session file), or with --out DIR (an existing directory) every file of
+the session under DIR/<escaped cwd>/, so --out ~/.claude/projects restores a session Claude deleted.
+An existing file with other bytes is refused; one with the same bytes is left alone.
 ${COMMON}
 
 Examples:
+  pixir export claude 0d3a8e6f-290f-4105-a327-a2496e5e2a83 --out ~/.claude/projects
   pixir export pi 19460c51-3e55-4ee0-ba8f-b97bb5a88301 > session.jsonl
   pixir export pi 19460c51-3e55-4ee0-ba8f-b97bb5a88301.a9bcedc7 --out exported/
   pixir export pi s1 --dry-run --json | jq '{entry_count, leaf_entry_id}'
@@ -319,9 +340,11 @@ Examples:
     positionals: { min: 2, max: 2 },
     options: { out: { type: "string", valueKind: "path" }, "dry-run": { type: "boolean" } },
     run: async (args, ctx) =>
-      args.positionals[0] === "codex"
-        ? (await import("./commands/codex.js")).runCodexExport(args, ctx, `usage: ${exportSynopsis}`, __PIXIR_VERSION__)
-        : (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`),
+      args.positionals[0] === "claude"
+        ? (await import("./commands/claude.js")).runClaudeExport(args, ctx)
+        : args.positionals[0] === "codex"
+          ? (await import("./commands/codex.js")).runCodexExport(args, ctx, `usage: ${exportSynopsis}`, __PIXIR_VERSION__)
+          : (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`),
   },
 ];
 
@@ -346,8 +369,10 @@ Commands:
   ${mergeSynopsis}
   ${piImportSynopsis}
   ${codexImportSynopsis}
+  ${claudeImportSynopsis}
   ${piExportSynopsis}
   ${codexExportSynopsis}
+  ${claudeExportSynopsis}
 ${COMMON}
 
 Run pixir <command> --help for one command.

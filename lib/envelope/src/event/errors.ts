@@ -28,6 +28,8 @@ export type ErrorKind =
   | "share_children_exist"
   | "log_check_failed"
   | "invalid_pi_session"
+  | "invalid_claude_session"
+  | "claude_export_incomplete"
   | "invalid_codex_session"
   | "codex_export_incomplete"
   | "interrupted"
@@ -126,6 +128,16 @@ const KINDS: Record<ErrorKind, KindInfo> = {
     exit: 1,
     message: "pi session file is invalid",
     nextActions: ["check that the file is a pi session file", "use --lenient to skip malformed lines"],
+  },
+  invalid_claude_session: {
+    exit: 1,
+    message: "Claude session file is invalid",
+    nextActions: ["check that the file is a Claude Code transcript", "use --lenient to keep malformed lines verbatim and skip invalid sessions"],
+  },
+  claude_export_incomplete: {
+    exit: 1,
+    message: "imported Claude session is incomplete",
+    nextActions: ["import the session again with pixir import claude", "restore the missing logs"],
   },
   invalid_codex_session: {
     exit: 1,

@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+// Benchmark of `pixir import claude` (claude-interop.md §4.6): a generated projects tree made of the real
+// transcripts under ../shared/fixtures/real-sessions/claude (each unit copied with a fresh session id, in
+// project directories of about 50 units), imported into a fresh Workspace, next to `cat`, `jq -c .` and a
+// plain copy (`cp -r`) of the same bytes. Then the unchanged tree is imported again, and 1,000 small
+// unchanged transcripts are imported again (the §4.3 target: ≤ 2 s).
+//
+//   node bench/claude-import.mjs                 # a 1 GiB tree (the issue's size)
+//   node bench/claude-import.mjs --size 128MiB   # smaller, for a shared machine
+//   node bench/claude-import.mjs --keep          # leave the temp directories for a look
+//
+// Targets: pixir's import takes at most half jq's time (≥ 2× jq), and at most 256 MiB resident. Wall times are whole processes
+// (process.hrtime around the child); the RSS is GNU time's maximum resident set size.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseSize, sizeLabel } from "./lib/util.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const BIN = path.join(ROOT, "tools", "pixir", "bin", "pixir.js");
+const FIXTURES = path.resolve(ROOT, "../shared/fixtures/real-sessions/claude");
+const UNITS_PER_PROJECT = 50;
+const JQ_RATIO_TARGET = 2;
+const RSS_TARGET_KIB = 256 * 1024;
+const UNCHANGED_TARGET_MS = 2000;
+
+const args = process.argv.slice(2);
+const sizeAt = args.indexOf("--size");
+const size = parseSize(sizeAt === -1 ? "1GiB" : args[sizeAt + 1]);
+const keep = args.includes("--keep");
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const freshUuid = (seed) => {
+  const h = createHash("sha256").update(seed).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};
+
+/** The real units: a session file named by its UUID, with its subagent files. */
+function realUnits() {
+  const units = [];
+  for (const folder of readdirSync(FIXTURES).sort()) {
+    const dir = path.join(FIXTURES, folder);
+    for (const name of readdirSync(dir).sort()) {
+      const id = name.slice(0, -".jsonl".length);
+      if (!name.endsWith(".jsonl") || !UUID.test(id)) continue;
+      const files = [{ rel: `${id}.jsonl`, bytes: readFileSync(path.join(dir, name)) }];
+      const sub = path.join(dir, id, "subagents");
+      try {
+        for (const n of readdirSync(sub)) files.push({ rel: `${id}/subagents/${n}`, bytes: readFileSync(path.join(sub, n)) });
+      } catch {
+        /* no subagents folder */
+      }
+      // 2.0.x subagent files beside the session name it in their records.
+      for (const n of readdirSync(dir)) {
+        if (!n.startsWith("agent-")) continue;
+        const bytes = readFileSync(path.join(dir, n));
+        if (bytes.includes(`"sessionId":"${id}"`)) files.push({ rel: n, bytes });
+      }
+      units.push({ id, files });
+    }
+  }
+  return units;
+}
+
+/** Write copies of the units with fresh session ids until `size` bytes are written. */
+function generate(root, size) {
+  const units = realUnits();
+  let written = 0;
+  let n = 0;
+  const paths = [];
+  while (written < size) {
+    const unit = units[n % units.length];
+    const id = freshUuid(`unit:${n}`);
+    const project = path.join(root, `-bench-project-${Math.floor(n / UNITS_PER_PROJECT)}`);
+    for (const f of unit.files) {
+      const target = path.join(project, f.rel.replaceAll(unit.id, id));
+      mkdirSync(path.dirname(target), { recursive: true });
+      const bytes = Buffer.from(f.bytes.toString("latin1").replaceAll(unit.id, id), "latin1");
+      writeFileSync(target, bytes);
+      paths.push(target);
+      written += bytes.length;
+    }
+    n++;
+  }
+  return { written, units: n, paths };
+}
+
+function timed(command, argv, options = {}) {
+  const start = process.hrtime.bigint();
+  const r = spawnSync("/usr/bin/time", ["-f", "%M %U %S", command, ...argv], { encoding: "utf8", maxBuffer: 1024 * 1024 * 1024, stdio: ["ignore", options.stdout ?? "ignore", "pipe"] });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (r.status !== 0) {
+    process.stderr.write(`${command} ${argv.slice(0, 3).join(" ")} … failed (exit ${r.status}):\n${r.stderr.slice(-2000)}`);
+    process.exit(2);
+  }
+  const [rss, user, sys] = r.stderr.trim().split("\n").at(-1).split(" ").map(Number);
+  return { ms, rssKib: rss, cpuMs: (user + sys) * 1000 };
+}
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "pixir-claude-bench-"));
+try {
+  const projects = path.join(tmp, "projects");
+  const { written, units, paths } = generate(projects, size);
+  const ws = path.join(tmp, "ws");
+  mkdirSync(ws);
+  const cat = timed("cat", paths);
+  const jq = timed("jq", ["-c", ".", ...paths]);
+  const copy = timed("cp", ["-r", projects, path.join(tmp, "copy")]);
+  rmSync(path.join(tmp, "copy"), { recursive: true, force: true });
+  const fresh = timed(process.execPath, [BIN, "import", "claude", projects, "--workspace", ws]);
+  const again = timed(process.execPath, [BIN, "import", "claude", projects, "--workspace", ws]);
+  const logBytes = readdirSync(path.join(ws, ".pixir", "sessions")).reduce((s, n) => s + statSync(path.join(ws, ".pixir", "sessions", n)).size, 0);
+  rmSync(ws, { recursive: true, force: true });
+  rmSync(projects, { recursive: true, force: true });
+
+  // 1,000 small transcripts, imported, then imported again unchanged.
+  const small = path.join(tmp, "small");
+  const one = readFileSync(path.join(FIXTURES, "agent-history", "session-01.jsonl")).toString("latin1");
+  for (let i = 0; i < 1000; i++) {
+    const id = freshUuid(`small:${i}`);
+    const dir = path.join(small, `-small-${Math.floor(i / 100)}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${id}.jsonl`), one.replaceAll("06090cb1-3e64-433a-bc7e-a621c0f596d2", id), "latin1");
+  }
+  const ws2 = path.join(tmp, "ws2");
+  mkdirSync(ws2);
+  timed(process.execPath, [BIN, "import", "claude", small, "--workspace", ws2]);
+  const unchanged = timed(process.execPath, [BIN, "import", "claude", small, "--workspace", ws2]);
+
+  const mib = (b) => (b / 1024 / 1024).toFixed(1);
+  const row = (label, t) =>
+    `${label.padEnd(34)} ${t.ms.toFixed(0).padStart(7)} ms wall ${t.cpuMs.toFixed(0).padStart(7)} ms CPU  ${(written / 1024 / 1024 / (t.ms / 1000)).toFixed(1).padStart(7)} MiB/s  max RSS ${(t.rssKib / 1024).toFixed(0).padStart(4)} MiB`;
+  const jqRatio = jq.ms / fresh.ms;
+  process.stdout.write(
+    [
+      `claude import benchmark: ${sizeLabel(size)} asked, ${mib(written)} MiB written (${units} units, ${paths.length} files), Logs ${mib(logBytes)} MiB; node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
+      row("cat (all files)", cat),
+      row("jq -c . (all files)", jq),
+      row("cp -r (plain copy)", copy),
+      row("pixir import claude (fresh)", fresh),
+      row("pixir import claude (unchanged)", again),
+      `fresh import: ${(cat.ms / fresh.ms).toFixed(2)}× cat, ${jqRatio.toFixed(2)}× jq, ${(copy.ms / fresh.ms).toFixed(2)}× cp (wall-time ratios: above 1 is faster than the other)`,
+      `CPU time: ${(jq.cpuMs / fresh.cpuMs).toFixed(2)}× jq (the rest of the wall time is waiting: every Log, lease and directory is fsynced)`,
+      `target ≥ ${JQ_RATIO_TARGET}× jq: ${jqRatio >= JQ_RATIO_TARGET ? "met" : "MISSED"}; target ≤ 256 MiB RSS: ${fresh.rssKib <= RSS_TARGET_KIB ? "met" : "MISSED"}`,
+      `1,000 unchanged transcripts imported again: ${unchanged.ms.toFixed(0)} ms (target ≤ ${UNCHANGED_TARGET_MS} ms: ${unchanged.ms <= UNCHANGED_TARGET_MS ? "met" : "MISSED"})`,
+      "",
+    ].join("\n"),
+  );
+} finally {
+  if (keep) process.stderr.write(`kept ${tmp}\n`);
+  else rmSync(tmp, { recursive: true, force: true });
+}

@@ -1,0 +1,357 @@
+// claude-interop.md §5: `pixir export claude`. An imported session comes back as its original files,
+// byte for byte: the held record Events of each source file's family, merged in line order (§5.2).
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync } from "node:fs";
+import path from "node:path";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { randomHex } from "../../event/ids.js";
+import { readFirstLine } from "../../store/log-read.js";
+import { notFoundError, openHistory } from "../../store/loader.js";
+import { listLogs } from "../../store/ls.js";
+import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
+import { assertSessionId } from "../../event/session-id.js";
+import { planForkExport, type ForkExport } from "./export-fork.js";
+import { rebuildCopied, type CopiedEntry } from "./fork-file.js";
+import { readTranscriptBytes } from "./transcript.js";
+import { heldLine, recordLineOf } from "./map.js";
+
+export interface ClaudeExportFile {
+  path: string;
+  kind: "session" | "subagent";
+  records: number;
+  bytes: number;
+  status: "written" | "unchanged" | "would_write";
+}
+
+export interface ClaudeExportReport {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  mode: "original" | "fork";
+  session_id: string;
+  out: string | null;
+  project_dir: string;
+  files: ClaudeExportFile[];
+  forked_from: { session_id: string; message_uuid: string } | null;
+  copied_records: number;
+  converted_events: number;
+  pixir_events: number;
+  warnings: string[];
+}
+
+/** One rebuilt source file. */
+interface RebuiltFile {
+  /** Relative to the projects root (`--out DIR`). */
+  rel: string;
+  kind: "session" | "subagent";
+  bytes: Buffer;
+  records: number;
+  /** Holds the records of the Log named on the command line. */
+  holdsTarget: boolean;
+}
+
+export interface ClaudeExportPlan {
+  mode: "original" | "fork";
+  sessionId: string;
+  projectDir: string;
+  files: RebuiltFile[];
+  /** The file that goes to stdout without --out. */
+  main: RebuiltFile;
+  /** Subagent files of the unit: not written when the session goes to stdout (§5.4). */
+  subagentFiles: number;
+  /** Mode fork: what the conversion did. */
+  fork: ForkExport | null;
+}
+
+interface FamilyLog {
+  id: string;
+  first: PixirEvent;
+}
+
+/** §5.4 escape(p): Claude's project directory name for a cwd. */
+export function escapeCwd(p: string): string {
+  let out = "";
+  for (let i = 0; i < p.length; i++) {
+    const c = p.charCodeAt(i);
+    const ok = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+    out += ok ? p[i] : "-";
+  }
+  if (out.length <= 200) return out;
+  let h = 0;
+  for (let i = 0; i < p.length; i++) h = ((h << 5) - h + p.charCodeAt(i)) | 0;
+  return `${out.slice(0, 200)}-${Math.abs(h).toString(36)}`;
+}
+
+/** §5.4: the recorded project directory when it fits the cwd, else escape(cwd). */
+export function projectDirFor(recorded: unknown, cwd: string): string {
+  const escaped = escapeCwd(cwd);
+  if (typeof recorded !== "string") return escaped;
+  if (recorded === escaped) return recorded;
+  const raw = [...cwd].map((ch) => (/^[A-Za-z0-9]$/.test(ch) ? ch : "-".repeat(ch.length))).join("");
+  if (raw.length > 200 && recorded.startsWith(`${raw.slice(0, 200)}-`)) return recorded;
+  return escaped;
+}
+
+/** The claude object of a Log's first Event, when it is import-made (a carrier or a session_fork). */
+const claudeOf = (e: PixirEvent): JsonObject | null => (isJsonObject(e.data.claude) && (e.type === "session_fork" || e.data.event === "claude_transcript") ? e.data.claude : null);
+
+async function firstEvents(ws: string): Promise<FamilyLog[]> {
+  const out: FamilyLog[] = [];
+  for (const id of listLogs(ws).sessionIds) {
+    const first = await readFirstLine(logPath(ws, id));
+    if (first !== null && !("problem" in first)) out.push({ id, first: first.line.event });
+  }
+  return out;
+}
+
+/** §4.3 step 4: the own Events of a Log (after a share header's inherited prefix). */
+async function ownEvents(ws: string, id: string): Promise<PixirEvent[]> {
+  const history = await openHistory(ws, id);
+  const skip = history.share ? history.share.replayEventCount + 1 : 0;
+  const out: PixirEvent[] = [];
+  let i = 0;
+  for await (const item of history.items()) {
+    if (i === 0 && skip > 0) out.push(item.event); // the header
+    else if (i >= skip) out.push(item.event);
+    i++;
+  }
+  return out;
+}
+
+/** §5.2: rebuild one source file from its family's held records. */
+type SourceRecords = (sessionId: string) => Promise<Map<string, JsonObject> | null>;
+
+async function rebuild(ws: string, ids: string[], sourceRecords?: SourceRecords): Promise<{ bytes: Buffer; records: number; cwd: string | null; checkpointRecords: number; carrier: JsonObject | null }> {
+  const held: Array<{ line: number; bytes: Buffer; value: unknown }> = [];
+  let checkpointRecords = 0;
+  let carrier: JsonObject | null = null;
+  for (const id of ids) {
+    for (const e of await ownEvents(ws, id)) {
+      const c = e.data.claude;
+      if (!isJsonObject(c)) continue;
+      if (e.data.event === "claude_transcript" && carrier === null && isJsonObject(c)) carrier = c;
+      if (e.data.event === "claude_import" && typeof c.records === "number") checkpointRecords = c.records;
+      const line = heldLine(e);
+      if (line === null) continue;
+      held.push({ line, bytes: recordLineOf(c)!, value: c.record });
+    }
+  }
+  // §3.7: a shared fork file's copied records, rebuilt from their source records.
+  const ff = carrier?.forked_from;
+  if (carrier !== null && Array.isArray(carrier.copied) && isJsonObject(ff) && ff.shared === true && typeof ff.session_id === "string") {
+    const source = ff.session_id;
+    const records = sourceRecords ? await sourceRecords(source) : null;
+    let parent: string | null = null;
+    for (const entry of carrier.copied as CopiedEntry[]) {
+      const r = records?.get(entry.source_uuid);
+      if (typeof entry.raw_line !== "string" && r === undefined) continue; // counted as missing below
+      const text = rebuildCopied(entry, r ?? {}, String(carrier.session_id), source, parent);
+      const value: unknown = r === undefined ? null : JSON.parse(text);
+      held.push({ line: entry.line, bytes: Buffer.from(text, "utf8"), value });
+      if (!(isJsonObject(value) && value.type === "progress")) parent = entry.uuid;
+    }
+  }
+  held.sort((a, b) => a.line - b.line);
+  let cwd: string | null = null;
+  for (const h of held) {
+    if (isJsonObject(h.value) && typeof h.value.cwd === "string") {
+      cwd = h.value.cwd;
+      break;
+    }
+  }
+  const parts: Buffer[] = [];
+  for (const h of held) parts.push(h.bytes, NEWLINE);
+  return { bytes: Buffer.concat(parts), records: held.length, cwd, checkpointRecords, carrier };
+}
+
+const NEWLINE = Buffer.from("\n");
+/** An agent id that can be part of a file name (never a path). */
+const SAFE_NAME = /^(?!\.\.?$)[^/\\\u0000]{1,200}$/;
+
+export async function planClaudeExport(ws: string, id: string): Promise<ClaudeExportPlan> {
+  assertSessionId(id);
+  const p = logPath(ws, id);
+  if (inspectStatePath(p) === "missing") throw notFoundError(id, ws, p.rel, "pixir export claude");
+  const own = await ownEvents(ws, id);
+  const first = own[0];
+  const claude = first ? claudeOf(first) : null;
+  const all = await firstEvents(ws);
+  const sources = new Map<string, string[]>();
+  for (const l of all) {
+    const c = claudeOf(l.first);
+    if (c === null || typeof c.source !== "string") continue;
+    const list = sources.get(c.source);
+    if (list) list.push(l.id);
+    else sources.set(c.source, [l.id]);
+  }
+  // §5.1: mode fork for anything that is not purely import-made.
+  if (claude === null || typeof claude.source !== "string" || !own.every((e) => isJsonObject(e.data.claude))) {
+    return forkPlan(ws, id, sources);
+  }
+  const source = claude.source;
+  // §5.2: the unit of the source (a subagent's session, when its Logs are here).
+  const slash = source.indexOf("/agent-");
+  const sessionSource = slash >= 0 && sources.has(source.slice(0, slash)) ? source.slice(0, slash) : slash >= 0 ? null : source;
+  const unitSources = sessionSource === null ? [source] : [...sources.keys()].filter((s) => s === sessionSource || s.startsWith(`${sessionSource}/agent-`)).sort();
+  if (sessionSource !== null) unitSources.sort((a, b) => (a === sessionSource ? -1 : b === sessionSource ? 1 : a < b ? -1 : 1));
+
+  const rebuilt: Array<Awaited<ReturnType<typeof rebuild>> & { source: string; ids: string[] }> = [];
+  const sourceRecords: SourceRecords = async (sessionId) => {
+    const ids = sources.get(sessionId);
+    if (ids === undefined) return null;
+    const map = new Map<string, JsonObject>();
+    for (const r of readTranscriptBytes((await rebuild(ws, ids, sourceRecords)).bytes, "source", true).records) {
+      if (r.chain && r.value !== null && !map.has(r.uuid!)) map.set(r.uuid!, r.value);
+    }
+    return map;
+  };
+  for (const s of unitSources) {
+    const ids = sources.get(s)!;
+    const r = await rebuild(ws, ids, sourceRecords);
+    if (r.records < r.checkpointRecords) {
+      throw new PixirError("claude_export_incomplete", undefined, { session_id: id, expected_records: r.checkpointRecords, found_records: r.records });
+    }
+    rebuilt.push({ ...r, source: s, ids });
+  }
+  const session = rebuilt[0]!;
+  const cwd = session.cwd ?? ws;
+  const projectDir = projectDirFor(session.carrier?.project_dir, cwd);
+  const files: RebuiltFile[] = rebuilt.map((r) => {
+    const c = r.carrier ?? {};
+    const isSub = c.kind === "subagent";
+    const rootId = r.ids.find((x) => all.find((l) => l.id === x)!.first.data.event === "claude_transcript" && c.kind !== "inline_subagent") ?? r.ids[0]!;
+    const agentId = typeof c.agent_id === "string" && SAFE_NAME.test(c.agent_id) ? c.agent_id : null;
+    if (isSub && agentId === null) throw new PixirError("invalid_args", "the subagent Log names no usable agent id", { field: "id", reason: "invalid_agent_id" });
+    // A subagent's session folder is its session's base id: its root Log id before `.agent-…`.
+    const sessionName = rootId.slice(0, rootId.lastIndexOf("."));
+    const rel = isSub
+      ? c.layout === "subagents_dir"
+        ? path.join(projectDir, sessionName, "subagents", `agent-${agentId}.jsonl`)
+        : path.join(projectDir, `agent-${agentId}.jsonl`)
+      : path.join(projectDir, `${rootId}.jsonl`);
+    return { rel, kind: isSub ? "subagent" : "session", bytes: r.bytes, records: r.records, holdsTarget: r.source === source };
+  });
+  const main = files.find((f) => f.holdsTarget)!;
+  return { mode: "original", sessionId: id, projectDir, files, main, subagentFiles: files.filter((f) => f.kind === "subagent").length, fork: null };
+}
+
+/** §5.3: a new session file for a Log that is not purely import-made. */
+async function forkPlan(ws: string, id: string, sources: Map<string, string[]>): Promise<ClaudeExportPlan> {
+  const cache = new Map<string, { bytes: Buffer; projectDir: unknown } | null>();
+  const fork = await planForkExport({
+    ws,
+    id,
+    sourceFile: async (sessionId) => {
+      if (!cache.has(sessionId)) {
+        const ids = sources.get(sessionId);
+        const r = ids ? await rebuild(ws, ids) : null;
+        cache.set(sessionId, r && { bytes: r.bytes, projectDir: r.carrier?.project_dir });
+      }
+      return cache.get(sessionId)!;
+    },
+  });
+  const projectDir = projectDirFor(fork.recordedProjectDir, fork.cwd);
+  const bytes = Buffer.from(fork.lines.map((l) => `${l}\n`).join(""), "utf8");
+  const file: RebuiltFile = { rel: path.join(projectDir, `${fork.forkId}.jsonl`), kind: "session", bytes, records: fork.lines.length, holdsTarget: true };
+  return { mode: "fork", sessionId: id, projectDir, files: [file], main: file, subagentFiles: 0, fork };
+}
+
+function existing(p: string): Buffer | null {
+  try {
+    if (!lstatSync(p).isFile()) return Buffer.alloc(0);
+    return readFileSync(p);
+  } catch {
+    return null;
+  }
+}
+
+function writeFailed(err: unknown, display: string, operation: string): PixirError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: display, operation });
+  return new PixirError("log_write_failed", "could not write the exported Claude file", { reason: code ? code.toLowerCase() : "io_error", path: display });
+}
+
+/** §5.5: plan every target, refuse a different existing file, then write with temp + rename. */
+export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: string | undefined; cwd: string; dryRun: boolean }): ClaudeExportReport {
+  const files: ClaudeExportFile[] = [];
+  let recorded = false;
+  if (options.out !== undefined) {
+    const dir = path.resolve(options.cwd, options.out);
+    let st;
+    try {
+      st = statSync(dir);
+    } catch {
+      throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "missing" });
+    }
+    if (!st.isDirectory()) throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "not_a_directory" });
+    const status = plan.files.map((f) => {
+      const have = existing(path.join(dir, f.rel));
+      if (have === null) return options.dryRun ? "would_write" : "written";
+      if (have.equals(f.bytes)) return "unchanged";
+      throw new PixirError("already_exists", "an exported file already exists with other contents", { path: f.rel, next_actions: ["remove the file or export to another directory"] });
+    });
+    plan.files.forEach((f, i) => {
+      if (status[i] === "written") {
+        writeAtomically(dir, f.rel, f.bytes);
+        recorded = true;
+      }
+      files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.bytes.length, status: status[i] as ClaudeExportFile["status"] });
+    });
+  } else {
+    for (const f of plan.files) files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.bytes.length, status: "would_write" });
+  }
+  return {
+    ok: true,
+    recorded,
+    dry_run: options.dryRun,
+    mode: plan.mode,
+    session_id: plan.sessionId,
+    out: options.out ?? null,
+    project_dir: plan.projectDir,
+    files,
+    forked_from: plan.fork?.forkedFrom ?? null,
+    copied_records: plan.fork?.copied ?? 0,
+    converted_events: plan.fork?.converted ?? 0,
+    pixir_events: plan.fork?.pixirEvents ?? 0,
+    warnings: plan.fork?.warnings ?? [],
+  };
+}
+
+/** Directories below `dir` are created 0700; the file appears whole (temp + rename), mode 0600. */
+function writeAtomically(dir: string, rel: string, bytes: Buffer): void {
+  const target = path.join(dir, rel);
+  const parts = path.dirname(rel).split(path.sep).filter((x) => x !== "" && x !== ".");
+  let at = dir;
+  for (const part of parts) {
+    at = path.join(at, part);
+    try {
+      mkdirSync(at, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw writeFailed(err, rel, "mkdir");
+      if (!lstatSync(at).isDirectory()) throw writeFailed(err, rel, "mkdir");
+    }
+  }
+  const tmp = `${target}.tmp-${randomHex(4)}`;
+  let fd: number | undefined;
+  let renamed = false;
+  try {
+    fd = openSync(tmp, "wx", 0o600);
+    writeWhole(fd, bytes);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, target);
+    renamed = true;
+  } catch (err) {
+    throw writeFailed(err, rel, "write");
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    if (!renamed) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* never created */
+      }
+    }
+  }
+}

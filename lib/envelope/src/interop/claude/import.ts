@@ -1,0 +1,572 @@
+// claude-interop.md §4: `pixir import claude`. Every unit is read and checked before the first write;
+// a file imported before is checked against its last checkpoint (size and SHA-256 of the imported
+// prefix) and, when it grew, only its new records are appended (§4.3).
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { isJsonObject, serializeEvent, isEncodable, type PixirEvent } from "../../event/envelope.js";
+import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
+import { PixirError } from "../../event/errors.js";
+import { acquireLease, type WriterLease } from "../../store/lease.js";
+import { readFirstLine } from "../../store/log-read.js";
+import { openHistory } from "../../store/loader.js";
+import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
+import { listLogs } from "../../store/ls.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
+import { isValidSessionId } from "../../event/session-id.js";
+import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
+import type { ForkSource } from "./fork-file.js";
+import { planBatch, TRANSCRIPT_CHANGED_ACTIONS, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
+import { readTranscriptBytes, type ReadFile } from "./transcript.js";
+
+export type ClaudeFileStatus = "created" | "appended" | "unchanged" | "empty" | "skipped" | "would_create" | "would_append";
+export type ClaudeLogStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
+
+export interface ClaudeLogReport {
+  session_id: string;
+  role: LogRole;
+  parent_session_id: string | null;
+  forked_to_seq: number | null;
+  event_count: number;
+  status: ClaudeLogStatus;
+  appended_events?: number;
+}
+
+export interface ClaudeFileReport {
+  file: string;
+  kind: "session" | "fork_session" | "subagent";
+  session_id: string | null;
+  agent_id: string | null;
+  status: ClaudeFileStatus;
+  records: number;
+  new_records: number;
+  blank_lines: number;
+  malformed_lines: number;
+  pending_tail_bytes: number;
+  leaf_uuid: string | null;
+  leaf_session_id: string | null;
+  forked_from: unknown;
+  logs: ClaudeLogReport[];
+  error?: Record<string, unknown>;
+}
+
+export interface ClaudeImportResult {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  workspace: string;
+  imports: ClaudeFileReport[];
+}
+
+export interface ClaudeImportOptions {
+  /** Absolute paths; empty: the projects root of §1.1. */
+  paths: string[];
+  lenient?: boolean;
+  dryRun?: boolean;
+  program: string;
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  progress?: (text: string) => void;
+}
+
+/** One Log's writes of a planned file. */
+interface LogWrite {
+  id: string;
+  existed: boolean;
+  lines: string;
+  count: number;
+}
+
+interface FilePlan {
+  report: ClaudeFileReport;
+  writes: LogWrite[];
+  /** The planned batch (a fork file's source needs its Logs, §3.7). */
+  batch?: BatchPlan;
+}
+
+const PROGRESS_BYTES = 1024 * 1024;
+const LOG_DIFFERS_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
+
+/** The run's view of the Workspace's Logs (listed once). */
+class WorkspaceLogs {
+  private ids: string[] | null = null;
+  constructor(private readonly ws: string) {}
+  all(): string[] {
+    this.ids ??= listLogs(this.ws).sessionIds;
+    return this.ids;
+  }
+  exists(id: string): boolean {
+    return inspectStatePath(logPath(this.ws, id)) === "present";
+  }
+  /** §4.3 step 1: the Logs whose first line names `source`. */
+  async family(rootId: string, source: string): Promise<string[]> {
+    return (await this.familyHeads(rootId, source)).map((h) => h.id);
+  }
+  async familyHeads(rootId: string, source: string): Promise<Array<{ id: string; first: PixirEvent }>> {
+    const out: Array<{ id: string; first: PixirEvent }> = [];
+    for (const id of this.all()) {
+      if (id !== rootId && !id.startsWith(`${rootId}.`)) continue;
+      const first = await readFirstLine(logPath(this.ws, id));
+      if (first === null || "problem" in first) continue;
+      const c = first.line.event.data.claude;
+      if (isJsonObject(c) && c.source === source) out.push({ id, first: first.line.event });
+    }
+    return out;
+  }
+}
+
+function sha256Prefix(abs: string, bytes: number): string {
+  const h = createHash("sha256");
+  const fd = openSync(abs, "r");
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let pos = 0; pos < bytes; ) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, bytes - pos), pos);
+      if (n <= 0) break;
+      h.update(buf.subarray(0, n));
+      pos += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return h.digest("hex");
+}
+
+/** Is there a `\n` in the file after `from`? (a complete line beyond the checkpoint). */
+function hasLineAfter(abs: string, from: number): { size: number; more: boolean } {
+  const fd = openSync(abs, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.allocUnsafe(1 << 16);
+    for (let pos = from; pos < size; ) {
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      if (n <= 0) break;
+      if (buf.subarray(0, n).includes(0x0a)) return { size, more: true };
+      pos += n;
+    }
+    return { size, more: false };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readSource(src: SourceFile): Buffer {
+  try {
+    return readFileSync(src.abs);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new PixirError("permission_denied", undefined, { path: src.file, operation: "read" });
+    throw new PixirError("invalid_claude_session", undefined, { reason: "unreadable_file", file: src.file });
+  }
+}
+
+/** §3.7: a session file whose first chain record names another session in `forkedFrom`. */
+function isForkFile(src: SourceFile, read: ReadFile): boolean {
+  const first = read.records.find((r) => r.chain);
+  const ff = first?.value?.forkedFrom;
+  return isJsonObject(ff) && typeof ff.sessionId === "string" && ff.sessionId !== src.claudeSessionId;
+}
+
+async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
+  const logs: ExistingLog[] = [];
+  for (const id of ids) {
+    const history = await openHistory(ws, id);
+    const events: PixirEvent[] = [];
+    for await (const item of history.items()) events.push(item.event);
+    logs.push({ id, first: events[0]!, events, replayCount: history.share?.replayEventCount ?? 0 });
+  }
+  // Parents before children.
+  const byId = new Map(logs.map((l) => [l.id, l]));
+  const depth = (l: ExistingLog): number => {
+    let d = 0;
+    for (let p = l; p.first.type === "session_fork" && d < 64; d++) {
+      const next = byId.get(String(p.first.data.parent_session_id));
+      if (next === undefined) break;
+      p = next;
+    }
+    return d;
+  };
+  return logs.sort((a, b) => depth(a) - depth(b));
+}
+
+/** The last `claude_import` checkpoint of a root Log (the tail, else a scan). */
+async function lastCheckpoint(ws: string, id: string): Promise<Record<string, unknown> | null> {
+  const tail = readTail(ws, id);
+  const isCheckpoint = (e: PixirEvent | null) => e !== null && e.type === "workflow_event" && e.data.event === "claude_import" && isJsonObject(e.data.claude);
+  if (isCheckpoint(tail.last)) return tail.last!.data.claude as Record<string, unknown>;
+  let found: Record<string, unknown> | null = null;
+  for await (const item of (await openHistory(ws, id)).items()) if (isCheckpoint(item.event)) found = item.event.data.claude as Record<string, unknown>;
+  return found;
+}
+
+interface UnitState {
+  /** §3.7: the Logs of a fork file's source session (planned in this run, or in the Workspace). */
+  forkSource?: (sessionId: string) => Promise<ForkSource | null>;
+  /** Subagent targets of the unit by agentId. */
+  subagents: Map<string, SubagentTarget>;
+  /** A subagent Log of the unit is created by this run. */
+  createdSubagent: boolean;
+}
+
+function serializeAll(events: PixirEvent[], src: SourceFile): string {
+  let out = "";
+  for (const e of events) {
+    const text = serializeEvent(e);
+    const line = isJsonObject(e.data.claude) && typeof e.data.claude.line === "number" ? e.data.claude.line : null;
+    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file: src.file, line });
+    // A record too large for one Log line is refused while planning, before anything is written.
+    if (text.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(text, "utf8") > MAX_LINE_BYTES) {
+      const err = lineTooLongToWrite(Buffer.byteLength(text, "utf8"), e.type, null);
+      throw new PixirError(err.kind, err.message, { ...err.details, file: src.file, line });
+    }
+    out += text;
+  }
+  return out;
+}
+
+const parentUuidsOf = (src: SourceFile) => {
+  let cache: Set<string> | null = null;
+  return () => {
+    if (cache === null) {
+      cache = new Set();
+      try {
+        for (const r of readTranscriptBytes(readFileSync(src.abs), src.file, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
+      } catch {
+        /* unreadable: links nothing */
+      }
+    }
+    return cache;
+  };
+};
+
+function logReport(log: LogPlan, status: ClaudeLogStatus): ClaudeLogReport {
+  return {
+    session_id: log.id,
+    role: log.role,
+    parent_session_id: log.parent?.id ?? null,
+    forked_to_seq: log.parent === null ? null : log.forkedToSeq,
+    event_count: log.ownStart > 0 ? 1 + log.events.length - log.ownStart : log.events.length,
+    status,
+    ...(status === "appended" || status === "would_append" ? { appended_events: log.batch.length } : {}),
+  };
+}
+
+/** The report of a Log an unchanged file leaves alone, from its first and last lines only. */
+function unchangedLog(ws: string, id: string, first: PixirEvent): ClaudeLogReport {
+  const c = (first.data.claude ?? {}) as Record<string, unknown>;
+  const fork = first.type === "session_fork";
+  const lastSeq = readTail(ws, id).last?.seq ?? 0;
+  const replay = fork && typeof first.data.replay_event_count === "number" ? first.data.replay_event_count : 0;
+  const role: LogRole = fork ? (c.fork_kind === "claude_root" ? "root_branch" : "branch") : c.kind === "subagent" ? "subagent" : c.kind === "inline_subagent" ? "inline_subagent" : "primary";
+  return {
+    session_id: id,
+    role,
+    parent_session_id: fork && typeof first.data.parent_session_id === "string" ? first.data.parent_session_id : null,
+    forked_to_seq: fork && typeof first.data.forked_to_seq === "number" ? first.data.forked_to_seq : null,
+    event_count: fork ? 1 + lastSeq - replay : lastSeq + 1,
+    status: "unchanged",
+  };
+}
+
+/** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing. */
+async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions): Promise<FilePlan> {
+  const dry = Boolean(options.dryRun);
+  const base = emptyReport(src, "unchanged");
+  let checkpoint: Record<string, unknown> | null = null;
+  const rootExists = wsLogs.exists(src.rootId);
+  if (rootExists) {
+    checkpoint = await lastCheckpoint(ws, src.rootId);
+    if (checkpoint === null) {
+      throw new PixirError("already_exists", "the log was not made by pixir import claude", {
+        session_id: src.rootId,
+        log_path: logPath(ws, src.rootId).rel,
+        reason: "not_a_claude_import",
+        file: src.file,
+        next_actions: LOG_DIFFERS_ACTIONS,
+      });
+    }
+    const imported = Number(checkpoint.bytes);
+    const { size, more } = hasLineAfter(src.abs, imported);
+    if (size < imported || sha256Prefix(src.abs, imported) !== checkpoint.sha256) {
+      throw new PixirError("already_exists", "the Claude transcript changed after it was imported", {
+        session_id: src.rootId,
+        log_path: logPath(ws, src.rootId).rel,
+        reason: "transcript_changed",
+        file: src.file,
+        imported_bytes: imported,
+        file_bytes: size,
+        next_actions: TRANSCRIPT_CHANGED_ACTIONS,
+      });
+    }
+    const forceBatch = src.kind !== "subagent" && unit.createdSubagent;
+    if (!more && !forceBatch) {
+      // §4.3 step 5: nothing new; every Log of the file is unchanged (one read, one hash).
+      const family = await wsLogs.familyHeads(src.rootId, src.sourceKey);
+      return {
+        report: {
+          ...base,
+          records: Number(checkpoint.records),
+          pending_tail_bytes: size - imported,
+          leaf_uuid: (checkpoint.leaf_uuid as string | null) ?? null,
+          leaf_session_id: (checkpoint.leaf_session_id as string | null) ?? null,
+          logs: family.map((h) => unchangedLog(ws, h.id, h.first)),
+        },
+        writes: [],
+      };
+    }
+  }
+  const bytes = readSource(src);
+  const big = bytes.length >= PROGRESS_BYTES ? options.progress : undefined;
+  big?.(`${src.file}: read ${bytes.length} bytes`);
+  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient));
+  if (read.records.length === 0 && !rootExists) {
+    return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [] };
+  }
+  if (src.kind === "session" && isForkFile(src, read)) src.kind = "fork_session";
+  const sha256 = createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex");
+  const existing = rootExists ? await loadExisting(ws, await wsLogs.family(src.rootId, src.sourceKey)) : [];
+  const linked = new Set<string>();
+  for (const l of existing) for (const e of l.events) if (e.type === "subagent_event" && typeof e.data.child_session_id === "string") linked.add(e.data.child_session_id);
+  const unitChildren = new Map<string, string>();
+  if (src.kind !== "subagent") for (const [agentId, t] of unit.subagents) if (t.rootId !== null) unitChildren.set(subagentIdOf(agentId), t.rootId);
+  const plan = planBatch({
+    ws,
+    src,
+    read,
+    sha256,
+    existing,
+    subagents: src.kind === "subagent" ? new Map() : unit.subagents,
+    agentLogExists: (agentId) => wsLogs.exists(childLogId(src.base, `agent-${agentId}`)),
+    linkedChildren: linked,
+    unitChildren,
+    verifiedLines: checkpoint === null ? 0 : Number(checkpoint.lines),
+    forkSource: src.kind === "fork_session" && existing.length === 0 && unit.forkSource ? await unit.forkSource(String(forkedFromSession(src.abs, src.claudeSessionId))) : null,
+  });
+  big?.(`${src.file}: planned ${plan.logs.length} logs`);
+
+  const writes: LogWrite[] = [];
+  const logs: ClaudeLogReport[] = [];
+  for (const log of plan.logs) {
+    if (log.existed) {
+      if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
+      else {
+        writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src), count: log.batch.length });
+        logs.push(logReport(log, dry ? "would_append" : "appended"));
+      }
+      continue;
+    }
+    if (log.batch.length === 0) continue;
+    const text = serializeAll(log.batch, src);
+    let status: ClaudeLogStatus = dry ? "would_create" : "created";
+    if (wsLogs.exists(log.id)) {
+      if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
+        throw new PixirError("already_exists", "session log already exists", {
+          session_id: log.id,
+          log_path: logPath(ws, log.id).rel,
+          reason: "log_differs",
+          file: src.file,
+          next_actions: LOG_DIFFERS_ACTIONS,
+        });
+      }
+      status = "unchanged";
+    } else writes.push({ id: log.id, existed: false, lines: text, count: log.batch.length });
+    logs.push(logReport(log, status));
+  }
+  const rootStatus = logs.find((l) => l.session_id === src.rootId)?.status;
+  const status: ClaudeFileStatus =
+    writes.length === 0 ? "unchanged" : rootStatus === "created" || rootStatus === "would_create" ? (dry ? "would_create" : "created") : dry ? "would_append" : "appended";
+  return {
+    report: {
+      ...base,
+      kind: src.kind,
+      status,
+      records: read.records.length,
+      new_records: plan.newRecords,
+      blank_lines: read.blankLines,
+      malformed_lines: plan.malformed,
+      pending_tail_bytes: read.pendingTailBytes,
+      leaf_uuid: plan.leaf?.uuid ?? null,
+      leaf_session_id: plan.leafLog?.id ?? null,
+      forked_from: (plan.root.events.slice(plan.root.ownStart).find((e) => e.data.event === "claude_transcript")?.data.claude as Record<string, unknown> | undefined)?.forked_from ?? null,
+      logs,
+    },
+    writes,
+    batch: plan,
+  };
+}
+
+/** §3.7: a source session's Logs as planned in this run. */
+function forkSourceOfPlan(sessionId: string, plan: BatchPlan): ForkSource {
+  const top = (l: LogPlan): string => (l.parent === null ? l.id : top(l.parent));
+  const logs = new Map(plan.logs.map((l) => [l.id, { id: l.id, events: l.events, forkRoot: top(l) }]));
+  const byUuid = new Map<string, { value: Record<string, unknown>; logId: string; line: number }>();
+  for (const r of plan.records) {
+    const log = plan.owner.get(r);
+    if (r.chain && !r.dup && r.value !== null && log !== undefined && !byUuid.has(r.uuid!)) byUuid.set(r.uuid!, { value: r.value, logId: log.id, line: r.line });
+  }
+  return { sessionId, logs, byUuid };
+}
+
+/** §3.7: a source session's Logs as they are in the Workspace. */
+async function forkSourceOfWorkspace(ws: string, wsLogs: WorkspaceLogs, sessionId: string): Promise<ForkSource | null> {
+  const rootId = claudeBaseId(sessionId);
+  if (!wsLogs.exists(rootId)) return null;
+  const family = await loadExisting(ws, await wsLogs.family(rootId, sessionId));
+  const logs = new Map<string, { id: string; events: PixirEvent[]; forkRoot: string }>();
+  const byUuid = new Map<string, { value: Record<string, unknown>; logId: string; line: number }>();
+  for (const l of family) {
+    const root = l.first.type === "session_fork" && typeof l.first.data.fork_root_session_id === "string" ? l.first.data.fork_root_session_id : l.id;
+    logs.set(l.id, { id: l.id, events: l.events, forkRoot: root });
+    const own = l.first.type === "session_fork" ? l.events.slice(l.replayCount + 1) : l.events;
+    for (const e of own) {
+      const c = e.data.claude;
+      if (isJsonObject(c) && isJsonObject(c.record) && typeof c.uuid === "string" && typeof c.line === "number" && !byUuid.has(c.uuid)) {
+        byUuid.set(c.uuid, { value: c.record, logId: l.id, line: c.line });
+      }
+    }
+  }
+  return { sessionId, logs, byUuid };
+}
+
+/** §4.4: take the leases, write parents before children, release. */
+async function writeFile(ws: string, writes: LogWrite[], options: ClaudeImportOptions): Promise<void> {
+  const leases: WriterLease[] = [];
+  try {
+    for (const w of writes) leases.push(await acquireLease(ws, w.id, { program: options.program, env: options.env, signal: options.signal }));
+    for (let i = 0; i < writes.length; i++) {
+      const w = writes[i]!;
+      const ctx = { lease: leases[i]!, signal: options.signal };
+      if (w.existed) await appendJournaled(ws, w.id, readTail(ws, w.id), async (emit) => emit(w.lines), ctx);
+      else await createLogAtomically(ws, w.id, async (emit) => emit(w.lines), ctx);
+    }
+  } finally {
+    for (const lease of leases) lease.release(false);
+  }
+}
+
+const identityOf = (s: SourceFile) => (s.kind === "subagent" ? `a\u0000${s.claudeSessionId}\u0000${s.agentId}` : `s\u0000${s.claudeSessionId}`);
+
+/** Keep at most this many planned bytes between the checking pass and the writes; beyond, plan again. */
+const HELD_PLAN_BYTES = 8 * 1024 * 1024;
+
+export async function importClaude(ws: string, options: ClaudeImportOptions): Promise<ClaudeImportResult> {
+  const paths = options.paths.length > 0 ? options.paths : [defaultProjectsRoot(options.env)];
+  for (const p of paths) if (!existsSync(p)) throw new PixirError("not_found", "path was not found", { path: p, next_actions: ["pass the path of a Claude Code projects directory", "set CLAUDE_CONFIG_DIR"] });
+  const units = discoverUnits(paths);
+  const wsLogs = new WorkspaceLogs(ws);
+
+  // §4.2 duplicate_session: the later file (path order) of one identity.
+  const seen = new Set<string>();
+  const duplicates = new Map<ImportUnit, string>();
+  for (const u of [...units].sort((a, b) => Buffer.compare(Buffer.from(a.sortKey), Buffer.from(b.sortKey)))) {
+    for (const s of [...u.subagents, ...(u.session ? [u.session] : [])]) {
+      const id = identityOf(s);
+      if (seen.has(id) && !duplicates.has(u)) duplicates.set(u, s.file);
+      seen.add(id);
+    }
+  }
+
+  // §4.1, §3.7: every fork file's unit after its source's unit when both are in the run.
+  const forkOf = new Map<ImportUnit, string>();
+  for (const u of units) {
+    const s = u.session ? forkedFromSession(u.session.abs, u.session.claudeSessionId) : null;
+    if (s !== null) forkOf.set(u, s);
+  }
+  if (forkOf.size > 0) {
+    const byClaudeId = new Map(units.filter((u) => u.session).map((u) => [u.session!.claudeSessionId, u]));
+    const ordered: ImportUnit[] = [];
+    const placed = new Set<ImportUnit>();
+    const visit = (u: ImportUnit, stack: Set<ImportUnit>) => {
+      if (placed.has(u)) return;
+      const src = byClaudeId.get(forkOf.get(u) ?? "");
+      if (src !== undefined && src !== u && !stack.has(src)) visit(src, new Set([...stack, u]));
+      placed.add(u);
+      ordered.push(u);
+    };
+    for (const u of units) visit(u, new Set());
+    units.splice(0, units.length, ...ordered);
+  }
+  const neededSources = new Set(forkOf.values());
+  const sourcePlans = new Map<string, ForkSource>();
+  const forkSource = async (sessionId: string) => sourcePlans.get(sessionId) ?? (await forkSourceOfWorkspace(ws, wsLogs, sessionId));
+
+  const planUnit = async (unit: ImportUnit): Promise<FilePlan[]> => {
+    const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource };
+    const plans: FilePlan[] = [];
+    for (const sub of unit.subagents) {
+      const p = await planFile(ws, sub, state, wsLogs, options);
+      state.subagents.set(sub.agentId!, { rootId: p.report.status === "empty" ? null : sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
+      if (p.writes.some((w) => w.id === sub.rootId && !w.existed)) state.createdSubagent = true;
+      plans.push({ report: p.report, writes: p.writes });
+    }
+    if (unit.session) {
+      const p = await planFile(ws, unit.session, state, wsLogs, options);
+      if (p.batch && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, p.batch));
+      plans.push({ report: p.report, writes: p.writes });
+    }
+    return plans;
+  };
+
+  const reports: ClaudeFileReport[][] = [];
+  const held: Array<FilePlan[] | null> = [];
+  let heldBytes = 0;
+  const total = units.length;
+  for (let i = 0; i < total; i++) {
+    const unit = units[i]!;
+    options.signal?.throwIfAborted?.();
+    const dup = duplicates.get(unit);
+    const files = [...unit.subagents, ...(unit.session ? [unit.session] : [])];
+    options.progress?.(`[${i + 1}/${total}] ${(unit.session ?? unit.subagents[0]!).file}`);
+    try {
+      if (dup !== undefined) throw new PixirError("invalid_claude_session", undefined, { reason: "duplicate_session", file: dup });
+      const plans = await planUnit(unit);
+      reports.push(plans.map((p) => p.report));
+      const size = plans.reduce((n, p) => n + p.writes.reduce((m, w) => m + w.lines.length, 0), 0);
+      const keep = heldBytes + size <= HELD_PLAN_BYTES;
+      if (keep) heldBytes += size;
+      held.push(keep ? plans : null);
+    } catch (err) {
+      const unitError = err instanceof PixirError && (err.kind === "invalid_claude_session" || err.kind === "already_exists");
+      if (!options.lenient || !unitError) throw err;
+      const error = { kind: err.kind, message: err.message, details: err.details };
+      reports.push(files.map((f) => skippedReport(f, error)));
+      held.push([]);
+    }
+  }
+
+  let recorded = false;
+  if (!options.dryRun) {
+    for (let i = 0; i < units.length; i++) {
+      const plans = held[i] ?? (await planUnit(units[i]!));
+      for (const p of plans) {
+        if (p.writes.length === 0) continue;
+        await writeFile(ws, p.writes, options);
+        recorded = true;
+      }
+    }
+  }
+  return { ok: true, recorded, dry_run: Boolean(options.dryRun), workspace: ws, imports: reports.flat() };
+}
+
+function skippedReport(src: SourceFile, error: Record<string, unknown>): ClaudeFileReport {
+  return { ...emptyReport(src, "skipped"), error };
+}
+
+/** A file's report before anything is known of it. */
+function emptyReport(src: SourceFile, status: ClaudeFileStatus): ClaudeFileReport {
+  return {
+    file: src.file,
+    kind: src.kind,
+    session_id: isValidSessionId(src.claudeSessionId) ? src.claudeSessionId : null,
+    agent_id: src.agentId,
+    status,
+    records: 0,
+    new_records: 0,
+    blank_lines: 0,
+    malformed_lines: 0,
+    pending_tail_bytes: 0,
+    leaf_uuid: null,
+    leaf_session_id: null,
+    forked_from: null,
+    logs: [],
+  };
+}

@@ -1,0 +1,753 @@
+// claude-interop.md §2.4, §3.2–§3.8: one import batch of one source file. Records no Log holds yet are
+// placed on Logs (the path Claude resumes, true branches as share_v1 children, side records), then
+// mapped to Events in line order per Log. The same code plans a first import (no Log holds anything)
+// and an incremental one (the family's Logs, read from disk, hold the earlier lines).
+import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { SHARE_LIMITATIONS } from "../../fork/fork.js";
+import { OpenCalls } from "../../fork/fork-plan.js";
+import { IdSet } from "../../event/id-set.js";
+import { derivedUlid } from "../../event/ids.js";
+import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
+import { isValidSessionId } from "../../event/session-id.js";
+import { childLogId, sha256Hex, subagentIdOf, type SourceFile } from "./discover.js";
+import { matchForkFile, type ForkSource, type SharedFork } from "./fork-file.js";
+import { contentText, heldLine, recordLineOf, recordDrafts, reproduction, usageDraft, usageKey, type ClaudeEventDraft } from "./map.js";
+import { assignTranscripts, hasToolResultBlock, TranscriptTree, type ClaudeRecord, type ReadFile } from "./transcript.js";
+
+export type LogRole = "primary" | "branch" | "root_branch" | "fork_session" | "subagent" | "inline_subagent";
+export const EPOCH = "1970-01-01T00:00:00.000Z";
+const CLAUDE_TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** A Log of a source file's family, as planned. */
+export interface LogPlan {
+  id: string;
+  role: LogRole;
+  parent: LogPlan | null;
+  /** The transcript (0 main, k inline group) whose records it holds. */
+  transcript: number;
+  existed: boolean;
+  /** Its resolved History, Events already on disk first. */
+  events: PixirEvent[];
+  /** Events on disk before this batch (a prefix of `events`). */
+  diskEvents: number;
+  /** Index in `events` of its first own Event (after a share header and the inherited prefix). */
+  ownStart: number;
+  /** §3.3: the Claude path (inherited and own path records). */
+  path: ClaudeRecord[];
+  /** Records placed on it by this batch, with their path flag. */
+  placed: Array<{ rec: ClaudeRecord; path: boolean }>;
+  /** Seq of the last own Event of each record it holds. */
+  lastSeq: Map<ClaudeRecord, number>;
+  forkPoint: ClaudeRecord | null;
+  forkedToSeq: number | null;
+  /** The Events of this batch, to write (for a new Log: every stored Event). */
+  batch: PixirEvent[];
+}
+
+export interface SubagentTarget {
+  rootId: string | null;
+  /** parentUuids of its records (compaction transcripts, §3.6 case 3); read when first asked. */
+  parentUuids(): Set<string>;
+  compaction: boolean;
+}
+
+export interface BatchInput {
+  ws: string;
+  src: SourceFile;
+  read: ReadFile;
+  /** SHA-256 of the imported prefix. */
+  sha256: string;
+  /** The family's Logs on disk, parents before children; empty on a first import. */
+  existing: ExistingLog[];
+  /** Subagent transcripts of the unit by agentId (session files only). */
+  subagents: Map<string, SubagentTarget>;
+  /** A subagent Log `<base>.agent-<agentId>` exists in the Workspace. */
+  agentLogExists(agentId: string): boolean;
+  /** §3.7: the Logs of the source session of a fork file, when they are in the run or the Workspace. */
+  forkSource?: ForkSource | null;
+  /** Lines covered by the last checkpoint's digest (K). */
+  verifiedLines: number;
+  /** child_session_ids named by subagent_events already in the unit's Logs. */
+  linkedChildren: Set<string>;
+  /** Subagent root Logs of the unit (session files only), by subagent_id. */
+  unitChildren: Map<string, string>;
+}
+
+export interface ExistingLog {
+  id: string;
+  first: PixirEvent;
+  events: PixirEvent[];
+  replayCount: number;
+}
+
+export interface BatchPlan {
+  logs: LogPlan[];
+  root: LogPlan;
+  newRecords: number;
+  heldRecords: number;
+  leaf: ClaudeRecord | null;
+  leafLog: LogPlan | null;
+  changed: boolean;
+  malformed: number;
+  /** Which Log holds each record (for a fork file planned after its source, §3.7). */
+  owner: Map<ClaudeRecord, LogPlan>;
+  records: ClaudeRecord[];
+}
+
+interface Link {
+  subagentId: string;
+  childId: string | null;
+  status: string;
+  agent: string | null;
+  task: string | null;
+  elapsed: number | null;
+}
+
+const tsOk = (v: unknown): v is string => typeof v === "string" && CLAUDE_TS.test(v) && isIsoUtc(v);
+
+/** §2.4: the ts of each record (by line). */
+function recordTimes(records: ClaudeRecord[], fallback: string): Map<ClaudeRecord, string> {
+  const out = new Map<ClaudeRecord, string>();
+  let prev = fallback;
+  for (const r of records) {
+    const v = r.value;
+    let ts: string | null = null;
+    if (v !== null && tsOk(v.timestamp)) ts = v.timestamp;
+    else if (v !== null && isJsonObject(v.snapshot) && tsOk(v.snapshot.timestamp)) ts = v.snapshot.timestamp;
+    prev = ts ?? prev;
+    out.set(r, prev);
+  }
+  return out;
+}
+
+function firstTime(records: ClaudeRecord[]): string {
+  for (const r of records) {
+    const v = r.value;
+    if (v === null) continue;
+    if (tsOk(v.timestamp)) return v.timestamp;
+    if (isJsonObject(v.snapshot) && tsOk(v.snapshot.timestamp)) return v.snapshot.timestamp;
+  }
+  return EPOCH;
+}
+
+const newLog = (id: string, role: LogRole, parent: LogPlan | null, transcript: number): LogPlan => ({
+  id,
+  role,
+  parent,
+  transcript,
+  existed: false,
+  events: [],
+  diskEvents: 0,
+  ownStart: 0,
+  path: [],
+  placed: [],
+  lastSeq: new Map(),
+  forkPoint: null,
+  forkedToSeq: null,
+  batch: [],
+});
+
+const isConversation = (r: ClaudeRecord) => r.type === "user" || r.type === "assistant";
+
+export function planBatch(input: BatchInput): BatchPlan {
+  const { src, read } = input;
+  const records = read.records;
+  const groupStarts = assignTranscripts(records, src.kind === "subagent");
+  const byLine = new Map<number, ClaudeRecord>();
+  for (const r of records) byLine.set(r.line, r);
+  const owner = new Map<ClaudeRecord, LogPlan>();
+  const pathFlag = new Map<ClaudeRecord, boolean>();
+  const logs: LogPlan[] = [];
+
+  // Transcript root Logs: the file's root, then one per inline group.
+  const inlineIds = groupStarts.map((g) => childLogId(src.base, `sidechain-${g.uuid}`));
+  const rootRole: LogRole = src.kind === "subagent" ? "subagent" : "primary";
+
+  // §4.3 step 4: what the family's Logs hold.
+  const planById = new Map<string, LogPlan>();
+  for (const ex of input.existing) {
+    const header = ex.first.type === "session_fork" ? ex.first : null;
+    const parent = header !== null && typeof header.data.parent_session_id === "string" ? (planById.get(header.data.parent_session_id) ?? null) : null;
+    const claude = isJsonObject(ex.first.data.claude) ? ex.first.data.claude : {};
+    const transcript = ex.id === src.rootId ? 0 : inlineIds.indexOf(ex.id) + 1 || (parent?.transcript ?? 0);
+    const role: LogRole =
+      ex.id === src.rootId
+        ? claude.fork_kind === "claude_fork_session"
+          ? "fork_session"
+          : rootRole
+        : inlineIds.includes(ex.id)
+          ? "inline_subagent"
+          : claude.fork_kind === "claude_root"
+            ? "root_branch"
+            : "branch";
+    const log = newLog(ex.id, role, parent, transcript);
+    log.existed = true;
+    log.events = ex.events;
+    log.diskEvents = ex.events.length;
+    log.ownStart = header !== null ? ex.replayCount + 1 : 0;
+    if (header !== null) {
+      log.forkedToSeq = typeof header.data.forked_to_seq === "number" ? header.data.forked_to_seq : 0;
+      const fp = isJsonObject(header.data.claude) ? header.data.claude.fork_point_uuid : null;
+      const cut = parent === null || typeof fp !== "string" ? -1 : parent.path.findIndex((r) => r.uuid === fp);
+      log.path = parent === null ? [] : parent.path.slice(0, cut + 1);
+      log.forkPoint = cut >= 0 ? parent!.path[cut]! : null;
+    }
+    for (let i = log.ownStart; i < ex.events.length; i++) {
+      const e = ex.events[i]!;
+      const line = heldLine(e);
+      const c = e.data.claude;
+      // §3.7: the copied records of a shared fork file are held by its root Log through its carrier.
+      if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) {
+        for (const entry of c.copied) {
+          const rec = isJsonObject(entry) && typeof entry.line === "number" ? byLine.get(entry.line) : undefined;
+          if (rec === undefined) throw changed(src, log.id, isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0);
+          owner.set(rec, log);
+          pathFlag.set(rec, true);
+          if (rec.message) log.path.push(rec);
+        }
+      }
+      if (line !== null) {
+        const rec = byLine.get(line);
+        // A held line past the checkpoint (an interrupted run) must still be the file's line.
+        if (rec === undefined || (line > input.verifiedLines && !sameLine(e, rec))) throw changed(src, log.id, line);
+        if (owner.has(rec)) {
+          throw new PixirError("already_exists", "a Claude record is held by two logs", {
+            session_id: log.id,
+            reason: "record_in_two_logs",
+            file: src.file,
+            line,
+            next_actions: ["remove the file's Logs with pixir-log rm and import again"],
+          });
+        }
+        owner.set(rec, log);
+        const isPath = isJsonObject(c) && c.path === true;
+        pathFlag.set(rec, isPath);
+        if (isPath) log.path.push(rec);
+      }
+      if (isJsonObject(c) && typeof c.line === "number") {
+        const rec = byLine.get(c.line);
+        if (rec !== undefined) log.lastSeq.set(rec, e.seq!);
+      }
+    }
+    planById.set(ex.id, log);
+    logs.push(log);
+  }
+  // §3.7: a fork file whose source is here hangs from the source's Log and stores no copied record.
+  let shared: SharedFork | null = null;
+  let sharedRoot: LogPlan | null = null;
+  if (input.existing.length === 0 && src.kind === "fork_session" && input.forkSource) {
+    shared = matchForkFile(src.claudeSessionId, records, input.forkSource);
+    if (shared !== null) {
+      const g = newLog(shared.parentId, "primary", null, 0);
+      g.events = shared.parentEvents;
+      g.existed = true;
+      sharedRoot = newLog(src.rootId, "fork_session", g, 0);
+      sharedRoot.forkedToSeq = shared.forkedToSeq;
+      for (const c of shared.copied) {
+        owner.set(c, sharedRoot);
+        pathFlag.set(c, true);
+        if (c.message) sharedRoot.path.push(c);
+      }
+      logs.push(sharedRoot);
+      planById.set(sharedRoot.id, sharedRoot);
+    }
+  }
+  const heldRecords = owner.size;
+
+  const carrierTs = typeof input.existing[0]?.first.ts === "string" ? input.existing[0].first.ts : firstTime(records);
+  const times = recordTimes(records, carrierTs);
+  const tsOf = (r: ClaudeRecord) => times.get(r) ?? carrierTs;
+
+  const rootOf: LogPlan[] = [];
+  const transcriptRoot = (t: number): LogPlan => {
+    const known = rootOf[t];
+    if (known !== undefined) return known;
+    const id = t === 0 ? src.rootId : inlineIds[t - 1]!;
+    let log = planById.get(id);
+    if (log === undefined) {
+      log = newLog(id, t === 0 ? rootRole : "inline_subagent", null, t);
+      logs.push(log);
+      planById.set(id, log);
+    }
+    rootOf[t] = log;
+    return log;
+  };
+  transcriptRoot(0);
+
+  // §3.4 steps 1–4, per transcript.
+  const transcripts: ClaudeRecord[][] = [[]];
+  for (let g = 0; g < groupStarts.length; g++) transcripts.push([]);
+  for (const r of records) transcripts[r.transcript]!.push(r);
+  const trees: TranscriptTree[] = transcripts.map((t) => new TranscriptTree(t));
+
+  const place = (log: LogPlan, recs: ClaudeRecord[], isPath: boolean) => {
+    for (const r of recs.sort((a, b) => a.line - b.line)) {
+      owner.set(r, log);
+      pathFlag.set(r, isPath);
+      log.placed.push({ rec: r, path: isPath });
+      if (isPath) log.path.push(r);
+    }
+  };
+  const branch = (g: LogPlan, f: ClaudeRecord | null, recs: ClaudeRecord[], t: number) => {
+    const head = recs.reduce((a, b) => (b.line < a.line ? b : a));
+    const root = transcriptRoot(t);
+    const log = newLog(childLogId(root.id, head.uuid!), f === null ? "root_branch" : "branch", g, t);
+    log.forkPoint = f;
+    if (f === null) log.path = [];
+    else {
+      const cut = g.path.indexOf(f);
+      log.path = cut >= 0 ? g.path.slice(0, cut + 1) : g.path.filter((r) => r.line <= f.line);
+    }
+    logs.push(log);
+    planById.set(log.id, log);
+    place(log, recs, true);
+  };
+
+  trees.forEach((tree, t) => {
+    const root = transcriptRoot(t);
+    const isNew = (r: ClaudeRecord) => !owner.has(r);
+    const walkNew = (x: ClaudeRecord) => {
+      const w = tree.walk(x, true, (r) => owner.has(r));
+      const last = w.at(-1)!;
+      const lp = tree.logicalParent(last);
+      const f = lp !== null && owner.has(lp) ? lp : null;
+      const recs = [...w, ...tree.recover(f === null ? w : [...w, f]).filter(isNew)];
+      return { f, recs };
+    };
+    // Step 1: the leaf's path.
+    const leaf = tree.leaf;
+    if (leaf !== null && isNew(leaf)) {
+      const { f, recs } = walkNew(leaf);
+      if (f === null) {
+        if (root.path.length === 0) place(root, recs, true);
+        else branch(root, null, recs, t);
+      } else {
+        const g = owner.get(f)!;
+        const cp = tree.claudePath(leaf);
+        if (g.path.filter(isConversation).every((r) => cp.has(r))) place(g, recs, true);
+        else branch(g, f, recs, t);
+      }
+    }
+    // Step 2: late tool results.
+    for (const r of tree.messages) {
+      if (!isNew(r) || r.type !== "user" || !hasToolResultBlock(r)) continue;
+      const p = tree.parent(r);
+      if (p !== null && p.type === "assistant" && owner.has(p)) place(owner.get(p)!, [r], true);
+    }
+    // Step 3: other tips.
+    const inner = tree.withConversationDescendant();
+    for (const r of tree.messages) {
+      if (!isNew(r) || !isConversation(r) || inner.has(r)) continue;
+      const { f, recs } = walkNew(r);
+      if (f === null) branch(root, null, recs, t);
+      else {
+        const g = owner.get(f)!;
+        if (g.path.at(-1) === f) place(g, recs, true);
+        else branch(g, f, recs, t);
+      }
+    }
+    // Step 4: leftovers, as side records.
+    for (const r of tree.messages) {
+      if (!isNew(r)) continue;
+      const held = tree.walk(r).find((x) => owner.has(x));
+      place(held ? owner.get(held)! : root, [r], false);
+    }
+  });
+  // Step 5: progress, duplicates, metadata and malformed lines.
+  const firstByUuid = new Map<string, ClaudeRecord>();
+  for (const r of records) if (r.chain && !r.dup) firstByUuid.set(r.uuid!, r);
+  for (const r of records) {
+    if (owner.has(r)) continue;
+    let target: LogPlan;
+    if (r.chain && r.dup) target = owner.get(firstByUuid.get(r.uuid!)!) ?? transcriptRoot(r.transcript);
+    else if (r.chain && r.type === "progress") {
+      const tree = trees[r.transcript]!;
+      const u = tree.bridge(r.parentUuid);
+      const m = u === null ? undefined : firstByUuid.get(u);
+      target = (m && m.message ? owner.get(m) : undefined) ?? transcriptRoot(r.transcript);
+    } else target = transcriptRoot(0);
+    place(target, [r], false);
+  }
+
+  // Mapping contexts over the whole file: tool names (earlier line, same transcript), usage keys.
+  const toolNames = new Map<string, { line: number; name: string }>();
+  const firstUsage = new Map<string, number>();
+  for (const r of records) {
+    const v = r.value;
+    if (v === null || r.type !== "assistant" || !r.message) continue;
+    const msg = v.message;
+    if (isJsonObject(msg) && Array.isArray(msg.content)) {
+      for (const b of msg.content) {
+        if (isJsonObject(b) && b.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string") {
+          const key = `${r.transcript}\u0000${b.id}`;
+          if (!toolNames.has(key)) toolNames.set(key, { line: r.line, name: b.name });
+        }
+      }
+    }
+    const k = usageKey(v);
+    if (k !== null && !firstUsage.has(k)) firstUsage.set(k, r.line);
+  }
+  const toolCalls = new Map<string, JsonObject>();
+  for (const r of records) {
+    const msg = r.value?.message;
+    if (r.type !== "assistant" || !isJsonObject(msg) || !Array.isArray(msg.content)) continue;
+    for (const b of msg.content) if (isJsonObject(b) && b.type === "tool_use" && typeof b.id === "string" && !toolCalls.has(b.id)) toolCalls.set(b.id, b);
+  }
+  const links = subagentLinks(input, records, groupStarts, inlineIds, toolCalls);
+
+  // Emission, parents before children (creation order does that).
+  const workspace = input.ws;
+  const src0 = src.sourceKey;
+  const eventId = (key: string, part: string, ts: string) => derivedUlid(`claude:${src0}:${key}#${part}`, ts);
+  const depth = src.kind === "subagent" ? 2 : 1;
+  let changedAny = false;
+  for (const log of logs) {
+    const wasEmpty = log.events.length === 0;
+    if (wasEmpty && log.placed.length === 0 && log !== rootOf[0]) continue;
+    if (!log.existed && wasEmpty) {
+      if (log === sharedRoot) addForkFileHeader(input.ws, log, src, shared!, carrierTs, records);
+      else if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : groupStarts[log.transcript - 1]!, carrierTs, records);
+      else addBranchHeader(input.ws, log, src, tsOf);
+    }
+    for (const { rec, path } of log.placed) {
+      const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
+      const ts = tsOf(rec);
+      const message = rec.message;
+      const drafts: ClaudeEventDraft[] = recordDrafts(rec, path && message, {
+        toolName: (id) => {
+          const t = toolNames.get(`${rec.transcript}\u0000${id}`);
+          return t !== undefined && t.line < rec.line ? t.name : null;
+        },
+      });
+      if (message && rec.type === "assistant" && rec.value !== null) {
+        const k = usageKey(rec.value);
+        const u = k === null || firstUsage.get(k) === rec.line ? usageDraft(rec.value) : null;
+        if (u !== null) drafts.push(u);
+      }
+      const link = links.get(rec);
+      drafts.forEach((d, i) => {
+        const seq = log.events.length;
+        let data = d.data;
+        if (d.compaction) data = compactionData(data, seq, rec, firstByUuid);
+        const claude: JsonObject = { line: rec.line, ...(rec.chain ? { uuid: rec.uuid } : {}), part: d.part };
+        if (i === 0) {
+          if (message) claude.path = path;
+          Object.assign(claude, reproduction(rec));
+        }
+        push(log, { id: eventId(key, d.part, ts), session_id: log.id, seq, ts, type: d.type, data: { ...data, claude } });
+      });
+      if (link !== undefined) {
+        const seq = log.events.length;
+        push(log, {
+          id: eventId(key, "agent", ts),
+          session_id: log.id,
+          seq,
+          ts,
+          type: "subagent_event",
+          data: {
+            subagent_id: link.subagentId,
+            ...(link.childId !== null ? { child_session_id: link.childId } : {}),
+            event: "returned",
+            status: link.status,
+            agent: link.agent,
+            task: link.task,
+            depth,
+            ...(link.childId !== null ? { workspace } : {}),
+            ...(link.elapsed !== null ? { elapsed_ms: link.elapsed } : {}),
+            claude: { line: rec.line, ...(rec.chain ? { uuid: rec.uuid } : {}), part: "agent" },
+          },
+        });
+      }
+      log.lastSeq.set(rec, log.events.length - 1);
+    }
+    if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
+  }
+  const root = rootOf[0]!;
+  // §3.6 detected subagents, at the end of a session file's batch.
+  if (src.kind !== "subagent") {
+    const named = new Set(input.linkedChildren);
+    for (const log of logs) for (const e of log.batch) if (e.type === "subagent_event" && typeof e.data.child_session_id === "string") named.add(e.data.child_session_id);
+    const candidates = new Map(input.unitChildren);
+    groupStarts.forEach((g, i) => candidates.set(`sidechain-${g.uuid}`, inlineIds[i]!));
+    const detected = [...candidates].filter(([, id]) => !named.has(id)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const [subagentId, childId] of detected) {
+      const ts = root.events.at(-1)?.ts ?? carrierTs;
+      push(root, {
+        id: derivedUlid(`claude:${src0}:detected:${subagentId}`, ts),
+        session_id: root.id,
+        seq: root.events.length,
+        ts,
+        type: "subagent_event",
+        data: { subagent_id: subagentId, child_session_id: childId, event: "detected", status: "unknown", agent: null, task: null, depth: 1, workspace, claude: { source: src0 } },
+      });
+      changedAny = true;
+    }
+  }
+  const leaf = trees[0]!.leaf;
+  const leafLog = leaf === null ? null : (owner.get(leaf) ?? null);
+  const newRecords = records.length - heldRecords;
+  if (newRecords > 0 || changedAny || !root.existed) {
+    const n = 1 + root.events.filter((e) => e.type === "workflow_event" && e.data.event === "claude_import").length;
+    const ts = root.events.at(-1)?.ts ?? carrierTs;
+    push(root, {
+      id: derivedUlid(`claude:${src0}:import:${n}`, ts),
+      session_id: root.id,
+      seq: root.events.length,
+      ts,
+      type: "workflow_event",
+      data: {
+        event: "claude_import",
+        claude: {
+          source: src0,
+          bytes: read.completeBytes,
+          lines: read.lines,
+          records: records.length,
+          sha256: input.sha256,
+          leaf_uuid: leaf?.uuid ?? null,
+          leaf_session_id: leafLog?.id ?? null,
+        },
+      },
+    });
+  }
+  // §4.3 step 6: an import never appends Claude records after Events written by something else.
+  for (const log of logs) {
+    const last = log.existed && log.batch.length > 0 ? log.events[log.diskEvents - 1] : undefined;
+    if (last !== undefined && !isJsonObject(last.data.claude)) {
+      throw new PixirError("already_exists", "the log has Events written by something else", {
+        session_id: log.id,
+        reason: "log_diverged",
+        file: src.file,
+        next_actions: ["an import never appends Claude records after Events written by something else", "remove the file's Logs with pixir-log rm and import again"],
+      });
+    }
+  }
+  return {
+    logs,
+    root,
+    newRecords,
+    heldRecords,
+    leaf,
+    leafLog,
+    changed: logs.some((l) => l.batch.length > 0),
+    malformed: records.filter((r) => r.problem !== null).length,
+    owner,
+    records,
+  };
+}
+
+function sameLine(e: PixirEvent, rec: ClaudeRecord): boolean {
+  const c = e.data.claude;
+  const held = isJsonObject(c) ? recordLineOf(c) : null;
+  const own = rec.raw ?? (rec.text !== null ? Buffer.from(rec.text, "utf8") : null);
+  return held !== null && own !== null && held.equals(own);
+}
+
+function push(log: LogPlan, e: PixirEvent): void {
+  log.events.push(e);
+  log.batch.push(e);
+}
+
+function changed(src: SourceFile, id: string, line: number): PixirError {
+  return new PixirError("already_exists", "the Claude transcript changed after it was imported", {
+    session_id: id,
+    reason: "transcript_changed",
+    file: src.file,
+    line,
+    next_actions: TRANSCRIPT_CHANGED_ACTIONS,
+  });
+}
+
+export const TRANSCRIPT_CHANGED_ACTIONS = [
+  "the Logs keep every record imported so far; nothing was written",
+  "to import the changed file from scratch, remove the file's Logs with pixir-log rm, its branch Logs before the root (use --materialize-children only for fork children of other sessions), and import again",
+];
+
+/** §3.8: the range of a compact summary at `seq`. */
+function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: Map<string, ClaudeRecord>): JsonObject {
+  const out: JsonObject = { ...data, range: { from_seq: 0, to_seq: seq - 1 }, source_event_count: seq };
+  const p = rec.parentUuid === null ? undefined : byUuid.get(rec.parentUuid);
+  const v = p?.value;
+  if (v && p.type === "system" && v.subtype === "compact_boundary") {
+    const meta = isJsonObject(v.compactMetadata) ? v.compactMetadata : {};
+    if (meta.trigger !== undefined) out.trigger = meta.trigger;
+    if (meta.preTokens !== undefined) out.pre_tokens = meta.preTokens;
+  }
+  return out;
+}
+
+/** §3.5: the carrier of a transcript root Log. */
+function addCarrier(log: LogPlan, src: SourceFile, groupStart: ClaudeRecord | null, fileTs: string, records: ClaudeRecord[], shared: SharedFork | null = null): void {
+  const ts = groupStart === null ? fileTs : firstTime(records.filter((r) => r.transcript === groupStart.transcript));
+  const kind = groupStart !== null ? "inline_subagent" : src.kind;
+  const forkedFrom = shared !== null ? { session_id: shared.source, message_uuid: shared.messageUuid, shared: true } : forkedFromOf(src, records);
+  push(log, {
+    id: derivedUlid(`claude:${src.sourceKey}:${groupStart === null ? "transcript" : `sidechain:${groupStart.uuid}`}`, ts),
+    session_id: log.id,
+    seq: log.events.length,
+    ts,
+    type: "workflow_event",
+    data: {
+      event: "claude_transcript",
+      claude: {
+        source: src.sourceKey,
+        kind,
+        session_id: isValidSessionId(src.claudeSessionId) ? src.claudeSessionId : null,
+        agent_id: src.agentId,
+        file: src.file,
+        project_dir: src.projectDir,
+        layout: groupStart !== null ? "inline" : src.layout,
+        forked_from: forkedFrom,
+        ...(shared !== null ? { copied: shared.entries } : {}),
+      },
+    },
+  });
+}
+
+/** §3.7 (not shared): the carrier's `forked_from` of a fork file, else null. */
+export function forkedFromOf(src: SourceFile, records: ClaudeRecord[]): JsonObject | null {
+  if (src.kind !== "fork_session") return null;
+  let uuid: unknown = null;
+  let s: unknown = null;
+  for (const r of records) {
+    const ff = r.value?.forkedFrom;
+    if (r.chain && isJsonObject(ff) && typeof ff.sessionId === "string" && ff.sessionId !== src.claudeSessionId) {
+      s = ff.sessionId;
+      uuid = ff.messageUuid ?? null;
+    }
+  }
+  return s === null ? null : { session_id: s, message_uuid: uuid, shared: false };
+}
+
+/** §3.4 "branch of G at F" and fork.md §4.3: the share_v1 header, the inherited prefix, a carried checkpoint. */
+function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: ClaudeRecord) => string): void {
+  const g = log.parent!;
+  const f = log.forkPoint;
+  const toSeq = f === null ? 0 : (g.lastSeq.get(f) ?? 0);
+  log.forkedToSeq = toSeq;
+  const head = log.placed.reduce((a, b) => (b.rec.line < a.rec.line ? b : a)).rec;
+  const ts = tsOf(head);
+  let familyRoot: LogPlan = g;
+  while (familyRoot.parent !== null) familyRoot = familyRoot.parent;
+  const key = `claude:${src.sourceKey}:fork:${head.uuid}`;
+  const claude = { source: src.sourceKey, fork_kind: f === null ? "claude_root" : "claude_branch", fork_point_uuid: f?.uuid ?? null, head_uuid: head.uuid };
+  const inherited = addShareHeader(ws, log, { id: g.id, forkRoot: familyRoot.id, events: g.events }, toSeq, key, ts, claude);
+  carryCheckpoint(log, g.events, inherited, toSeq, `${key}#checkpoint`, ts);
+}
+
+/** fork.md §4.3: a share_v1 header of `log` at `toSeq` of `parent`, and the prefix it stands for; returns that prefix. */
+function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject): PixirEvent[] {
+  const inherited = parent.events.filter((e) => isInherited(e, toSeq));
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  for (const e of inherited) {
+    digest.add(e);
+    open.add(e);
+  }
+  const header: PixirEvent = {
+    id: derivedUlid(key, ts),
+    session_id: log.id,
+    seq: 0,
+    ts,
+    type: "session_fork",
+    data: {
+      parent_session_id: parent.id,
+      fork_root_session_id: parent.forkRoot,
+      forked_to_seq: toSeq,
+      parent_workspace: ws,
+      child_workspace: ws,
+      replay_event_count: inherited.length,
+      from_seq: inherited[0]?.seq ?? null,
+      strategy: "share_v1",
+      limitations: SHARE_LIMITATIONS,
+      prefix_digest: digest.digest(),
+      open_tool_calls: open.list(),
+      claude,
+    },
+  };
+  push(log, header);
+  inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
+  log.ownStart = log.events.length;
+  return inherited;
+}
+
+/** §3.8 carried checkpoint: the latest checkpoint of the parent at or before the fork point. */
+function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: PixirEvent[], toSeq: number, key: string, ts: string): void {
+  const c = parentEvents.filter((e) => e.type === "history_compaction" && e.seq! <= toSeq).at(-1);
+  if (c === undefined || !isJsonObject(c.data.range) || typeof c.data.range.to_seq !== "number") return;
+  const upTo = c.data.range.to_seq;
+  const n = inherited.filter((e) => e.seq! <= upTo).length;
+  const cClaude = isJsonObject(c.data.claude) ? c.data.claude : {};
+  push(log, {
+    id: derivedUlid(key, ts),
+    session_id: log.id,
+    seq: log.events.length,
+    ts,
+    type: "history_compaction",
+    data: { ...c.data, range: { ...c.data.range, from_seq: 0, to_seq: n }, source_event_count: n + 1, claude: { carried_from: c.id, uuid: cClaude.uuid ?? null } },
+  });
+}
+
+/** §3.7 shared: the fork file's root Log is a share_v1 child of the source's Log G; then its carrier. */
+function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: SharedFork, ts: string, records: ClaudeRecord[]): void {
+  const key = `claude:${src.sourceKey}:forked_from`;
+  const claude = { source: src.sourceKey, fork_kind: "claude_fork_session", forked_from: { session_id: shared.source, message_uuid: shared.messageUuid } };
+  const parent = { id: shared.parentId, forkRoot: shared.forkRoot, events: shared.parentEvents };
+  const inherited = addShareHeader(ws, log, parent, shared.forkedToSeq, key, ts, claude);
+  addCarrier(log, src, null, ts, records, shared);
+  carryCheckpoint(log, shared.parentEvents, inherited, shared.forkedToSeq, `${key}#checkpoint`, ts);
+}
+
+/** §3.6: which records link a subagent transcript, computed over the whole file (line order). */
+function subagentLinks(input: BatchInput, records: ClaudeRecord[], groupStarts: ClaudeRecord[], inlineIds: string[], toolCalls: Map<string, JsonObject>): Map<ClaudeRecord, Link> {
+  const links = new Map<ClaudeRecord, Link>();
+  const inlineLinked = new Set<number>();
+  const compactLinked = new Set<string>();
+  const groupText = groupStarts.map((g) => contentText(isJsonObject(g.value?.message) ? g.value!.message.content : undefined));
+  for (const r of records) {
+    const v = r.value;
+    if (v === null) continue;
+    if (r.type === "user") {
+      const msg = isJsonObject(v.message) ? v.message : {};
+      const results = Array.isArray(msg.content) ? msg.content.filter((b): b is JsonObject => isJsonObject(b) && b.type === "tool_result") : [];
+      const withCall = results.find((b) => typeof b.tool_use_id === "string" && toolCalls.has(b.tool_use_id)) ?? results[0];
+      const call = withCall && typeof withCall.tool_use_id === "string" ? toolCalls.get(withCall.tool_use_id) : undefined;
+      const callInput = call && isJsonObject(call.input) ? call.input : {};
+      const tur = isJsonObject(v.toolUseResult) ? v.toolUseResult : null;
+      const status = tur && typeof tur.status === "string" ? tur.status : withCall?.is_error === true ? "failed" : "completed";
+      const common = {
+        status,
+        agent: typeof callInput.subagent_type === "string" ? callInput.subagent_type : null,
+        task: typeof callInput.description === "string" ? callInput.description : null,
+        elapsed: tur && typeof tur.totalDurationMs === "number" ? tur.totalDurationMs : null,
+      };
+      if (tur && typeof tur.agentId === "string") {
+        const agentId = tur.agentId;
+        const target = input.subagents.get(agentId);
+        const childId = target?.rootId ?? (input.agentLogExists(agentId) ? childLogId(input.src.base, `agent-${agentId}`) : null);
+        links.set(r, { subagentId: subagentIdOf(agentId), childId, ...common });
+        continue;
+      }
+      // ≤ 1.0.x: the inline group whose first record's text is the Task prompt.
+      if (call && (call.name === "Task" || call.name === "Agent") && typeof callInput.prompt === "string") {
+        let best = -1;
+        groupStarts.forEach((g, i) => {
+          if (!inlineLinked.has(i) && g.line < r.line && groupText[i] === callInput.prompt && (best < 0 || g.line > groupStarts[best]!.line)) best = i;
+        });
+        if (best >= 0) {
+          inlineLinked.add(best);
+          links.set(r, { subagentId: `sidechain-${groupStarts[best]!.uuid}`, childId: inlineIds[best]!, ...common });
+        }
+      }
+    } else if (r.type === "system" && v.subtype === "compact_boundary" && typeof v.logicalParentUuid === "string") {
+      for (const [agentId, target] of input.subagents) {
+        if (!target.compaction || compactLinked.has(agentId) || !target.parentUuids().has(v.logicalParentUuid)) continue;
+        compactLinked.add(agentId);
+        if (!links.has(r)) links.set(r, { subagentId: subagentIdOf(agentId), childId: target.rootId, status: "completed", agent: "compact", task: null, elapsed: null });
+      }
+    }
+  }
+  return links;
+}
+
+export const planSha256 = sha256Hex;

@@ -1,0 +1,328 @@
+// claude-interop.md §1–§3.3: reading a Claude Code transcript and its tree rules (message records,
+// bridged parents, walks, the parallel-call recovery, the leaf Claude resumes). Pure functions over
+// the lines of one file; the importer and the oracle tests both use them.
+import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+
+export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
+
+/** One complete, non-blank line of a source file. */
+export interface ClaudeRecord {
+  /** Physical line number, 1-based (blank lines count). */
+  line: number;
+  /** The line's text without its `\n`; null when it is not valid UTF-8. */
+  text: string | null;
+  /** The line's bytes, kept only when they are not valid UTF-8. */
+  raw: Buffer | null;
+  /** The parsed object; null for a malformed line. */
+  value: JsonObject | null;
+  problem: LineProblemReason | null;
+  /** §2.3: `JSON.stringify(JSON.parse(text)) === text` and no lone surrogate. */
+  canonical: boolean;
+  type: string | null;
+  /** A chain record: a string `uuid` and a `parentUuid` that is a string or null. */
+  chain: boolean;
+  uuid: string | null;
+  parentUuid: string | null;
+  sidechain: boolean;
+  /** §3.2: a chain record whose uuid occurred on an earlier line of the file. */
+  dup: boolean;
+  /** §3.2: a chain record that is neither a duplicate nor `progress`. */
+  message: boolean;
+  /** Index of the transcript the record belongs to (0: the main or subagent transcript). */
+  transcript: number;
+}
+
+export interface ReadFile {
+  records: ClaudeRecord[];
+  /** Bytes up to and including the last `\n` (§3.5 `bytes`). */
+  completeBytes: number;
+  /** Physical lines in that prefix. */
+  lines: number;
+  blankLines: number;
+  pendingTailBytes: number;
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** §1.2, §4.2: blank lines hold only spaces, tabs or `\r`. */
+function isBlank(bytes: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const b = bytes[i]!;
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  }
+  return true;
+}
+
+/** Parse one line of a transcript into a record (chain facts filled; dup/transcript set by the caller). */
+export function parseLine(bytes: Buffer, start: number, end: number, line: number): ClaudeRecord {
+  const rec: ClaudeRecord = {
+    line,
+    text: null,
+    raw: null,
+    value: null,
+    problem: null,
+    canonical: false,
+    type: null,
+    chain: false,
+    uuid: null,
+    parentUuid: null,
+    sidechain: false,
+    dup: false,
+    message: false,
+    transcript: 0,
+  };
+  let text: string;
+  try {
+    text = UTF8.decode(bytes.subarray(start, end));
+  } catch {
+    rec.raw = Buffer.from(bytes.subarray(start, end));
+    rec.problem = "invalid_utf8";
+    return rec;
+  }
+  rec.text = text;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    rec.problem = "malformed_line";
+    return rec;
+  }
+  if (!isJsonObject(value)) {
+    rec.problem = "malformed_line";
+    return rec;
+  }
+  if (typeof value.type !== "string") {
+    rec.problem = "invalid_record";
+    return rec;
+  }
+  rec.value = value;
+  rec.type = value.type;
+  rec.canonical = JSON.stringify(value) === text && deepWellFormed(value);
+  const pu = value.parentUuid;
+  if (typeof value.uuid === "string" && (typeof pu === "string" || pu === null)) {
+    rec.chain = true;
+    rec.uuid = value.uuid;
+    rec.parentUuid = pu;
+  }
+  rec.sidechain = value.isSidechain === true;
+  return rec;
+}
+
+/**
+ * §4.2: the complete lines of `bytes` (a final segment without `\n` is the pending tail), blank lines
+ * skipped and counted. Malformed lines are refused (`invalid_claude_session`) unless `lenient`.
+ */
+export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolean): ReadFile {
+  const records: ClaudeRecord[] = [];
+  let start = 0;
+  let line = 0;
+  let blank = 0;
+  const seen = new Set<string>();
+  for (;;) {
+    const nl = bytes.indexOf(0x0a, start);
+    if (nl < 0) break;
+    line++;
+    if (isBlank(bytes, start, nl)) blank++;
+    else {
+      const rec = parseLine(bytes, start, nl, line);
+      if (rec.problem !== null && !lenient) {
+        throw new PixirError("invalid_claude_session", undefined, { reason: rec.problem, file, line });
+      }
+      if (rec.chain) {
+        if (seen.has(rec.uuid!)) rec.dup = true;
+        else seen.add(rec.uuid!);
+        rec.message = !rec.dup && rec.type !== "progress";
+      }
+      records.push(rec);
+    }
+    start = nl + 1;
+  }
+  return { records, completeBytes: start, lines: line, blankLines: blank, pendingTailBytes: bytes.length - start };
+}
+
+/**
+ * §3.1: split a session file's records into the main transcript (0) and one inline transcript per
+ * sidechain group (1, 2, …). Returns the first record of each inline group, by transcript index.
+ */
+export function assignTranscripts(records: ClaudeRecord[], subagentFile: boolean): ClaudeRecord[] {
+  const groupStarts: ClaudeRecord[] = [];
+  if (subagentFile) return groupStarts;
+  const byUuid = new Map<string, ClaudeRecord>();
+  for (const r of records) if (r.chain && !r.dup && r.sidechain) byUuid.set(r.uuid!, r);
+  const groupOfRoot = new Map<ClaudeRecord, number>();
+  let lastSidechainGroup = 0;
+  const group = (root: ClaudeRecord): number => {
+    let g = groupOfRoot.get(root);
+    if (g === undefined) {
+      g = groupStarts.length + 1;
+      groupStarts.push(root);
+      groupOfRoot.set(root, g);
+    }
+    return g;
+  };
+  for (const r of records) {
+    if (!r.sidechain || !r.chain) continue;
+    let x: ClaudeRecord | undefined = r;
+    const visited = new Set<ClaudeRecord>();
+    let root: ClaudeRecord | null = null;
+    while (x !== undefined && !visited.has(x)) {
+      visited.add(x);
+      if (x.parentUuid === null) {
+        root = x;
+        break;
+      }
+      x = byUuid.get(x.parentUuid);
+    }
+    const g: number = root !== null ? group(root) : lastSidechainGroup > 0 ? lastSidechainGroup : group(r);
+    r.transcript = g;
+    lastSidechainGroup = g;
+  }
+  // The group's first record is its record on the smallest line.
+  for (const r of records) {
+    if (r.transcript > 0 && r.line < groupStarts[r.transcript - 1]!.line) groupStarts[r.transcript - 1] = r;
+  }
+  return groupStarts;
+}
+
+const messageId = (r: ClaudeRecord): string | null => {
+  const m = r.value?.message;
+  return isJsonObject(m) && typeof m.id === "string" ? m.id : null;
+};
+
+export const recordMessageId = messageId;
+
+export function hasToolResultBlock(r: ClaudeRecord): boolean {
+  const m = r.value?.message;
+  return isJsonObject(m) && Array.isArray(m.content) && m.content.some((b) => isJsonObject(b) && b.type === "tool_result");
+}
+
+/** §3.2–§3.3 over the records of one transcript. */
+export class TranscriptTree {
+  /** Message records of the transcript, line order. */
+  readonly messages: ClaudeRecord[];
+  private readonly byUuid = new Map<string, ClaudeRecord>();
+  private readonly progressByUuid = new Map<string, ClaudeRecord>();
+  private readonly parentOf = new Map<ClaudeRecord, ClaudeRecord | null>();
+  private readonly logicalOf = new Map<ClaudeRecord, ClaudeRecord | null>();
+  private readonly assistantsByMsg = new Map<string, ClaudeRecord[]>();
+  private readonly resultsByMsg = new Map<string, ClaudeRecord[]>();
+
+  constructor(records: ClaudeRecord[]) {
+    this.messages = records.filter((r) => r.message);
+    for (const r of this.messages) this.byUuid.set(r.uuid!, r);
+    for (const r of records) if (r.chain && !r.dup && r.type === "progress") this.progressByUuid.set(r.uuid!, r);
+    this.messages.forEach((r, i) => {
+      this.parentOf.set(r, this.resolve(r.parentUuid, i));
+      const lp = r.value!.logicalParentUuid;
+      const boundary = r.type === "system" && r.value!.subtype === "compact_boundary" && r.parentUuid === null && typeof lp === "string";
+      this.logicalOf.set(r, boundary ? this.resolve(lp, i) : this.parentOf.get(r)!);
+    });
+    for (const r of this.messages) {
+      const m = messageId(r);
+      if (r.type === "assistant" && m !== null) push(this.assistantsByMsg, m, r);
+    }
+    for (const r of this.messages) {
+      if (r.type !== "user" || !hasToolResultBlock(r)) continue;
+      const p = this.parentOf.get(r);
+      const m = p && p.type === "assistant" ? messageId(p) : null;
+      if (m !== null) push(this.resultsByMsg, m, r);
+    }
+  }
+
+  /** bridge(u): progress records are passed through to their own parent, each at most once. */
+  bridge(u: string | null): string | null {
+    const visited = new Set<ClaudeRecord>();
+    let x = u;
+    while (x !== null) {
+      const p = this.progressByUuid.get(x);
+      if (p === undefined) return x;
+      if (visited.has(p)) return null;
+      visited.add(p);
+      x = p.parentUuid;
+    }
+    return null;
+  }
+
+  /** The rule of parent(X) applied to `u`, for the message record at `index` of `messages`. */
+  private resolve(u: string | null, index: number): ClaudeRecord | null {
+    const p = this.bridge(u);
+    if (p === null) return null;
+    return this.byUuid.get(p) ?? (index > 0 ? this.messages[index - 1]! : null);
+  }
+
+  parent(r: ClaudeRecord): ClaudeRecord | null {
+    return this.parentOf.get(r) ?? null;
+  }
+
+  logicalParent(r: ClaudeRecord): ClaudeRecord | null {
+    return this.logicalOf.get(r) ?? null;
+  }
+
+  /** walk(X) with the logical parent; `parent` for the oracle (no logicalParentUuid). */
+  walk(x: ClaudeRecord, useLogical = true, stop?: (r: ClaudeRecord) => boolean): ClaudeRecord[] {
+    const out: ClaudeRecord[] = [];
+    const seen = new Set<ClaudeRecord>();
+    let r: ClaudeRecord | null = x;
+    while (r !== null && !seen.has(r) && !(stop?.(r) ?? false)) {
+      seen.add(r);
+      out.push(r);
+      r = useLogical ? this.logicalParent(r) : this.parent(r);
+    }
+    return out;
+  }
+
+  /** §3.3 recover(W). */
+  recover(w: ClaudeRecord[]): ClaudeRecord[] {
+    const inW = new Set(w);
+    const out: ClaudeRecord[] = [];
+    const added = new Set<ClaudeRecord>();
+    const add = (r: ClaudeRecord) => {
+      if (!inW.has(r) && !added.has(r)) {
+        added.add(r);
+        out.push(r);
+      }
+    };
+    const done = new Set<string>();
+    for (const r of w) {
+      const m = r.type === "assistant" ? messageId(r) : null;
+      if (m === null || done.has(m)) continue;
+      done.add(m);
+      for (const a of this.assistantsByMsg.get(m) ?? []) add(a);
+      for (const u of this.resultsByMsg.get(m) ?? []) add(u);
+    }
+    return out;
+  }
+
+  /** CP(X): walk(X) plus recover(walk(X)). */
+  claudePath(x: ClaudeRecord): Set<ClaudeRecord> {
+    const w = this.walk(x);
+    return new Set([...w, ...this.recover(w)]);
+  }
+
+  get leaf(): ClaudeRecord | null {
+    return this.messages.at(-1) ?? null;
+  }
+
+  /** The message records with a `user` or `assistant` descendant (§3.4 step 3). */
+  withConversationDescendant(): Set<ClaudeRecord> {
+    const marked = new Set<ClaudeRecord>();
+    for (const y of this.messages) {
+      if (y.type !== "user" && y.type !== "assistant") continue;
+      const seen = new Set<ClaudeRecord>([y]);
+      let x = this.logicalParent(y);
+      while (x !== null && !seen.has(x) && !marked.has(x)) {
+        seen.add(x);
+        marked.add(x);
+        x = this.logicalParent(x);
+      }
+    }
+    return marked;
+  }
+}
+
+function push<K, V>(map: Map<K, V[]>, k: K, v: V): void {
+  const list = map.get(k);
+  if (list) list.push(v);
+  else map.set(k, [v]);
+}

@@ -1,0 +1,48 @@
+// pixir import claude / pixir export claude (claude-interop.md §4–§5).
+import path from "node:path";
+import { assertSessionId, boolFlag, finishClaudeExport, importClaude, planClaudeExport, stringFlag, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+
+export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const [, ...paths] = args.positionals;
+  const result = await importClaude(ctx.workspace(), {
+    paths: paths.map((p) => path.resolve(ctx.io.cwd, p)),
+    lenient: boolFlag(args, "lenient"),
+    dryRun: boolFlag(args, "dry-run"),
+    program: ctx.program,
+    env: ctx.io.env,
+    signal: ctx.signal,
+    progress: ctx.progress("claude import"),
+  });
+  const lines: string[] = [];
+  for (const imp of result.imports) {
+    if (imp.status === "skipped" || imp.status === "empty") {
+      const reason = imp.error ? ` (${String(imp.error.kind)}: ${String((imp.error.details as Record<string, unknown> | undefined)?.reason ?? "")})` : "";
+      lines.push(`${imp.status} ${imp.file}${reason}`);
+      continue;
+    }
+    for (const log of imp.logs) {
+      const added = log.appended_events !== undefined ? `+${log.appended_events} events, ` : "";
+      lines.push(`${log.status} ${log.session_id} (${log.role}, ${added}${log.event_count} events)`);
+    }
+  }
+  await ctx.report(result as unknown as Record<string, unknown>, lines);
+  return 0;
+}
+
+export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const [, id] = args.positionals;
+  assertSessionId(id);
+  const out = stringFlag(args, "out");
+  const dryRun = boolFlag(args, "dry-run");
+  const plan = await planClaudeExport(ctx.workspace(), id);
+  for (const w of plan.fork?.warnings ?? []) ctx.warn(w, "the source session's Logs are not in the Workspace; copied the fork's own Claude prefix");
+  if (out === undefined && !dryRun) {
+    // Stream command (§5.4): the file holding <id>'s records is the output.
+    if (plan.subagentFiles > 0) ctx.warn("claude_subagents_not_written", String(plan.subagentFiles), { count: plan.subagentFiles });
+    await ctx.out.write(plan.main.bytes);
+    return 0;
+  }
+  const report = finishClaudeExport(plan, { out, cwd: ctx.io.cwd, dryRun });
+  await ctx.report(report as unknown as Record<string, unknown>, report.files.map((f) => `${f.status} ${f.path} (${f.records} records)`));
+  return 0;
+}
