@@ -410,6 +410,8 @@ export function planBatch(input: BatchInput): BatchPlan {
       else if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : groupStarts[log.transcript - 1]!, carrierTs, records);
       else addBranchHeader(input.ws, log, src, tsOf);
     }
+    // §2.4: the Events of a batch follow line order, whichever step placed the record.
+    log.placed.sort((a, b) => a.rec.line - b.rec.line);
     for (const { rec, path } of log.placed) {
       const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
       const ts = tsOf(rec);

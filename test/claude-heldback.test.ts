@@ -1,0 +1,196 @@
+// Held-back style cases built from the real Claude Code transcripts (claude-interop.md §6): copies with
+// fresh ids, a rewind made in every real session (the live prompt on the primary, the abandoned
+// conversation on a branch), and prefixes cut at a line boundary. Each is checked against the oracle of
+// test/support/claude-oracle.ts (computed from the file alone), held once, and exported byte for byte.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { run, tempDir } from "./support/cli.js";
+import { allFixtureFiles, CLAUDE_FIXTURES, heldLines, nonBlankLines, remapUuids, rewindOf, sessionFixtures, storedEvents, type Rewound } from "./support/claude.js";
+import { contextView, oracleItems, resumedRecords } from "./support/claude-oracle.js";
+
+const SESSIONS = sessionFixtures().filter((f) => f !== "agent-sessions/small.jsonl");
+const fixture = (rel: string) => readFileSync(path.join(CLAUDE_FIXTURES, rel));
+
+/** The subagent files of a session fixture's unit (both layouts), relative to the fixture folder. */
+function subagentFiles(rel: string): string[] {
+  const dir = path.dirname(rel);
+  const id = path.basename(rel, ".jsonl");
+  const out: string[] = [];
+  const sub = path.join(CLAUDE_FIXTURES, dir, id, "subagents");
+  if (existsSync(sub)) for (const n of readdirSync(sub).sort()) out.push(path.join(dir, id, "subagents", n));
+  for (const n of readdirSync(path.join(CLAUDE_FIXTURES, dir)).sort()) {
+    if (n.startsWith("agent-") && fixture(path.join(dir, n)).includes(`"sessionId":"${id}"`)) out.push(path.join(dir, n));
+  }
+  return out;
+}
+
+function write(root: string, rel: string, bytes: Buffer): void {
+  mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+  writeFileSync(path.join(root, rel), bytes);
+}
+
+interface Imported {
+  ws: string;
+  report: any;
+  entry(rel: string): any;
+}
+
+function importRoot(root: string): Imported {
+  const ws = tempDir();
+  const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+  expect(res.code, res.stdout + res.stderr).toBe(0);
+  const check = run("pixir-log", ["check", "--json"], { cwd: ws });
+  expect(check.code, check.stdout).toBe(0);
+  expect(check.json.logs.flatMap((l: any) => [...l.problems, ...l.warnings])).toEqual([]);
+  return {
+    ws,
+    report: res.json,
+    entry: (rel) => {
+      const e = res.json.imports.find((i: any) => i.file === rel);
+      expect(e, rel).toBeDefined();
+      return e;
+    },
+  };
+}
+
+/** Every non-blank line held by exactly one Log, and the session file exported byte for byte. */
+function expectHeldAndExported(imp: Imported, rel: string, bytes: Buffer): void {
+  const entry = imp.entry(rel);
+  const held = [...heldLines(imp.ws, entry.session_id).values()].flat().sort((a, b) => a - b);
+  expect(held, rel).toEqual(nonBlankLines(bytes));
+  const exp = run("pixir", ["export", "claude", entry.logs[0].session_id], { cwd: imp.ws });
+  expect(exp.code, exp.stderr).toBe(0);
+  expect(Buffer.from(exp.stdout, "utf8").equals(bytes), rel).toBe(true);
+}
+
+describe("copies of every fixture with fresh ids", () => {
+  let imp: Imported;
+  const renamed = (rel: string) => `fresh-${remapUuids(rel, "fresh")}`;
+  beforeAll(() => {
+    const root = tempDir("pixir-claude-fresh-");
+    for (const rel of allFixtureFiles()) write(root, renamed(rel), Buffer.from(remapUuids(fixture(rel).toString("utf8"), "fresh"), "utf8"));
+    imp = importRoot(root);
+  });
+
+  it.each(allFixtureFiles())("%s imports, each line held once", (rel) => {
+    const entry = imp.entry(renamed(rel));
+    expect(entry.status).toBe("created");
+    const bytes = readFileSync(path.join(CLAUDE_FIXTURES, rel));
+    const source = entry.kind === "subagent" ? `${entry.session_id}/agent-${entry.agent_id}` : entry.session_id;
+    expect([...heldLines(imp.ws, source).values()].flat().sort((a, b) => a - b)).toEqual(nonBlankLines(bytes));
+  });
+
+  it.each(SESSIONS)("%s: pixir context equals the oracle, and the export gives the copy back", (rel) => {
+    const bytes = Buffer.from(remapUuids(fixture(rel).toString("utf8"), "fresh"), "utf8");
+    const entry = imp.entry(renamed(rel));
+    expect(contextView(imp.ws, entry.leaf_session_id)).toEqual(oracleItems(bytes));
+    expectHeldAndExported(imp, renamed(rel), bytes);
+  });
+
+  it("the subagents of the copies are in the tree", () => {
+    const id = remapUuids("ef958aa1-0e93-49f0-bb71-150f63befcd1", "fresh");
+    const tree = run("pixir", ["tree", id, "--format", "json"], { cwd: imp.ws });
+    expect(tree.code, tree.stderr).toBe(0);
+    for (const agent of ["a36efb2a1231c41e2", "a4ca7529859c158c2", "a52886dc180afb356", "a6aa8ad077d9ea083", "ab1e6e141221a29ab", "aef063ba534d73153"]) {
+      expect(JSON.stringify(tree.json)).toContain(`${id}.agent-${agent}`);
+    }
+  });
+});
+
+describe("a rewind in every real session (FORMAT-NOTES.md §1.4)", () => {
+  let imp: Imported;
+  const cases = new Map<string, Rewound>();
+  beforeAll(() => {
+    const root = tempDir("pixir-claude-rewind-");
+    for (const rel of SESSIONS) {
+      const bytes = fixture(rel);
+      const rw = rewindOf(bytes, resumedRecords(bytes));
+      if (rw === null) continue;
+      cases.set(rel, rw);
+      write(root, rel, rw.bytes);
+      for (const sub of subagentFiles(rel)) write(root, sub, fixture(sub));
+    }
+    imp = importRoot(root);
+  });
+
+  it("every real session has a prompt to rewind to", () => {
+    expect([...cases.keys()]).toEqual(SESSIONS);
+  });
+
+  it.each(SESSIONS)("%s: the live prompt is on the primary, the abandoned conversation on a branch", (rel) => {
+    const rw = cases.get(rel)!;
+    const entry = imp.entry(rel);
+    const primary = entry.logs[0].session_id;
+    // The leaf is the last copy: pixir context of the primary is the oracle of the rewound file.
+    expect(entry.leaf_session_id).toBe(primary);
+    expect(contextView(imp.ws, primary)).toEqual(oracleItems(rw.bytes));
+    const pathLines = storedEvents(imp.ws, primary)
+      .filter((e) => e.data.claude?.path === true)
+      .map((e) => e.data.claude.line);
+    expect(pathLines).toContain(rw.liveLine);
+    expect(pathLines).not.toContain(rw.abandonedLine);
+    // The abandoned prompt is on a branch child; the Log that holds the original leaf (that branch, or a
+    // branch of it when the original file had true branches after the prompt) shows what Claude showed
+    // before the rewind: the oracle of the original file.
+    const held = [...heldLines(imp.ws, entry.session_id)];
+    const holder = (line: number) => held.find(([, lines]) => lines.includes(line))![0];
+    for (const line of [rw.abandonedLine, rw.originalLeafLine]) {
+      const log = entry.logs.find((l: any) => l.session_id === holder(line));
+      expect(["branch", "root_branch"]).toContain(log.role);
+    }
+    expect(contextView(imp.ws, holder(rw.originalLeafLine))).toEqual(oracleItems(fixture(rel)));
+    expectHeldAndExported(imp, rel, rw.bytes);
+  });
+});
+
+describe("prefixes of every real session, cut at a line boundary", () => {
+  let imp: Imported;
+  const cuts = new Map<string, Buffer>();
+  beforeAll(() => {
+    const root = tempDir("pixir-claude-prefix-");
+    SESSIONS.forEach((rel, i) => {
+      const bytes = fixture(rel);
+      const ends: number[] = [];
+      for (let at = bytes.indexOf(0x0a); at >= 0 && at < bytes.length - 1; at = bytes.indexOf(0x0a, at + 1)) ends.push(at + 1);
+      // A seeded choice, a different fraction of each file.
+      const cut = ends.length === 0 ? bytes.length : ends[Math.floor((ends.length * ((i * 37) % 100)) / 100)]!;
+      cuts.set(rel, bytes.subarray(0, cut));
+      write(root, rel, bytes.subarray(0, cut));
+      for (const sub of subagentFiles(rel)) write(root, sub, fixture(sub));
+    });
+    imp = importRoot(root);
+  });
+
+  it.each(SESSIONS)("%s: pixir context equals the oracle of the prefix", (rel) => {
+    const bytes = cuts.get(rel)!;
+    const entry = imp.entry(rel);
+    if (entry.leaf_session_id === null) expect(oracleItems(bytes)).toEqual([]);
+    else expect(contextView(imp.ws, entry.leaf_session_id)).toEqual(oracleItems(bytes));
+    expectHeldAndExported(imp, rel, bytes);
+  });
+});
+
+describe("a rewind after an auto-compaction (claude-interop.md §3.8 carried checkpoint)", () => {
+  const COMPACTED = ["codemie-code/session-624a4a58.jsonl", "spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"];
+  it.each(COMPACTED)("%s: the abandoned branch starts with the checkpoint carried from the primary", (rel) => {
+    const bytes = fixture(rel);
+    const rw = rewindOf(bytes, resumedRecords(bytes), "last")!;
+    // The prompt rewound to comes after the compact summary.
+    const summaryLine = resumedRecords(bytes).find((r) => r.v.isCompactSummary === true)!.line;
+    expect(rw.abandonedLine).toBeGreaterThan(summaryLine);
+    const root = tempDir("pixir-claude-rewind-compact-");
+    write(root, rel, rw.bytes);
+    for (const sub of subagentFiles(rel)) write(root, sub, fixture(sub));
+    const imp = importRoot(root);
+    const entry = imp.entry(rel);
+    expect(contextView(imp.ws, entry.leaf_session_id)[0]).toMatchObject({ type: "history_compaction" });
+    expect(contextView(imp.ws, entry.leaf_session_id)).toEqual(oracleItems(rw.bytes));
+    const branch = [...heldLines(imp.ws, entry.session_id)].find(([, lines]) => lines.includes(rw.originalLeafLine))![0];
+    const own = storedEvents(imp.ws, branch).filter((e) => e.seq > storedEvents(imp.ws, branch)[0]!.data.replay_event_count);
+    expect(own[0]).toMatchObject({ type: "history_compaction", data: { strategy: "claude_compaction", claude: { uuid: expect.any(String), carried_from: expect.any(String) } } });
+    const view = contextView(imp.ws, branch);
+    expect(view[0]).toMatchObject({ type: "history_compaction" });
+    expect(view).toEqual(oracleItems(bytes));
+  });
+});
