@@ -4,9 +4,9 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { stampCopied } from "../lib/envelope/src/interop/claude/export-fork.js";
-import { claudeOracle } from "../lib/envelope/src/interop/claude/oracle.js";
 import { run, tempDir } from "./support/cli.js";
 import { CLAUDE_FIXTURES } from "./support/claude.js";
+import { resumedRecords } from "./support/claude-oracle.js";
 
 const SOURCE = "4379d1bf-ccb1-414e-a856-9791b73f3af2";
 const FORK = "00000000-0000-4000-8000-000000000001";
@@ -15,7 +15,7 @@ const sourceLines = sourceBytes.toString("utf8").split("\n");
 
 /** §6: the oracle path records up to line 11, stamped by std(), then a user and an assistant record. */
 function forkFile(): string {
-  const uuids = new Set(claudeOracle(sourceBytes).map((i) => i.uuid));
+  const uuids = new Set(resumedRecords(sourceBytes).map((r) => r.v.uuid));
   const copied = sourceLines.slice(0, 11).map((l) => JSON.parse(l)).filter((r) => uuids.has(r.uuid));
   const out: string[] = [];
   let parent: string | null = null;

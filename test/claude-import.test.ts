@@ -49,6 +49,15 @@ describe("a first import of every fixture (claude-interop.md §6 steps 1–5)", 
     expect(contextView(ws, entryOf(rel).leaf_session_id)).toEqual(expected);
   });
 
+  it("every Log's own Events follow line order (§2.4), whichever step placed their records", () => {
+    for (const id of logIds(ws)) {
+      const lines = ownEvents(ws, id)
+        .map((e) => e.data.claude?.line)
+        .filter((n): n is number => typeof n === "number");
+      expect(lines, id).toEqual([...lines].sort((a, b) => a - b));
+    }
+  });
+
   it("exports every file back byte for byte (§6 step 4)", () => {
     const out = tempDir();
     const primaries = report.imports.filter((i: any) => i.kind !== "subagent").map((i: any) => i.logs[0].session_id);

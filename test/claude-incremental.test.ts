@@ -6,10 +6,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { planClaudeExport } from "../lib/envelope/src/interop/claude/export.js";
 import { importClaude } from "../lib/envelope/src/interop/claude/import.js";
-import { claudeOracle } from "../lib/envelope/src/interop/claude/oracle.js";
-import { contextItems } from "../lib/envelope/src/session/context.js";
-import { openHistory } from "../lib/envelope/src/store/loader.js";
 import { run, tempDir } from "./support/cli.js";
+import { contextViewInProcess, oracleItems } from "./support/claude-oracle.js";
 import { CLAUDE_FIXTURES, heldLines, logIds, logsDir, nonBlankLines, sessionFixtures } from "./support/claude.js";
 
 const SESSIONS = sessionFixtures().filter((f) => f !== "agent-sessions/small.jsonl");
@@ -44,21 +42,6 @@ function snapshot(ws: string): Map<string, Buffer> {
   return new Map(logIds(ws).map((id) => [id, readFileSync(path.join(logsDir(ws), `${id}.ndjson`))]));
 }
 
-async function contextOf(ws: string, id: string) {
-  const events = new Map<string, any>();
-  for await (const item of (await openHistory(ws, id)).items()) events.set(item.event.id!, item.event);
-  const out: any[] = [];
-  for await (const item of contextItems(await openHistory(ws, id))) {
-    if (item.type === "reasoning") continue;
-    const e = events.get(item.id!)!;
-    out.push({ type: e.type, uuid: e.data.claude.uuid, part: e.data.claude.part, text: e.data.text ?? e.data.output ?? e.data.summary ?? e.data.call_id });
-  }
-  return out;
-}
-
-const oracleView = (bytes: Buffer) =>
-  claudeOracle(bytes).map((x) => ({ type: x.type, uuid: x.uuid, part: x.part, text: x.data.text ?? x.data.output ?? x.data.summary ?? x.data.call_id }));
-
 describe.each(SESSIONS)("incremental import of %s (§6 step 6)", (rel) => {
   const full = readFileSync(path.join(CLAUDE_FIXTURES, rel));
   const lineCuts = cuts(full, 2, full.length);
@@ -86,7 +69,7 @@ describe.each(SESSIONS)("incremental import of %s (§6 step 6)", (rel) => {
     for (const [id, bytes] of before) expect(readFileSync(path.join(logsDir(ws), `${id}.ndjson`)).subarray(0, bytes.length).equals(bytes), id).toBe(true);
     const exported = await planClaudeExport(ws, grown.logs[0]!.session_id);
     expect(exported.main.bytes.equals(full)).toBe(true);
-    expect(await contextOf(ws, grown.leaf_session_id!)).toEqual(oracleView(full));
+    expect(await contextViewInProcess(ws, grown.leaf_session_id!)).toEqual(oracleItems(full));
     // A third run finds nothing new.
     const third = await importAll(ws, root);
     expect(third.imports.every((i) => i.status === "unchanged")).toBe(true);

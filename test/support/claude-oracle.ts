@@ -182,7 +182,7 @@ export function oracleItems(bytes: Buffer): OracleItem[] {
 }
 
 /** §6 step 2 compares `part` for conversation items; a checkpoint by uuid and summary only (a carried one has no part). */
-const partOf = (e: any): string | undefined => (e.type === "history_compaction" ? "summary" : e.data.claude?.part);
+const partOf = (e: any): string => (e.type === "history_compaction" ? "summary" : e.data.claude?.part);
 
 /** The same §6 step 2 fields of an Event's data. */
 export function comparedFields(type: string, data: Record<string, any>): Record<string, unknown> {

@@ -1,6 +1,6 @@
 // claude-interop.md §1–§3.3: reading a Claude Code transcript and its tree rules (message records,
 // bridged parents, walks, the parallel-call recovery, the leaf Claude resumes). Pure functions over
-// the lines of one file; the importer and the oracle tests both use them.
+// the lines of one file. The oracle tests do not use them: test/support/claude-oracle.ts is written apart.
 import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 
