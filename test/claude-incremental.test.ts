@@ -1,50 +1,23 @@
 // The incremental archive of claude-interop.md §4.3 and §6 steps 6–7: a transcript that grew is appended
 // to (never rewritten) and still gives the oracle's context and a byte-exact export; a changed earlier
 // line is refused with nothing written. Runs the library in-process (the CLI is covered elsewhere).
-import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { planClaudeExport } from "../lib/envelope/src/interop/claude/export.js";
 import { importClaude } from "../lib/envelope/src/interop/claude/import.js";
 import { run, tempDir } from "./support/cli.js";
 import { contextViewInProcess, oracleItems } from "./support/claude-oracle.js";
-import { CLAUDE_FIXTURES, heldLines, logIds, logsDir, nonBlankLines, sessionFixtures } from "./support/claude.js";
+import { CLAUDE_FIXTURES, heldLines, lineCuts as lineCutsOf, logsDir, nonBlankLines, sessionFixtures, snapshot, unitFiles } from "./support/claude.js";
 
 const SESSIONS = sessionFixtures().filter((f) => f !== "agent-sessions/small.jsonl");
 
 const importAll = (ws: string, root: string, extra: { lenient?: boolean } = {}) =>
   importClaude(ws, { paths: [root], program: "pixir import claude", env: {}, ...extra });
 
-/** A seeded choice of cut points: line boundaries (byte offsets just after a `\n`). */
-function cuts(bytes: Buffer, count: number, seed: number): number[] {
-  const ends: number[] = [];
-  for (let i = bytes.indexOf(0x0a); i >= 0 && i < bytes.length - 1; i = bytes.indexOf(0x0a, i + 1)) ends.push(i + 1);
-  let x = seed;
-  const out = new Set<number>();
-  while (out.size < Math.min(count, ends.length)) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    out.add(ends[x % ends.length]!);
-  }
-  return [...out].sort((a, b) => a - b);
-}
-
-/** The subagent files of a session fixture, relative to the fixture folder. */
-function unitFiles(rel: string): string[] {
-  const dir = path.dirname(rel);
-  const id = path.basename(rel, ".jsonl");
-  const out: string[] = [];
-  const sub = path.join(CLAUDE_FIXTURES, dir, id, "subagents");
-  if (existsSync(sub)) for (const n of readdirSync(sub)) out.push(path.join(dir, id, "subagents", n));
-  return out;
-}
-
-function snapshot(ws: string): Map<string, Buffer> {
-  return new Map(logIds(ws).map((id) => [id, readFileSync(path.join(logsDir(ws), `${id}.ndjson`))]));
-}
-
 describe.each(SESSIONS)("incremental import of %s (§6 step 6)", (rel) => {
   const full = readFileSync(path.join(CLAUDE_FIXTURES, rel));
-  const lineCuts = cuts(full, 2, full.length);
+  const lineCuts = lineCutsOf(full, 2, full.length);
   // A cut inside a line: the pending tail is left, then completed.
   const midLine = lineCuts[0]! + Math.max(1, Math.floor((full.indexOf(0x0a, lineCuts[0]!) - lineCuts[0]!) / 2));
 

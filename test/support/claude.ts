@@ -1,7 +1,7 @@
 // Test support for pixir import/export claude (claude-interop.md §6): the real transcripts copied into
 // a temporary projects root (each source folder one project directory), and readers of the Logs made.
 import { createHash } from "node:crypto";
-import { cpSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { ROOT, tempDir } from "./cli.js";
 
@@ -176,4 +176,35 @@ export function rewindOf(bytes: Buffer, resumed: Array<{ line: number; v: Record
     liveLine: lines.length + 1,
     originalLeafLine: resumed.at(-1)!.line,
   };
+}
+
+/** A seeded choice of cut points: line boundaries (byte offsets just after a `\n`). */
+export function lineCuts(bytes: Buffer, count: number, seed: number): number[] {
+  const ends: number[] = [];
+  for (let i = bytes.indexOf(0x0a); i >= 0 && i < bytes.length - 1; i = bytes.indexOf(0x0a, i + 1)) ends.push(i + 1);
+  // xorshift32: exact in 32-bit integers (a multiplicative step in doubles loses its low bits and can cycle).
+  let x = seed >>> 0 || 1;
+  const out = new Set<number>();
+  while (out.size < Math.min(count, ends.length)) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out.add(ends[x % ends.length]!);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/** The subagent files of a session fixture, relative to the fixture folder. */
+export function unitFiles(rel: string): string[] {
+  const dir = path.dirname(rel);
+  const id = path.basename(rel, ".jsonl");
+  const out: string[] = [];
+  const sub = path.join(CLAUDE_FIXTURES, dir, id, "subagents");
+  if (existsSync(sub)) for (const n of readdirSync(sub)) out.push(path.join(dir, id, "subagents", n));
+  return out;
+}
+
+export function snapshot(ws: string): Map<string, Buffer> {
+  return new Map(logIds(ws).map((id) => [id, readFileSync(path.join(logsDir(ws), `${id}.ndjson`))]));
 }
