@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmark of `pixir import claude` (claude-interop.md §4.6): a generated projects tree made of the real
-// transcripts under ../shared/fixtures/real-sessions/claude (each unit copied with a fresh session id, in
+// transcripts under ../shared/fixtures/real-sessions/claude (each unit copied with fresh ids, in
 // project directories of about 50 units), imported into a fresh Workspace, next to `cat`, `jq -c .` and a
 // plain copy (`cp -r`) of the same bytes. Then the unchanged tree is imported again, and 1,000 small
 // unchanged transcripts are imported again (the §4.3 target: ≤ 2 s).
@@ -33,21 +33,35 @@ const size = parseSize(sizeAt === -1 ? "1GiB" : args[sizeAt + 1]);
 const keep = args.includes("--keep");
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ANY_UUID = /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/g;
 const freshUuid = (seed) => {
   const h = createHash("sha256").update(seed).digest("hex");
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 };
 
-/** The real units: a session file named by its UUID, with its subagent files. */
+/** A session file's Claude session id: its name when that is a UUID, else the first sessionId in it. */
+function sessionIdOf(name, bytes) {
+  const base = name.slice(0, -".jsonl".length);
+  if (UUID.test(base)) return base;
+  return /"sessionId":"([0-9a-f-]{36})"/.exec(bytes.toString("latin1"))?.[1] ?? null;
+}
+
+/**
+ * The real units: every session file written by Claude Code (the hand-made agent-sessions/ composite left
+ * out), under its session id, with its subagent files of both layouts.
+ */
 function realUnits() {
   const units = [];
   for (const folder of readdirSync(FIXTURES).sort()) {
+    if (folder === "agent-sessions") continue;
     const dir = path.join(FIXTURES, folder);
     for (const name of readdirSync(dir).sort()) {
-      const id = name.slice(0, -".jsonl".length);
-      if (!name.endsWith(".jsonl") || !UUID.test(id)) continue;
-      const files = [{ rel: `${id}.jsonl`, bytes: readFileSync(path.join(dir, name)) }];
-      const sub = path.join(dir, id, "subagents");
+      if (!name.endsWith(".jsonl") || name.startsWith("agent-")) continue;
+      const bytes = readFileSync(path.join(dir, name));
+      const id = sessionIdOf(name, bytes);
+      if (id === null) continue;
+      const files = [{ rel: `${id}.jsonl`, bytes }];
+      const sub = path.join(dir, name.slice(0, -".jsonl".length), "subagents");
       try {
         for (const n of readdirSync(sub)) files.push({ rel: `${id}/subagents/${n}`, bytes: readFileSync(path.join(sub, n)) });
       } catch {
@@ -56,8 +70,8 @@ function realUnits() {
       // 2.0.x subagent files beside the session name it in their records.
       for (const n of readdirSync(dir)) {
         if (!n.startsWith("agent-")) continue;
-        const bytes = readFileSync(path.join(dir, n));
-        if (bytes.includes(`"sessionId":"${id}"`)) files.push({ rel: n, bytes });
+        const agent = readFileSync(path.join(dir, n));
+        if (agent.includes(`"sessionId":"${id}"`)) files.push({ rel: n, bytes: agent });
       }
       units.push({ id, files });
     }
@@ -65,7 +79,10 @@ function realUnits() {
   return units;
 }
 
-/** Write copies of the units with fresh session ids until `size` bytes are written. */
+/**
+ * Write copies of the units until `size` bytes are written. Each copy gets fresh ids: every UUID in its
+ * files (session id, record uuids and parents, …) is replaced, the same way throughout the copy.
+ */
 function generate(root, size) {
   const units = realUnits();
   let written = 0;
@@ -73,12 +90,18 @@ function generate(root, size) {
   const paths = [];
   while (written < size) {
     const unit = units[n % units.length];
-    const id = freshUuid(`unit:${n}`);
+    const fresh = new Map();
+    const remap = (text) =>
+      text.replace(ANY_UUID, (u) => {
+        let v = fresh.get(u);
+        if (v === undefined) fresh.set(u, (v = freshUuid(`unit:${n}:${u}`)));
+        return v;
+      });
     const project = path.join(root, `-bench-project-${Math.floor(n / UNITS_PER_PROJECT)}`);
     for (const f of unit.files) {
-      const target = path.join(project, f.rel.replaceAll(unit.id, id));
+      const target = path.join(project, remap(f.rel));
       mkdirSync(path.dirname(target), { recursive: true });
-      const bytes = Buffer.from(f.bytes.toString("latin1").replaceAll(unit.id, id), "latin1");
+      const bytes = Buffer.from(remap(f.bytes.toString("latin1")), "latin1");
       writeFileSync(target, bytes);
       paths.push(target);
       written += bytes.length;

@@ -82,6 +82,9 @@ describe("malformed lines", () => {
     expect(res.code, res.stdout).toBe(0);
     expect(res.json.imports[0]).toMatchObject({ records: 2, blank_lines: 2, pending_tail_bytes: Buffer.byteLength('{"parentUuid":"a1"') });
     roundTrip(ws, SID, Buffer.from(`${good[0]}\n${good[1]}\n`));
+    // Unchanged, the file is not read again; the report still counts from the last checkpoint.
+    const again = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(again.json.imports[0]).toMatchObject({ status: "unchanged", records: 2, new_records: 0, blank_lines: 2, pending_tail_bytes: Buffer.byteLength('{"parentUuid":"a1"') });
   });
 
   it("an empty file creates nothing", () => {

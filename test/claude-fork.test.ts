@@ -71,6 +71,9 @@ describe("a fork file (§3.7)", () => {
     // Importing again changes nothing.
     const again = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
     expect(again.json.imports.every((i: any) => i.status === "unchanged")).toBe(true);
+    // The unchanged report says what the first one said of the fork file (§4.5), without reading it.
+    expect(again.json.imports[1]).toMatchObject({ kind: "fork_session", forked_from: { session_id: SOURCE, shared: true }, records: fork.records });
+    expect(again.json.imports[1].logs).toEqual([expect.objectContaining({ session_id: FORK, role: "fork_session", parent_session_id: SOURCE, forked_to_seq: line11, event_count: fork.logs[0].event_count })]);
   });
 
   it("imported alone first, is a root Log that stores every record (forked_from.shared false)", () => {
@@ -83,6 +86,8 @@ describe("a fork file (§3.7)", () => {
     const out = tempDir();
     const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });
     expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(text);
+    const again = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(again.json.imports[0]).toMatchObject({ status: "unchanged", kind: "fork_session", forked_from: { session_id: SOURCE, shared: false }, logs: [{ role: "primary" }] });
   });
 });
 

@@ -194,3 +194,44 @@ describe("a rewind after an auto-compaction (claude-interop.md §3.8 carried che
     expect(view).toEqual(oracleItems(bytes));
   });
 });
+
+describe("a rewind between two imports (claude-interop.md §3.4: held records never move)", () => {
+  let first: Imported;
+  let second: any;
+  const cases = new Map<string, Rewound>();
+  let before = new Map<string, Buffer>();
+  beforeAll(() => {
+    const root = tempDir("pixir-claude-rewind-later-");
+    for (const rel of SESSIONS) {
+      write(root, rel, fixture(rel));
+      for (const sub of subagentFiles(rel)) write(root, sub, fixture(sub));
+    }
+    first = importRoot(root);
+    before = new Map(readdirSync(path.join(first.ws, ".pixir", "sessions")).map((n) => [n, readFileSync(path.join(first.ws, ".pixir", "sessions", n))]));
+    for (const rel of SESSIONS) {
+      const rw = rewindOf(fixture(rel), resumedRecords(fixture(rel)))!;
+      cases.set(rel, rw);
+      write(root, rel, rw.bytes);
+    }
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: first.ws });
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    second = res.json;
+  });
+
+  it("appends to the Logs, never rewrites them", () => {
+    for (const [name, bytes] of before) expect(readFileSync(path.join(first.ws, ".pixir", "sessions", name)).subarray(0, bytes.length).equals(bytes), name).toBe(true);
+    expect(run("pixir-log", ["check"], { cwd: first.ws }).code).toBe(0);
+  });
+
+  it.each(SESSIONS)("%s: the primary keeps the old path, leaf_session_id names the new branch", (rel) => {
+    const rw = cases.get(rel)!;
+    const entry = second.imports.find((i: any) => i.file === rel);
+    expect(entry.status).toBe("appended");
+    const primary = entry.logs[0].session_id;
+    expect(entry.leaf_session_id).not.toBe(primary);
+    expect(entry.logs.find((l: any) => l.session_id === entry.leaf_session_id)).toMatchObject({ status: "created", parent_session_id: expect.any(String) });
+    expect(contextView(first.ws, entry.leaf_session_id)).toEqual(oracleItems(rw.bytes));
+    expect(contextView(first.ws, first.entry(rel).leaf_session_id)).toEqual(oracleItems(fixture(rel)));
+    expectHeldAndExported({ ...first, entry: () => entry }, rel, rw.bytes);
+  });
+});

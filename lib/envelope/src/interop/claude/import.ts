@@ -16,7 +16,7 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { planBatch, TRANSCRIPT_CHANGED_ACTIONS, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
-import { readTranscriptBytes, type ReadFile } from "./transcript.js";
+import { readTranscriptBytes } from "./transcript.js";
 
 export type ClaudeFileStatus = "created" | "appended" | "unchanged" | "empty" | "skipped" | "would_create" | "would_append";
 export type ClaudeLogStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
@@ -159,13 +159,6 @@ function readSource(src: SourceFile): Buffer {
   }
 }
 
-/** §3.7: a session file whose first chain record names another session in `forkedFrom`. */
-function isForkFile(src: SourceFile, read: ReadFile): boolean {
-  const first = read.records.find((r) => r.chain);
-  const ff = first?.value?.forkedFrom;
-  return isJsonObject(ff) && typeof ff.sessionId === "string" && ff.sessionId !== src.claudeSessionId;
-}
-
 async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
   const logs: ExistingLog[] = [];
   for (const id of ids) {
@@ -250,13 +243,31 @@ function logReport(log: LogPlan, status: ClaudeLogStatus): ClaudeLogReport {
   };
 }
 
+/** §4.5 `forked_from` of a file whose Logs exist, from its root Log's first Event (§3.5, §3.7). */
+function forkedFromOfRoot(first: PixirEvent | undefined): unknown {
+  const c = first && isJsonObject(first.data.claude) ? first.data.claude : null;
+  if (c === null) return null;
+  if (first!.type === "session_fork") return c.fork_kind === "claude_fork_session" && isJsonObject(c.forked_from) ? { ...c.forked_from, shared: true } : null;
+  return c.forked_from ?? null;
+}
+
 /** The report of a Log an unchanged file leaves alone, from its first and last lines only. */
 function unchangedLog(ws: string, id: string, first: PixirEvent): ClaudeLogReport {
   const c = (first.data.claude ?? {}) as Record<string, unknown>;
   const fork = first.type === "session_fork";
   const lastSeq = readTail(ws, id).last?.seq ?? 0;
   const replay = fork && typeof first.data.replay_event_count === "number" ? first.data.replay_event_count : 0;
-  const role: LogRole = fork ? (c.fork_kind === "claude_root" ? "root_branch" : "branch") : c.kind === "subagent" ? "subagent" : c.kind === "inline_subagent" ? "inline_subagent" : "primary";
+  const role: LogRole = fork
+    ? c.fork_kind === "claude_root"
+      ? "root_branch"
+      : c.fork_kind === "claude_fork_session"
+        ? "fork_session"
+        : "branch"
+    : c.kind === "subagent"
+      ? "subagent"
+      : c.kind === "inline_subagent"
+        ? "inline_subagent"
+        : "primary";
   return {
     session_id: id,
     role,
@@ -304,7 +315,9 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       return {
         report: {
           ...base,
+          forked_from: forkedFromOfRoot(family.find((h) => h.id === src.rootId)?.first),
           records: Number(checkpoint.records),
+          blank_lines: Number(checkpoint.lines) - Number(checkpoint.records),
           pending_tail_bytes: size - imported,
           leaf_uuid: (checkpoint.leaf_uuid as string | null) ?? null,
           leaf_session_id: (checkpoint.leaf_session_id as string | null) ?? null,
@@ -321,7 +334,6 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   if (read.records.length === 0 && !rootExists) {
     return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [] };
   }
-  if (src.kind === "session" && isForkFile(src, read)) src.kind = "fork_session";
   const sha256 = createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex");
   const existing = rootExists ? await loadExisting(ws, await wsLogs.family(src.rootId, src.sourceKey)) : [];
   const linked = new Set<string>();
@@ -469,7 +481,10 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   const forkOf = new Map<ImportUnit, string>();
   for (const u of units) {
     const s = u.session ? forkedFromSession(u.session.abs, u.session.claudeSessionId) : null;
-    if (s !== null) forkOf.set(u, s);
+    if (s === null) continue;
+    forkOf.set(u, s);
+    // §3.7, §4.5: a fork file's kind, known before it is read (an unchanged one is not).
+    u.session!.kind = "fork_session";
   }
   if (forkOf.size > 0) {
     const byClaudeId = new Map(units.filter((u) => u.session).map((u) => [u.session!.claudeSessionId, u]));

@@ -10,6 +10,7 @@ import { IdSet } from "../../event/id-set.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
 import { isValidSessionId } from "../../event/session-id.js";
+import { logPath } from "../../store/paths.js";
 import { childLogId, sha256Hex, subagentIdOf, type SourceFile } from "./discover.js";
 import { matchForkFile, type ForkSource, type SharedFork } from "./fork-file.js";
 import { contentText, heldLine, recordLineOf, recordDrafts, reproduction, usageDraft, usageKey, type ClaudeEventDraft } from "./map.js";
@@ -201,7 +202,7 @@ export function planBatch(input: BatchInput): BatchPlan {
       if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) {
         for (const entry of c.copied) {
           const rec = isJsonObject(entry) && typeof entry.line === "number" ? byLine.get(entry.line) : undefined;
-          if (rec === undefined) throw changed(src, log.id, isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0);
+          if (rec === undefined) throw changed(input.ws, src, log.id, isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0);
           owner.set(rec, log);
           pathFlag.set(rec, true);
           if (rec.message) log.path.push(rec);
@@ -210,10 +211,11 @@ export function planBatch(input: BatchInput): BatchPlan {
       if (line !== null) {
         const rec = byLine.get(line);
         // A held line past the checkpoint (an interrupted run) must still be the file's line.
-        if (rec === undefined || (line > input.verifiedLines && !sameLine(e, rec))) throw changed(src, log.id, line);
+        if (rec === undefined || (line > input.verifiedLines && !sameLine(e, rec))) throw changed(input.ws, src, log.id, line);
         if (owner.has(rec)) {
           throw new PixirError("already_exists", "a Claude record is held by two logs", {
             session_id: log.id,
+            log_path: logPath(input.ws, log.id).rel,
             reason: "record_in_two_logs",
             file: src.file,
             line,
@@ -518,6 +520,7 @@ export function planBatch(input: BatchInput): BatchPlan {
     if (last !== undefined && !isJsonObject(last.data.claude)) {
       throw new PixirError("already_exists", "the log has Events written by something else", {
         session_id: log.id,
+        log_path: logPath(input.ws, log.id).rel,
         reason: "log_diverged",
         file: src.file,
         next_actions: ["an import never appends Claude records after Events written by something else", "remove the file's Logs with pixir-log rm and import again"],
@@ -550,9 +553,10 @@ function push(log: LogPlan, e: PixirEvent): void {
   log.batch.push(e);
 }
 
-function changed(src: SourceFile, id: string, line: number): PixirError {
+function changed(ws: string, src: SourceFile, id: string, line: number): PixirError {
   return new PixirError("already_exists", "the Claude transcript changed after it was imported", {
     session_id: id,
+    log_path: logPath(ws, id).rel,
     reason: "transcript_changed",
     file: src.file,
     line,
