@@ -134,3 +134,89 @@ describe("a pixir fork exported to Claude (§5.3)", () => {
     expect(readdirSync(out)).toHaveLength(1);
   });
 });
+
+describe("native Events of a pixir fork, converted by the export (§5.3 step 6)", () => {
+  it("become records chained in History order, in the table's shapes; the rest is pixir-event", () => {
+    const ws = tempDir();
+    const root = projectWith({ [`${SOURCE}.jsonl`]: sourceBytes });
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const cat = run("pixir-log", ["cat", SOURCE], { cwd: ws }).lines;
+    // Cut right after the tool_use of line 9: its result is answered by a native tool_result.
+    const seq = cat.filter((e: any) => e.data.claude?.line === 9 && e.type === "tool_call").at(-1).seq;
+    expect(run("pixir", ["fork", SOURCE, "--to-seq", String(seq), "--child-id", "natives"], { cwd: ws }).code).toBe(0);
+    const natives = [
+      { type: "tool_result", data: { call_id: "toolu_014mfsGes3NjR4YGWt6qnPDN", ok: false, output: "it failed" } },
+      { type: "user_message", data: { text: "and now?" } },
+      { type: "reasoning", data: { item: { type: "thinking", thinking: "hmm", signature: "sig" } } },
+      { type: "assistant_message", data: { text: "calling a tool", message_id: "m1", model: "claude-x" } },
+      { type: "tool_call", data: { call_id: "call one/two", name: "Bash", args: { command: "ls" }, message_id: "m1" } },
+      { type: "provider_usage", data: { input: 3, output: 4, cache_read: 5, cache_write: 6 } },
+      { type: "tool_result", data: { call_id: "call one/two", ok: true, output: "a b c" } },
+      { type: "reasoning", data: { item: { type: "reasoning", summary: [] } } },
+      { type: "skill_activation", data: { name: "sample", source: "repo", path: "/tmp/s/SKILL.md", content_hash: "abc", content: "# Sample" } },
+      { type: "subagent_event", data: { subagent_id: "sub_1", event: "finished", status: "completed", agent: "worker", summary: "found it" } },
+      { type: "subagent_event", data: { subagent_id: "sub_1", event: "started", status: "running", agent: "worker" } },
+      { type: "workflow_event", data: { event: "note" } },
+      { type: "tool_result", data: { call_id: "never called", ok: true, output: "orphan" } },
+    ];
+    const input = natives.map((n) => JSON.stringify(n)).join("\n");
+    expect(run("pixir", ["append", "natives"], { cwd: ws, input: `${input}\n` }).code).toBe(0);
+    const exp = run("pixir", ["export", "claude", "natives", "--json", "--dry-run"], { cwd: ws });
+    expect(exp.code, exp.stdout).toBe(0);
+    expect(exp.json).toMatchObject({ mode: "fork", converted_events: 8, pixir_events: 4 });
+    const stream = run("pixir", ["export", "claude", "natives"], { cwd: ws });
+    expect(stream.code, stream.stderr).toBe(0);
+    const lines = stream.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const withUuid = lines.filter((r) => typeof r.uuid === "string");
+    for (let i = 1; i < withUuid.length; i++) expect(withUuid[i].parentUuid).toBe(withUuid[i - 1].uuid);
+    const copiedCall = lines.find((r) => r.message?.content?.[0]?.id === "toolu_014mfsGes3NjR4YGWt6qnPDN");
+    const own = lines.filter((r) => r.forkedFrom === undefined);
+    const [result, user, thinking, text, call, callResult, skill, subagent] = own.filter((r) => r.uuid);
+    // A result for a call among the copied records is written, answering that record.
+    expect(result).toMatchObject({ type: "user", sourceToolAssistantUUID: copiedCall.uuid, message: { content: [{ type: "tool_result", tool_use_id: "toolu_014mfsGes3NjR4YGWt6qnPDN", content: "it failed", is_error: true }] } });
+    expect(Object.keys(user)).toEqual(["parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "type", "message", "uuid", "timestamp"]);
+    expect(user.message).toEqual({ role: "user", content: "and now?" });
+    // One group: the signed thinking, the text and the call share a message id and get the usage after them.
+    expect(thinking.message.content).toEqual([{ type: "thinking", thinking: "hmm", signature: "sig" }]);
+    expect(text.message.id).toBe(thinking.message.id);
+    expect(call.message.id).toBe(thinking.message.id);
+    expect(call.message.content[0]).toMatchObject({ type: "tool_use", name: "Bash", input: { command: "ls" } });
+    expect(call.message.content[0].id).toMatch(/^toolu_[0-9a-f]{24}$/);
+    expect(call.message.usage).toEqual({ input_tokens: 3, output_tokens: 4, cache_read_input_tokens: 5, cache_creation_input_tokens: 6 });
+    expect(callResult).toMatchObject({ sourceToolAssistantUUID: call.uuid, message: { content: [{ tool_use_id: call.message.content[0].id, content: "a b c", is_error: false }] } });
+    // Skill activations and terminal subagent Events reach Claude as the fold shows them (spec README).
+    expect(skill).toMatchObject({ type: "user", isMeta: true, message: { content: '<skill name="sample" source="repo" path="/tmp/s/SKILL.md" content_sha256="abc">\n# Sample\n</skill>' } });
+    expect(subagent).toMatchObject({ type: "user", isMeta: true, message: { content: "Subagent sub_1 (worker) completed: found it" } });
+    expect(own.filter((r) => r.type === "pixir-event").map((r) => r.event.type)).toEqual(["reasoning", "subagent_event", "workflow_event", "tool_result"]);
+  });
+
+  it("a checkpoint becomes a compact_boundary, the summary, and the records the fold keeps after it", () => {
+    const ws = tempDir();
+    const root = projectWith({ [`${SOURCE}.jsonl`]: sourceBytes });
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const seq = run("pixir-log", ["cat", SOURCE], { cwd: ws }).lines.filter((e: any) => e.data.claude?.line === 11).at(-1).seq;
+    expect(run("pixir", ["fork", SOURCE, "--to-seq", String(seq), "--child-id", "compacted"], { cwd: ws }).code).toBe(0);
+    const first = ['{"type":"user_message","data":{"text":"one"}}', '{"type":"assistant_message","data":{"text":"two"}}'].join("\n");
+    expect(run("pixir", ["append", "compacted"], { cwd: ws, input: `${first}\n` }).code).toBe(0);
+    const last = run("pixir-log", ["cat", "compacted"], { cwd: ws }).lines.at(-1).seq;
+    const checkpoint = { type: "history_compaction", data: { strategy: "manual", summary: "all so far", range: { from_seq: 0, to_seq: last - 1 }, source_event_count: last } };
+    expect(run("pixir", ["append", "compacted"], { cwd: ws, input: `${JSON.stringify(checkpoint)}\n` }).code).toBe(0);
+    const stream = run("pixir", ["export", "claude", "compacted"], { cwd: ws });
+    expect(stream.code, stream.stderr).toBe(0);
+    const own = stream.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.forkedFrom === undefined);
+    const [one, two, boundary, summary, kept] = own;
+    expect([one.message.content, two.message.content[0].text]).toEqual(["one", "two"]);
+    expect(Object.keys(boundary)).toEqual(["parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "type", "subtype", "logicalParentUuid", "content", "level", "compactMetadata", "uuid", "timestamp"]);
+    expect(boundary).toMatchObject({ parentUuid: null, logicalParentUuid: two.uuid, subtype: "compact_boundary", compactMetadata: { trigger: "manual", preTokens: 0 } });
+    expect(summary).toMatchObject({ parentUuid: boundary.uuid, isVisibleInTranscriptOnly: true, isCompactSummary: true });
+    expect(summary.message.content).toContain("all so far");
+    // The fold keeps what follows range.to_seq: the assistant answer, written again after the summary.
+    expect(kept).toMatchObject({ parentUuid: summary.uuid, type: "assistant", message: { content: [{ type: "text", text: "two" }] } });
+    expect(kept.uuid).not.toBe(two.uuid);
+    expect(own).toHaveLength(5);
+  });
+});
