@@ -1,9 +1,10 @@
 // pixir import claude / pixir export claude over the real Claude Code transcripts (claude-interop.md §6):
 // the oracle computed from each file alone, the expected Logs, round trip, idempotence, the tree.
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { run, tempDir } from "./support/cli.js";
+import { binPath, run, tempDir } from "./support/cli.js";
 import { contextView, oracleItems } from "./support/claude-oracle.js";
 import { allFixtureFiles, CLAUDE_FIXTURES, heldLines, logIds, nonBlankLines, ownEvents, projectsRoot, r, sessionFixtures, storedEvents } from "./support/claude.js";
 
@@ -220,5 +221,26 @@ describe("the Logs of the fixtures (claude-interop.md §6 table)", () => {
     const plain = run("pixir", ["tree", "258c7280-ae70-4798-800f-63464d01a85d"], { cwd: ws });
     expect(plain.stdout).toContain("subagent acompact-fffbd0 (compact)");
     expect(plain.stdout).toContain("258c7280-ae70-4798-800f-63464d01a85d.agent-a881341");
+  });
+});
+
+describe("progress (claude-interop.md §4.5)", () => {
+  const onTerminal = (args: string[], cwd: string) => {
+    const command = `${[process.execPath, binPath("pixir"), ...args].map((a) => JSON.stringify(a)).join(" ")} 2>&1 >/dev/null`;
+    return spawnSync("script", ["-qec", command, "/dev/null"], { cwd, encoding: "utf8" });
+  };
+  it("names each source file on a terminal, with a byte percentage for files of 1 MiB or more; nothing otherwise", () => {
+    const files = ["claude-code-log/0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl", "claude-code-log/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl"];
+    const dir = projectsRoot(files);
+    const tty = onTerminal(["import", "claude", dir], tempDir());
+    expect(tty.status).toBe(0);
+    // Each line as the terminal shows it: what follows its last carriage return.
+    const shown = tty.stdout
+      .split("\n")
+      .map((l) => l.replace(/\r$/, "").split("\r").at(-1))
+      .filter(Boolean);
+    expect(shown).toEqual([`claude import [1/2] ${files[0]} 100%`, `claude import [2/2] ${files[1]}`]);
+    expect(onTerminal(["import", "claude", dir, "--json"], tempDir()).stdout).toBe("");
+    expect(run("pixir", ["import", "claude", dir], { cwd: tempDir() }).stderr).toBe("");
   });
 });

@@ -184,6 +184,8 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
     if (list) list.push(l.id);
     else sources.set(c.source, [l.id]);
   }
+  // The file's root Log first (every other Log of a family is `<root>.<suffix>`, §3.1): its carrier speaks for the file.
+  for (const ids of sources.values()) ids.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
   // §5.1: mode fork for anything that is not purely import-made.
   if (claude === null || typeof claude.source !== "string" || !own.every((e) => isJsonObject(e.data.claude))) {
     return forkPlan(ws, id, sources);
@@ -219,7 +221,7 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
   const files: RebuiltFile[] = rebuilt.map((r) => {
     const c = r.carrier ?? {};
     const isSub = c.kind === "subagent";
-    const rootId = r.ids.find((x) => all.find((l) => l.id === x)!.first.data.event === "claude_transcript" && c.kind !== "inline_subagent") ?? r.ids[0]!;
+    const rootId = r.ids[0]!;
     const agentId = typeof c.agent_id === "string" && SAFE_NAME.test(c.agent_id) ? c.agent_id : null;
     if (isSub && agentId === null) throw new PixirError("invalid_args", "the subagent Log names no usable agent id", { field: "id", reason: "invalid_agent_id" });
     // A subagent's session folder is its session's base id: its root Log id before `.agent-…`.

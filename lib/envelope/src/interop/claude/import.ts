@@ -65,7 +65,8 @@ export interface ClaudeImportOptions {
   program: string;
   env: NodeJS.ProcessEnv;
   signal?: AbortSignal;
-  progress?: (text: string) => void;
+  /** §4.5 progress: source file `i` of `n` is being read; `percent` of its bytes read, for files of 1 MiB or more. */
+  progress?: (i: number, n: number, file: string, percent: number | null) => void;
 }
 
 /** One Log's writes of a planned file. */
@@ -279,7 +280,8 @@ function unchangedLog(ws: string, id: string, first: PixirEvent): ClaudeLogRepor
 }
 
 /** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing. */
-async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions): Promise<FilePlan> {
+async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions, say?: (percent: number | null) => void): Promise<FilePlan> {
+  say?.(null);
   const dry = Boolean(options.dryRun);
   const base = emptyReport(src, "unchanged");
   let checkpoint: Record<string, unknown> | null = null;
@@ -328,9 +330,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     }
   }
   const bytes = readSource(src);
-  const big = bytes.length >= PROGRESS_BYTES ? options.progress : undefined;
-  big?.(`${src.file}: read ${bytes.length} bytes`);
-  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient));
+  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined);
   if (read.records.length === 0 && !rootExists) {
     return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [] };
   }
@@ -353,7 +353,6 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     verifiedLines: checkpoint === null ? 0 : Number(checkpoint.lines),
     forkSource: src.kind === "fork_session" && existing.length === 0 && unit.forkSource ? await unit.forkSource(String(forkedFromSession(src.abs, src.claudeSessionId))) : null,
   });
-  big?.(`${src.file}: planned ${plan.logs.length} logs`);
 
   const writes: LogWrite[] = [];
   const logs: ClaudeLogReport[] = [];
@@ -504,17 +503,25 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   const sourcePlans = new Map<string, ForkSource>();
   const forkSource = async (sessionId: string) => sourcePlans.get(sessionId) ?? (await forkSourceOfWorkspace(ws, wsLogs, sessionId));
 
-  const planUnit = async (unit: ImportUnit): Promise<FilePlan[]> => {
+  // §4.5: progress names each source file as the checking pass reads it.
+  const fileCount = units.reduce((n, u) => n + u.subagents.length + (u.session ? 1 : 0), 0);
+  let fileIndex = 0;
+  const sayFor = (src: SourceFile, announce: boolean) => {
+    if (!announce || options.progress === undefined) return undefined;
+    const i = ++fileIndex;
+    return (percent: number | null) => options.progress!(i, fileCount, src.file, percent);
+  };
+  const planUnit = async (unit: ImportUnit, announce = false): Promise<FilePlan[]> => {
     const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource };
     const plans: FilePlan[] = [];
     for (const sub of unit.subagents) {
-      const p = await planFile(ws, sub, state, wsLogs, options);
+      const p = await planFile(ws, sub, state, wsLogs, options, sayFor(sub, announce));
       state.subagents.set(sub.agentId!, { rootId: p.report.status === "empty" ? null : sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
       if (p.writes.some((w) => w.id === sub.rootId && !w.existed)) state.createdSubagent = true;
       plans.push({ report: p.report, writes: p.writes });
     }
     if (unit.session) {
-      const p = await planFile(ws, unit.session, state, wsLogs, options);
+      const p = await planFile(ws, unit.session, state, wsLogs, options, sayFor(unit.session, announce));
       if (p.batch && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, p.batch));
       plans.push({ report: p.report, writes: p.writes });
     }
@@ -530,10 +537,9 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     options.signal?.throwIfAborted?.();
     const dup = duplicates.get(unit);
     const files = [...unit.subagents, ...(unit.session ? [unit.session] : [])];
-    options.progress?.(`[${i + 1}/${total}] ${(unit.session ?? unit.subagents[0]!).file}`);
     try {
       if (dup !== undefined) throw new PixirError("invalid_claude_session", undefined, { reason: "duplicate_session", file: dup });
-      const plans = await planUnit(unit);
+      const plans = await planUnit(unit, true);
       reports.push(plans.map((p) => p.report));
       const size = plans.reduce((n, p) => n + p.writes.reduce((m, w) => m + w.lines.length, 0), 0);
       const keep = heldBytes + size <= HELD_PLAN_BYTES;

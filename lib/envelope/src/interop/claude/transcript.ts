@@ -113,8 +113,11 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
  * §4.2: the complete lines of `bytes` (a final segment without `\n` is the pending tail), blank lines
  * skipped and counted. Malformed lines are refused (`invalid_claude_session`) unless `lenient`.
  */
-export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolean): ReadFile {
+export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolean, progress?: (percent: number) => void): ReadFile {
   const records: ClaudeRecord[] = [];
+  // Progress in steps of a tenth of the file.
+  const step = Math.max(1, Math.ceil(bytes.length / 10));
+  let nextReport = step;
   let start = 0;
   let line = 0;
   let blank = 0;
@@ -137,7 +140,12 @@ export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolea
       records.push(rec);
     }
     start = nl + 1;
+    if (progress !== undefined && start >= nextReport) {
+      progress(Math.floor((100 * start) / bytes.length));
+      nextReport = (Math.floor(start / step) + 1) * step;
+    }
   }
+  progress?.(100);
   return { records, completeBytes: start, lines: line, blankLines: blank, pendingTailBytes: bytes.length - start };
 }
 
