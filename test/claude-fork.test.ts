@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { stampCopied } from "../lib/envelope/src/interop/claude/export-fork.js";
 import { run, tempDir } from "./support/cli.js";
 import { CLAUDE_FIXTURES } from "./support/claude.js";
-import { resumedRecords } from "./support/claude-oracle.js";
+import { contextView, oracleItems, resumedRecords } from "./support/claude-oracle.js";
 
 const SOURCE = "4379d1bf-ccb1-414e-a856-9791b73f3af2";
 const FORK = "00000000-0000-4000-8000-000000000001";
@@ -218,5 +218,34 @@ describe("native Events of a pixir fork, converted by the export (§5.3 step 6)"
     expect(kept).toMatchObject({ parentUuid: summary.uuid, type: "assistant", message: { content: [{ type: "text", text: "two" }] } });
     expect(kept.uuid).not.toBe(two.uuid);
     expect(own).toHaveLength(5);
+  });
+});
+
+describe("a rewind inside a shared fork file's copied records (§3.4 with §3.7)", () => {
+  it("is a branch of the fork file's Log at the source record's last Event, and shows the oracle's context", () => {
+    const text = forkFile();
+    const copied = text.trim().split("\n").slice(0, -2).map((l) => JSON.parse(l));
+    // Rewind to the third copied record: a new prompt and answer hang from it.
+    const at = copied[2];
+    const base = { isSidechain: false, userType: "external", cwd: at.cwd, sessionId: FORK, version: "1.0.128", gitBranch: "main" };
+    const rewound = [
+      { parentUuid: at.uuid, ...base, type: "user", message: { role: "user", content: "back to the start" }, uuid: "f0000000-0000-4000-8000-000000000003", timestamp: "2026-01-01T00:00:02.000Z" },
+      { parentUuid: "f0000000-0000-4000-8000-000000000003", ...base, type: "assistant", message: { id: "msg_rw", type: "message", role: "assistant", model: "m", content: [{ type: "text", text: "from the start" }] }, uuid: "f0000000-0000-4000-8000-000000000004", timestamp: "2026-01-01T00:00:03.000Z" },
+    ];
+    const file = `${text}${rewound.map((r) => JSON.stringify(r)).join("\n")}\n`;
+    const ws = tempDir();
+    const res = run("pixir", ["import", "claude", projectWith({ [`${FORK}.jsonl`]: file, [`${SOURCE}.jsonl`]: sourceBytes }), "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(0);
+    const fork = res.json.imports[1];
+    const branchId = `${FORK}.f0000000-0000-4000-8000-000000000003`;
+    expect(fork.leaf_session_id).toBe(branchId);
+    // The seq, in the fork file's History, of the last Event of the third copied record's source record.
+    const inherited = run("pixir-log", ["cat", FORK], { cwd: ws }).lines.filter((e: any) => e.data.claude?.uuid === at.uuid);
+    expect(fork.logs.find((l: any) => l.session_id === branchId)).toMatchObject({ role: "branch", parent_session_id: FORK, forked_to_seq: inherited.at(-1).seq });
+    expect(contextView(ws, branchId)).toEqual(oracleItems(Buffer.from(file)));
+    const out = tempDir();
+    const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });
+    expect(exp.code, exp.stdout).toBe(0);
+    expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(file);
   });
 });

@@ -200,9 +200,12 @@ export function planBatch(input: BatchInput): BatchPlan {
       const c = e.data.claude;
       // §3.7: the copied records of a shared fork file are held by its root Log through its carrier.
       if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) {
+        const inheritedSeq = sourceRecordSeqs(log);
         for (const entry of c.copied) {
           const rec = isJsonObject(entry) && typeof entry.line === "number" ? byLine.get(entry.line) : undefined;
           if (rec === undefined) throw changed(input.ws, src, log.id, isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0);
+          const seq = inheritedSeq.get(String(entry.source_uuid));
+          if (seq !== undefined) log.lastSeq.set(rec, seq);
           owner.set(rec, log);
           pathFlag.set(rec, true);
           if (rec.message) log.path.push(rec);
@@ -700,8 +703,25 @@ function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: Sh
   const claude = { source: src.sourceKey, fork_kind: "claude_fork_session", forked_from: { session_id: shared.source, message_uuid: shared.messageUuid } };
   const parent = { id: shared.parentId, forkRoot: shared.forkRoot, events: shared.parentEvents };
   const inherited = addShareHeader(ws, log, parent, shared.forkedToSeq, key, ts, claude);
+  // A copied record stands for its source record: a branch at it forks at that record's last inherited Event.
+  const inheritedSeq = sourceRecordSeqs(log);
+  shared.entries.forEach((entry, i) => {
+    const seq = inheritedSeq.get(entry.source_uuid);
+    if (seq !== undefined) log.lastSeq.set(shared.copied[i]!, seq);
+  });
   addCarrier(log, src, null, ts, records, shared);
   carryCheckpoint(log, shared.parentEvents, inherited, shared.forkedToSeq, `${key}#checkpoint`, ts);
+}
+
+/** The seq of the last inherited Event of each source record (by uuid) in a fork-session child's History. */
+function sourceRecordSeqs(log: LogPlan): Map<string, number> {
+  const out = new Map<string, number>();
+  for (let i = 1; i < log.ownStart && i < log.events.length; i++) {
+    const e = log.events[i]!;
+    const c = e.data.claude;
+    if (isJsonObject(c) && typeof c.uuid === "string" && typeof e.seq === "number") out.set(c.uuid, e.seq);
+  }
+  return out;
 }
 
 /** §3.6: which records link a subagent transcript, computed over the whole file (line order). */
