@@ -249,3 +249,33 @@ describe("a rewind inside a shared fork file's copied records (§3.4 with §3.7)
     expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(file);
   });
 });
+
+describe("a fork file whose source was imported by an earlier run (§3.7 'its Logs are in the Workspace')", () => {
+  it("is shared with the source's Logs, grows by appends, and exports byte for byte", () => {
+    const ws = tempDir();
+    const root = projectWith({ [`${SOURCE}.jsonl`]: sourceBytes });
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const line11 = run("pixir-log", ["cat", SOURCE], { cwd: ws }).lines.filter((e: any) => e.data.claude?.line === 11).at(-1).seq;
+    const text = forkFile();
+    const lines = text.trim().split("\n");
+    const dir = path.join(root, "-Users-dain-workspace-danieldemmel-me-next");
+    // The fork file without its last record first, then grown by it.
+    writeFileSync(path.join(dir, `${FORK}.jsonl`), `${lines.slice(0, -1).join("\n")}\n`);
+    const first = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(first.code, first.stdout).toBe(0);
+    const fork = first.json.imports.find((i: any) => i.session_id === FORK);
+    expect(fork).toMatchObject({ kind: "fork_session", status: "created", forked_from: { session_id: SOURCE, shared: true } });
+    expect(fork.logs).toEqual([expect.objectContaining({ role: "fork_session", parent_session_id: SOURCE, forked_to_seq: line11 })]);
+    const before = readFileSync(path.join(ws, ".pixir/sessions", `${FORK}.ndjson`));
+    writeFileSync(path.join(dir, `${FORK}.jsonl`), text);
+    const grown = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(grown.code, grown.stdout).toBe(0);
+    const entry = grown.json.imports.find((i: any) => i.session_id === FORK);
+    expect(entry).toMatchObject({ status: "appended", new_records: 1, records: lines.length, leaf_session_id: FORK });
+    expect(readFileSync(path.join(ws, ".pixir/sessions", `${FORK}.ndjson`)).subarray(0, before.length).equals(before)).toBe(true);
+    expect(contextView(ws, FORK)).toEqual(oracleItems(Buffer.from(text)));
+    const out = tempDir();
+    const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });
+    expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(text);
+  });
+});

@@ -430,12 +430,22 @@ async function forkSourceOfWorkspace(ws: string, wsLogs: WorkspaceLogs, sessionI
     const own = l.first.type === "session_fork" ? l.events.slice(l.replayCount + 1) : l.events;
     for (const e of own) {
       const c = e.data.claude;
-      if (isJsonObject(c) && isJsonObject(c.record) && typeof c.uuid === "string" && typeof c.line === "number" && !byUuid.has(c.uuid)) {
-        byUuid.set(c.uuid, { value: c.record, logId: l.id, line: c.line });
-      }
+      if (!isJsonObject(c) || typeof c.uuid !== "string" || typeof c.line !== "number" || byUuid.has(c.uuid)) continue;
+      // The record, or a non-canonical line parsed (§2.3 raw_line).
+      const value = isJsonObject(c.record) ? c.record : typeof c.raw_line === "string" ? parsedObject(c.raw_line) : null;
+      if (value !== null) byUuid.set(c.uuid, { value, logId: l.id, line: c.line });
     }
   }
   return { sessionId, logs, byUuid };
+}
+
+function parsedObject(text: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return isJsonObject(v) ? v : null;
+  } catch {
+    return null;
+  }
 }
 
 /** §4.4: take the leases, write parents before children, release. */
