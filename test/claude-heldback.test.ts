@@ -235,3 +235,95 @@ describe("a rewind between two imports (claude-interop.md §3.4: held records ne
     expectHeldAndExported({ ...first, entry: () => entry }, rel, rw.bytes);
   });
 });
+
+describe("subagent transcripts that grow with their session, in both layouts (§3.6, §4.3)", () => {
+  const UNITS = ["claude-code-log/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", "claude-code-log/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"];
+  it.each(UNITS)("%s: each file appended to in four steps; links, held lines and exports follow", (rel) => {
+    const files = [rel, ...subagentFiles(rel)];
+    const root = tempDir("pixir-claude-subgrow-");
+    const ws = tempDir();
+    const prefixAt = (bytes: Buffer, fraction: number) => {
+      if (fraction >= 1) return bytes;
+      const at = bytes.indexOf(0x0a, Math.floor(bytes.length * fraction));
+      return at < 0 ? bytes : bytes.subarray(0, at + 1);
+    };
+    for (const fraction of [0.25, 0.5, 0.75, 1]) {
+      for (const f of files) write(root, f, prefixAt(fixture(f), fraction));
+      const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+      expect(res.code, res.stdout + res.stderr).toBe(0);
+      for (const f of files) {
+        const entry = res.json.imports.find((i: any) => i.file === f);
+        const bytes = prefixAt(fixture(f), fraction);
+        const source = entry.kind === "subagent" ? `${entry.session_id}/agent-${entry.agent_id}` : entry.session_id;
+        expect([...heldLines(ws, source).values()].flat().sort((a, b) => a - b), f).toEqual(nonBlankLines(bytes));
+      }
+    }
+    const id = path.basename(rel, ".jsonl");
+    // Every subagent linked once by a returned or detected event that names its Log.
+    const links = storedEvents(ws, id).filter((e) => e.type === "subagent_event" && typeof e.data.child_session_id === "string");
+    const children = logIdsOf(ws).filter((x) => x.startsWith(`${id}.agent-`));
+    expect(new Set(links.map((e) => e.data.child_session_id))).toEqual(new Set(children));
+    expect(children).toHaveLength(subagentFiles(rel).length);
+    const out = tempDir();
+    const exp = run("pixir", ["export", "claude", id, "--out", out, "--json"], { cwd: ws });
+    expect(exp.code, exp.stdout).toBe(0);
+    expect(exp.json.files).toHaveLength(files.length);
+    for (const f of exp.json.files) {
+      const name = path.basename(f.path);
+      const source = files.find((x) => path.basename(x) === name)!;
+      expect(readFileSync(path.join(out, f.path)).equals(fixture(source)), f.path).toBe(true);
+    }
+  });
+
+  it("a subagent file that appears after its session was imported gets its Log, and the session a detected link", () => {
+    const rel = "claude-code-log/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl";
+    const id = "29ccd257-68b1-427f-ae5f-6524b7cb6f20";
+    const root = tempDir("pixir-claude-sublate-");
+    const ws = tempDir();
+    write(root, rel, fixture(rel));
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const link = storedEvents(ws, id).find((e) => e.type === "subagent_event")!;
+    expect(link.data).toMatchObject({ subagent_id: "a2271d1", event: "returned" });
+    expect("child_session_id" in link.data).toBe(false);
+    for (const sub of subagentFiles(rel)) write(root, sub, fixture(sub));
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(0);
+    expect(res.json.imports.map((i: any) => [i.file, i.status])).toEqual([
+      [subagentFiles(rel)[0], "created"],
+      [rel, "appended"],
+    ]);
+    const detected = storedEvents(ws, id).filter((e) => e.type === "subagent_event" && e.data.event === "detected");
+    expect(detected.map((e) => e.data)).toEqual([expect.objectContaining({ subagent_id: "a2271d1", child_session_id: `${id}.agent-a2271d1`, status: "unknown" })]);
+    const tree = run("pixir", ["tree", id, "--format", "json"], { cwd: ws });
+    expect(JSON.stringify(tree.json)).toContain(`${id}.agent-a2271d1`);
+    const again = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(again.json.imports.every((i: any) => i.status === "unchanged")).toBe(true);
+  });
+
+  it("a changed line in a subagent file is refused, nothing written", () => {
+    const rel = "claude-code-log/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl";
+    const sub = subagentFiles(rel)[0]!;
+    const root = tempDir("pixir-claude-subchg-");
+    const ws = tempDir();
+    write(root, rel, fixture(rel));
+    write(root, sub, fixture(sub));
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const before = readdirSync(path.join(ws, ".pixir", "sessions")).map((n) => readFileSync(path.join(ws, ".pixir", "sessions", n)));
+    const bytes = Buffer.from(fixture(sub));
+    const at = bytes.indexOf("Warm") >= 0 ? bytes.indexOf("Warm") : bytes.indexOf('"content"') + 12;
+    bytes[at] = bytes[at] === 0x41 ? 0x42 : 0x41;
+    write(root, sub, Buffer.concat([bytes, Buffer.from(fixture(sub).toString("utf8").split("\n")[0] + "\n")]));
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({ kind: "already_exists", details: { reason: "transcript_changed", file: sub, session_id: "29ccd257-68b1-427f-ae5f-6524b7cb6f20.agent-a2271d1" } });
+    const after = readdirSync(path.join(ws, ".pixir", "sessions")).map((n) => readFileSync(path.join(ws, ".pixir", "sessions", n)));
+    expect(after.length).toBe(before.length);
+    after.forEach((b, i) => expect(b.equals(before[i]!)).toBe(true));
+  });
+});
+
+function logIdsOf(ws: string): string[] {
+  return readdirSync(path.join(ws, ".pixir", "sessions"))
+    .filter((n) => n.endsWith(".ndjson"))
+    .map((n) => n.slice(0, -".ndjson".length));
+}
