@@ -65,6 +65,16 @@ describe("malformed lines", () => {
     });
   }
 
+  it("a malformed line in a later file stops the run before an earlier file is written (§4.2)", () => {
+    const other = "22222222-2222-4333-8444-555555555555";
+    const root = project({ [`${SID}.jsonl`]: `${good.join("\n")}\n`, [`${other}.jsonl`]: `${good[0]}\n{not json\n` });
+    const ws = tempDir();
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({ kind: "invalid_claude_session", details: { reason: "malformed_line", file: `-home-u-p/${other}.jsonl`, line: 2 } });
+    expect(existsSync(path.join(ws, ".pixir"))).toBe(false);
+  });
+
   it("a line that is not UTF-8 is kept as raw_base64 with --lenient and exported back", () => {
     const bytes = Buffer.concat([Buffer.from(`${good[0]}\n`), Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a]), Buffer.from(`${good[1]}\n`)]);
     const root = project({ [`${SID}.jsonl`]: bytes });

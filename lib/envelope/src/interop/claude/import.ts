@@ -3,7 +3,7 @@
 // prefix) and, when it grew, only its new records are appended (§4.3).
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { isJsonObject, serializeEvent, isEncodable, type PixirEvent } from "../../event/envelope.js";
+import { isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
 import { PixirError } from "../../event/errors.js";
 import { acquireLease, type WriterLease } from "../../store/lease.js";
@@ -201,10 +201,22 @@ interface UnitState {
   createdSubagent: boolean;
 }
 
-function serializeAll(events: PixirEvent[], src: SourceFile): string {
+/**
+ * The Log lines of `events`. An Event whose record is a canonical line takes that line as the text of
+ * `data.claude.record` (its last key, in `claude`, the last key of `data`): the bytes JSON.stringify would
+ * give, without serialising the record a second time.
+ */
+function serializeAll(events: PixirEvent[], src: SourceFile, recordText: Map<PixirEvent, string>): string {
   let out = "";
   for (const e of events) {
-    const text = serializeEvent(e);
+    const verbatim = recordText.get(e);
+    let dataText: string | undefined;
+    if (verbatim !== undefined) {
+      const { record: _record, ...claude } = e.data.claude as JsonObject;
+      const rest = JSON.stringify({ ...e.data, claude });
+      dataText = `${rest.slice(0, -2)},"record":${verbatim}}}`;
+    }
+    const text = serializeEvent(e, dataText);
     const line = isJsonObject(e.data.claude) && typeof e.data.claude.line === "number" ? e.data.claude.line : null;
     if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file: src.file, line });
     // A record too large for one Log line is refused while planning, before anything is written.
@@ -360,13 +372,13 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     if (log.existed) {
       if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
       else {
-        writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src), count: log.batch.length });
+        writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan.recordText), count: log.batch.length });
         logs.push(logReport(log, dry ? "would_append" : "appended"));
       }
       continue;
     }
     if (log.batch.length === 0) continue;
-    const text = serializeAll(log.batch, src);
+    const text = serializeAll(log.batch, src, plan.recordText);
     let status: ClaudeLogStatus = dry ? "would_create" : "created";
     if (wsLogs.exists(log.id)) {
       if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
@@ -516,32 +528,45 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   // §4.5: progress names each source file as the checking pass reads it.
   const fileCount = units.reduce((n, u) => n + u.subagents.length + (u.session ? 1 : 0), 0);
   let fileIndex = 0;
-  const sayFor = (src: SourceFile, announce: boolean) => {
-    if (!announce || options.progress === undefined) return undefined;
+  const sayFor = (src: SourceFile) => {
+    if (options.progress === undefined) return undefined;
     const i = ++fileIndex;
     return (percent: number | null) => options.progress!(i, fileCount, src.file, percent);
   };
-  const planUnit = async (unit: ImportUnit, announce = false): Promise<FilePlan[]> => {
+  type Say = (percent: number | null) => void;
+  const planUnit = async (unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> => {
     const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource };
     const plans: FilePlan[] = [];
     for (const sub of unit.subagents) {
-      const p = await planFile(ws, sub, state, wsLogs, options, sayFor(sub, announce));
+      const p = await planFile(ws, sub, state, wsLogs, options, says?.get(sub));
       state.subagents.set(sub.agentId!, { rootId: p.report.status === "empty" ? null : sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
       if (p.writes.some((w) => w.id === sub.rootId && !w.existed)) state.createdSubagent = true;
       plans.push({ report: p.report, writes: p.writes });
     }
     if (unit.session) {
-      const p = await planFile(ws, unit.session, state, wsLogs, options, sayFor(unit.session, announce));
+      const p = await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session));
       if (p.batch && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, p.batch));
       plans.push({ report: p.report, writes: p.writes });
     }
     return plans;
   };
 
-  const reports: ClaudeFileReport[][] = [];
+  // A unit none of whose Logs can exist yet (no Log id is its base id or starts with it, §3.1), and that no
+  // fork file needs planned, is only read and checked by the checking pass; the writing pass plans it.
+  const basesPresent = new Set(wsLogs.all().map((id) => id.split(".")[0]!));
+  const fresh = (unit: ImportUnit, files: SourceFile[]) =>
+    !options.dryRun && !forkOf.has(unit) && !(unit.session !== null && neededSources.has(unit.session.claudeSessionId)) && files.every((f) => !basesPresent.has(f.base));
+
+  const total = units.length;
+  const reports: Array<ClaudeFileReport[] | null> = new Array(total).fill(null);
   const held: Array<FilePlan[] | null> = [];
   let heldBytes = 0;
-  const total = units.length;
+  const unitError = (err: unknown, files: SourceFile[]): ClaudeFileReport[] => {
+    const isUnitError = err instanceof PixirError && (err.kind === "invalid_claude_session" || err.kind === "already_exists");
+    if (!options.lenient || !isUnitError) throw err;
+    const error = { kind: err.kind, message: err.message, details: err.details };
+    return files.map((f) => skippedReport(f, error));
+  };
   for (let i = 0; i < total; i++) {
     const unit = units[i]!;
     options.signal?.throwIfAborted?.();
@@ -549,17 +574,19 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     const files = [...unit.subagents, ...(unit.session ? [unit.session] : [])];
     try {
       if (dup !== undefined) throw new PixirError("invalid_claude_session", undefined, { reason: "duplicate_session", file: dup });
-      const plans = await planUnit(unit, true);
-      reports.push(plans.map((p) => p.report));
+      const says = new Map(files.map((f) => [f, sayFor(f)]));
+      if (fresh(unit, files) && files.every((f) => linesFitLog(f, options, says.get(f)))) {
+        held.push(null);
+        continue;
+      }
+      const plans = await planUnit(unit, says);
+      reports[i] = plans.map((p) => p.report);
       const size = plans.reduce((n, p) => n + p.writes.reduce((m, w) => m + w.lines.length, 0), 0);
       const keep = heldBytes + size <= HELD_PLAN_BYTES;
       if (keep) heldBytes += size;
       held.push(keep ? plans : null);
     } catch (err) {
-      const unitError = err instanceof PixirError && (err.kind === "invalid_claude_session" || err.kind === "already_exists");
-      if (!options.lenient || !unitError) throw err;
-      const error = { kind: err.kind, message: err.message, details: err.details };
-      reports.push(files.map((f) => skippedReport(f, error)));
+      reports[i] = unitError(err, files);
       held.push([]);
     }
   }
@@ -567,7 +594,16 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   let recorded = false;
   if (!options.dryRun) {
     for (let i = 0; i < units.length; i++) {
-      const plans = held[i] ?? (await planUnit(units[i]!));
+      let plans = held[i];
+      if (plans === null) {
+        try {
+          plans = await planUnit(units[i]!);
+        } catch (err) {
+          reports[i] = unitError(err, [...units[i]!.subagents, ...(units[i]!.session ? [units[i]!.session!] : [])]);
+          continue;
+        }
+        reports[i] ??= plans.map((p) => p.report);
+      }
       for (const p of plans) {
         if (p.writes.length === 0) continue;
         await writeFile(ws, p.writes, options);
@@ -575,7 +611,21 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
       }
     }
   }
-  return { ok: true, recorded, dry_run: Boolean(options.dryRun), workspace: ws, imports: reports.flat() };
+  return { ok: true, recorded, dry_run: Boolean(options.dryRun), workspace: ws, imports: reports.flatMap((r) => r ?? []) };
+}
+
+/**
+ * The checking pass of a file whose Logs cannot exist yet: §4.2's reading rules (a malformed line is an
+ * error unless lenient), and whether its longest line leaves room for its Events in one Log line (an
+ * Event holds the record and at most the record's text again). False sends the unit to a full plan, which
+ * names a line that does not fit before anything is written.
+ */
+function linesFitLog(src: SourceFile, options: ClaudeImportOptions, say?: (percent: number | null) => void): boolean {
+  say?.(null);
+  const bytes = readSource(src);
+  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined, false);
+  // The record's bytes (a raw_base64 line: a third more), its mapped text at most as long again, the rest.
+  return (read.longestLine * 4) / 3 + read.longestLine + 1024 * 1024 <= MAX_LINE_BYTES;
 }
 
 function skippedReport(src: SourceFile, error: Record<string, unknown>): ClaudeFileReport {

@@ -94,6 +94,8 @@ export interface BatchPlan {
   /** Which Log holds each record (for a fork file planned after its source, §3.7). */
   owner: Map<ClaudeRecord, LogPlan>;
   records: ClaudeRecord[];
+  /** The line of each Event whose `data.claude.record` is a canonical line (so JSON.stringify(record) is that line). */
+  recordText: Map<PixirEvent, string>;
 }
 
 interface Link {
@@ -403,6 +405,7 @@ export function planBatch(input: BatchInput): BatchPlan {
 
   // Emission, parents before children (creation order does that).
   const workspace = input.ws;
+  const recordText = new Map<PixirEvent, string>();
   const src0 = src.sourceKey;
   const eventId = (key: string, part: string, ts: string) => derivedUlid(`claude:${src0}:${key}#${part}`, ts);
   const depth = src.kind === "subagent" ? 2 : 1;
@@ -442,7 +445,10 @@ export function planBatch(input: BatchInput): BatchPlan {
           if (message) claude.path = path;
           Object.assign(claude, reproduction(rec));
         }
-        push(log, { id: eventId(key, d.part, ts), session_id: log.id, seq, ts, type: d.type, data: { ...data, claude } });
+        const event: PixirEvent = { id: eventId(key, d.part, ts), session_id: log.id, seq, ts, type: d.type, data: { ...data, claude } };
+        // A canonical line is its record's JSON text (§2.3): the writer puts the line itself in the Event.
+        if ("record" in claude && rec.text !== null) recordText.set(event, rec.text);
+        push(log, event);
       });
       if (link !== undefined) {
         const seq = log.events.length;
@@ -541,6 +547,7 @@ export function planBatch(input: BatchInput): BatchPlan {
     malformed: records.filter((r) => r.problem !== null).length,
     owner,
     records,
+    recordText,
   };
 }
 
