@@ -2,7 +2,7 @@
 // a file imported before is checked against its last checkpoint (size and SHA-256 of the imported
 // prefix) and, when it grew, only its new records are appended (§4.3).
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, type Stats } from "node:fs";
 import { isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
 import { PixirError } from "../../event/errors.js";
@@ -16,6 +16,7 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { planBatch, TRANSCRIPT_CHANGED_ACTIONS, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
+import { knownEntry, readKnown, sameFile, statFile, stillKnown, writeKnown, type KnownFile } from "./known.js";
 import { readTranscriptBytes } from "./transcript.js";
 
 export type ClaudeFileStatus = "created" | "appended" | "unchanged" | "empty" | "skipped" | "would_create" | "would_append";
@@ -82,6 +83,8 @@ interface FilePlan {
   writes: LogWrite[];
   /** The planned batch (a fork file's source needs its Logs, §3.7). */
   batch?: BatchPlan;
+  /** The import index entry to write once the file's Logs are written (known.ts). */
+  known?: { rootId: string; entry: KnownFile };
 }
 
 const PROGRESS_BYTES = 1024 * 1024;
@@ -150,15 +153,18 @@ function hasLineAfter(abs: string, from: number): { size: number; more: boolean 
   }
 }
 
-function readSource(src: SourceFile): Buffer {
+/** §4.2: a source file that cannot be read is `unreadable_file`, or `permission_denied` (exit 3). */
+function readingSource<T>(src: SourceFile, read: () => T): T {
   try {
-    return readFileSync(src.abs);
+    return read();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new PixirError("permission_denied", undefined, { path: src.file, operation: "read" });
     throw new PixirError("invalid_claude_session", undefined, { reason: "unreadable_file", file: src.file });
   }
 }
+
+const readSource = (src: SourceFile): Buffer => readingSource(src, () => readFileSync(src.abs));
 
 async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
   const logs: ExistingLog[] = [];
@@ -298,6 +304,8 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   const base = emptyReport(src, "unchanged");
   let checkpoint: Record<string, unknown> | null = null;
   const rootExists = wsLogs.exists(src.rootId);
+  // Taken before the file is read, so an entry made from it can only be older than what was read.
+  const st = readingSource(src, () => statFile(src.abs));
   if (rootExists) {
     checkpoint = await lastCheckpoint(ws, src.rootId);
     if (checkpoint === null) {
@@ -310,8 +318,10 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       });
     }
     const imported = Number(checkpoint.bytes);
-    const { size, more } = hasLineAfter(src.abs, imported);
-    if (size < imported || sha256Prefix(src.abs, imported) !== checkpoint.sha256) {
+    // §4.3 step 3, unless the import index knows the file unchanged since that checkpoint (known.ts).
+    const trusted = stillKnown(readKnown(ws, src.rootId), src.sourceKey, st, { bytes: imported, sha256: checkpoint.sha256 });
+    const { size, more } = trusted ? { size: st.size, more: false } : readingSource(src, () => hasLineAfter(src.abs, imported));
+    if (!trusted && (size < imported || readingSource(src, () => sha256Prefix(src.abs, imported)) !== checkpoint.sha256)) {
       throw new PixirError("already_exists", "the Claude transcript changed after it was imported", {
         session_id: src.rootId,
         log_path: logPath(ws, src.rootId).rel,
@@ -322,6 +332,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
         next_actions: TRANSCRIPT_CHANGED_ACTIONS,
       });
     }
+    const known = trusted || dry ? undefined : { rootId: src.rootId, entry: knownEntry(src.sourceKey, st, imported, String(checkpoint.sha256), src.forkedFrom) };
     const forceBatch = src.kind !== "subagent" && unit.createdSubagent;
     if (!more && !forceBatch) {
       // §4.3 step 5: nothing new; every Log of the file is unchanged (one read, one hash).
@@ -338,6 +349,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
           logs: family.map((h) => unchangedLog(ws, h.id, h.first)),
         },
         writes: [],
+        known,
       };
     }
   }
@@ -363,7 +375,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     linkedChildren: linked,
     unitChildren,
     verifiedLines: checkpoint === null ? 0 : Number(checkpoint.lines),
-    forkSource: src.kind === "fork_session" && existing.length === 0 && unit.forkSource ? await unit.forkSource(String(forkedFromSession(src.abs, src.claudeSessionId))) : null,
+    forkSource: src.kind === "fork_session" && existing.length === 0 && unit.forkSource ? await unit.forkSource(String(src.forkedFrom)) : null,
   });
 
   const writes: LogWrite[] = [];
@@ -414,6 +426,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     },
     writes,
     batch: plan,
+    known: dry ? undefined : { rootId: src.rootId, entry: knownEntry(src.sourceKey, st, read.completeBytes, sha256, src.forkedFrom) },
   };
 }
 
@@ -501,11 +514,21 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   // §4.1, §3.7: every fork file's unit after its source's unit when both are in the run.
   const forkOf = new Map<ImportUnit, string>();
   for (const u of units) {
-    const s = u.session ? forkedFromSession(u.session.abs, u.session.claudeSessionId) : null;
+    if (u.session === null) continue;
+    // A file the import index knows unchanged is not opened to find out (known.ts).
+    const known = readKnown(ws, u.session.rootId);
+    let st: Stats | null = null;
+    try {
+      st = statFile(u.session.abs);
+    } catch {
+      /* planFile names the problem */
+    }
+    const s = st !== null && sameFile(known, u.session.sourceKey, st) ? known.fork_source : forkedFromSession(u.session.abs, u.session.claudeSessionId);
     if (s === null) continue;
     forkOf.set(u, s);
     // §3.7, §4.5: a fork file's kind, known before it is read (an unchanged one is not).
-    u.session!.kind = "fork_session";
+    u.session.kind = "fork_session";
+    u.session.forkedFrom = s;
   }
   if (forkOf.size > 0) {
     const byClaudeId = new Map(units.filter((u) => u.session).map((u) => [u.session!.claudeSessionId, u]));
@@ -541,12 +564,12 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
       const p = await planFile(ws, sub, state, wsLogs, options, says?.get(sub));
       state.subagents.set(sub.agentId!, { rootId: p.report.status === "empty" ? null : sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
       if (p.writes.some((w) => w.id === sub.rootId && !w.existed)) state.createdSubagent = true;
-      plans.push({ report: p.report, writes: p.writes });
+      plans.push({ report: p.report, writes: p.writes, known: p.known });
     }
     if (unit.session) {
       const p = await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session));
       if (p.batch && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, p.batch));
-      plans.push({ report: p.report, writes: p.writes });
+      plans.push({ report: p.report, writes: p.writes, known: p.known });
     }
     return plans;
   };
@@ -605,9 +628,11 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
         reports[i] ??= plans.map((p) => p.report);
       }
       for (const p of plans) {
-        if (p.writes.length === 0) continue;
-        await writeFile(ws, p.writes, options);
-        recorded = true;
+        if (p.writes.length > 0) {
+          await writeFile(ws, p.writes, options);
+          recorded = true;
+        }
+        if (p.known !== undefined) writeKnown(ws, p.known.rootId, p.known.entry);
       }
     }
   }
