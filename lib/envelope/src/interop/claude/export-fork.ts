@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { openHistory } from "../../store/loader.js";
-import { renderBranchSummaryText, renderCheckpointText } from "../../summary/summary.js";
+import { renderBranchSummaryText, renderCheckpointText } from "../../summary/render.js";
 import { readTranscriptBytes, TranscriptTree, type ClaudeRecord } from "./transcript.js";
 
 const sha = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");

@@ -13,8 +13,8 @@ import { rolloutLines } from "./family.js";
 import { Families } from "./import.js";
 import { codexOf, lineOf } from "./rebuild.js";
 import { carriesItem } from "./line-map.js";
-import { checkpointToSeq } from "../../session/context.js";
-import { renderBranchSummaryText, renderCheckpointText } from "../../summary/summary.js";
+import { checkpointToSeqOf } from "../../session/context.js";
+import { renderBranchSummaryText, renderCheckpointText } from "../../summary/render.js";
 
 export type CodexExportKind = "original" | "fork" | "new";
 
@@ -80,7 +80,7 @@ function convert(e: PixirEvent, writtenCalls: Set<string>, history: PixirEvent[]
     case "branch_summary":
       return [{ type: "response_item", payload: userItem(renderBranchSummaryText(d)) }];
     case "history_compaction": {
-      const to = checkpointToSeq(e);
+      const to = checkpointToSeqOf(e);
       if (to === null) return null;
       const kept: unknown[] = [userItem(renderCheckpointText(d))];
       const calls = new Set(writtenCalls);
