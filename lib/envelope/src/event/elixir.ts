@@ -55,6 +55,9 @@ export function termOfJs(v: unknown): Term {
       return Number.isInteger(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER ? BigInt(v) : v;
     case "object": {
       if (Array.isArray(v)) return v.map(termOfJs);
+      // As JSON.stringify sees it (a ToolCallList gives its records).
+      const toJSON = (v as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === "function") return termOfJs(toJSON.call(v));
       const out = termObject();
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (x !== undefined) out[k] = termOfJs(x);
       return out;

@@ -43,14 +43,22 @@ export function renderBranchSummary(data: TermObject): string {
   return renderLayout("Branch summary from forked parent prefix", data, true);
 }
 
+/** The keys the layout reads, as Terms: a summary's long lists (tool_calls) are never converted. */
+const RENDERED_KEYS = ["parent_session_id", "range", "source_event_count", "strategy", "summary", "files_touched", "open_tasks", "limitations"] as const;
+function renderedFields(data: Record<string, unknown>): TermObject {
+  const out = Object.create(null) as TermObject;
+  for (const k of RENDERED_KEYS) if (Object.prototype.hasOwnProperty.call(data, k) && data[k] !== undefined) out[k] = termOfJs(data[k]);
+  return out;
+}
+
 /** renderBranchSummary of data as JSON.parse gives it (no text of its own to decode losslessly). */
 export function renderBranchSummaryText(data: Record<string, unknown>): string {
-  return renderBranchSummary(termOfJs(data) as TermObject);
+  return renderBranchSummary(renderedFields(data));
 }
 
 /** renderCheckpoint of data as JSON.parse gives it. */
 export function renderCheckpointText(data: Record<string, unknown>): string {
-  return renderCheckpoint(termOfJs(data) as TermObject);
+  return renderCheckpoint(renderedFields(data));
 }
 
 /** §2.3 `a(v)`: an attribute value, escaped for the `<skill …>` tag. */

@@ -20,7 +20,7 @@ import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSe
 import { inheritedItem, isInherited, openHistory, PrefixDigest } from "../store/loader.js";
 import { assertSessionId } from "../event/session-id.js";
 import { truncate } from "../event/text.js";
-import { etrim, excerptOf, hasKey, isTermObject, orElse, str, termOfJs, type TermObject } from "../event/elixir.js";
+import { etrim, excerptOf, hasKey, isTermObject, orElse, str, termObject, termOfJs, type TermObject } from "../event/elixir.js";
 import { renderBranchSummaryText } from "./render.js";
 
 export const DETERMINISTIC_SUMMARY_LIMITATIONS = [
@@ -153,10 +153,15 @@ export function excerptParts(type: PixirEvent["type"], d: TermObject): [label: s
   }
 }
 
+/** The keys an excerpt reads. */
+const EXCERPT_KEYS = ["text", "subagent_id", "summary", "status", "event"] as const;
+
 /** summarize.md §3.1 `excerpt(e)`; "" when the Event has nothing to say, or its text is empty (§3.2). */
 export function eventExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
   if (e.type === "history_compaction") return "";
-  const parts = excerptParts(e.type, termOfJs(e.data) as TermObject);
+  const read = termObject();
+  for (const k of EXCERPT_KEYS) if (Object.hasOwn(e.data, k) && e.data[k] !== undefined) read[k] = termOfJs(e.data[k]);
+  const parts = excerptParts(e.type, read);
   return parts === null || parts[1] === "" ? "" : parts[0] + parts[1];
 }
 
