@@ -123,7 +123,7 @@ describe("a pixir fork exported to Claude (§5.3)", () => {
     const texts = (id: string) =>
       run("pixir", ["context", id], { cwd: ws })
         .lines.filter((l: any) => l.type === "user_message" || l.type === "assistant_message")
-        .map((l: any) => l.text ?? l.data?.text ?? l.item?.content);
+        .map((l: any) => l.item.content[0].text);
     expect(texts("retry")).toContain("try another way");
     expect(texts(entry.leaf_session_id)).toEqual(texts("retry"));
     expect(readdirSync(out)).toHaveLength(1);

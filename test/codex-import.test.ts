@@ -225,7 +225,7 @@ function writeRollouts(files: Record<string, string[]>): { dir: string; paths: R
 const texts = (ws: string, id: string): unknown[] =>
   contextOf(ws, id)
     .filter((l) => l.type === "user_message" || l.type === "assistant_message" || l.type === "history_compaction")
-    .map((l) => (l.type === "history_compaction" ? "checkpoint" : l.data.text));
+    .map((l) => (l.type === "history_compaction" ? "checkpoint" : l.item.content[0].text));
 
 describe("case R: rollback (§7.4)", () => {
   const base = (k: number) => [
