@@ -110,11 +110,15 @@ class TermParser {
     return float ? Number(text) : BigInt(text);
   }
 
+  /** The next backslash at or after the string being read (-1: none left), found once and reused. */
+  private slash = -2;
+
   private string(): string {
     const s = this.s;
     const start = this.i;
     const close = s.indexOf('"', start + 1);
-    const slash = s.indexOf("\\", start + 1);
+    if (this.slash !== -1 && this.slash <= start) this.slash = s.indexOf("\\", start + 1);
+    const slash = this.slash;
     if (close < 0) throw new SyntaxError("unterminated JSON string");
     if (slash < 0 || slash > close) {
       this.i = close + 1;
@@ -285,35 +289,14 @@ export function floatText(f: number): string {
   return sign + (scientific.length < plain.length ? scientific : plain);
 }
 
-// Characters Jason escapes: the quote, the backslash, and everything below U+0020 (lone surrogates
-// cannot be written as UTF-8 at all, so they are escaped too).
-const JASON_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-const JASON_SHORT: Record<number, string> = { 0x22: '\\"', 0x5c: "\\\\", 0x08: "\\b", 0x09: "\\t", 0x0a: "\\n", 0x0c: "\\f", 0x0d: "\\r" };
+// Characters Jason escapes: the quote, the backslash, and everything below U+0020. A lone surrogate
+// cannot be written as UTF-8 at all (Jason never meets one), so it is escaped too.
+const JASON_ESCAPES = /["\\\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const JASON_SHORT: Record<string, string> = { '"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r" };
 
 const hex4 = (c: number): string => c.toString(16).toUpperCase().padStart(4, "0");
-
-function jasonString(s: string): string {
-  if (!JASON_ESCAPE.test(s)) return `"${s}"`;
-  let out = '"';
-  let run = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    let escaped: string | undefined;
-    if (c < 0x20 || c === 0x22 || c === 0x5c) escaped = JASON_SHORT[c] ?? `\\u${hex4(c)}`;
-    else if (c >= 0xd800 && c <= 0xdfff) {
-      const pair = c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
-      if (pair) {
-        i++;
-        continue;
-      }
-      escaped = `\\u${hex4(c)}`;
-    }
-    if (escaped === undefined) continue;
-    out += s.slice(run, i) + escaped;
-    run = i + 1;
-  }
-  return `${out}${s.slice(run)}"`;
-}
+const jasonEscape = (c: string): string => JASON_SHORT[c] ?? `\\u${hex4(c.charCodeAt(0))}`;
+const jasonString = (s: string): string => `"${s.replace(JASON_ESCAPES, jasonEscape)}"`;
 
 /** §6.7: Jason's compact encoding, keys in UTF-8 byte order at every depth. */
 export function jason(v: Term): string {
