@@ -298,24 +298,21 @@ const hex4 = (c: number): string => c.toString(16).toUpperCase().padStart(4, "0"
 const jasonEscape = (c: string): string => JASON_SHORT[c] ?? `\\u${hex4(c.charCodeAt(0))}`;
 const jasonString = (s: string): string => `"${s.replace(JASON_ESCAPES, jasonEscape)}"`;
 
+/** The text Jason and `to_string` both give integers, floats (§6.7) and booleans; undefined for others. */
+function scalarText(v: Term): string | undefined {
+  if (typeof v === "bigint") return v.toString();
+  if (typeof v === "number") return floatText(v);
+  if (typeof v === "boolean") return v ? "true" : "false";
+  return undefined;
+}
+
 /** §6.7: Jason's compact encoding, keys in UTF-8 byte order at every depth. */
 export function jason(v: Term): string {
-  switch (typeof v) {
-    case "string":
-      return jasonString(v);
-    case "bigint":
-      return v.toString();
-    case "number":
-      return floatText(v);
-    case "boolean":
-      return v ? "true" : "false";
-    default:
-      if (v === null) return "null";
-      if (Array.isArray(v)) return `[${v.map(jason).join(",")}]`;
-      return `{${sortedKeys(v)
-        .map((k) => `${jasonString(k)}:${jason(v[k]!)}`)
-        .join(",")}}`;
-  }
+  if (typeof v === "string") return jasonString(v);
+  if (v === null) return "null";
+  if (Array.isArray(v)) return `[${v.map(jason).join(",")}]`;
+  if (isTermObject(v)) return `{${sortedKeys(v).map((k) => `${jasonString(k)}:${jason(v[k]!)}`).join(",")}}`;
+  return scalarText(v)!;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -323,25 +320,11 @@ export function jason(v: Term): string {
 
 /** §6.1: Elixir's `to_string/1` (string interpolation). A value Elixir refuses is written with jason (§7 D4). */
 export function str(v: Term | undefined): string {
-  switch (typeof v) {
-    case "string":
-      return v;
-    case "undefined":
-      return "";
-    case "bigint":
-      return v.toString();
-    case "number":
-      return floatText(v);
-    case "boolean":
-      return v ? "true" : "false";
-    default:
-      if (v === null) return "";
-      if (Array.isArray(v)) {
-        const chars = charData(v);
-        return chars ?? jason(v);
-      }
-      return jason(v);
-  }
+  if (typeof v === "string") return v;
+  if (v === undefined || v === null) return "";
+  if (Array.isArray(v)) return charData(v) ?? jason(v);
+  if (isTermObject(v)) return jason(v);
+  return scalarText(v)!;
 }
 
 /** Elixir chardata (`List.to_string/1`): strings, Unicode scalar values and nested lists; else null. */
