@@ -1,7 +1,8 @@
 // An exported file written with --out (pi-interop.md §4 step 6, view.md §1): it appears whole or not at
 // all (a temp sibling, fsync, then rename), and an existing file is refused (`already_exists`), never
 // replaced. The bytes may come in pieces, so a large export streams to disk instead of being held whole.
-import { closeSync, fsyncSync, lstatSync, openSync, renameSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import path from "node:path";
 import { PixirError } from "../event/errors.js";
 import { randomHex } from "../event/ids.js";
 import { osWriteFault } from "../event/os-fault.js";
@@ -20,6 +21,19 @@ export function pathExists(p: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The directory an export file goes into must exist: --out never creates one. */
+export function assertOutDirectory(target: string): void {
+  try {
+    if (!statSync(path.dirname(target)).isDirectory()) throw new Error("not a directory");
+  } catch {
+    throw new PixirError("invalid_args", "the directory of --out does not exist", {
+      field: "out",
+      reason: "missing_directory",
+      next_actions: ["create the directory first, or pass --out inside an existing directory"],
+    });
   }
 }
 

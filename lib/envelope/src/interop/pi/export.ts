@@ -5,10 +5,9 @@ import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { PixirError } from "../../event/errors.js";
 import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
-import { exportExists, ExportFile, pathExists } from "../../store/export-file.js";
+import { assertOutDirectory, exportExists, ExportFile, pathExists } from "../../store/export-file.js";
 import { assertSessionId, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
 import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
@@ -481,15 +480,7 @@ export function exportTarget(out: string, cwd: string, header: JsonObject): stri
     /* absent: a file path, unless written as a directory */
   }
   const target = isDir ? path.join(abs, piFileName(header)) : abs;
-  try {
-    if (!statSync(path.dirname(target)).isDirectory()) throw new Error("not a directory");
-  } catch {
-    throw new PixirError("invalid_args", "the directory of --out does not exist", {
-      field: "out",
-      reason: "missing_directory",
-      next_actions: ["create the directory first, or pass --out inside an existing directory"],
-    });
-  }
+  assertOutDirectory(target);
   return target;
 }
 
