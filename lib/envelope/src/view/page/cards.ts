@@ -25,6 +25,8 @@ export interface Card {
 /** Output of more lines than this starts collapsed (view.md §1.1). */
 export const OPEN_LINES = 20;
 const OPEN_CHARS = 4000;
+/** The data of a small card starts open when it is this short. */
+const OPEN_DATA_LINES = 8;
 
 const MESSAGE_TYPES = new Set(["user_message", "assistant_message"]);
 
@@ -284,7 +286,7 @@ function eventNode(ctx: CardContext, shown: ShownEvent): HTMLElement {
     { class: `card event ${e.type.replace(/[^a-z_]/g, "")}` },
     head(ctx, shown, e.type.replace(/_/g, " "), el("span", { class: "event-line" }, ...eventLine(ctx, e))),
     // A fork header's line says what matters; its data (digests, limitations) stays folded.
-    lazyDetails("json", ["data"], e.type !== "session_fork" && lines <= OPEN_LINES && json.length <= OPEN_CHARS, () => pre(json, "json")),
+    lazyDetails("json", ["data"], e.type !== "session_fork" && lines <= OPEN_DATA_LINES && json.length <= OPEN_CHARS, () => pre(json, "json")),
   );
 }
 

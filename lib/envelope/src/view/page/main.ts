@@ -18,7 +18,7 @@ const header = el("header", { class: "session-header" });
 const search = el("input", { type: "search", placeholder: "Search this History (every word must match)", "aria-label": "Search", class: "search" });
 const filter = (name: string, text: string) => el("label", { class: "filter" }, el("input", { type: "checkbox", name }), ` ${text}`);
 const filters = el("div", { class: "filters" }, filter("messages", "messages only"), filter("tool-output", "hide tool output"), filter("reasoning", "hide reasoning"));
-const count = el("output", { class: "count", "aria-live": "polite" });
+const count = el("output", { class: "match-count", "aria-live": "polite" });
 const toolbar = el("div", { class: "toolbar", role: "search" }, search, filters, count);
 const list = el("div", { class: "cards", role: "feed", "aria-label": "Events" });
 const main = el("main", { class: "main" }, header, toolbar, list);
@@ -65,7 +65,10 @@ function renderHeader(log: PageLog, history: ShownEvent[]): void {
     if (e.type === "provider_usage") {
       const model = typeof e.data.model === "string" ? e.data.model : "unknown model";
       const totals = usage.get(model) ?? USAGE_FIELDS.map(() => 0);
-      USAGE_FIELDS.forEach(([, keys], k) => (totals[k]! += num(keys.map((key) => e.data[key]).find((v) => typeof v === "number"))));
+      const values = USAGE_FIELDS.map(([, keys]) => num(keys.map((key) => e.data[key]).find((v) => typeof v === "number")));
+      // A usage record without a total counts its input and output.
+      if (values[4] === 0) values[4] = values[0]! + values[1]! + values[2]! + values[3]!;
+      values.forEach((n, k) => (totals[k]! += n));
       usage.set(model, totals);
     }
   }
