@@ -42,11 +42,12 @@ export async function familyMembers(ws: string, id: string, options: FamilyOptio
   const seen = new Set<string>();
   const add = (node: TreeNode, member: Omit<FamilyMember, "id" | "ws" | "missing">): void => {
     const key = `${node.workspace}\0${node.session_id}`;
-    if (seen.has(key)) return;
+    // A node past --max-depth is where the tree stops; a cycle's node is a Log met before.
+    if (seen.has(key) || node.truncated || node.cycle) return;
     seen.add(key);
     const index = members.length;
     members.push({ id: node.session_id, ws: node.workspace, missing: !node.log_exists, ...member });
-    if (!node.log_exists || node.cycle || node.truncated) return;
+    if (!node.log_exists) return;
     // Children in the order they happened in this Log: fork points and first subagent Events by seq.
     const children: Array<{ at: number; visit: () => void }> = [];
     for (const fork of node.forks) {
@@ -69,6 +70,6 @@ export async function familyMembers(ws: string, id: string, options: FamilyOptio
   };
   add(tree, { parent: null, relation: "root", forkedToSeq: null, strategy: null, subagent: null });
   // The named Log is in its own family unless --max-depth cut it off: then it is shown alone.
-  if (!members.some((m) => m.id === id && m.ws === path.resolve(ws))) return [lone];
+  if (!members.some((m) => m.id === id && path.resolve(m.ws) === path.resolve(ws))) return [lone];
   return members;
 }
