@@ -95,6 +95,7 @@ function codeElement(content: string): string {
 
 /** One paragraph: `<` outside code spans → `&lt;`; a code span with a `<` → codeElement. */
 function escapeInline(text: string): string {
+  if (!text.includes("<")) return text;
   let out = "";
   let i = 0;
   while (i < text.length) {

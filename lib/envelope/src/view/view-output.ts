@@ -14,6 +14,8 @@ export interface ViewReport {
   bytes: number;
 }
 
+const STAGE_BYTES = 256 * 1024;
+
 const bytesOf = (chunk: Buffer | string): Buffer => (typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
 
 /** Write an export to stdout (a `write` that waits for the reader). */
@@ -41,11 +43,22 @@ export async function exportToFile(
   }
   const file = new ExportFile(target, options.out!, options.what);
   try {
+    // Small pieces (an Event's Markdown) are gathered into larger writes.
+    let staged: Buffer[] = [];
+    let size = 0;
+    const write = () => {
+      file.write(staged.length === 1 ? staged[0]! : Buffer.concat(staged, size));
+      staged = [];
+      size = 0;
+    };
     for await (const chunk of chunks) {
       const b = bytesOf(chunk);
-      file.write(b);
+      staged.push(b);
+      size += b.length;
       bytes += b.length;
+      if (size >= STAGE_BYTES) write();
     }
+    if (size > 0) write();
     file.commit();
   } finally {
     file.discard();
