@@ -50,7 +50,10 @@ export class Sidebar {
   private label(log: PageLog): Array<Node | string> {
     const parts: Array<Node | string> = [];
     if (log.relation === "fork") parts.push(el("span", { class: "edge", title: `forked at seq ${log.forked_to_seq} (${log.strategy ?? "fork"})` }, `fork @${log.forked_to_seq}`));
-    else if (log.relation === "subagent") parts.push(el("span", { class: "edge", title: "subagent" }, `subagent${log.subagent?.agent ? ` ${log.subagent.agent}` : ""}`));
+    else if (log.relation === "subagent") {
+      const s = log.subagent;
+      parts.push(el("span", { class: "edge", title: [s?.task, s?.status].filter(Boolean).join(" · ") || "subagent" }, `subagent${s?.agent ? ` ${s.agent}` : ""}`));
+    }
     parts.push(el("span", { class: "node-id" }, log.id));
     if (log.id === this.named) parts.push(el("span", { class: "tag" }, "named"));
     parts.push(el("span", { class: "count" }, log.missing ? "missing" : String(log.event_count)));
