@@ -77,7 +77,17 @@ export function demoFamily(): string {
     ]),
   );
   pixir(ws, ["fork", "demo", "--to-seq", "4", "--strategy", "share_v1", "--child-id", "demo-alt"]);
-  pixir(ws, ["append", "demo-alt"], lines([{ type: "user_message", data: { text: "Try a date library instead." } }, { type: "tool_call", data: { call_id: "alt_1", name: "bash", args: { command: "npm ls date-fns" } } }, { type: "tool_result", data: { call_id: "alt_1", ok: false, output: "npm ERR! missing: date-fns" } }]));
+  pixir(
+    ws,
+    ["append", "demo-alt"],
+    lines([
+      { type: "user_message", data: { text: "Try a date library instead." } },
+      { type: "tool_call", data: { call_id: "alt_1", name: "bash", args: { command: "npm ls date-fns" } } },
+      { type: "tool_result", data: { call_id: "alt_1", ok: false, output: "npm ERR! missing: date-fns" } },
+      // A checkpoint standing for everything through seq 6: those cards are dimmed.
+      { type: "history_compaction", data: { strategy: "deterministic_operational_summary_v1", summary: "Read the parser and its test; date-fns is not installed.", range: { from_seq: 0, to_seq: 6 } } },
+    ]),
+  );
   pixir(ws, ["append", "demo-sub"], lines([{ type: "user_message", data: { text: "List every caller of parseDate." } }, { type: "assistant_message", data: { text: "Two callers: `src/report.ts` and `src/api.ts`." } }]));
   pixir(
     ws,
