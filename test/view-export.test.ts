@@ -1,9 +1,10 @@
 // pixir export html and pixir export md on the command line (view.md §1–§2, cli.md): where the output
 // goes, what the page holds of a family, determinism, errors, and the flags each format takes.
+import { spawn } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readEvents, ROOT, run, sh, tempDir, workspace, type Ev } from "./support/cli.js";
+import { binPath, readEvents, ROOT, run, sh, tempDir, workspace, type Ev } from "./support/cli.js";
 
 const FIXTURE = path.join(ROOT, "test", "cases", "workspace");
 
@@ -149,6 +150,21 @@ describe("pixir export html", () => {
     const page = exportHtml(ws, "img-session").stdout;
     const resources = JSON.parse(/id="pixir-resources">(.*?)<\/script>/s.exec(page)![1]!);
     expect(Object.values(resources)).toEqual([`data:image/png;base64,${png.toString("base64")}`]);
+  });
+
+  it("stops on Ctrl-C while its reader is slow (exit 130)", async () => {
+    const ws = workspace({ big: Array.from({ length: 4000 }, (_, i) => ({ type: "user_message", data: { text: `message ${i} ${"x".repeat(1000)}` } })) });
+    const child = spawn(process.execPath, [binPath("pixir"), "export", "html", "big"], { cwd: ws, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    // After the first piece nobody reads stdout: the rest of the 4 MB page waits for room.
+    await new Promise((resolve) => child.stdout.once("data", resolve));
+    child.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    child.kill("SIGINT");
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(130);
+    expect(stderr).toMatch(/^error: interrupted/);
   });
 
   it("ends quietly when the reader goes away", () => {

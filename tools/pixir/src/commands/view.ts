@@ -1,5 +1,6 @@
 // pixir export html / pixir export md (view.md §1–§2): a page of a fork family, or Markdown of one Log.
 import {
+  abortable,
   assertSessionId,
   boolFlag,
   exportToFile,
@@ -42,6 +43,8 @@ async function deliver(
 ): Promise<number> {
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");
+  // Ctrl-C stops the export between two pieces; an --out file is then never placed.
+  chunks = abortable(chunks, ctx.signal);
   if (out === undefined && !dryRun) {
     const buffer = new LineBuffer(ctx.out);
     await streamExport(chunks, async (chunk) => {
