@@ -40,6 +40,8 @@ async function deliver(
   chunks: AsyncIterable<Buffer | string>,
   sessions: ReturnType<typeof viewSessions>,
   what: string,
+  /** The file in an error's message: "could not write the exported page". */
+  fileName: string,
 ): Promise<number> {
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");
@@ -53,7 +55,7 @@ async function deliver(
     await buffer.flush();
     return 0;
   }
-  const report = await exportToFile(chunks, { out, cwd: ctx.io.cwd, dryRun, what, sessions });
+  const report = await exportToFile(chunks, { out, cwd: ctx.io.cwd, dryRun, what: fileName, sessions });
   const events = sessions.reduce((n, s) => n + s.event_count, 0);
   const of = `${sessions.length} session${sessions.length === 1 ? "" : "s"}, ${events} events, ${report.bytes} bytes`;
   const text = report.dry_run ? `Would write ${what} (${of})${out === undefined ? "" : ` to ${out}`}.` : `Wrote ${what} (${of}) to ${report.file}.`;
@@ -69,7 +71,7 @@ export async function runHtmlExport(args: ParsedArgs, ctx: CommandContext, synop
   const maxDepth = parseNonNegativeInt("max-depth", stringFlag(args, "max-depth"), synopsis);
   const plan = await planHtmlExport(ctx.workspace(), id, { family: !boolFlag(args, "no-family"), maxDepth });
   const chunks = htmlPageChunks(plan, (w) => ctx.warn(w.code, w.text, w.details));
-  return deliver(args, ctx, chunks, viewSessions(plan), "the page");
+  return deliver(args, ctx, chunks, viewSessions(plan), "the page", "the exported page");
 }
 
 export async function runMdExport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
@@ -79,5 +81,5 @@ export async function runMdExport(args: ParsedArgs, ctx: CommandContext, synopsi
   const tools = stringFlag(args, "tools") ?? "full";
   if (!(MD_TOOL_MODES as readonly string[]).includes(tools)) throw usageError(synopsis, "--tools must be full, summary or none");
   const plan = await planMdExport(ctx.workspace(), id, tools as MdToolMode);
-  return deliver(args, ctx, markdownChunks(plan), mdSessions(plan), "the Markdown");
+  return deliver(args, ctx, markdownChunks(plan), mdSessions(plan), "the Markdown", "the exported Markdown");
 }
