@@ -184,7 +184,7 @@ describe("pixir export md", () => {
     expect(exportMd(ws, "kid").stdout).toBe(a.stdout);
     expect(a.stdout.startsWith("# Session kid\n")).toBe(true);
     expect(a.stdout).toContain("_Forked from `chat` at seq 6 (share_v1)._");
-    expect(a.stdout).toContain("<details><summary>tool: read_file <code>src/sum.ts</code></summary>");
+    expect(a.stdout).toContain("<details><summary>tool: read_file src/sum.ts</summary>");
     expect(a.stdout).not.toContain("Read the file first."); // reasoning is left out
   });
 
@@ -209,7 +209,7 @@ describe("pixir export md", () => {
     const md = exportMd(w, "s").stdout;
     expect(md).toContain("const open = 1;\n<details>\n```\n");
     expect(md).toContain("``````\n`````\n</details>\n# not a heading\n`````\n``````\n");
-    expect(md).toContain("tool: bash <code>cat ````notes````</code> (failed)");
+    expect(md).toContain("<summary>tool: bash cat ````notes```` (failed)</summary>");
     expect(md).toContain("done &lt;img src=x onerror=alert(1)>");
   });
 

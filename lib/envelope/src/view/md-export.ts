@@ -6,7 +6,7 @@ import type { PixirEvent } from "../event/envelope.js";
 import { openHistory, type History } from "../store/loader.js";
 import { inspectStatePath, logPath } from "../store/paths.js";
 import { notFoundError } from "../store/loader.js";
-import { isFailedResult, longestRun, messageText, toolCallSummary, toolResultText } from "./event-text.js";
+import { isFailedResult, longestRun, messageText, oneLine, toolCallSummary, toolResultText } from "./event-text.js";
 import { escapeHtml, type ViewSession } from "./html-export.js";
 
 export const MD_TOOL_MODES = ["full", "summary", "none"] as const;
@@ -144,6 +144,12 @@ function quote(text: string): string {
     .join("\n");
 }
 
+/** A name from a Log's data: as it is when it is a plain word (`share_v1`), else as a code span. */
+const plainWord = (v: unknown): string => (typeof v === "string" && /^[A-Za-z0-9][\w.-]*$/.test(v) ? v : codeSpan(oneLine(String(v))));
+
+/** A seq from a Log's data as text: a number, or "…" for anything else (never the Log's own text). */
+const seqText = (v: unknown): string => (typeof v === "number" && Number.isFinite(v) ? String(v) : "…");
+
 interface ToolEntry {
   call: PixirEvent;
   result: PixirEvent | null;
@@ -195,7 +201,7 @@ export async function* markdownChunks(plan: MdExportPlan): AsyncGenerator<string
       continue;
     }
     if (e.type === "session_fork" && e.seq === 0) {
-      yield `\n_Forked from ${codeSpan(String(d.parent_session_id))} at seq ${Number(d.forked_to_seq)} (${String(d.strategy)})._\n`;
+      yield `\n_Forked from ${codeSpan(oneLine(String(d.parent_session_id)))} at seq ${seqText(d.forked_to_seq)} (${plainWord(d.strategy)})._\n`;
       continue;
     }
     if (e.type === "user_message" || e.type === "assistant_message") {
@@ -211,7 +217,7 @@ export async function* markdownChunks(plan: MdExportPlan): AsyncGenerator<string
       role = null;
       const r = (d.range ?? {}) as Record<string, unknown>;
       const label = e.type === "branch_summary" ? "branch summary" : "checkpoint";
-      const range = typeof d.range === "object" && d.range !== null ? ` (seq ${String(r.from_seq ?? "…")}–${String(r.to_seq ?? "…")})` : "";
+      const range = typeof d.range === "object" && d.range !== null ? ` (seq ${seqText(r.from_seq)}–${seqText(r.to_seq)})` : "";
       yield `\n${quote(`**${label}**${range}\n\n${safeMarkdown(typeof d.summary === "string" ? d.summary : "")}`)}\n`;
     }
     // reasoning is left out (view.md §2), and so are the Events that are neither talk nor tools.
@@ -219,9 +225,10 @@ export async function* markdownChunks(plan: MdExportPlan): AsyncGenerator<string
   yield* flushTools();
 }
 
+/** A call's name, summary and status, each on one line: a line break in a title would end its block. */
 function toolTitle(call: PixirEvent | null, result: PixirEvent | null): { name: string; summary: string; status: string } {
-  const name = String(call?.data.name ?? result?.data.tool_name ?? "tool");
-  const summary = call === null ? `result of ${String(result?.data.call_id ?? "a call")}` : toolCallSummary(call.data.args);
+  const name = oneLine(String(call?.data.name ?? result?.data.tool_name ?? "tool"));
+  const summary = call === null ? oneLine(`result of ${String(result?.data.call_id ?? "a call")}`) : toolCallSummary(call.data.args);
   const status = result === null ? "no result" : isFailedResult(result.data) ? "failed" : "";
   return { name, summary, status };
 }
@@ -229,7 +236,7 @@ function toolTitle(call: PixirEvent | null, result: PixirEvent | null): { name: 
 function toolBlock(call: PixirEvent, result: PixirEvent | null, tools: MdToolMode): string {
   const { name, summary, status } = toolTitle(call, result);
   if (tools === "summary") return `\n- tool: ${codeSpan(name)}${summary === "" ? "" : ` ${codeSpan(summary)}`}${status === "" ? "" : ` (${status})`}\n`;
-  const title = `tool: ${escapeHtml(name)}${summary === "" ? "" : ` <code>${escapeHtml(summary)}</code>`}${status === "" ? "" : ` (${status})`}`;
+  const title = `tool: ${escapeHtml(name)}${summary === "" ? "" : ` ${escapeHtml(summary)}`}${status === "" ? "" : ` (${status})`}`;
   const parts = [`\n<details><summary>${title}</summary>\n\n**arguments**\n\n${fenced(JSON.stringify(call.data.args ?? null, null, 2), "json")}`];
   if (result !== null) parts.push(`\n**output**\n\n${fenced(toolResultText(result.data))}`);
   parts.push("\n</details>\n");
@@ -239,6 +246,6 @@ function toolBlock(call: PixirEvent, result: PixirEvent | null, tools: MdToolMod
 function orphanResultBlock(result: PixirEvent, tools: MdToolMode): string {
   const { name, summary, status } = toolTitle(null, result);
   if (tools === "summary") return `\n- tool result: ${codeSpan(name)} ${codeSpan(summary)}${status === "" ? "" : ` (${status})`}\n`;
-  const title = `tool result: ${escapeHtml(name)} <code>${escapeHtml(summary)}</code>${status === "" ? "" : ` (${status})`}`;
+  const title = `tool result: ${escapeHtml(name)} ${escapeHtml(summary)}${status === "" ? "" : ` (${status})`}`;
   return `\n<details><summary>${title}</summary>\n\n${fenced(toolResultText(result.data))}\n</details>\n`;
 }

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import MarkdownIt from "markdown-it";
 import { describe, expect, it } from "vitest";
-import { codeSpan, fenced, safeMarkdown } from "../../src/view/md-export.js";
+import { codeSpan, fenced, markdownChunks, MD_TOOL_MODES, safeMarkdown, type MdExportPlan } from "../../src/view/md-export.js";
 
 const commonmark = new MarkdownIt("commonmark");
 
@@ -73,5 +73,47 @@ describe("safeMarkdown", () => {
     expect(safeMarkdown("open\n````js\nlet a = 1;")).toBe("open\n````js\nlet a = 1;\n````");
     expect(safeMarkdown("``a ` b`` <i>")).toBe("``a ` b`` &lt;i>");
     expect(safeMarkdown("a ``` b <i> \\<b> \\`<i>`")).toBe("a ``` b &lt;i> &lt;b> \\`&lt;i>`");
+  });
+});
+
+describe("markdownChunks", () => {
+  const html = new MarkdownIt({ html: true });
+  const event = (seq: number, type: string, data: Record<string, unknown>) => ({ id: `e${seq}`, session_id: "s", seq, ts: "2026-01-01T00:00:00.000Z", type, data });
+  /** A History whose every string field is hostile, then a last message that must stay outside all of it. */
+  const history = (t: string) => [
+    event(0, "session_fork", { parent_session_id: t, forked_to_seq: t, strategy: t, replay_event_count: 0 }),
+    event(1, "user_message", { text: t }),
+    event(2, "tool_call", { call_id: "c1", name: t, args: { command: t } }),
+    event(3, "tool_result", { call_id: "c1", ok: false, output: t }),
+    event(4, "tool_result", { call_id: t, tool_name: t, output: t }),
+    event(5, "tool_call", { call_id: t, name: t, args: t }),
+    event(6, "branch_summary", { summary: t, range: { from_seq: t, to_seq: 1 } }),
+    event(7, "assistant_message", { text: t }),
+    event(8, "user_message", { text: "SENTINEL" }),
+  ];
+  const render = async (t: string, tools: (typeof MD_TOOL_MODES)[number]) => {
+    const events = history(t);
+    const plan = { id: "s", tools, history: { eventCount: events.length, items: async function* () { for (const e of events) yield { event: e }; } } } as unknown as MdExportPlan;
+    let out = "";
+    for await (const chunk of markdownChunks(plan)) out += chunk;
+    return out;
+  };
+
+  it("lets no field of a Log end a block early, or put HTML in the page", async () => {
+    await fc.assert(
+      fc.asyncProperty(nasty, fc.constantFrom(...MD_TOOL_MODES), async (t, tools) => {
+        const tokens = html.parse(await render(t, tools), {});
+        expect(tokens.at(-2)).toMatchObject({ type: "inline", content: "SENTINEL" });
+        expect(tokens.at(-3)).toMatchObject({ type: "paragraph_open", level: 0 });
+        for (const b of tokens.filter((k) => k.type === "html_block")) expect(b.content).toMatch(/^(<details><summary>[^<>\n]*<\/summary>|<\/details>)\n$/);
+        const inline = tokens.flatMap((k) => k.children ?? []).filter((k) => k.type === "html_inline");
+        expect(inline.filter((k) => k.content !== "<code>" && k.content !== "</code>")).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("gives the same bytes for the same History", async () => {
+    expect(await render("a `b` <c>", "full")).toBe(await render("a `b` <c>", "full"));
   });
 });
