@@ -232,14 +232,17 @@ export function contextView(ws: string, id: string): OracleItem[] {
 /** `contextView` in-process (the fold of lib/envelope's session/context.ts), for tests that import many times. */
 export async function contextViewInProcess(ws: string, id: string): Promise<OracleItem[]> {
   const { openHistory } = await import("../../lib/envelope/src/store/loader.js");
-  const { contextItems } = await import("../../lib/envelope/src/session/context.js");
+  const { contextItems, resourceLookupOf } = await import("../../lib/envelope/src/session/context.js");
   const events = new Map<string, any>();
   for await (const item of (await openHistory(ws, id)).items()) events.set(item.event.id!, item.event);
   const out: OracleItem[] = [];
-  for await (const item of contextItems(await openHistory(ws, id)) as AsyncIterable<any>) {
-    if (item.type === "reasoning" || (item.type === "tool_call" && item.item?.type === "function_call_output")) continue;
-    const e = events.get(item.id);
-    if (e === undefined) throw new Error(`the context of ${id} names ${item.id}, which is not in its History`);
+  const history = await openHistory(ws, id);
+  for await (const c of contextItems(history, resourceLookupOf(ws, history)) as AsyncIterable<any>) {
+    if (c.type === "reasoning" || (c.type === "tool_call" && c.item?.type === "function_call_output")) continue;
+    const e = events.get(c.id);
+    if (e === undefined) throw new Error(`the context of ${id} names ${c.id}, which is not in its History`);
+    const shape = ITEM_SHAPE[e.type as string];
+    if (shape !== undefined && !shape(c.item)) throw new Error(`the context of ${id}: the item of ${c.id} (${e.type}) has the wrong shape`);
     out.push({ type: e.type, uuid: e.data.claude?.uuid, part: partOf(e), fields: comparedFields(e.type, e.data) });
   }
   return out;

@@ -5,8 +5,8 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { openHistory } from "../../store/loader.js";
-import { contextRole } from "../../session/context.js";
-import { renderBranchSummaryText, renderCheckpointText } from "../../summary/summary.js";
+import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, renderSkillActivation, renderSubagent } from "../../summary/render.js";
+import { termOfJs, type TermObject } from "../../event/elixir.js";
 import { readTranscriptBytes, TranscriptTree, type ClaudeRecord } from "./transcript.js";
 
 const sha = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
@@ -238,10 +238,9 @@ function convertNatives(natives: PixirEvent[], u: string, start: string | null, 
       const call = calls.get(String(d.call_id))!;
       record(e, "user", { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: output, is_error: d.ok === false }] }, { sourceToolAssistantUUID: call.uuid });
     } else if (e.type === "branch_summary") record(e, "user", { role: "user", content: renderBranchSummaryText(d) }, { isMeta: true });
-    else if (e.type === "skill_activation" || (e.type === "subagent_event" && contextRole(e) === "user")) {
-      // spec README, cross-importer rules: what the fold shows of them, as a meta user record.
-      record(e, "user", { role: "user", content: e.type === "skill_activation" ? renderSkillActivationText(d) : renderSubagentText(d) }, { isMeta: true });
-    }
+    // What the model reads of a skill or a finished subagent (spec README: as codex-interop.md §5.4 does).
+    else if (e.type === "skill_activation") record(e, "user", { role: "user", content: renderSkillActivation(termOfJs(d) as TermObject) }, { isMeta: true });
+    else if (e.type === "subagent_event" && isTerminalSubagent(termOfJs(d) as TermObject)) record(e, "user", { role: "user", content: renderSubagent(termOfJs(d) as TermObject) }, { isMeta: true });
     else if (e.type === "history_compaction") {
       const previous = parent;
       // §5.3 table order: subtype, logicalParentUuid, content, level, compactMetadata.
@@ -281,27 +280,3 @@ function signedBlock(item: unknown): boolean {
 }
 
 export const forkFileName = (forkId: string, projectDir: string): string => path.join(projectDir, `${forkId}.jsonl`);
-
-// ---------------------------------------------------------------------------------------------------
-// INTERIM, for the lead to reconcile with issue 24: the fold's renderings of context-and-compaction.md §2.3
-// (skill activation) and §2.4 (terminal subagent Event) are not on main yet. These follow the layouts for
-// string, number, boolean and null values; issue 24's summary/render.ts (renderSkillActivation,
-// renderSubagent, with Elixir's str() and the output-warning suffix) is to replace them.
-
-/** §6.1 str(v), as far as JSON scalars go. */
-const str = (v: unknown): string => (v === null || v === undefined ? "" : typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : JSON.stringify(v));
-const attr = (v: unknown): string => str(v).replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
-const missing = (v: unknown) => v === undefined || v === null || v === false;
-
-/** context-and-compaction.md §2.3. */
-function renderSkillActivationText(d: JsonObject): string {
-  const source = missing(d.source) ? d.scope : d.source;
-  const content = missing(d.content) ? "" : str(d.content);
-  return `<skill name="${attr(d.name)}" source="${attr(source)}" path="${attr(d.path)}" content_sha256="${attr(d.content_hash)}">\n${content}\n</skill>`.trim();
-}
-
-/** context-and-compaction.md §2.4 (without the output-warning suffix). */
-function renderSubagentText(d: JsonObject): string {
-  const summary = typeof d.summary === "string" ? d.summary : missing(d.summary) ? "" : str(d.summary);
-  return `Subagent ${str(d.subagent_id)} (${str(d.agent)}) ${str(d.status)}: ${summary}`;
-}
