@@ -1,6 +1,6 @@
 // claude-interop.md §5: `pixir export claude`. An imported session comes back as its original files,
 // byte for byte: the held record Events of each source file's family, merged in line order (§5.2).
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -8,7 +8,9 @@ import { randomHex } from "../../event/ids.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
 import { listLogs } from "../../store/ls.js";
+import { outDirectory } from "../../store/export-file.js";
 import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
+import { osWriteFault } from "../../event/os-fault.js";
 import { assertSessionId } from "../../event/session-id.js";
 import { planForkExport, type ForkExport } from "./export-fork.js";
 import { rebuildCopied, type CopiedEntry } from "./fork-file.js";
@@ -267,25 +269,14 @@ function existing(p: string): Buffer | null {
   }
 }
 
-function writeFailed(err: unknown, display: string, operation: string): PixirError {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: display, operation });
-  return new PixirError("log_write_failed", "could not write the exported Claude file", { reason: code ? code.toLowerCase() : "io_error", path: display });
-}
+const writeFailed = (err: unknown, display: string, operation: string): PixirError => osWriteFault(err, display, operation, "the exported Claude file");
 
 /** §5.5: plan every target, refuse a different existing file, then write with temp + rename. */
 export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: string | undefined; cwd: string; dryRun: boolean }): ClaudeExportReport {
   const files: ClaudeExportFile[] = [];
   let recorded = false;
   if (options.out !== undefined) {
-    const dir = path.resolve(options.cwd, options.out);
-    let st;
-    try {
-      st = statSync(dir);
-    } catch {
-      throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "missing" });
-    }
-    if (!st.isDirectory()) throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "not_a_directory" });
+    const dir = outDirectory(options.cwd, options.out);
     const status = plan.files.map((f) => {
       const have = existing(path.join(dir, f.rel));
       if (have === null) return options.dryRun ? "would_write" : "written";

@@ -15,7 +15,7 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
-import { planBatch, TRANSCRIPT_CHANGED_ACTIONS, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
+import { planBatch, refusal, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
 import { knownEntry, readKnown, sameFile, statFile, stillKnown, writeKnown, type KnownFile } from "./known.js";
 import { readTranscriptBytes } from "./transcript.js";
 
@@ -88,7 +88,6 @@ interface FilePlan {
 }
 
 const PROGRESS_BYTES = 1024 * 1024;
-const LOG_DIFFERS_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
 
 /** The run's view of the Workspace's Logs (listed once). */
 class WorkspaceLogs {
@@ -309,28 +308,14 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   if (rootExists) {
     checkpoint = await lastCheckpoint(ws, src.rootId);
     if (checkpoint === null) {
-      throw new PixirError("already_exists", "the log was not made by pixir import claude", {
-        session_id: src.rootId,
-        log_path: logPath(ws, src.rootId).rel,
-        reason: "not_a_claude_import",
-        file: src.file,
-        next_actions: LOG_DIFFERS_ACTIONS,
-      });
+      throw refusal(ws, src, src.rootId, "not_a_claude_import");
     }
     const imported = Number(checkpoint.bytes);
     // §4.3 step 3, unless the import index knows the file unchanged since that checkpoint (known.ts).
     const trusted = stillKnown(readKnown(ws, src.rootId), src.sourceKey, st, { bytes: imported, sha256: checkpoint.sha256 });
     const { size, more } = trusted ? { size: st.size, more: false } : readingSource(src, () => hasLineAfter(src.abs, imported));
     if (!trusted && (size < imported || readingSource(src, () => sha256Prefix(src.abs, imported)) !== checkpoint.sha256)) {
-      throw new PixirError("already_exists", "the Claude transcript changed after it was imported", {
-        session_id: src.rootId,
-        log_path: logPath(ws, src.rootId).rel,
-        reason: "transcript_changed",
-        file: src.file,
-        imported_bytes: imported,
-        file_bytes: size,
-        next_actions: TRANSCRIPT_CHANGED_ACTIONS,
-      });
+      throw refusal(ws, src, src.rootId, "transcript_changed", { imported_bytes: imported, file_bytes: size });
     }
     const known = trusted || dry ? undefined : { rootId: src.rootId, entry: knownEntry(src.sourceKey, st, imported, String(checkpoint.sha256), src.forkedFrom) };
     const forceBatch = src.kind !== "subagent" && unit.createdSubagent;
@@ -394,13 +379,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     let status: ClaudeLogStatus = dry ? "would_create" : "created";
     if (wsLogs.exists(log.id)) {
       if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
-        throw new PixirError("already_exists", "session log already exists", {
-          session_id: log.id,
-          log_path: logPath(ws, log.id).rel,
-          reason: "log_differs",
-          file: src.file,
-          next_actions: LOG_DIFFERS_ACTIONS,
-        });
+        throw refusal(ws, src, log.id, "log_differs");
       }
       status = "unchanged";
     } else writes.push({ id: log.id, existed: false, lines: text, count: log.batch.length });

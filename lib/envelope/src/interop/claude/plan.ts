@@ -4,11 +4,9 @@
 // and an incremental one (the family's Logs, read from disk, hold the earlier lines).
 import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { SHARE_LIMITATIONS } from "../../fork/fork.js";
-import { OpenCalls } from "../../fork/fork-plan.js";
-import { IdSet } from "../../event/id-set.js";
+import { shareHeaderData } from "../../fork/share-header.js";
 import { derivedUlid } from "../../event/ids.js";
-import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
+import { inheritedItem, isInherited } from "../../store/loader.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { logPath } from "../../store/paths.js";
 import { childLogId, sha256Hex, subagentIdOf, type SourceFile } from "./discover.js";
@@ -218,14 +216,7 @@ export function planBatch(input: BatchInput): BatchPlan {
         // A held line past the checkpoint (an interrupted run) must still be the file's line.
         if (rec === undefined || (line > input.verifiedLines && !sameLine(e, rec))) throw changed(input.ws, src, log.id, line);
         if (owner.has(rec)) {
-          throw new PixirError("already_exists", "a Claude record is held by two logs", {
-            session_id: log.id,
-            log_path: logPath(input.ws, log.id).rel,
-            reason: "record_in_two_logs",
-            file: src.file,
-            line,
-            next_actions: ["remove the file's Logs with pixir-log rm and import again"],
-          });
+          throw refusal(input.ws, src, log.id, "record_in_two_logs", { line });
         }
         owner.set(rec, log);
         const isPath = isJsonObject(c) && c.path === true;
@@ -477,6 +468,11 @@ export function planBatch(input: BatchInput): BatchPlan {
     if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
   }
   const root = rootOf[0]!;
+  /** §3.5, §3.6: an Event that stands for no record, at the end of the root Log, with the ts of the Event before it. */
+  const appendTail = (key: string, type: PixirEvent["type"], data: JsonObject) => {
+    const ts = root.events.at(-1)?.ts ?? carrierTs;
+    push(root, { id: derivedUlid(`claude:${src0}:${key}`, ts), session_id: root.id, seq: root.events.length, ts, type, data });
+  };
   // §3.6 detected subagents, at the end of a session file's batch.
   if (src.kind !== "subagent") {
     const named = new Set(input.linkedChildren);
@@ -485,15 +481,7 @@ export function planBatch(input: BatchInput): BatchPlan {
     groupStarts.forEach((g, i) => candidates.set(`sidechain-${g.uuid}`, inlineIds[i]!));
     const detected = [...candidates].filter(([, id]) => !named.has(id)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const [subagentId, childId] of detected) {
-      const ts = root.events.at(-1)?.ts ?? carrierTs;
-      push(root, {
-        id: derivedUlid(`claude:${src0}:detected:${subagentId}`, ts),
-        session_id: root.id,
-        seq: root.events.length,
-        ts,
-        type: "subagent_event",
-        data: { subagent_id: subagentId, child_session_id: childId, event: "detected", status: "unknown", agent: null, task: null, depth: 1, workspace, claude: { source: src0 } },
-      });
+      appendTail(`detected:${subagentId}`, "subagent_event", { subagent_id: subagentId, child_session_id: childId, event: "detected", status: "unknown", agent: null, task: null, depth: 1, workspace, claude: { source: src0 } });
       changedAny = true;
     }
   }
@@ -502,24 +490,16 @@ export function planBatch(input: BatchInput): BatchPlan {
   const newRecords = records.length - heldRecords;
   if (newRecords > 0 || changedAny || !root.existed) {
     const n = 1 + root.events.filter((e) => e.type === "workflow_event" && e.data.event === "claude_import").length;
-    const ts = root.events.at(-1)?.ts ?? carrierTs;
-    push(root, {
-      id: derivedUlid(`claude:${src0}:import:${n}`, ts),
-      session_id: root.id,
-      seq: root.events.length,
-      ts,
-      type: "workflow_event",
-      data: {
-        event: "claude_import",
-        claude: {
-          source: src0,
-          bytes: read.completeBytes,
-          lines: read.lines,
-          records: records.length,
-          sha256: input.sha256,
-          leaf_uuid: leaf?.uuid ?? null,
-          leaf_session_id: leafLog?.id ?? null,
-        },
+    appendTail(`import:${n}`, "workflow_event", {
+      event: "claude_import",
+      claude: {
+        source: src0,
+        bytes: read.completeBytes,
+        lines: read.lines,
+        records: records.length,
+        sha256: input.sha256,
+        leaf_uuid: leaf?.uuid ?? null,
+        leaf_session_id: leafLog?.id ?? null,
       },
     });
   }
@@ -527,13 +507,7 @@ export function planBatch(input: BatchInput): BatchPlan {
   for (const log of logs) {
     const last = log.existed && log.batch.length > 0 ? log.events[log.diskEvents - 1] : undefined;
     if (last !== undefined && !isJsonObject(last.data.claude)) {
-      throw new PixirError("already_exists", "the log has Events written by something else", {
-        session_id: log.id,
-        log_path: logPath(input.ws, log.id).rel,
-        reason: "log_diverged",
-        file: src.file,
-        next_actions: ["an import never appends Claude records after Events written by something else", "remove the file's Logs with pixir-log rm and import again"],
-      });
+      throw refusal(input.ws, src, log.id, "log_diverged");
     }
   }
   return {
@@ -563,21 +537,30 @@ function push(log: LogPlan, e: PixirEvent): void {
   log.batch.push(e);
 }
 
-function changed(ws: string, src: SourceFile, id: string, line: number): PixirError {
-  return new PixirError("already_exists", "the Claude transcript changed after it was imported", {
-    session_id: id,
-    log_path: logPath(ws, id).rel,
-    reason: "transcript_changed",
-    file: src.file,
-    line,
-    next_actions: TRANSCRIPT_CHANGED_ACTIONS,
-  });
-}
+const changed = (ws: string, src: SourceFile, id: string, line: number): PixirError => refusal(ws, src, id, "transcript_changed", { line });
 
-export const TRANSCRIPT_CHANGED_ACTIONS = [
-  "the Logs keep every record imported so far; nothing was written",
-  "to import the changed file from scratch, remove the file's Logs with pixir-log rm, its branch Logs before the root (use --materialize-children only for fork children of other sessions), and import again",
-];
+export type RefusalReason = "log_differs" | "not_a_claude_import" | "transcript_changed" | "record_in_two_logs" | "log_diverged";
+
+const REMOVE_AND_IMPORT = "remove the file's Logs with pixir-log rm and import again";
+const REFUSALS: Record<RefusalReason, { message: string; next_actions: string[] }> = {
+  log_differs: { message: "session log already exists", next_actions: ["remove the existing logs with pixir-log rm, then import again"] },
+  not_a_claude_import: { message: "the log was not made by pixir import claude", next_actions: ["remove the existing logs with pixir-log rm, then import again"] },
+  transcript_changed: {
+    message: "the Claude transcript changed after it was imported",
+    next_actions: [
+      "the Logs keep every record imported so far; nothing was written",
+      "to import the changed file from scratch, remove the file's Logs with pixir-log rm, its branch Logs before the root (use --materialize-children only for fork children of other sessions), and import again",
+    ],
+  },
+  record_in_two_logs: { message: "a Claude record is held by two logs", next_actions: [REMOVE_AND_IMPORT] },
+  log_diverged: { message: "the log has Events written by something else", next_actions: ["an import never appends Claude records after Events written by something else", REMOVE_AND_IMPORT] },
+};
+
+/** §4.3: `already_exists` of the import, details `{session_id, log_path, reason, file, line?, next_actions}` plus `extra`. */
+export function refusal(ws: string, src: SourceFile, id: string, reason: RefusalReason, extra: JsonObject = {}): PixirError {
+  const { message, next_actions } = REFUSALS[reason];
+  return new PixirError("already_exists", message, { session_id: id, log_path: logPath(ws, id).rel, reason, file: src.file, ...extra, next_actions });
+}
 
 /** §3.8: the range of a compact summary at `seq`. */
 function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: Map<string, ClaudeRecord>): JsonObject {
@@ -654,32 +637,13 @@ function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: Cl
 /** fork.md §4.3: a share_v1 header of `log` at `toSeq` of `parent`, and the prefix it stands for; returns that prefix. */
 function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject): PixirEvent[] {
   const inherited = parent.events.filter((e) => isInherited(e, toSeq));
-  const digest = new PrefixDigest();
-  const open = new OpenCalls(new IdSet());
-  for (const e of inherited) {
-    digest.add(e);
-    open.add(e);
-  }
   const header: PixirEvent = {
     id: derivedUlid(key, ts),
     session_id: log.id,
     seq: 0,
     ts,
     type: "session_fork",
-    data: {
-      parent_session_id: parent.id,
-      fork_root_session_id: parent.forkRoot,
-      forked_to_seq: toSeq,
-      parent_workspace: ws,
-      child_workspace: ws,
-      replay_event_count: inherited.length,
-      from_seq: inherited[0]?.seq ?? null,
-      strategy: "share_v1",
-      limitations: SHARE_LIMITATIONS,
-      prefix_digest: digest.digest(),
-      open_tool_calls: open.list(),
-      claude,
-    },
+    data: { ...shareHeaderData(ws, parent, toSeq, inherited), claude },
   };
   push(log, header);
   inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));

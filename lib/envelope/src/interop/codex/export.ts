@@ -7,6 +7,7 @@ import { PixirError } from "../../event/errors.js";
 import { osWriteFault } from "../../event/os-fault.js";
 import { randomHex } from "../../event/ids.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
+import { outDirectory } from "../../store/export-file.js";
 import { logPath, writeWhole } from "../../store/paths.js";
 import { codexBaseId, EPOCH, restAfterTimestamp, sha256Hex, shownThreadId, withTimestamp } from "./format.js";
 import { rolloutLines } from "./family.js";
@@ -281,14 +282,7 @@ export function finishCodexExport(plan: CodexExportPlan, options: { out?: string
   let target: string | null = null;
   let status: CodexExportReport["status"] = "would_create";
   if (options.out !== undefined) {
-    const dir = path.resolve(options.cwd, options.out);
-    let st;
-    try {
-      st = statSync(dir);
-    } catch {
-      throw new PixirError("invalid_args", "--out must be an existing directory", { field: "out", reason: "missing" });
-    }
-    if (!st.isDirectory()) throw new PixirError("invalid_args", "--out must be an existing directory", { field: "out", reason: "not_a_directory" });
+    const dir = outDirectory(options.cwd, options.out);
     target = path.join(dir, plan.name);
     let existing: Buffer | null = null;
     try {
