@@ -231,3 +231,50 @@ describe("the run as a whole", () => {
     ]);
   });
 });
+
+describe("subagent links (§3.6)", () => {
+  // A Task call and its result, as 2.1.x writes them, in a session or a subagent transcript.
+  const task = (prefix: string, agentId: string, parent: string, extra: Record<string, unknown> = {}, isError = false) => [
+    rec(`${prefix}-call`, parent, "assistant", "", { message: { id: `msg_${prefix}`, type: "message", role: "assistant", model: "m", content: [{ type: "tool_use", id: `toolu_${prefix}`, name: "Task", input: { description: `task ${prefix}`, prompt: "go", subagent_type: "Explore" } }] }, ...extra }),
+    rec(`${prefix}-result`, `${prefix}-call`, "user", "", {
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${prefix}`, content: "done", ...(isError ? { is_error: true } : {}) }] },
+      toolUseResult: { agentId, status: isError ? undefined : "completed", totalDurationMs: 1234 },
+      ...extra,
+    }),
+  ];
+
+  it("a link from a subagent transcript names its child (depth 2); no child is also detected, in this run or a later one", () => {
+    const side = { isSidechain: true };
+    const session = [good[0], ...task("s", "aaa1111", "u1")];
+    const a = [rec("a1", null, "user", "go", { ...side, agentId: "aaa1111" }), ...task("a", "bbb2222", "a1", { ...side, agentId: "aaa1111" }, true)];
+    const b = [rec("b1", null, "user", "go", { ...side, agentId: "bbb2222" }), rec("b2", "b1", "assistant", "found", { ...side, agentId: "bbb2222" })];
+    const root = project({
+      [`${SID}.jsonl`]: `${session.join("\n")}\n`,
+      [`${SID}/subagents/agent-aaa1111.jsonl`]: `${a.join("\n")}\n`,
+      [`${SID}/subagents/agent-bbb2222.jsonl`]: `${b.join("\n")}\n`,
+    });
+    const ws = tempDir();
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const links = (id: string) => storedLinks(ws, id);
+    expect(links(SID)).toEqual([{ subagent_id: "aaa1111", child_session_id: `${SID}.agent-aaa1111`, event: "returned", status: "completed", agent: "Explore", task: "task s", depth: 1, workspace: ws, elapsed_ms: 1234 }]);
+    expect(links(`${SID}.agent-aaa1111`)).toEqual([{ subagent_id: "bbb2222", child_session_id: `${SID}.agent-bbb2222`, event: "returned", status: "failed", agent: "Explore", task: "task a", depth: 2, workspace: ws, elapsed_ms: 1234 }]);
+    const tree = run("pixir", ["tree", SID, "--format", "json"], { cwd: ws });
+    expect(JSON.stringify(tree.json)).toContain(`${SID}.agent-bbb2222`);
+    // The session grows; its subagents are unchanged: still no detected link.
+    writeFileSync(path.join(root, "-home-u-p", `${SID}.jsonl`), `${[...session, rec("s9", "s-result", "assistant", "thanks")].join("\n")}\n`);
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    expect(links(SID).map((l: any) => l.event)).toEqual(["returned"]);
+  });
+});
+
+function storedLinks(ws: string, id: string): any[] {
+  return readFileSync(path.join(ws, ".pixir", "sessions", `${id}.ndjson`), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === "subagent_event")
+    .map((e) => {
+      const { claude: _claude, ...data } = e.data;
+      return data;
+    });
+}

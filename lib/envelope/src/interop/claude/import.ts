@@ -204,7 +204,33 @@ interface UnitState {
   subagents: Map<string, SubagentTarget>;
   /** A subagent Log of the unit is created by this run. */
   createdSubagent: boolean;
+  /** §3.6: the child Logs that subagent_events of the unit's subagent files name (read when a session file is planned). */
+  linkedBySubagents: Array<() => Iterable<string>>;
 }
+
+/** The child_session_ids that subagent_events of these Logs name (a subagent's Logs, read from disk). */
+function* childrenNamedIn(ws: string, ids: string[]): Iterable<string> {
+  for (const id of ids) {
+    let text: string;
+    try {
+      text = readFileSync(logPath(ws, id).abs, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n")) {
+      if (!line.includes('"type":"subagent_event"')) continue;
+      try {
+        const e = JSON.parse(line) as PixirEvent;
+        if (typeof e.data?.child_session_id === "string") yield e.data.child_session_id;
+      } catch {
+        /* the loader names bad lines; a link is only looked for here */
+      }
+    }
+  }
+}
+
+const childrenNamedInPlan = (plan: BatchPlan): string[] =>
+  plan.logs.flatMap((l) => l.events.filter((e) => e.type === "subagent_event" && typeof e.data.child_session_id === "string").map((e) => e.data.child_session_id as string));
 
 /**
  * The Log lines of `events`. An Event whose record is a canonical line takes that line as the text of
@@ -345,8 +371,10 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   }
   const sha256 = createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex");
   const existing = rootExists ? await loadExisting(ws, await wsLogs.family(src.rootId, src.sourceKey)) : [];
+  // §3.6: children already named by a subagent_event of the unit's Logs (this file's, its subagents').
   const linked = new Set<string>();
   for (const l of existing) for (const e of l.events) if (e.type === "subagent_event" && typeof e.data.child_session_id === "string") linked.add(e.data.child_session_id);
+  if (src.kind !== "subagent") for (const named of unit.linkedBySubagents) for (const id of named()) linked.add(id);
   const unitChildren = new Map<string, string>();
   if (src.kind !== "subagent") for (const [agentId, t] of unit.subagents) if (t.rootId !== null) unitChildren.set(subagentIdOf(agentId), t.rootId);
   const plan = planBatch({
@@ -355,7 +383,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     read,
     sha256,
     existing,
-    subagents: src.kind === "subagent" ? new Map() : unit.subagents,
+    subagents: unit.subagents,
     agentLogExists: (agentId) => wsLogs.exists(childLogId(src.base, `agent-${agentId}`)),
     linkedChildren: linked,
     unitChildren,
@@ -537,11 +565,16 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   };
   type Say = (percent: number | null) => void;
   const planUnit = async (unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> => {
-    const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource };
+    const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource, linkedBySubagents: [] };
+    // Every subagent file of the unit is a link target, for the session and for each other (nested, §3.6).
+    for (const sub of unit.subagents) state.subagents.set(sub.agentId!, { rootId: sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
     const plans: FilePlan[] = [];
     for (const sub of unit.subagents) {
       const p = await planFile(ws, sub, state, wsLogs, options, says?.get(sub));
-      state.subagents.set(sub.agentId!, { rootId: p.report.status === "empty" ? null : sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
+      if (p.report.status === "empty") state.subagents.get(sub.agentId!)!.rootId = null;
+      const batch = p.batch;
+      const familyIds = p.report.logs.map((l) => l.session_id);
+      state.linkedBySubagents.push(batch !== undefined ? () => childrenNamedInPlan(batch) : () => childrenNamedIn(ws, familyIds));
       if (p.writes.some((w) => w.id === sub.rootId && !w.existed)) state.createdSubagent = true;
       plans.push({ report: p.report, writes: p.writes, known: p.known });
     }
