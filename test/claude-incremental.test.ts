@@ -1,7 +1,7 @@
 // The incremental archive of claude-interop.md §4.3 and §6 steps 6–7: a transcript that grew is appended
 // to (never rewritten) and still gives the oracle's context and a byte-exact export; a changed earlier
 // line is refused with nothing written. Runs the library in-process (the CLI is covered elsewhere).
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -184,5 +184,27 @@ describe("Logs that are not this import's (§4.3, §4.4, §5.2)", () => {
     expect(res.json.error).toMatchObject({ kind: "claude_export_incomplete", message: "imported Claude session is incomplete", details: { session_id: id, expected_records: 15, found_records: 3 } });
     expect(res.json.error.details.next_actions).toEqual(["import the session again with pixir import claude", "restore the missing logs"]);
     expect(readdirSync(out)).toEqual([]);
+  });
+});
+
+describe("a run interrupted after the root Log's append (§4.3 step 5, §4.4)", () => {
+  it("the next run finds the records no Log holds and places them; the export is whole again", () => {
+    const rel = "claude-code-log/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl";
+    const id = "71c9afe9-d9cc-4583-86b3-e62ba682b83a";
+    const branch = `${id}.e042a3e0-d31a-49e0-b181-3e34674017b2`;
+    const root = tempDir("pixir-claude-int-");
+    cpSync(path.join(CLAUDE_FIXTURES, rel), path.join(root, rel));
+    const ws = tempDir();
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const branchBytes = readFileSync(path.join(logsDir(ws), `${branch}.ndjson`));
+    // What an interruption leaves: the root Log with its checkpoint, no branch Log, no import index entry.
+    rmSync(path.join(logsDir(ws), `${branch}.ndjson`));
+    rmSync(path.join(ws, ".pixir", "claude-imports"), { recursive: true });
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(0);
+    expect(res.json.imports[0]).toMatchObject({ status: "appended", new_records: 12, records: 15 });
+    expect(readFileSync(path.join(logsDir(ws), `${branch}.ndjson`)).equals(branchBytes)).toBe(true);
+    const exp = run("pixir", ["export", "claude", id], { cwd: ws });
+    expect(exp.stdout).toBe(readFileSync(path.join(CLAUDE_FIXTURES, rel), "utf8"));
   });
 });

@@ -17,6 +17,7 @@ import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFro
 import type { ForkSource } from "./fork-file.js";
 import { planBatch, refusal, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
 import { knownEntry, readKnown, sameFile, statFile, stillKnown, writeKnown, type KnownFile } from "./known.js";
+import { heldLine } from "./map.js";
 import { readTranscriptBytes } from "./transcript.js";
 
 export type ClaudeFileStatus = "created" | "appended" | "unchanged" | "empty" | "skipped" | "would_create" | "would_append";
@@ -229,6 +230,31 @@ function* childrenNamedIn(ws: string, ids: string[]): Iterable<string> {
   }
 }
 
+/** The records the own Events of these Logs hold (§4.3 step 4), counted from their lines on disk. */
+function heldRecordCount(ws: string, ids: string[]): number {
+  let n = 0;
+  for (const id of ids) {
+    let text: string;
+    try {
+      text = readFileSync(logPath(ws, id).abs, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n")) {
+      if (!line.includes('"claude":')) continue;
+      try {
+        const e = JSON.parse(line) as PixirEvent;
+        const c = e.data?.claude;
+        if (heldLine(e) !== null) n++;
+        else if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) n += c.copied.length;
+      } catch {
+        /* the planning pass names bad lines */
+      }
+    }
+  }
+  return n;
+}
+
 const childrenNamedInPlan = (plan: BatchPlan): string[] =>
   plan.logs.flatMap((l) => l.events.filter((e) => e.type === "subagent_event" && typeof e.data.child_session_id === "string").map((e) => e.data.child_session_id as string));
 
@@ -345,9 +371,13 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     }
     const known = trusted || dry ? undefined : { rootId: src.rootId, entry: knownEntry(src.sourceKey, st, imported, String(checkpoint.sha256), src.forkedFrom) };
     const forceBatch = src.kind !== "subagent" && unit.createdSubagent;
-    if (!more && !forceBatch) {
+    const family = !more && !forceBatch ? await wsLogs.familyHeads(src.rootId, src.sourceKey) : [];
+    // §4.3 step 5 and §4.4: an interrupted run may have appended the root Log's checkpoint and not yet
+    // created a branch Log. The import index vouches for a run that finished; without it, the family must
+    // hold every record the checkpoint counts, else the file is planned again (its unheld lines are new).
+    const complete = trusted || heldRecordCount(ws, family.map((h) => h.id)) >= Number(checkpoint.records);
+    if (!more && !forceBatch && complete) {
       // §4.3 step 5: nothing new; every Log of the file is unchanged (one read, one hash).
-      const family = await wsLogs.familyHeads(src.rootId, src.sourceKey);
       return {
         report: {
           ...base,
