@@ -143,6 +143,9 @@ try {
   rmSync(path.join(tmp, "copy"), { recursive: true, force: true });
   const fresh = timed(process.execPath, [BIN, "import", "claude", projects, "--workspace", ws]);
   const again = timed(process.execPath, [BIN, "import", "claude", projects, "--workspace", ws]);
+  // A run over an empty projects root: the start-up every run pays once, whatever the number of files.
+  mkdirSync(path.join(tmp, "empty-projects"));
+  const idle = timed(process.execPath, [BIN, "import", "claude", path.join(tmp, "empty-projects"), "--workspace", ws]);
   const logBytes = readdirSync(path.join(ws, ".pixir", "sessions")).reduce((s, n) => s + statSync(path.join(ws, ".pixir", "sessions", n)).size, 0);
   rmSync(ws, { recursive: true, force: true });
   rmSync(projects, { recursive: true, force: true });
@@ -166,7 +169,7 @@ try {
     `${label.padEnd(34)} ${t.ms.toFixed(0).padStart(7)} ms wall ${t.cpuMs.toFixed(0).padStart(7)} ms CPU  ${(written / 1024 / 1024 / (t.ms / 1000)).toFixed(1).padStart(7)} MiB/s  max RSS ${(t.rssKib / 1024).toFixed(0).padStart(4)} MiB`;
   const jqRatio = jq.ms / fresh.ms;
   const files = new Set(paths).size;
-  const perThousand = (again.ms * 1000) / files;
+  const perThousand = idle.ms + ((again.ms - idle.ms) * 1000) / files;
   process.stdout.write(
     [
       `claude import benchmark: ${sizeLabel(size)} asked, ${mib(written)} MiB written (${units} units, ${files} files), Logs ${mib(logBytes)} MiB; node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
@@ -179,7 +182,7 @@ try {
       `CPU time: ${(jq.cpuMs / fresh.cpuMs).toFixed(2)}× jq (the rest of the wall time is waiting: every Log, lease and directory is fsynced)`,
       `target ≥ ${JQ_RATIO_TARGET}× jq: ${jqRatio >= JQ_RATIO_TARGET ? "met" : "MISSED"}; target ≤ 256 MiB RSS: ${fresh.rssKib <= RSS_TARGET_KIB ? "met" : "MISSED"}`,
       `1,000 small unchanged transcripts imported again: ${unchanged.ms.toFixed(0)} ms (target ≤ ${UNCHANGED_TARGET_MS} ms: ${unchanged.ms <= UNCHANGED_TARGET_MS ? "met" : "MISSED"})`,
-      `the unchanged tree: ${files} files in ${again.ms.toFixed(0)} ms, ${perThousand.toFixed(0)} ms per 1,000 files (target ≤ ${UNCHANGED_TARGET_MS} ms: ${perThousand <= UNCHANGED_TARGET_MS ? "met" : "MISSED"})`,
+      `the unchanged tree: ${files} files in ${again.ms.toFixed(0)} ms (start-up ${idle.ms.toFixed(0)} ms), so 1,000 such files in ${perThousand.toFixed(0)} ms (target ≤ ${UNCHANGED_TARGET_MS} ms: ${perThousand <= UNCHANGED_TARGET_MS ? "met" : "MISSED"})`,
       "",
     ].join("\n"),
   );
