@@ -157,3 +157,79 @@ describe("pixir export claude to stdout (§5.4)", () => {
     expect(refused.json.error).toMatchObject({ kind: "already_exists", details: { path: `-src-experiments-claude-p/${ID}.jsonl` } });
   });
 });
+
+describe("the projects root is only read; dry runs of a grown file (§1.1, §4.4)", () => {
+  it("nothing under the projects root changes; a grown file's dry run says would_append and writes nothing", () => {
+    const root = tree([SESSION, SUBAGENT, OLD, ...OLD_AGENTS]);
+    const listing = () =>
+      [SESSION, SUBAGENT, OLD, ...OLD_AGENTS].map((f) => readFileSync(path.join(root, f)).toString("base64")).join(",") + readdirSync(path.join(root, "claude-code-log")).join(",");
+    const before = listing();
+    const ws = tempDir();
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    expect(run("pixir", ["export", "claude", ID, "--out", tempDir()], { cwd: ws }).code).toBe(0);
+    expect(listing()).toBe(before);
+    const line = readFileSync(path.join(root, SESSION), "utf8").split("\n")[1]!.replace(/"uuid":"[^"]+"/, '"uuid":"a0000000-0000-4000-8000-000000000008"');
+    writeFileSync(path.join(root, SESSION), `${readFileSync(path.join(root, SESSION), "utf8")}${line}\n`);
+    const logs = () => readdirSync(path.join(ws, ".pixir", "sessions")).map((n) => readFileSync(path.join(ws, ".pixir", "sessions", n)).toString("base64")).join(",");
+    const held = logs();
+    const dry = run("pixir", ["import", "claude", root, "--dry-run", "--json"], { cwd: ws });
+    expect(dry.json.imports.find((i: any) => i.file === SESSION)).toMatchObject({ status: "would_append", new_records: 1, logs: [{ session_id: ID, status: "would_append", appended_events: expect.any(Number) }] });
+    expect(dry.json.recorded).toBe(false);
+    expect(logs()).toBe(held);
+  });
+});
+
+describe("record_in_two_logs (§4.3 step 4)", () => {
+  it("a record held by two Logs of the family refuses the file", () => {
+    const rel = "claude-code-log/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl";
+    const id = "71c9afe9-d9cc-4583-86b3-e62ba682b83a";
+    const branch = `${id}.e042a3e0-d31a-49e0-b181-3e34674017b2`;
+    const root = tree([rel]);
+    const ws = tempDir();
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    // The branch Log gains a copy of the root's Event for line 1 (as a bad merge of two Workspaces might).
+    const rootEvents = readFileSync(path.join(ws, ".pixir", "sessions", `${id}.ndjson`), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const branchFile = path.join(ws, ".pixir", "sessions", `${branch}.ndjson`);
+    const last = JSON.parse(readFileSync(branchFile, "utf8").trim().split("\n").at(-1)!);
+    const copy = { ...rootEvents.find((e) => e.data.claude?.line === 1), id: "01KZZZZZZZZZZZZZZZZZZZZZZZ", session_id: branch, seq: last.seq + 1 };
+    writeFileSync(branchFile, `${readFileSync(branchFile, "utf8")}${JSON.stringify(copy)}\n`);
+    // The transcript grows, so the family is read (an unchanged one is not).
+    const more = readFileSync(path.join(root, rel), "utf8").split("\n")[0]!.replace(/"uuid":"[^"]+"/, '"uuid":"a0000000-0000-4000-8000-000000000007"');
+    writeFileSync(path.join(root, rel), `${readFileSync(path.join(root, rel), "utf8")}${more}\n`);
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(1);
+    expect(res.json.error).toMatchObject({ kind: "already_exists", details: { reason: "record_in_two_logs", line: 1, file: rel } });
+  });
+});
+
+describe("pixir export claude of Logs the import did not make (§5.1, §5.3)", () => {
+  it("a Log never imported becomes a session of its converted Events, with no copied records", () => {
+    const ws = tempDir();
+    const input = ['{"type":"user_message","data":{"text":"hello"}}', '{"type":"assistant_message","data":{"text":"hi"}}'].join("\n");
+    expect(run("pixir", ["append", "plain"], { cwd: ws, input: `${input}\n` }).code).toBe(0);
+    const res = run("pixir", ["export", "claude", "plain", "--dry-run", "--json"], { cwd: ws });
+    expect(res.json).toMatchObject({ mode: "fork", forked_from: null, copied_records: 0, converted_events: 2 });
+    const out = run("pixir", ["export", "claude", "plain"], { cwd: ws }).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(out.map((r) => [r.type, r.parentUuid === null])).toEqual([
+      ["user", true],
+      ["assistant", false],
+    ]);
+  });
+
+  it("a replay fork whose source Logs are gone copies its own Claude prefix and warns claude_source_unavailable", () => {
+    const root = tree([SESSION]);
+    const ws = tempDir();
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    expect(run("pixir", ["fork", ID, "--child-id", "alone"], { cwd: ws }).code).toBe(0);
+    expect(run("pixir", ["append", "alone"], { cwd: ws, input: '{"type":"user_message","data":{"text":"more"}}\n' }).code).toBe(0);
+    expect(run("pixir-log", ["rm", ID], { cwd: ws }).code).toBe(0);
+    const res = run("pixir", ["export", "claude", "alone", "--dry-run", "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(0);
+    expect(res.json).toMatchObject({ mode: "fork", warnings: ["claude_source_unavailable"], forked_from: { session_id: ID }, converted_events: 1 });
+    const text = run("pixir", ["export", "claude", "alone"], { cwd: ws });
+    expect(text.stderr).toContain("warning: claude_source_unavailable");
+    const records = text.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(records.slice(0, -1).every((r) => r.forkedFrom?.sessionId === ID)).toBe(true);
+    expect(records.at(-1)).toMatchObject({ type: "user", message: { content: "more" } });
+  });
+});
