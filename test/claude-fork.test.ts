@@ -301,3 +301,34 @@ describe("a fork file whose source was imported by an earlier run (§3.7 'its Lo
     expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(text);
   });
 });
+
+describe("a fork file with new uuids (the Agent SDK's forkSession, §1.9)", () => {
+  it("is shared with its source all the same: forkedFrom.messageUuid names the source record", () => {
+    const text = forkFile();
+    const fresh = new Map<string, string>();
+    const renamed = text
+      .trim()
+      .split("\n")
+      .map((l, i) => {
+        const r = JSON.parse(l);
+        if (r.forkedFrom === undefined) return r;
+        fresh.set(r.uuid, `f1000000-0000-4000-8000-${String(i).padStart(12, "0")}`);
+        return r;
+      })
+      .map((r) => ({ ...r, uuid: fresh.get(r.uuid) ?? r.uuid, parentUuid: r.parentUuid === null ? null : (fresh.get(r.parentUuid) ?? r.parentUuid) }))
+      .map((r) => JSON.stringify(r))
+      .join("\n");
+    const file = `${renamed}\n`;
+    const ws = tempDir();
+    const res = run("pixir", ["import", "claude", projectWith({ [`${FORK}.jsonl`]: file, [`${SOURCE}.jsonl`]: sourceBytes }), "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(0);
+    const fork = res.json.imports.find((i: any) => i.session_id === FORK);
+    expect(fork).toMatchObject({ kind: "fork_session", forked_from: { session_id: SOURCE, shared: true }, logs: [{ role: "fork_session", parent_session_id: SOURCE }] });
+    // The context shows the source's records for the copies (by their source uuids), then the fork's own.
+    const texts = contextView(ws, FORK).map((i) => i.fields.text ?? i.fields.output ?? i.fields.call_id);
+    expect(texts).toEqual(oracleItems(Buffer.from(file)).map((i) => i.fields.text ?? i.fields.output ?? i.fields.call_id));
+    const out = tempDir();
+    const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });
+    expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(file);
+  });
+});
