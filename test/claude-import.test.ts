@@ -191,6 +191,15 @@ describe("the Logs of the fixtures (claude-interop.md §6 table)", () => {
     expect(ownEvents(ws, b).filter((e) => e.type === "subagent_event" && e.data.event === "returned").map((e) => e.data.claude.line)).toEqual([37, 124, 223, 294, 430]);
   });
 
+  it("258c7280 (2.1.39): the auto-compaction is a checkpoint, and pixir context starts with it", () => {
+    const id = "258c7280-ae70-4798-800f-63464d01a85d";
+    const checkpoint = ownEvents(ws, id).find((e) => e.type === "history_compaction")!;
+    expect(checkpoint.data).toMatchObject({ strategy: "claude_compaction", range: { from_seq: 0, to_seq: checkpoint.seq - 1 }, source_event_count: checkpoint.seq, trigger: "auto", pre_tokens: 167094, claude: { line: 1257 } });
+    const ctx = run("pixir", ["context", id], { cwd: ws });
+    expect(ctx.lines[0]).toMatchObject({ type: "history_compaction", id: checkpoint.id });
+    expect(entryOf(`spotter/${id}.jsonl`).logs.map((l: any) => l.role)).toEqual(["primary"]);
+  });
+
   it("624a4a58 (2.0.76): the compact summary is a checkpoint, and pixir context starts with it", () => {
     const id = "624a4a58-b34c-462d-a70d-13421c8125a8";
     expect(entryOf("codemie-code/session-624a4a58.jsonl").session_id).toBe(id);
@@ -211,6 +220,26 @@ describe("the Logs of the fixtures (claude-interop.md §6 table)", () => {
 
   it("a renamed file takes its session id from its records", () => {
     expect(entryOf("agent-history/session-01.jsonl")).toMatchObject({ session_id: "06090cb1-3e64-433a-bc7e-a621c0f596d2", status: "created" });
+  });
+
+  it.each(SESSIONS)("%s: pixir tree shows every subagent Log of the unit as a child, returned or detected (§6 step 8)", (rel) => {
+    const entry = entryOf(rel);
+    const primary = entry.logs[0].session_id;
+    const tree = run("pixir", ["tree", primary, "--format", "json"], { cwd: ws });
+    expect(tree.code, tree.stderr).toBe(0);
+    const children = tree.json.tree.subagents.filter((s: any) => typeof s.child_session_id === "string");
+    // The unit's subagent and inline Logs: the other roots of its files (no branch).
+    const unitRoots = report.imports
+      .filter((i: any) => i.session_id === entry.session_id)
+      .flatMap((i: any) => i.logs)
+      .filter((l: any) => l.role === "subagent" || l.role === "inline_subagent")
+      .map((l: any) => l.session_id)
+      .sort();
+    expect(children.map((c: any) => c.child_session_id).sort()).toEqual(unitRoots);
+    for (const c of children) {
+      expect(["returned", "detected"]).toContain(c.event);
+      expect(c.session?.log_exists).toBe(true);
+    }
   });
 
   it("pixir tree shows the subagent children with returned and detected events (§6 step 8)", () => {
