@@ -329,6 +329,22 @@ describe("acceptance 65: what the fixtures import as", () => {
     }
   });
 
+  it("a fork summary of a real session skips its tool-use-only turns (summarize.md §3.2: no bare `- assistant: `)", () => {
+    const { ws, report } = imported(LARGE_SESSION);
+    const id = report.sessions[0].session_id;
+    // The premise: the session has assistant messages whose text is empty, and some among the last ones.
+    const texts = rawEvents(ws, id).filter((e) => e.type === "assistant_message").map((e) => e.data.text);
+    expect(texts.filter((t) => t === "").length).toBeGreaterThan(100);
+    expect(texts.slice(-12)).toContain("");
+    const fork = run("pixir", ["fork", id, "--summarize", "--child-id", "c", "--json"], { cwd: ws });
+    expect(fork.code, fork.stderr).toBe(0);
+    const summary = rawEvents(ws, "c").at(-1)!;
+    expect(summary.type).toBe("branch_summary");
+    const bullets = (summary.data.summary as string).split("\n").filter((l) => l.startsWith("- "));
+    expect(bullets).toHaveLength(6);
+    for (const b of [...bullets, ...summary.data.open_tasks.map((t: string) => `- ${t}`)]) expect(b).not.toMatch(/^- (assistant|user|subagent \S+): ?$/);
+  });
+
   it("the cross-project copy imports as the same shape under its own header id", () => {
     const { report } = imported(CROSS_PROJECT);
     expect(report.sessions.map((s: any) => s.session_id)).toEqual(["a2483bba-9547-43b6-ad99-00185fab826f", "a2483bba-9547-43b6-ad99-00185fab826f.a9bcedc7"]);

@@ -151,19 +151,34 @@ export function isSummaryCandidate(e: Pick<PixirEvent, "type" | "data">): boolea
   return e.type === "subagent_event" && e.data.event !== "permission_posture";
 }
 
-/** summarize.md §3.1 `excerpt(e)`; "" when the Event has nothing to say. */
-export function eventExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
+/** summarize.md §3.1 `excerpt(e)` as its two parts, who and `x(…)`; null when the Event has nothing to say. */
+function excerptParts(e: Pick<PixirEvent, "type" | "data">): [who: string, said: string] | null {
   const d = e.data;
   switch (e.type) {
     case "user_message":
-      return Object.hasOwn(d, "text") ? `user: ${excerptValue(d.text)}` : "";
+      return Object.hasOwn(d, "text") ? ["user", excerptValue(d.text)] : null;
     case "assistant_message":
-      return Object.hasOwn(d, "text") ? `assistant: ${excerptValue(d.text)}` : "";
+      return Object.hasOwn(d, "text") ? ["assistant", excerptValue(d.text)] : null;
     case "subagent_event":
-      return `subagent ${asText(firstPresent(d.subagent_id, "unknown"))}: ${excerptValue(firstPresent(d.summary, d.status, d.event, ""))}`;
+      return [`subagent ${asText(firstPresent(d.subagent_id, "unknown"))}`, excerptValue(firstPresent(d.summary, d.status, d.event, ""))];
     default:
-      return "";
+      return null;
   }
+}
+
+/** summarize.md §3.1 `excerpt(e)`; "" when the Event has nothing to say. Compaction keeps `assistant: ` as Pixir does. */
+export function eventExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
+  const parts = excerptParts(e);
+  return parts === null ? "" : `${parts[0]}: ${parts[1]}`;
+}
+
+/**
+ * summarize.md §3.2: a branch summary's excerpt of a candidate, "" when it is empty: no excerpt, or one
+ * whose `x(…)` part is "" (`assistant: ` of a tool-use-only turn), which tells a reader nothing.
+ */
+export function summaryExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
+  const parts = isSummaryCandidate(e) ? excerptParts(e) : null;
+  return parts === null || parts[1] === "" ? "" : `${parts[0]}: ${parts[1]}`;
 }
 
 /** summarize.md §2 files_touched: the top-level string values (and string array elements) that look like paths. */
@@ -294,9 +309,8 @@ export class BranchSummaryBuilder {
     this.sourceCount++;
     this.counts.set(e.type, (this.counts.get(e.type) ?? 0) + 1);
     if (e.type === "tool_call") this.addToolCall(seq, e);
-    if (!isSummaryCandidate(e)) return;
     // §3.2: empty excerpts are dropped before the last K are taken.
-    const text = eventExcerpt(e);
+    const text = summaryExcerpt(e);
     if (text === "") return;
     this.recent.push(text);
     if (this.recent.length > this.window) this.recent.shift();
@@ -359,7 +373,7 @@ export class BranchSummaryBuilder {
     const found: string[] = [];
     for (let i = this.pending.length - 1; i >= 0 && found.length < this.window; i--) {
       const e = this.pending[i]!;
-      const text = isSummaryCandidate(e) ? eventExcerpt(e) : "";
+      const text = summaryExcerpt(e);
       if (text !== "") found.push(text);
     }
     found.reverse();
