@@ -382,8 +382,10 @@ import pty, signal, subprocess, sys, time
 master, slave = pty.openpty()
 p = subprocess.Popen(sys.argv[2:], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 sig = getattr(signal, sys.argv[1])
-# Signal once the tool catches it (SigCgt in /proc), not after a fixed sleep: a loaded machine can take
-# longer than any sleep to start Node, and the default action would end it before its handler exists.
+# Signal once the tool's handlers are in place, not after a fixed sleep: a loaded machine can take longer
+# than any sleep to start Node, and the default action would end it first. Node itself catches SIGINT
+# and SIGTERM from its start (to reset the terminal), so the sign is SIGHUP in SigCgt (/proc), which
+# runProcess catches together with the other two.
 deadline = time.time() + 20
 while time.time() < deadline:
     try:
@@ -391,7 +393,7 @@ while time.time() < deadline:
     except (OSError, IndexError):
         time.sleep(1.0)
         break
-    if caught & (1 << (sig - 1)):
+    if caught & (1 << (signal.SIGHUP - 1)):
         break
     time.sleep(0.05)
 time.sleep(0.3)

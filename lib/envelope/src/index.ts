@@ -61,3 +61,4 @@ export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/im
 // cli/
 export { boolFlag, type CommandContext, type CommandSpec, COMMON_OPTIONS_HELP, listFlag, type ParsedArgs, parseNonNegativeInt, runProcess, runTool, stringFlag, type ToolSpec } from "./cli/app.js";
 export { type CliIo, LineBuffer, processIo } from "./cli/io.js";
+export { unknownWord } from "./cli/usage.js";

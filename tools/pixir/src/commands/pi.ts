@@ -10,11 +10,16 @@ import {
   usageError,
   type CommandContext,
   type ParsedArgs,
+  unknownWord,
 } from "@pixir/envelope";
+
+/** The formats `pixir import` and `pixir export` dispatch on (main.ts): pi here, codex and claude in their files. */
+const FORMATS = ["pi", "codex", "claude"];
 
 export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
   const [format, ...files] = args.positionals;
-  if (format !== "pi" || files.length === 0) throw usageError(synopsis);
+  if (format !== "pi") throw unknownWord(synopsis, format ?? "", FORMATS, "import format");
+  if (files.length === 0) throw usageError(synopsis);
   const ws = ctx.workspace();
   const result = await importPiFiles(ws, {
     files: files.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f })),
@@ -41,7 +46,7 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis:
 
 export async function runExport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
   const [format, id] = args.positionals;
-  if (format !== "pi") throw usageError(synopsis);
+  if (format !== "pi") throw unknownWord(synopsis, format ?? "", FORMATS, "export format");
   assertSessionId(id);
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");
