@@ -670,7 +670,7 @@ export function headLine(raw: RawLine, scan: Pick<ScanResult, "path">): HeadLine
 }
 
 
-/** What lineBlocks reads from: a FileHandle, or a file descriptor such as a seekable stdin (fork-bytes.ts). */
+/** What lineBlocks reads from: a FileHandle, or a file descriptor such as a seekable stdin (fork/parent-stdin-file.ts). */
 export interface PositionalReader {
   read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
 }
