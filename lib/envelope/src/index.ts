@@ -15,7 +15,7 @@ export { abortable } from "./lines/abortable.js";
 export { splitLines } from "./lines/codec.js";
 
 // fast/
-export { decodeLogLine } from "./fast/decode-line.js";
+export { decodeLogLine, LineDecoder } from "./fast/decode-line.js";
 
 // store/
 export { appendEvents } from "./store/append.js";

@@ -4,6 +4,7 @@
 import { isReplayType, type PixirEvent } from "../event/envelope.js";
 import { type CheckedObserver, type InheritedObserver, parentChangedError, type ParentSource, PrefixScanner } from "./fork-plan.js";
 import { headLine, headLines, scannedBytes } from "../store/log-read.js";
+import { LineDecoder } from "../fast/decode-line.js";
 import { type History, type HistoryItem, openHistory } from "../store/loader.js";
 import { type RawLine, splitLines } from "../lines/codec.js";
 import { logPath } from "../store/paths.js";
@@ -69,7 +70,8 @@ export async function parentThroughLoader(ws: string, parentId: string, toSeq: n
       ? (forkEventId, childId) => {
           const scan = history.scan;
           const lines = splitLines(scannedBytes(scan), { path: scan.path.rel });
-          return copyInheritedBlocks(lines, source, forkEventId, childId, (raw) => headLine(raw, scan), true);
+          const decoder = new LineDecoder();
+          return copyInheritedBlocks(lines, source, forkEventId, childId, (raw) => headLine(raw, scan, decoder), true);
         }
       : undefined,
     dispose() {},

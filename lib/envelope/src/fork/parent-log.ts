@@ -11,6 +11,7 @@ import { type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { TS_KEY_LENGTH } from "../fast/line-head.js";
 import { committedLength, headLine, type LineBlock, lineBlocks, readLogRange } from "../store/log-read.js";
 import { isInherited, type PrefixDigest } from "../store/loader.js";
+import { LineDecoder } from "../fast/decode-line.js";
 import { splitLines } from "../lines/codec.js";
 import { inspectStatePath, logPath, type StatePath } from "../store/paths.js";
 import { type BytePlan, type ByteReadOptions, copyPlannedBytes, ParentLineCheck, planFromBytes } from "./parent-bytes.js";
@@ -49,8 +50,9 @@ export async function parentFromOurLog(ws: string, parentId: string, toSeq: numb
     parentId,
     facts,
     async *inherited() {
+      const decoder = new LineDecoder();
       for await (const raw of splitLines(readLogRange(p, 0, byteLength), { path: p.rel })) {
-        const line = headLine(raw, { path: p });
+        const line = headLine(raw, { path: p }, decoder);
         if (isInherited(line.event, facts.toSeq)) yield { event: line.event, dataText: line.dataText, lineBytes: line.bytes };
       }
     },

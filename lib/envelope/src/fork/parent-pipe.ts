@@ -16,7 +16,7 @@ import { splitLines } from "../lines/codec.js";
 import os from "node:os";
 import path from "node:path";
 import { lineBlocksOf } from "../lines/pipe-read.js";
-import { decodeLogLine } from "../fast/decode-line.js";
+import { decodeLogLine, LineDecoder } from "../fast/decode-line.js";
 import { scanThreadCount } from "../store/threads.js";
 import { PixirError } from "../event/errors.js";
 import { osWriteFault } from "../event/os-fault.js";
@@ -90,14 +90,15 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
     else if (prevSeq !== null && seq < prevSeq) throw integrityError("seq_out_of_order", `seq >= ${prevSeq}`, seq, lineNo);
     else prevSeq = seq;
   };
-  /** What checkLine found in the line at hand; decodeLine's own readHead of a line it decoded. */
+  /** What checkLine found in the line at hand; decodeLine's own readHead of a line it decoded, and its decoder. */
   const lineFacts = new LineFacts();
+  const decoder = new LineDecoder();
   const ownHead = new LineHead();
   /** A line the byte check refused (or of another session): the full decode, as splitLines' readers do. */
   const decodeLine = (bytes: Buffer, terminated: boolean) => {
     // The input is a History as `pixir-log cat` prints it, so the reading rules apply
     // (envelope-and-log.md §7): a missing or null id or ts is tolerated, as through --parent.
-    const decoded = decodeLogLine(bytes, !terminated);
+    const decoded = decodeLogLine(bytes, !terminated, decoder);
     if (isLineProblem(decoded)) throw corruptLineError(decoded, lineNo, STDIN_PATH);
     const sessionId = decoded.event.session_id;
     const parentId = first.parentId;
@@ -187,7 +188,7 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
     const text = bytes.toString("utf8");
     const own = decodeOwnHead(text);
     if (own !== null) return { event: own.event, dataText: own.dataText };
-    const decoded = decodeLogLine(bytes, false) as DecodedLine;
+    const decoded = decodeLogLine(bytes, false, decoder) as DecodedLine;
     return { event: decoded.event, dataText: dataTextOf(text, decoded.event) };
   };
   const source: ParentSource = {
