@@ -42,16 +42,17 @@ export class LineFacts {
    * first): its start (`{`), its member count n, then n (start, end) pairs of its members in canonical
    * key order. Applying these to a copy of `data` gives canonical JSON (canonicalInto).
    */
-  reorder: Int32Array = new Int32Array(1024);
+  reorder: Int32Array = new Int32Array(64);
   /** The envelope head, as readHead read it. */
   readonly head = new LineHead();
 
-  // The room the check works in, kept between lines so that a line costs no allocation.
+  // The room the check works in, kept between lines so that a line costs no allocation. It starts small
+  // (a LineFacts for one line is cheap) and grows to what the lines need.
   /** Members of the objects being checked: (key start, key end, member end) triples, a stack shared by the nesting. */
-  members: Int32Array = new Int32Array(1536);
+  members: Int32Array = new Int32Array(96);
   membersTop = 0;
   /** recordReorder's scratch: the members of one object in key order, as their offsets on the stack. */
-  order: Int32Array = new Int32Array(256);
+  order: Int32Array = new Int32Array(32);
   depth = 0;
   /**
    * The string kernel the check walks strings with (string-scan.ts), or null for the JavaScript loop:
