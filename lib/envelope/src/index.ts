@@ -34,7 +34,7 @@ export { buildSessionForest, buildSessionTree, DEFAULT_TREE_MAX_DEPTH, isTreeFor
 
 // fork/
 export { type ForkJob, runForkJob } from "./fork/fork-job.js";
-export { checkBoundary, forkNextHint, forkPlan, forkStreamChunks, parentFromLog, parentFromStdin, parseForkStrategy } from "./fork/fork.js";
+export { checkBoundary, forkNextHint, forkPlan, forkPlanText, forkStreamChunks, parentFromLog, parentFromStdin, parseForkStrategy } from "./fork/fork.js";
 export { materializeLog, removeLog } from "./fork/materialize.js";
 
 // session/

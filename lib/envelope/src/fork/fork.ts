@@ -60,6 +60,13 @@ export interface ForkPlan {
 export const forkNextHint = (childId: string): string =>
   `hint: continue the child with pixir append ${childId}; pixir context ${childId} prints what a model sees of it`;
 
+/** cli.md §12.11: the text of a fork plan, recorded or not. */
+export function forkPlanText(plan: ForkPlan): string {
+  return plan.recorded
+    ? `Forked ${plan.parent_session_id} → ${plan.child_session_id} (${plan.event_count} events through seq ${plan.to_seq}).`
+    : `Fork plan for ${plan.parent_session_id}: would create child ${plan.child_session_id} with ${plan.event_count} replayed events through seq ${plan.to_seq}.`;
+}
+
 export function forkPlan(
   ws: string,
   parentId: string,
