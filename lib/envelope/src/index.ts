@@ -39,8 +39,8 @@ export { materializeLog, removeLog } from "./fork/materialize.js";
 
 // session/
 export { checkLogs } from "./session/check.js";
-export { compactSession, compactText } from "./session/compact.js";
-export { CONTEXT_FORMATS, type ContextFormat, contextItems, formatContextItem, openContextHistory } from "./session/context.js";
+export { compactJson, compactSession, compactText } from "./session/compact.js";
+export { CONTEXT_FORMATS, type ContextFormat, contextItems, formatContextItem, openContextHistory, resourceLookupOf } from "./session/context.js";
 export { diffSessions, diffText } from "./session/diff.js";
 export { mergeSession } from "./session/merge.js";
 export { repairSession } from "./session/session-repair.js";

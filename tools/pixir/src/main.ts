@@ -171,20 +171,22 @@ Examples:
     synopsis: `usage: ${contextSynopsis}`,
     help: `Usage: ${contextSynopsis}
 
-Print what a model would see of Session <id> (Pixir's provider fold), one item per line. The latest
-history_compaction checkpoint stands for everything through its range.to_seq; checkpoints and
-branch_summary Events are rendered as user text; session_fork, provider_usage, turn_failed,
-workflow_event and partial assistant messages are left out; subagent Events appear only when they
-finished, failed, were cancelled or timed out. A share_v1 child is read resolved. Writes nothing.
+Print what a model would see of Session <id>: the Responses API input items Pixir's provider fold
+would send, one per line. The latest history_compaction checkpoint stands for everything through its
+range.to_seq; a tool call left without its result gets Pixir's synthetic orphan output; a skill
+activation follows its skill_view result; checkpoints, branch summaries, skills and finished subagents
+are user text; usage, lineage, failures, workflow and partial answers give no item. A share_v1 child
+is read resolved. Writes nothing.
 
-  --format ndjson  one {"seq","id","type","role","text"|"data"} object per item (the default)
-  --format text    a "[<seq>] <role> <type>" line, the text or JSON body, and an empty line per item
+  --format ndjson  one {"seq","id","type","item"} object per item (the default); seq, id and type
+                   name the Event the item comes from
+  --format text    a "[<seq>] <role or item type> <type>" line, the text or JSON body, an empty line
 ${COMMON}
 
 Examples:
   pixir context s1 --format text | less
-  pixir context s1 | jq -r 'select(.role=="user") | .text // .data.text'
-  pixir compact s1 --tail-events 20 && pixir context s1 | head -1 | jq -r .text
+  pixir context s1 | jq -s 'map(.item)' > input.json
+  pixir compact s1 --tail-events 20 && pixir context s1 | head -1 | jq -r '.item.content[0].text'
 `,
     kind: "stream",
     positionals: { min: 1, max: 1 },
@@ -196,9 +198,9 @@ Examples:
     synopsis: `usage: ${compactSynopsis}`,
     help: `Usage: ${compactSynopsis}
 
-Record a deterministic history_compaction checkpoint for Session <id>: everything but the last N
-candidate Events is condensed (counts, tool calls, files touched, recent conversational excerpts), and
-the previous checkpoint is carried forward. The checkpoint is appended at the next seq under the
+Record a deterministic history_compaction checkpoint for Session <id>, as Pixir computes it:
+everything but the last N candidate Events is condensed (counts, tool calls, files touched, recent
+conversational excerpts, compacted skill activations), and the previous checkpoint is carried forward. The checkpoint is appended at the next seq under the
 Writer Lease; no line of the Log is rewritten, and pixir context then shows the checkpoint in place of
 the Events it stands for. A History of N Events or fewer has nothing to compact (exit 0).
 
