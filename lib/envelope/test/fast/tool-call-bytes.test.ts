@@ -25,7 +25,7 @@ function read(text: string): { callId: string; name: string; paths: string[] } |
     if (escape >= 0) expect(padded.indexOf(0x5c, f.paths[k])).toBe(escape);
     paths.push(escape >= 0 ? (JSON.parse(raw) as string) : raw.slice(1, -1));
   }
-  return { callId: json(f.callIdStart, f.callIdEnd), name: json(f.nameStart, f.nameEnd), paths };
+  return { callId: json(f.callIdStart, f.callIdEnd), name: json(f.nameStart, f.nameEnd), paths: paths.sort() };
 }
 
 /** The same, from the parsed data, as the summary's Event path reads it. */
@@ -34,7 +34,9 @@ function expected(text: string): { callId: string; name: string; paths: string[]
   return {
     callId: JSON.stringify(data.call_id ?? null),
     name: JSON.stringify(data.name ?? null),
-    paths: toolCallPaths({ type: "tool_call", data: data as never }),
+    // In order of neither side: the summary keeps the paths as a sorted set (files_touched), and a parsed
+    // object puts integer-like keys ("0") first where the bytes keep them in key order.
+    paths: toolCallPaths({ type: "tool_call", data: data as never }).sort(),
   };
 }
 
