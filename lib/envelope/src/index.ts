@@ -58,6 +58,11 @@ export { importClaude } from "./interop/claude/import.js";
 export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
+// view/
+export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
+export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
+export { exportToFile, streamExport } from "./view/view-output.js";
+
 // cli/
 export { boolFlag, type CommandContext, type CommandSpec, COMMON_OPTIONS_HELP, listFlag, type ParsedArgs, parseNonNegativeInt, runProcess, runTool, stringFlag, type ToolSpec } from "./cli/app.js";
 export { type CliIo, LineBuffer, processIo } from "./cli/io.js";
