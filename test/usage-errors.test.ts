@@ -14,6 +14,7 @@ const CASES: Array<[Tool, string[], string]> = [
   ["pixir", ["fork", SECRET, "--to-seq"], "--to-seq requires a number value"],
   ["pixir", ["lock", "relase", SECRET], 'unknown lock action "relase"; did you mean "release"?'],
   ["pixir", ["import", "pii", "f.jsonl"], 'unknown import format "pii"; did you mean "pi"?'],
+  ["pixir", ["export", "htm", SECRET], 'unknown export format "htm"; did you mean "html"?'],
   ["pixir", ["log", "apend", SECRET], 'unknown command "apend"; did you mean "append"?'],
   ["pixir", ["tree", SECRET, "--max-dept", "2"], "unknown flag --max-dept; did you mean --max-depth?"],
   ["pixir-log", ["apend", SECRET], 'unknown command "apend"; did you mean "append"?'],

@@ -293,6 +293,11 @@ const WRITERS: Record<string, (ws: string) => Case> = {
     const out = `${MNT}/out/p.html`;
     return { tool: "pixir", argv: ["export", "html", "p", "--out", out, "--json"], data: out, readOnlyPath: /p\.html$/, lease: false };
   },
+  "pixir export md --out": (ws) => {
+    writeRaw(ws, "p", chat(24));
+    const out = `${MNT}/out/p.md`;
+    return { tool: "pixir", argv: ["export", "md", "p", "--out", out, "--json"], data: out, readOnlyPath: /p\.md$/, lease: false };
+  },
 };
 
 type Fault = "full" | "room for the lease only" | "read-only";

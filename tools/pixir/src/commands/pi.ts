@@ -13,12 +13,13 @@ import {
   unknownWord,
 } from "@pixir/envelope";
 
-/** The formats `pixir import` and `pixir export` dispatch on (main.ts): pi here, codex and claude in their files. */
-const FORMATS = ["pi", "codex", "claude"];
+/** The formats `pixir import` and `pixir export` dispatch on (main.ts): pi here, the others in their files. */
+const IMPORT_FORMATS = ["pi", "codex", "claude"];
+const EXPORT_FORMATS = ["pi", "codex", "claude", "html", "md"];
 
 export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
   const [format, ...files] = args.positionals;
-  if (format !== "pi") throw unknownWord(synopsis, format ?? "", FORMATS, "import format");
+  if (format !== "pi") throw unknownWord(synopsis, format ?? "", IMPORT_FORMATS, "import format");
   if (files.length === 0) throw usageError(synopsis);
   const ws = ctx.workspace();
   const result = await importPiFiles(ws, {
@@ -46,7 +47,7 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis:
 
 export async function runExport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
   const [format, id] = args.positionals;
-  if (format !== "pi") throw unknownWord(synopsis, format ?? "", FORMATS, "export format");
+  if (format !== "pi") throw unknownWord(synopsis, format ?? "", EXPORT_FORMATS, "export format");
   assertSessionId(id);
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");
