@@ -15,7 +15,7 @@ export { abortable } from "./lines/abortable.js";
 export { splitLines } from "./lines/codec.js";
 
 // fast/
-export { decodeLogLine } from "./fast/decode-line.js";
+export { decodeLogLine, LineDecoder } from "./fast/decode-line.js";
 
 // store/
 export { appendEvents } from "./store/append.js";
@@ -34,7 +34,7 @@ export { buildSessionForest, buildSessionTree, DEFAULT_TREE_MAX_DEPTH, isTreeFor
 
 // fork/
 export { type ForkJob, runForkJob } from "./fork/fork-job.js";
-export { checkBoundary, forkNextHint, forkPlan, forkStreamChunks, parentFromLog, parentFromStdin, parseForkStrategy } from "./fork/fork.js";
+export { checkBoundary, forkNextHint, forkPlan, forkPlanText, forkStreamChunks, parentFromLog, parentFromStdin, parseForkStrategy } from "./fork/fork.js";
 export { materializeLog, removeLog } from "./fork/materialize.js";
 
 // session/
@@ -66,3 +66,4 @@ export { exportToFile, streamExport } from "./view/view-output.js";
 // cli/
 export { boolFlag, type CommandContext, type CommandSpec, COMMON_OPTIONS_HELP, listFlag, type ParsedArgs, parseNonNegativeInt, runProcess, runTool, stringFlag, type ToolSpec } from "./cli/app.js";
 export { type CliIo, LineBuffer, processIo } from "./cli/io.js";
+export { unknownWord } from "./cli/usage.js";

@@ -6,6 +6,7 @@ import { asNamedError } from "../event/os-fault.js";
 import { resolveWorkspace } from "../store/paths.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
+import { unknownFlag, unknownWord } from "./usage.js";
 
 export type CommandClass = "stream" | "report";
 
@@ -182,7 +183,7 @@ async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedAr
     // A switch takes no value: yargs-parser would read `--dry-run=yes` as false and run for real.
     if (t.includes("=")) {
       const spec = options[t.slice(2, t.indexOf("="))];
-      if (spec?.type === "boolean") throw usageError(command.synopsis);
+      if (spec?.type === "boolean") throw usageError(command.synopsis, `${t.slice(0, t.indexOf("="))} takes no value`);
       if (spec?.type === "string" && t.endsWith("=") && emptyIsNoValue(spec)) throw usageError(command.synopsis, `${t.slice(0, -1)} requires a ${spec.valueKind ?? "text"} value`);
       continue;
     }
@@ -199,7 +200,11 @@ async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedAr
     configuration: PARSER_CONFIG,
   }) as Record<string, unknown> & { _: unknown[] };
   for (const key of Object.keys(parsed)) {
-    if (key !== "_" && key !== "--" && options[key] === undefined) throw usageError(command.synopsis);
+    if (key !== "_" && key !== "--" && options[key] === undefined) {
+      // Name the token as typed: the first dash token that is not one of this command's flags.
+      const token = tokens.find((t) => t.startsWith("-") && t !== "-" && !(t.startsWith("--") && options[t.slice(2).split("=")[0]!] !== undefined));
+      throw unknownFlag(command.synopsis, token ?? `--${key}`, names);
+    }
   }
   const flags: ParsedArgs["flags"] = {};
   for (const [name, spec] of Object.entries(options)) {
@@ -215,6 +220,8 @@ async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedAr
   }
   return { positionals, flags };
 }
+
+const commandNames = (tool: ToolSpec): string[] => tool.commands.map((c) => c.name).filter((n) => n !== "");
 
 function commandClass(command: CommandSpec | undefined, args: ParsedArgs | undefined): CommandClass {
   if (command === undefined) return "report";
@@ -263,7 +270,7 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
   try {
     // `help <no such command>` names nothing to help with.
     const helpTopic = !single && sub.name === "help" ? argv[sub.index + 1] : undefined;
-    if (helpTopic !== undefined && !helpTopic.startsWith("-") && helpFor === undefined) throw usageError(tool.synopsis);
+    if (helpTopic !== undefined && !helpTopic.startsWith("-") && helpFor === undefined) throw unknownWord(tool.synopsis, helpTopic, commandNames(tool));
     // Help when asked, or for a bare tool name; a lone `--` is no subcommand, so a usage error below.
     if (tokens.some(isHelpToken) || (!single && argv.length === 0) || (!single && sub.name === "help")) {
       await out.write(shownAs(io, command ? helpOf(command) : tool.help));
@@ -275,7 +282,7 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
       await out.finish();
       return 0;
     }
-    if (command === undefined) throw usageError(tool.synopsis);
+    if (command === undefined) throw sub.name === undefined ? usageError(tool.synopsis) : unknownWord(tool.synopsis, sub.name, commandNames(tool));
     const pipe = pipeBytes(io.env);
     if (pipe > 0 && io.growStdoutPipe !== undefined) out.growPipeAfter(GROW_PIPE_AFTER, () => io.growStdoutPipe!(pipe));
     const rest = single ? argv : [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];

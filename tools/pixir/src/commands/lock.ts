@@ -1,9 +1,9 @@
 // pixir lock status|release (writer-lease.md §9–§10).
-import { assertSessionId, boolFlag, forceRelease, leaseStatus, publicStatus, stringFlag, usageError, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+import { assertSessionId, boolFlag, forceRelease, leaseStatus, publicStatus, stringFlag, unknownWord, usageError, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
 export async function runLock(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
   const [action, id] = args.positionals;
-  if (action !== "status" && action !== "release") throw usageError(synopsis);
+  if (action !== "status" && action !== "release") throw unknownWord(synopsis, action ?? "", ["status", "release"], "lock action");
   assertSessionId(id);
   const force = boolFlag(args, "force");
   const reason = stringFlag(args, "reason");
