@@ -210,8 +210,11 @@ interface UnitState {
   linkedBySubagents: Array<() => Iterable<string>>;
 }
 
-/** The child_session_ids that subagent_events of these Logs name (a subagent's Logs, read from disk). */
-function* childrenNamedIn(ws: string, ids: string[]): Iterable<string> {
+/**
+ * The Events of these Logs' lines on disk that contain `needle` (a quick look for a few kinds of Event;
+ * the loader names bad lines, so one that does not parse is passed over here).
+ */
+function* eventsOnDisk(ws: string, ids: string[], needle: string): Iterable<PixirEvent> {
   for (const id of ids) {
     let text: string;
     try {
@@ -220,38 +223,28 @@ function* childrenNamedIn(ws: string, ids: string[]): Iterable<string> {
       continue;
     }
     for (const line of text.split("\n")) {
-      if (!line.includes('"type":"subagent_event"')) continue;
+      if (!line.includes(needle)) continue;
       try {
-        const e = JSON.parse(line) as PixirEvent;
-        if (typeof e.data?.child_session_id === "string") yield e.data.child_session_id;
+        yield JSON.parse(line) as PixirEvent;
       } catch {
-        /* the loader names bad lines; a link is only looked for here */
+        /* named by the loader when the Log is read */
       }
     }
   }
 }
 
+/** The child_session_ids that subagent_events of these Logs name (a subagent's Logs, read from disk). */
+function* childrenNamedIn(ws: string, ids: string[]): Iterable<string> {
+  for (const e of eventsOnDisk(ws, ids, '"type":"subagent_event"')) if (typeof e.data?.child_session_id === "string") yield e.data.child_session_id;
+}
+
 /** The records the own Events of these Logs hold (§4.3 step 4), counted from their lines on disk. */
 function heldRecordCount(ws: string, ids: string[]): number {
   let n = 0;
-  for (const id of ids) {
-    let text: string;
-    try {
-      text = readFileSync(logPath(ws, id).abs, "utf8");
-    } catch {
-      continue;
-    }
-    for (const line of text.split("\n")) {
-      if (!line.includes('"claude":')) continue;
-      try {
-        const e = JSON.parse(line) as PixirEvent;
-        const c = e.data?.claude;
-        if (heldLine(e) !== null) n++;
-        else if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) n += c.copied.length;
-      } catch {
-        /* the planning pass names bad lines */
-      }
-    }
+  for (const e of eventsOnDisk(ws, ids, '"claude":')) {
+    const c = e.data?.claude;
+    if (heldLine(e) !== null) n++;
+    else if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) n += c.copied.length;
   }
   return n;
 }
