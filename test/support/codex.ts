@@ -97,26 +97,40 @@ export function replay(lines: string[]): any[] {
   return H;
 }
 
-/** §7.2 steps 2–3: the expected signatures. */
+/** The call id of a call item (§7.2's signature table): `call_id`, or a local shell call's `id`. */
+const callIdOfItem = (it: any): unknown => (it.type === "local_shell_call" ? (it.call_id ?? it.id) : it.call_id);
+const CALL_ITEMS = new Set(["function_call", "custom_tool_call", "local_shell_call", "tool_search_call"]);
+
+/**
+ * §7.2 steps 2–3: the expected signatures. As the spec's index adds (README "Rules that hold across the two
+ * agent importers"), a call item whose call id is not a string gives nothing, nor does an output whose
+ * `call_id` names no earlier call item of H.
+ */
 export function expectedSignatures(lines: string[]): unknown[] {
   const out: unknown[] = [];
+  const calls = new Set<string>();
   for (const it of replay(lines)) {
     if (!isObj(it)) continue;
-    if ((it.type === "message" && it.role === "user") || it.type === "agent_message") out.push(["user", T(it.content)]);
+    if (CALL_ITEMS.has(it.type)) {
+      const id = callIdOfItem(it);
+      if (typeof id !== "string") continue;
+      calls.add(id);
+      if (it.type === "function_call") {
+        let a: unknown = {};
+        try {
+          a = JSON.parse(it.arguments);
+        } catch {
+          a = {};
+        }
+        out.push(["call", id, it.name, isObj(a) ? a : {}]);
+      } else if (it.type === "custom_tool_call") out.push(["call", id, it.name, typeof it.input === "string" ? { input: it.input } : {}]);
+      else if (it.type === "local_shell_call") out.push(["call", id, "local_shell", isObj(it.action) ? it.action : {}]);
+      else out.push(["call", id, "tool_search", isObj(it.arguments) ? it.arguments : {}]);
+    } else if (it.type === "function_call_output" || it.type === "custom_tool_call_output" || it.type === "tool_search_output") {
+      if (typeof it.call_id !== "string" || !calls.has(it.call_id)) continue;
+      out.push(["output", it.call_id, it.type === "tool_search_output" ? JSON.stringify(it.tools ?? null) : OT(it.output)]);
+    } else if ((it.type === "message" && it.role === "user") || it.type === "agent_message") out.push(["user", T(it.content)]);
     else if (it.type === "message" && it.role === "assistant") out.push(["assistant", T(it.content)]);
-    else if (it.type === "function_call") {
-      let a: unknown = {};
-      try {
-        a = JSON.parse(it.arguments);
-      } catch {
-        a = {};
-      }
-      out.push(["call", it.call_id, it.name, isObj(a) ? a : {}]);
-    } else if (it.type === "custom_tool_call") out.push(["call", it.call_id, it.name, typeof it.input === "string" ? { input: it.input } : {}]);
-    else if (it.type === "local_shell_call") out.push(["call", it.call_id ?? it.id, "local_shell", isObj(it.action) ? it.action : {}]);
-    else if (it.type === "tool_search_call") out.push(["call", it.call_id, "tool_search", isObj(it.arguments) ? it.arguments : {}]);
-    else if (it.type === "function_call_output" || it.type === "custom_tool_call_output") out.push(["output", it.call_id, OT(it.output)]);
-    else if (it.type === "tool_search_output") out.push(["output", it.call_id, JSON.stringify(it.tools ?? null)]);
   }
   return out;
 }

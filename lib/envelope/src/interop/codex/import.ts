@@ -16,9 +16,10 @@ import {
   familyLeaf,
   familyMaxLine,
   lastTs,
-  latestCheckpointOf,
+  codexHistory,
   loadFamily,
   newLog,
+  ownEvents,
   ownerOf,
   pushEvent,
   rolloutLines,
@@ -43,7 +44,7 @@ import {
   type Rollout,
   type RolloutLine,
 } from "./format.js";
-import { carriesItem, mapLine, RunningState, verbatimCodexText } from "./line-map.js";
+import { mapLine, RunningState, verbatimCodexText } from "./line-map.js";
 import { codexOf, lineOf } from "./rebuild.js";
 
 export type CodexImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
@@ -89,7 +90,14 @@ export interface CodexImportResult {
   workspace: string;
   imports: CodexImportReport[];
   links: Array<{ parent_session_id: string; child_session_id: string; status: "created" | "would_create" }>;
-  skipped_files: Array<{ file: string; reason: string }>;
+  skipped_files: SkippedFile[];
+}
+
+/** A file the run did not import: not a rollout, empty, or (with --lenient) refused, with its error. */
+export interface SkippedFile {
+  file: string;
+  reason: string;
+  error?: { kind: string; message: string; details: Record<string, unknown> };
 }
 
 /** §4.1: the default directory. */
@@ -170,11 +178,13 @@ export function parentThreadOf(meta: JsonObject): string | null {
 /** §4.4 step 2: sources first, stable otherwise; a cycle's members stay where they are and import as roots. */
 function runOrder<R extends { threadId: string; meta: JsonObject }>(rollouts: R[]): { order: R[]; cyclic: Set<string> } {
   const byThread = new Map(rollouts.map((r) => [r.threadId, r]));
+  // A rollout is on a cycle when following forked_from_id through the run leads back to it; one that only
+  // leads into a cycle is not, and comes after its source as usual.
   const cyclic = new Set<string>();
   for (const r of rollouts) {
-    const seen = new Set<string>([r.threadId]);
-    for (let p = forkedFromOf(r.meta); p !== null && byThread.has(p); p = forkedFromOf(byThread.get(p)!.meta)) {
-      if (seen.has(p)) {
+    const seen = new Set<string>();
+    for (let p = forkedFromOf(r.meta); p !== null && byThread.has(p) && !seen.has(p); p = forkedFromOf(byThread.get(p)!.meta)) {
+      if (p === r.threadId) {
         cyclic.add(r.threadId);
         break;
       }
@@ -280,9 +290,7 @@ class Mapper {
   /** §3.3: a rollback that drops turns continues the thread in a share_v1 child of the current Log. */
   private rollback(line: RolloutLine, k: unknown): void {
     const L = this.current;
-    const cp = latestCheckpointOf(L.resolved);
-    const T = cp === null ? null : (cp.data.range as JsonObject).to_seq as number;
-    const history = L.resolved.filter((e) => carriesItem(e.data) && (T === null || e.seq! > T));
+    const history = codexHistory(L.resolved);
     const boundaries: number[] = [];
     history.forEach((e, i) => {
       if (e.type === "user_message" && e.data.origin !== "context") boundaries.push(i);
@@ -468,18 +476,27 @@ interface LinkPlan {
   childThread: string;
 }
 
-/** The first boundary item's text among a subagent's response_item lines (§3.6 `task`). */
-function taskOfRollout(r: Rollout): string | null {
-  for (const line of r.lines) {
-    if (line.record?.type === "response_item" && isBoundaryItem(line.record.payload)) return excerptValue(contentText((line.record.payload as JsonObject).content));
-  }
+/** §3.6 `task`: x(T(content)) of the first boundary item among a subagent's response_item records. */
+function taskOfRecords(records: Iterable<JsonObject | null>): string | null {
+  for (const r of records) if (r?.type === "response_item" && isBoundaryItem(r.payload)) return excerptValue(contentText((r.payload as JsonObject).content));
   return null;
 }
 
-function taskOfFamily(f: Family): string | null {
+const taskOfRollout = (r: Rollout): string | null => taskOfRecords(r.lines.map((l) => l.record));
+
+/** The task of a family in the Workspace: from its Events, or for a Codex fork from its whole rollout (the copied lines count). */
+async function taskOfFamily(f: Family, families: Families): Promise<string | null> {
+  if (f.fork !== null) {
+    await families.loadChain(f.threadId);
+    return taskOfRecords(
+      (function* () {
+        for (const line of rolloutLines(families.get, f.threadId)) yield line === null ? null : (JSON.parse(line) as JsonObject);
+      })(),
+    );
+  }
   let best: { line: number; text: unknown } | null = null;
   for (const log of f.logs) {
-    for (const e of log.stored) {
+    for (const e of ownEvents(log)) {
       const c = codexOf(e);
       if (e.type !== "user_message" || e.data.origin === "context" || c === null || !isJsonObject(c.record) || c.record.type !== "response_item") continue;
       if (best === null || (c.line as number) < best.line) best = { line: c.line as number, text: e.data.text };
@@ -618,19 +635,35 @@ interface RunItem {
   meta: JsonObject;
 }
 
+/** README "Rules that hold across the two agent importers": what --lenient turns into a skipped file. */
+function lenientSkip(err: unknown, lenient: boolean, file: string): SkippedFile | null {
+  if (!lenient || !(err instanceof PixirError) || (err.kind !== "invalid_codex_session" && err.kind !== "already_exists")) return null;
+  const reason = typeof err.details.reason === "string" ? err.details.reason : err.kind;
+  return { file, reason, error: { kind: err.kind, message: err.message, details: err.details } };
+}
+
 export async function importCodexRollouts(ws: string, options: CodexImportOptions): Promise<CodexImportResult> {
+  const lenient = Boolean(options.lenient);
   const inputs = listRolloutFiles(options.paths);
   const items: RunItem[] = [];
-  const skippedFiles: CodexImportResult["skipped_files"] = [];
+  const skippedFiles: SkippedFile[] = [];
   const seenThreads = new Map<string, string>();
   for (const input of inputs) {
-    const head = readRolloutHead(input, input.named);
+    let head: ReturnType<typeof readRolloutHead>;
+    try {
+      head = readRolloutHead(input, input.named);
+      const other = head.kind === "rollout" ? seenThreads.get(head.threadId) : undefined;
+      if (other !== undefined) throw new PixirError("invalid_codex_session", undefined, { reason: "duplicate_session_id", file: input.display, other_file: other });
+    } catch (err) {
+      const skip = lenientSkip(err, lenient, input.display);
+      if (skip === null) throw err;
+      skippedFiles.push(skip);
+      continue;
+    }
     if (head.kind === "skipped") {
       skippedFiles.push({ file: input.display, reason: head.reason });
       continue;
     }
-    const other = seenThreads.get(head.threadId);
-    if (other !== undefined) throw new PixirError("invalid_codex_session", undefined, { reason: "duplicate_session_id", file: input.display, other_file: other });
     seenThreads.set(head.threadId, input.display);
     items.push({ input, threadId: head.threadId, meta: head.meta });
   }
@@ -647,8 +680,10 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
   }
   for (const s of wsSubagents) keep.add(s.parent);
   const dry = Boolean(options.dryRun);
+  const run: Run = { ws, order, cyclic, keep, wsSubagents, options, existing: existingLogNames(ws), skipped: new Set() };
 
-  const first = await runPass(ws, order, cyclic, keep, wsSubagents, options, null);
+  const first = await runPass(run, null);
+  skippedFiles.push(...first.skippedFiles);
   const toWrite = new Set(first.reports.filter((r) => r.report.sessions.some((s) => s.status !== "unchanged")).map((r) => r.threadId));
   for (const t of first.deferred) toWrite.add(t);
   const anything = toWrite.size > 0 || first.links.length > 0;
@@ -658,7 +693,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     for (const r of first.reports) for (const s of r.report.sessions) if (s.status !== "unchanged") assertLeaseFree(ws, s.session_id);
     for (const t of first.deferred) assertLeaseFree(ws, codexBaseId(t));
     for (const l of first.links) assertLeaseFree(ws, l.parent_session_id);
-    const second = await runPass(ws, order, cyclic, keep, wsSubagents, options, toWrite);
+    const second = await runPass(run, toWrite);
     for (const r of second.reports) if (first.deferred.has(r.threadId)) reports.set(r.threadId, r.report);
   }
   // A link is an Event of its parent's leaf: count it there.
@@ -677,7 +712,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     recorded: !dry && anything,
     dry_run: dry,
     workspace: ws,
-    imports: items.map((i) => reports.get(i.threadId)!),
+    imports: items.filter((i) => !run.skipped.has(i.threadId)).map((i) => reports.get(i.threadId)!),
     links: first.links.map((l) => ({ ...l, status: dry ? "would_create" : "created" })),
     skipped_files: skippedFiles,
   };
@@ -690,77 +725,60 @@ function assertLeaseFree(ws: string, id: string): void {
   throw new PixirError(kind, undefined, { session_id: id, ...publicStatus(st) });
 }
 
+/** What both passes of a run share. */
+interface Run {
+  ws: string;
+  order: RunItem[];
+  cyclic: Set<string>;
+  keep: Set<string>;
+  wsSubagents: Array<{ thread: string; parent: string }>;
+  options: CodexImportOptions;
+  /** The Log files of the Workspace when the run began. */
+  existing: Set<string>;
+  /** Threads the first pass skipped under --lenient; the writing pass leaves them alone. */
+  skipped: Set<string>;
+}
+
 interface PassResult {
   reports: Array<{ threadId: string; report: CodexImportReport }>;
   /** Rollouts the pass only parsed (their reports come from the writing pass). */
   deferred: Set<string>;
   links: Array<{ parent_session_id: string; child_session_id: string }>;
+  skippedFiles: SkippedFile[];
 }
 
 /**
  * One pass over the run. Without `writing` it plans and reports; with it, it plans again each rollout
  * named there and writes its family, then the links.
  */
-async function runPass(
-  ws: string,
-  order: RunItem[],
-  cyclic: Set<string>,
-  keep: Set<string>,
-  wsSubagents: Array<{ thread: string; parent: string }>,
-  options: CodexImportOptions,
-  writing: Set<string> | null,
-): Promise<PassResult> {
+async function runPass(run: Run, writing: Set<string> | null): Promise<PassResult> {
+  const { ws, order, options } = run;
   const families = new Families(ws);
-  const dry = Boolean(options.dryRun);
   const reports: PassResult["reports"] = [];
   const deferred = new Set<string>();
+  const skippedFiles: SkippedFile[] = [];
   const linkSources: LinkSource[] = [];
   let i = 0;
   for (const item of order) {
     i++;
+    if (run.skipped.has(item.threadId)) continue;
     if (writing === null) options.progress?.(i, order.length, item.input.display);
-    const parentThread = parentThreadOf(item.meta);
-    if (writing !== null && !writing.has(item.threadId)) {
-      // Nothing to write for it, but it may still be linked from its parent in this run.
-      if (parentThread !== null) {
-        const f = await families.load(item.threadId);
-        if (f !== null && f !== "foreign") linkSources.push({ threadId: item.threadId, baseId: f.baseId, lineOne: f.lineOne, parentThread, task: taskOfFamily(f) });
-        if (!keep.has(item.threadId)) families.evict(item.threadId);
-      }
-      continue;
+    try {
+      await passItem(run, item, families, writing, { reports, deferred, linkSources });
+    } catch (err) {
+      // Only the checking pass decides what --lenient skips; the writing pass meets what it checked.
+      const skip = writing === null ? lenientSkip(err, Boolean(options.lenient), item.input.display) : null;
+      if (skip === null) throw err;
+      skippedFiles.push(skip);
+      run.skipped.add(item.threadId);
+      // Planning may have added Events to a family read from disk: read it again when something needs it.
+      families.evict(item.threadId);
     }
-    if (writing === null) {
-      const fast = unchangedFromIndex(ws, item);
-      if (fast !== null) {
-        reports.push({ threadId: item.threadId, report: fast.report });
-        if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne, parentThread, task: fast.task });
-        continue;
-      }
-    }
-    const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
-    if (read.kind !== "rollout") continue; // the file changed since its first line was read
-    if (writing === null && !dry && deferrable(ws, item, keep)) {
-      // A new family that nothing else reads cannot be refused once its lines parse: the writing pass
-      // plans it (once) and reports it.
-      deferred.add(item.threadId);
-      if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: read.rollout.lines[0]!.record!, parentThread, task: taskOfRollout(read.rollout) });
-      continue;
-    }
-    const planned = await planRollout(ws, read.rollout, families, cyclic.has(item.threadId));
-    const report = reportOf(planned, dry);
-    const task = parentThread !== null ? taskOfRollout(read.rollout) : null;
-    reports.push({ threadId: item.threadId, report });
-    if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
-    if (writing !== null) {
-      await writeFamily(ws, planned.family, read.rollout.display, options);
-      writeIndex(ws, read.rollout, report, task);
-    }
-    if (!keep.has(item.threadId)) families.evict(item.threadId);
   }
-  for (const s of wsSubagents) {
+  for (const s of run.wsSubagents) {
     const f = await families.load(s.thread);
     if (f === null || f === "foreign") continue;
-    linkSources.push({ threadId: s.thread, baseId: f.baseId, lineOne: f.lineOne, parentThread: s.parent, task: taskOfFamily(f) });
+    linkSources.push({ threadId: s.thread, baseId: f.baseId, lineOne: f.lineOne, parentThread: s.parent, task: await taskOfFamily(f, families) });
   }
   const links = await planLinks(ws, linkSources, families);
   if (writing !== null) {
@@ -769,12 +787,103 @@ async function runPass(
     for (const log of parents.values()) await writeLogs(ws, [{ log, lines: () => serializedLines(log, log.diskCount, "") }], options);
     for (const l of links) bumpIndex(ws, l.parentThread, l.parent.sessionId);
   }
-  return { reports, deferred, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
+  return { reports, deferred, skippedFiles, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
 }
 
-/** A rollout the first pass only parses: a new family, no fork, and no later step reads it. */
-function deferrable(ws: string, item: RunItem, keep: Set<string>): boolean {
-  return !keep.has(item.threadId) && forkedFromOf(item.meta) === null && inspectStatePath(logPath(ws, codexBaseId(item.threadId))) === "missing";
+/** One rollout of a pass: reported from the index, deferred, or planned (and in the writing pass written). */
+async function passItem(
+  run: Run,
+  item: RunItem,
+  families: Families,
+  writing: Set<string> | null,
+  into: { reports: PassResult["reports"]; deferred: Set<string>; linkSources: LinkSource[] },
+): Promise<void> {
+  const { ws, options } = run;
+  const dry = Boolean(options.dryRun);
+  const parentThread = parentThreadOf(item.meta);
+  if (writing !== null && !writing.has(item.threadId)) {
+    // Nothing to write for it, but it may still be linked from its parent in this run.
+    if (parentThread !== null) {
+      const f = await families.load(item.threadId);
+      if (f !== null && f !== "foreign") into.linkSources.push({ threadId: item.threadId, baseId: f.baseId, lineOne: f.lineOne, parentThread, task: await taskOfFamily(f, families) });
+      if (!run.keep.has(item.threadId)) families.evict(item.threadId);
+    }
+    return;
+  }
+  if (writing === null) {
+    const fast = unchangedFromIndex(ws, item);
+    if (fast !== null) {
+      into.reports.push({ threadId: item.threadId, report: fast.report });
+      if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne, parentThread, task: fast.task });
+      return;
+    }
+  }
+  const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
+  if (read.kind !== "rollout") return; // the file changed since its first line was read
+  if (writing === null && !dry && deferrable(run, item)) {
+    // A new family that nothing else reads cannot be refused once its lines parse: the writing pass
+    // plans it (once) and reports it.
+    into.deferred.add(item.threadId);
+    if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: read.rollout.lines[0]!.record!, parentThread, task: taskOfRollout(read.rollout) });
+    return;
+  }
+  const planned = await planRollout(ws, read.rollout, families, run.cyclic.has(item.threadId));
+  settleExistingLogs(ws, planned.family, read.rollout.display);
+  const report = reportOf(planned, dry);
+  const task = parentThread !== null ? taskOfRollout(read.rollout) : null;
+  into.reports.push({ threadId: item.threadId, report });
+  if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
+  if (writing !== null) {
+    await writeFamily(ws, planned.family, read.rollout.display, options);
+    writeIndex(ws, read.rollout, report, task);
+  }
+  if (!run.keep.has(item.threadId)) families.evict(item.threadId);
+}
+
+/** The Log files of a Workspace, by session id. */
+function existingLogNames(ws: string): Set<string> {
+  try {
+    return new Set(
+      readdirSync(sessionsDir(ws).abs)
+        .filter((n) => n.endsWith(".ndjson"))
+        .map((n) => n.slice(0, -".ndjson".length)),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
+/**
+ * A rollout the first pass only parses: a new family, no fork, no later step reads it, and no Log it
+ * could create exists already (its root, or a rollback child a Log of that name would meet, §3.1).
+ */
+function deferrable(run: Run, item: RunItem): boolean {
+  if (run.keep.has(item.threadId) || forkedFromOf(item.meta) !== null) return false;
+  const base = codexBaseId(item.threadId);
+  if (inspectStatePath(logPath(run.ws, base)) !== "missing") return false;
+  const prefix = `${base}.rollback-`;
+  for (const name of run.existing) if (name.startsWith(prefix)) return false;
+  return true;
+}
+
+/**
+ * README "Rules that hold across the two agent importers": a Log the run would create that exists already
+ * is unchanged when its bytes are those planned, else already_exists with reason log_differs.
+ */
+function settleExistingLogs(ws: string, family: Family, file: string): void {
+  for (const log of family.logs) {
+    if (log.diskCount !== 0) continue;
+    const where = logPath(ws, log.sessionId);
+    if (inspectStatePath(where) === "missing") continue;
+    let same = false;
+    try {
+      same = readFileSync(where.abs, "utf8") === [...serializedLines(log, 0, file)].join("");
+    } catch {
+      same = false;
+    }
+    if (!same) throw refused(ws, log.sessionId, "log_differs", file, null);
+    log.diskCount = log.stored.length;
+  }
 }
 
 /** Write the new Events of one family: appends, then new Logs parent before child, each under its lease. */
