@@ -176,3 +176,29 @@ export const TC = (n: number): string =>
   rec("event_msg", { type: "token_count", info: { total_token_usage: { input_tokens: n - 2, cached_input_tokens: 0, output_tokens: 2, reasoning_output_tokens: 0, total_tokens: n }, last_token_usage: null, model_context_window: 1000 }, rate_limits: null });
 export const rolledBack = (k: number): string => rec("event_msg", { type: "thread_rolled_back", num_turns: k });
 export const rollout = (lines: string[]): string => lines.map((l) => `${l}\n`).join("");
+
+// Cases built from the real rollouts (codex-interop.md §1.7): what Codex writes for a fork and a rollback.
+
+/** The thread id of a rollout's line 1. */
+export const threadOf = (lines: string[]): string => JSON.parse(lines[0]!).payload.id as string;
+
+/**
+ * A fork of `source` as Codex writes one (§1.7): a new session_meta with `forked_from_id`, then the source's
+ * lines 1 … k, each with the fork time as its timestamp, then `own`.
+ */
+export function codexFork(source: string[], k: number, id: string, t0: string, own: string[] = []): string[] {
+  const first = JSON.parse(source[0]!);
+  const { id: _sourceId, forked_from_id: _f, ...rest } = first.payload;
+  const line1 = JSON.stringify({ timestamp: t0, type: "session_meta", payload: { id, forked_from_id: threadOf(source), ...rest, timestamp: t0 } });
+  return [line1, ...source.slice(0, k).map((l) => l.replace(/^\{"timestamp":"[^"]*"/, `{"timestamp":${JSON.stringify(t0)}`)), ...own];
+}
+
+/** The line numbers (from 1) of a rollout's user messages that are turns (§1.8 boundaries). */
+export function userTurnLines(lines: string[]): number[] {
+  const out: number[] = [];
+  lines.forEach((l, i) => {
+    const r = JSON.parse(l);
+    if (r.type === "response_item" && boundary(r.payload)) out.push(i + 1);
+  });
+  return out;
+}

@@ -147,7 +147,7 @@ const KINDS: Record<ErrorKind, KindInfo> = {
   codex_export_incomplete: {
     exit: 1,
     message: "Codex rollout could not be exported whole",
-    nextActions: ["import the rollout again without --lenient, then export it"],
+    nextActions: ["restore the missing logs", "remove the family's logs with pixir-log rm, then import the rollout again"],
   },
   interrupted: { exit: 130, message: "interrupted", nextActions: ["rerun; nothing was written"] },
   internal_error: { exit: 1, message: "internal error", nextActions: ["rerun with PIXIR_DEBUG=1 and report the stack trace"] },

@@ -271,17 +271,18 @@ export function ownerOf(families: (t: string) => Family | undefined, t: string, 
 
 /**
  * §3.7 `rolloutLines(t)`: the rollout of thread t, line by line (index 0 is line 1); null marks a line
- * skipped by --lenient. The copied lines of a fork come from its source, checked against copied_sha256.
+ * skipped by --lenient, undefined a line no family Log holds (a removed Log). The copied lines of a fork
+ * come from its source, checked against copied_sha256.
  */
-export function rolloutLines(families: (t: string) => Family | undefined, t: string, depth = 0): Array<string | null> {
+export function rolloutLines(families: (t: string) => Family | undefined, t: string, depth = 0): Array<string | null | undefined> {
   const f = families(t);
   if (f === undefined) throw new PixirError("fork_parent_missing", undefined, { session_id: codexBaseId(t), depth });
   if (depth > MAX_FORK_DEPTH) throw new PixirError("fork_depth_exceeded", undefined, { session_id: f.baseId, max_depth: MAX_FORK_DEPTH });
   const byLine = new Map<number, PixirEvent[]>();
   for (const log of f.logs) eventsByLine(ownEvents(log), byLine);
   const max = familyMaxLine(f);
-  const out: Array<string | null> = [];
-  for (let n = 1; n <= max; n++) out.push(byLine.has(n) ? rebuildLine(byLine.get(n)!) : null);
+  const out: Array<string | null | undefined> = [];
+  for (let n = 1; n <= max; n++) out.push(byLine.has(n) ? rebuildLine(byLine.get(n)!) : undefined);
   if (f.fork !== null) {
     const source = rolloutLines(families, f.fork.sourceThread, depth + 1);
     const hash: string[] = [];

@@ -1,7 +1,7 @@
 // codex-interop.md §1 and §4.1–§4.3: reading a Codex rollout, line by line, and the text rules of the
 // format (T, OT, contextual content, turn boundaries) that the importer, the export and tests share.
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { isValidSessionId } from "../../event/session-id.js";
@@ -43,6 +43,27 @@ export interface Rollout {
   /** Line 1's payload. */
   meta: JsonObject;
   size: number;
+  /** The modification time before the file was read, and the digests of its edges (import index). */
+  mtimeMs: number;
+  edges: EdgeDigests;
+}
+
+/** SHA-256 of a file's first and last EDGE_BYTES (the whole file when it is 2 × EDGE_BYTES or less). */
+export interface EdgeDigests {
+  head: string;
+  tail: string;
+}
+
+export const EDGE_BYTES = 64 * 1024;
+
+/** The edge digests of `size` bytes, each edge read by `read(buffer, position)`. */
+export function edgeDigests(size: number, read: (buf: Buffer, position: number) => void): EdgeDigests {
+  const n = Math.min(size, EDGE_BYTES);
+  const buf = Buffer.alloc(n);
+  read(buf, 0);
+  const head = sha256Hex(buf);
+  read(buf, size - n);
+  return { head, tail: sha256Hex(buf) };
 }
 
 const REPLAY_PAYLOAD_TYPES = new Set(["session_meta", "response_item", "compacted", "event_msg", "turn_context"]);
@@ -88,8 +109,16 @@ export type RolloutRead = { kind: "rollout"; rollout: Rollout } | { kind: "skipp
  */
 export function readRollout(file: { path: string; display: string }, named: boolean, lenient: boolean): RolloutRead {
   let bytes: Buffer;
+  let mtimeMs: number;
   try {
-    bytes = readFileSync(file.path);
+    const fd = openSync(file.path, "r");
+    try {
+      // The time is taken first: a file that changes while it is read has a later one, and is read again.
+      mtimeMs = fstatSync(fd).mtimeMs;
+      bytes = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new PixirError("permission_denied", undefined, { path: file.display });
@@ -123,7 +152,8 @@ export function readRollout(file: { path: string; display: string }, named: bool
     if (!named) return { kind: "skipped", reason: "not_a_rollout" };
     throw invalidRollout("missing_session_meta", file.display, 1);
   }
-  return { kind: "rollout", rollout: { display: file.display, path: file.path, threadId: meta.id, lines, pendingTail, meta, size: bytes.length } };
+  const edges = edgeDigests(bytes.length, (buf, position) => bytes.copy(buf, 0, position, position + buf.length));
+  return { kind: "rollout", rollout: { display: file.display, path: file.path, threadId: meta.id, lines, pendingTail, meta, size: bytes.length, mtimeMs, edges } };
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -39,8 +39,10 @@ import {
   restAfterTimestamp,
   sha256Hex,
   shownThreadId,
+  edgeDigests,
   validTimestamp,
   withTimestamp,
+  type EdgeDigests,
   type Rollout,
   type RolloutLine,
 } from "./format.js";
@@ -144,7 +146,12 @@ export function listRolloutFiles(paths: Array<{ path: string; display: string }>
     for (const name of names) {
       const abs = path.join(dir, name);
       const shown = path.join(display, name);
-      const st = lstatSync(abs);
+      let st;
+      try {
+        st = lstatSync(abs);
+      } catch {
+        continue; // gone since the directory was listed
+      }
       if (st.isSymbolicLink()) continue;
       if (st.isDirectory()) walk(abs, shown);
       else if (st.isFile() && name.endsWith(".jsonl")) add(abs, shown, false);
@@ -335,7 +342,7 @@ function rootHeader(r: Rollout, lineage: JsonObject | null): Omit<PixirEvent, "s
 }
 
 /** §3.5 step 2: how many of the source's lines the fork copied. */
-function copiedPrefix(r: Rollout, source: Array<string | null>): { k: number; timestamps: Array<[string, number]>; sha256: string } {
+function copiedPrefix(r: Rollout, source: Array<string | null | undefined>): { k: number; timestamps: Array<[string, number]>; sha256: string } {
   const rests: string[] = [];
   const timestamps: Array<[string, number]> = [];
   let k = 0;
@@ -423,7 +430,9 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
     const mine = r.lines[j - 1];
     const stored = held[j - 1];
     if (mine === undefined) throw refused(ws, family.baseId, "rollout_changed", r.display, j);
-    const same = stored === null || stored === undefined ? mine.record === null : mine.text === stored;
+    // A skipped line (null) stays the same while it is still unreadable; a line no Log holds (undefined,
+    // a removed Log) is never the same.
+    const same = stored === null ? mine.record === null : mine.text === stored;
     if (!same) throw refused(ws, family.baseId, "rollout_changed", r.display, j);
   }
   const fork = family.fork;
@@ -490,7 +499,7 @@ async function taskOfFamily(f: Family, families: Families): Promise<string | nul
     await families.loadChain(f.threadId);
     return taskOfRecords(
       (function* () {
-        for (const line of rolloutLines(families.get, f.threadId)) yield line === null ? null : (JSON.parse(line) as JsonObject);
+        for (const line of rolloutLines(families.get, f.threadId)) yield line === null || line === undefined ? null : (JSON.parse(line) as JsonObject);
       })(),
     );
   }
@@ -923,16 +932,17 @@ async function writeLogs(ws: string, items: Array<{ log: PlannedLog; lines: () =
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The import index: `.pixir/codex-imports/<root id>.json` remembers the size of each imported file and a
-// digest of its last bytes, so importing an unchanged tree again reads neither the rollouts nor the Logs.
-
-const INDEX_TAIL_BYTES = 64 * 1024;
+// The import index: `.pixir/codex-imports/<root id>.json` remembers the size and modification time of each
+// imported file and digests of its first and last bytes, so importing an unchanged tree again reads neither
+// the rollouts nor the Logs (a rollout of 128 KiB or less is digested whole).
 
 interface IndexEntry {
-  version: 1;
+  version: 2;
   thread_id: string;
   file_size: number;
   file_mtime_ms: number;
+  /** format.ts EdgeDigests of the file as it was read. */
+  head_sha256: string;
   tail_sha256: string;
   line_one: JsonObject;
   task: string | null;
@@ -941,14 +951,15 @@ interface IndexEntry {
 
 const indexPath = (ws: string, base: string): string => path.join(ws, ".pixir", "codex-imports", `${base}.json`);
 
-function tailDigest(file: string, size: number): string | null {
+/** The edge digests of a file as it is now, or null when it cannot be read whole. */
+function fileEdgeDigests(file: string, size: number): EdgeDigests | null {
   let fd: number | null = null;
   try {
-    fd = openSync(file, "r");
-    const n = Math.min(size, INDEX_TAIL_BYTES);
-    const buf = Buffer.alloc(n);
-    readSync(fd, buf, 0, n, size - n);
-    return sha256Hex(buf);
+    const handle = openSync(file, "r");
+    fd = handle;
+    return edgeDigests(size, (buf, position) => {
+      if (readSync(handle, buf, 0, buf.length, position) !== buf.length) throw new Error("short read");
+    });
   } catch {
     return null;
   } finally {
@@ -959,17 +970,18 @@ function tailDigest(file: string, size: number): string | null {
 function readIndex(ws: string, base: string): IndexEntry | null {
   try {
     const v = JSON.parse(readFileSync(indexPath(ws, base), "utf8")) as IndexEntry;
-    return v.version === 1 ? v : null;
+    return v.version === 2 ? v : null;
   } catch {
     return null;
   }
 }
 
-/** An unchanged rollout, known from the index: same size, same last bytes, its root Log present. */
+/** An unchanged rollout, known from the index: same size, time and edges, and every Log it made present. */
 function unchangedFromIndex(ws: string, item: RunItem): { report: CodexImportReport; lineOne: JsonObject; task: string | null } | null {
   const base = codexBaseId(item.threadId);
   const entry = readIndex(ws, base);
-  if (entry === null || entry.thread_id !== item.threadId || inspectStatePath(logPath(ws, base)) === "missing") return null;
+  if (entry === null || entry.thread_id !== item.threadId) return null;
+  for (const s of entry.report.sessions) if (inspectStatePath(logPath(ws, s.session_id)) === "missing") return null;
   let size: number;
   let mtime: number;
   try {
@@ -979,7 +991,9 @@ function unchangedFromIndex(ws: string, item: RunItem): { report: CodexImportRep
   } catch {
     return null;
   }
-  if (size !== entry.file_size || mtime !== entry.file_mtime_ms || tailDigest(item.input.path, size) !== entry.tail_sha256) return null;
+  if (size !== entry.file_size || mtime !== entry.file_mtime_ms) return null;
+  const digests = fileEdgeDigests(item.input.path, size);
+  if (digests === null || digests.head !== entry.head_sha256 || digests.tail !== entry.tail_sha256) return null;
   const report: CodexImportReport = {
     ...entry.report,
     file: item.input.display,
@@ -1005,15 +1019,17 @@ function writeIndexEntry(ws: string, base: string, entry: IndexEntry): void {
 }
 
 function writeIndex(ws: string, r: Rollout, report: CodexImportReport, task: string | null): void {
-  const digest = tailDigest(r.path, r.size);
-  let mtime: number;
-  try {
-    mtime = statSync(r.path).mtimeMs;
-  } catch {
-    return;
-  }
-  if (digest === null) return;
-  writeIndexEntry(ws, codexBaseId(r.threadId), { version: 1, thread_id: r.threadId, file_size: r.size, file_mtime_ms: mtime, tail_sha256: digest, line_one: r.lines[0]!.record!, task, report });
+  writeIndexEntry(ws, codexBaseId(r.threadId), {
+    version: 2,
+    thread_id: r.threadId,
+    file_size: r.size,
+    file_mtime_ms: r.mtimeMs,
+    head_sha256: r.edges.head,
+    tail_sha256: r.edges.tail,
+    line_one: r.lines[0]!.record!,
+    task,
+    report,
+  });
 }
 
 /** A link appended to a family's leaf: its indexed event count grows by one. */
