@@ -216,14 +216,16 @@ describe("malformed and changed lines of a real rollout (§4.3, §4.5, §5.2)", 
 
   it("a changed line with the file's size and time kept is still refused (the index digests the head)", () => {
     const file = write(source);
+    const time = 1_780_000_000; // whole seconds, so the time set again is the time read
+    utimesSync(file, time, time);
     const ws = tempDir();
     expect(importCodex(ws, file).code).toBe(0);
     const before = logs(ws);
-    const { mtime, atime } = statSync(file);
     const changed = [...source];
     changed[1] = changed[1]!.replace(/"timestamp":"(\d)/, (_m, d) => `"timestamp":"${d === "1" ? "2" : "1"}`);
     writeFileSync(file, rollout(changed));
-    utimesSync(file, atime, mtime);
+    utimesSync(file, time, time);
+    expect(statSync(file).size).toBe(Buffer.byteLength(rollout(source)));
     const r = importCodex(ws, file);
     expect(r.code).toBe(1);
     expect(r.json.error.details).toMatchObject({ reason: "rollout_changed", line: 2, session_id: id });
