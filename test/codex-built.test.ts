@@ -388,3 +388,42 @@ describe("permissions (§4.3)", () => {
     expect(existsSync(path.join(ws, ".pixir"))).toBe(false);
   });
 });
+
+describe("subagent links (§3.6)", () => {
+  const spawn = (parent: string, role: string) => ({ source: { subagent: { thread_spawn: { parent_thread_id: parent, depth: 1, agent_role: role } } } });
+
+  it("are ordered by the subagent's line-1 time; a subagent that forked its parent takes its task from the copied lines", () => {
+    const P = [meta("P"), U("u1"), A("a1"), U("u2"), A("a2")];
+    const late = [meta("S1", spawn("P", "late"), "2026-05-02T00:00:00.000Z"), U("late task")];
+    const early = [meta("S2", spawn("P", "early"), "2026-05-01T00:00:00.000Z"), U("early task")];
+    const forked = codexFork(P, 3, "S3", "2026-05-03T00:00:00.000Z", own("own question"));
+    const f3 = JSON.parse(forked[0]!);
+    forked[0] = JSON.stringify({ ...f3, payload: { ...f3.payload, ...spawn("P", "forked") } });
+    const files = [write(P, "p.jsonl"), write(late, "s1.jsonl"), write(early, "s2.jsonl"), write(forked, "s3.jsonl")];
+    const ws = tempDir();
+    const r = importCodex(ws, ...[...files].reverse());
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json.imports.find((i: any) => i.thread_id === "S3").fork).toMatchObject({ shared: true, copied_lines: 3 });
+    const links = cat(ws, "P").filter((e) => e.type === "subagent_event");
+    expect(links.map((e) => [e.seq, e.data.child_session_id, e.data.agent, e.data.task])).toEqual([
+      [5, "S2", "early", "early task"],
+      [6, "S1", "late", "late task"],
+      [7, "S3", "forked", "u1"],
+    ]);
+    expect(exportCodex(ws, "P").stdout).toBe(rollout(P));
+    expect(exportCodex(ws, "S3").stdout).toBe(rollout(forked));
+    const again = importCodex(ws, ...files);
+    expect(again.json.links).toEqual([]);
+    expect(statuses(again)).toEqual(["unchanged", "unchanged", "unchanged", "unchanged"]);
+    // The same links when the subagents were imported first and the parent later (the index is not read for a new parent).
+    const later = tempDir();
+    expect(importCodex(later, ...files.slice(1)).json.links).toEqual([]);
+    const r2 = importCodex(later, files[0]!);
+    expect(r2.json.links.map((l: any) => l.child_session_id)).toEqual(["S2", "S1", "S3"]);
+    expect(cat(later, "P").filter((e) => e.type === "subagent_event").map((e) => [e.seq, e.data.task])).toEqual([
+      [5, "early task"],
+      [6, "late task"],
+      [7, "u1"],
+    ]);
+  });
+});
