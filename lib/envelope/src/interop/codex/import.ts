@@ -1,13 +1,13 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
-import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
-import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
+import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, prepareLog, readTail, type PreparedLog } from "../../store/log-write.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
 import { excerptValue } from "../../summary/summary.js";
@@ -36,17 +36,18 @@ import {
   isBoundaryItem,
   readRollout,
   readRolloutHead,
+  scanRollout,
   restAfterTimestamp,
   sha256Hex,
   shownThreadId,
-  edgeDigests,
   validTimestamp,
   withTimestamp,
-  type EdgeDigests,
   type Rollout,
   type RolloutLine,
+  type RolloutScan,
 } from "./format.js";
-import { mapLine, RunningState, verbatimCodexText } from "./line-map.js";
+import { indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
+import { mapLine, RunningState, verbatimCodexText, type LineDraft } from "./line-map.js";
 import { codexOf, lineOf } from "./rebuild.js";
 
 export type CodexImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
@@ -282,16 +283,7 @@ class Mapper {
     const p = line.record?.payload;
     if (line.record?.type === "event_msg" && isJsonObject(p) && p.type === "thread_rolled_back") this.rollback(line, p.num_turns);
     const log = this.current;
-    const ts = this.tsOf(line, log);
-    for (const d of drafts) {
-      const key = `codex:${this.family.threadId}:${line.n}${d.part === null ? "" : `#${d.part}`}`;
-      if (d.type === "history_compaction") {
-        const s = log.resolved.length;
-        d.data.range = { from_seq: 0, to_seq: s - 1 };
-        d.data.source_event_count = s;
-      }
-      pushEvent(log, { id: derivedUlid(key, ts), ts, type: d.type, data: d.data });
-    }
+    for (const e of lineEvents(this.family.threadId, line, drafts, log.resolved.length, this.tsOf(line, log))) pushEvent(log, e);
   }
 
   /** §3.3: a rollback that drops turns continues the thread in a share_v1 child of the current Log. */
@@ -318,14 +310,46 @@ class Mapper {
   }
 }
 
-/** §3.2: the root header of line 1. */
-function rootHeader(r: Rollout, lineage: JsonObject | null): Omit<PixirEvent, "seq" | "session_id"> {
-  const line = r.lines[0]!;
-  const m = r.meta;
-  const pick = (k: string): unknown => (Object.hasOwn(m, k) ? m[k] : null);
-  const codex: JsonObject = { thread: r.threadId, line: 1, record: line.record };
+/**
+ * §2.6: the Events of one line whose first Event gets seq `nextSeq` in its Log, all with the line's `ts`; a
+ * checkpoint's range ends just before it (§2.4.6).
+ */
+function lineEvents(thread: string, line: RolloutLine, drafts: LineDraft[], nextSeq: number, ts: string): Array<Omit<PixirEvent, "seq" | "session_id">> {
+  return drafts.map((d, i) => {
+    if (d.type === "history_compaction") {
+      const s = nextSeq + i;
+      d.data.range = { from_seq: 0, to_seq: s - 1 };
+      d.data.source_event_count = s;
+    }
+    return { id: derivedUlid(`codex:${thread}:${line.n}${d.part === null ? "" : `#${d.part}`}`, ts), ts, type: d.type, data: d.data };
+  });
+}
+
+/** §3.2, §3.5: the codex key of line 1 (a root header's or a fork's session_fork). */
+function lineOneCodex(thread: string, line: RolloutLine, display: string): JsonObject {
+  const codex: JsonObject = { thread, line: 1, record: line.record };
   if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
-  codex.file = path.basename(r.display);
+  codex.file = path.basename(display);
+  return codex;
+}
+
+/** §3.2: the lineage of a root: a fork that is not shared, a subagent's parent; null when there is none. */
+function rootLineage(meta: JsonObject, forkStatus: string | null): JsonObject | null {
+  const lineage: JsonObject = {};
+  const p = forkedFromOf(meta);
+  if (p !== null) {
+    lineage.forked_from_id = p;
+    lineage.fork_status = forkStatus;
+  }
+  const parent = parentThreadOf(meta);
+  if (parent !== null) lineage.parent_thread_id = parent;
+  return Object.keys(lineage).length > 0 ? lineage : null;
+}
+
+/** §3.2: the root header of line 1. */
+function rootHeader(thread: string, line: RolloutLine, display: string, lineage: JsonObject | null): Omit<PixirEvent, "seq" | "session_id"> {
+  const m = line.record!.payload as JsonObject;
+  const pick = (k: string): unknown => (Object.hasOwn(m, k) ? m[k] : null);
   const data: JsonObject = {
     event: "codex_session_meta",
     thread_id: m.id,
@@ -336,9 +360,9 @@ function rootHeader(r: Rollout, lineage: JsonObject | null): Omit<PixirEvent, "s
     model_provider: pick("model_provider"),
   };
   if (lineage !== null) data.lineage = lineage;
-  data.codex = codex;
+  data.codex = lineOneCodex(thread, line, display);
   const ts = validTimestamp(line.record!.timestamp) ?? EPOCH;
-  return { id: derivedUlid(`codex:${r.threadId}:1`, ts), ts, type: "workflow_event", data };
+  return { id: derivedUlid(`codex:${thread}:1`, ts), ts, type: "workflow_event", data };
 }
 
 /** §3.5 step 2: how many of the source's lines the fork copied. */
@@ -371,7 +395,6 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
   if (existing !== null) return planGrown(ws, r, existing, families, state);
 
   const p = forkedFromOf(r.meta);
-  const parentThread = parentThreadOf(r.meta);
   let forkStatus: string | null = null;
   let forkReport: CodexImportReport["fork"] = null;
   let family: Family | null = null;
@@ -389,9 +412,7 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
         const root = newLog(base, "fork", O.forkRoot);
         family = { threadId: t, baseId: base, logs: [root], fork: { sourceThread: p, copied: copied.k, timestamps: copied.timestamps, sha256: copied.sha256 }, lineOne: r.lines[0]!.record!, fromDisk: false };
         const line = r.lines[0]!;
-        const codex: JsonObject = { thread: t, line: 1, record: line.record };
-        if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
-        codex.file = path.basename(r.display);
+        const codex = lineOneCodex(t, line, r.display);
         codex.fork = { source_thread: p, copied_lines: copied.k, copied_timestamps: copied.timestamps, copied_sha256: copied.sha256 };
         const ts = validTimestamp(line.record!.timestamp) ?? EPOCH;
         shareChild(ws, O, root, F, (data) => ({ id: derivedUlid(`codex:${t}:1`, ts), ts, type: "session_fork", data: { ...data, codex } }));
@@ -401,14 +422,8 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
     if (forkReport === null) forkReport = { source_thread_id: shownThreadId(p), shared: false, copied_lines: 0, fork_status: forkStatus };
   }
   if (family === null) {
-    const lineage: JsonObject = {};
-    if (p !== null) {
-      lineage.forked_from_id = p;
-      lineage.fork_status = forkStatus;
-    }
-    if (parentThread !== null) lineage.parent_thread_id = parentThread;
     const root = newLog(base, "root", base);
-    pushEvent(root, rootHeader(r, Object.keys(lineage).length > 0 ? lineage : null));
+    pushEvent(root, rootHeader(t, r.lines[0]!, r.display, rootLineage(r.meta, forkStatus)));
     family = { threadId: t, baseId: base, logs: [root], fork: null, lineOne: r.lines[0]!.record!, fromDisk: false };
   }
   const mapper = new Mapper(ws, family, state);
@@ -597,15 +612,15 @@ function dataTextOf(e: PixirEvent): string | undefined {
   return head === "{}" ? `{"codex":${codexText}}` : `${head.slice(0, -1)},"codex":${codexText}}`;
 }
 
+/**
+ * The Log line of an imported Event. Its strings come from records whose strings were checked when their
+ * line was read (invalid_record), so the line is valid Unicode without a check of its own.
+ */
+const eventLine = (e: PixirEvent): string => serializeEvent(e, dataTextOf(e));
+
 /** The lines of a Log's Events from `from` on, made one at a time as the writer takes them. */
-function* serializedLines(log: PlannedLog, from: number, file: string): Generator<string> {
-  for (let i = from; i < log.stored.length; i++) {
-    const e = log.stored[i]!;
-    const text = serializeEvent(e, dataTextOf(e));
-    // Strings were checked when their line was read (invalid_record), so this never fires after a write began.
-    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf(e), file });
-    yield text;
-  }
+function* serializedLines(log: PlannedLog, from: number): Generator<string> {
+  for (let i = from; i < log.stored.length; i++) yield eventLine(log.stored[i]!);
 }
 
 function reportOf(p: PlannedRollout, dry: boolean): CodexImportReport {
@@ -688,9 +703,18 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     if (parent !== null) keep.add(parent);
   }
   for (const s of wsSubagents) keep.add(s.parent);
-  const dry = Boolean(options.dryRun);
-  const run: Run = { ws, order, cyclic, keep, wsSubagents, options, existing: existingLogNames(ws), skipped: new Set() };
+  const run: Run = { ws, order, cyclic, keep, wsSubagents, options, existing: existingLogNames(ws), skipped: new Set(), streamed: new Map() };
+  try {
+    return await importRun(run, items, skippedFiles);
+  } finally {
+    // A run that stops before it commits a prepared Log leaves nothing of it behind.
+    for (const s of run.streamed.values()) if (s.prepared !== null) discardPreparedLog(s.prepared);
+  }
+}
 
+async function importRun(run: Run, items: RunItem[], skippedFiles: SkippedFile[]): Promise<CodexImportResult> {
+  const { ws } = run;
+  const dry = Boolean(run.options.dryRun);
   const first = await runPass(run, null);
   skippedFiles.push(...first.skippedFiles);
   const toWrite = new Set(first.reports.filter((r) => r.report.sessions.some((s) => s.status !== "unchanged")).map((r) => r.threadId));
@@ -746,7 +770,21 @@ interface Run {
   existing: Set<string>;
   /** Threads the first pass skipped under --lenient; the writing pass leaves them alone. */
   skipped: Set<string>;
+  /** New families the first pass streamed (§4.8), by thread: prepared Logs the writing pass commits. */
+  streamed: Map<string, Streamed>;
 }
+
+/** A new root family streamed by the first pass, its Log written to a temp file (none in a dry run). */
+interface Streamed {
+  report: CodexImportReport;
+  facts: ReadFacts;
+  lineOne: JsonObject;
+  task: string | null;
+  prepared: PreparedLog | null;
+}
+
+/** Prepared Logs whose temp file may still be syncing while the next rollout is streamed. */
+const PREPARING_AT_ONCE = 4;
 
 interface PassResult {
   reports: Array<{ threadId: string; report: CodexImportReport }>;
@@ -767,23 +805,47 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
   const deferred = new Set<string>();
   const skippedFiles: SkippedFile[] = [];
   const linkSources: LinkSource[] = [];
-  let i = 0;
-  for (const item of order) {
-    i++;
-    if (run.skipped.has(item.threadId)) continue;
-    if (writing === null) options.progress?.(i, order.length, item.input.display);
+  const into = { reports, deferred, linkSources, preparing: [] as Preparing[] };
+  /** A rollout that fails: under --lenient (in the checking pass) it is skipped, else the run fails. */
+  const failed = (item: RunItem, err: unknown): void => {
+    // Only the checking pass decides what --lenient skips; the writing pass meets what it checked.
+    const skip = writing === null ? lenientSkip(err, Boolean(options.lenient), item.input.display) : null;
+    if (skip === null) throw err;
+    skippedFiles.push(skip);
+    run.skipped.add(item.threadId);
+    // Planning may have added Events to a family read from disk: read it again when something needs it.
+    families.evict(item.threadId);
+  };
+  const settle = async (p: Preparing): Promise<void> => {
     try {
-      await passItem(run, item, families, writing, { reports, deferred, linkSources });
+      await p.done;
     } catch (err) {
-      // Only the checking pass decides what --lenient skips; the writing pass meets what it checked.
-      const skip = writing === null ? lenientSkip(err, Boolean(options.lenient), item.input.display) : null;
-      if (skip === null) throw err;
-      skippedFiles.push(skip);
-      run.skipped.add(item.threadId);
-      // Planning may have added Events to a family read from disk: read it again when something needs it.
-      families.evict(item.threadId);
+      if (err === NEEDS_PLAN) deferred.add(p.item.threadId);
+      else failed(p.item, err);
     }
+  };
+  let i = 0;
+  let committed = false;
+  try {
+    for (const item of order) {
+      i++;
+      if (run.skipped.has(item.threadId)) continue;
+      if (writing === null) options.progress?.(i, order.length, item.input.display);
+      try {
+        committed = (await passItem(run, item, families, writing, into)) || committed;
+      } catch (err) {
+        failed(item, err);
+      }
+      while (into.preparing.length > PREPARING_AT_ONCE) await settle(into.preparing.shift()!);
+    }
+    for (const p of into.preparing.splice(0)) await settle(p);
+  } catch (err) {
+    // Every Log still being prepared is known (and so discarded) before the run fails.
+    await Promise.allSettled(into.preparing.map((p) => p.done));
+    throw err;
   }
+  // The renames of the committed Logs are made durable together (envelope-and-log.md §8.2).
+  if (committed) fsyncDir(sessionsDir(ws));
   for (const s of run.wsSubagents) {
     const f = await families.load(s.thread);
     if (f === null || f === "foreign") continue;
@@ -793,23 +855,40 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
   if (writing !== null) {
     const parents = new Map<string, PlannedLog>();
     for (const l of links) parents.set(l.parent.sessionId, l.parent);
-    for (const log of parents.values()) await writeLogs(ws, [{ log, lines: () => serializedLines(log, log.diskCount, "") }], options);
-    for (const l of links) bumpIndex(ws, l.parentThread, l.parent.sessionId);
+    for (const log of parents.values()) await writeLogs(ws, [{ log, lines: () => serializedLines(log, log.diskCount) }], options);
+    for (const l of links) recordLink(ws, l.parentThread, l.parent.sessionId);
   }
   return { reports, deferred, skippedFiles, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
 }
 
-/** One rollout of a pass: reported from the index, deferred, or planned (and in the writing pass written). */
+/** A streamed rollout whose prepared Log is still being written or synced. */
+interface Preparing {
+  item: RunItem;
+  done: Promise<void>;
+}
+
+/**
+ * One rollout of a pass: reported from the index, streamed, deferred, or planned (and in the writing pass
+ * written or committed). Returns true when it committed a prepared Log whose directory entry awaits its fsync.
+ */
 async function passItem(
   run: Run,
   item: RunItem,
   families: Families,
   writing: Set<string> | null,
-  into: { reports: PassResult["reports"]; deferred: Set<string>; linkSources: LinkSource[] },
-): Promise<void> {
+  into: { reports: PassResult["reports"]; deferred: Set<string>; linkSources: LinkSource[]; preparing: Preparing[] },
+): Promise<boolean> {
   const { ws, options } = run;
   const dry = Boolean(options.dryRun);
   const parentThread = parentThreadOf(item.meta);
+  if (writing !== null) {
+    const streamed = run.streamed.get(item.threadId);
+    if (streamed !== undefined) {
+      await commitStreamed(run, item, streamed);
+      if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: streamed.lineOne, parentThread, task: streamed.task });
+      return true;
+    }
+  }
   if (writing !== null && !writing.has(item.threadId)) {
     // Nothing to write for it, but it may still be linked from its parent in this run.
     if (parentThread !== null) {
@@ -817,25 +896,33 @@ async function passItem(
       if (f !== null && f !== "foreign") into.linkSources.push({ threadId: item.threadId, baseId: f.baseId, lineOne: f.lineOne, parentThread, task: await taskOfFamily(f, families) });
       if (!run.keep.has(item.threadId)) families.evict(item.threadId);
     }
-    return;
+    return false;
   }
   if (writing === null) {
-    const fast = unchangedFromIndex(ws, item);
+    const fast = indexedUnchanged(ws, item.threadId, item.input);
     if (fast !== null) {
       into.reports.push({ threadId: item.threadId, report: fast.report });
-      if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne, parentThread, task: fast.task });
-      return;
+      if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne ?? { payload: item.meta }, parentThread, task: fast.task });
+      return false;
+    }
+    if (streamable(run, item)) {
+      const done = streamNewRoot(run, item, into);
+      if (done === null) return false;
+      if (!dry) {
+        into.preparing.push({ item, done });
+        return false;
+      }
+      try {
+        await done;
+        return false;
+      } catch (err) {
+        if (err !== NEEDS_PLAN) throw err;
+        // A dry run plans a rollback's family in memory here (a real run in the writing pass).
+      }
     }
   }
   const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
-  if (read.kind !== "rollout") return; // the file changed since its first line was read
-  if (writing === null && !dry && deferrable(run, item)) {
-    // A new family that nothing else reads cannot be refused once its lines parse: the writing pass
-    // plans it (once) and reports it.
-    into.deferred.add(item.threadId);
-    if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: read.rollout.lines[0]!.record!, parentThread, task: taskOfRollout(read.rollout) });
-    return;
-  }
+  if (read.kind !== "rollout") return false; // the file changed since its first line was read
   const planned = await planRollout(ws, read.rollout, families, run.cyclic.has(item.threadId));
   settleExistingLogs(ws, planned.family, read.rollout.display);
   const report = reportOf(planned, dry);
@@ -843,10 +930,102 @@ async function passItem(
   into.reports.push({ threadId: item.threadId, report });
   if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
   if (writing !== null) {
-    await writeFamily(ws, planned.family, read.rollout.display, options);
-    writeIndex(ws, read.rollout, report, task);
+    await writeFamily(ws, planned.family, options);
+    recordImport(ws, item.threadId, read.rollout, parentThread !== null ? planned.family.lineOne : null, report, task);
   }
   if (!run.keep.has(item.threadId)) families.evict(item.threadId);
+  return false;
+}
+
+/** Thrown while streaming a rollout whose family needs planning in memory (a rollback child, §3.3). */
+const NEEDS_PLAN = new Error("the rollout needs its family planned in memory");
+
+/**
+ * Stream a new root family (§4.8): read the rollout a block at a time and map and serialise each line as
+ * it is read, with the same rules (lineEvents, eventLine) as the planner. A real run writes the Log to a
+ * prepared temp file, committed by the writing pass; a dry run only counts. Returns the work in flight
+ * (which fails with NEEDS_PLAN at a thread_rolled_back line: its child needs the Log's History), or null
+ * for a file that is no rollout any more. Its report and link source are noted when it succeeds.
+ */
+function streamNewRoot(run: Run, item: RunItem, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<void> | null {
+  const t = item.threadId;
+  const base = codexBaseId(t);
+  const dry = Boolean(run.options.dryRun);
+  const parentThread = parentThreadOf(item.meta);
+  const state = new RunningState(typeof item.meta.model_provider === "string" ? item.meta.model_provider : null);
+  let seq = 0;
+  let lastTs = EPOCH;
+  let lineOne: JsonObject | null = null;
+  let task: string | null = null;
+  let scan: RolloutScan | null = null;
+  const produce = (emit: ((line: string) => void) | null): void => {
+    const put = (e: Omit<PixirEvent, "seq" | "session_id">): void => {
+      const event: PixirEvent = { id: e.id, session_id: base, seq, ts: e.ts, type: e.type, data: e.data };
+      seq++;
+      lastTs = e.ts ?? lastTs;
+      emit?.(eventLine(event));
+    };
+    const read = scanRollout(item.input, item.input.named, Boolean(run.options.lenient), (line) => {
+      const r = line.record;
+      if (line.n === 1) {
+        if ((r!.payload as JsonObject).id !== t) throw NEEDS_PLAN; // the file changed since its head was read
+        lineOne = r;
+        put(rootHeader(t, line, item.input.display, rootLineage(r!.payload as JsonObject, null)));
+        return;
+      }
+      if (r?.type === "event_msg" && isJsonObject(r.payload) && r.payload.type === "thread_rolled_back") throw NEEDS_PLAN;
+      if (task === null && parentThread !== null && r?.type === "response_item" && isBoundaryItem(r.payload)) task = taskOfRecords([r]);
+      for (const e of lineEvents(t, line, mapLine(t, line, state), seq, validTimestamp(r?.timestamp) ?? lastTs)) put(e);
+    });
+    if (read.kind === "rollout") scan = read.scan;
+  };
+  const finish = (prepared: PreparedLog | null): void => {
+    if (scan === null || lineOne === null) return;
+    const sc: RolloutScan = scan;
+    const report: CodexImportReport = {
+      file: item.input.display,
+      thread_id: shownThreadId(t),
+      cli_version: typeof sc.meta.cli_version === "string" ? sc.meta.cli_version : null,
+      line_count: sc.lineCount,
+      pending_tail: sc.pendingTail,
+      skipped_lines: sc.skippedLines,
+      fork: null,
+      sessions: [{ session_id: base, role: "root", parent_session_id: null, forked_to_seq: null, event_count: seq, new_event_count: seq, status: dry ? "would_create" : "created" }],
+      leaf_session_id: base,
+    };
+    run.streamed.set(t, { report, facts: sc, lineOne, task, prepared });
+    into.reports.push({ threadId: t, report });
+    if (parentThread !== null) into.linkSources.push({ threadId: t, baseId: base, lineOne, parentThread, task });
+  };
+  if (dry) {
+    try {
+      produce(null);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    finish(null);
+    return scan === null ? null : Promise.resolve();
+  }
+  return prepareLog(run.ws, base, async (emit) => produce(emit), { lease: null, signal: run.options.signal }).then((prepared) => {
+    if (scan === null) discardPreparedLog(prepared);
+    finish(scan === null ? null : prepared);
+  });
+}
+
+/** The writing pass of a streamed family: its prepared Log goes in place under its lease (§4.6). */
+async function commitStreamed(run: Run, item: RunItem, s: Streamed): Promise<void> {
+  const id = codexBaseId(item.threadId);
+  if (s.prepared === null) return;
+  const lease = await acquireLease(run.ws, id, { program: run.options.program, env: run.options.env, signal: run.options.signal });
+  let ok = false;
+  try {
+    commitPreparedLog(run.ws, s.prepared, { lease, signal: run.options.signal }, { syncDir: false });
+    ok = true;
+  } finally {
+    s.prepared = null; // committed, or discarded by the commit that failed
+    lease.release(!ok);
+  }
+  recordImport(run.ws, item.threadId, s.facts, parentThreadOf(item.meta) !== null ? s.lineOne : null, s.report, s.task);
 }
 
 /** The Log files of a Workspace, by session id. */
@@ -863,10 +1042,10 @@ function existingLogNames(ws: string): Set<string> {
 }
 
 /**
- * A rollout the first pass only parses: a new family, no fork, no later step reads it, and no Log it
- * could create exists already (its root, or a rollback child a Log of that name would meet, §3.1).
+ * A rollout the first pass streams: a new family, no fork, no later step reads it, and no Log it could
+ * create exists already (its root, or a rollback child a Log of that name would meet, §3.1).
  */
-function deferrable(run: Run, item: RunItem): boolean {
+function streamable(run: Run, item: RunItem): boolean {
   if (run.keep.has(item.threadId) || forkedFromOf(item.meta) !== null) return false;
   const base = codexBaseId(item.threadId);
   if (inspectStatePath(logPath(run.ws, base)) !== "missing") return false;
@@ -886,7 +1065,7 @@ function settleExistingLogs(ws: string, family: Family, file: string): void {
     if (inspectStatePath(where) === "missing") continue;
     let same = false;
     try {
-      same = readFileSync(where.abs, "utf8") === [...serializedLines(log, 0, file)].join("");
+      same = readFileSync(where.abs, "utf8") === [...serializedLines(log, 0)].join("");
     } catch {
       same = false;
     }
@@ -896,8 +1075,8 @@ function settleExistingLogs(ws: string, family: Family, file: string): void {
 }
 
 /** Write the new Events of one family: appends, then new Logs parent before child, each under its lease. */
-async function writeFamily(ws: string, family: Family, file: string, options: CodexImportOptions): Promise<void> {
-  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => serializedLines(log, log.diskCount, file) }));
+async function writeFamily(ws: string, family: Family, options: CodexImportOptions): Promise<void> {
+  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => serializedLines(log, log.diskCount) }));
   if (items.length > 0) await writeLogs(ws, items, options);
   for (const log of family.logs) log.diskCount = log.stored.length;
 }
@@ -931,112 +1110,3 @@ async function writeLogs(ws: string, items: Array<{ log: PlannedLog; lines: () =
   }
 }
 
-// ---------------------------------------------------------------------------------------------------
-// The import index: `.pixir/codex-imports/<root id>.json` remembers the size and modification time of each
-// imported file and digests of its first and last bytes, so importing an unchanged tree again reads neither
-// the rollouts nor the Logs (a rollout of 128 KiB or less is digested whole).
-
-interface IndexEntry {
-  version: 2;
-  thread_id: string;
-  file_size: number;
-  file_mtime_ms: number;
-  /** format.ts EdgeDigests of the file as it was read. */
-  head_sha256: string;
-  tail_sha256: string;
-  line_one: JsonObject;
-  task: string | null;
-  report: CodexImportReport;
-}
-
-const indexPath = (ws: string, base: string): string => path.join(ws, ".pixir", "codex-imports", `${base}.json`);
-
-/** The edge digests of a file as it is now, or null when it cannot be read whole. */
-function fileEdgeDigests(file: string, size: number): EdgeDigests | null {
-  let fd: number | null = null;
-  try {
-    const handle = openSync(file, "r");
-    fd = handle;
-    return edgeDigests(size, (buf, position) => {
-      if (readSync(handle, buf, 0, buf.length, position) !== buf.length) throw new Error("short read");
-    });
-  } catch {
-    return null;
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
-}
-
-function readIndex(ws: string, base: string): IndexEntry | null {
-  try {
-    const v = JSON.parse(readFileSync(indexPath(ws, base), "utf8")) as IndexEntry;
-    return v.version === 2 ? v : null;
-  } catch {
-    return null;
-  }
-}
-
-/** An unchanged rollout, known from the index: same size, time and edges, and every Log it made present. */
-function unchangedFromIndex(ws: string, item: RunItem): { report: CodexImportReport; lineOne: JsonObject; task: string | null } | null {
-  const base = codexBaseId(item.threadId);
-  const entry = readIndex(ws, base);
-  if (entry === null || entry.thread_id !== item.threadId) return null;
-  for (const s of entry.report.sessions) if (inspectStatePath(logPath(ws, s.session_id)) === "missing") return null;
-  let size: number;
-  let mtime: number;
-  try {
-    const st = statSync(item.input.path);
-    size = st.size;
-    mtime = st.mtimeMs;
-  } catch {
-    return null;
-  }
-  if (size !== entry.file_size || mtime !== entry.file_mtime_ms) return null;
-  const digests = fileEdgeDigests(item.input.path, size);
-  if (digests === null || digests.head !== entry.head_sha256 || digests.tail !== entry.tail_sha256) return null;
-  const report: CodexImportReport = {
-    ...entry.report,
-    file: item.input.display,
-    sessions: entry.report.sessions.map((s) => ({ ...s, new_event_count: 0, status: "unchanged" })),
-  };
-  return { report, lineOne: entry.line_one, task: entry.task };
-}
-
-/**
- * The index is a cache of what was imported (the Logs are the record): a write of it that fails (a full
- * disk) leaves no temp file and fails nothing; the next import reads the rollout again.
- */
-function writeIndexEntry(ws: string, base: string, entry: IndexEntry): void {
-  const target = indexPath(ws, base);
-  const tmp = `${target}.tmp-${process.pid}`;
-  try {
-    mkdirSync(path.dirname(target), { recursive: true });
-    writeFileSync(tmp, JSON.stringify(entry));
-    renameSync(tmp, target);
-  } catch {
-    rmSync(tmp, { force: true });
-  }
-}
-
-function writeIndex(ws: string, r: Rollout, report: CodexImportReport, task: string | null): void {
-  writeIndexEntry(ws, codexBaseId(r.threadId), {
-    version: 2,
-    thread_id: r.threadId,
-    file_size: r.size,
-    file_mtime_ms: r.mtimeMs,
-    head_sha256: r.edges.head,
-    tail_sha256: r.edges.tail,
-    line_one: r.lines[0]!.record!,
-    task,
-    report,
-  });
-}
-
-/** A link appended to a family's leaf: its indexed event count grows by one. */
-function bumpIndex(ws: string, thread: string, sessionId: string): void {
-  const base = codexBaseId(thread);
-  const entry = readIndex(ws, base);
-  if (entry === null) return;
-  for (const s of entry.report.sessions) if (s.session_id === sessionId) s.event_count++;
-  writeIndexEntry(ws, base, entry);
-}
