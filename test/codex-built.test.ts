@@ -427,3 +427,38 @@ describe("subagent links (§3.6)", () => {
     ]);
   });
 });
+
+describe("streaming new families (§4.8) on worker threads", () => {
+  const fixtures = ["agent-history/session-01.jsonl", CODEMIE, COMPACTED, "agent-sessions/small.jsonl"].map((rel) => path.join(CODEX_FIXTURES_DIR, rel));
+  const importWith = (threads: string, ...args: string[]) => {
+    const ws = tempDir();
+    const r = run("pixir", ["import", "codex", ...args, "--json"], { cwd: ws, env: { PIXIR_SCAN_THREADS: threads, CODEX_HOME: path.join(ws, "none") } });
+    return { ws, r };
+  };
+
+  it("gives the Logs one thread gives; a rollout with a rollback is planned in memory", () => {
+    const withRollback = write([meta("RB"), U("u1"), A("a1"), U("u2"), rolledBack(1), U("u2b")], "rb.jsonl");
+    const one = importWith("1", ...fixtures, withRollback);
+    const two = importWith("3", ...fixtures, withRollback);
+    expect(one.r.code, one.r.stderr).toBe(0);
+    expect(two.r.code, two.r.stderr).toBe(0);
+    expect(two.r.json.imports).toEqual(one.r.json.imports);
+    expect(logs(two.ws)).toEqual(logs(one.ws));
+    expect(Object.keys(logs(two.ws))).toContain("RB.rollback-5.ndjson");
+    expect(readdirSync(path.join(two.ws, ".pixir", "sessions")).filter((n) => n.includes(".tmp-"))).toEqual([]);
+  });
+
+  it("a malformed line in one rollout fails the run and leaves no temp file; with --lenient it is skipped", () => {
+    const lines = fixtureLines(CODEMIE);
+    lines[20] = "{not json";
+    const bad = write(lines, "bad.jsonl");
+    const others = [fixtures[0]!, fixtures[2]!, fixtures[3]!];
+    const { ws, r } = importWith("2", others[0]!, others[1]!, bad, others[2]!);
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({ kind: "invalid_codex_session", details: { reason: "malformed_line", line: 21, file: bad } });
+    expect(existsSync(path.join(ws, ".pixir", "sessions")) ? readdirSync(path.join(ws, ".pixir", "sessions")) : []).toEqual([]);
+    const lenient = importWith("2", others[0]!, others[1]!, bad, others[2]!, "--lenient");
+    expect(lenient.r.code, lenient.r.stderr).toBe(0);
+    expect(lenient.r.json.imports.map((i: any) => i.skipped_lines)).toEqual([0, 0, 1, 0]);
+  });
+});

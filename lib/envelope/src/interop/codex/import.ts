@@ -1,13 +1,13 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { closeSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
-import { isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
-import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, prepareLog, readTail, type PreparedLog } from "../../store/log-write.js";
+import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
 import { excerptValue } from "../../summary/summary.js";
@@ -30,13 +30,10 @@ import {
 } from "./family.js";
 import {
   codexBaseId,
-  contentText,
   dropTurnsCut,
   EPOCH,
-  isBoundaryItem,
   readRollout,
   readRolloutHead,
-  scanRollout,
   restAfterTimestamp,
   sha256Hex,
   shownThreadId,
@@ -44,11 +41,13 @@ import {
   withTimestamp,
   type Rollout,
   type RolloutLine,
-  type RolloutScan,
 } from "./format.js";
 import { indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
-import { mapLine, RunningState, verbatimCodexText, type LineDraft } from "./line-map.js";
+import { receivedPrepared, streamError, StreamPool, type StreamOutcome, type StreamTask } from "./stream.js";
+import { scanThreadCount } from "../../store/threads.js";
+import { mapLine, RunningState } from "./line-map.js";
 import { codexOf, lineOf } from "./rebuild.js";
+import { eventLine, forkedFromOf, lineEvents, lineOneCodex, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
 
 export type CodexImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
 
@@ -169,18 +168,6 @@ export function listRolloutFiles(paths: Array<{ path: string; display: string }>
     else add(p.path, p.display, true);
   }
   return out;
-}
-
-/** §3.5 and §3.6: what line 1 says about lineage. */
-const forkedFromOf = (meta: JsonObject): string | null => (typeof meta.forked_from_id === "string" ? meta.forked_from_id : null);
-
-export function parentThreadOf(meta: JsonObject): string | null {
-  const source = meta.source;
-  if (isJsonObject(source) && isJsonObject(source.subagent) && isJsonObject(source.subagent.thread_spawn)) {
-    const p = source.subagent.thread_spawn.parent_thread_id;
-    if (typeof p === "string") return p;
-  }
-  return typeof meta.parent_thread_id === "string" ? meta.parent_thread_id : null;
 }
 
 /** §4.4 step 2: sources first, stable otherwise; a cycle's members stay where they are and import as roots. */
@@ -308,61 +295,6 @@ class Mapper {
     this.family.logs.push(child);
     this.current = child;
   }
-}
-
-/**
- * §2.6: the Events of one line whose first Event gets seq `nextSeq` in its Log, all with the line's `ts`; a
- * checkpoint's range ends just before it (§2.4.6).
- */
-function lineEvents(thread: string, line: RolloutLine, drafts: LineDraft[], nextSeq: number, ts: string): Array<Omit<PixirEvent, "seq" | "session_id">> {
-  return drafts.map((d, i) => {
-    if (d.type === "history_compaction") {
-      const s = nextSeq + i;
-      d.data.range = { from_seq: 0, to_seq: s - 1 };
-      d.data.source_event_count = s;
-    }
-    return { id: derivedUlid(`codex:${thread}:${line.n}${d.part === null ? "" : `#${d.part}`}`, ts), ts, type: d.type, data: d.data };
-  });
-}
-
-/** §3.2, §3.5: the codex key of line 1 (a root header's or a fork's session_fork). */
-function lineOneCodex(thread: string, line: RolloutLine, display: string): JsonObject {
-  const codex: JsonObject = { thread, line: 1, record: line.record };
-  if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
-  codex.file = path.basename(display);
-  return codex;
-}
-
-/** §3.2: the lineage of a root: a fork that is not shared, a subagent's parent; null when there is none. */
-function rootLineage(meta: JsonObject, forkStatus: string | null): JsonObject | null {
-  const lineage: JsonObject = {};
-  const p = forkedFromOf(meta);
-  if (p !== null) {
-    lineage.forked_from_id = p;
-    lineage.fork_status = forkStatus;
-  }
-  const parent = parentThreadOf(meta);
-  if (parent !== null) lineage.parent_thread_id = parent;
-  return Object.keys(lineage).length > 0 ? lineage : null;
-}
-
-/** §3.2: the root header of line 1. */
-function rootHeader(thread: string, line: RolloutLine, display: string, lineage: JsonObject | null): Omit<PixirEvent, "seq" | "session_id"> {
-  const m = line.record!.payload as JsonObject;
-  const pick = (k: string): unknown => (Object.hasOwn(m, k) ? m[k] : null);
-  const data: JsonObject = {
-    event: "codex_session_meta",
-    thread_id: m.id,
-    cwd: pick("cwd"),
-    cli_version: pick("cli_version"),
-    originator: pick("originator"),
-    source: pick("source"),
-    model_provider: pick("model_provider"),
-  };
-  if (lineage !== null) data.lineage = lineage;
-  data.codex = lineOneCodex(thread, line, display);
-  const ts = validTimestamp(line.record!.timestamp) ?? EPOCH;
-  return { id: derivedUlid(`codex:${thread}:1`, ts), ts, type: "workflow_event", data };
 }
 
 /** §3.5 step 2: how many of the source's lines the fork copied. */
@@ -500,12 +432,6 @@ interface LinkPlan {
   childThread: string;
 }
 
-/** §3.6 `task`: x(T(content)) of the first boundary item among a subagent's response_item records. */
-function taskOfRecords(records: Iterable<JsonObject | null>): string | null {
-  for (const r of records) if (r?.type === "response_item" && isBoundaryItem(r.payload)) return excerptValue(contentText((r.payload as JsonObject).content));
-  return null;
-}
-
 const taskOfRollout = (r: Rollout): string | null => taskOfRecords(r.lines.map((l) => l.record));
 
 /** The task of a family in the Workspace: from its Events, or for a Codex fork from its whole rollout (the copied lines count). */
@@ -530,6 +456,32 @@ async function taskOfFamily(f: Family, families: Families): Promise<string | nul
 }
 
 /** Subagent rollouts already in the Workspace whose parent is a rollout of the run (first-line discovery, tree.md §2.5). */
+const FIRST_LINE_PEEK = 64 * 1024;
+const PARENT_MARKERS = [Buffer.from('"subagent"'), Buffer.from('"parent_thread_id"')];
+
+/**
+ * Whether a Log's first line may name a parent thread (§3.6): false when its first bytes hold the whole
+ * line and neither key is in it, so the thousands of Logs of an imported tree are not decoded for nothing.
+ */
+function mayNameAParent(file: string, head: Buffer): boolean {
+  let n: number;
+  try {
+    const fd = openSync(file, "r");
+    try {
+      n = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return true; // readFirstLine names the problem, or passes over it
+  }
+  const line = head.subarray(0, n);
+  const nl = line.indexOf(0x0a);
+  if (nl === -1) return true;
+  const first = line.subarray(0, nl);
+  return PARENT_MARKERS.some((m) => first.includes(m));
+}
+
 async function workspaceSubagents(ws: string, runThreads: Set<string>): Promise<Array<{ thread: string; parent: string }>> {
   let names: string[];
   try {
@@ -538,9 +490,10 @@ async function workspaceSubagents(ws: string, runThreads: Set<string>): Promise<
     return [];
   }
   const found: Array<{ thread: string; parent: string }> = [];
+  const head = Buffer.allocUnsafe(FIRST_LINE_PEEK);
   for (const name of names) {
     const id = name.slice(0, -".ndjson".length);
-    if (!isValidSessionId(id)) continue;
+    if (!isValidSessionId(id) || !mayNameAParent(logPath(ws, id).abs, head)) continue;
     const first = await readFirstLine(logPath(ws, id)).catch(() => null);
     if (first === null || !("line" in first)) continue;
     const c = codexOf(first.line.event);
@@ -601,23 +554,6 @@ async function planLinks(ws: string, sources: LinkSource[], families: Families):
 // error, keeping in memory only the families that a later rollout or a link needs; the second plans each
 // rollout that has something to write again, against the Workspace the earlier writes leave, and writes it.
 
-/** An Event's data text, with its line spliced in rather than serialised again (line-map.ts). */
-function dataTextOf(e: PixirEvent): string | undefined {
-  const codexText = verbatimCodexText(e.data.codex);
-  if (codexText === undefined) return undefined;
-  const keys = Object.keys(e.data);
-  if (keys[keys.length - 1] !== "codex") return undefined;
-  const { codex: _codex, ...rest } = e.data;
-  const head = JSON.stringify(rest);
-  return head === "{}" ? `{"codex":${codexText}}` : `${head.slice(0, -1)},"codex":${codexText}}`;
-}
-
-/**
- * The Log line of an imported Event. Its strings come from records whose strings were checked when their
- * line was read (invalid_record), so the line is valid Unicode without a check of its own.
- */
-const eventLine = (e: PixirEvent): string => serializeEvent(e, dataTextOf(e));
-
 /** The lines of a Log's Events from `from` on, made one at a time as the writer takes them. */
 function* serializedLines(log: PlannedLog, from: number): Generator<string> {
   for (let i = from; i < log.stored.length; i++) yield eventLine(log.stored[i]!);
@@ -656,7 +592,15 @@ function statusOf(log: PlannedLog, dry: boolean): CodexImportStatus {
 interface RunItem {
   input: Input;
   threadId: string;
+  /** What line 1 says about lineage (lineageMeta): a run of thousands of rollouts keeps no more of it. */
   meta: JsonObject;
+}
+
+/** The members of line 1's payload that forkedFromOf and parentThreadOf read (§3.5, §3.6). */
+function lineageMeta(meta: JsonObject): JsonObject {
+  const kept: JsonObject = { id: meta.id };
+  for (const k of ["forked_from_id", "source", "parent_thread_id"]) if (Object.hasOwn(meta, k)) kept[k] = meta[k];
+  return kept;
 }
 
 /** README "Rules that hold across the two agent importers": what --lenient turns into a skipped file. */
@@ -689,7 +633,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
       continue;
     }
     seenThreads.set(head.threadId, input.display);
-    items.push({ input, threadId: head.threadId, meta: head.meta });
+    items.push({ input, threadId: head.threadId, meta: lineageMeta(head.meta) });
   }
   const { order, cyclic } = runOrder(items);
   const runThreads = new Set(items.map((i) => i.threadId));
@@ -703,10 +647,34 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     if (parent !== null) keep.add(parent);
   }
   for (const s of wsSubagents) keep.add(s.parent);
-  const run: Run = { ws, order, cyclic, keep, wsSubagents, options, existing: existingLogNames(ws), skipped: new Set(), streamed: new Map() };
+  // Threads are counted, and workers started, only when a rollout is streamed: an unchanged tree needs none.
+  const made: { pool: StreamPool | null } = { pool: null };
+  const run: Run = {
+    ws,
+    order,
+    cyclic,
+    keep,
+    wsSubagents,
+    options,
+    existing: existingLogNames(ws),
+    skipped: new Set(),
+    streamed: new Map(),
+    threads: 1,
+    get pool(): StreamPool {
+      if (made.pool === null) {
+        this.threads = scanThreadCount(options.env, streamBytes(items));
+        made.pool = StreamPool.open(this.threads);
+      }
+      return made.pool;
+    },
+  };
+  const stop = (): void => void made.pool?.close();
+  options.signal?.addEventListener("abort", stop, { once: true });
   try {
     return await importRun(run, items, skippedFiles);
   } finally {
+    options.signal?.removeEventListener("abort", stop);
+    await made.pool?.close();
     // A run that stops before it commits a prepared Log leaves nothing of it behind.
     for (const s of run.streamed.values()) if (s.prepared !== null) discardPreparedLog(s.prepared);
   }
@@ -772,13 +740,17 @@ interface Run {
   skipped: Set<string>;
   /** New families the first pass streamed (§4.8), by thread: prepared Logs the writing pass commits. */
   streamed: Map<string, Streamed>;
+  /** Where the first pass streams them (made when first asked for), and on how many threads. */
+  readonly pool: StreamPool;
+  threads: number;
 }
 
 /** A new root family streamed by the first pass, its Log written to a temp file (none in a dry run). */
 interface Streamed {
   report: CodexImportReport;
   facts: ReadFacts;
-  lineOne: JsonObject;
+  /** Line 1's record, for a subagent (its link reads it); null otherwise. */
+  lineOne: JsonObject | null;
   task: string | null;
   prepared: PreparedLog | null;
 }
@@ -816,13 +788,27 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
     // Planning may have added Events to a family read from disk: read it again when something needs it.
     families.evict(item.threadId);
   };
+  /** The outcome of a streamed rollout, taken in run order. */
   const settle = async (p: Preparing): Promise<void> => {
-    try {
-      await p.done;
-    } catch (err) {
-      if (err === NEEDS_PLAN) deferred.add(p.item.threadId);
-      else failed(p.item, err);
-    }
+    const outcome = await p.done;
+    const t = p.item.threadId;
+    if (outcome.kind === "done") {
+      const prepared = outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared);
+      run.streamed.set(t, { report: outcome.report, facts: outcome.facts, lineOne: outcome.lineOne, task: outcome.task, prepared });
+      reports.push({ threadId: t, report: outcome.report });
+      const parent = parentThreadOf(p.item.meta);
+      if (parent !== null && outcome.lineOne !== null) linkSources.push({ threadId: t, baseId: codexBaseId(t), lineOne: outcome.lineOne, parentThread: parent, task: outcome.task });
+    } else if (outcome.kind === "needs_plan") {
+      // A real run plans the family in its writing pass; a dry run plans it now.
+      if (!options.dryRun) deferred.add(t);
+      else {
+        try {
+          await planInMemory(run, p.item, families, null, into);
+        } catch (err) {
+          failed(p.item, err);
+        }
+      }
+    } else if (outcome.kind === "error") failed(p.item, streamError(outcome.error));
   };
   let i = 0;
   let committed = false;
@@ -836,12 +822,15 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
       } catch (err) {
         failed(item, err);
       }
-      while (into.preparing.length > PREPARING_AT_ONCE) await settle(into.preparing.shift()!);
+      while (into.preparing.length > PREPARING_AT_ONCE * Math.max(1, run.threads)) await settle(into.preparing.shift()!);
     }
-    for (const p of into.preparing.splice(0)) await settle(p);
+    while (into.preparing.length > 0) await settle(into.preparing.shift()!);
   } catch (err) {
     // Every Log still being prepared is known (and so discarded) before the run fails.
-    await Promise.allSettled(into.preparing.map((p) => p.done));
+    for (const p of into.preparing.splice(0)) {
+      const outcome = await p.done;
+      if (outcome.kind === "done" && outcome.prepared !== null) discardPreparedLog(receivedPrepared(ws, outcome.prepared));
+    }
     throw err;
   }
   // The renames of the committed Logs are made durable together (envelope-and-log.md §8.2).
@@ -861,10 +850,10 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
   return { reports, deferred, skippedFiles, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
 }
 
-/** A streamed rollout whose prepared Log is still being written or synced. */
+/** A streamed rollout (stream.ts), in flight. */
 interface Preparing {
   item: RunItem;
-  done: Promise<void>;
+  done: Promise<StreamOutcome>;
 }
 
 /**
@@ -885,7 +874,7 @@ async function passItem(
     const streamed = run.streamed.get(item.threadId);
     if (streamed !== undefined) {
       await commitStreamed(run, item, streamed);
-      if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: streamed.lineOne, parentThread, task: streamed.task });
+      if (parentThread !== null && streamed.lineOne !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: streamed.lineOne, parentThread, task: streamed.task });
       return true;
     }
   }
@@ -902,25 +891,23 @@ async function passItem(
     const fast = indexedUnchanged(ws, item.threadId, item.input);
     if (fast !== null) {
       into.reports.push({ threadId: item.threadId, report: fast.report });
-      if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne ?? { payload: item.meta }, parentThread, task: fast.task });
+      if (parentThread !== null && fast.lineOne !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne, parentThread, task: fast.task });
       return false;
     }
     if (streamable(run, item)) {
-      const done = streamNewRoot(run, item, into);
-      if (done === null) return false;
-      if (!dry) {
-        into.preparing.push({ item, done });
-        return false;
-      }
-      try {
-        await done;
-        return false;
-      } catch (err) {
-        if (err !== NEEDS_PLAN) throw err;
-        // A dry run plans a rollback's family in memory here (a real run in the writing pass).
-      }
+      const task: StreamTask = { ws, path: item.input.path, display: item.input.display, named: item.input.named, lenient: Boolean(options.lenient), threadId: item.threadId, write: !dry };
+      into.preparing.push({ item, done: run.pool.run(task) });
+      return false;
     }
   }
+  return planInMemory(run, item, families, writing, into);
+}
+
+/** One rollout planned with its family in memory (§3, §4.5), and in the writing pass written. */
+async function planInMemory(run: Run, item: RunItem, families: Families, writing: Set<string> | null, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<boolean> {
+  const { ws, options } = run;
+  const dry = Boolean(options.dryRun);
+  const parentThread = parentThreadOf(item.meta);
   const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
   if (read.kind !== "rollout") return false; // the file changed since its first line was read
   const planned = await planRollout(ws, read.rollout, families, run.cyclic.has(item.threadId));
@@ -937,81 +924,6 @@ async function passItem(
   return false;
 }
 
-/** Thrown while streaming a rollout whose family needs planning in memory (a rollback child, §3.3). */
-const NEEDS_PLAN = new Error("the rollout needs its family planned in memory");
-
-/**
- * Stream a new root family (§4.8): read the rollout a block at a time and map and serialise each line as
- * it is read, with the same rules (lineEvents, eventLine) as the planner. A real run writes the Log to a
- * prepared temp file, committed by the writing pass; a dry run only counts. Returns the work in flight
- * (which fails with NEEDS_PLAN at a thread_rolled_back line: its child needs the Log's History), or null
- * for a file that is no rollout any more. Its report and link source are noted when it succeeds.
- */
-function streamNewRoot(run: Run, item: RunItem, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<void> | null {
-  const t = item.threadId;
-  const base = codexBaseId(t);
-  const dry = Boolean(run.options.dryRun);
-  const parentThread = parentThreadOf(item.meta);
-  const state = new RunningState(typeof item.meta.model_provider === "string" ? item.meta.model_provider : null);
-  let seq = 0;
-  let lastTs = EPOCH;
-  let lineOne: JsonObject | null = null;
-  let task: string | null = null;
-  let scan: RolloutScan | null = null;
-  const produce = (emit: ((line: string) => void) | null): void => {
-    const put = (e: Omit<PixirEvent, "seq" | "session_id">): void => {
-      const event: PixirEvent = { id: e.id, session_id: base, seq, ts: e.ts, type: e.type, data: e.data };
-      seq++;
-      lastTs = e.ts ?? lastTs;
-      emit?.(eventLine(event));
-    };
-    const read = scanRollout(item.input, item.input.named, Boolean(run.options.lenient), (line) => {
-      const r = line.record;
-      if (line.n === 1) {
-        if ((r!.payload as JsonObject).id !== t) throw NEEDS_PLAN; // the file changed since its head was read
-        lineOne = r;
-        put(rootHeader(t, line, item.input.display, rootLineage(r!.payload as JsonObject, null)));
-        return;
-      }
-      if (r?.type === "event_msg" && isJsonObject(r.payload) && r.payload.type === "thread_rolled_back") throw NEEDS_PLAN;
-      if (task === null && parentThread !== null && r?.type === "response_item" && isBoundaryItem(r.payload)) task = taskOfRecords([r]);
-      for (const e of lineEvents(t, line, mapLine(t, line, state), seq, validTimestamp(r?.timestamp) ?? lastTs)) put(e);
-    });
-    if (read.kind === "rollout") scan = read.scan;
-  };
-  const finish = (prepared: PreparedLog | null): void => {
-    if (scan === null || lineOne === null) return;
-    const sc: RolloutScan = scan;
-    const report: CodexImportReport = {
-      file: item.input.display,
-      thread_id: shownThreadId(t),
-      cli_version: typeof sc.meta.cli_version === "string" ? sc.meta.cli_version : null,
-      line_count: sc.lineCount,
-      pending_tail: sc.pendingTail,
-      skipped_lines: sc.skippedLines,
-      fork: null,
-      sessions: [{ session_id: base, role: "root", parent_session_id: null, forked_to_seq: null, event_count: seq, new_event_count: seq, status: dry ? "would_create" : "created" }],
-      leaf_session_id: base,
-    };
-    run.streamed.set(t, { report, facts: sc, lineOne, task, prepared });
-    into.reports.push({ threadId: t, report });
-    if (parentThread !== null) into.linkSources.push({ threadId: t, baseId: base, lineOne, parentThread, task });
-  };
-  if (dry) {
-    try {
-      produce(null);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    finish(null);
-    return scan === null ? null : Promise.resolve();
-  }
-  return prepareLog(run.ws, base, async (emit) => produce(emit), { lease: null, signal: run.options.signal }).then((prepared) => {
-    if (scan === null) discardPreparedLog(prepared);
-    finish(scan === null ? null : prepared);
-  });
-}
-
 /** The writing pass of a streamed family: its prepared Log goes in place under its lease (§4.6). */
 async function commitStreamed(run: Run, item: RunItem, s: Streamed): Promise<void> {
   const id = codexBaseId(item.threadId);
@@ -1025,7 +937,20 @@ async function commitStreamed(run: Run, item: RunItem, s: Streamed): Promise<voi
     s.prepared = null; // committed, or discarded by the commit that failed
     lease.release(!ok);
   }
-  recordImport(run.ws, item.threadId, s.facts, parentThreadOf(item.meta) !== null ? s.lineOne : null, s.report, s.task);
+  recordImport(run.ws, item.threadId, s.facts, s.lineOne, s.report, s.task);
+}
+
+/** The bytes of the rollouts of a run, which decide whether streaming them on worker threads pays. */
+function streamBytes(items: RunItem[]): number {
+  let total = 0;
+  for (const i of items) {
+    try {
+      total += statSync(i.input.path).size;
+    } catch {
+      /* read (and reported) later */
+    }
+  }
+  return total;
 }
 
 /** The Log files of a Workspace, by session id. */
