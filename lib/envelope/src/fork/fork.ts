@@ -7,17 +7,18 @@ import { splitLines, type RawLine } from "../lines/codec.js";
 import { lineBlocksOf } from "../lines/pipe-read.js";
 import { isUtf8 } from "node:buffer";
 import { checkLine, LineFacts } from "../fast/line-check.js";
-import { decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type PixirEvent } from "../event/envelope.js";
+import { decodeOwnHead, isLineProblem, isReplayType, serializeEvent, type DecodedLine, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { decodeLogLine } from "../fast/decode-line.js";
 import { scanThreadCount } from "../store/threads.js";
-import { parentChangedError, PrefixScanner, type CheckedObserver, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
+import { OpenCalls, parentChangedError, PrefixScanner, type CheckedObserver, type InheritedObserver, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { PixirError, usageError } from "../event/errors.js";
 import { osWriteFault } from "../event/os-fault.js";
 import { newUlid } from "../event/ids.js";
 import { integrityError, STDIN_PATH } from "../lines/input.js";
 import { corruptLineError, headLine, headLines, lineBlocks, readFileChunks, scannedBytes } from "../store/log-read.js";
 import { open } from "node:fs/promises";
-import { inheritedItem, isInherited, openHistory, type History, type HistoryItem } from "../store/loader.js";
+import { inheritedItem, isInherited, openHistory, PrefixDigest, type History, type HistoryItem } from "../store/loader.js";
+import { IdSet } from "../event/id-set.js";
 import { LineHead, readHead, sessionIs } from "../fast/line-head.js";
 import { ChildLines, passThroughParent, passThroughStdin, readFd } from "./fork-bytes.js";
 import { BlockWriter } from "../store/log-write.js";
@@ -113,6 +114,32 @@ export function checkBoundary(facts: PrefixFacts, requestedToSeq: number | undef
     nearest_safe_seq: facts.nearestSafeSeq,
     next_safe_seq: facts.nextSafeSeq,
   });
+}
+
+/**
+ * fork.md §3.1 steps 6–8 and §4.3: the data of a share_v1 header over `inherited`, the parent's replayable
+ * Events up to `toSeq` in History order (an importer that plans a child in memory: Codex rollbacks and forks).
+ */
+export function shareHeaderData(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  for (const e of inherited) {
+    digest.add(e);
+    open.add(e);
+  }
+  return {
+    parent_session_id: parentId,
+    fork_root_session_id: forkRootId,
+    forked_to_seq: toSeq,
+    parent_workspace: ws,
+    child_workspace: ws,
+    replay_event_count: inherited.length,
+    from_seq: inherited[0]?.seq ?? null,
+    strategy: "share_v1",
+    limitations: SHARE_LIMITATIONS,
+    prefix_digest: digest.digest(),
+    open_tool_calls: open.list(),
+  };
 }
 
 /** The session_fork header Event of fork.md §4.3. */

@@ -7,7 +7,7 @@ import { PixirError } from "../../event/errors.js";
 import { osWriteFault } from "../../event/os-fault.js";
 import { randomHex } from "../../event/ids.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
-import { logPath, writeWhole } from "../../store/paths.js";
+import { existingOutDir, logPath, writeWhole } from "../../store/paths.js";
 import { codexBaseId, EPOCH, restAfterTimestamp, sha256Hex, shownThreadId, withTimestamp } from "./format.js";
 import { rolloutLines } from "./family.js";
 import { Families } from "./import.js";
@@ -196,41 +196,32 @@ export async function planCodexExport(ws: string, id: string, version: string): 
       // this one had none to replace.
       out.push(r === null ? l : withTimestamp(t0, r.rest));
     }
-    const copied = out.length - 1;
-    const { converted, omitted, count } = convertTail(tail, events);
-    out.push(...converted);
-    return {
-      sessionId: id,
-      kind: "fork",
-      threadId: newId,
-      forkedFromId: t,
-      name: codexExportName(newId, null, { timestamp: t0, payload: meta }),
-      text: out.map((l) => `${l}\n`).join(""),
-      lineCount: out.length,
-      copiedLineCount: copied,
-      convertedEventCount: count,
-      omitted,
-      missingLines: missing,
-    };
+    return newRollout(id, "fork", t, meta, out, tail, events, missing);
   }
   const anchor = events[0]!;
   const t0 = anchor.ts ?? EPOCH;
   const newId = codexForkThreadId(id, anchor.id ?? "", t0);
   const meta: JsonObject = { id: newId, timestamp: t0, cwd: ws, originator: "pixir", cli_version: version, source: "cli" };
-  const { converted, omitted, count } = convertTail(events, events);
-  const out = [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta }), ...converted];
+  return newRollout(id, "new", null, meta, [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta })], events, events, []);
+}
+
+/** §5.3: a new rollout whose first lines (line 1, and a fork's copies) are `head`, then the converted tail. */
+function newRollout(id: string, kind: "fork" | "new", forkedFromId: string | null, meta: JsonObject, head: string[], tail: PixirEvent[], history: PixirEvent[], missing: number[]): CodexExportPlan {
+  const { converted, omitted, count } = convertTail(tail, history);
+  const out = [...head, ...converted];
+  const threadId = meta.id as string;
   return {
     sessionId: id,
-    kind: "new",
-    threadId: newId,
-    forkedFromId: null,
-    name: codexExportName(newId, null, { timestamp: t0, payload: meta }),
+    kind,
+    threadId,
+    forkedFromId,
+    name: codexExportName(threadId, null, { timestamp: meta.timestamp, payload: meta }),
     text: out.map((l) => `${l}\n`).join(""),
     lineCount: out.length,
-    copiedLineCount: 0,
+    copiedLineCount: head.length - 1,
     convertedEventCount: count,
     omitted,
-    missingLines: [],
+    missingLines: missing,
   };
 }
 
@@ -293,15 +284,7 @@ export function finishCodexExport(plan: CodexExportPlan, options: { out?: string
   let target: string | null = null;
   let status: CodexExportReport["status"] = "would_create";
   if (options.out !== undefined) {
-    const dir = path.resolve(options.cwd, options.out);
-    let st;
-    try {
-      st = statSync(dir);
-    } catch {
-      throw new PixirError("invalid_args", "--out must be an existing directory", { field: "out", reason: "missing" });
-    }
-    if (!st.isDirectory()) throw new PixirError("invalid_args", "--out must be an existing directory", { field: "out", reason: "not_a_directory" });
-    target = path.join(dir, plan.name);
+    target = path.join(existingOutDir(options.cwd, options.out), plan.name);
     let existing: Buffer | null = null;
     try {
       existing = readFileSync(target);

@@ -3,11 +3,9 @@
 import { readdirSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { SHARE_LIMITATIONS } from "../../fork/fork.js";
-import { OpenCalls } from "../../fork/fork-plan.js";
-import { IdSet } from "../../event/id-set.js";
+import { shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
-import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory, PrefixDigest } from "../../store/loader.js";
+import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
 import { checkpointToSeq } from "../../session/context.js";
 import { codexBaseId, sha256Hex, withTimestamp, restAfterTimestamp } from "./format.js";
@@ -122,26 +120,7 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
  */
 export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">): void {
   const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  const digest = new PrefixDigest();
-  const open = new OpenCalls(new IdSet());
-  for (const e of inherited) {
-    digest.add(e);
-    open.add(e);
-  }
-  const data: JsonObject = {
-    parent_session_id: parent.sessionId,
-    fork_root_session_id: parent.forkRoot,
-    forked_to_seq: toSeq,
-    parent_workspace: ws,
-    child_workspace: ws,
-    replay_event_count: inherited.length,
-    from_seq: inherited[0]?.seq ?? null,
-    strategy: "share_v1",
-    limitations: SHARE_LIMITATIONS,
-    prefix_digest: digest.digest(),
-    open_tool_calls: open.list(),
-  };
-  const h = header(data);
+  const h = header(shareHeaderData(ws, parent.sessionId, parent.forkRoot, toSeq, inherited));
   const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };
   child.parentId = parent.sessionId;
   child.forkedToSeq = toSeq;
