@@ -2,7 +2,7 @@
 // spec index's cross-importer rules): Codex forks with copied history that matches and that does not,
 // rollbacks in real turns (after a real compaction too), malformed and changed lines, --lenient, Logs that
 // exist already, materialized children, the import index. The §7.2 oracle comes from the rollout alone.
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { run, tempDir, toolCopyForAnyUser } from "./support/cli.js";
@@ -460,5 +460,60 @@ describe("streaming new families (§4.8) on worker threads", () => {
     const lenient = importWith("2", others[0]!, others[1]!, bad, others[2]!, "--lenient");
     expect(lenient.r.code, lenient.r.stderr).toBe(0);
     expect(lenient.r.json.imports.map((i: any) => i.skipped_lines)).toEqual([0, 0, 1, 0]);
+  });
+});
+
+describe("inputs, ids and leases (§4.1, §4.6, §4.7)", () => {
+  it("a thread id that is no session id gets a hashed Log id and is never echoed", () => {
+    const bad = "my thread/1";
+    const file = write([meta(bad), U("u1"), A("a1")]);
+    const ws = tempDir();
+    const r = importCodex(ws, file);
+    expect(r.code, r.stderr).toBe(0);
+    const id = r.json.imports[0].sessions[0].session_id;
+    expect(id).toMatch(/^codex-[0-9a-f]{32}$/);
+    expect(r.json.imports[0].thread_id).toBeNull();
+    expect(r.stdout).not.toContain(bad);
+    const fork = write(codexFork([meta(bad), U("u1"), A("a1")], 3, "F1", T0, own("q")), "f.jsonl");
+    const f = importCodex(ws, fork);
+    expect(f.json.imports[0].fork).toMatchObject({ source_thread_id: null, shared: true });
+    const out = run("pixir", ["export", "codex", id, "--dry-run", "--json"], { cwd: ws });
+    expect(out.json.file).toMatch(new RegExp(`/rollout-[0-9T-]+-${id}\\.jsonl$`));
+    expect(exportCodex(ws, "F1").stdout).toBe(readFileSync(fork, "utf8"));
+  });
+
+  it("follows a named symbolic link, not one met in a directory; a file named twice is read once", () => {
+    const dir = tempDir();
+    const real = write([meta("L1"), U("u1")], "real.jsonl");
+    symlinkSync(real, path.join(dir, "link.jsonl"));
+    writeFileSync(path.join(dir, "own.jsonl"), rollout([meta("L2"), U("u2")]));
+    const ws = tempDir();
+    const walked = importCodex(ws, dir, "--dry-run");
+    expect(walked.json.imports.map((i: any) => i.thread_id)).toEqual(["L2"]);
+    const named = importCodex(ws, path.join(dir, "link.jsonl"), real, "--dry-run");
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.json.imports.map((i: any) => [i.thread_id, i.file])).toEqual([["L1", path.join(dir, "link.jsonl")]]);
+  });
+
+  it("a missing default directory is not_found, naming it", () => {
+    const ws = tempDir();
+    const home = path.join(ws, "nowhere");
+    const r = run("pixir", ["import", "codex", "--json"], { cwd: ws, env: { CODEX_HOME: home } });
+    expect(r.code).toBe(2);
+    expect(r.json.error).toMatchObject({ kind: "not_found", details: { path: path.join(home, "sessions"), next_actions: ["check the path", "set CODEX_HOME or pass the sessions directory"] } });
+  });
+
+  it("a Log held by another writer fails the run with exit 5 before anything is written", () => {
+    const file = write([meta("H"), U("u1"), A("a1")]);
+    const other = write([meta("H2"), U("u1")], "h2.jsonl");
+    const ws = tempDir();
+    const dir = path.join(ws, ".pixir", "session_leases");
+    mkdirSync(dir, { recursive: true });
+    const lease = { version: 1, purpose: "session_writer", session_id: "H", workspace: ws, holder_id: "wrl_0123456789abcdef", os_pid: "1", hostname: "elsewhere", heartbeat_at_ms: Date.now(), stale_after_ms: 600000 };
+    writeFileSync(path.join(dir, "H.json"), JSON.stringify(lease));
+    const r = importCodex(ws, other, file);
+    expect(r.code).toBe(5);
+    expect(r.json.error).toMatchObject({ kind: "session_writer_active", details: { session_id: "H" } });
+    expect(existsSync(path.join(ws, ".pixir", "sessions")) ? readdirSync(path.join(ws, ".pixir", "sessions")) : []).toEqual([]);
   });
 });
