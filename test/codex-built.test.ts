@@ -456,7 +456,8 @@ describe("streaming new families (§4.8) on worker threads", () => {
     const { ws, r } = importWith("2", others[0]!, others[1]!, bad, others[2]!);
     expect(r.code).toBe(1);
     expect(r.json.error).toMatchObject({ kind: "invalid_codex_session", details: { reason: "malformed_line", line: 21, file: bad } });
-    expect(existsSync(path.join(ws, ".pixir", "sessions")) ? readdirSync(path.join(ws, ".pixir", "sessions")) : []).toEqual([]);
+    // The Logs streamed before the error were prepared only: no temp file, not even .pixir/, is left.
+    expect(existsSync(path.join(ws, ".pixir"))).toBe(false);
     const lenient = importWith("2", others[0]!, others[1]!, bad, others[2]!, "--lenient");
     expect(lenient.r.code, lenient.r.stderr).toBe(0);
     expect(lenient.r.json.imports.map((i: any) => i.skipped_lines)).toEqual([0, 0, 1, 0]);
@@ -514,6 +515,6 @@ describe("inputs, ids and leases (§4.1, §4.6, §4.7)", () => {
     const r = importCodex(ws, other, file);
     expect(r.code).toBe(5);
     expect(r.json.error).toMatchObject({ kind: "session_writer_active", details: { session_id: "H" } });
-    expect(existsSync(path.join(ws, ".pixir", "sessions")) ? readdirSync(path.join(ws, ".pixir", "sessions")) : []).toEqual([]);
+    expect(existsSync(path.join(ws, ".pixir", "sessions"))).toBe(false);
   });
 });

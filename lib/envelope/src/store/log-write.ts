@@ -13,7 +13,6 @@ import {
   fstatSync,
   write,
   fdatasync,
-  fsync,
 } from "node:fs";
 import { constants as fsConstants } from "node:fs";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../lines/codec.js";
@@ -333,9 +332,7 @@ export async function prepareLog(
     checkAborted(ctx);
     try {
       await out.drain();
-      // On libuv's threads: a caller that prepares several Logs goes on with the next meanwhile.
-      const syncing = fd;
-      await new Promise<void>((resolve, reject) => fsync(syncing, (err) => (err ? reject(err) : resolve())));
+      fsyncSync(fd);
     } catch (err) {
       throw writeFailed(err, final, "fsync");
     }

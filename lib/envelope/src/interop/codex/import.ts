@@ -1,7 +1,7 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { closeSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -9,7 +9,7 @@ import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
 import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
 import { readFirstLine } from "../../store/log-read.js";
-import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
+import { inspectStatePath, logPath, removeCreatedDirs, sessionsDir } from "../../store/paths.js";
 import { excerptValue } from "../../summary/summary.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import {
@@ -647,6 +647,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     if (parent !== null) keep.add(parent);
   }
   for (const s of wsSubagents) keep.add(s.parent);
+  const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
   // Threads are counted, and workers started, only when a rollout is streamed: an unchanged tree needs none.
   const made: { pool: StreamPool | null } = { pool: null };
   const run: Run = {
@@ -675,8 +676,25 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
   } finally {
     options.signal?.removeEventListener("abort", stop);
     await made.pool?.close();
-    // A run that stops before it commits a prepared Log leaves nothing of it behind.
-    for (const s of run.streamed.values()) if (s.prepared !== null) discardPreparedLog(s.prepared);
+    // A run that stops before it commits a prepared Log leaves nothing of it behind, nor the directories
+    // made for them (by whichever stream came first, on whichever thread), once their temp files are gone.
+    const dirs = new Set<string>();
+    for (const s of run.streamed.values()) {
+      if (s.prepared === null) continue;
+      for (const d of s.prepared.createdDirs) dirs.add(d);
+      discardPreparedLog({ ...s.prepared, createdDirs: [] });
+    }
+    removeCreatedDirs([...dirs].sort((a, b) => a.length - b.length));
+    // A stream that failed on another thread took back only what it made, which its neighbours may still
+    // have been using: state directories the run found absent go again if they are empty.
+    for (const [dir, was] of stateBefore) {
+      if (was) continue;
+      try {
+        rmdirSync(dir);
+      } catch {
+        /* not empty, or gone */
+      }
+    }
   }
 }
 
@@ -826,10 +844,10 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
     }
     while (into.preparing.length > 0) await settle(into.preparing.shift()!);
   } catch (err) {
-    // Every Log still being prepared is known (and so discarded) before the run fails.
+    // Every Log still being prepared is known, and so discarded with the others, before the run fails.
     for (const p of into.preparing.splice(0)) {
       const outcome = await p.done;
-      if (outcome.kind === "done" && outcome.prepared !== null) discardPreparedLog(receivedPrepared(ws, outcome.prepared));
+      if (outcome.kind === "done") run.streamed.set(p.item.threadId, { ...outcome, prepared: outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared) });
     }
     throw err;
   }
