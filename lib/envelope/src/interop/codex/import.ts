@@ -663,7 +663,10 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     threads: 1,
     get pool(): StreamPool {
       if (made.pool === null) {
-        this.threads = scanThreadCount(options.env, streamBytes(items));
+        // Each worker holds some 45 MiB of its own: at most two unless PIXIR_SCAN_THREADS asks for more, so a
+        // tree of any size imports within the 256 MiB of docs/performance.md.
+        const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
+        this.threads = Math.min(scanThreadCount(options.env, streamBytes(items)), asked ? Infinity : MAX_STREAM_THREADS);
         made.pool = StreamPool.open(this.threads);
       }
       return made.pool;
@@ -773,7 +776,10 @@ interface Streamed {
   prepared: PreparedLog | null;
 }
 
-/** Prepared Logs whose temp file may still be syncing while the next rollout is streamed. */
+/** Worker threads that stream new families when PIXIR_SCAN_THREADS does not say (see Run.pool). */
+const MAX_STREAM_THREADS = 2;
+
+/** Streams in flight per thread: queued for or running on a worker, or in this thread finishing their writes. */
 const PREPARING_AT_ONCE = 4;
 
 interface PassResult {
