@@ -386,7 +386,7 @@ describe("arguments and errors", () => {
   it.each([[["export", "tar", "x"]], [["export", "pi"]], [["export", "pi", "a", "b"]]])("%j is a usage error", (args) => {
     const r = run("pixir", args, { cwd: tempDir() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe("error: usage: pixir export pi <id> [--out FILE|DIR] [--dry-run] | pixir export codex <id> [--out DIR] [--dry-run] | pixir export claude <id> [--out DIR] [--dry-run]\nhint: run the command with --help\n");
+    expect(r.stderr).toBe("error: usage: pixir export pi <id> [--out FILE|DIR] [--dry-run] | pixir export codex <id> [--out DIR] [--dry-run] | pixir export claude <id> [--out DIR] [--dry-run] | pixir export html <id> [--out FILE] [--family|--no-family] [--max-depth N] [--dry-run] | pixir export md <id> [--out FILE] [--tools full|summary|none] [--dry-run]\nhint: run the command with --help\n");
   });
 
   it("help names both commands with real examples", () => {

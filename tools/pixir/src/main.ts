@@ -24,7 +24,9 @@ const importSynopsis = `${piImportSynopsis} | ${codexImportSynopsis} | ${claudeI
 const piExportSynopsis = "pixir export pi <id> [--out FILE|DIR] [--dry-run]";
 const codexExportSynopsis = "pixir export codex <id> [--out DIR] [--dry-run]";
 const claudeExportSynopsis = "pixir export claude <id> [--out DIR] [--dry-run]";
-const exportSynopsis = `${piExportSynopsis} | ${codexExportSynopsis} | ${claudeExportSynopsis}`;
+const htmlExportSynopsis = "pixir export html <id> [--out FILE] [--family|--no-family] [--max-depth N] [--dry-run]";
+const mdExportSynopsis = "pixir export md <id> [--out FILE] [--tools full|summary|none] [--dry-run]";
+const exportSynopsis = `${piExportSynopsis} | ${codexExportSynopsis} | ${claudeExportSynopsis} | ${htmlExportSynopsis} | ${mdExportSynopsis}`;
 
 export const commands: CommandSpec[] = [
   {
@@ -171,20 +173,22 @@ Examples:
     synopsis: `usage: ${contextSynopsis}`,
     help: `Usage: ${contextSynopsis}
 
-Print what a model would see of Session <id> (Pixir's provider fold), one item per line. The latest
-history_compaction checkpoint stands for everything through its range.to_seq; checkpoints and
-branch_summary Events are rendered as user text; session_fork, provider_usage, turn_failed,
-workflow_event and partial assistant messages are left out; subagent Events appear only when they
-finished, failed, were cancelled or timed out. A share_v1 child is read resolved. Writes nothing.
+Print what a model would see of Session <id>: the Responses API input items Pixir's provider fold
+would send, one per line. The latest history_compaction checkpoint stands for everything through its
+range.to_seq; a tool call left without its result gets Pixir's synthetic orphan output; a skill
+activation follows its skill_view result; checkpoints, branch summaries, skills and finished subagents
+are user text; usage, lineage, failures, workflow and partial answers give no item. A share_v1 child
+is read resolved. Writes nothing.
 
-  --format ndjson  one {"seq","id","type","role","text"|"data"} object per item (the default)
-  --format text    a "[<seq>] <role> <type>" line, the text or JSON body, and an empty line per item
+  --format ndjson  one {"seq","id","type","item"} object per item (the default); seq, id and type
+                   name the Event the item comes from
+  --format text    a "[<seq>] <role or item type> <type>" line, the text or JSON body, an empty line
 ${COMMON}
 
 Examples:
   pixir context s1 --format text | less
-  pixir context s1 | jq -r 'select(.role=="user") | .text // .data.text'
-  pixir compact s1 --tail-events 20 && pixir context s1 | head -1 | jq -r .text
+  pixir context s1 | jq -s 'map(.item)' > input.json
+  pixir compact s1 --tail-events 20 && pixir context s1 | head -1 | jq -r '.item.content[0].text'
 `,
     kind: "stream",
     positionals: { min: 1, max: 1 },
@@ -196,9 +200,9 @@ Examples:
     synopsis: `usage: ${compactSynopsis}`,
     help: `Usage: ${compactSynopsis}
 
-Record a deterministic history_compaction checkpoint for Session <id>: everything but the last N
-candidate Events is condensed (counts, tool calls, files touched, recent conversational excerpts), and
-the previous checkpoint is carried forward. The checkpoint is appended at the next seq under the
+Record a deterministic history_compaction checkpoint for Session <id>, as Pixir computes it:
+everything but the last N candidate Events is condensed (counts, tool calls, files touched, recent
+conversational excerpts, compacted skill activations), and the previous checkpoint is carried forward. The checkpoint is appended at the next seq under the
 Writer Lease; no line of the Log is rewritten, and pixir context then shows the checkpoint in place of
 the Events it stands for. A History of N Events or fewer has nothing to compact (exit 0).
 
@@ -326,6 +330,19 @@ pixir export claude writes a Log made by pixir import claude back as its Claude 
 byte for byte: to stdout (the session file), or with --out DIR (an existing directory) every file of
 the session under DIR/<escaped cwd>/, so --out ~/.claude/projects restores a session Claude deleted.
 An existing file with other bytes is refused; one with the same bytes is left alone.
+
+pixir export html writes one web page of <id> and its fork family (the root found by walking fork
+parents up, every fork descendant, and the subagent children pixir tree shows, to --max-depth): a tree
+of the Logs beside the chosen one's History as cards (Markdown rendered, code highlighted, reasoning
+and long tool output collapsed, tool calls with their results), with search and filters. The page is
+self-contained and safe to open whatever the Logs hold: it loads nothing and runs only its own script.
+  --no-family       only the History of <id> (--family, the default: the whole family)
+  --max-depth N     how deep the family goes below its root (default 32)
+
+pixir export md writes the History of <id> as Markdown for a pull request or an issue: the messages
+as written, tool calls as <details> blocks with their arguments and output fenced (a fence no Log can
+close), summaries and checkpoints as quotes; reasoning is left out. The same Log gives the same bytes.
+  --tools MODE      full (the default), summary (one line per call) or none
 ${COMMON}
 
 Examples:
@@ -335,16 +352,32 @@ Examples:
   pixir export pi s1 --dry-run --json | jq '{entry_count, leaf_entry_id}'
   pixir export codex 019e1625-789d-76c0-80ab-3724b5ddb799 > rollout.jsonl
   pixir export codex try-2 --out ~/.codex/sessions
+  pixir export html s1 --out s1.html && xdg-open s1.html
+  pixir export html s1 --no-family --dry-run --json | jq .bytes
+  pixir export md s1 --tools summary > session.md
 `,
     kind: (args) => (args.flags.out !== undefined || args.flags["dry-run"] === true ? "report" : "stream"),
     positionals: { min: 2, max: 2 },
-    options: { out: { type: "string", valueKind: "path" }, "dry-run": { type: "boolean" } },
-    run: async (args, ctx) =>
-      args.positionals[0] === "claude"
+    options: {
+      out: { type: "string", valueKind: "path" },
+      "dry-run": { type: "boolean" },
+      family: { type: "boolean" },
+      "no-family": { type: "boolean" },
+      "max-depth": { type: "string", valueKind: "number" },
+      tools: { type: "string", valueKind: "mode" },
+    },
+    run: async (args, ctx) => {
+      const format = args.positionals[0];
+      const view = await import("./commands/view.js");
+      if (format === "html") return view.runHtmlExport(args, ctx, `usage: ${htmlExportSynopsis}`);
+      if (format === "md") return view.runMdExport(args, ctx, `usage: ${mdExportSynopsis}`);
+      view.refuseViewFlags(args, `usage: ${exportSynopsis}`);
+      return format === "claude"
         ? (await import("./commands/claude.js")).runClaudeExport(args, ctx)
-        : args.positionals[0] === "codex"
+        : format === "codex"
           ? (await import("./commands/codex.js")).runCodexExport(args, ctx, `usage: ${exportSynopsis}`, __PIXIR_VERSION__)
-          : (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`),
+          : (await import("./commands/pi.js")).runExport(args, ctx, `usage: ${exportSynopsis}`);
+    },
   },
 ];
 
@@ -373,6 +406,8 @@ Commands:
   ${piExportSynopsis}
   ${codexExportSynopsis}
   ${claudeExportSynopsis}
+  ${htmlExportSynopsis}
+  ${mdExportSynopsis}
 ${COMMON}
 
 Run pixir <command> --help for one command.

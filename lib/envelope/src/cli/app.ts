@@ -32,8 +32,11 @@ export interface CommandContext {
   signal: AbortSignal | undefined;
   /** One warning line on stderr (cli.md §2). */
   warn(code: string, text: string, details?: Record<string, unknown>): void;
-  /** Print a report result: one JSON document with --json, else the text lines. */
-  report(result: Record<string, unknown>, text: string | string[]): Promise<void>;
+  /**
+   * Print a report result: one JSON document with --json, else the text lines. `jsonText`, when given,
+   * is that document already written (values JSON.stringify cannot write, such as Jason's `1.0`).
+   */
+  report(result: Record<string, unknown>, text: string | string[], jsonText?: string): Promise<void>;
   /** A line on stderr in text mode only (hints such as forkNextHint). */
   hint(text: string): void;
   /**
@@ -322,9 +325,9 @@ function makeContext(tool: ToolSpec, command: CommandSpec, args: ParsedArgs, io:
       if (json && kind === "report") return;
       io.stderr.write(json && kind === "stream" ? `${JSON.stringify({ warning: { kind: code, details } })}\n` : `warning: ${code}: ${text}\n`);
     },
-    async report(result, text) {
+    async report(result, text, jsonText) {
       try {
-        if (json) await out.write(`${JSON.stringify(result)}\n`);
+        if (json) await out.write(`${jsonText ?? JSON.stringify(result)}\n`);
         else {
           const lines = Array.isArray(text) ? text : [text];
           if (lines.length > 0) await out.write(`${lines.join("\n")}\n`);

@@ -7,6 +7,7 @@ import {
   formatContextItem,
   LineBuffer,
   openContextHistory,
+  resourceLookupOf,
   stringFlag,
   usageError,
   type CommandContext,
@@ -19,9 +20,10 @@ export async function runContext(args: ParsedArgs, ctx: CommandContext, synopsis
   assertSessionId(id);
   const format = stringFlag(args, "format") ?? "ndjson";
   if (!(CONTEXT_FORMATS as readonly string[]).includes(format)) throw usageError(synopsis, "--format must be ndjson or text");
-  const history = await openContextHistory(ctx.workspace(), id);
+  const ws = ctx.workspace();
+  const history = await openContextHistory(ws, id);
   const out = new LineBuffer(ctx.out);
-  for await (const item of abortable(contextItems(history, ctx.signal), ctx.signal)) {
+  for await (const item of abortable(contextItems(history, resourceLookupOf(ws, history), ctx.signal), ctx.signal)) {
     if (out.closed) break;
     await out.push(formatContextItem(item, format as ContextFormat));
   }

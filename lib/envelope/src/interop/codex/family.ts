@@ -7,10 +7,10 @@ import { shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
-import { checkpointToSeq } from "../../session/context.js";
 import { codexBaseId, sha256Hex, withTimestamp, restAfterTimestamp } from "./format.js";
 import { codexOf, eventsByLine, lineOf, rebuildLine } from "./rebuild.js";
 import { carriesItem } from "./line-map.js";
+import { checkpointToSeqOf } from "../../session/context.js";
 
 export type CodexLogRole = "root" | "fork" | "rollback";
 
@@ -92,7 +92,7 @@ export const lastTs = (log: PlannedLog, fallback: string): string => log.stored.
 export function codexHistory(resolved: PixirEvent[]): PixirEvent[] {
   let latest: PixirEvent | null = null;
   for (const e of resolved) if (e.type === "history_compaction" && (latest === null || (e.seq ?? -1) > (latest.seq ?? -1))) latest = e;
-  const to = latest === null ? null : checkpointToSeq(latest);
+  const to = latest === null ? null : checkpointToSeqOf(latest);
   return resolved.filter((e) => carriesItem(e.data) && (latest === null || (to !== null && e.seq !== null && e.seq > to)));
 }
 
@@ -107,7 +107,7 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
   let cp: PixirEvent | null = null;
   for (const e of parent.resolved) {
     if (e.type !== "history_compaction" || e.seq === null) continue;
-    const to = checkpointToSeq(e);
+    const to = checkpointToSeqOf(e);
     const eligible = e.seq <= toSeq || (codexOf(e)?.synthetic === "carried_checkpoint" && to !== null && to < toSeq);
     if (eligible && (cp === null || e.seq > cp.seq!)) cp = e;
   }

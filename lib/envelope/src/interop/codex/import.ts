@@ -10,7 +10,7 @@ import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../..
 import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, removeCreatedDirs, sessionsDir } from "../../store/paths.js";
-import { excerptValue } from "../../summary/summary.js";
+import { excerptOf, termOfJs } from "../../event/elixir.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import {
   familyLeaf,
@@ -452,7 +452,7 @@ async function taskOfFamily(f: Family, families: Families): Promise<string | nul
       if (best === null || (c.line as number) < best.line) best = { line: c.line as number, text: e.data.text };
     }
   }
-  return best === null ? null : excerptValue(best.text);
+  return best === null ? null : excerptOf(termOfJs(best.text));
 }
 
 /** Subagent rollouts already in the Workspace whose parent is a rollout of the run (first-line discovery, tree.md §2.5). */

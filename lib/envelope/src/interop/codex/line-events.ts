@@ -3,7 +3,7 @@
 import path from "node:path";
 import { isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { derivedUlid } from "../../event/ids.js";
-import { excerptValue } from "../../summary/summary.js";
+import { excerptOf } from "../../event/elixir.js";
 import { contentText, EPOCH, isBoundaryItem, validTimestamp, type RolloutLine } from "./format.js";
 import { verbatimCodexText, type LineDraft } from "./line-map.js";
 
@@ -76,7 +76,7 @@ export function rootHeader(thread: string, line: RolloutLine, display: string, l
 
 /** §3.6 `task`: x(T(content)) of the first boundary item among a subagent's response_item records. */
 export function taskOfRecords(records: Iterable<JsonObject | null>): string | null {
-  for (const r of records) if (r?.type === "response_item" && isBoundaryItem(r.payload)) return excerptValue(contentText((r.payload as JsonObject).content));
+  for (const r of records) if (r?.type === "response_item" && isBoundaryItem(r.payload)) return excerptOf(contentText((r.payload as JsonObject).content));
   return null;
 }
 
