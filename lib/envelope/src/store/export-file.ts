@@ -37,22 +37,6 @@ export function assertOutDirectory(target: string): void {
   }
 }
 
-/**
- * `--out DIR` of `pixir export claude|codex`: an existing directory, resolved from `cwd` (spec README,
- * cross-importer rules: `invalid_args`, `field: "out"`, reason `missing` or `not_a_directory`).
- */
-export function outDirectory(cwd: string, out: string): string {
-  const dir = path.resolve(cwd, out);
-  let st;
-  try {
-    st = statSync(dir);
-  } catch {
-    throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "missing" });
-  }
-  if (!st.isDirectory()) throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "not_a_directory" });
-  return dir;
-}
-
 export class ExportFile {
   private fd: number | null;
   private readonly tmp: string;

@@ -9,8 +9,7 @@ import { randomHex } from "../../event/ids.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
 import { listLogs } from "../../store/ls.js";
-import { outDirectory } from "../../store/export-file.js";
-import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
+import { existingOutDir, inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
 import { assertSessionId } from "../../event/session-id.js";
 import { planForkExport, type ForkExport } from "./export-fork.js";
 import { rebuildCopied, type CopiedEntry } from "./fork-file.js";
@@ -274,7 +273,7 @@ export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: strin
   const files: ClaudeExportFile[] = [];
   let recorded = false;
   if (options.out !== undefined) {
-    const dir = outDirectory(options.cwd, options.out);
+    const dir = existingOutDir(options.cwd, options.out);
     const status = plan.files.map((f) => {
       const have = existing(path.join(dir, f.rel));
       if (have === null) return options.dryRun ? "would_write" : "written";

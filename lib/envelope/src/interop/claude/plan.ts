@@ -4,7 +4,7 @@
 // and an incremental one (the family's Logs, read from disk, hold the earlier lines).
 import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { shareHeaderData } from "../../fork/share-header.js";
+import { shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import { isValidSessionId } from "../../event/session-id.js";
@@ -643,7 +643,7 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
     seq: 0,
     ts,
     type: "session_fork",
-    data: { ...shareHeaderData(ws, parent, toSeq, inherited), claude },
+    data: { ...shareHeaderData(ws, parent.id, parent.forkRoot, toSeq, inherited), claude },
   };
   push(log, header);
   inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
