@@ -378,6 +378,22 @@ export function commitPreparedLog(ws: string, p: PreparedLog, ctx: CommitContext
   }
 }
 
+/** A prepared Log as it crosses from a worker thread: its temp file's name beside the Log. */
+export interface SentPrepared {
+  id: string;
+  tmpName: string;
+  bytes: number;
+  createdDirs: string[];
+}
+
+export const sentPrepared = (p: PreparedLog): SentPrepared => ({ id: p.id, tmpName: p.tmp.components.at(-1)!, bytes: p.bytes, createdDirs: p.createdDirs });
+
+/** A prepared Log from a worker thread, back in the form commitPreparedLog takes. */
+export function receivedPrepared(ws: string, p: SentPrepared): PreparedLog {
+  const final = logPath(ws, p.id);
+  return { id: p.id, final, tmp: final.sibling(p.tmpName), bytes: p.bytes, createdDirs: p.createdDirs };
+}
+
 /** Remove a prepared Log's temp file (and the directories made for it). */
 export function discardPreparedLog(p: PreparedLog): void {
   try {

@@ -1,6 +1,7 @@
 // envelope-and-log.md §6: the Workspace, Pixir's layout, and confinement of every state path.
 import { closeSync, constants as fsConstants, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { createHash } from "node:crypto";
+import { open as openFile, link as linkFile, unlink as unlinkFile } from "node:fs/promises";
 import path from "node:path";
 import { PixirError } from "../event/errors.js";
 import { isRefusal, isWriteFaultCode } from "../event/os-codes.js";
@@ -243,6 +244,29 @@ export function placeComplete(tmp: StatePath, target: StatePath, text: string | 
         /* never created */
       }
     }
+  }
+}
+
+/**
+ * placeComplete's "link" on libuv's threads: the same steps (exclusive create, whole write, fsync, link,
+ * the temp file removed on every path), for a writer that places many files at once, so that their
+ * fsyncs are in flight together and the file system commits them in a few journal transactions.
+ */
+export async function linkCompleteAsync(tmp: StatePath, target: StatePath, text: string): Promise<void> {
+  let created = false;
+  try {
+    const file = await openFile(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+    created = true;
+    try {
+      const bytes = Buffer.from(text);
+      for (let done = 0; done < bytes.length; ) done += (await file.write(bytes, done)).bytesWritten;
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await linkFile(tmp.abs, target.abs);
+  } finally {
+    if (created) await unlinkFile(tmp.abs).catch(() => undefined);
   }
 }
 

@@ -2,17 +2,20 @@
 // a file imported before is checked against its last checkpoint (size and SHA-256 of the imported
 // prefix) and, when it grew, only its new records are appended (§4.3).
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, unlinkSync, type Stats } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, statSync, unlinkSync, type Stats } from "node:fs";
+import path from "node:path";
 import { isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
-import { acquireLease, type WriterLease } from "../../store/lease.js";
+import { acquireLease, acquireLeases, WriterLease } from "../../store/lease.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { openHistory } from "../../store/loader.js";
-import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
+import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, prepareLog, readTail, receivedPrepared, sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
 import { listLogs } from "../../store/ls.js";
-import { inspectStatePath, logPath } from "../../store/paths.js";
+import { inspectStatePath, logPath, logTempOwner, sessionsDir } from "../../store/paths.js";
+import { scanThreadCount } from "../../store/threads.js";
+import { WorkerPool } from "../../store/worker-pool.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
@@ -83,6 +86,8 @@ interface LogWrite {
 interface FilePlan {
   report: ClaudeFileReport;
   writes: LogWrite[];
+  /** New Logs already written to temp files (a fresh unit, `prepare`), put in place by the writing pass. */
+  prepared: PreparedLog[];
   /** The planned batch (a fork file's source needs its Logs, §3.7). */
   batch?: BatchPlan;
   /** The import index entry to write once the file's Logs are written (known.ts). */
@@ -259,6 +264,12 @@ const childrenNamedInPlan = (plan: BatchPlan): string[] =>
  */
 function serializeAll(events: PixirEvent[], src: SourceFile, recordText: Map<PixirEvent, string>): string {
   let out = "";
+  serializeEach(events, src, recordText, (line) => (out += line));
+  return out;
+}
+
+/** The Log lines of `events`, each handed to `emit` as it is made (serializeAll). */
+function serializeEach(events: PixirEvent[], src: SourceFile, recordText: Map<PixirEvent, string>, emit: (line: string) => void): void {
   for (const e of events) {
     const verbatim = recordText.get(e);
     let dataText: string | undefined;
@@ -275,9 +286,8 @@ function serializeAll(events: PixirEvent[], src: SourceFile, recordText: Map<Pix
       const err = lineTooLongToWrite(Buffer.byteLength(text, "utf8"), e.type, null);
       throw new PixirError(err.kind, err.message, { ...err.details, file: src.file, line });
     }
-    out += text;
+    emit(text);
   }
-  return out;
 }
 
 const parentUuidsOf = (src: SourceFile) => {
@@ -342,8 +352,46 @@ function unchangedLog(ws: string, id: string, first: PixirEvent): ClaudeLogRepor
   };
 }
 
-/** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing. */
-async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions, say?: (percent: number | null) => void): Promise<FilePlan> {
+/**
+ * A new Log's temp file could not be written (a full disk, a read-only file system): the unit is
+ * checked and written the plain way instead, in the writing pass, where the failure is named (§4.4).
+ */
+class PrepareFault extends Error {}
+
+/**
+ * A new Log of a fresh unit, its lines written to a temp file as they are made (prepareLog). A failure
+ * of the lines (a line too long, one not encodable) is the file's own and is thrown as it is; a failure
+ * of the file is a PrepareFault.
+ */
+async function prepareNewLog(ws: string, id: string, lines: (emit: (line: string) => void) => void): Promise<PreparedLog> {
+  let own: unknown = null;
+  try {
+    return await prepareLog(
+      ws,
+      id,
+      async (emit) => {
+        let writing = false;
+        try {
+          lines((line) => {
+            writing = true;
+            emit(line);
+            writing = false;
+          });
+        } catch (err) {
+          if (!writing) own = err;
+          throw err;
+        }
+      },
+      { lease: null },
+    );
+  } catch (err) {
+    if (err === own) throw err;
+    throw new PrepareFault(String(err));
+  }
+}
+
+/** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing (but temp files, with `prepare`). */
+async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions, say?: (percent: number | null) => void, prepare = false): Promise<FilePlan> {
   say?.(null);
   const dry = Boolean(options.dryRun);
   const base = emptyReport(src, "unchanged");
@@ -384,6 +432,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
           logs: family.map((h) => unchangedLog(ws, h.id, h.first)),
         },
         writes: [],
+        prepared: [],
         known,
       };
     }
@@ -391,7 +440,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   const bytes = readSource(src);
   const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined);
   if (read.records.length === 0 && !rootExists) {
-    return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [] };
+    return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [], prepared: [] };
   }
   const sha256 = createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex");
   const existing = rootExists ? await loadExisting(ws, await wsLogs.family(src.rootId, src.sourceKey)) : [];
@@ -416,30 +465,41 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   });
 
   const writes: LogWrite[] = [];
+  const prepared: PreparedLog[] = [];
   const logs: ClaudeLogReport[] = [];
-  for (const log of plan.logs) {
-    if (log.existed) {
-      if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
-      else {
-        writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan.recordText), count: log.batch.length });
-        logs.push(logReport(log, dry ? "would_append" : "appended"));
+  try {
+    for (const log of plan.logs) {
+      if (log.existed) {
+        if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
+        else {
+          writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan.recordText), count: log.batch.length });
+          logs.push(logReport(log, dry ? "would_append" : "appended"));
+        }
+        continue;
       }
-      continue;
+      if (log.batch.length === 0) continue;
+      if (prepare && !wsLogs.exists(log.id)) {
+        prepared.push(await prepareNewLog(ws, log.id, (emit) => serializeEach(log.batch, src, plan.recordText, emit)));
+        logs.push(logReport(log, "created"));
+        continue;
+      }
+      const text = serializeAll(log.batch, src, plan.recordText);
+      let status: ClaudeLogStatus = dry ? "would_create" : "created";
+      if (wsLogs.exists(log.id)) {
+        if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
+          throw refusal(ws, src, log.id, "log_differs");
+        }
+        status = "unchanged";
+      } else writes.push({ id: log.id, existed: false, lines: text, count: log.batch.length });
+      logs.push(logReport(log, status));
     }
-    if (log.batch.length === 0) continue;
-    const text = serializeAll(log.batch, src, plan.recordText);
-    let status: ClaudeLogStatus = dry ? "would_create" : "created";
-    if (wsLogs.exists(log.id)) {
-      if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
-        throw refusal(ws, src, log.id, "log_differs");
-      }
-      status = "unchanged";
-    } else writes.push({ id: log.id, existed: false, lines: text, count: log.batch.length });
-    logs.push(logReport(log, status));
+  } catch (err) {
+    for (const p of prepared) discardPreparedLog(p);
+    throw err;
   }
   const rootStatus = logs.find((l) => l.session_id === src.rootId)?.status;
   const status: ClaudeFileStatus =
-    writes.length === 0 ? "unchanged" : rootStatus === "created" || rootStatus === "would_create" ? (dry ? "would_create" : "created") : dry ? "would_append" : "appended";
+    writes.length + prepared.length === 0 ? "unchanged" : rootStatus === "created" || rootStatus === "would_create" ? (dry ? "would_create" : "created") : dry ? "would_append" : "appended";
   return {
     report: {
       ...base,
@@ -456,6 +516,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       logs,
     },
     writes,
+    prepared,
     batch: plan,
     known: dry ? undefined : { rootId: src.rootId, entry: knownEntry(src.sourceKey, st, read.completeBytes, sha256, src.forkedFrom) },
   };
@@ -543,6 +604,216 @@ const identityOf = (s: SourceFile) => (s.kind === "subagent" ? `a\u0000${s.claud
 /** Keep at most this many planned bytes between the checking pass and the writes; beyond, plan again. */
 const HELD_PLAN_BYTES = 8 * 1024 * 1024;
 
+type Say = (percent: number | null) => void;
+
+/** What planning a unit needs of its run. */
+interface PlanRun {
+  ws: string;
+  wsLogs: WorkspaceLogs;
+  options: ClaudeImportOptions;
+  /** §3.7: the Logs of a fork file's source session. */
+  forkSource: (sessionId: string) => Promise<ForkSource | null>;
+  /** Write the unit's new Logs to prepared temp files (a fresh unit, planFile `prepare`). */
+  prepare: boolean;
+}
+
+const unitFiles = (unit: ImportUnit): SourceFile[] => [...unit.subagents, ...(unit.session ? [unit.session] : [])];
+
+/**
+ * Plan the files of a unit: its subagent files, then its session file (§4.1), each a link target for the
+ * others (nested subagents, §3.6). On a failure, the temp files of the unit's prepared Logs go.
+ */
+async function planUnit(run: PlanRun, unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> {
+  const { ws, wsLogs, options } = run;
+  const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource: run.forkSource, linkedBySubagents: [] };
+  for (const sub of unit.subagents) state.subagents.set(sub.agentId!, { rootId: sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
+  const plans: FilePlan[] = [];
+  try {
+    for (const sub of unit.subagents) {
+      const p = await planFile(ws, sub, state, wsLogs, options, says?.get(sub), run.prepare);
+      if (p.report.status === "empty") state.subagents.get(sub.agentId!)!.rootId = null;
+      const batch = p.batch;
+      const familyIds = p.report.logs.map((l) => l.session_id);
+      state.linkedBySubagents.push(batch !== undefined ? () => childrenNamedInPlan(batch) : () => childrenNamedIn(ws, familyIds));
+      if (p.writes.some((w) => w.id === sub.rootId && !w.existed) || p.prepared.some((w) => w.id === sub.rootId)) state.createdSubagent = true;
+      plans.push({ report: p.report, writes: p.writes, prepared: p.prepared, known: p.known });
+    }
+    if (unit.session) plans.push(await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session), run.prepare));
+  } catch (err) {
+    for (const p of plans) for (const l of p.prepared) discardPreparedLog(l);
+    throw err;
+  }
+  return plans;
+}
+
+/** A fresh unit to prepare (on a worker thread, or in this one). */
+export interface UnitTask {
+  ws: string;
+  unit: ImportUnit;
+  lenient: boolean;
+  program: string;
+}
+
+/** A file of a prepared unit, as it crosses from a worker thread. */
+interface SentFile {
+  report: ClaudeFileReport;
+  prepared: SentPrepared[];
+  known?: { rootId: string; entry: KnownFile };
+}
+
+export type UnitOutcome =
+  | { kind: "done"; files: SentFile[] }
+  /** A temp file could not be written: the unit is checked again and written the plain way. */
+  | { kind: "write_failed" }
+  | { kind: "error"; error: { kind: string; message: string; details: Record<string, unknown> } | { internal: string } }
+  /** The run stopped before the unit was prepared. */
+  | { kind: "stopped" };
+
+/**
+ * claude-interop.md §4.2, §4.4: a unit none of whose Logs can exist yet, checked and planned, its new
+ * Logs written to temp files that the writing pass puts in place under their leases. One read and one
+ * parse of each line; the Logs are never held in memory as text.
+ */
+export async function prepareFreshUnit(task: UnitTask, says?: Map<SourceFile, Say | undefined>): Promise<UnitOutcome> {
+  const options: ClaudeImportOptions = { paths: [], lenient: task.lenient, program: task.program, env: {} };
+  const run: PlanRun = { ws: task.ws, wsLogs: new WorkspaceLogs(task.ws), options, forkSource: async () => null, prepare: true };
+  try {
+    const plans = await planUnit(run, task.unit, says);
+    return { kind: "done", files: plans.map((p) => ({ report: p.report, prepared: p.prepared.map(sentPrepared), known: p.known })) };
+  } catch (err) {
+    if (err instanceof PrepareFault) return { kind: "write_failed" };
+    return { kind: "error", error: err instanceof PixirError ? { kind: err.kind, message: err.message, details: err.details } : { internal: String((err as Error)?.stack ?? err) } };
+  }
+}
+
+/** The error of a unit that failed on another thread, as this thread throws it. */
+function unitOutcomeError(e: Extract<UnitOutcome, { kind: "error" }>["error"]): Error {
+  return "internal" in e ? new PixirError("internal_error", undefined, { reason: "claude_unit_failed", stack: e.internal }) : new PixirError(e.kind as never, e.message, e.details);
+}
+
+const UNIT_WORKER_FILE = "./claude-unit-worker.js";
+/** Each worker holds a unit's records: two at most unless PIXIR_SCAN_THREADS asks for more (the 256 MiB bound). */
+const MAX_UNIT_THREADS = 2;
+/** Below this many bytes of fresh units, starting workers costs more than it saves. */
+const PARALLEL_UNIT_BYTES = 8 * 1024 * 1024;
+/** Units in flight per thread, queued or being prepared. */
+const UNITS_AT_ONCE = 4;
+
+/** The temp files a unit cut short left beside its Logs (`<base>*.ndjson.tmp-*`). */
+function removeUnitTempFiles(task: UnitTask): void {
+  const dir = sessionsDir(task.ws).abs;
+  const bases = new Set(unitFiles(task.unit).map((f) => f.base));
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const owner = logTempOwner(name);
+    if (owner !== null && bases.has(owner.split(".")[0]!)) rmSync(path.join(dir, name), { force: true });
+  }
+}
+
+function freshBytes(units: ImportUnit[]): number {
+  let total = 0;
+  for (const u of units) {
+    for (const f of unitFiles(u)) {
+      try {
+        total += statSync(f.abs).size;
+      } catch {
+        /* named when the file is read */
+      }
+    }
+  }
+  return total;
+}
+
+/** Logs whose leases are taken together at most (§4.4: a batch of prepared files committed in run order). */
+const COMMIT_BATCH_LOGS = 128;
+
+/**
+ * The writing pass of prepared files (§4.4), in run order: the leases of a batch of files are taken
+ * together, each file's Logs are renamed into place (parents before children) under them, the renames
+ * are made durable by one fsync of the sessions directory (envelope-and-log.md §8.2), the import index
+ * entries follow, and the leases are released. A lease refused, or a rename that fails, ends the run
+ * there: the files before it stay written, that file's Logs are taken back.
+ */
+class PreparedCommits {
+  private files: FilePlan[] = [];
+  private logs = 0;
+  /** A file of the run has been written (by this or the plain writer). */
+  recorded = false;
+
+  constructor(
+    private readonly ws: string,
+    private readonly options: ClaudeImportOptions,
+  ) {}
+
+  async add(plan: FilePlan): Promise<void> {
+    this.files.push(plan);
+    this.logs += plan.prepared.length;
+    if (this.logs >= COMMIT_BATCH_LOGS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const files = this.files;
+    this.files = [];
+    this.logs = 0;
+    if (files.length === 0) return;
+    const { ws, options } = this;
+    const leases = await acquireLeases(
+      ws,
+      files.flatMap((f) => f.prepared.map((p) => p.id)),
+      { program: options.program, env: options.env, signal: options.signal },
+    );
+    const written: FilePlan[] = [];
+    let failure: unknown = null;
+    let renamed = false;
+    try {
+      let at = 0;
+      for (const f of files) {
+        const held = leases.slice(at, (at += f.prepared.length));
+        const refused = held.find((l) => !(l instanceof WriterLease));
+        if (refused !== undefined) {
+          failure = refused;
+          break;
+        }
+        const created: PreparedLog[] = [];
+        try {
+          for (let i = 0; i < f.prepared.length; i++) {
+            const p = f.prepared[i]!;
+            commitPreparedLog(ws, p, { lease: held[i] as WriterLease, signal: options.signal }, { syncDir: false });
+            created.push(p);
+            renamed = true;
+          }
+        } catch (err) {
+          // As writeFile: the root Log's checkpoint says the whole file is imported, so none of it may stay.
+          for (const p of created.reverse()) unlinkSync(p.final.abs);
+          for (const p of f.prepared) if (!created.includes(p)) discardPreparedLog({ ...p, createdDirs: [] });
+          f.prepared = [];
+          failure = err;
+          break;
+        }
+        f.prepared = [];
+        written.push(f);
+      }
+      if (renamed) fsyncDir(sessionsDir(ws));
+      for (const f of written) if (f.known !== undefined) writeKnown(ws, f.known.rootId, f.known.entry);
+    } finally {
+      const tidy = !this.recorded && written.length === 0;
+      const own = leases.filter((l): l is WriterLease => l instanceof WriterLease);
+      // The first lease made the state directories the others sit in: it goes last.
+      await Promise.all(own.slice(1).map((l) => l.releaseAsync(tidy)));
+      await own[0]?.releaseAsync(tidy);
+    }
+    const before = this.recorded;
+    if (written.length > 0) this.recorded = true;
+    // §4.4: units already written stay written; the error says so rather than "nothing was changed".
+    if (failure !== null) throw before || written.length > 0 ? afterEarlierWrites(failure, ws) : failure;
+  }
+}
+
 export async function importClaude(ws: string, options: ClaudeImportOptions): Promise<ClaudeImportResult> {
   const paths = options.paths.length > 0 ? options.paths : [defaultProjectsRoot(options.env)];
   for (const p of paths) if (!existsSync(p)) throw new PixirError("not_found", "path was not found", { path: p, next_actions: ["pass the path of a Claude Code projects directory", "set CLAUDE_CONFIG_DIR"] });
@@ -605,38 +876,23 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     const i = ++fileIndex;
     return (percent: number | null) => options.progress!(i, fileCount, src.file, percent);
   };
-  type Say = (percent: number | null) => void;
-  const planUnit = async (unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> => {
-    const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource, linkedBySubagents: [] };
-    // Every subagent file of the unit is a link target, for the session and for each other (nested, §3.6).
-    for (const sub of unit.subagents) state.subagents.set(sub.agentId!, { rootId: sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
-    const plans: FilePlan[] = [];
-    for (const sub of unit.subagents) {
-      const p = await planFile(ws, sub, state, wsLogs, options, says?.get(sub));
-      if (p.report.status === "empty") state.subagents.get(sub.agentId!)!.rootId = null;
-      const batch = p.batch;
-      const familyIds = p.report.logs.map((l) => l.session_id);
-      state.linkedBySubagents.push(batch !== undefined ? () => childrenNamedInPlan(batch) : () => childrenNamedIn(ws, familyIds));
-      if (p.writes.some((w) => w.id === sub.rootId && !w.existed)) state.createdSubagent = true;
-      plans.push({ report: p.report, writes: p.writes, known: p.known });
-    }
-    if (unit.session) {
-      const p = await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session));
-      if (p.batch && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, p.batch));
-      plans.push({ report: p.report, writes: p.writes, known: p.known });
-    }
-    return plans;
+  const planRun: PlanRun = { ws, wsLogs, options, forkSource, prepare: false };
+  const planHere = async (unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> => {
+    const plans = await planUnit(planRun, unit, says);
+    const session = plans.at(-1)?.batch;
+    if (unit.session !== null && session !== undefined && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, session));
+    return plans.map((p) => ({ report: p.report, writes: p.writes, prepared: p.prepared, known: p.known }));
   };
 
   // A unit none of whose Logs can exist yet (no Log id is its base id or starts with it, §3.1), and that no
-  // fork file needs planned, is only read and checked by the checking pass; the writing pass plans it.
+  // fork file needs planned, is prepared by the checking pass: planned once, its Logs written to temp files.
   const basesPresent = new Set(wsLogs.all().map((id) => id.split(".")[0]!));
   const fresh = (unit: ImportUnit, files: SourceFile[]) =>
     !options.dryRun && !forkOf.has(unit) && !(unit.session !== null && neededSources.has(unit.session.claudeSessionId)) && files.every((f) => !basesPresent.has(f.base));
 
   const total = units.length;
   const reports: Array<ClaudeFileReport[] | null> = new Array(total).fill(null);
-  const held: Array<FilePlan[] | null> = [];
+  const held: Array<FilePlan[] | null> = new Array(total).fill(null);
   let heldBytes = 0;
   const unitError = (err: unknown, files: SourceFile[]): ClaudeFileReport[] => {
     const isUnitError = err instanceof PixirError && (err.kind === "invalid_claude_session" || err.kind === "already_exists");
@@ -644,54 +900,142 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     const error = { kind: err.kind, message: err.message, details: err.details };
     return files.map((f) => skippedReport(f, error));
   };
-  for (let i = 0; i < total; i++) {
-    const unit = units[i]!;
-    options.signal?.throwIfAborted?.();
-    const dup = duplicates.get(unit);
-    const files = [...unit.subagents, ...(unit.session ? [unit.session] : [])];
+
+  const freshUnits = units.filter((u) => !duplicates.has(u) && fresh(u, unitFiles(u)));
+  const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
+  const threads = freshUnits.length === 0 ? 1 : Math.min(scanThreadCount(options.env, freshBytes(freshUnits), PARALLEL_UNIT_BYTES), asked ? Infinity : MAX_UNIT_THREADS);
+  const pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), threads, (task) => prepareFreshUnit(task), removeUnitTempFiles);
+  const stop = (): void => void pool.close({ kind: "stopped" });
+  options.signal?.addEventListener("abort", stop, { once: true });
+  const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
+  let preparing = true;
+  const inFlight: Array<{ i: number; unit: ImportUnit; files: SourceFile[]; says: Map<SourceFile, Say | undefined>; done: Promise<UnitOutcome> }> = [];
+  const commits = new PreparedCommits(ws, options);
+
+  /** §4.2 for a unit planned here: plan now and hold the plans, or (fresh) only check it and plan it when writing. */
+  const checkHere = async (i: number, unit: ImportUnit, files: SourceFile[], says: Map<SourceFile, Say | undefined>): Promise<void> => {
     try {
-      if (dup !== undefined) throw new PixirError("invalid_claude_session", undefined, { reason: "duplicate_session", file: dup });
-      const says = new Map(files.map((f) => [f, sayFor(f)]));
-      if (fresh(unit, files) && files.every((f) => linesFitLog(f, options, says.get(f)))) {
-        held.push(null);
-        continue;
-      }
-      const plans = await planUnit(unit, says);
+      if (fresh(unit, files) && files.every((f) => linesFitLog(f, options, says.get(f)))) return;
+      const plans = await planHere(unit, says);
       reports[i] = plans.map((p) => p.report);
       const size = plans.reduce((n, p) => n + p.writes.reduce((m, w) => m + w.lines.length, 0), 0);
       const keep = heldBytes + size <= HELD_PLAN_BYTES;
       if (keep) heldBytes += size;
-      held.push(keep ? plans : null);
+      held[i] = keep ? plans : null;
     } catch (err) {
       reports[i] = unitError(err, files);
-      held.push([]);
+      held[i] = [];
     }
-  }
+  };
+  /** The outcome of a unit prepared in the pool, taken in run order. */
+  const settle = async (job: (typeof inFlight)[number]): Promise<void> => {
+    const outcome = await job.done;
+    if (outcome.kind === "done" && preparing) {
+      const plans: FilePlan[] = outcome.files.map((f) => ({ report: f.report, writes: [], prepared: f.prepared.map((p) => receivedPrepared(ws, p)), known: f.known }));
+      held[job.i] = plans;
+      reports[job.i] = plans.map((p) => p.report);
+      // A worker's progress is shown as its unit is taken.
+      for (const f of job.files) {
+        const say = job.says.get(f);
+        say?.(null);
+        if (say !== undefined && statSync(f.abs).size >= PROGRESS_BYTES) say(100);
+      }
+      return;
+    }
+    if (outcome.kind === "stopped") {
+      options.signal?.throwIfAborted?.();
+      throw new PixirError("interrupted", undefined, { signal: "SIGINT" });
+    }
+    if (outcome.kind === "done") for (const f of outcome.files) for (const p of f.prepared) discardPreparedLog({ ...receivedPrepared(ws, p), createdDirs: [] });
+    if (outcome.kind === "error" && preparing) {
+      for (const f of job.files) job.says.get(f)?.(null);
+      reports[job.i] = unitError(unitOutcomeError(outcome.error), job.files);
+      held[job.i] = [];
+      return;
+    }
+    // A temp file that could not be written (a full disk): from this unit on, the run checks here and
+    // writes the plain way, which names the failure where it happens (§4.4). Prepared units after it go
+    // too, as their temp files may hold the room this one needed.
+    if (outcome.kind === "write_failed") preparing = false;
+    await checkHere(job.i, job.unit, job.files, job.says);
+  };
 
   let recorded = false;
-  if (!options.dryRun) {
-    for (let i = 0; i < units.length; i++) {
-      let plans = held[i];
-      if (plans === null) {
-        try {
-          plans = await planUnit(units[i]!);
-        } catch (err) {
-          reports[i] = unitError(err, [...units[i]!.subagents, ...(units[i]!.session ? [units[i]!.session!] : [])]);
-          continue;
-        }
-        reports[i] ??= plans.map((p) => p.report);
+  try {
+    for (let i = 0; i < total; i++) {
+      const unit = units[i]!;
+      options.signal?.throwIfAborted?.();
+      const dup = duplicates.get(unit);
+      const files = unitFiles(unit);
+      const says = new Map(files.map((f) => [f, sayFor(f)]));
+      if (dup !== undefined) {
+        reports[i] = unitError(new PixirError("invalid_claude_session", undefined, { reason: "duplicate_session", file: dup }), files);
+        held[i] = [];
+        continue;
       }
-      for (const p of plans) {
-        if (p.writes.length > 0) {
+      if (preparing && fresh(unit, files)) {
+        const task: UnitTask = { ws, unit, lenient: Boolean(options.lenient), program: options.program };
+        const here = threads <= 1;
+        inFlight.push({ i, unit, files, says: here ? new Map() : says, done: here ? prepareFreshUnit(task, says) : pool.run(task) });
+        // In this thread a unit's plan stays in memory until its temp files are synced: one more at most.
+        while (inFlight.length > (here ? 1 : UNITS_AT_ONCE * threads)) await settle(inFlight.shift()!);
+        continue;
+      }
+      // Errors are met in run order: the units before this one are settled first.
+      while (inFlight.length > 0) await settle(inFlight.shift()!);
+      await checkHere(i, unit, files, says);
+    }
+    while (inFlight.length > 0) await settle(inFlight.shift()!);
+    await pool.close({ kind: "stopped" });
+
+    if (!options.dryRun) {
+      for (let i = 0; i < units.length; i++) {
+        let plans = held[i];
+        if (plans === null) {
           try {
-            await writeFile(ws, p.writes, options);
+            plans = await planHere(units[i]!);
           } catch (err) {
-            // §4.4: units already written stay written; the error says so rather than "nothing was changed".
-            throw recorded ? afterEarlierWrites(err, ws) : err;
+            reports[i] = unitError(err, unitFiles(units[i]!));
+            continue;
           }
-          recorded = true;
+          reports[i] ??= plans.map((p) => p.report);
         }
-        if (p.known !== undefined) writeKnown(ws, p.known.rootId, p.known.entry);
+        for (const p of plans) {
+          if (p.prepared.length > 0) {
+            await commits.add(p);
+            continue;
+          }
+          if (p.writes.length > 0) {
+            await commits.flush();
+            try {
+              await writeFile(ws, p.writes, options);
+            } catch (err) {
+              // §4.4: units already written stay written; the error says so rather than "nothing was changed".
+              throw commits.recorded ? afterEarlierWrites(err, ws) : err;
+            }
+            commits.recorded = true;
+          }
+          if (p.known !== undefined) writeKnown(ws, p.known.rootId, p.known.entry);
+        }
+      }
+      await commits.flush();
+      recorded = commits.recorded;
+    }
+  } finally {
+    options.signal?.removeEventListener("abort", stop);
+    await pool.close({ kind: "stopped" });
+    // Whatever was prepared and not put in place goes, with the state directories made for it if empty.
+    for (const job of inFlight.splice(0)) {
+      const outcome = await job.done;
+      if (outcome.kind === "done") for (const f of outcome.files) for (const p of f.prepared) discardPreparedLog({ ...receivedPrepared(ws, p), createdDirs: [] });
+    }
+    for (const plans of held) for (const p of plans ?? []) for (const l of p.prepared) discardPreparedLog({ ...l, createdDirs: [] });
+    for (const [dir, was] of stateBefore) {
+      if (was) continue;
+      try {
+        rmdirSync(dir);
+      } catch {
+        /* not empty, or gone */
       }
     }
   }
