@@ -94,12 +94,29 @@ export function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array):
 const isHex = (c: number) => (c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66);
 const hexValue = (c: number) => (c <= NINE ? c - ZERO : c - 0x61 + 10);
 
+/** How a check walks strings: the string kernel's room (json-tape.ts shares it with checkLine). */
+export interface StringWalk {
+  kernel: StringKernel | null;
+  mirrored: boolean;
+  mirrorShift: number;
+}
+
+/** Walk the strings of `b[s, e)` with the kernel when the line is long enough for it to pay (and fits). */
+export function mirrorLine(f: StringWalk, b: Uint8Array, s: number, e: number): void {
+  const kernel = f.kernel;
+  f.mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
+  if (f.mirrored) {
+    kernel!.mirror(b, s, e);
+    f.mirrorShift = s;
+  }
+}
+
 /**
  * End (just past the closing quote) of the string whose opening quote is at `i`, or -1 when it is not
  * as JSON.stringify writes strings: raw bytes from 0x20 up (UTF-8 is checked for the whole line), and
  * the escapes \" \\ \b \f \n \r \t, or \u00xx in lowercase for the other control characters.
  */
-function canonicalStringEnd(f: LineFacts, b: Uint8Array, i: number, end: number): number {
+export function canonicalStringEnd(f: StringWalk, b: Uint8Array, i: number, end: number): number {
   // A mirrored line's strings are walked by the kernel, escapes and all, in one call.
   if (f.mirrored) {
     const stringEnd = f.kernel!.string(i + 1 - f.mirrorShift, end - f.mirrorShift);
@@ -125,7 +142,7 @@ function canonicalStringEnd(f: LineFacts, b: Uint8Array, i: number, end: number)
 }
 
 /** End of a number at `i` if it is written as JavaScript writes it (String(Number(text))), else -1. */
-function canonicalNumberEnd(b: Uint8Array, i: number, end: number): number {
+export function canonicalNumberEnd(b: Uint8Array, i: number, end: number): number {
   const start = i;
   if (b[i] === MINUS) i++;
   const firstDigit = i;
@@ -148,7 +165,7 @@ function canonicalNumberEnd(b: Uint8Array, i: number, end: number): number {
   return Number.isFinite(n) && String(n) === text ? i : -1;
 }
 
-function literalEnd(b: Uint8Array, i: number, end: number, lit: string): number {
+export function literalEnd(b: Uint8Array, i: number, end: number, lit: string): number {
   if (i + lit.length > end) return -1;
   for (let k = 0; k < lit.length; k++) if (b[i + k] !== lit.charCodeAt(k)) return -1;
   return i + lit.length;
@@ -346,13 +363,7 @@ export function checkLine(b: Buffer, s: number, e: number, f: LineFacts, utf8Che
   f.reorderLength = 0;
   f.membersTop = 0;
   f.depth = 1;
-  const kernel = f.kernel;
-  const mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
-  f.mirrored = mirrored;
-  if (mirrored) {
-    kernel!.mirror(b, s, e);
-    f.mirrorShift = s;
-  }
+  mirrorLine(f, b, s, e);
   const dataEnd = objectEnd(f, b, head.dataOpen, e - 1, true);
   if (dataEnd !== e - 1) return -1;
   if (!utf8Checked && !isUtf8(s === 0 && e === b.length ? b : b.subarray(s, e))) return -1;

@@ -367,6 +367,10 @@ export class WriterLease {
   }
 }
 
+/** This boot and this process's start time, read once: neither changes while the process lives. */
+const own: { known?: { bootId: string | null; procStart: string | null } } = {};
+const ownProcess = (): { bootId: string | null; procStart: string | null } => (own.known ??= { bootId: readBootId(), procStart: procStart(process.pid) });
+
 function newLeaseRecord(ws: string, id: string, program: string, now: number): Record<string, unknown> {
   const iso = new Date(now).toISOString();
   const p = leasePath(ws, id);
@@ -381,8 +385,8 @@ function newLeaseRecord(ws: string, id: string, program: string, now: number): R
     beam_node: "nonode@nohost",
     hostname: os.hostname(),
     program,
-    boot_id: readBootId(),
-    proc_start: procStart(process.pid),
+    boot_id: ownProcess().bootId,
+    proc_start: ownProcess().procStart,
     started_at_ms: now,
     started_at: iso,
     heartbeat_at_ms: now,
@@ -503,8 +507,9 @@ export async function acquireLeases(ws: string, ids: readonly string[], options:
     first = await Promise.all(
       ids.map(async (id) => {
         try {
+          // No inspection of the path here: link() refuses anything already at it (EEXIST), a symlink too,
+          // and the lease then takes acquireLease, which inspects and names it.
           const p = leasePath(ws, id);
-          inspectStatePath(p);
           const record = newLeaseRecord(ws, id, options.program, Date.now());
           await linkCompleteAsync(tempSibling(p), p, `${JSON.stringify(record, null, 2)}\n`);
           return new WriterLease(ws, id, record.holder_id as string, true, record, []);

@@ -14,7 +14,8 @@ import {
   write,
   fdatasync,
 } from "node:fs";
-import { constants as fsConstants } from "node:fs";
+import { close as closeCallback, constants as fsConstants, fsync as fsyncCallback, open as openCallback } from "node:fs";
+import { promisify } from "node:util";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../lines/codec.js";
 import { isLineProblem, type PixirEvent } from "../event/envelope.js";
 import { decodeLogLine } from "../fast/decode-line.js";
@@ -25,6 +26,10 @@ import { otherWriterAlive, writerProcess, type WriterLease } from "./lease.js";
 import { ensureStateDir, inspectStatePath, journalPath, logPath, placeComplete, removeCreatedDirs, sessionsDir, tempSibling, type StatePath } from "./paths.js";
 
 const FLUSH_BYTES = 256 * 1024;
+
+const openAsync = promisify(openCallback);
+const fsyncAsync = promisify(fsyncCallback);
+const closeAsync = promisify(closeCallback);
 
 export function fsyncDir(dir: StatePath): void {
   let fd: number | undefined;
@@ -309,8 +314,10 @@ export async function prepareLog(
   let out: BlockWriter | undefined;
   let prepared = false;
   try {
+    // The open, fsync and close wait on libuv's threads: a writer that prepares many Logs (an import on a
+    // worker thread) goes on with its next one while the file system commits this one.
     try {
-      fd = openSync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+      fd = await openAsync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
     } catch (err) {
       throw writeFailed(err, final, "open");
     }
@@ -332,14 +339,14 @@ export async function prepareLog(
     checkAborted(ctx);
     try {
       await out.drain();
-      fsyncSync(fd);
+      await fsyncAsync(fd);
     } catch (err) {
       throw writeFailed(err, final, "fsync");
     }
     const closing = fd;
     fd = undefined;
     try {
-      closeSync(closing); // some file systems (NFS) report a deferred write error only here
+      await closeAsync(closing); // some file systems (NFS) report a deferred write error only here
     } catch (err) {
       throw writeFailed(err, final, "close");
     }

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, statSync, unlinkSync, type Stats } from "node:fs";
 import path from "node:path";
-import { isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { envelopeHead, isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
@@ -20,7 +20,7 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { planBatch, refusal, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
-import { knownEntry, readKnown, sameFile, statFile, stillKnown, writeKnown, type KnownFile } from "./known.js";
+import { knownEntry, readKnown, sameFile, statFile, stillKnown, writeKnown, writeKnownAll, type KnownFile } from "./known.js";
 import { heldLine } from "./map.js";
 import { readTranscriptBytes } from "./transcript.js";
 
@@ -88,6 +88,8 @@ interface FilePlan {
   writes: LogWrite[];
   /** New Logs already written to temp files (a fresh unit, `prepare`), put in place by the writing pass. */
   prepared: PreparedLog[];
+  /** The same, while they are being written (planUnit waits for them). */
+  preparing?: Array<Promise<PreparedLog>>;
   /** The planned batch (a fork file's source needs its Logs, §3.7). */
   batch?: BatchPlan;
   /** The import index entry to write once the file's Logs are written (known.ts). */
@@ -262,16 +264,37 @@ const childrenNamedInPlan = (plan: BatchPlan): string[] =>
  * `data.claude.record` (its last key, in `claude`, the last key of `data`): the bytes JSON.stringify would
  * give, without serialising the record a second time.
  */
-function serializeAll(events: PixirEvent[], src: SourceFile, recordText: Map<PixirEvent, string>): string {
+function serializeAll(events: PixirEvent[], src: SourceFile, plan: Pick<BatchPlan, "recordText" | "eventText">): string {
   let out = "";
-  serializeEach(events, src, recordText, (line) => (out += line));
+  serializeEach(events, src, plan, (part) => (out += typeof part === "string" ? part : part.toString("utf8")));
   return out;
 }
 
-/** The Log lines of `events`, each handed to `emit` as it is made (serializeAll). */
-function serializeEach(events: PixirEvent[], src: SourceFile, recordText: Map<PixirEvent, string>, emit: (line: string) => void): void {
+/**
+ * The Log lines of `events`, handed to `emit` as they are made (serializeAll): a line as one string, or
+ * (an Event mapped from its record's bytes) as its parts, the record's bytes as views of the file.
+ */
+function serializeEach(events: PixirEvent[], src: SourceFile, plan: Pick<BatchPlan, "recordText" | "eventText">, emit: (part: string | Buffer) => void): void {
+  const lineOf = (e: PixirEvent) => (isJsonObject(e.data.claude) && typeof e.data.claude.line === "number" ? e.data.claude.line : null);
+  const tooLong = (e: PixirEvent, bytes: number) => {
+    const err = lineTooLongToWrite(bytes, e.type, null);
+    return new PixirError(err.kind, err.message, { ...err.details, file: src.file, line: lineOf(e) });
+  };
   for (const e of events) {
-    const verbatim = recordText.get(e);
+    const spliced = plan.eventText.get(e);
+    if (spliced !== undefined) {
+      // Written from a canonical line, which holds no lone surrogate: it is always encodable (§3).
+      const head = envelopeHead(e);
+      if (head.length * 3 + spliced.maxBytes + 2 > MAX_LINE_BYTES) {
+        const bytes = Buffer.byteLength(head, "utf8") + spliced.byteLength + 2;
+        if (bytes > MAX_LINE_BYTES) throw tooLong(e, bytes);
+      }
+      emit(head);
+      spliced.emit(emit);
+      emit("}\n");
+      continue;
+    }
+    const verbatim = plan.recordText.get(e);
     let dataText: string | undefined;
     if (verbatim !== undefined) {
       const { record: _record, ...claude } = e.data.claude as JsonObject;
@@ -279,13 +302,9 @@ function serializeEach(events: PixirEvent[], src: SourceFile, recordText: Map<Pi
       dataText = `${rest.slice(0, -2)},"record":${verbatim}}}`;
     }
     const text = serializeEvent(e, dataText);
-    const line = isJsonObject(e.data.claude) && typeof e.data.claude.line === "number" ? e.data.claude.line : null;
-    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file: src.file, line });
+    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file: src.file, line: lineOf(e) });
     // A record too large for one Log line is refused while planning, before anything is written.
-    if (text.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(text, "utf8") > MAX_LINE_BYTES) {
-      const err = lineTooLongToWrite(Buffer.byteLength(text, "utf8"), e.type, null);
-      throw new PixirError(err.kind, err.message, { ...err.details, file: src.file, line });
-    }
+    if (text.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(text, "utf8") > MAX_LINE_BYTES) throw tooLong(e, Buffer.byteLength(text, "utf8"));
     emit(text);
   }
 }
@@ -296,7 +315,7 @@ const parentUuidsOf = (src: SourceFile) => {
     if (cache === null) {
       cache = new Set();
       try {
-        for (const r of readTranscriptBytes(readFileSync(src.abs), src.file, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
+        for (const r of readTranscriptBytes(readFileSync(src.abs), src.file, true, undefined, true, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
       } catch {
         /* unreadable: links nothing */
       }
@@ -363,7 +382,7 @@ class PrepareFault extends Error {}
  * of the lines (a line too long, one not encodable) is the file's own and is thrown as it is; a failure
  * of the file is a PrepareFault.
  */
-async function prepareNewLog(ws: string, id: string, lines: (emit: (line: string) => void) => void): Promise<PreparedLog> {
+async function prepareNewLog(ws: string, id: string, lines: (emit: (part: string | Buffer) => void) => void): Promise<PreparedLog> {
   let own: unknown = null;
   try {
     return await prepareLog(
@@ -372,9 +391,9 @@ async function prepareNewLog(ws: string, id: string, lines: (emit: (line: string
       async (emit) => {
         let writing = false;
         try {
-          lines((line) => {
+          lines((part) => {
             writing = true;
-            emit(line);
+            emit(part);
             writing = false;
           });
         } catch (err) {
@@ -388,6 +407,23 @@ async function prepareNewLog(ws: string, id: string, lines: (emit: (line: string
     if (err === own) throw err;
     throw new PrepareFault(String(err));
   }
+}
+
+/**
+ * Wait for Logs being prepared. Throws the first failure (in plan order, as writing them one after the
+ * other would meet it) after the others are discarded; returns them all when none failed.
+ */
+async function settlePrepared(groups: Array<Array<Promise<PreparedLog>>>): Promise<PreparedLog[][]> {
+  const settled = await Promise.all(groups.map((g) => Promise.allSettled(g)));
+  const failed = settled.flat().find((r) => r.status === "rejected");
+  if (failed === undefined) return settled.map((g) => g.map((r) => (r as PromiseFulfilledResult<PreparedLog>).value));
+  for (const r of settled.flat()) if (r.status === "fulfilled") discardPreparedLog(r.value);
+  throw failed.reason;
+}
+
+/** Wait for Logs being prepared and discard them all (the plan they belong to failed). */
+async function discardPreparing(groups: Array<Array<Promise<PreparedLog>>>): Promise<void> {
+  for (const r of (await Promise.all(groups.map((g) => Promise.allSettled(g)))).flat()) if (r.status === "fulfilled") discardPreparedLog(r.value);
 }
 
 /** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing (but temp files, with `prepare`). */
@@ -438,7 +474,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     }
   }
   const bytes = readSource(src);
-  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined);
+  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined, true, true);
   if (read.records.length === 0 && !rootExists) {
     return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [], prepared: [] };
   }
@@ -465,25 +501,27 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   });
 
   const writes: LogWrite[] = [];
-  const prepared: PreparedLog[] = [];
+  const preparing: Array<Promise<PreparedLog>> = [];
   const logs: ClaudeLogReport[] = [];
   try {
     for (const log of plan.logs) {
       if (log.existed) {
         if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
         else {
-          writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan.recordText), count: log.batch.length });
+          writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan), count: log.batch.length });
           logs.push(logReport(log, dry ? "would_append" : "appended"));
         }
         continue;
       }
       if (log.batch.length === 0) continue;
-      if (prepare && !wsLogs.exists(log.id)) {
-        prepared.push(await prepareNewLog(ws, log.id, (emit) => serializeEach(log.batch, src, plan.recordText, emit)));
+      // A fresh unit's Log cannot exist (a Log that appeared since fails prepareLog, and the unit is then
+      // planned the plain way, which compares it).
+      if (prepare) {
+        preparing.push(prepareNewLog(ws, log.id, (emit) => serializeEach(log.batch, src, plan, emit)));
         logs.push(logReport(log, "created"));
         continue;
       }
-      const text = serializeAll(log.batch, src, plan.recordText);
+      const text = serializeAll(log.batch, src, plan);
       let status: ClaudeLogStatus = dry ? "would_create" : "created";
       if (wsLogs.exists(log.id)) {
         if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
@@ -494,12 +532,12 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       logs.push(logReport(log, status));
     }
   } catch (err) {
-    for (const p of prepared) discardPreparedLog(p);
+    await discardPreparing([preparing]);
     throw err;
   }
   const rootStatus = logs.find((l) => l.session_id === src.rootId)?.status;
   const status: ClaudeFileStatus =
-    writes.length + prepared.length === 0 ? "unchanged" : rootStatus === "created" || rootStatus === "would_create" ? (dry ? "would_create" : "created") : dry ? "would_append" : "appended";
+    writes.length + preparing.length === 0 ? "unchanged" : rootStatus === "created" || rootStatus === "would_create" ? (dry ? "would_create" : "created") : dry ? "would_append" : "appended";
   return {
     report: {
       ...base,
@@ -516,7 +554,8 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       logs,
     },
     writes,
-    prepared,
+    prepared: [],
+    preparing,
     batch: plan,
     known: dry ? undefined : { rootId: src.rootId, entry: knownEntry(src.sourceKey, st, read.completeBytes, sha256, src.forkedFrom) },
   };
@@ -635,14 +674,20 @@ async function planUnit(run: PlanRun, unit: ImportUnit, says?: Map<SourceFile, S
       const batch = p.batch;
       const familyIds = p.report.logs.map((l) => l.session_id);
       state.linkedBySubagents.push(batch !== undefined ? () => childrenNamedInPlan(batch) : () => childrenNamedIn(ws, familyIds));
-      if (p.writes.some((w) => w.id === sub.rootId && !w.existed) || p.prepared.some((w) => w.id === sub.rootId)) state.createdSubagent = true;
-      plans.push({ report: p.report, writes: p.writes, prepared: p.prepared, known: p.known });
+      if (p.writes.some((w) => w.id === sub.rootId && !w.existed) || p.report.logs.some((l) => l.session_id === sub.rootId && l.status === "created")) state.createdSubagent = true;
+      plans.push({ report: p.report, writes: p.writes, prepared: [], preparing: p.preparing, known: p.known });
     }
     if (unit.session) plans.push(await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session), run.prepare));
   } catch (err) {
-    for (const p of plans) for (const l of p.prepared) discardPreparedLog(l);
+    await discardPreparing(plans.map((p) => p.preparing ?? []));
     throw err;
   }
+  // The unit's Logs are written to their temp files together: one's fsync waits while the next is made.
+  const prepared = await settlePrepared(plans.map((p) => p.preparing ?? []));
+  plans.forEach((p, i) => {
+    p.prepared = prepared[i]!;
+    p.preparing = undefined;
+  });
   return plans;
 }
 
@@ -698,6 +743,8 @@ const MAX_UNIT_THREADS = 2;
 const PARALLEL_UNIT_BYTES = 8 * 1024 * 1024;
 /** Units in flight per thread, queued or being prepared. */
 const UNITS_AT_ONCE = 4;
+/** Units a worker holds at once: one is planned while the other's temp files are synced. */
+const UNITS_PER_WORKER = 2;
 
 /** The temp files a unit cut short left beside its Logs (`<base>*.ndjson.tmp-*`). */
 function removeUnitTempFiles(task: UnitTask): void {
@@ -799,7 +846,10 @@ class PreparedCommits {
         written.push(f);
       }
       if (renamed) fsyncDir(sessionsDir(ws));
-      for (const f of written) if (f.known !== undefined) writeKnown(ws, f.known.rootId, f.known.entry);
+      await writeKnownAll(
+        ws,
+        written.flatMap((f) => (f.known !== undefined ? [f.known] : [])),
+      );
     } finally {
       const tidy = !this.recorded && written.length === 0;
       const own = leases.filter((l): l is WriterLease => l instanceof WriterLease);
@@ -904,7 +954,7 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   const freshUnits = units.filter((u) => !duplicates.has(u) && fresh(u, unitFiles(u)));
   const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
   const threads = freshUnits.length === 0 ? 1 : Math.min(scanThreadCount(options.env, freshBytes(freshUnits), PARALLEL_UNIT_BYTES), asked ? Infinity : MAX_UNIT_THREADS);
-  const pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), threads, (task) => prepareFreshUnit(task), removeUnitTempFiles);
+  const pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), threads, (task) => prepareFreshUnit(task), removeUnitTempFiles, { perWorker: UNITS_PER_WORKER });
   const stop = (): void => void pool.close({ kind: "stopped" });
   options.signal?.addEventListener("abort", stop, { once: true });
   const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
