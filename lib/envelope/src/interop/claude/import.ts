@@ -172,7 +172,38 @@ function readingSource<T>(src: SourceFile, read: () => T): T {
   }
 }
 
-const readSource = (src: SourceFile): Buffer => readingSource(src, () => readFileSync(src.abs));
+const readSource = (src: SourceFile, files?: FileBuffers): Buffer => readingSource(src, () => (files !== undefined ? files.read(src.abs) : readFileSync(src.abs)));
+
+/**
+ * Source files read into buffers that the next unit uses again once the unit that read them is prepared
+ * (prepareFreshUnit), so that a thread preparing many units keeps a flat memory.
+ */
+class FileBuffers {
+  private static readonly free: Buffer[] = [];
+  private readonly held: Buffer[] = [];
+  read(abs: string): Buffer {
+    const fd = openSync(abs, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const at = FileBuffers.free.findIndex((b) => b.length >= size);
+      const buf = at >= 0 ? FileBuffers.free.splice(at, 1)[0]! : Buffer.allocUnsafeSlow(Math.max(size, 256 * 1024));
+      this.held.push(buf);
+      let n = 0;
+      while (n < size) {
+        const got = readSync(fd, buf, n, size - n, n);
+        if (got <= 0) break;
+        n += got;
+      }
+      return buf.subarray(0, n);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  /** The unit is prepared: nothing refers to its files any more. */
+  done(): void {
+    for (const b of this.held.splice(0)) if (FileBuffers.free.length < 6 && b.length <= 64 * 1024 * 1024) FileBuffers.free.push(b);
+  }
+}
 
 async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
   const logs: ExistingLog[] = [];
@@ -215,6 +246,8 @@ interface UnitState {
   createdSubagent: boolean;
   /** §3.6: the child Logs that subagent_events of the unit's subagent files name (read when a session file is planned). */
   linkedBySubagents: Array<() => Iterable<string>>;
+  /** Where the unit's files are read into (a fresh unit's; else each is read into a buffer of its own). */
+  files?: FileBuffers;
 }
 
 /**
@@ -473,7 +506,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       };
     }
   }
-  const bytes = readSource(src);
+  const bytes = readSource(src, unit.files);
   const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined, true, true);
   if (read.records.length === 0 && !rootExists) {
     return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [], prepared: [] };
@@ -664,7 +697,7 @@ const unitFiles = (unit: ImportUnit): SourceFile[] => [...unit.subagents, ...(un
  */
 async function planUnit(run: PlanRun, unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> {
   const { ws, wsLogs, options } = run;
-  const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource: run.forkSource, linkedBySubagents: [] };
+  const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource: run.forkSource, linkedBySubagents: [], files: run.prepare ? new FileBuffers() : undefined };
   for (const sub of unit.subagents) state.subagents.set(sub.agentId!, { rootId: sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
   const plans: FilePlan[] = [];
   try {
@@ -680,10 +713,11 @@ async function planUnit(run: PlanRun, unit: ImportUnit, says?: Map<SourceFile, S
     if (unit.session) plans.push(await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session), run.prepare));
   } catch (err) {
     await discardPreparing(plans.map((p) => p.preparing ?? []));
+    state.files?.done();
     throw err;
   }
   // The unit's Logs are written to their temp files together: one's fsync waits while the next is made.
-  const prepared = await settlePrepared(plans.map((p) => p.preparing ?? []));
+  const prepared = await settlePrepared(plans.map((p) => p.preparing ?? [])).finally(() => state.files?.done());
   plans.forEach((p, i) => {
     p.prepared = prepared[i]!;
     p.preparing = undefined;
@@ -745,6 +779,11 @@ const PARALLEL_UNIT_BYTES = 8 * 1024 * 1024;
 const UNITS_AT_ONCE = 4;
 /** Units a worker holds at once: one is planned while the other's temp files are synced. */
 const UNITS_PER_WORKER = 2;
+/**
+ * A worker's young generation, at most (MiB): V8's default lets each worker's heap grow past what the
+ * 256 MiB bound of docs/performance.md allows for two; the work is the same with less.
+ */
+const WORKER_YOUNG_MB = 8;
 
 /** The temp files a unit cut short left beside its Logs (`<base>*.ndjson.tmp-*`). */
 function removeUnitTempFiles(task: UnitTask): void {
@@ -954,7 +993,7 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   const freshUnits = units.filter((u) => !duplicates.has(u) && fresh(u, unitFiles(u)));
   const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
   const threads = freshUnits.length === 0 ? 1 : Math.min(scanThreadCount(options.env, freshBytes(freshUnits), PARALLEL_UNIT_BYTES), asked ? Infinity : MAX_UNIT_THREADS);
-  const pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), threads, (task) => prepareFreshUnit(task), removeUnitTempFiles, { perWorker: UNITS_PER_WORKER });
+  const pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), threads, (task) => prepareFreshUnit(task), removeUnitTempFiles, { perWorker: UNITS_PER_WORKER, limits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
   const stop = (): void => void pool.close({ kind: "stopped" });
   options.signal?.addEventListener("abort", stop, { once: true });
   const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);

@@ -2,7 +2,7 @@
 // placed on Logs (the path Claude resumes, true branches as share_v1 children, side records), then
 // mapped to Events in line order per Log. The same code plans a first import (no Log holds anything)
 // and an incremental one (the family's Logs, read from disk, hold the earlier lines).
-import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { envelopeHead, isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
@@ -400,7 +400,7 @@ export function planBatch(input: BatchInput): BatchPlan {
   // Emission, parents before children (creation order does that).
   const workspace = input.ws;
   const recordText = new Map<PixirEvent, string>();
-  const eventText = new Map<PixirEvent, Spliced>();
+  const eventText = new EventTexts();
   const tape = recordTape();
   const src0 = src.sourceKey;
   const eventId = (key: string, part: string, ts: string) => derivedUlid(`claude:${src0}:${key}#${part}`, ts);
@@ -410,9 +410,9 @@ export function planBatch(input: BatchInput): BatchPlan {
     const wasEmpty = log.events.length === 0;
     if (wasEmpty && log.placed.length === 0 && log !== rootOf[0]) continue;
     if (!log.existed && wasEmpty) {
-      if (log === sharedRoot) addForkFileHeader(input.ws, log, src, shared!, carrierTs, records);
+      if (log === sharedRoot) addForkFileHeader(input.ws, log, src, shared!, carrierTs, records, eventText);
       else if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : groupStarts[log.transcript - 1]!, carrierTs, records);
-      else addBranchHeader(input.ws, log, src, tsOf);
+      else addBranchHeader(input.ws, log, src, tsOf, eventText);
     }
     // §2.4: the Events of a batch follow line order, whichever step placed the record.
     log.placed.sort((a, b) => a.rec.line - b.rec.line);
@@ -668,7 +668,7 @@ export function forkedFromOf(src: SourceFile, records: ClaudeRecord[]): JsonObje
 }
 
 /** §3.4 "branch of G at F" and fork.md §4.3: the share_v1 header, the inherited prefix, a carried checkpoint. */
-function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: ClaudeRecord) => string): void {
+function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: ClaudeRecord) => string, texts: EventTexts): void {
   const g = log.parent!;
   const f = log.forkPoint;
   const toSeq = f === null ? 0 : (g.lastSeq.get(f) ?? 0);
@@ -679,12 +679,12 @@ function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: Cl
   while (familyRoot.parent !== null) familyRoot = familyRoot.parent;
   const key = `claude:${src.sourceKey}:fork:${head.uuid}`;
   const claude = { source: src.sourceKey, fork_kind: f === null ? "claude_root" : "claude_branch", fork_point_uuid: f?.uuid ?? null, head_uuid: head.uuid };
-  const inherited = addShareHeader(ws, log, { id: g.id, forkRoot: familyRoot.id, events: g.events }, toSeq, key, ts, claude);
+  const inherited = addShareHeader(ws, log, { id: g.id, forkRoot: familyRoot.id, events: g.events }, toSeq, key, ts, claude, texts);
   carryCheckpoint(log, g.events, inherited, toSeq, `${key}#checkpoint`, ts);
 }
 
 /** fork.md §4.3: a share_v1 header of `log` at `toSeq` of `parent`, and the prefix it stands for; returns that prefix. */
-function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject): PixirEvent[] {
+function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject, texts: EventTexts): PixirEvent[] {
   const inherited = parent.events.filter((e) => isInherited(e, toSeq));
   const header: PixirEvent = {
     id: derivedUlid(key, ts),
@@ -692,13 +692,42 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
     seq: 0,
     ts,
     type: "session_fork",
-    data: { ...shareHeaderData(ws, parent.id, parent.forkRoot, toSeq, inherited), claude },
+    data: { ...shareHeaderData(ws, parent.id, parent.forkRoot, toSeq, inherited, (e) => texts.lineOf(e)), claude },
   };
   push(log, header);
-  inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
+  inherited.forEach((e, i) => log.events.push(texts.inheritedCopy(e, header.id!, log.id, i + 1)));
   log.ownStart = log.events.length;
   return inherited;
 }
+
+/**
+ * The `data` text of the Events mapped from their records' bytes (map-bytes.ts), by Event: the writer
+ * writes them from it, and a share header digests their lines from it (a prefix read from bytes, as the
+ * loader reads it), so their data is never parsed.
+ */
+class EventTexts extends Map<PixirEvent, Spliced> {
+  /** `e`'s Log line without its `\n`, when its data is a text. */
+  lineOf(e: PixirEvent): Buffer | null {
+    const data = this.get(e);
+    if (data === undefined) return null;
+    const parts: Buffer[] = [Buffer.from(envelopeHead(e), "utf8")];
+    data.emit((part) => parts.push(typeof part === "string" ? Buffer.from(part, "utf8") : part));
+    parts.push(CLOSE_LINE);
+    return Buffer.concat(parts);
+  }
+  /** The child's copy of an inherited Event (loader.ts inheritedItem), its data the parent's, read when asked for. */
+  inheritedCopy(e: PixirEvent, headerId: string, childId: string, k: number): PixirEvent {
+    const data = this.get(e);
+    if (data === undefined) return inheritedItem({ event: e }, headerId, childId, k).event;
+    // Built field by field: a spread of `e` would read (and parse) its data.
+    const copy = inheritedItem({ event: { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: {} } }, headerId, childId, k).event;
+    Object.defineProperty(copy, "data", { get: () => e.data, enumerable: true, configurable: true });
+    this.set(copy, data);
+    return copy;
+  }
+}
+
+const CLOSE_LINE = Buffer.from("}");
 
 /** §3.8 carried checkpoint: the latest checkpoint of the parent at or before the fork point. */
 function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: PixirEvent[], toSeq: number, key: string, ts: string): void {
@@ -718,11 +747,11 @@ function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: Pi
 }
 
 /** §3.7 shared: the fork file's root Log is a share_v1 child of the source's Log G; then its carrier. */
-function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: SharedFork, ts: string, records: ClaudeRecord[]): void {
+function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: SharedFork, ts: string, records: ClaudeRecord[], texts: EventTexts): void {
   const key = `claude:${src.sourceKey}:forked_from`;
   const claude = { source: src.sourceKey, fork_kind: "claude_fork_session", forked_from: { session_id: shared.source, message_uuid: shared.messageUuid } };
   const parent = { id: shared.parentId, forkRoot: shared.forkRoot, events: shared.parentEvents };
-  const inherited = addShareHeader(ws, log, parent, shared.forkedToSeq, key, ts, claude);
+  const inherited = addShareHeader(ws, log, parent, shared.forkedToSeq, key, ts, claude, texts);
   // A copied record stands for its source record: a branch at it forks at that record's last inherited Event.
   const inheritedSeq = sourceRecordSeqs(log);
   shared.entries.forEach((entry, i) => {
