@@ -144,15 +144,17 @@ export function inspectStatePath(p: StatePath): "missing" | "present" {
   const n = p.components.length;
   for (let i = 0; i < n; i++) {
     const abs = path.join(p.workspace, ...p.components.slice(0, i + 1));
-    let st: Stats;
+    let st: Stats | undefined;
     try {
-      st = lstatSync(abs);
+      // A missing path is the common answer (a Log about to be made): no error is made for it.
+      st = lstatSync(abs, { throwIfNoEntry: false });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return "missing";
       if (code === "ENOTDIR") throw unsafe(p, Math.max(i - 1, 0), "non_directory_component");
       throw osFailure(err, p, i, "lstat", "lstat_failed");
     }
+    if (st === undefined) return "missing";
     const actual = typeOf(st);
     if (actual === "symlink") throw unsafe(p, i, "symlink_component", { actual_type: "symlink" });
     const last = i === n - 1;

@@ -692,7 +692,7 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
     seq: 0,
     ts,
     type: "session_fork",
-    data: { ...shareHeaderData(ws, parent.id, parent.forkRoot, toSeq, inherited, (e) => texts.lineOf(e)), claude },
+    data: { ...texts.shareData(ws, parent, toSeq, inherited), claude },
   };
   push(log, header);
   inherited.forEach((e, i) => log.events.push(texts.inheritedCopy(e, header.id!, log.id, i + 1)));
@@ -706,6 +706,17 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
  * loader reads it), so their data is never parsed.
  */
 class EventTexts extends Map<PixirEvent, Spliced> {
+  private readonly shared = new Map<string, JsonObject>();
+  /**
+   * fork.md §4.3: the share_v1 header data of `parent`'s prefix up to `toSeq` (`inherited`), digested once
+   * for every Log that branches at that Event (a record with two or more children).
+   */
+  shareData(ws: string, parent: { id: string; forkRoot: string }, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+    const key = `${parent.id}\u0000${parent.forkRoot}\u0000${toSeq}`;
+    let data = this.shared.get(key);
+    if (data === undefined) this.shared.set(key, (data = shareHeaderData(ws, parent.id, parent.forkRoot, toSeq, inherited, (e) => this.lineOf(e))));
+    return { ...data, open_tool_calls: [...(data.open_tool_calls as string[])] };
+  }
   /** `e`'s Log line without its `\n`, when its data is a text. */
   lineOf(e: PixirEvent): Buffer | null {
     const data = this.get(e);
