@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readJsonLine } from "../../src/fast/json-tape.js";
-import { draftTexts } from "../../src/interop/claude/map-bytes.js";
+import { draftTexts, Spliced } from "../../src/interop/claude/map-bytes.js";
 import { recordDrafts, usageDraft, type MapContext } from "../../src/interop/claude/map.js";
 import { factsOfTape, factsOfValue, recordTape } from "../../src/interop/claude/record-facts.js";
 import { parseLine } from "../../src/interop/claude/transcript.js";
@@ -174,6 +174,37 @@ describe("generated records", () => {
         if (b !== null) sameEvents(line, b);
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe("a Spliced text", () => {
+  // writeInto (what serializeEach writes a Log line with) is held to the parts emit hands out, short and long ranges.
+  const source = fc.string({ unit: "binary", maxLength: 200 }).map((t) => Buffer.from(t, "utf8"));
+  const part = (len: number) =>
+    fc.oneof(
+      fc.string({ unit: "binary", maxLength: 40 }),
+      fc.tuple(fc.nat({ max: len }), fc.nat({ max: len })).map(([a, b]) => [Math.min(a, b), Math.max(a, b)] as [number, number]),
+    );
+  it("writeInto writes the bytes of emit's parts, byteLength of them", () => {
+    fc.assert(
+      fc.property(
+        source.chain((buf) => fc.tuple(fc.constant(buf), fc.array(part(buf.length), { maxLength: 12 }), fc.nat({ max: 16 }))),
+        ([buf, parts, at]) => {
+          const text = new Spliced(buf);
+          for (const p of parts) {
+            if (typeof p === "string") text.lit(p);
+            else text.range(p[0], p[1]);
+          }
+          const out = Buffer.alloc(at + text.maxBytes);
+          const end = text.writeInto(out, at);
+          const emitted: Buffer[] = [];
+          text.emit((x) => emitted.push(typeof x === "string" ? Buffer.from(x, "utf8") : Buffer.from(x)));
+          expect(out.subarray(at, end)).toEqual(Buffer.concat(emitted));
+          expect(end - at).toBe(text.byteLength);
+        },
+      ),
+      { numRuns: 2000 },
     );
   });
 });

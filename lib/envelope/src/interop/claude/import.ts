@@ -305,7 +305,8 @@ function serializeAll(events: PixirEvent[], src: SourceFile, plan: Pick<BatchPla
 
 /**
  * The Log lines of `events`, handed to `emit` as they are made (serializeAll): a line as one string, or
- * (an Event mapped from its record's bytes) as its parts, the record's bytes as views of the file.
+ * (Events mapped from their records' bytes) whole lines as bytes, put together from the records' bytes
+ * in a block that `emit` must copy or use before it returns.
  */
 function serializeEach(events: PixirEvent[], src: SourceFile, plan: Pick<BatchPlan, "recordText" | "eventText">, emit: (part: string | Buffer) => void): void {
   const lineOf = (e: PixirEvent) => (isJsonObject(e.data.claude) && typeof e.data.claude.line === "number" ? e.data.claude.line : null);
@@ -313,20 +314,35 @@ function serializeEach(events: PixirEvent[], src: SourceFile, plan: Pick<BatchPl
     const err = lineTooLongToWrite(bytes, e.type, null);
     return new PixirError(err.kind, err.message, { ...err.details, file: src.file, line: lineOf(e) });
   };
+  let block = LINE_BLOCK;
+  let used = 0;
+  const handOn = () => {
+    if (used > 0) emit(block.subarray(0, used));
+    used = 0;
+  };
   for (const e of events) {
     const spliced = plan.eventText.get(e);
     if (spliced !== undefined) {
       // Written from a canonical line, which holds no lone surrogate: it is always encodable (§3).
       const head = envelopeHead(e);
-      if (head.length * 3 + spliced.maxBytes + 2 > MAX_LINE_BYTES) {
+      const most = head.length * 3 + spliced.maxBytes + 2;
+      if (most > MAX_LINE_BYTES) {
         const bytes = Buffer.byteLength(head, "utf8") + spliced.byteLength + 2;
         if (bytes > MAX_LINE_BYTES) throw tooLong(e, bytes);
       }
-      emit(head);
-      spliced.emit(emit);
-      emit("}\n");
+      if (used + most > block.length) {
+        handOn();
+        // A line larger than the block gets one of its own.
+        block = most > LINE_BLOCK.length ? Buffer.allocUnsafe(most) : LINE_BLOCK;
+      }
+      used += block.write(head, used, "utf8");
+      used = spliced.writeInto(block, used);
+      block[used++] = 0x7d; // "}"
+      block[used++] = 0x0a; // "\n"
+      if (used >= LINE_BLOCK_BYTES) handOn();
       continue;
     }
+    handOn();
     const verbatim = plan.recordText.get(e);
     let dataText: string | undefined;
     if (verbatim !== undefined) {
@@ -340,7 +356,16 @@ function serializeEach(events: PixirEvent[], src: SourceFile, plan: Pick<BatchPl
     if (text.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(text, "utf8") > MAX_LINE_BYTES) throw tooLong(e, Buffer.byteLength(text, "utf8"));
     emit(text);
   }
+  handOn();
 }
+
+/**
+ * serializeEach's block of lines made from bytes, handed on once it holds this many bytes: one copy into
+ * the writer's block for many lines, where each part of each line was one call. Its own thread's, and used
+ * only while serializeEach runs (it awaits nothing).
+ */
+const LINE_BLOCK_BYTES = 64 * 1024;
+const LINE_BLOCK = Buffer.allocUnsafe(4 * LINE_BLOCK_BYTES);
 
 const parentUuidsOf = (src: SourceFile) => {
   let cache: Set<string> | null = null;

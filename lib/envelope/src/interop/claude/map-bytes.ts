@@ -2,7 +2,7 @@
 // whose line is canonical (claude-interop.md §2.3), read into a JsonTape (fast/json-tape.ts): each Event's
 // data is written from the line's own bytes, since in a canonical line every value's text is
 // JSON.stringify's text of that value and holds no lone surrogate (so wellFormed leaves it as it is).
-// Nothing of the record is parsed. lib/envelope/test/interop/claude-map-bytes.test.ts holds the two to the
+// Nothing of the record is parsed. lib/envelope/test/interop/claude-bytes.test.ts holds the two to the
 // same Events on generated and real records. A record this twin does not map (a compact summary, whose
 // data the planner completes) gets null, and the plain rule maps it.
 import type { CanonicalType } from "../../event/vocabulary.js";
@@ -38,6 +38,25 @@ export class Spliced {
       else emit(this.buf.subarray(x, p[++i] as number));
     }
   }
+  /**
+   * Write the text's UTF-8 bytes to `out` at `at`, which has room for maxBytes; returns where they end.
+   * The same bytes emit() hands out, without a view made per range.
+   */
+  writeInto(out: Buffer, at: number): number {
+    const p = this.parts;
+    const b = this.buf;
+    for (let i = 0; i < p.length; i++) {
+      const x = p[i]!;
+      if (typeof x === "string") at += out.write(x, at, "utf8");
+      else {
+        const end = p[++i] as number;
+        // A short range is cheaper copied here than through Buffer#copy's checks.
+        if (end - x <= SHORT_RANGE) for (let k = x; k < end; k++) out[at++] = b[k]!;
+        else at += b.copy(out, at, x, end);
+      }
+    }
+    return at;
+  }
   /** At most this many UTF-8 bytes (a string's UTF-16 units count three each). */
   get maxBytes(): number {
     let n = 0;
@@ -67,6 +86,8 @@ export class Spliced {
     return out;
   }
 }
+
+const SHORT_RANGE = 32;
 
 /** An Event of a record, its `data` members written as text (without the braces and `claude`). */
 export interface TextDraft {
