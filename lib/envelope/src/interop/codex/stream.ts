@@ -14,6 +14,7 @@ import { codexBaseId, EPOCH, isBoundaryItem, scanRollout, shownThreadId, validTi
 import type { ReadFacts } from "./import-index.js";
 import type { CodexImportReport } from "./import.js";
 import { eventLine, lineEvents, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
+import { CodexLineBytes, OutBytes } from "./line-bytes.js";
 import { mapLine, RunningState } from "./line-map.js";
 
 /** One rollout to stream: a new root family whose Log does not exist (import.ts `streamable`). */
@@ -45,6 +46,9 @@ export type StreamOutcome =
   | { kind: "gone" }
   | { kind: "error"; error: { kind: string; message: string; details: Record<string, unknown> } | { internal: string } };
 
+/** Lines written from their bytes are handed to the Log's writer in runs of about this size. */
+const OUT_FLUSH_BYTES = 192 * 1024;
+
 /** Thrown inside a stream to stop it for the planner. */
 const NEEDS_PLAN = new Error("the rollout needs its family planned in memory");
 
@@ -59,12 +63,30 @@ export async function streamRoot(task: StreamTask): Promise<StreamOutcome> {
   let scan: RolloutScan | null = null;
   let parentThread: string | null = null;
   let state: RunningState | null = null;
-  const produce = (emit: ((line: string) => void) | null): void => {
+  const produce = (emit: ((line: string | Buffer) => void) | null): void => {
+    // Lines the twin writes from their bytes (line-bytes.ts) gather here, and go out before any other line.
+    const twin = new CodexLineBytes(t, base);
+    const out = new OutBytes();
+    const flush = (): void => {
+      if (out.used > 0) emit?.(out.buf.subarray(0, out.used));
+      out.used = 0;
+    };
     const put = (e: Omit<PixirEvent, "seq" | "session_id">): void => {
       const event: PixirEvent = { id: e.id, session_id: base, seq, ts: e.ts, type: e.type, data: e.data };
       seq++;
       lastTs = e.ts ?? lastTs;
+      flush();
       emit?.(eventLine(event));
+    };
+    const fromBytes = (bytes: Buffer, n: number): boolean => {
+      // A subagent's task is read from its first boundary item (§3.6), which the plain rule parses.
+      if (state === null || (parentThread !== null && subagentTask === null)) return false;
+      const ts = twin.write(bytes, 0, bytes.length, n, seq, lastTs, state, out);
+      if (ts === null) return false;
+      seq++;
+      lastTs = ts;
+      if (out.used >= OUT_FLUSH_BYTES) flush();
+      return true;
     };
     const read = scanRollout(task, task.named, task.lenient, (line) => {
       const r = line.record;
@@ -80,7 +102,8 @@ export async function streamRoot(task: StreamTask): Promise<StreamOutcome> {
       if (r?.type === "event_msg" && isJsonObject(r.payload) && r.payload.type === "thread_rolled_back") throw NEEDS_PLAN;
       if (subagentTask === null && parentThread !== null && r?.type === "response_item" && isBoundaryItem(r.payload)) subagentTask = taskOfRecords([r]);
       for (const e of lineEvents(t, line, mapLine(t, line, state!), seq, validTimestamp(r?.timestamp) ?? lastTs)) put(e);
-    });
+    }, fromBytes);
+    flush();
     if (read.kind === "rollout") scan = read.scan;
   };
   let prepared: PreparedLog | null = null;
