@@ -49,7 +49,9 @@ function callIdOf(item: JsonObject): string | null {
 export class RunningState {
   model: string | null = null;
   turn: string | null = null;
-  private baseline: Record<string, number> = Object.fromEntries(COUNTERS.map((c) => [c, 0]));
+  /** B, in COUNTERS order (a Float64Array keeps -0 as the object it replaced did), and the counters being read. */
+  private readonly baseline = new Float64Array(COUNTERS.length);
+  private readonly now = new Float64Array(COUNTERS.length);
   private readonly toolNames = new Map<string, string>();
   constructor(readonly provider: string | null) {}
 
@@ -82,15 +84,20 @@ export class RunningState {
     const info = p.info;
     if (!isJsonObject(info) || !isJsonObject(info.total_token_usage)) return null;
     const u = info.total_token_usage;
-    const delta: Record<string, number> = {};
+    const now = this.now;
     let reset = false;
-    for (const c of COUNTERS) {
-      delta[c] = num(u[c]) - num(this.baseline[c]);
-      if (delta[c]! < 0) reset = true;
+    for (let i = 0; i < COUNTERS.length; i++) {
+      now[i] = num(u[COUNTERS[i]!]);
+      if (now[i]! - this.baseline[i]! < 0) reset = true;
     }
-    if (reset) for (const c of COUNTERS) delta[c] = num(u[c]);
-    const allZero = COUNTERS.every((c) => delta[c] === 0);
-    this.baseline = Object.fromEntries(COUNTERS.map((c) => [c, num(u[c])]));
+    const delta: Record<string, number> = {};
+    let allZero = true;
+    for (let i = 0; i < COUNTERS.length; i++) {
+      const d = reset ? now[i]! : now[i]! - this.baseline[i]!;
+      delta[COUNTERS[i]!] = d;
+      if (d !== 0) allZero = false;
+    }
+    this.baseline.set(now);
     return allZero ? null : { delta, reset, info };
   }
 }
@@ -177,10 +184,15 @@ function reasoningText(item: JsonObject): string {
   return parts.join("\n");
 }
 
+const OBJECT_TEXT = /^[ \t\n\r]*\{/;
+
 function callArgs(item: JsonObject): { args: unknown; invalid: boolean } {
   switch (item.type) {
     case "function_call": {
       if (typeof item.arguments !== "string") return { args: {}, invalid: false };
+      // Only a text whose first character after JSON whitespace is `{` parses to an object: any other is
+      // invalid without JSON.parse, whose thrown error costs tens of microseconds (redacted arguments).
+      if (!OBJECT_TEXT.test(item.arguments)) return { args: {}, invalid: true };
       try {
         const v: unknown = JSON.parse(item.arguments);
         return isJsonObject(v) ? { args: v, invalid: false } : { args: {}, invalid: true };
