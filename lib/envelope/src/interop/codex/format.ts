@@ -292,14 +292,19 @@ const CONTEXT_MARKERS: Array<[string, string]> = [
 /** ASCII lower case only (§1.8: comparisons ignore ASCII case). */
 const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
-/** §1.8: content is contextual when one of its input_text parts is wrapped in a known marker pair. */
+/**
+ * §1.8: content is contextual when one of its input_text parts is wrapped in a known marker pair. Only
+ * the ends of a text are lowered for the comparison (a part can be the whole of AGENTS.md).
+ */
 export function isContextual(content: unknown): boolean {
   if (!Array.isArray(content)) return false;
   for (const c of content) {
     if (!isJsonObject(c) || c.type !== "input_text" || typeof c.text !== "string") continue;
-    const head = asciiLower(c.text.trimStart());
+    const head = c.text.trimStart();
     const whole = head.trimEnd();
-    for (const [open, close] of CONTEXT_MARKERS) if (head.startsWith(open) && whole.endsWith(close)) return true;
+    for (const [open, close] of CONTEXT_MARKERS) {
+      if (asciiLower(head.slice(0, open.length)) === open && whole.length >= close.length && asciiLower(whole.slice(whole.length - close.length)) === close) return true;
+    }
   }
   return false;
 }

@@ -784,7 +784,7 @@ interface Streamed {
 const MAX_STREAM_THREADS = 2;
 
 /** Streams in flight per thread: queued for or running on a worker, or in this thread finishing their writes. */
-const PREPARING_AT_ONCE = 4;
+const PREPARING_AT_ONCE = 5;
 
 interface PassResult {
   reports: Array<{ threadId: string; report: CodexImportReport }>;

@@ -13,7 +13,7 @@ import { BACKSLASH, QUOTE } from "../../fast/json-bytes.js";
 import { MIRROR_MAX_BYTES } from "../../fast/line-check.js";
 import { checkStringified, memberAt, StringifiedObject, writeStringified } from "../../fast/stringified.js";
 import { validTimestamp } from "./format.js";
-import { recordDraft, type RunningState } from "./line-map.js";
+import { codexRecord, recordDraft, type RunningState } from "./line-map.js";
 
 const bytes = (s: string): Buffer => Buffer.from(s, "utf8");
 const K_TIMESTAMP = bytes("timestamp");
@@ -34,6 +34,13 @@ const STRING_OUTPUTS: Array<[Buffer, Buffer]> = [
 const OBJECT_PAYLOADS = ["session_meta", "response_item", "compacted", "event_msg", "turn_context"].map((t) => bytes(JSON.stringify(t)));
 /** The payload members recordDraft reads of a record that is no response_item (its comment lists them). */
 const READ_MEMBERS = ["type", "model", "turn_id", "info", "reason", "num_turns", "role", "content"].map((k) => ({ key: k, bytes: bytes(k) }));
+/** The members RunningState.observe reads of a record that is no response_item or compacted. */
+const OBSERVED_MEMBERS = READ_MEMBERS.filter((m) => m.key === "type" || m.key === "model" || m.key === "turn_id");
+const MESSAGE = bytes('"message"');
+const TOKEN_COUNT = bytes('"token_count"');
+const TURN_ABORTED = bytes('"turn_aborted"');
+/** The data of a codex_record are kept for this many pairs of record and payload types. */
+const MAX_RECORD_HEADS = 64;
 
 const ID_OPEN = bytes('{"id":"');
 const TS_OPEN = bytes(',"ts":"');
@@ -113,6 +120,8 @@ export class CodexLineBytes {
   /** `codex:<thread>:`, then the line number's digits: the key of a line Event's id (§2.6). */
   private readonly key: OutBytes;
   private readonly keyPrefix: number;
+  /** JSON of a codex_record's data by record type and payload type (recordHeads' key). */
+  private readonly recordHeads = new Map<string, string>();
 
   constructor(thread: string, sessionId: string) {
     this.sessionSeq = bytes(`","session_id":${JSON.stringify(sessionId)},"seq":`);
@@ -165,13 +174,28 @@ export class CodexLineBytes {
       if (callIdAt >= 0) toolName = state.toolName(stringAt(b, o.inner[callIdAt + 2]!, o.inner[callIdAt + 3]!));
     } else {
       const recordType = stringAt(b, ts0, ts1);
-      const p0 = payloadAt >= 0 ? m[payloadAt + 2]! : 0;
-      const p1 = payloadAt >= 0 ? m[payloadAt + 3]! : 0;
-      const p: JsonObject = !payloadObject ? {} : responseItem ? (JSON.parse(b.toString("utf8", p0, p1)) as JsonObject) : this.readMembers(b);
-      const draft = recordDraft(recordType, p, state);
-      eventType = draft.type;
-      storedAsItem = draft.storedAsItem;
-      dataHead = JSON.stringify(draft.data);
+      const eventMsg = sameAs(b, ts0, ts1, EVENT_MSG);
+      if (!responseItem && !sameAs(b, pt0, pt1, MESSAGE) && !(eventMsg && (sameAs(b, pt0, pt1, TOKEN_COUNT) || sameAs(b, pt0, pt1, TURN_ABORTED)))) {
+        // recordDraft's last rule, a codex_record of the record's type and the payload's: the state moves by
+        // the members observe reads, and the data is the same for every such line of the two types.
+        const p: JsonObject = payloadObject ? this.readMembers(b, OBSERVED_MEMBERS) : {};
+        state.observe(recordType, p);
+        eventType = "workflow_event";
+        const key = JSON.stringify([recordType, typeof p.type === "string" ? p.type : null]);
+        dataHead = this.recordHeads.get(key) ?? null;
+        if (dataHead === null) {
+          dataHead = JSON.stringify(codexRecord(recordType, typeof p.type === "string" ? { type: p.type } : {}));
+          if (this.recordHeads.size < MAX_RECORD_HEADS) this.recordHeads.set(key, dataHead);
+        }
+      } else {
+        const p0 = payloadAt >= 0 ? m[payloadAt + 2]! : 0;
+        const p1 = payloadAt >= 0 ? m[payloadAt + 3]! : 0;
+        const p: JsonObject = !payloadObject ? {} : responseItem ? (JSON.parse(b.toString("utf8", p0, p1)) as JsonObject) : this.readMembers(b, READ_MEMBERS);
+        const draft = recordDraft(recordType, p, state);
+        eventType = draft.type;
+        storedAsItem = draft.storedAsItem;
+        dataHead = JSON.stringify(draft.data);
+      }
     }
 
     // The line: {"id":…,"session_id":…,"seq":…,"ts":…,"type":…,"data":{…,"codex":{"thread":…,"line":n,"record":<record>}}}
@@ -226,11 +250,11 @@ export class CodexLineBytes {
     return ts;
   }
 
-  /** The payload members recordDraft reads, parsed from their bytes (a record that is no response_item). */
-  private readMembers(b: Buffer): JsonObject {
+  /** Payload members, parsed from their bytes. */
+  private readMembers(b: Buffer, members: typeof READ_MEMBERS): JsonObject {
     const p: JsonObject = {};
     const o = this.o;
-    for (const { key, bytes: kb } of READ_MEMBERS) {
+    for (const { key, bytes: kb } of members) {
       const at = memberAt(o, b, kb, true);
       if (at >= 0) p[key] = JSON.parse(b.toString("utf8", o.inner[at + 2]!, o.inner[at + 3]!)) as JsonObject[string];
     }

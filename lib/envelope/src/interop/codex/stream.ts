@@ -202,8 +202,8 @@ export const sentPrepared = (p: PreparedLog): SentPrepared => ({ id: p.id, tmpNa
 
 const WORKER_FILE = "./codex-stream-worker.js";
 
-/** Streams a worker is given at once: while one waits for its fsync, the next is made. */
-const JOBS_PER_WORKER = 2;
+/** Jobs a worker is given at once: while some wait for their fsync, the next is made. */
+const JOBS_PER_WORKER = 3;
 
 /** A job for a worker: a stream of the checking pass, or a commit of the writing pass. */
 export type PoolJob = { kind: "stream"; task: StreamTask } | { kind: "commit"; task: CommitTask };
