@@ -1,7 +1,7 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmdirSync, statSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -43,7 +43,7 @@ import {
   type Rollout,
   type RolloutLine,
 } from "./format.js";
-import { indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
+import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
 import { mapLine, RunningState } from "./line-map.js";
@@ -648,7 +648,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     if (parent !== null) keep.add(parent);
   }
   for (const s of wsSubagents) keep.add(s.parent);
-  const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
+  const stateBefore: Array<[string, boolean]> = [indexDir(ws), sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
   // Threads are counted, and workers started, only when a rollout is streamed: an unchanged tree needs none.
   const made: { pool: StreamPool | null } = { pool: null };
   const run: Run = {
@@ -688,6 +688,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
       if (s.prepared === null) continue;
       for (const d of s.prepared.createdDirs) dirs.add(d);
       discardPreparedLog({ ...s.prepared, createdDirs: [] });
+      if (s.indexTmp !== null) rmSync(s.indexTmp, { force: true });
     }
     removeCreatedDirs([...dirs].sort((a, b) => a.length - b.length));
     // A stream that failed on another thread took back only what it made, which its neighbours may still
@@ -778,6 +779,8 @@ interface Streamed {
   lineOne: JsonObject | null;
   task: string | null;
   prepared: PreparedLog | null;
+  /** Its import index entry, prepared in a temp file (null when none was written); placed with the commit. */
+  indexTmp: string | null;
 }
 
 /** Worker threads that stream new families when PIXIR_SCAN_THREADS does not say (see Run.pool). */
@@ -823,7 +826,7 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
     const t = p.item.threadId;
     if (outcome.kind === "done") {
       const prepared = outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared);
-      run.streamed.set(t, { report: outcome.report, facts: outcome.facts, lineOne: outcome.lineOne, task: outcome.task, prepared });
+      run.streamed.set(t, { report: outcome.report, facts: outcome.facts, lineOne: outcome.lineOne, task: outcome.task, prepared, indexTmp: outcome.prepared?.indexTmp ?? null });
       reports.push({ threadId: t, report: outcome.report });
       const parent = parentThreadOf(p.item.meta);
       if (parent !== null && outcome.lineOne !== null) linkSources.push({ threadId: t, baseId: codexBaseId(t), lineOne: outcome.lineOne, parentThread: parent, task: outcome.task });
@@ -861,7 +864,7 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
     // Every Log still being prepared is known, and so discarded with the others, before the run fails.
     for (const p of into.preparing.splice(0)) {
       const outcome = await p.done;
-      if (outcome.kind === "done") run.streamed.set(p.item.threadId, { ...outcome, prepared: outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared) });
+      if (outcome.kind === "done") run.streamed.set(p.item.threadId, { ...outcome, prepared: outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared), indexTmp: outcome.prepared?.indexTmp ?? null });
     }
     // §4.6: the error says whether Logs were written before it, once the commits under way are made.
     const before = run.written;
@@ -916,6 +919,7 @@ async function settleCommit(run: Run, into: PassInto, c: Committing): Promise<vo
   if (outcome.kind === "done") {
     run.written++;
     c.streamed.prepared = null;
+    c.streamed.indexTmp = null;
   } else if (into.commitFailure === null) into.commitFailure = streamError(outcome.error);
 }
 
@@ -955,7 +959,7 @@ async function passItem(
         // §3.1): the earlier one is committed first, as one at a time would.
         if (into.committing.some((c) => c.streamed.prepared?.id === streamed.prepared!.id)) await settleCommits(run, into);
         const { program, env } = options;
-        const task = { ws, program, env, threadId: item.threadId, prepared: sentPrepared(streamed.prepared), facts: streamed.facts, lineOne: streamed.lineOne, report: streamed.report, task: streamed.task };
+        const task = { ws, program, env, threadId: item.threadId, prepared: sentPrepared(streamed.prepared, streamed.indexTmp), facts: streamed.facts, lineOne: streamed.lineOne, report: streamed.report, task: streamed.task };
         into.committing.push({ streamed, done: run.pool.commit(task) });
       }
       if (parentThread !== null && streamed.lineOne !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: streamed.lineOne, parentThread, task: streamed.task });

@@ -12,7 +12,7 @@ import { acquireLease } from "../../store/lease.js";
 import { commitPreparedLog, discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { logPath, sessionsDir } from "../../store/paths.js";
 import { codexBaseId, EPOCH, isBoundaryItem, scanRollout, shownThreadId, validTimestamp, type RolloutScan } from "./format.js";
-import { recordImport, type ReadFacts } from "./import-index.js";
+import { indexDir, placeIndexEntry, prepareImportRecord, recordImport, type ReadFacts } from "./import-index.js";
 import type { CodexImportReport } from "./import.js";
 import { eventLine, lineEvents, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
 import { CodexLineBytes, OutBytes } from "./line-bytes.js";
@@ -34,6 +34,8 @@ export interface StreamTask {
 export interface SentPrepared {
   id: string;
   tmpName: string;
+  /** The import index's entry, prepared beside its place (import-index.ts prepareImportRecord), or null. */
+  indexTmp: string | null;
   bytes: number;
   createdDirs: string[];
 }
@@ -139,8 +141,10 @@ export async function streamRoot(task: StreamTask, onWorker = false): Promise<St
     leaf_session_id: base,
   };
   const facts: ReadFacts = { size: sc.size, mtimeMs: sc.mtimeMs, edges: sc.edges };
-  const sent = prepared === null ? null : sentPrepared(prepared);
-  return { kind: "done", report, facts, lineOne: parentThread === null ? null : lineOne, task: subagentTask, prepared: sent };
+  const linkLineOne = parentThread === null ? null : lineOne;
+  const indexTmp = prepared === null ? null : prepareImportRecord(task.ws, t, facts, linkLineOne, report, subagentTask);
+  const sent = prepared === null ? null : sentPrepared(prepared, indexTmp);
+  return { kind: "done", report, facts, lineOne: linkLineOne, task: subagentTask, prepared: sent };
 }
 
 /** Thrown inside a stream whose line 1 names another thread than its head did. */
@@ -187,15 +191,16 @@ export async function commitStreamed(c: CommitTask, signal?: AbortSignal): Promi
     } finally {
       lease.release(!ok);
     }
-    recordImport(c.ws, c.threadId, c.facts, c.lineOne, c.report, c.task);
+    if (c.prepared.indexTmp !== null) placeIndexEntry(c.ws, codexBaseId(c.threadId), c.prepared.indexTmp);
+    else recordImport(c.ws, c.threadId, c.facts, c.lineOne, c.report, c.task);
     return { kind: "done" };
   } catch (err) {
     return { kind: "error", error: sentError(err) };
   }
 }
 
-/** A prepared Log in the form that crosses to a worker. */
-export const sentPrepared = (p: PreparedLog): SentPrepared => ({ id: p.id, tmpName: p.tmp.components.at(-1)!, bytes: p.bytes, createdDirs: p.createdDirs });
+/** A prepared Log (and its index entry) in the form that crosses to a worker. */
+export const sentPrepared = (p: PreparedLog, indexTmp: string | null): SentPrepared => ({ id: p.id, tmpName: p.tmp.components.at(-1)!, indexTmp, bytes: p.bytes, createdDirs: p.createdDirs });
 
 // ---------------------------------------------------------------------------------------------------
 // Streams and commits on worker threads.
@@ -359,15 +364,19 @@ export class StreamPool {
   }
 }
 
-/** The temp files a stream cut short left beside its Log (`<id>.ndjson.tmp-*`). */
+/** The temp files a stream cut short left beside its Log (`<id>.ndjson.tmp-*`) and its index entry. */
 function removeTempFiles(task: StreamTask): void {
-  const dir = sessionsDir(task.ws).abs;
-  const prefix = `${codexBaseId(task.threadId)}.ndjson.tmp-`;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
+  const base = codexBaseId(task.threadId);
+  for (const [dir, prefix] of [
+    [sessionsDir(task.ws).abs, `${base}.ndjson.tmp-`],
+    [indexDir(task.ws), `${base}.json.tmp-`],
+  ] as const) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) if (name.startsWith(prefix)) rmSync(`${dir}/${name}`, { force: true });
   }
-  for (const name of names) if (name.startsWith(prefix)) rmSync(`${dir}/${name}`, { force: true });
 }
