@@ -64,7 +64,8 @@ export class LineFacts {
   mirrorShift = 0;
 }
 
-function grow(a: Int32Array, need: number): Int32Array {
+/** `a`, or a copy twice as long (at least `need`) when `need` does not fit it. */
+export function grow(a: Int32Array, need: number): Int32Array {
   if (need <= a.length) return a;
   const bigger = new Int32Array(Math.max(need, a.length * 2));
   bigger.set(a);

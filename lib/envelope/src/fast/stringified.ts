@@ -14,7 +14,7 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_NESTING_DEPTH } from "../event/nesting.js";
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.js";
-import { canonicalStringEnd, literalEnd, MIRROR_MAX_BYTES, MIRROR_MIN_BYTES, type StringWalk } from "./line-check.js";
+import { canonicalStringEnd, grow, literalEnd, MIRROR_MAX_BYTES, MIRROR_MIN_BYTES, type StringWalk } from "./line-check.js";
 import { stringKernel, type StringKernel } from "./string-scan.js";
 
 /** An object with more members than this is refused: its duplicate-key check would cost their square. */
@@ -45,13 +45,6 @@ export class StringifiedObject implements StringWalk {
   respeltCount = 0;
   /** How many bytes longer writeStringified's copy is than the text (negative when shorter). */
   growth = 0;
-}
-
-function grow(a: Int32Array, need: number): Int32Array {
-  if (need <= a.length) return a;
-  const bigger = new Int32Array(Math.max(need, a.length * 2));
-  bigger.set(a);
-  return bigger;
 }
 
 /** The index in `o.members` (a multiple of 4) of the member whose key is `key`, or -1. */

@@ -10,7 +10,7 @@
 import { derivedUlidInto } from "../../event/ids.js";
 import type { JsonObject } from "../../event/envelope.js";
 import { BACKSLASH, QUOTE } from "../../fast/json-bytes.js";
-import { MIRROR_MAX_BYTES } from "../../fast/line-check.js";
+import { copyBytes, MIRROR_MAX_BYTES } from "../../fast/line-check.js";
 import { checkStringified, memberAt, StringifiedObject, writeStringified } from "../../fast/stringified.js";
 import { validTimestamp } from "./format.js";
 import { codexRecord, recordDraft, type RunningState } from "./line-map.js";
@@ -86,9 +86,7 @@ export class OutBytes {
     this.buf = bigger;
   }
   put(src: Uint8Array, s = 0, e = src.length): void {
-    if (e - s > 64) this.buf.set(src.subarray(s, e), this.used);
-    else for (let i = s, at = this.used; i < e; i++, at++) this.buf[at] = src[i]!;
-    this.used += e - s;
+    this.used = copyBytes(src, s, e, this.buf, this.used);
   }
   /** A string of at most `room` UTF-8 bytes, as ensured. */
   text(s: string): void {
