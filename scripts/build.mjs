@@ -10,6 +10,8 @@ import path from "node:path";
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const tools = ["pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize", "pixir"];
 const alias = {
+  // The runner alone, for a binary's start (lib/envelope/src/cli.ts); the whole library for its commands.
+  "@pixir/envelope/cli": path.join(root, "lib/envelope/src/cli.ts"),
   "@pixir/envelope": path.join(root, "lib/envelope/src/index.ts"),
   ...Object.fromEntries(tools.filter((t) => t !== "pixir").map((t) => [t, path.join(root, `tools/${t}/src/main.ts`)])),
 };
@@ -93,7 +95,7 @@ async function buildLibrary() {
   await build({
     ...common,
     splitting: false,
-    entryPoints: { index: path.join(dir, "src/index.ts"), "tree-scan-worker": scanWorker, "check-worker": checkWorker },
+    entryPoints: { index: path.join(dir, "src/index.ts"), cli: path.join(dir, "src/cli.ts"), "tree-scan-worker": scanWorker, "check-worker": checkWorker },
     outdir: path.join(dir, "dist"),
     packages: "external",
   });

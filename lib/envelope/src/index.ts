@@ -30,7 +30,8 @@ export { repairLog } from "./store/repair.js";
 export { finishSummary, summarizeStage, SUMMARY_FORMATS, summaryBuilder, type SummaryFormat } from "./summary/summary.js";
 
 // tree/
-export { buildSessionForest, buildSessionTree, DEFAULT_TREE_MAX_DEPTH, isTreeFormat, treeOutputChunks } from "./tree/tree.js";
+export { buildSessionForest, buildSessionTree, DEFAULT_TREE_MAX_DEPTH, treeOutputChunks } from "./tree/tree.js";
+export { type TreeFormat } from "./event/vocabulary.js";
 
 // fork/
 export { type ForkJob, runForkJob } from "./fork/fork-job.js";
@@ -59,5 +60,6 @@ export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
 // cli/
-export { boolFlag, type CommandContext, type CommandSpec, COMMON_OPTIONS_HELP, listFlag, type ParsedArgs, parseNonNegativeInt, runProcess, runTool, stringFlag, type ToolSpec } from "./cli/app.js";
+export { boolFlag, listFlag, parseNonNegativeInt, runProcess, runTool, stringFlag } from "./cli/app.js";
+export { type CommandContext, type CommandDecl, type ParsedArgs, type ToolSpec } from "./cli/command.js";
 export { type CliIo, LineBuffer, processIo } from "./cli/io.js";

@@ -16,11 +16,6 @@ export interface CliIo {
   signal?: AbortSignal;
   /** stderr is a terminal (progress is shown only then). */
   stderrIsTty?: boolean;
-  /**
-   * The name a tool runs under when the wrapper hands a command over to it (`pixir append` runs
-   * `pixir-log append`): `[own, shown]`, so that its help and usage errors name the command typed.
-   */
-  programAlias?: readonly [string, string];
   /** Ask for stdout's pipe, if it is one, to hold `bytes` (pipe-size.ts); only a process's own io can. */
   growStdoutPipe?: (bytes: number) => void;
 }

@@ -6,10 +6,10 @@ import { abortable } from "../lines/abortable.js";
 import { isJsonObject, lineDataText, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { notFoundError, openHistory, type History, type HistoryItem } from "../store/loader.js";
 import { logPath } from "../store/paths.js";
+import { CONTEXT_FORMATS, type ContextFormat } from "../event/vocabulary.js";
 import { renderBranchSummaryText, renderCheckpointText } from "../summary/summary.js";
 
-export type ContextFormat = "ndjson" | "text";
-export const CONTEXT_FORMATS: readonly ContextFormat[] = ["ndjson", "text"];
+export { CONTEXT_FORMATS, type ContextFormat };
 export type ContextRole = "user" | "assistant" | "tool";
 
 /** One item a model would see: rendered user text (`text`), or an Event's data unchanged. */

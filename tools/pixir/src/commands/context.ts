@@ -2,23 +2,20 @@
 import {
   abortable,
   assertSessionId,
-  CONTEXT_FORMATS,
   contextItems,
   formatContextItem,
   LineBuffer,
   openContextHistory,
   stringFlag,
-  usageError,
   type CommandContext,
   type ContextFormat,
   type ParsedArgs,
 } from "@pixir/envelope";
 
-export async function runContext(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runContext(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const id = args.positionals[0];
   assertSessionId(id);
   const format = stringFlag(args, "format") ?? "ndjson";
-  if (!(CONTEXT_FORMATS as readonly string[]).includes(format)) throw usageError(synopsis, "--format must be ndjson or text");
   const history = await openContextHistory(ctx.workspace(), id);
   const out = new LineBuffer(ctx.out);
   for await (const item of abortable(contextItems(history, ctx.signal), ctx.signal)) {

@@ -7,14 +7,12 @@ import {
   importPiFiles,
   planPiExport,
   stringFlag,
-  usageError,
   type CommandContext,
   type ParsedArgs,
 } from "@pixir/envelope";
 
-export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
-  const [format, ...files] = args.positionals;
-  if (format !== "pi" || files.length === 0) throw usageError(synopsis);
+export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const files = args.positionals;
   const ws = ctx.workspace();
   const result = await importPiFiles(ws, {
     files: files.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f })),
@@ -39,9 +37,8 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis:
   return 0;
 }
 
-export async function runExport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
-  const [format, id] = args.positionals;
-  if (format !== "pi") throw usageError(synopsis);
+export async function runExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const [id] = args.positionals;
   assertSessionId(id);
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");
