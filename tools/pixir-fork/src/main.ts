@@ -8,7 +8,7 @@ declare const __PIXIR_VERSION__: string;
 export const FORK_OPTIONS: Readonly<Record<string, OptionDecl>> = {
   "to-seq": { type: "string", value: "number", describe: "last parent seq to inherit (default: the last replayable seq)" },
   strategy: { type: "string", value: "strategy", choices: FORK_STRATEGIES, default: "replay_v1", describe: "replay_v1 copies the prefix into the child; share_v1 reads it from the parent" },
-  "child-id": { type: "string", value: "session id", describe: "the child's session id (default: a fresh ULID)" },
+  "child-id": { type: "string", value: "session id", newSession: true, describe: "the child's session id (default: a fresh ULID)" },
   "strict-boundary": { type: "boolean", describe: "refuse a cut that leaves tool calls without results" },
 };
 

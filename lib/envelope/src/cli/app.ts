@@ -5,7 +5,7 @@ import { setFlagsFromString } from "node:v8";
 import yargs, { type Argv } from "yargs";
 import { errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
 import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
-import { completeSessionIds } from "./completion.js";
+import { complete } from "./completion.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
 import type { resolveWorkspace as resolveWorkspaceOf } from "../store/paths.js";
@@ -69,12 +69,19 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
     .fail((message, err) => {
       throw usageFailure(tool, run, message, err);
     })
-    .completion("completion", "print the shell completion script (bash, or zsh when $SHELL is zsh)", (_current: string, argv: Record<string, unknown>, completeDefault: (done: (err: Error | null, found?: string[]) => void) => void, done: (found: string[]) => void) =>
-      completeDefault((_err, found) => done([...(found ?? []), ...completeSessionIds(tool, completing, argv, io)])),
-    );
+    // yargs' completion command under a name no word can be (a word starting with "--" is a flag):
+    // yargs would run it before a tool's default command, and strict mode refuses it as a positional.
+    // `completion` is the command below, which prints yargs' script.
+    .completion("--completion", false, (_current: string, argv: Record<string, unknown>) => complete(tool, completing, argv, io));
+  y.command({
+    command: "completion",
+    describe: "print the shell completion script (bash, or zsh when $SHELL is zsh; see the README)",
+    // yargs takes the program and the command's name (its typings know neither).
+    handler: () => void (y.showCompletionScript as (program: string, command: string) => Argv)(tool.program, "completion"),
+  });
   if (tool.single) {
     const m = { decl: tool.single, path: [tool.program] };
-    return y.usage(usageText(m, true)).command(commandModule(m, run, true));
+    return y.usage(usageText(m)).command(commandModule(m, run, true));
   }
   y.usage(`Usage: ${toolSynopsis(tool)}\n\n${tool.description}`).group(...EVERYWHERE);
   for (const decl of tool.commands ?? []) y.command(commandModule({ decl, path: [tool.program, decl.command.split(" ")[0]!] }, run));

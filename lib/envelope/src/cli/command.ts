@@ -14,8 +14,10 @@ export type ValueKind = "number" | "positive integer" | "session id" | "director
 export interface OptionDecl {
   type: "boolean" | "string";
   describe: string;
-  /** Every string option says what it takes; a session id is offered by shell completion. */
+  /** Every string option says what it takes; a session id is offered by shell completion... */
   value?: ValueKind;
+  /** ...unless the flag names a Session to be made (a fork's --child-id). */
+  newSession?: true;
   /** The value's name in the synopsis (default: from the kind, or the choices). */
   placeholder?: string;
   choices?: readonly string[];
@@ -152,8 +154,11 @@ function optionSynopsis(name: string, o: OptionDecl): string {
   return `[--${name}${value}]${o.repeatable ? "..." : ""}`;
 }
 
-/** The synopsis of a mounted command, from its declaration: `pixir-log cat <id> [--raw] [--from-seq N] …`. */
-export function synopsisOf(m: Mounted, withGlobals = false): string {
+/**
+ * The synopsis of a mounted command, from its declaration: `pixir-log cat <id> [--raw] [--from-seq N] …`;
+ * a tool that is one command also names the flags every command takes, as a tool's own synopsis does.
+ */
+export function synopsisOf(m: Mounted, withGlobals = m.path.length === 1): string {
   const { decl, path } = m;
   const words = [...path];
   if (decl.commands) words.push(`<${decl.commands.map(commandName).join("|")}>`, "[args]");
@@ -288,8 +293,8 @@ export function commandModule(m: Mounted, run: RunState, asDefault = false): Com
 }
 
 /** The head of a command's help: its synopsis, then what it does. */
-export function usageText(m: Mounted, withGlobals = false): string {
-  return `Usage: ${synopsisOf(m, withGlobals)}\n\n${m.decl.description ?? m.decl.describe}`;
+export function usageText(m: Mounted): string {
+  return `Usage: ${synopsisOf(m)}\n\n${m.decl.description ?? m.decl.describe}`;
 }
 
 /** Every mounted command of a tool, with its path (for help topics, completion and the tests). */
@@ -309,6 +314,6 @@ export function mountedCommands(tool: ToolSpec): Mounted[] {
 
 /** The tool's own synopsis: `pixir-log <cat|write|…> [args] [--workspace DIR] [--json]`. */
 export function toolSynopsis(tool: ToolSpec): string {
-  if (tool.single) return synopsisOf({ decl: tool.single, path: [tool.program] }, true);
+  if (tool.single) return synopsisOf({ decl: tool.single, path: [tool.program] });
   return synopsisOf({ decl: { command: tool.program, describe: "", commands: tool.commands }, path: [tool.program] }, true);
 }

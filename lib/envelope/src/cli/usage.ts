@@ -57,7 +57,7 @@ export function usageFailure(tool: ToolSpec, run: RunState, message: string | nu
   if (err !== undefined && err.name !== "YError") return err;
   const m = run.active;
   const synopsis = `usage: ${m === undefined ? toolSynopsis(tool) : synopsisOf(m)}`;
-  const [code, rest = ""] = (message ?? "").split(/ (.*)/s);
+  const [code, rest = ""] = (message ?? "").split(/\s+(.*)/s);
   const options = m === undefined ? {} : optionsOf(m.decl);
   switch (code) {
     case "missing_value": {
