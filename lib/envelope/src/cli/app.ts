@@ -2,7 +2,7 @@
 // this module mounts them as yargs command modules, renders errors by channel class, and turns every
 // failure into a documented exit.
 import { setFlagsFromString } from "node:v8";
-import yargs, { type Argv } from "yargs";
+import yargs, { type Argv, type CommandModule } from "yargs";
 import { errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
 import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
 import { complete } from "./completion.js";
@@ -73,19 +73,13 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
     // yargs would run it before a tool's default command, and strict mode refuses it as a positional.
     // `completion` is the command below, which prints yargs' script.
     .completion("--completion", false, (_current: string, argv: Record<string, unknown>) => complete(tool, completing, argv, io));
-  y.command({
-    command: "completion",
-    describe: "print the shell completion script (bash, or zsh when $SHELL is zsh; see the README)",
-    // yargs takes the program and the command's name (its typings know neither).
-    handler: () => void (y.showCompletionScript as (program: string, command: string) => Argv)(tool.program, "completion"),
-  });
   if (tool.single) {
     const m = { decl: tool.single, path: [tool.program] };
-    return y.usage(usageText(m)).command(commandModule(m, run, true));
+    return y.usage(usageText(m)).command(commandModule(m, run, true)).command(completionCommand(tool, y));
   }
   y.usage(`Usage: ${toolSynopsis(tool)}\n\n${tool.description}`).group(...EVERYWHERE);
   for (const decl of tool.commands ?? []) y.command(commandModule({ decl, path: [tool.program, decl.command.split(" ")[0]!] }, run));
-  y.options(subcommandFlags(tool.commands ?? []));
+  y.command(completionCommand(tool, y)).options(subcommandFlags(tool.commands ?? []));
   // `help <command>` is that command's help (cli.md §6); `help` alone, yargs' own.
   y.command({
     command: "help [command]",
@@ -95,6 +89,16 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
     },
   });
   return y;
+}
+
+/** `<tool> completion`: yargs' script for the shell in $SHELL (bash, or zsh). */
+function completionCommand(tool: ToolSpec, y: Argv): CommandModule {
+  return {
+    command: "completion",
+    describe: "print the shell completion script (bash, or zsh when $SHELL is zsh; see the README)",
+    // yargs takes the program and the command's name (its typings know neither).
+    handler: () => void (y.showCompletionScript as (program: string, command: string) => Argv)(tool.program, "completion"),
+  };
 }
 
 /** Parse and run; what yargs printed (help, version, a completion script) is returned. */
@@ -131,9 +135,10 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     let printed = await parseAndRun(tool, run, tool.commands && argv.length === 0 ? ["--help"] : argv, io);
     if (run.helpTopic !== undefined) printed = await parseAndRun(tool, { ...run, helpTopic: undefined }, [...run.helpTopic, "--help"], io);
     if (run.code !== undefined) return run.code;
-    // Flags and no command (`pixir --json`), or a lone `--`: nothing to run.
-    if (printed === "") throw usageError(`usage: ${toolSynopsis(tool)}`);
-    await out.write(`${printed}\n`);
+    // Flags and no command (`pixir --json`), or a lone `--`: nothing to run. (A completion may be empty.)
+    const completion = run.tokens.includes("--get-yargs-completions");
+    if (printed === "" && !completion) throw usageError(`usage: ${toolSynopsis(tool)}`);
+    if (printed !== "") await out.write(`${printed}\n`);
     await out.finish();
     return 0;
   } catch (thrown) {
