@@ -60,6 +60,6 @@ export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
 // cli/
-export { boolFlag, listFlag, parseNonNegativeInt, runProcess, runTool, stringFlag } from "./cli/app.js";
+export { boolFlag, listFlag, parseNonNegativeInt, stringFlag } from "./cli/args.js";
 export { type CommandContext, type CommandDecl, type ParsedArgs, type ToolSpec } from "./cli/command.js";
 export { type CliIo, LineBuffer, processIo } from "./cli/io.js";

@@ -72,6 +72,7 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
     // yargs' completion command under a name no word can be (a word starting with "--" is a flag):
     // yargs would run it before a tool's default command, and strict mode refuses it as a positional.
     // `completion` is the command below, which prints yargs' script.
+    // Synchronous: yargs runs a command's handler when an asynchronous completion has not answered yet.
     .completion("--completion", false, (_current: string, argv: Record<string, unknown>) => complete(tool, completing, argv, io));
   if (tool.single) {
     const m = { decl: tool.single, path: [tool.program] };
@@ -79,7 +80,10 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
   }
   y.usage(`Usage: ${toolSynopsis(tool)}\n\n${tool.description}`).group(...EVERYWHERE);
   for (const decl of tool.commands ?? []) y.command(commandModule({ decl, path: [tool.program, decl.command.split(" ")[0]!] }, run));
-  y.command(completionCommand(tool, y)).options(subcommandFlags(tool.commands ?? []));
+  y.command(completionCommand(tool, y));
+  // A subcommand's flag before the command's name (cli.md §1) needs the subcommands' flags known here
+  // (command.ts); other lines do not, and declaring them costs every start.
+  if (flagsBeforeCommand(argv)) y.options(subcommandFlags(tool.commands ?? []));
   // `help <command>` is that command's help (cli.md §6); `help` alone, yargs' own.
   y.command({
     command: "help [command]",
@@ -89,6 +93,16 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
     },
   });
   return y;
+}
+
+/** Does a flag other than the ones every command takes come before the first word that is not a flag? */
+function flagsBeforeCommand(argv: readonly string[]): boolean {
+  const everywhere = new Set([...Object.keys(GLOBAL_OPTIONS), "help", "h", "version"]);
+  for (const t of argv) {
+    if (!t.startsWith("-") || t === "--") return false;
+    if (!everywhere.has(t.replace(/^-+/, "").split("=")[0]!)) return true;
+  }
+  return false;
 }
 
 /** `<tool> completion`: yargs' script for the shell in $SHELL (bash, or zsh). */
@@ -223,20 +237,6 @@ function makeContext(m: Mounted, args: ParsedArgs, io: CliIo, out: Output, json:
     },
   };
 }
-
-/** cli.md §1: integers match ^\+?[0-9]+$ and lie in 0..2^53−1. */
-export function parseNonNegativeInt(flag: string, value: string | undefined, synopsis: string, positive = false): number | undefined {
-  if (value === undefined) return undefined;
-  const rule = `--${flag} must be ${positive ? "a positive integer" : "a non-negative integer"}`;
-  if (!/^\+?[0-9]+$/.test(value)) throw usageError(synopsis, rule);
-  const n = Number(value.replace(/^\+/, ""));
-  if (!Number.isSafeInteger(n) || (positive && n === 0)) throw usageError(synopsis, rule);
-  return n;
-}
-
-export const stringFlag = (args: ParsedArgs, name: string): string | undefined => args.flags[name] as string | undefined;
-export const boolFlag = (args: ParsedArgs, name: string): boolean => args.flags[name] === true;
-export const listFlag = (args: ParsedArgs, name: string): string[] => (args.flags[name] as string[] | undefined) ?? [];
 
 /**
  * The bin entry: wires process signals to an AbortSignal and sets the exit code. Unless `steadyNursery`
