@@ -1,7 +1,6 @@
 // cli.md §1–§6: the shared command-line runner on yargs. Each binary declares its commands (command.ts);
 // this module mounts them as yargs command modules, renders errors by channel class, and turns every
 // failure into a documented exit.
-import { setFlagsFromString } from "node:v8";
 import yargs, { type Argv, type CommandModule } from "yargs";
 import { errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
 import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
@@ -137,6 +136,7 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
       args = parsed;
       const pipe = pipeBytes(io.env);
       if (pipe > 0 && io.growStdoutPipe !== undefined) out.growPipeAfter(GROW_PIPE_AFTER, () => io.growStdoutPipe!(pipe));
+      await io.beforeCommand?.();
       // The Workspace's rules load with the command, not at start (a --version needs none of them).
       const { resolveWorkspace } = await import("../store/paths.js");
       const code = await m.decl.handler!(parsed, makeContext(m, parsed, io, out, jsonMode(run), resolveWorkspace));
@@ -250,7 +250,6 @@ export async function runProcess(
   makeIo: (signal: AbortSignal) => CliIo,
   steadyNursery: (argv: string[]) => boolean = () => true,
 ): Promise<void> {
-  if (steadyNursery(process.argv.slice(2))) setFlagsFromString("--semi-space-growth-factor=1");
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(130);
@@ -259,10 +258,9 @@ export async function runProcess(
   // SIGHUP (the terminal went away) ends a run as SIGINT and SIGTERM do: writers roll back, exit 130.
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, onSignal);
-  // stderr carries diagnostics only: one that has gone away (a closed pipe) must not fail the command
-  // or cost its output. A model command's stderr is forwarded there; warnings and hints go there.
-  process.stderr.on("error", () => undefined);
   const io = makeIo(controller.signal);
+  // Set before the command loads; help, version and usage errors run none and need no node:v8.
+  if (steadyNursery(process.argv.slice(2))) io.beforeCommand = async () => (await import("node:v8")).setFlagsFromString("--semi-space-growth-factor=1");
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;
   for (const s of signals) process.off(s, onSignal);
