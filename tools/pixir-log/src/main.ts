@@ -5,8 +5,9 @@ import { processIo, runProcess, runTool, type CliIo, type CommandDecl, type Opti
 
 declare const __PIXIR_VERSION__: string;
 
-const session = { describe: "the Session", value: "session id" } as const;
-const dryRun = (describe: string): OptionDecl => ({ type: "boolean", describe });
+/** A positional that names a Session (completed with the Workspace's ids), and a switch. */
+export const session = { describe: "the Session", value: "session id" } as const;
+export const flag = (describe: string): OptionDecl => ({ type: "boolean", describe });
 
 export const cat: CommandDecl = {
   command: "cat <id>",
@@ -44,7 +45,7 @@ created only if everything matches. Takes the Session's Writer Lease.`,
   positionals: { id: { describe: "the Session (default: the stream's one session_id)", value: "session id" } },
   options: {
     "allow-empty": { type: "boolean", describe: "create an empty Log from empty input (a no-op on an existing Log)" },
-    "dry-run": dryRun("check the whole stream, write nothing"),
+    "dry-run": flag("check the whole stream, write nothing"),
   },
   examples: ["pixir-log cat P | pixir-fork --to-seq 40 | pixir-summarize | $0", "pixir-log cat old --workspace A | $0 --workspace B"],
   handler: async (args, ctx) => (await import("./commands/write.js")).runWrite(args, ctx),
@@ -62,7 +63,7 @@ taken before stdin is read; a held lease fails at once (exit 5) unless --wait is
   options: {
     "drop-ephemeral": { type: "boolean", describe: "skip ephemeral Events (deltas, status) instead of failing" },
     wait: { type: "string", value: "number", placeholder: "SECONDS", describe: "retry a held lease every 100 ms for up to SECONDS" },
-    "dry-run": dryRun("check and stamp, write nothing"),
+    "dry-run": flag("check and stamp, write nothing"),
   },
   examples: [`echo '{"type":"user_message","data":{"text":"hi"}}' | $0 s1`, "agent --stream | $0 s1 --drop-ephemeral --wait 10"],
   handler: async (args, ctx) => (await import("./commands/append.js")).runAppend(args, ctx),
@@ -95,7 +96,7 @@ export const repair: CommandDecl = {
 a leftover append journal. Any other corruption is reported with corrupt_log_line and left alone.`,
   writer: true,
   positionals: { id: session },
-  options: { "dry-run": dryRun("report what would be dropped, change nothing") },
+  options: { "dry-run": flag("report what would be dropped, change nothing") },
   examples: ["$0 s1 --dry-run --json", "$0 s1 && pixir-log cat s1 | tail -1"],
   handler: async (args, ctx) => (await import("./commands/repair.js")).runRepair(args, ctx),
 };
@@ -109,7 +110,7 @@ History reads the same afterwards, except that the header says strategy replay_v
 materialized_from share_v1. A root or replay_v1 Log is left alone (materialized: false).`,
   writer: true,
   positionals: { id: session },
-  options: { "dry-run": dryRun("resolve and verify, write nothing") },
+  options: { "dry-run": flag("resolve and verify, write nothing") },
   examples: ["$0 child-1", `pixir-log ls --json | jq -r '.sessions[] | select(.strategy=="share_v1") | .session_id' | xargs -n1 $0`],
   handler: async (args, ctx) => (await import("./commands/materialize.js")).runMaterialize(args, ctx),
 };
@@ -124,7 +125,7 @@ share_children_exist while share_v1 children read their prefix from this Log, un
   positionals: { id: session },
   options: {
     "materialize-children": { type: "boolean", describe: "materialize every share_v1 child first" },
-    "dry-run": dryRun("list what would be materialized and removed"),
+    "dry-run": flag("list what would be materialized and removed"),
   },
   examples: ["$0 old-session --dry-run --json", "$0 parent --materialize-children"],
   handler: async (args, ctx) => (await import("./commands/rm.js")).runRm(args, ctx),

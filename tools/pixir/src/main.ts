@@ -1,16 +1,14 @@
 // pixir: the wrapper for common jobs. It runs the same stages as the single tools, in-process, and
 // holds the Writer Lease itself. This file only declares the commands: its own, and those of
 // pixir-log and pixir-tree mounted under it (`pixir log …`, `pixir append`, `pixir tree`).
-import { CONTEXT_FORMATS, processIo, runProcess, runTool, type CliIo, type CommandDecl, type OptionDecl, type ToolSpec } from "@pixir/envelope/cli";
+import { CONTEXT_FORMATS, processIo, runProcess, runTool, type CliIo, type CommandDecl, type ToolSpec } from "@pixir/envelope/cli";
 import { FORK_OPTIONS } from "pixir-fork";
-import { append, tool as logTool } from "pixir-log";
+import { append, flag, session, tool as logTool } from "pixir-log";
 import { MODEL_OPTIONS } from "pixir-summarize";
 import { tree } from "pixir-tree";
 
 declare const __PIXIR_VERSION__: string;
 
-const session = { describe: "the Session", value: "session id" } as const;
-const dryRun = (describe: string): OptionDecl => ({ type: "boolean", describe });
 
 export const fork: CommandDecl = {
   command: "fork <id>",
@@ -28,7 +26,7 @@ in one process.`,
     ...FORK_OPTIONS,
     summarize: { type: "boolean", describe: "append a branch_summary of the inherited prefix" },
     ...MODEL_OPTIONS,
-    "dry-run": dryRun("print the plan; create nothing, take no lease"),
+    "dry-run": flag("print the plan; create nothing, take no lease"),
   },
   examples: ["$0 P --to-seq 40 --summarize", "$0 P --dry-run --json | jq '{child_session_id, event_count, open_tool_calls}'", "$0 P --strategy share_v1 --child-id P-experiment && pixir tree P"],
   handler: async (args, ctx) => (await import("./commands/fork.js")).runForkCommand(args, ctx),
@@ -76,7 +74,7 @@ the same call_id, appends a fallback tool_result (ok: false, error kind "interru
 repaired: true), all in one append under the Writer Lease. A second run finds nothing to do.`,
   writer: true,
   positionals: { id: session },
-  options: { "dry-run": dryRun("report what would be dropped and closed; change nothing, take no lease") },
+  options: { "dry-run": flag("report what would be dropped and closed; change nothing, take no lease") },
   examples: ["$0 s1 --dry-run --json | jq .closed_tool_calls", "$0 s1 && pixir context s1 --format text | tail"],
   handler: async (args, ctx) => (await import("./commands/repair.js")).runRepair(args, ctx),
 };
@@ -129,7 +127,7 @@ the Events it stands for. A History of N Events or fewer has nothing to compact 
   positionals: { id: session },
   options: {
     "tail-events": { type: "string", value: "positive integer", default: "40", describe: "how many of the latest Events stay visible after the checkpoint" },
-    "dry-run": dryRun("print the checkpoint that would be recorded; create nothing, take no lease"),
+    "dry-run": flag("print the checkpoint that would be recorded; create nothing, take no lease"),
   },
   examples: ["$0 s1 --dry-run --json | jq .event.summary -r", "$0 s1 --tail-events 20", "$0 s1 && pixir context s1 --format text | head -20"],
   handler: async (args, ctx) => (await import("./commands/compact.js")).runCompact(args, ctx),
@@ -148,14 +146,13 @@ Every earlier byte of the parent stays as it was; the child is only read.`,
   options: {
     into: { type: "string", value: "session id", placeholder: "<parent>", describe: "the parent Session (required)" },
     ...MODEL_OPTIONS,
-    "dry-run": dryRun("print the branch_summary that would be appended; create nothing, take no lease"),
+    "dry-run": flag("print the branch_summary that would be appended; create nothing, take no lease"),
   },
   examples: ["$0 P-experiment --into P", "$0 P-experiment --into P --dry-run --json | jq .event.summary -r", "$0 P-experiment --into P --model-cmd 'llm -m small' && pixir context P --format text | tail"],
   handler: async (args, ctx) => (await import("./commands/merge.js")).runMerge(args, ctx),
 };
 
-const lenient = (describe: string): OptionDecl => ({ type: "boolean", describe });
-const importDryRun = dryRun("plan and check everything; create nothing, take no lease");
+const importDryRun = flag("plan and check everything; create nothing, take no lease");
 
 const importCommand: CommandDecl = {
   command: "import",
@@ -174,7 +171,7 @@ importing the same file again changes nothing and reports "unchanged"; a Log of 
 on disk is refused (already_exists) and nothing is written.`,
       writer: true,
       positionals: { files: { describe: "pi session files (.jsonl)" } },
-      options: { lenient: lenient("skip lines that are not valid JSON (reported as skipped_lines) instead of failing"), "dry-run": importDryRun },
+      options: { lenient: flag("skip lines that are not valid JSON (reported as skipped_lines) instead of failing"), "dry-run": importDryRun },
       examples: [
         "$0 ~/.pi/agent/sessions/--home-user-demo--/2026-01-10T09-00-00-250Z_19460c51-*.jsonl",
         "$0 ~/.pi/agent/sessions/*/*.jsonl --dry-run --json | jq '.imports[].sessions[] | {session_id, status}'",
@@ -193,7 +190,7 @@ unchanged threads are skipped, resumed ones get only their new lines appended, a
 lines changed is refused (already_exists, reason rollout_changed) and nothing is written.`,
       writer: true,
       positionals: { paths: { describe: "rollout files or directories (default: Codex's sessions directory)" } },
-      options: { lenient: lenient("skip lines that are not valid JSON (reported as skipped_lines) instead of failing"), "dry-run": importDryRun },
+      options: { lenient: flag("skip lines that are not valid JSON (reported as skipped_lines) instead of failing"), "dry-run": importDryRun },
       examples: ["$0", "$0 ~/.codex/sessions/2026/05 --dry-run --json | jq '.imports[].sessions[] | {session_id, status}'"],
       handler: async (args, ctx) => (await import("./commands/codex.js")).runCodexImport(args, ctx),
     },
@@ -209,7 +206,7 @@ data.claude. Run again, it appends only what the transcripts gained (a changed e
 refused, nothing written): a complete, append-only backup from cron.`,
       writer: true,
       positionals: { paths: { describe: "transcripts, project directories or projects roots (default: Claude's projects directory)" } },
-      options: { lenient: lenient("keep malformed lines verbatim; skip (and report) a session that cannot be imported"), "dry-run": importDryRun },
+      options: { lenient: flag("keep malformed lines verbatim; skip (and report) a session that cannot be imported"), "dry-run": importDryRun },
       examples: ["$0", "$0 ~/.claude/projects/-home-user-demo --dry-run --json | jq '.imports[] | {file, status}'"],
       handler: async (args, ctx) => (await import("./commands/claude.js")).runClaudeImport(args, ctx),
     },
@@ -218,7 +215,7 @@ refused, nothing written): a complete, append-only backup from cron.`,
 
 /** An export writes to stdout (a stream command) unless --out or --dry-run makes it a report. */
 const exportClass = (args: { flags: Record<string, unknown> }) => (args.flags.out !== undefined || args.flags["dry-run"] === true ? "report" : "stream");
-const exportDryRun = dryRun("report what would be written; write nothing");
+const exportDryRun = flag("report what would be written; write nothing");
 
 const exportCommand: CommandDecl = {
   command: "export",
