@@ -7,7 +7,7 @@ import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf,
 import { complete } from "./completion.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
-import type { resolveWorkspace as resolveWorkspaceOf } from "../store/paths.js";
+import { resolveWorkspace } from "../store/workspace.js";
 import { helpTopic, usageFailure, YARGS_STRINGS } from "./usage.js";
 
 /** yargs-parser's configuration: values stay strings, nothing is renamed, a repeated flag is seen (cli.md §1). */
@@ -131,15 +131,13 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     tokens: optionTokens(argv),
     active: undefined,
     helpTopic: undefined,
-    code: undefined,
+    running: undefined,
     execute: async (m, parsed) => {
       args = parsed;
       const pipe = pipeBytes(io.env);
       if (pipe > 0 && io.growStdoutPipe !== undefined) out.growPipeAfter(GROW_PIPE_AFTER, () => io.growStdoutPipe!(pipe));
       await io.beforeCommand?.();
-      // The Workspace's rules load with the command, not at start (a --version needs none of them).
-      const { resolveWorkspace } = await import("../store/paths.js");
-      const code = await m.decl.handler!(parsed, makeContext(m, parsed, io, out, jsonMode(run), resolveWorkspace));
+      const code = await m.decl.handler!(parsed, makeContext(m, parsed, io, out, jsonMode(run)));
       await out.finish();
       return code;
     },
@@ -148,7 +146,7 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     // A tool of several commands typed alone prints its help (cli.md §6).
     let printed = await parseAndRun(tool, run, tool.commands && argv.length === 0 ? ["--help"] : argv, io);
     if (run.helpTopic !== undefined) printed = await parseAndRun(tool, { ...run, helpTopic: undefined }, [...run.helpTopic, "--help"], io);
-    if (run.code !== undefined) return run.code;
+    if (run.running !== undefined) return await run.running;
     // Flags and no command (`pixir --json`), or a lone `--`: nothing to run. (A completion may be empty.)
     const completion = run.tokens.includes("--get-yargs-completions");
     if (printed === "" && !completion) throw usageError(`usage: ${toolSynopsis(tool)}`);
@@ -157,7 +155,7 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     return 0;
   } catch (thrown) {
     const { asNamedError } = await import("../event/os-fault.js");
-    const err = asNamedError(thrown, await workspaceOf(args, io));
+    const err = asNamedError(thrown, workspaceOf(args, io));
     if (err.kind === "internal_error" && !(thrown instanceof PixirError)) (err as PixirError & { cause?: unknown }).cause = thrown;
     // A usage error comes before the arguments parse: the command's class is judged from the bare
     // flags on the line (`pixir-fork --dry-run --json --bogus` is a report command).
@@ -180,8 +178,7 @@ function renderError(thrown: PixirError, io: CliIo, out: Output, kind: CommandCl
 }
 
 /** The Workspace, for an error's path; undefined when the arguments do not name a usable one. */
-async function workspaceOf(args: ParsedArgs | undefined, io: CliIo): Promise<string | undefined> {
-  const { resolveWorkspace } = await import("../store/paths.js");
+function workspaceOf(args: ParsedArgs | undefined, io: CliIo): string | undefined {
   try {
     return resolveWorkspace(args?.flags.workspace as string | undefined, io.env, io.cwd);
   } catch {
@@ -189,7 +186,7 @@ async function workspaceOf(args: ParsedArgs | undefined, io: CliIo): Promise<str
   }
 }
 
-function makeContext(m: Mounted, args: ParsedArgs, io: CliIo, out: Output, json: boolean, resolveWorkspace: typeof resolveWorkspaceOf): CommandContext {
+function makeContext(m: Mounted, args: ParsedArgs, io: CliIo, out: Output, json: boolean): CommandContext {
   // Every writer hands io.env to acquireLease, which reads PIXIR_TAKE_OVER_DEAD_WRITER.
   if (m.decl.writer && args.flags["take-over-dead-writer"] === true) io = { ...io, env: { ...io.env, PIXIR_TAKE_OVER_DEAD_WRITER: "1" } };
   let workspace: string | undefined;

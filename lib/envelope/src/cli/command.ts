@@ -181,7 +181,8 @@ export interface RunState {
   helpTopic: string[] | undefined;
   /** Runs a command's handler with its context; resolves to the exit code. */
   execute(m: Mounted, args: ParsedArgs): Promise<number>;
-  code: number | undefined;
+  /** The command started by a handler, awaited once yargs' parse is done. */
+  running: Promise<number> | undefined;
 }
 
 /** yargs options of a declaration's options. */
@@ -265,21 +266,27 @@ export function commandModule(m: Mounted, run: RunState, asDefault = false): Com
     command: asDefault ? decl.command.replace(/^\S+/, "$0") : decl.command,
     // A tool that is one command lists only its other commands (completion).
     describe: asDefault ? false : decl.describe,
-    builder: (y: Argv) => {
+    // yargs tells a builder whether help (or the version) is asked for: the help's texts are declared only then.
+    builder: (y: Argv, helpOrVersion?: boolean) => {
       run.active = m;
-      // The usage of a tool that is one command is the tool's own (program() sets it).
-      if (!asDefault) y.usage(usageText(m));
       for (const [name, p] of Object.entries(decl.positionals ?? {})) y.positional(name, { type: "string", describe: p.describe });
       const own = yargsOptions({ ...decl.options, ...(decl.writer ? WRITER_OPTIONS : {}) });
-      // The command's own flags first, then the flags every command takes (a group made earlier).
-      y.options(own).group(Object.keys(own), "Options:");
-      if (asDefault) y.group(...EVERYWHERE);
+      y.options(own);
       for (const sub of decl.commands ?? []) y.command(commandModule({ decl: sub, path: [...path, commandName(sub)] }, run));
       if (decl.commands) y.options(subcommandFlags(decl.commands));
-      for (const example of decl.examples ?? []) y.example(example.replaceAll("$0", invocation), "");
+      if (helpOrVersion) {
+        // The usage of a tool that is one command is the tool's own (program() sets it).
+        if (!asDefault) y.usage(usageText(m));
+        // The command's own flags first, then the flags every command takes (a group made earlier).
+        y.group(Object.keys(own), "Options:");
+        if (asDefault) y.group(...EVERYWHERE);
+        for (const example of decl.examples ?? []) y.example(example.replaceAll("$0", invocation), "");
+      }
       return y.check((argv) => checkFlags(m, argv, run.tokens), false);
     },
-    handler: async (argv) => {
+    // Synchronous: the command is started and awaited after the parse. (yargs renders and keeps the
+    // whole help when a handler returns a promise, a few milliseconds of every command's start.)
+    handler: (argv) => {
       // A group typed without a subcommand shows its help, as a tool typed alone does (cli.md §6).
       if (decl.commands) {
         run.helpTopic = path.slice(1);
@@ -287,7 +294,7 @@ export function commandModule(m: Mounted, run: RunState, asDefault = false): Com
       }
       // Words after a literal `--` are positionals too: one more than the command takes is a usage error.
       if (argv._.length > path.length - 1) throw usageError(`usage: ${synopsisOf(m)}`);
-      run.code = await run.execute(m, parsedArgs(decl, argv));
+      run.running = run.execute(m, parsedArgs(decl, argv));
     },
   };
 }
