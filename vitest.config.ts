@@ -1,9 +1,11 @@
 import { defineConfig } from "vitest/config";
 import { fileURLToPath } from "node:url";
+// @ts-expect-error: a plain ES module of the build, without type declarations
+import { pageDefines } from "./scripts/page.mjs";
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
-export default defineConfig({
+export default defineConfig(async () => ({
   resolve: {
     // The same aliases as scripts/build.mjs, so tests can also run a tool's main() in-process.
     alias: {
@@ -16,7 +18,8 @@ export default defineConfig({
       "pixir-summarize": here("./tools/pixir-summarize/src/main.ts"),
     },
   },
-  define: { __PIXIR_VERSION__: JSON.stringify("0.0.0-test"), __PIXIR_PROGRAM__: JSON.stringify("pixir") },
+  // The page of `pixir export html` is bundled as the build bundles it (scripts/page.mjs).
+  define: { ...(await pageDefines()), __PIXIR_VERSION__: JSON.stringify("0.0.0-test"), __PIXIR_PROGRAM__: JSON.stringify("pixir") },
   test: {
     include: ["test/**/*.test.ts", "lib/*/test/**/*.test.ts", "tools/*/test/**/*.test.ts"],
     testTimeout: 60_000,
@@ -25,4 +28,4 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
   },
-});
+}));

@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { pageDefines } from "./page.mjs";
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const tools = ["pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize", "pixir"];
@@ -29,6 +30,9 @@ const checkWorker = path.join(root, "lib/envelope/src/store/check-worker.ts");
  * plain values.
  */
 const SOLO_COMMANDS = { "pixir-log": ["append"] };
+
+/** The web page of `pixir export html`, bundled first and defined into every build (scripts/page.mjs). */
+const pageDefine = await pageDefines();
 
 const common = {
   bundle: true,
@@ -58,7 +62,7 @@ async function intoDist(dir, write) {
 async function buildTool(name) {
   const dir = path.join(root, "tools", name);
   const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
-  const define = { __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) };
+  const define = { ...pageDefine, __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) };
   const solo = SOLO_COMMANDS[name] ?? [];
   const mainFile = path.join(dir, "src/main.ts");
   // The tool's own `import("./commands/<solo>.js")` stays as written: dist/commands/<solo>.js is built below.
@@ -100,6 +104,7 @@ async function buildLibrary() {
     entryPoints: { index: path.join(dir, "src/index.ts"), cli: path.join(dir, "src/cli.ts"), "tree-scan-worker": scanWorker, "check-worker": checkWorker },
     outdir: path.join(dir, "dist"),
     packages: "external",
+    define: pageDefine,
   });
   execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(dir, "tsconfig.build.json")], { stdio: "inherit" });
 }

@@ -87,6 +87,28 @@ describe("a fork file (§3.7)", () => {
 });
 
 describe("a pixir fork exported to Claude (§5.3)", () => {
+  it("writes a native skill and a finished subagent as the text the model reads (spec README, as codex-interop.md §5.4)", () => {
+    const ws = tempDir();
+    const root = projectWith({ [`${SOURCE}.jsonl`]: sourceBytes });
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    expect(run("pixir", ["fork", SOURCE, "--child-id", "skilled"], { cwd: ws }).code).toBe(0);
+    const input = [
+      { type: "skill_activation", data: { name: "sample", scope: "repo", path: "/tmp/sample/SKILL.md", content_hash: "abc123", content: "# Sample skill\n\nUse this skill." } },
+      { type: "subagent_event", data: { subagent_id: "sub_1", agent: "worker", event: "started", status: "running" } },
+      { type: "subagent_event", data: { subagent_id: "sub_1", agent: "worker", event: "timed_out", status: "timed_out", summary: "Timed out." } },
+    ];
+    expect(run("pixir", ["append", "skilled"], { cwd: ws, input: input.map((e) => `${JSON.stringify(e)}\n`).join("") }).code).toBe(0);
+    const out = tempDir();
+    const exp = run("pixir", ["export", "claude", "skilled", "--out", out, "--json"], { cwd: ws });
+    expect(exp.code, exp.stdout).toBe(0);
+    expect(exp.json).toMatchObject({ mode: "fork", converted_events: 2, pixir_events: 1 });
+    const lines = readFileSync(path.join(out, exp.json.files[0].path), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const tail = lines.slice(-3);
+    expect(tail[0]).toMatchObject({ type: "user", isMeta: true, message: { role: "user", content: '<skill name="sample" source="repo" path="/tmp/sample/SKILL.md" content_sha256="abc123">\n# Sample skill\n\nUse this skill.\n</skill>' } });
+    expect(tail[1]).toMatchObject({ type: "pixir-event", event: { type: "subagent_event", data: { event: "started" } } });
+    expect(tail[2]).toMatchObject({ type: "user", isMeta: true, message: { role: "user", content: "Subagent sub_1 (worker) timed_out: Timed out." } });
+  });
+
   it("is a new session: copied records with forkedFrom, then the native Events; it imports back with the same texts", () => {
     const ws = tempDir();
     const root = projectWith({ [`${SOURCE}.jsonl`]: sourceBytes });
@@ -123,7 +145,7 @@ describe("a pixir fork exported to Claude (§5.3)", () => {
     const texts = (id: string) =>
       run("pixir", ["context", id], { cwd: ws })
         .lines.filter((l: any) => l.type === "user_message" || l.type === "assistant_message")
-        .map((l: any) => l.text ?? l.data?.text ?? l.item?.content);
+        .map((l: any) => l.item.content[0].text);
     expect(texts("retry")).toContain("try another way");
     expect(texts(entry.leaf_session_id)).toEqual(texts("retry"));
     expect(readdirSync(out)).toHaveLength(1);

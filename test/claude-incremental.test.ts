@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { planClaudeExport } from "../lib/envelope/src/interop/claude/export.js";
 import { importClaude } from "../lib/envelope/src/interop/claude/import.js";
 import { claudeOracle } from "../lib/envelope/src/interop/claude/oracle.js";
-import { contextItems } from "../lib/envelope/src/session/context.js";
+import { contextItems, resourceLookupOf } from "../lib/envelope/src/session/context.js";
 import { openHistory } from "../lib/envelope/src/store/loader.js";
 import { run, tempDir } from "./support/cli.js";
 import { CLAUDE_FIXTURES, heldLines, logIds, logsDir, nonBlankLines, sessionFixtures } from "./support/claude.js";
@@ -48,7 +48,8 @@ async function contextOf(ws: string, id: string) {
   const events = new Map<string, any>();
   for await (const item of (await openHistory(ws, id)).items()) events.set(item.event.id!, item.event);
   const out: any[] = [];
-  for await (const item of contextItems(await openHistory(ws, id))) {
+  const history = await openHistory(ws, id);
+  for await (const item of contextItems(history, resourceLookupOf(ws, history))) {
     if (item.type === "reasoning") continue;
     const e = events.get(item.id!)!;
     out.push({ type: e.type, uuid: e.data.claude.uuid, part: e.data.claude.part, text: e.data.text ?? e.data.output ?? e.data.summary ?? e.data.call_id });

@@ -17,6 +17,8 @@ const HELP_COMMANDS: Record<Tool, string[][]> = {
     ...["fork", "tree", "log", "append", "lock", "context", "compact", "repair", "diff", "merge", "import", "export"].map((c) => [c]),
     ...["status", "release"].map((c) => ["lock", c]),
     ...["pi", "codex", "claude"].flatMap((c) => [["import", c], ["export", c]]),
+    ["export", "html"],
+    ["export", "md"],
   ],
 };
 /** What follows every usage error in text mode (its next action, cli.md §4). */

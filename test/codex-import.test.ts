@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir } from "./support/cli.js";
+import { ev, run, tempDir, workspace } from "./support/cli.js";
 import {
   A,
   CODEX_FIXTURES_DIR,
@@ -225,7 +225,7 @@ function writeRollouts(files: Record<string, string[]>): { dir: string; paths: R
 const texts = (ws: string, id: string): unknown[] =>
   contextOf(ws, id)
     .filter((l) => l.type === "user_message" || l.type === "assistant_message" || l.type === "history_compaction")
-    .map((l) => (l.type === "history_compaction" ? "checkpoint" : l.data.text));
+    .map((l) => (l.type === "history_compaction" ? "checkpoint" : l.item.content[0].text));
 
 describe("case R: rollback (§7.4)", () => {
   const base = (k: number) => [
@@ -483,6 +483,37 @@ describe("export of native Events (§5.3–§5.5)", () => {
     expect(replayed.slice(1)).toEqual([
       ["user", "u3"],
       ["assistant", "a3"],
+    ]);
+  });
+
+  it("native skills, finished subagents, resources and values are the items the fold gives (§5.4)", () => {
+    const ws = workspace({
+      n: [
+        ev("user_message", { text: "see", resources: [{ kind: "file", resource_id: "f1", name: "n.txt" }] }),
+        ev("skill_activation", { name: "sample", source: "repo", path: "/tmp/sample/SKILL.md", content_hash: "abc123", content: "# Sample skill\n\nUse this skill." }),
+        ev("tool_call", { call_id: "c1", name: "edit", args: { z: 1.5, a: [1, "x"] } }),
+        ev("tool_result", { call_id: "c1", ok: false, error: { kind: "failed" } }),
+        ev("subagent_event", { subagent_id: "sub_1", agent: "worker", event: "started", status: "running" }),
+        ev("subagent_event", { subagent_id: "sub_1", agent: "worker", event: "finished", status: "completed", summary: "Found the bug in auth.ex" }),
+      ],
+    });
+    const out = run("pixir", ["export", "codex", "n"], { cwd: ws });
+    expect(out.code, out.stderr).toBe(0);
+    const items = completeLines(out.stdout)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.type === "response_item")
+      .map((l) => l.payload);
+    expect(items).toEqual([
+      {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_text", text: "see\n\nAttached resources:\nFile resource f1: name=n.txt mime=unknown size_bytes=unknown sha256=unknown. Pixir stored the original bytes locally, but this resource kind is not yet projected to the Provider by default." }],
+      },
+      // context-and-compaction.md §2.3's example, and §2.4's.
+      { type: "message", role: "user", content: [{ type: "input_text", text: '<skill name="sample" source="repo" path="/tmp/sample/SKILL.md" content_sha256="abc123">\n# Sample skill\n\nUse this skill.\n</skill>' }] },
+      { type: "function_call", name: "edit", arguments: '{"a":[1,"x"],"z":1.5}', call_id: "c1" },
+      { type: "function_call_output", call_id: "c1", output: '{"error":{"kind":"failed"},"ok":false}' },
+      { type: "message", role: "user", content: [{ type: "input_text", text: "Subagent sub_1 (worker) completed: Found the bug in auth.ex" }] },
     ]);
   });
 

@@ -1,7 +1,11 @@
-// context-and-compaction.md §1, acceptance.md §I case 64: `pixir context`, the model-visible History,
-// against the built binary.
+// context-and-compaction.md §1, acceptance.md §I case 64: `pixir context`, the provider input items of a
+// Session, against the built binary. Every vector of context-vectors.md is in context-vectors.test.ts;
+// these are the acceptance example and pixir's own cases (§7: resources, symlinks, lossless values).
+import { createHash } from "node:crypto";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, run, sh, toolResult, user, workspace, writeRaw } from "./support/cli.js";
+import { assistant, call, ev, listTree, run, sh, tempDir, toolResult, user, workspace, writeRaw } from "./support/cli.js";
 
 /** summarize.md §6: the golden branch_summary data and its provider rendering. */
 const GOLDEN_SUMMARY = {
@@ -56,8 +60,11 @@ const checkpoint = (from: unknown, to: unknown, summary = "earlier work") =>
 
 const context = (ws: string, id: string, ...flags: string[]) => run("pixir", ["context", id, ...flags], { cwd: ws });
 
+const userText = (text: string) => ({ role: "user", content: [{ type: "input_text", text }] });
+const textOf = (line: any): unknown => line.item.content?.[0]?.text ?? line.item.output;
+
 describe("64. fold rules", () => {
-  it("omits lineage, usage, failure, workflow and partial answers; shows terminal subagent Events; renders summaries", () => {
+  it("omits lineage, usage, failure, workflow and partial answers; renders finished subagents and summaries", () => {
     const ws = workspace({
       x: [
         user("u"),
@@ -75,134 +82,131 @@ describe("64. fold rules", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
     expect(r.lines).toEqual([
-      { seq: 0, id: "x-0", type: "user_message", role: "user", data: { text: "u" } },
-      { seq: 5, id: "x-5", type: "subagent_event", role: "user", data: { subagent_id: "a", event: "finished", summary: "ok" } },
-      { seq: 7, id: "x-7", type: "branch_summary", role: "user", text: GOLDEN_TEXT },
-      { seq: 8, id: "x-8", type: "assistant_message", role: "assistant", data: { text: "done" } },
+      { seq: 0, id: "x-0", type: "user_message", item: userText("u") },
+      { seq: 5, id: "x-5", type: "subagent_event", item: userText("Subagent a () : ok") },
+      { seq: 7, id: "x-7", type: "branch_summary", item: userText(GOLDEN_TEXT) },
+      { seq: 8, id: "x-8", type: "assistant_message", item: { type: "message", role: "assistant", content: [{ type: "output_text", text: "done" }] } },
     ]);
-    expect(r.lines[2].text.startsWith("Branch summary from forked parent prefix")).toBe(true);
-    // Rendered items carry text, the others data: exactly these keys, in this order.
-    expect(Object.keys(r.lines[2])).toEqual(["seq", "id", "type", "role", "text"]);
-    expect(Object.keys(r.lines[0])).toEqual(["seq", "id", "type", "role", "data"]);
+    // One provider input item a line, in this key order: `jq -s 'map(.item)'` is Pixir's `input`.
+    expect(Object.keys(r.lines[0])).toEqual(["seq", "id", "type", "item"]);
   });
 
-  it("maps every other type to its role, and every terminal subagent state", () => {
+  it("closes open calls with synthetic outputs; drops what the model never sees", () => {
     const ws = workspace({
       s: [
-        ev("reasoning", { text: "think" }),
+        user("go"),
+        call("c2"),
         call("c1"),
+        ev("permission_decision", { call_id: "c1", decision: "allow" }),
+        ev("subagent_event", { event: "finished", subagent_id: "hidden" }),
+        ev("reasoning", { item: { type: "reasoning" }, model: "m" }),
         toolResult("c1"),
-        ev("permission_decision", { decision: "allow" }),
-        ev("skill_activation", { name: "lint" }),
-        ev("session_fork", { parent_session_id: "p", strategy: "replay_v1" }),
-        ev("subagent_event", { event: "failed" }),
-        ev("subagent_event", { event: "cancelled" }),
-        ev("subagent_event", { event: "timed_out" }),
-        ev("subagent_event", { event: "permission_posture" }),
-        ev("subagent_event", { event: "progress" }),
+        ev("skill_activation", { name: "lint", content: "Use <lint>.", source: "repo", path: "p", content_hash: "h" }),
         ev("assistant_message", { text: "partial false", metadata: { partial: false } }),
+        ev("assistant_message", { metadata: {} }),
       ],
     });
     const r = context(ws, "s");
     expect(r.code).toBe(0);
-    expect(r.lines.map((i) => [i.seq, i.type, i.role])).toEqual([
-      [0, "reasoning", "assistant"],
-      [1, "tool_call", "assistant"],
-      [2, "tool_result", "tool"],
-      [3, "permission_decision", "tool"],
-      [4, "skill_activation", "user"],
-      [6, "subagent_event", "user"],
-      [7, "subagent_event", "user"],
-      [8, "subagent_event", "user"],
-      [11, "assistant_message", "assistant"],
+    const orphan = (id: string) =>
+      `{"error":{"details":{"call_id":"${id}","tool":"read"},"kind":"orphan_tool_call","message":"Pixir replay found a tool_call without a matching tool_result"},"ok":false}`;
+    expect(r.lines.map((l) => [l.seq, l.type, l.item.type ?? l.item.role, textOf(l) ?? l.item.arguments])).toEqual([
+      [0, "user_message", "user", "go"],
+      [1, "tool_call", "function_call", '{"path":"a.txt"}'],
+      [2, "tool_call", "function_call", '{"path":"a.txt"}'],
+      // reasoning closes both calls, in call-id order; the late result of c1 is dropped.
+      [2, "tool_call", "function_call_output", orphan("c1")],
+      [1, "tool_call", "function_call_output", orphan("c2")],
+      [7, "skill_activation", "user", '<skill name="lint" source="repo" path="p" content_sha256="h">\nUse <lint>.\n</skill>'],
+      [8, "assistant_message", "message", "partial false"],
     ]);
   });
 });
 
-describe("checkpoints in the fold (§1.1, §1.3)", () => {
-  it("the worked example: the checkpoint replaces seq 0..1", () => {
+describe("checkpoints in the fold (§1.1)", () => {
+  it("the worked example (§1.7): the checkpoint replaces seq 0..1", () => {
     const ws = workspace({ c: [user("old"), assistant("older"), checkpoint(0, 1), user("recent")] });
     const r = context(ws, "c");
     expect(r.code).toBe(0);
-    expect(r.lines).toHaveLength(2);
-    expect(r.lines[0]).toEqual({
-      seq: 2,
-      id: "c-2",
-      type: "history_compaction",
-      role: "user",
-      text: [
-        "Compressed session memory",
-        "Range: seq 0..1 (2 events)",
-        "Strategy: deterministic_operational_summary_v1",
-        "",
-        "Summary:",
-        "earlier work",
-        "",
-        "Files touched:",
-        "- lib/a.ts",
-        "",
-        "Open tasks:",
-        "- user: old",
-        "",
-        "Limitations:",
-        "- kept",
-      ].join("\n"),
-    });
-    expect(r.lines[1]).toMatchObject({ seq: 3, type: "user_message", role: "user", data: { text: "recent" } });
+    expect(r.lines).toEqual([
+      {
+        seq: 2,
+        id: "c-2",
+        type: "history_compaction",
+        item: userText(
+          [
+            "Compressed session memory",
+            "Range: seq 0..1 (2 events)",
+            "Strategy: deterministic_operational_summary_v1",
+            "",
+            "Summary:",
+            "earlier work",
+            "",
+            "Files touched:",
+            "- lib/a.ts",
+            "",
+            "Open tasks:",
+            "- user: old",
+            "",
+            "Limitations:",
+            "- kept",
+          ].join("\n"),
+        ),
+      },
+      { seq: 3, id: "c-3", type: "user_message", item: userText("recent") },
+    ]);
   });
 
-  it("the valid checkpoint with the greatest seq wins; invalid ones are never shown", () => {
+  it("the checkpoint with the greatest seq wins, well formed or not; a malformed one hides every Event with a seq", () => {
     const ws = workspace({
-      c: [
-        user("zero"),
-        checkpoint(0, 0, "first"),
-        user("two"),
-        user("three"),
-        checkpoint(0, 3, "second"),
-        checkpoint(0, "not an integer", "broken"),
-        user("six"),
-        { ...checkpoint(0, 6, "null seq"), seq: null },
-      ],
+      c: [user("zero"), checkpoint(0, 0, "first"), user("two"), checkpoint(0, "not an integer", "broken"), user("four"), { ...user("no seq"), seq: null }],
     });
-    const r = context(ws, "c");
-    expect(r.lines.map((i) => [i.seq, i.type])).toEqual([
-      [4, "history_compaction"],
-      [6, "user_message"],
+    expect(context(ws, "c").lines.map((l) => [l.seq, l.type])).toEqual([
+      [3, "history_compaction"],
+      [null, "user_message"],
     ]);
-    expect(r.lines[0].text).toContain("\nsecond\n");
+    const fine = workspace({ c: [user("zero"), checkpoint(0, 0, "first"), user("two"), checkpoint(0, 2, "second"), user("four")] });
+    const r = context(fine, "c");
+    expect(r.lines.map((l) => [l.seq, l.type])).toEqual([
+      [3, "history_compaction"],
+      [4, "user_message"],
+    ]);
+    expect(textOf(r.lines[0])).toContain("\nsecond\n");
   });
 
-  it("a null-seq checkpoint counts as seq −1, so any checkpoint with a seq beats it; Events with a null seq stay visible", () => {
+  it("a null-seq checkpoint counts as seq −1; of two, the first in History order wins", () => {
     const ws = workspace({
-      c: [user("zero"), user("one"), { ...checkpoint(0, 1, "null seq"), seq: null }, { ...user("late"), seq: null }],
+      c: [user("zero"), user("one"), { ...checkpoint(0, 0, "A"), seq: null }, { ...checkpoint(0, 1, "B"), seq: null }, { ...user("late"), seq: null }],
     });
     const r = context(ws, "c");
-    // History order puts null seqs last, in file order: the checkpoint, then "late" (kept: its seq is null).
-    expect(r.lines.map((i) => [i.seq, i.type, i.text === undefined ? i.data.text : "checkpoint"])).toEqual([
-      [null, "history_compaction", "checkpoint"],
-      [null, "user_message", "late"],
+    expect(r.lines.map((l) => [l.seq, l.type])).toEqual([
+      [null, "history_compaction"],
+      [1, "user_message"],
+      [null, "user_message"],
     ]);
+    expect(textOf(r.lines[0])).toContain("\nA\n");
   });
 
   it("renders null and missing checkpoint fields as empty strings and empty lists as '- none'", () => {
     const ws = workspace({ c: [user("a"), ev("history_compaction", { range: { to_seq: 0 } }), user("b")] });
     const r = context(ws, "c");
-    expect(r.lines[0].text).toBe(
+    expect(textOf(r.lines[0])).toBe(
       ["Compressed session memory", "Range: seq ..0 ( events)", "Strategy: ", "", "Summary:", "", "", "Files touched:", "- none", "", "Open tasks:", "- none", "", "Limitations:", "- none"].join("\n"),
     );
   });
 });
 
-describe("--format text (§1.2)", () => {
+describe("--format text (§1.6)", () => {
   it("prints a header line, the body and an empty line per item", () => {
-    const ws = workspace({ t: [user("hello\nworld"), call("c1"), ev("user_message", { text: 7 }), ev("provider_usage"), ev("branch_summary", GOLDEN_SUMMARY)] });
+    const ws = workspace({ t: [user("hello\nworld"), call("c1"), toolResult("c1"), ev("user_message", { text: 7 }), ev("provider_usage"), ev("branch_summary", GOLDEN_SUMMARY)] });
     const r = context(ws, "t", "--format", "text");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(
       "[0] user user_message\nhello\nworld\n\n" +
-        '[1] assistant tool_call\n{"call_id":"c1","name":"read","args":{"path":"a.txt"}}\n\n' +
-        '[2] user user_message\n{"text":7}\n\n' +
-        `[4] user branch_summary\n${GOLDEN_TEXT}\n\n`,
+        '[1] function_call tool_call\n{"arguments":"{\\"path\\":\\"a.txt\\"}","call_id":"c1","name":"read","type":"function_call"}\n\n' +
+        "[2] function_call_output tool_result\nx\n\n" +
+        '[3] user user_message\n{"text":7,"type":"input_text"}\n\n' +
+        `[5] user branch_summary\n${GOLDEN_TEXT}\n\n`,
     );
   });
 
@@ -217,12 +221,89 @@ describe("--format text (§1.2)", () => {
   });
 });
 
-describe("data is passed through unchanged", () => {
-  it("keeps the stored bytes of data", () => {
+describe("values as Jason reads them (§6)", () => {
+  it("keeps floats, big integers and text that is not a string as Pixir would send them", () => {
     const ws = workspace();
-    writeRaw(ws, "b", '{"id":"b-0","session_id":"b","seq":0,"ts":"2026-06-30T00:00:00Z","type":"tool_result","data":{"call_id":"c1","n":1.50,"big":12345678901234567890}}\n');
+    writeRaw(
+      ws,
+      "b",
+      '{"id":"b-0","session_id":"b","seq":0,"ts":"2026-06-30T00:00:00Z","type":"tool_call","data":{"call_id":"c1","name":"n","args":{"z":1.50,"a":12345678901234567890,"e":1e3}}}\n' +
+        '{"id":"b-1","session_id":"b","seq":1,"ts":"2026-06-30T00:00:00Z","type":"tool_result","data":{"call_id":"c1","n":1.0,"big":-98765432109876543210}}\n' +
+        '{"id":"b-2","session_id":"b","seq":2,"ts":"2026-06-30T00:00:00Z","type":"user_message","data":{"text":2.0}}\n',
+    );
     const r = context(ws, "b");
-    expect(r.stdout).toBe('{"seq":0,"id":"b-0","type":"tool_result","role":"tool","data":{"call_id":"c1","n":1.50,"big":12345678901234567890}}\n');
+    expect(r.stdout.split("\n")).toEqual([
+      '{"seq":0,"id":"b-0","type":"tool_call","item":{"arguments":"{\\"a\\":12345678901234567890,\\"e\\":1.0e3,\\"z\\":1.5}","call_id":"c1","name":"n","type":"function_call"}}',
+      '{"seq":1,"id":"b-1","type":"tool_result","item":{"call_id":"c1","output":"{\\"big\\":-98765432109876543210,\\"n\\":1.0}","type":"function_call_output"}}',
+      '{"seq":2,"id":"b-2","type":"user_message","item":{"content":[{"text":2.0,"type":"input_text"}],"role":"user"}}',
+      "",
+    ]);
+  });
+});
+
+describe("Session resources (§1.5, §7 D5)", () => {
+  const PNG = Buffer.from("png bytes");
+  const SHA = createHash("sha256").update(PNG).digest("hex");
+  const image = (extra: Record<string, unknown> = {}) => ({ kind: "image", resource_id: "r1", content_sha256: SHA, extension: "png", mime_type: "image/png", name: "a.png", size_bytes: 9, ...extra });
+  const payload = (ws: string, session: string, bytes = PNG) => {
+    const dir = path.join(ws, ".pixir", "sessions", session, "resources", "r1");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${SHA}.png`), bytes);
+  };
+  const parts = (ws: string, id: string) => context(ws, id).lines.at(-1).item.content;
+  const errorOf = (part: any) => JSON.parse(part.text.replace(/^Image resource [^ ]* could not be rehydrated: /, "")).error.error;
+
+  it("the current turn carries its images as data URLs; replayed turns only describe them", () => {
+    const ws = workspace({ s: [ev("user_message", { text: "old", resources: [image()] }), ev("user_message", { text: "now", resources: [image({ detail: "high" }), { kind: "file", resource_id: "f1", name: "n.txt" }] })] });
+    payload(ws, "s");
+    const r = context(ws, "s");
+    expect(textOf(r.lines[0])).toMatch(/^old\n\nAttached resources:\nImage resource r1: name=a\.png mime=image\/png size_bytes=9 sha256=/);
+    expect(r.lines[0].item.content).toHaveLength(1);
+    expect(r.lines[1].item.content).toEqual([
+      { type: "input_text", text: "now\n\nAttached resources:\nFile resource f1: name=n.txt mime=unknown size_bytes=unknown sha256=unknown. Pixir stored the original bytes locally, but this resource kind is not yet projected to the Provider by default." },
+      { type: "input_image", image_url: `data:image/png;base64,${PNG.toString("base64")}`, detail: "high" },
+    ]);
+  });
+
+  it("a share_v1 child finds the payload along its share lineage", () => {
+    const ws = workspace({ p: [ev("user_message", { text: "see", resources: [image()] })] });
+    payload(ws, "p");
+    expect(run("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "k"], { cwd: ws }).code).toBe(0);
+    expect(parts(ws, "k")[1]).toMatchObject({ type: "input_image", detail: "auto" });
+  });
+
+  it("checks the descriptor before it names a path, and refuses symlinks and checksum mismatches", () => {
+    const bad = workspace({ s: [ev("user_message", { text: "x", resources: [image({ resource_id: "../../etc" })] })] });
+    expect(errorOf(parts(bad, "s")[1])).toEqual({ kind: "invalid_args", message: "resource descriptor is invalid", details: { key: "resource_id" } });
+    const missing = workspace({ s: [ev("user_message", { text: "x", resources: [image({ extension: "" })] })] });
+    expect(errorOf(parts(missing, "s")[1])).toEqual({ kind: "invalid_args", message: "resource descriptor is missing extension", details: { key: "extension" } });
+
+    const linked = workspace({ s: [ev("user_message", { text: "x", resources: [image()] })] });
+    const outside = tempDir();
+    writeFileSync(path.join(outside, `${SHA}.png`), PNG);
+    mkdirSync(path.join(linked, ".pixir", "sessions", "s", "resources"), { recursive: true });
+    symlinkSync(outside, path.join(linked, ".pixir", "sessions", "s", "resources", "r1"));
+    expect(errorOf(parts(linked, "s")[1])).toEqual({ kind: "unsafe_state_path", message: "Pixir state path is unsafe", details: { resource_id: "r1" } });
+
+    const changed = workspace({ s: [ev("user_message", { text: "x", resources: [image()] })] });
+    payload(changed, "s", Buffer.from("other bytes"));
+    expect(errorOf(parts(changed, "s")[1])).toEqual({
+      kind: "resource_missing",
+      message: "session resource checksum mismatch",
+      details: { actual_sha256: createHash("sha256").update("other bytes").digest("hex"), expected_sha256: SHA, resource_id: "r1" },
+    });
+  });
+
+  it("a resource_view result rehydrates its image only in the active turn", () => {
+    const view = ev("tool_result", { call_id: "v1", ok: true, output: "ok", resource_view: { descriptor: image(), resource_id: "r1" } });
+    const early = workspace({ s: [call("v1", "resource_view"), view, user("after")] });
+    payload(early, "s");
+    expect(context(early, "s").lines.map((l) => l.item.type ?? l.item.role)).toEqual(["function_call", "function_call_output", "user"]);
+    const active = workspace({ s: [user("look"), call("v1", "resource_view"), view] });
+    payload(active, "s");
+    const r = context(active, "s");
+    expect(r.lines.at(-1)).toMatchObject({ seq: 2, type: "tool_result", item: { role: "user", content: [{ type: "input_text" }, { type: "input_image" }] } });
+    expect(textOf(r.lines.at(-1))).toMatch(/^Resource view requested:\nImage resource r1: /);
   });
 });
 
@@ -235,7 +316,7 @@ describe("forks (fork.md §2, §6)", () => {
     expect(run("pixir-log", ["append", "k"], { cwd: ws, input: '{"type":"user_message","data":{"text":"own"}}\n' }).code).toBe(0);
     const r = context(ws, "k");
     expect(r.code).toBe(0);
-    expect(r.lines.map((i) => [i.seq, i.data.text])).toEqual([
+    expect(r.lines.map((i) => [i.seq, textOf(i)])).toEqual([
       [1, "m0"],
       [2, "m1"],
       [3, "m2"],
@@ -257,7 +338,7 @@ describe("forks (fork.md §2, §6)", () => {
 });
 
 describe("errors and pipes", () => {
-  it("a missing Log is not_found (exit 2) and creates nothing", () => {
+  it("a missing Log is not_found (exit 2) and creates nothing; an empty one prints nothing", () => {
     const ws = workspace();
     const r = context(ws, "never", "--json");
     expect(r.code).toBe(2);
@@ -266,6 +347,8 @@ describe("errors and pipes", () => {
     expect(listTree(ws)).toEqual([]);
     const text = context(ws, "never");
     expect(text.stderr).toBe("error: not_found: session log was not found\nhint: check the session id\nhint: run pixir context from the workspace that owns the session log\n");
+    writeRaw(ws, "empty", "");
+    expect(context(ws, "empty")).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });
 
   it("an invalid id is invalid_args and never echoed", () => {
@@ -290,6 +373,6 @@ describe("errors and pipes", () => {
     const r = sh("pixir context big | head -1", { cwd: ws });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
-    expect(JSON.parse(r.stdout)).toMatchObject({ seq: 0, role: "user" });
+    expect(JSON.parse(r.stdout)).toMatchObject({ seq: 0, item: userText(`message 0 ${"x".repeat(40)}`) });
   });
 });

@@ -384,7 +384,7 @@ describe("arguments and errors", () => {
   });
 
   it.each([
-    [["export", "spreadsheet", "x"], "pixir export <pi|codex|claude> [args]"],
+    [["export", "spreadsheet", "x"], "pixir export <pi|codex|claude|html|md> [args]"],
     [["export", "pi"], "pixir export pi <id> [--out FILE|DIR] [--dry-run]"],
     [["export", "pi", "a", "b"], "pixir export pi <id> [--out FILE|DIR] [--dry-run]"],
   ])("%j is a usage error", (args, synopsis) => {

@@ -50,12 +50,13 @@ describe("pixir repair (§12.12)", () => {
     for (const e of events.slice(5)) expect(e.id).toMatch(ULID);
     expect(listTree(ws).filter((f) => /tmp-|journal|session_leases\/s\.json/.test(f))).toEqual([]);
 
-    // The context now has a result for every call.
     const ctx = run("pixir", ["context", "s"], { cwd: ws });
-    const calls = ctx.lines.filter((i) => i.type === "tool_call").map((i) => i.data.call_id);
-    const results = new Set(ctx.lines.filter((i) => i.type === "tool_result").map((i) => i.data.call_id));
+    // The context now has a real result for every call, so the fold invents no orphan output.
+    const calls = ctx.lines.filter((i) => i.item.type === "function_call").map((i) => i.item.call_id);
+    const results = new Set(ctx.lines.filter((i) => i.type === "tool_result" && i.item.type === "function_call_output").map((i) => i.item.call_id));
     expect(calls).toEqual(["c1", "c2", "c3"]);
     for (const c of calls) expect(results.has(c)).toBe(true);
+    expect(ctx.lines.filter((i) => i.type === "tool_call" && i.item.type === "function_call_output")).toEqual([]);
   });
 
   it("is idempotent: a second run appends nothing", () => {
@@ -254,8 +255,8 @@ describe("pixir merge (§12.13)", () => {
     });
     // The parent's model-visible context ends with the summary as user text.
     const ctx = run("pixir", ["context", "P"], { cwd: ws });
-    expect(ctx.lines.at(-1)).toMatchObject({ seq: 5, type: "branch_summary", role: "user" });
-    expect(ctx.lines.at(-1).text.split("\n").slice(0, 3)).toEqual(["Branch summary from forked parent prefix", "Parent: P", "Range: seq 5..8 (4 events)"]);
+    expect(ctx.lines.at(-1)).toMatchObject({ seq: 5, type: "branch_summary", item: { role: "user" } });
+    expect(ctx.lines.at(-1).item.content[0].text.split("\n").slice(0, 3)).toEqual(["Branch summary from forked parent prefix", "Parent: P", "Range: seq 5..8 (4 events)"]);
   });
 
   it("text output, and a share_v1 child", () => {

@@ -278,11 +278,11 @@ describe("truncation (acceptance 47)", () => {
     expect(data.open_tasks).toEqual([`user: ${"a".repeat(479)}\n…[truncated, showing up to 480 of 502 bytes]`]);
   });
 
-  it("whitespace runs collapse to one space before the cut, without trimming", () => {
+  it("whitespace runs collapse to one space before the cut, without trimming; other values are inspected", () => {
     const parent = [assistant(" two\n\n\tlines \r\n"), ev("user_message", { text: { nested: 1 } })];
     const ws = workspace({ p: parent });
     const data = summaryOf(summarize(ws, text(forkLines("p", parent, "c", { ws }))), "c", 3);
-    expect(data.open_tasks).toEqual(["assistant:  two lines ", 'user: {"nested":1}']);
+    expect(data.open_tasks).toEqual(["assistant:  two lines ", 'user: %{"nested" => 1}']);
   });
 });
 

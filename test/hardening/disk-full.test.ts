@@ -183,4 +183,12 @@ describe("fsync, rename, link and the codes a tmpfs never gives", () => {
     const err = await faulted({ call: "renameSync", path: /out\.jsonl$/, code: "EIO" }, "pixir", ["export", "pi", "p", "--out", "out.jsonl"], ws);
     expect(err).toMatchObject({ kind: "log_write_failed", message: "could not write the exported pi file: the device reported an I/O error", details: { reason: "eio", path: "out.jsonl" } });
   });
+
+  it("an exported page that fills the disk, and Markdown whose fsync fails: named after --out, no temp file left", async () => {
+    const ws = workspace({ p: [user("a"), assistant("b")] });
+    const page = await faulted({ call: "writeSync", path: /page\.html\.tmp-/, code: "ENOSPC" }, "pixir", ["export", "html", "p", "--out", "page.html"], ws);
+    expect(page).toMatchObject({ kind: "log_write_failed", message: "could not write the exported page: no space left on the device", details: { reason: "enospc", path: "page.html" } });
+    const md = await faulted({ call: "fsyncSync", path: /p\.md\.tmp-/, code: "EIO" }, "pixir", ["export", "md", "p", "--out", "p.md"], ws);
+    expect(md).toMatchObject({ kind: "log_write_failed", message: "could not write the exported Markdown: the device reported an I/O error", details: { reason: "eio", path: "p.md" } });
+  });
 });

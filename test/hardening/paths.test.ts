@@ -57,6 +57,8 @@ const COMMANDS: Command[] = [
   { tool: "pixir", argv: ["lock", "release", ID, "--force"], channel: "report" },
   { tool: "pixir", argv: ["append", ID], channel: "report", stdin: () => '{"type":"user_message"}\n' },
   { tool: "pixir", argv: ["export", "pi", ID], channel: "stream" },
+  { tool: "pixir", argv: ["export", "html", ID], channel: "stream" },
+  { tool: "pixir", argv: ["export", "md", ID], channel: "stream" },
   { tool: "pixir", argv: ["log", "cat", ID], channel: "stream" },
 ];
 
@@ -224,6 +226,8 @@ const READERS_OF_S: Command[] = [
   cmd("pixir", ["compact", "s", "--dry-run"], "report"),
   cmd("pixir", ["fork", "s", "--dry-run"], "report"),
   cmd("pixir", ["export", "pi", "s"], "stream"),
+  cmd("pixir", ["export", "html", "s"], "stream"),
+  cmd("pixir", ["export", "md", "s"], "stream"),
 ];
 const WRITERS_OF_S: Command[] = [
   cmd("pixir-log", ["append", "s"], "report", APPEND),

@@ -85,7 +85,7 @@ describe("data bytes are kept as written (was: numbers rounded, 1e400 stored as 
     expect(dataOf(run("pixir-log", ["cat", "t"], { cwd: ws }).stdout.trim())).toBe(numbers);
   });
 
-  it("a fork (through --parent and through a pipe) and the context keep them too", () => {
+  it("a fork (through --parent and through a pipe) keeps them too", () => {
     const ws = tempDir();
     mkdirSync(path.join(ws, ".pixir", "sessions"), { recursive: true });
     // A Pixir-style Log: sorted keys, so no line is in our key order.
@@ -94,9 +94,17 @@ describe("data bytes are kept as written (was: numbers rounded, 1e400 stored as 
     expect(dataOf(readLog(ws, "c").split("\n")[1]!)).toBe(numbers);
     const piped = run("pixir-fork", ["--child-id", "d"], { cwd: ws, input: readFileSync(logFile(ws, "p")) });
     expect(dataOf(piped.stdout.split("\n")[1]!)).toBe(numbers);
-    expect(dataOf(run("pixir", ["context", "p"], { cwd: ws }).stdout.trim())).toBe(numbers);
-    // The text form's body is the same compact JSON (was: JSON.stringify of the parsed value).
-    expect(run("pixir", ["context", "p", "--format", "text"], { cwd: ws }).stdout).toBe(`[0] tool tool_result\n${numbers}\n\n`);
+  });
+
+  it("the context reads them as Pixir's Jason does: integers exact, other numbers as doubles", () => {
+    const ws = tempDir();
+    mkdirSync(path.join(ws, ".pixir", "sessions"), { recursive: true });
+    writeFileSync(logFile(ws, "p"), `{"data":{"args":${numbers},"call_id":"c","name":"n"},"id":"e0","seq":0,"session_id":"p","ts":"2026-07-20T10:00:00.000Z","type":"tool_call"}\n`);
+    // context-and-compaction.md §6.7: 1e-400 is the double 0.0, 1.000…01 is 1.0, -0 is the integer 0, and 1e400
+    // (no double) is written so that a JSON reader sees the same overflow (cli-contract.md).
+    const args = '{"big":1.0e999,"exact":1.0,"id":12345678901234567890,"neg":0,"tiny":0.0}';
+    const line = run("pixir", ["context", "p"], { cwd: ws }).stdout.split("\n")[0]!;
+    expect(line).toBe(`{"seq":0,"id":"e0","type":"tool_call","item":{"arguments":${JSON.stringify(args)},"call_id":"c","name":"n","type":"function_call"}}`);
   });
 
   it("rawDataText finds the last data member in any key order and compacts it", () => {

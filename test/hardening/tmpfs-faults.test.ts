@@ -270,6 +270,11 @@ const WRITERS: Record<string, (ws: string) => Case> = {
     const out = `${MNT}/out/p.jsonl`;
     return { tool: "pixir", argv: ["export", "pi", "p", "--out", out, "--json"], data: out, lease: false };
   },
+  "pixir export html --out": (ws) => {
+    writeRaw(ws, "p", chat(24));
+    const out = `${MNT}/out/p.html`;
+    return { tool: "pixir", argv: ["export", "html", "p", "--out", out, "--json"], data: out, readOnlyPath: /p\.html$/, lease: false };
+  },
 };
 
 type Fault = "full" | "room for the lease only" | "read-only";

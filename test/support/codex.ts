@@ -122,28 +122,20 @@ export function expectedSignatures(lines: string[]): unknown[] {
 }
 
 /**
- * §7.2 "observed": `pixir context --format ndjson` lines as signatures. Lines with an `item` follow the
- * spec; lines in the data form (a context fold that shows Events) are mapped from their data, and
- * reasoning (which gives no item, context-and-compaction.md §7 D1) is dropped.
+ * §7.2 "observed": `pixir context --format ndjson` lines (provider input items, context-and-compaction.md
+ * §1.6) as signatures. A synthetic orphan output (its source is the tool_call) is not an item of Codex's.
  */
 export function observedSignatures(contextLines: any[]): unknown[] {
   const out: unknown[] = [];
   for (const l of contextLines) {
     if (l.type === "history_compaction") continue;
-    if (l.item !== undefined) {
-      const it = l.item;
-      if (l.type === "tool_call" && it.type === "function_call_output") continue;
-      if (it.type === "function_call") out.push(["call", it.call_id, it.name, JSON.parse(it.arguments)]);
-      else if (it.type === "function_call_output") out.push(["output", it.call_id, it.output]);
-      else if (it.role === "user") out.push(["user", it.content[0].text]);
-      else if (it.role === "assistant") out.push(["assistant", it.content[0].text]);
-      continue;
-    }
-    const d = l.data ?? {};
-    if (l.type === "user_message") out.push(["user", d.text]);
-    else if (l.type === "assistant_message") out.push(["assistant", d.text]);
-    else if (l.type === "tool_call") out.push(["call", d.call_id, d.name, d.args ?? {}]);
-    else if (l.type === "tool_result") out.push(["output", d.call_id, d.output]);
+    const it = l.item;
+    if (l.type === "tool_call" && it.type === "function_call_output") continue;
+    if (it.type === "function_call") out.push(["call", it.call_id, it.name, JSON.parse(it.arguments)]);
+    else if (it.type === "function_call_output") out.push(["output", it.call_id, it.output]);
+    else if (it.role === "user") out.push(["user", it.content[0].text]);
+    else if (it.role === "assistant") out.push(["assistant", it.content[0].text]);
+    else throw new Error(`unexpected context item ${JSON.stringify(it)}`);
   }
   return out;
 }

@@ -40,8 +40,8 @@ export { materializeLog, removeLog } from "./fork/materialize.js";
 
 // session/
 export { checkLogs } from "./session/check.js";
-export { compactSession, compactText } from "./session/compact.js";
-export { CONTEXT_FORMATS, type ContextFormat, contextItems, formatContextItem, openContextHistory } from "./session/context.js";
+export { compactJson, compactSession, compactText } from "./session/compact.js";
+export { CONTEXT_FORMATS, type ContextFormat, contextItems, formatContextItem, openContextHistory, resourceLookupOf } from "./session/context.js";
 export { diffSessions, diffText } from "./session/diff.js";
 export { mergeSession } from "./session/merge.js";
 export { repairSession } from "./session/session-repair.js";
@@ -58,6 +58,11 @@ export { importClaude } from "./interop/claude/import.js";
 // interop/codex/
 export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
+
+// view/
+export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
+export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
+export { exportToFile, streamExport } from "./view/view-output.js";
 
 // cli/
 export { boolFlag, listFlag, parseNonNegativeInt, stringFlag } from "./cli/args.js";

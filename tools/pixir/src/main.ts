@@ -1,7 +1,7 @@
 // pixir: the wrapper for common jobs. It runs the same stages as the single tools, in-process, and
 // holds the Writer Lease itself. This file only declares the commands: its own, and those of
 // pixir-log and pixir-tree mounted under it (`pixir log …`, `pixir append`, `pixir tree`).
-import { CONTEXT_FORMATS, processIo, runProcess, runTool, type CliIo, type CommandDecl, type ToolSpec } from "@pixir/envelope/cli";
+import { CONTEXT_FORMATS, MD_TOOL_MODES, processIo, runProcess, runTool, type CliIo, type CommandDecl, type ToolSpec } from "@pixir/envelope/cli";
 import { FORK_OPTIONS } from "pixir-fork";
 import { append, flag, session, tool as logTool } from "pixir-log";
 import { MODEL_OPTIONS } from "pixir-summarize";
@@ -95,11 +95,12 @@ b_is_ancestor_of_a, same_fork_root, unrelated) comes from the session_fork linea
 const context: CommandDecl = {
   command: "context <id>",
   describe: "print what a model would see of a Session",
-  description: `Print what a model would see of Session <id> (Pixir's provider fold), one item per line. The latest
-history_compaction checkpoint stands for everything through its range.to_seq; checkpoints and
-branch_summary Events are rendered as user text; session_fork, provider_usage, turn_failed,
-workflow_event and partial assistant messages are left out; subagent Events appear only when they
-finished, failed, were cancelled or timed out. A share_v1 child is read resolved. Writes nothing.`,
+  description: `Print what a model would see of Session <id>: the Responses API input items Pixir's provider fold
+would send, one per line. The latest history_compaction checkpoint stands for everything through its
+range.to_seq; a tool call left without its result gets Pixir's synthetic orphan output; a skill
+activation follows its skill_view result; checkpoints, branch summaries, skills and finished subagents
+are user text; usage, lineage, failures, workflow and partial answers give no item. A share_v1 child
+is read resolved. Writes nothing.`,
   class: "stream",
   positionals: { id: session },
   options: {
@@ -108,20 +109,20 @@ finished, failed, were cancelled or timed out. A share_v1 child is read resolved
       value: "format",
       choices: CONTEXT_FORMATS,
       default: "ndjson",
-      describe: `ndjson: one {"seq","id","type","role","text"|"data"} object per item; text: a "[<seq>] <role> <type>" line, the text or JSON body, and an empty line per item`,
+      describe: `ndjson: one {"seq","id","type","item"} object per item (seq, id and type name the Event the item comes from); text: a "[<seq>] <role or item type> <type>" line, the text or JSON body, an empty line`,
     },
   },
-  examples: ["$0 s1 --format text | less", `$0 s1 | jq -r 'select(.role=="user") | .text // .data.text'`, "pixir compact s1 --tail-events 20 && $0 s1 | head -1 | jq -r .text"],
+  examples: ["$0 s1 --format text | less", "$0 s1 | jq -s 'map(.item)' > input.json", "pixir compact s1 --tail-events 20 && $0 s1 | head -1 | jq -r '.item.content[0].text'"],
   handler: async (args, ctx) => (await import("./commands/context.js")).runContext(args, ctx),
 };
 
 const compact: CommandDecl = {
   command: "compact <id>",
   describe: "record a history_compaction checkpoint for a Session",
-  description: `Record a deterministic history_compaction checkpoint for Session <id>: everything but the last N
-candidate Events is condensed (counts, tool calls, files touched, recent conversational excerpts), and
-the previous checkpoint is carried forward. The checkpoint is appended at the next seq under the
-Writer Lease; no line of the Log is rewritten, and pixir context then shows the checkpoint in place of
+  description: `Record a deterministic history_compaction checkpoint for Session <id>, as Pixir computes it:
+everything but the last N candidate Events is condensed (counts, tool calls, files touched, recent
+conversational excerpts, compacted skill activations), and the previous checkpoint is carried forward.
+The checkpoint is appended at the next seq under the Writer Lease; no line of the Log is rewritten, and pixir context then shows the checkpoint in place of
 the Events it stands for. A History of N Events or fewer has nothing to compact (exit 0).`,
   writer: true,
   positionals: { id: session },
@@ -219,8 +220,8 @@ const exportDryRun = flag("report what would be written; write nothing");
 
 const exportCommand: CommandDecl = {
   command: "export",
-  describe: "write a Session back as the session files of pi, Codex or Claude Code",
-  description: "Write a Session (with its fork family) back as another agent's session files: to stdout, or with --out to a file or directory.",
+  describe: "write a Session as the session files of pi, Codex or Claude Code, a web page or Markdown",
+  description: "Write a Session (with its fork family) as another agent's session files, a web page or Markdown: to stdout, or with --out to a file or directory.",
   commands: [
     {
       command: "pi <id>",
@@ -264,6 +265,42 @@ with other bytes is refused; one with the same bytes is left alone.`,
       options: { out: { type: "string", value: "path", placeholder: "DIR", describe: "write every file of the session under this directory instead of stdout" }, "dry-run": exportDryRun },
       examples: ["$0 0d3a8e6f-290f-4105-a327-a2496e5e2a83 --out ~/.claude/projects"],
       handler: async (args, ctx) => (await import("./commands/claude.js")).runClaudeExport(args, ctx),
+    },
+    {
+      command: "html <id>",
+      describe: "write one safe, self-contained web page of a Session and its fork family",
+      description: `Write one web page of <id> and its fork family (the root found by walking fork parents up, every
+fork descendant, and the subagent children pixir tree shows, to --max-depth): a tree of the Logs beside
+the chosen one's History as cards (Markdown rendered, code highlighted, reasoning and long tool output
+collapsed, tool calls with their results), with search and filters. The page is self-contained and
+safe to open whatever the Logs hold: it loads nothing and runs only its own script.`,
+      class: exportClass,
+      positionals: { id: session },
+      options: {
+        out: { type: "string", value: "path", placeholder: "FILE", describe: "write the page there instead of stdout" },
+        family: flag("the whole family (the default)"),
+        "no-family": flag("only the History of <id>"),
+        "max-depth": { type: "string", value: "number", describe: "how deep the family goes below its root (default 32)" },
+        "dry-run": exportDryRun,
+      },
+      examples: ["$0 s1 --out s1.html && xdg-open s1.html", "$0 s1 --no-family --dry-run --json | jq .bytes"],
+      handler: async (args, ctx) => (await import("./commands/view.js")).runHtmlExport(args, ctx),
+    },
+    {
+      command: "md <id>",
+      describe: "write the History of a Session as Markdown",
+      description: `Write the History of <id> as Markdown for a pull request or an issue: the messages as written, tool
+calls as <details> blocks with their arguments and output fenced (a fence no Log can close), summaries
+and checkpoints as quotes; reasoning is left out. The same Log gives the same bytes.`,
+      class: exportClass,
+      positionals: { id: session },
+      options: {
+        out: { type: "string", value: "path", placeholder: "FILE", describe: "write the Markdown there instead of stdout" },
+        tools: { type: "string", value: "mode", choices: MD_TOOL_MODES, default: "full", describe: "full: every tool call with its arguments and output; summary: one line per call; none: no tool calls" },
+        "dry-run": exportDryRun,
+      },
+      examples: ["$0 s1 --tools summary > session.md"],
+      handler: async (args, ctx) => (await import("./commands/view.js")).runMdExport(args, ctx),
     },
   ],
 };

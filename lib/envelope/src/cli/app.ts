@@ -208,9 +208,9 @@ function makeContext(m: Mounted, args: ParsedArgs, io: CliIo, out: Output, json:
       if (json && kind === "report") return;
       io.stderr.write(json && kind === "stream" ? `${JSON.stringify({ warning: { kind: code, details } })}\n` : `warning: ${code}: ${text}\n`);
     },
-    async report(result, text) {
+    async report(result, text, jsonText) {
       try {
-        if (json) await out.write(`${JSON.stringify(result)}\n`);
+        if (json) await out.write(`${jsonText ?? JSON.stringify(result)}\n`);
         else {
           const lines = Array.isArray(text) ? text : [text];
           if (lines.length > 0) await out.write(`${lines.join("\n")}\n`);

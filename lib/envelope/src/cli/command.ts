@@ -9,7 +9,7 @@ import type { CliIo, Output } from "./io.js";
 export type CommandClass = "stream" | "report";
 
 /** What a value flag takes: the words of `<flag> requires a <kind> value` (cli.md §1). */
-export type ValueKind = "number" | "positive integer" | "session id" | "directory" | "path" | "command" | "format" | "strategy" | "type" | "text";
+export type ValueKind = "number" | "positive integer" | "session id" | "directory" | "path" | "command" | "format" | "strategy" | "type" | "mode" | "text";
 
 export interface OptionDecl {
   type: "boolean" | "string";
@@ -50,8 +50,11 @@ export interface CommandContext {
   signal: AbortSignal | undefined;
   /** One warning line on stderr (cli.md §2). */
   warn(code: string, text: string, details?: Record<string, unknown>): void;
-  /** Print a report result: one JSON document with --json, else the text lines. */
-  report(result: Record<string, unknown>, text: string | string[]): Promise<void>;
+  /**
+   * Print a report result: one JSON document with --json, else the text lines. `jsonText`, when given,
+   * is that document already written (values JSON.stringify cannot write, such as Jason's `1.0`).
+   */
+  report(result: Record<string, unknown>, text: string | string[], jsonText?: string): Promise<void>;
   /** A line on stderr in text mode only (hints such as forkNextHint). */
   hint(text: string): void;
   /**
@@ -146,6 +149,7 @@ const PLACEHOLDERS: Record<ValueKind, string> = {
   format: "F",
   strategy: "S",
   type: "T",
+  mode: "MODE",
   text: "TEXT",
 };
 

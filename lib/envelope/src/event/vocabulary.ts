@@ -56,6 +56,9 @@ export type SummaryFormat = "ndjson" | "text";
 export const SUMMARY_FORMATS: readonly SummaryFormat[] = ["ndjson", "text"];
 export type ContextFormat = "ndjson" | "text";
 export const CONTEXT_FORMATS: readonly ContextFormat[] = ["ndjson", "text"];
+/** view.md §2: how `pixir export md` shows tool calls. */
+export const MD_TOOL_MODES = ["full", "summary", "none"] as const;
+export type MdToolMode = (typeof MD_TOOL_MODES)[number];
 
 /** fork.md §3.2 (branch_summary_strategy), summarize.md §2: the strategies a branch_summary names. */
 export const DETERMINISTIC_SUMMARY = "deterministic_operational_summary_v1";

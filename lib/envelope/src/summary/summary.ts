@@ -20,6 +20,8 @@ import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSe
 import { inheritedItem, isInherited, openHistory, PrefixDigest } from "../store/loader.js";
 import { assertSessionId } from "../event/session-id.js";
 import { truncate } from "../event/text.js";
+import { etrim, excerptOf, hasKey, isTermObject, orElse, str, termObject, termOfJs, type TermObject } from "../event/elixir.js";
+import { renderBranchSummaryText } from "./render.js";
 
 export const DETERMINISTIC_SUMMARY_LIMITATIONS = [
   "Deterministic branch summary condenses the forked prefix; it is not a semantic substitute for the full replayed Log.",
@@ -31,12 +33,9 @@ export const MODEL_SUMMARY_LIMITATIONS = [
 ];
 
 /** summarize.md §2–§4 limits. */
-export const EXCERPT_MAX_BYTES = 480;
 export const FILES_TOUCHED_LIMIT = 30;
 export const OPEN_TASKS_LIMIT = 8;
 export const SUMMARY_BULLETS_LIMIT = 6;
-/** summarize.md §5: bullets shown per list in the rendering. */
-export const RENDER_BULLETS_LIMIT = 20;
 /** summarize.md §7: excerpts in the model prompt, model output bound, summary bound, timeouts. */
 export const PROMPT_EXCERPTS_LIMIT = 200;
 export const MODEL_OUTPUT_MAX_BYTES = 1024 * 1024;
@@ -126,44 +125,44 @@ export class ToolCallList {
 // ---------------------------------------------------------------------------------------------------
 // §3 Excerpts
 
-const present = (v: unknown): boolean => v !== undefined && v !== null && v !== false;
-
-/** summarize.md §3.1 `or(a, b, …)`: the first argument that is present and neither null nor false. */
-export function firstPresent(...values: unknown[]): unknown {
-  for (const v of values) if (present(v)) return v;
-  return undefined;
-}
-
-const ASCII_WHITESPACE = /[ \t\n\v\f\r]+/g;
-
-/** summarize.md §3.1 `x(v)`: stringify, collapse ASCII whitespace runs (no trim), truncate at 480 bytes. */
-export function excerptValue(v: unknown): string {
-  const s = typeof v === "string" ? v : (JSON.stringify(v) ?? "null");
-  return truncate(s.replace(ASCII_WHITESPACE, " "), EXCERPT_MAX_BYTES);
-}
-
-/** A value interpolated into text: strings as they are, anything else as JSON. */
-const asText = (v: unknown): string => (typeof v === "string" ? v : (JSON.stringify(v) ?? ""));
-
 /** Candidate Events (§2): messages and subagent Events, without the permission_posture record (§3.2). */
 export function isSummaryCandidate(e: Pick<PixirEvent, "type" | "data">): boolean {
   if (e.type === "user_message" || e.type === "assistant_message") return true;
   return e.type === "subagent_event" && e.data.event !== "permission_posture";
 }
 
-/** summarize.md §3.1 `excerpt(e)`; "" when the Event has nothing to say. */
-export function eventExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
-  const d = e.data;
-  switch (e.type) {
+/**
+ * summarize.md §3.1 and context-and-compaction.md §4 step 12: an Event's excerpt as its label and its
+ * `x(…)` text, or null when it has none. A `history_compaction` is a candidate of compaction only.
+ */
+export function excerptParts(type: PixirEvent["type"], d: TermObject): [label: string, text: string] | null {
+  switch (type) {
     case "user_message":
-      return Object.hasOwn(d, "text") ? `user: ${excerptValue(d.text)}` : "";
+      return hasKey(d, "text") ? ["user: ", excerptOf(d.text)] : null;
     case "assistant_message":
-      return Object.hasOwn(d, "text") ? `assistant: ${excerptValue(d.text)}` : "";
+      return hasKey(d, "text") ? ["assistant: ", excerptOf(d.text)] : null;
     case "subagent_event":
-      return `subagent ${asText(firstPresent(d.subagent_id, "unknown"))}: ${excerptValue(firstPresent(d.summary, d.status, d.event, ""))}`;
+      if (d.event === "permission_posture") return null;
+      return [`subagent ${str(orElse(d.subagent_id, "unknown"))}: `, excerptOf(orElse(d.summary, d.status, d.event, ""))];
+    case "history_compaction": {
+      const range = isTermObject(d.range) ? d.range : undefined;
+      return [`previous checkpoint seq ${str(range?.from_seq)}..${str(range?.to_seq)}: `, excerptOf(orElse(d.summary, ""))];
+    }
     default:
-      return "";
+      return null;
   }
+}
+
+/** The keys an excerpt reads. */
+const EXCERPT_KEYS = ["text", "subagent_id", "summary", "status", "event"] as const;
+
+/** summarize.md §3.1 `excerpt(e)`; "" when the Event has nothing to say, or its text is empty (§3.2). */
+export function eventExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
+  if (e.type === "history_compaction") return "";
+  const read = termObject();
+  for (const k of EXCERPT_KEYS) if (Object.hasOwn(e.data, k) && e.data[k] !== undefined) read[k] = termOfJs(e.data[k]);
+  const parts = excerptParts(e.type, read);
+  return parts === null || parts[1] === "" ? "" : parts[0] + parts[1];
 }
 
 /** summarize.md §2 files_touched: the top-level string values (and string array elements) that look like paths. */
@@ -404,7 +403,7 @@ function summaryText(n: number, counts: Record<string, number>, bullets: string[
   const types = Object.keys(counts).sort();
   const countText = types.map((t) => `${t}=${counts[t]}`).join(", ");
   const lines = bullets.length > 0 ? bullets.map((b) => `- ${b}`).join("\n") : "- none recorded";
-  return `Forked ${n} replayed events (${countText}).\nRecent forked conversational facts:\n${lines}`.trim();
+  return etrim(`Forked ${n} replayed events (${countText}).\nRecent forked conversational facts:\n${lines}`);
 }
 
 /** summarize.md §2: the deterministic data of a fork header and its source Events (child seqs 1..N). */
@@ -413,54 +412,6 @@ export async function branchSummaryData(header: Pick<PixirEvent, "data">, source
   if (Array.isArray(sourceEvents)) for (const e of sourceEvents) builder.add(e);
   else for await (const e of sourceEvents) builder.add(e);
   return builder.finish(header);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// §5 Provider rendering
-
-/** `null` and missing values are written as the empty string. */
-const field = (v: unknown): string => (v === undefined || v === null ? "" : asText(v));
-
-function bullets(list: unknown): string {
-  if (!Array.isArray(list) || list.length === 0) return "- none";
-  return list
-    .slice(0, RENDER_BULLETS_LIMIT)
-    .map((item) => `- ${typeof item === "string" ? item : (JSON.stringify(item) ?? "null")}`)
-    .join("\n");
-}
-
-/** The shared layout of branch summaries and checkpoints; `parent` adds the `Parent:` line. */
-function renderLayout(title: string, data: JsonObject, parent: boolean): string {
-  const range = isJsonObject(data.range) ? data.range : {};
-  const lines = [title];
-  if (parent) lines.push(`Parent: ${field(firstPresent(data.parent_session_id, "unknown"))}`);
-  lines.push(
-    `Range: seq ${field(range.from_seq)}..${field(range.to_seq)} (${field(data.source_event_count)} events)`,
-    `Strategy: ${field(data.strategy)}`,
-    "",
-    "Summary:",
-    field(data.summary),
-    "",
-    "Files touched:",
-    bullets(data.files_touched),
-    "",
-    "Open tasks:",
-    bullets(data.open_tasks),
-    "",
-    "Limitations:",
-    bullets(data.limitations),
-  );
-  return lines.join("\n").trim();
-}
-
-/** summarize.md §5: a branch_summary as the user text a model sees (also `--format text`, `pixir context`). */
-export function renderBranchSummaryText(data: JsonObject): string {
-  return renderLayout("Branch summary from forked parent prefix", data, true);
-}
-
-/** context-and-compaction.md §1: the same layout for a history_compaction checkpoint, without `Parent:`. */
-export function renderCheckpointText(data: JsonObject): string {
-  return renderLayout("Compressed session memory", data, false);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -643,7 +594,7 @@ export async function modelAssistedData(data: BranchSummaryData, excerpts: strin
     ...options.env,
     PIXIR_SUMMARY_KIND: "branch_summary",
     PIXIR_SESSION_ID: options.childSessionId,
-    PIXIR_PARENT_SESSION_ID: field(data.parent_session_id),
+    PIXIR_PARENT_SESSION_ID: str(termOfJs(data.parent_session_id)),
   };
   const result = await runModelCommand(options.cmd, summaryPrompt(data, excerpts), {
     cwd: options.cwd,

@@ -5,7 +5,8 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { serializeEvent, summarizeStage, PixirError, type PixirEvent } from "@pixir/envelope";
-import { BranchSummaryBuilder, branchSummaryData, branchSummaryLine, eventExcerpt, excerptValue, firstPresent, isSummaryCandidate, renderBranchSummaryText, renderCheckpointText, runModelCommand, SortedStringSet, summaryPrompt, toolCallPaths } from "../../src/summary/summary.js";
+import { BranchSummaryBuilder, branchSummaryData, branchSummaryLine, eventExcerpt, isSummaryCandidate, runModelCommand, SortedStringSet, summaryPrompt, toolCallPaths } from "../../src/summary/summary.js";
+import { renderBranchSummaryText, renderCheckpointText } from "../../src/summary/render.js";
 import { PrefixDigest } from "../../src/store/loader.js";
 
 const dirs: string[] = [];
@@ -27,41 +28,27 @@ const e = (seq: number, type: PixirEvent["type"], data: Record<string, unknown> 
   data,
 });
 
-describe("or() and x() (summarize.md §3.1)", () => {
-  it("or skips undefined, null and false, but keeps \"\" and 0", () => {
-    expect(firstPresent(undefined, null, false, "", "b")).toBe("");
-    expect(firstPresent(null, 0, 1)).toBe(0);
-    expect(firstPresent(undefined, null, "z")).toBe("z");
-    expect(firstPresent(undefined)).toBeUndefined();
-  });
-
-  it("x stringifies non-strings, collapses ASCII whitespace runs without trimming", () => {
-    expect(excerptValue(42)).toBe("42");
-    expect(excerptValue(null)).toBe("null");
-    expect(excerptValue({ a: [1, "b"] })).toBe('{"a":[1,"b"]}');
-    expect(excerptValue("\t a \n\n\v\f\r b ")).toBe(" a b ");
-    // A no-break space is not ASCII whitespace.
-    expect(excerptValue("a\u00a0 b")).toBe("a\u00a0 b");
-    expect(excerptValue("a".repeat(481))).toBe(`${"a".repeat(480)}\n…[truncated, showing up to 480 of 481 bytes]`);
-    expect(excerptValue(`${"a ".repeat(300)}`)).toBe(`${"a ".repeat(240)}\n…[truncated, showing up to 480 of 600 bytes]`);
-  });
-});
-
 describe("excerpts and candidates", () => {
-  it("messages need a text key", () => {
+  it("an excerpt whose text is empty is empty (summarize.md §3.2)", () => {
+    expect(eventExcerpt(e(1, "user_message", { text: "" }))).toBe("");
+    expect(eventExcerpt(e(1, "assistant_message", { text: " \n\t" }))).toBe("assistant:  ");
+    expect(eventExcerpt(e(1, "subagent_event", {}))).toBe("");
+    expect(eventExcerpt(e(1, "subagent_event", { subagent_id: "", summary: "" }))).toBe("");
+  });
+
+  it("messages need a text key; other values are written with inspect", () => {
     expect(eventExcerpt(e(1, "user_message", { text: "hi" }))).toBe("user: hi");
-    expect(eventExcerpt(e(1, "user_message", { text: "" }))).toBe("user: ");
-    expect(eventExcerpt(e(1, "user_message", { text: null }))).toBe("user: null");
+    expect(eventExcerpt(e(1, "user_message", { text: null }))).toBe("user: nil");
     expect(eventExcerpt(e(1, "user_message", {}))).toBe("");
     expect(eventExcerpt(e(1, "assistant_message", { text: ["a"] }))).toBe('assistant: ["a"]');
+    expect(eventExcerpt(e(1, "assistant_message", { text: { k: 1, b: [1, "x"] } }))).toBe('assistant: %{"b" => [1, "x"], "k" => 1}');
     expect(eventExcerpt(e(1, "tool_call", { text: "no" }))).toBe("");
   });
 
   it("subagent Events use or() over subagent_id and summary, status, event", () => {
-    expect(eventExcerpt(e(1, "subagent_event", {}))).toBe("subagent unknown: ");
     expect(eventExcerpt(e(1, "subagent_event", { subagent_id: "s1", summary: "found it", status: "done" }))).toBe("subagent s1: found it");
     expect(eventExcerpt(e(1, "subagent_event", { subagent_id: null, summary: false, status: "done", event: "finished" }))).toBe("subagent unknown: done");
-    expect(eventExcerpt(e(1, "subagent_event", { subagent_id: "", summary: "" }))).toBe("subagent : ");
+    expect(eventExcerpt(e(1, "subagent_event", { subagent_id: "", summary: "s" }))).toBe("subagent : s");
     expect(eventExcerpt(e(1, "subagent_event", { subagent_id: 7, event: "started" }))).toBe("subagent 7: started");
   });
 

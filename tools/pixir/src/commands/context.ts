@@ -6,6 +6,7 @@ import {
   formatContextItem,
   LineBuffer,
   openContextHistory,
+  resourceLookupOf,
   stringFlag,
   type CommandContext,
   type ContextFormat,
@@ -16,9 +17,10 @@ export async function runContext(args: ParsedArgs, ctx: CommandContext): Promise
   const id = args.positionals[0];
   assertSessionId(id);
   const format = stringFlag(args, "format") ?? "ndjson";
-  const history = await openContextHistory(ctx.workspace(), id);
+  const ws = ctx.workspace();
+  const history = await openContextHistory(ws, id);
   const out = new LineBuffer(ctx.out);
-  for await (const item of abortable(contextItems(history, ctx.signal), ctx.signal)) {
+  for await (const item of abortable(contextItems(history, resourceLookupOf(ws, history), ctx.signal), ctx.signal)) {
     if (out.closed) break;
     await out.push(formatContextItem(item, format as ContextFormat));
   }

@@ -5,7 +5,8 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { openHistory } from "../../store/loader.js";
-import { renderBranchSummaryText, renderCheckpointText } from "../../summary/summary.js";
+import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, renderSkillActivation, renderSubagent } from "../../summary/render.js";
+import { termOfJs, type TermObject } from "../../event/elixir.js";
 import { readTranscriptBytes, TranscriptTree, type ClaudeRecord } from "./transcript.js";
 
 const sha = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
@@ -225,6 +226,9 @@ function convertNatives(natives: PixirEvent[], u: string, start: string | null, 
       const output = typeof d.output === "string" ? d.output : JSON.stringify(rest);
       record(e, "user", { role: "user", content: [{ type: "tool_result", tool_use_id: callIdOf(String(d.call_id)), content: output, is_error: d.ok === false }] }, { sourceToolAssistantUUID: callUuid.get(String(d.call_id)) });
     } else if (e.type === "branch_summary") record(e, "user", { role: "user", content: renderBranchSummaryText(d) }, { isMeta: true });
+    // What the model reads of a skill or a finished subagent (spec README: as codex-interop.md §5.4 does).
+    else if (e.type === "skill_activation") record(e, "user", { role: "user", content: renderSkillActivation(termOfJs(d) as TermObject) }, { isMeta: true });
+    else if (e.type === "subagent_event" && isTerminalSubagent(termOfJs(d) as TermObject)) record(e, "user", { role: "user", content: renderSubagent(termOfJs(d) as TermObject) }, { isMeta: true });
     else if (e.type === "history_compaction") {
       const previous = parent;
       const boundary: JsonObject = record(e, "system", null, {

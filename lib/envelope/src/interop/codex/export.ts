@@ -13,8 +13,9 @@ import { rolloutLines } from "./family.js";
 import { Families } from "./import.js";
 import { codexOf, lineOf } from "./rebuild.js";
 import { carriesItem } from "./line-map.js";
-import { checkpointToSeq } from "../../session/context.js";
-import { renderBranchSummaryText, renderCheckpointText } from "../../summary/summary.js";
+import { checkpointToSeqOf } from "../../session/context.js";
+import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, renderSkillActivation, renderSubagent, withAttachedResources } from "../../summary/render.js";
+import { jason, str, termOfJs, type TermObject } from "../../event/elixir.js";
 
 export type CodexExportKind = "original" | "fork" | "new";
 
@@ -80,7 +81,7 @@ function convert(e: PixirEvent, writtenCalls: Set<string>, history: PixirEvent[]
     case "branch_summary":
       return [{ type: "response_item", payload: userItem(renderBranchSummaryText(d)) }];
     case "history_compaction": {
-      const to = checkpointToSeq(e);
+      const to = checkpointToSeqOf(e);
       if (to === null) return null;
       const kept: unknown[] = [userItem(renderCheckpointText(d))];
       const calls = new Set(writtenCalls);
@@ -89,14 +90,16 @@ function convert(e: PixirEvent, writtenCalls: Set<string>, history: PixirEvent[]
         const item = codexOf(k) === null ? (convert(k, calls, history) ?? []).filter((l) => l.type === "response_item").map((l) => l.payload) : [codexItemOf(k)].filter((i) => i !== null);
         kept.push(...item);
       }
-      const summary = typeof d.summary === "string" ? d.summary : d.summary === undefined || d.summary === null ? "" : JSON.stringify(d.summary);
+      const summary = str(termOfJs(d.summary));
       return [
         { type: "compacted", payload: { message: summary, replacement_history: kept } },
         { type: "event_msg", payload: { type: "context_compacted" } },
       ];
     }
     case "user_message": {
-      const text = typeof d.text === "string" ? d.text : "";
+      // The text of a replayed user turn (context-and-compaction.md §1.5).
+      const resources = d.resources;
+      const text = Array.isArray(resources) && resources.length > 0 ? withAttachedResources(termOfJs(d.text ?? ""), resources.map(termOfJs)) : typeof d.text === "string" ? d.text : "";
       return [
         { type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text }] } },
         { type: "event_msg", payload: { type: "user_message", message: text, images: [], local_images: [], text_elements: [] } },
@@ -112,12 +115,18 @@ function convert(e: PixirEvent, writtenCalls: Set<string>, history: PixirEvent[]
       if (typeof d.call_id !== "string" || !Object.hasOwn(d, "name")) return null;
       writtenCalls.add(d.call_id);
       const args = d.args === undefined || d.args === null || d.args === false ? {} : d.args;
-      return [{ type: "response_item", payload: { type: "function_call", name: d.name, arguments: JSON.stringify(args), call_id: d.call_id } }];
+      return [{ type: "response_item", payload: { type: "function_call", name: d.name, arguments: jason(termOfJs(args)), call_id: d.call_id } }];
     }
     case "tool_result": {
       if (typeof d.call_id !== "string" || !writtenCalls.has(d.call_id)) return null;
       const { call_id: _omit, ...rest } = d;
-      return [{ type: "response_item", payload: { type: "function_call_output", call_id: d.call_id, output: typeof d.output === "string" ? d.output : JSON.stringify(rest) } }];
+      return [{ type: "response_item", payload: { type: "function_call_output", call_id: d.call_id, output: typeof d.output === "string" ? d.output : jason(termOfJs(rest)) } }];
+    }
+    case "skill_activation":
+      return [{ type: "response_item", payload: userItem(renderSkillActivation(termOfJs(d) as TermObject)) }];
+    case "subagent_event": {
+      const data = termOfJs(d) as TermObject;
+      return isTerminalSubagent(data) ? [{ type: "response_item", payload: userItem(renderSubagent(data)) }] : null;
     }
     default:
       return null;

@@ -9,7 +9,6 @@ import { IdSet } from "../../event/id-set.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory, PrefixDigest } from "../../store/loader.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
-import { checkpointToSeq } from "../../session/context.js";
 import { codexBaseId, sha256Hex, withTimestamp, restAfterTimestamp } from "./format.js";
 import { codexOf, eventsByLine, lineOf, rebuildLine } from "./rebuild.js";
 
@@ -82,10 +81,10 @@ export function familyLeaf(f: Family): PlannedLog {
 /** The last Event ts of a Log, for a line whose timestamp is not usable (§2.6). */
 export const lastTs = (log: PlannedLog, fallback: string): string => log.stored.at(-1)?.ts ?? fallback;
 
-/** context-and-compaction.md §1.1 steps 2–3: the checkpoint with the greatest seq (ties: the later). */
+/** context-and-compaction.md §1.1 step 2: the checkpoint with the greatest seq (null is −1; ties: the first). */
 export function latestCheckpointOf(events: PixirEvent[]): PixirEvent | null {
   let best: PixirEvent | null = null;
-  for (const e of events) if (checkpointToSeq(e) !== null && (best === null || (e.seq ?? -1) >= (best.seq ?? -1))) best = e;
+  for (const e of events) if (e.type === "history_compaction" && (best === null || (e.seq ?? -1) > (best.seq ?? -1))) best = e;
   return best;
 }
 

@@ -10,8 +10,9 @@ import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../..
 import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
-import { excerptValue } from "../../summary/summary.js";
+import { excerptOf, termOfJs } from "../../event/elixir.js";
 import { isValidSessionId } from "../../event/session-id.js";
+import { checkpointToSeqOf } from "../../session/context.js";
 import {
   familyLeaf,
   familyMaxLine,
@@ -281,7 +282,7 @@ class Mapper {
   private rollback(line: RolloutLine, k: unknown): void {
     const L = this.current;
     const cp = latestCheckpointOf(L.resolved);
-    const T = cp === null ? null : (cp.data.range as JsonObject).to_seq as number;
+    const T = cp === null ? null : checkpointToSeqOf(cp);
     const history = L.resolved.filter((e) => carriesItem(e.data) && (T === null || e.seq! > T));
     const boundaries: number[] = [];
     history.forEach((e, i) => {
@@ -471,7 +472,7 @@ interface LinkPlan {
 /** The first boundary item's text among a subagent's response_item lines (§3.6 `task`). */
 function taskOfRollout(r: Rollout): string | null {
   for (const line of r.lines) {
-    if (line.record?.type === "response_item" && isBoundaryItem(line.record.payload)) return excerptValue(contentText((line.record.payload as JsonObject).content));
+    if (line.record?.type === "response_item" && isBoundaryItem(line.record.payload)) return excerptOf(contentText((line.record.payload as JsonObject).content));
   }
   return null;
 }
@@ -485,7 +486,7 @@ function taskOfFamily(f: Family): string | null {
       if (best === null || (c.line as number) < best.line) best = { line: c.line as number, text: e.data.text };
     }
   }
-  return best === null ? null : excerptValue(best.text);
+  return best === null ? null : excerptOf(termOfJs(best.text));
 }
 
 /** Subagent rollouts already in the Workspace whose parent is a rollout of the run (first-line discovery, tree.md §2.5). */

@@ -2,26 +2,16 @@
 // become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
 // on the command line goes last so that pi resumes its leaf.
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, lstatSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { statSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { PixirError } from "../../event/errors.js";
-import { osWriteFault } from "../../event/os-fault.js";
-import { randomHex } from "../../event/ids.js";
-import { readFirstLine } from "../../store/log-read.js";
 import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
-import { listLogs } from "../../store/ls.js";
-import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
+import { assertOutDirectory, exportExists, ExportFile, pathExists } from "../../store/export-file.js";
 import { assertSessionId, isValidSessionId } from "../../event/session-id.js";
+import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
 import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
 import { workspaceImageLoader, type ImageLoader } from "./images.js";
-
-interface ForkLink {
-  parent: string;
-  strategy: unknown;
-  forkedToSeq: number;
-  replayEventCount: number;
-}
 
 interface FamilyLog {
   sessionId: string;
@@ -63,36 +53,10 @@ const ASSISTANT_TYPES = new Set(["reasoning", "assistant_message", "tool_call", 
 const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 const compareBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 
-async function forkLinkOf(ws: string, id: string): Promise<ForkLink | null> {
-  const p = logPath(ws, id);
-  if (inspectStatePath(p) === "missing") return null;
-  const first = await readFirstLine(p);
-  if (first === null || "problem" in first) return null;
-  const e = first.line.event;
-  if (e.type !== "session_fork" || e.seq !== 0 || !isValidSessionId(e.data.parent_session_id)) return null;
-  const n = e.data.replay_event_count;
-  const to = e.data.forked_to_seq;
-  return {
-    parent: e.data.parent_session_id,
-    strategy: e.data.strategy,
-    forkedToSeq: typeof to === "number" ? to : 0,
-    replayEventCount: typeof n === "number" ? n : 0,
-  };
-}
-
 /** §4 step 1: walk up first-line session_fork parents to the root, then find every fork descendant. */
 async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog; all: FamilyLog[]; named: FamilyLog }> {
-  const links = new Map<string, ForkLink | null>();
-  for (const sid of listLogs(ws).sessionIds) links.set(sid, await forkLinkOf(ws, sid));
-  let rootId = id;
-  const walked = [id];
-  for (;;) {
-    const link = links.get(rootId);
-    if (!link || !links.has(link.parent)) break;
-    if (walked.includes(link.parent)) throw new PixirError("fork_cycle", undefined, { session_id: id, lineage: [...walked, link.parent] });
-    walked.push(link.parent);
-    rootId = link.parent;
-  }
+  const links = await readForkLinks(ws);
+  const rootId = forkRootOf(links, id);
   const make = (sid: string, link: ForkLink | null): FamilyLog => ({ sessionId: sid, link, children: [], events: [], entryBySeq: new Map(), attach: null, entries: [] });
   const root = make(rootId, links.get(rootId) ?? null);
   const all = [root];
@@ -503,13 +467,6 @@ export function piFileName(header: JsonObject): string {
   return `${ts}_${id}.jsonl`;
 }
 
-function exportExists(display: string): PixirError {
-  return new PixirError("already_exists", "export file already exists", {
-    file: display,
-    next_actions: ["pass --out a path that does not exist yet", "remove the existing file if safe"],
-  });
-}
-
 /**
  * Where `--out` writes: FILE as given, or pi's file name inside an existing DIR. A path that ends in a
  * separator (`exported/`) names a directory, so it must exist; it never becomes a file of that name.
@@ -523,27 +480,8 @@ export function exportTarget(out: string, cwd: string, header: JsonObject): stri
     /* absent: a file path, unless written as a directory */
   }
   const target = isDir ? path.join(abs, piFileName(header)) : abs;
-  try {
-    if (!statSync(path.dirname(target)).isDirectory()) throw new Error("not a directory");
-  } catch {
-    throw new PixirError("invalid_args", "the directory of --out does not exist", {
-      field: "out",
-      reason: "missing_directory",
-      next_actions: ["create the directory first, or pass --out inside an existing directory"],
-    });
-  }
+  assertOutDirectory(target);
   return target;
-}
-
-const exportWriteFailed = (err: unknown, display: string, operation: string): PixirError => osWriteFault(err, display, operation, "the exported pi file");
-
-function exists(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -551,43 +489,12 @@ function exists(p: string): boolean {
  * replaced. A failed write (a full disk) leaves nothing and says so.
  */
 function writeExportFile(target: string, text: string, display: string): void {
-  if (exists(target)) throw exportExists(display);
-  const tmp = `${target}.tmp-${randomHex(4)}`;
-  let fd: number;
+  const file = new ExportFile(target, display, "the exported pi file");
   try {
-    fd = openSync(tmp, "wx", 0o644);
-  } catch (err) {
-    throw exportWriteFailed(err, display, "open");
-  }
-  let renamed = false;
-  try {
-    try {
-      writeWhole(fd, Buffer.from(text, "utf8"));
-      fsyncSync(fd);
-      closeSync(fd);
-    } catch (err) {
-      throw exportWriteFailed(err, display, "write");
-    }
-    if (exists(target)) throw exportExists(display);
-    try {
-      renameSync(tmp, target);
-    } catch (err) {
-      throw exportWriteFailed(err, display, "rename");
-    }
-    renamed = true;
+    file.write(Buffer.from(text, "utf8"));
+    file.commit();
   } finally {
-    if (!renamed) {
-      try {
-        closeSync(fd);
-      } catch {
-        /* closed already */
-      }
-      try {
-        unlinkSync(tmp);
-      } catch {
-        /* never created */
-      }
-    }
+    file.discard();
   }
 }
 
@@ -597,7 +504,7 @@ export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): Pi
   if (options.out !== undefined) {
     file = exportTarget(options.out, options.cwd, plan.header);
     if (options.dryRun) {
-      if (exists(file)) throw exportExists(options.out);
+      if (pathExists(file)) throw exportExists(options.out);
     } else writeExportFile(file, plan.text, options.out);
   }
   return {

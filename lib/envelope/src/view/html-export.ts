@@ -1,0 +1,217 @@
+// view.md §1: `pixir export html`, one self-contained page of a fork family. The export checks every
+// Log first (the resolving loader: a corrupt or missing Log fails it before a byte is written), then
+// streams the page: head and style, the family index, one JSON block per Log holding only the Events
+// that Log owns (an inherited prefix is written once, in the Log it comes from), the image payloads,
+// and the page's script. Memory holds one Event and one output slice at a time, plus the index.
+import path from "node:path";
+import { lineDataText, serializeEvent, type PixirEvent } from "../event/envelope.js";
+import type { PixirError } from "../event/errors.js";
+import { openHistory, type History, type HistoryItem } from "../store/loader.js";
+import { historyLines, type LogLine } from "../store/log-read.js";
+import { checkDescriptor, readVerifiedPayload } from "../store/resources.js";
+import { IMAGE_TYPES, imageResources, resourceKey } from "./event-text.js";
+import { familyMembers, type FamilyMember, type FamilyOptions } from "./family.js";
+import { PAGE_SCRIPT, PAGE_STYLE, pageScriptSource } from "./page-assets.js";
+import { INDEX_BLOCK_ID, logBlockId, RESOURCES_BLOCK_ID, type PageIndex, type PageLog } from "./page-index.js";
+
+export interface PageMember extends FamilyMember {
+  history: History | null;
+  /** The block holds only the Log's own Events: its prefix is shown from its parent's History. */
+  inherits: boolean;
+  replayEventCount: number;
+}
+
+export interface HtmlExportPlan {
+  named: string;
+  /** The Workspace's last path component. */
+  workspaceName: string;
+  members: PageMember[];
+}
+
+/** One line of a session report: what the page (or Markdown) holds of each Session. */
+export interface ViewSession {
+  session_id: string;
+  event_count: number;
+}
+
+/** Output is handed out in slices of about this size: few writes, little memory. */
+const SLICE_BYTES = 256 * 1024;
+
+/** view.md §1.2: a page that may load nothing, send nothing and run only its own script. */
+export function contentSecurityPolicy(scriptSource = pageScriptSource()): string {
+  return `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src ${scriptSource}; base-uri 'none'; form-action 'none'`;
+}
+
+/** Open (and so check) every Log of the page, before anything is written. */
+export async function planHtmlExport(ws: string, id: string, options: FamilyOptions): Promise<HtmlExportPlan> {
+  const family = await familyMembers(ws, id, options, "pixir export html");
+  const members: PageMember[] = [];
+  for (const member of family) {
+    const history = member.missing ? null : await openHistory(member.ws, member.id);
+    const header = history?.scan.first?.event;
+    const count = header?.type === "session_fork" && header.seq === 0 ? header.data.replay_event_count : undefined;
+    const replayEventCount = history?.share?.replayEventCount ?? (typeof count === "number" ? count : 0);
+    members.push({ ...member, history, inherits: member.relation === "fork" && member.parent !== null, replayEventCount });
+  }
+  return { named: id, workspaceName: path.basename(path.resolve(ws)), members };
+}
+
+export function viewSessions(plan: HtmlExportPlan): ViewSession[] {
+  return plan.members.filter((m) => m.history !== null).map((m) => ({ session_id: m.id, event_count: m.history!.eventCount }));
+}
+
+export function pageIndex(plan: HtmlExportPlan): PageIndex {
+  const logs: PageLog[] = plan.members.map((m) => ({
+    id: m.id,
+    parent: m.parent,
+    relation: m.relation,
+    forked_to_seq: m.forkedToSeq,
+    replay_event_count: m.replayEventCount,
+    strategy: m.strategy,
+    inherits: m.inherits,
+    missing: m.history === null,
+    subagent: m.subagent,
+    event_count: m.history?.eventCount ?? 0,
+  }));
+  return { format: "pixir-page-v1", named: plan.named, workspace: plan.workspaceName, logs };
+}
+
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+
+const LT = 0x3c;
+const LT_ESCAPED = Buffer.from("\\u003c");
+
+/**
+ * JSON made safe inside `<script type="application/json">`: `<` can only occur inside its strings, where
+ * `\u003c` means the same, so no `</script>` or `<!--` in a Log can end or confuse the block.
+ */
+export function scriptSafeJson(json: Buffer): Buffer {
+  let at = json.indexOf(LT);
+  if (at === -1) return json;
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (; at !== -1; at = json.indexOf(LT, at + 1)) {
+    parts.push(json.subarray(from, at), LT_ESCAPED);
+    from = at + 1;
+  }
+  parts.push(json.subarray(from));
+  return Buffer.concat(parts);
+}
+
+const scriptSafeText = (value: unknown): Buffer => scriptSafeJson(Buffer.from(JSON.stringify(value), "utf8"));
+
+/** The JSON of an Event as the Log stores it (its own bytes when they are a plain envelope). */
+function lineJson(line: LogLine): Buffer {
+  return line.exact ? line.bytes : Buffer.from(serializeEvent(line.event, lineDataText(line.bytes.toString("utf8"), line.event, false)).trimEnd(), "utf8");
+}
+
+function itemJson(item: HistoryItem): Buffer {
+  return item.line !== undefined && item.dataText === undefined ? lineJson(item.line) : Buffer.from(serializeEvent(item.event, item.dataText).trimEnd(), "utf8");
+}
+
+/** The Events a member's block holds: its own, or its whole resolved History when it inherits from no one here. */
+async function* blockEvents(m: PageMember): AsyncGenerator<{ event: PixirEvent; json: Buffer }> {
+  const history = m.history!;
+  if (!m.inherits) {
+    for await (const item of history.items()) yield { event: item.event, json: itemJson(item) };
+    return;
+  }
+  for await (const line of historyLines(history.scan)) {
+    const seq = line.event.seq;
+    if (seq !== null && seq >= 1 && seq <= m.replayEventCount) continue;
+    yield { event: line.event, json: lineJson(line) };
+  }
+}
+
+function head(plan: HtmlExportPlan): string {
+  const title = escapeHtml(`Session ${plan.named} · pixir`);
+  return [
+    "<!DOCTYPE html>",
+    '<html lang="en">',
+    "<head>",
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy()}">`,
+    '<meta name="referrer" content="no-referrer">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="generator" content="pixir export html">',
+    `<title>${title}</title>`,
+    `<style>${PAGE_STYLE}</style>`,
+    "</head>",
+    "<body>",
+    `<div id="app" class="app"><noscript>This page shows the Session with its own script; allow scripts for this file to read it.</noscript></div>`,
+    "",
+  ].join("\n");
+}
+
+export interface PageWarning {
+  code: "resource_missing";
+  text: string;
+  details: Record<string, unknown>;
+}
+
+/** A resource the page shows, and the Logs whose resources may hold its payload (fork.md §7). */
+interface WantedImage {
+  descriptor: Record<string, unknown>;
+  ws: string;
+  sources: string[];
+}
+
+/** The page, in slices of about SLICE_BYTES (an Event larger than that is a slice of its own). */
+export async function* htmlPageChunks(plan: HtmlExportPlan, onWarning: (w: PageWarning) => void = () => {}): AsyncGenerator<Buffer> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  const put = (chunk: Buffer | string) => {
+    const b = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    parts.push(b);
+    size += b.length;
+  };
+  const slice = (): Buffer => {
+    const out = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+    parts = [];
+    size = 0;
+    return out;
+  };
+  put(head(plan));
+  put(`<script type="application/json" id="${INDEX_BLOCK_ID}">`);
+  put(scriptSafeText(pageIndex(plan)));
+  put("</script>\n");
+  const images = new Map<string, WantedImage>();
+  for (const [i, m] of plan.members.entries()) {
+    if (m.history === null) continue;
+    const sources = [m.id, ...plan.members.filter((o) => o !== m && o.ws === m.ws).map((o) => o.id)];
+    put(`<script type="application/json" id="${logBlockId(i)}">[`);
+    let first = true;
+    for await (const { event, json } of blockEvents(m)) {
+      if (!first) put(",");
+      first = false;
+      put(scriptSafeJson(json));
+      if (json.includes('"resource_id"')) {
+        for (const d of imageResources(event.data)) if (!images.has(resourceKey(d))) images.set(resourceKey(d), { descriptor: d, ws: m.ws, sources });
+      }
+      if (size >= SLICE_BYTES) yield slice();
+    }
+    put("]</script>\n");
+  }
+  put(`<script type="application/json" id="${RESOURCES_BLOCK_ID}">{`);
+  let firstImage = true;
+  for (const [key, wanted] of images) {
+    let bytes: Buffer;
+    try {
+      bytes = readVerifiedPayload(wanted.ws, wanted.sources, checkDescriptor(wanted.descriptor));
+    } catch (err) {
+      const e = err as PixirError;
+      onWarning({ code: "resource_missing", text: `image ${key} is not shown: ${e.message}`, details: { resource_id: wanted.descriptor.resource_id, ...(e.details ?? {}) } });
+      continue;
+    }
+    const mime = IMAGE_TYPES[String(wanted.descriptor.extension).toLowerCase()]!;
+    put(`${firstImage ? "" : ","}${scriptSafeText(key)}:"data:${mime};base64,`);
+    put(bytes.toString("base64"));
+    put('"');
+    firstImage = false;
+    if (size >= SLICE_BYTES) yield slice();
+  }
+  put("}</script>\n");
+  put(`<script>${PAGE_SCRIPT}</script>\n</body>\n</html>\n`);
+  yield slice();
+}

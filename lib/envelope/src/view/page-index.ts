@@ -1,0 +1,42 @@
+// view.md §1: the index of a page, written by the export (html-export.ts) as JSON in the page and read by
+// the page's script (page/). One description of the format for both sides.
+
+/** How a Log hangs in the family shown by a page. */
+export type PageRelation = "root" | "fork" | "subagent";
+
+/** One Log of the page, in the order of the sidebar (depth first from the family's root). */
+export interface PageLog {
+  id: string;
+  /** Index of the Log this one hangs from in the sidebar, or null. */
+  parent: number | null;
+  relation: PageRelation;
+  /** A fork child's `forked_to_seq` and `replay_event_count`; null and 0 otherwise. */
+  forked_to_seq: number | null;
+  replay_event_count: number;
+  strategy: string | null;
+  /**
+   * The page holds only this Log's own Events (its header and those after the inherited prefix); the
+   * prefix is read from `parent`'s History, where it is shown once (view.md §1 `--family`).
+   */
+  inherits: boolean;
+  /** A subagent child named by a `subagent_event` whose Log is not in the Workspace. */
+  missing: boolean;
+  /** The subagent run this Log is the child of: what `pixir tree` shows of it. */
+  subagent: { agent: string | null; status: string | null; task: string | null } | null;
+  /** Events of the resolved History. */
+  event_count: number;
+}
+
+export interface PageIndex {
+  format: "pixir-page-v1";
+  /** The Session named on the command line: shown first. */
+  named: string;
+  /** The Workspace's last path component (never the absolute path, view.md §1.2). */
+  workspace: string;
+  logs: PageLog[];
+}
+
+/** Element ids of the page's data blocks (`<script type="application/json">`). */
+export const INDEX_BLOCK_ID = "pixir-index";
+export const RESOURCES_BLOCK_ID = "pixir-resources";
+export const logBlockId = (index: number): string => `pixir-log-${index}`;

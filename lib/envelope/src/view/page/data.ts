@@ -1,0 +1,92 @@
+// The page's Events: each Log's data block is parsed when that Log is first shown, and a fork child's
+// History is its header, the inherited prefix read from its parent's History, then its own Events — the
+// resolving loader's rule (fork.md §6), so the page shows what `pixir-log cat` would.
+import { REPLAY_TYPES } from "../../event/vocabulary.js";
+import { INDEX_BLOCK_ID, logBlockId, RESOURCES_BLOCK_ID, type PageIndex, type PageLog } from "../page-index.js";
+
+export interface LogEvent {
+  id: string;
+  session_id: string;
+  seq: number | null;
+  ts: string;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** One Event as a Log's History shows it. */
+export interface ShownEvent {
+  event: LogEvent;
+  /** Its seq in the shown History (an inherited Event is renumbered 1..N, as the loader does). */
+  seq: number | null;
+  /** The Log whose block holds it, and its seq there. */
+  owner: number;
+  ownerSeq: number | null;
+  inherited: boolean;
+}
+
+const REPLAY = new Set<string>(REPLAY_TYPES);
+
+function readBlock(id: string): unknown {
+  const el = document.getElementById(id);
+  return el === null ? null : JSON.parse(el.textContent ?? "null");
+}
+
+export class FamilyData {
+  readonly index: PageIndex;
+  private readonly blocks = new Map<number, LogEvent[]>();
+  private readonly histories = new Map<number, ShownEvent[]>();
+  private resourceMap: Record<string, string> | null = null;
+
+  constructor() {
+    this.index = readBlock(INDEX_BLOCK_ID) as PageIndex;
+  }
+
+  get logs(): PageLog[] {
+    return this.index.logs;
+  }
+
+  indexOf(id: string): number {
+    return this.index.logs.findIndex((l) => l.id === id);
+  }
+
+  private own(i: number): LogEvent[] {
+    let events = this.blocks.get(i);
+    if (events === undefined) {
+      events = ((this.index.logs[i]!.missing ? [] : readBlock(logBlockId(i))) as LogEvent[] | null) ?? [];
+      this.blocks.set(i, events);
+    }
+    return events;
+  }
+
+  /** The resolved History of Log `i`. */
+  history(i: number): ShownEvent[] {
+    const cached = this.histories.get(i);
+    if (cached !== undefined) return cached;
+    const log = this.index.logs[i]!;
+    const own = this.own(i);
+    const shown = (event: LogEvent): ShownEvent => ({ event, seq: event.seq, owner: i, ownerSeq: event.seq, inherited: false });
+    let out: ShownEvent[];
+    if (!log.inherits || log.parent === null) out = own.map(shown);
+    else {
+      out = own.filter((e) => e.seq === 0).map(shown);
+      const cut = log.forked_to_seq ?? 0;
+      let k = 0;
+      for (const p of this.history(log.parent)) {
+        if (k >= log.replay_event_count) break;
+        if (!REPLAY.has(p.event.type) || p.seq === null || p.seq > cut) continue;
+        k++;
+        out.push({ event: p.event, seq: k, owner: p.owner, ownerSeq: p.ownerSeq, inherited: true });
+      }
+      for (const e of own) if (e.seq !== 0) out.push(shown(e));
+    }
+    this.histories.set(i, out);
+    return out;
+  }
+
+  /** A Session Resource's `data:` URI, when the export could read its payload. */
+  resource(key: string): string | undefined {
+    this.resourceMap ??= (readBlock(RESOURCES_BLOCK_ID) as Record<string, string> | null) ?? {};
+    const uri = this.resourceMap[key];
+    return typeof uri === "string" && uri.startsWith("data:image/") ? uri : undefined;
+  }
+}

@@ -1,0 +1,238 @@
+// The page's script (view.md §1.1): reads the index and the Log blocks the export wrote into the page,
+// and shows one Log's History at a time, with the family tree beside it, search and filters. Built into
+// the page by scripts/page.mjs; it loads nothing and needs no server (works from file://).
+import type { PageLog } from "../page-index.js";
+import { buildCards, cardNode, searchText, type Card, type CardContext } from "./cards.js";
+import { FamilyData, type ShownEvent } from "./data.js";
+import { el } from "./dom.js";
+import { Sidebar } from "./sidebar.js";
+
+/** Cards put in the page at once; the rest follow in slices between frames (view.md §1.3). */
+const FIRST_CARDS = 40;
+const SLICE_MS = 12;
+
+const data = new FamilyData();
+const logs = data.logs;
+
+const header = el("header", { class: "session-header" });
+const search = el("input", { type: "search", placeholder: "Search this History (every word must match)", "aria-label": "Search", class: "search" });
+const filter = (name: string, text: string) => el("label", { class: "filter" }, el("input", { type: "checkbox", name }), ` ${text}`);
+const filters = el("div", { class: "filters" }, filter("messages", "messages only"), filter("tool-output", "hide tool output"), filter("reasoning", "hide reasoning"));
+const count = el("output", { class: "match-count", "aria-live": "polite" });
+const toolbar = el("div", { class: "toolbar", role: "search" }, search, filters, count);
+const list = el("div", { class: "cards", role: "feed", "aria-label": "Events" });
+const main = el("main", { class: "main" }, header, toolbar, list);
+const sidebar = new Sidebar(logs, data.index.named, (i) => show(i));
+
+let current = -1;
+let cards: Card[] = [];
+let rendered = 0;
+let generation = 0;
+let ctx: CardContext;
+
+function logButton(i: number): HTMLElement {
+  const button = el("button", { type: "button", class: "log-link", "data-log": String(i) }, logs[i]!.id);
+  button.addEventListener("click", () => show(i));
+  return button;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Header (view.md §1.1 item 1).
+
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+const USAGE_FIELDS: Array<[string, string[]]> = [
+  ["input", ["input_tokens", "input", "prompt_tokens"]],
+  ["output", ["output_tokens", "output", "completion_tokens"]],
+  ["cache read", ["cache_read", "cache_read_input_tokens", "cached_input_tokens"]],
+  ["cache write", ["cache_write", "cache_creation_input_tokens"]],
+  ["total", ["total_tokens", "total"]],
+];
+
+function relationText(log: PageLog): Array<Node | string> {
+  if (log.parent === null) return [log.relation === "fork" ? "fork (its parent is not in this page)" : "root of the family"];
+  if (log.relation === "fork") return ["fork of ", logButton(log.parent), ` at seq ${log.forked_to_seq} (${log.strategy ?? "fork"}, ${log.replay_event_count} inherited)`];
+  const s = log.subagent;
+  return ["subagent of ", logButton(log.parent), s === null ? "" : ` · ${[s.agent, s.status].filter(Boolean).join(" · ")}${s.task ? ` — ${s.task}` : ""}`];
+}
+
+function renderHeader(log: PageLog, history: ShownEvent[]): void {
+  const counts = new Map<string, number>();
+  const models = new Set<string>();
+  const usage = new Map<string, number[]>();
+  for (const { event: e } of history) {
+    counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
+    if (typeof e.data.model === "string" && e.data.model !== "") models.add(e.data.model);
+    if (e.type === "provider_usage") {
+      const model = typeof e.data.model === "string" ? e.data.model : "unknown model";
+      const totals = usage.get(model) ?? USAGE_FIELDS.map(() => 0);
+      const values = USAGE_FIELDS.map(([, keys]) => num(keys.map((key) => e.data[key]).find((v) => typeof v === "number")));
+      // A usage record without a total counts its input and output.
+      if (values[4] === 0) values[4] = values[0]! + values[1]! + values[2]! + values[3]!;
+      values.forEach((n, k) => (totals[k]! += n));
+      usage.set(model, totals);
+    }
+  }
+  const first = history[0]?.event.ts ?? "–";
+  const last = history.at(-1)?.event.ts ?? "–";
+  const row = (term: string, ...value: Array<Node | string>) => [el("dt", null, term), el("dd", null, ...value)];
+  header.replaceChildren(
+    el("h1", null, "Session ", el("code", null, log.id)),
+    el(
+      "dl",
+      { class: "facts" },
+      ...row("workspace", data.index.workspace),
+      ...row("lineage", ...relationText(log)),
+      ...row("time", el("time", { datetime: first }, first), " → ", el("time", { datetime: last }, last)),
+      ...row("events", `${history.length}: `, ...[...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, n]) => el("span", { class: "chip" }, `${t} ${n}`))),
+      ...(models.size === 0 ? [] : row("models", [...models].sort().join(", "))),
+      ...(usage.size === 0
+        ? []
+        : row(
+            "usage",
+            el(
+              "table",
+              { class: "usage" },
+              el("thead", null, el("tr", null, el("th", null, "model"), ...USAGE_FIELDS.map(([name]) => el("th", null, name)))),
+              el("tbody", null, ...[...usage].map(([model, totals]) => el("tr", null, el("td", null, model), ...totals.map((n) => el("td", null, n.toLocaleString("en-US")))))),
+            ),
+          )),
+    ),
+  );
+  document.title = `Session ${log.id} · pixir`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Search and filters (view.md §1.1 item 4).
+
+function words(): string[] {
+  return search.value.toLowerCase().split(/\s+/).filter((w) => w !== "");
+}
+
+const checked = (name: string) => (filters.querySelector(`input[name="${name}"]`) as HTMLInputElement).checked;
+
+function visible(card: Card, query: string[], messagesOnly: boolean, hideReasoning: boolean, hideOutput: boolean): boolean {
+  if (card.kind === "marker") return query.length === 0 && !messagesOnly;
+  if (messagesOnly && card.kind !== "message") return false;
+  if (hideReasoning && card.kind === "reasoning") return false;
+  if (hideOutput && card.kind === "result") return false;
+  if (query.length === 0) return true;
+  const text = searchText(card);
+  return query.every((w) => text.includes(w));
+}
+
+function applyFilters(): void {
+  const query = words();
+  const messagesOnly = checked("messages");
+  const hideReasoning = checked("reasoning");
+  const hideOutput = checked("tool-output");
+  list.classList.toggle("hide-tool-output", hideOutput);
+  let shown = 0;
+  let total = 0;
+  for (const card of cards) {
+    const show = visible(card, query, messagesOnly, hideReasoning, hideOutput);
+    if (card.kind !== "marker") {
+      total++;
+      if (show) shown++;
+    }
+    if (card.node !== undefined) card.node.hidden = !show;
+  }
+  count.value = query.length === 0 && !messagesOnly && !hideReasoning && !hideOutput ? `${total} cards` : `${shown} of ${total} cards match`;
+}
+
+let searchTimer: ReturnType<typeof setTimeout> | undefined;
+search.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(applyFilters, 80);
+});
+filters.addEventListener("change", applyFilters);
+
+// ---------------------------------------------------------------------------------------------------
+// Showing a Log: the first cards at once, the rest in slices, so a long History opens at once.
+
+function renderUpTo(end: number): void {
+  if (end <= rendered) return;
+  const query = words();
+  const flags = [checked("messages"), checked("reasoning"), checked("tool-output")] as const;
+  const fragment = document.createDocumentFragment();
+  for (; rendered < end; rendered++) {
+    const card = cards[rendered]!;
+    const node = cardNode(ctx, card);
+    node.hidden = !visible(card, query, ...flags);
+    fragment.append(node);
+  }
+  list.append(fragment);
+}
+
+function pump(gen: number): void {
+  if (gen !== generation) return;
+  const start = performance.now();
+  while (rendered < cards.length && performance.now() - start < SLICE_MS) renderUpTo(Math.min(cards.length, rendered + 25));
+  if (rendered < cards.length) setTimeout(() => pump(gen), 0);
+  else list.setAttribute("aria-busy", "false");
+}
+
+function show(i: number, seq: number | null = null): void {
+  if (i !== current) {
+    current = i;
+    const log = logs[i]!;
+    ctx = { data, log, logButton };
+    renderHeader(log, data.history(i));
+    sidebar.select(i);
+    cards = buildCards(data, i);
+    rendered = 0;
+    generation++;
+    list.replaceChildren();
+    list.setAttribute("aria-busy", "true");
+    renderUpTo(Math.min(cards.length, FIRST_CARDS));
+    applyFilters();
+    const gen = generation;
+    setTimeout(() => pump(gen), 0);
+    const hash = `#${encodeURIComponent(log.id)}`;
+    if (seq === null && decodeURIComponent(location.hash) !== `#${log.id}`) replaceHash(hash);
+  }
+  if (seq !== null) reveal(seq);
+}
+
+function replaceHash(hash: string): void {
+  try {
+    history.replaceState(null, "", hash);
+  } catch {
+    /* some file:// contexts refuse; the page works without it */
+  }
+}
+
+/** Scroll to the card of `seq` (a tool result lives in its call's card). */
+function reveal(seq: number): void {
+  const id = `${logs[current]!.id}/${seq}`;
+  const k = cards.findIndex((c) => c.shown?.seq === seq || c.result?.seq === seq);
+  if (k === -1) return;
+  renderUpTo(k + 1);
+  const target = document.getElementById(id);
+  target?.scrollIntoView({ block: "start" });
+  target?.classList.add("target");
+}
+
+/** `#<session_id>` or `#<session_id>/<seq>`: session ids contain no `/` (the session-id grammar). */
+function fromHash(): { log: number; seq: number | null } | null {
+  let hash: string;
+  try {
+    hash = decodeURIComponent(location.hash.slice(1));
+  } catch {
+    return null;
+  }
+  const slash = hash.lastIndexOf("/");
+  const id = slash === -1 ? hash : hash.slice(0, slash);
+  const seq = slash === -1 ? null : Number(hash.slice(slash + 1));
+  const log = data.indexOf(id);
+  return log === -1 ? null : { log, seq: seq !== null && Number.isInteger(seq) ? seq : null };
+}
+
+window.addEventListener("hashchange", () => {
+  const target = fromHash();
+  if (target !== null) show(target.log, target.seq);
+});
+
+const app = document.getElementById("app")!;
+app.replaceChildren(sidebar.node, main);
+const initial = fromHash();
+show(initial?.log ?? Math.max(0, data.indexOf(data.index.named)), initial?.seq ?? null);
