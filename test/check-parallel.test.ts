@@ -2,11 +2,9 @@
 // scanBytes). Whatever the number of threads, readers print the same bytes and refuse the same Logs
 // with the same error, naming the line in the whole file. PIXIR_DEBUG=1 makes pixir-log cat say how many
 // ranges the workers checked, so these tests know the workers did the work.
-import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { logFile, ROOT, run, tempDir } from "./support/cli.js";
+import { generateLog, logFile, run, tempDir } from "./support/cli.js";
 
 const THREADS = ["1", "2", "3"];
 
@@ -15,8 +13,7 @@ describe("pixir-log cat of a Log checked on several threads", () => {
   let original: string;
   beforeAll(() => {
     ws = tempDir();
-    const gen = spawnSync(process.execPath, [path.join(ROOT, "bench/gen-log.mjs"), "--bytes", "3MiB", "--session", "big", "--out", logFile(ws, "big")], { encoding: "utf8" });
-    expect(gen.status, gen.stderr).toBe(0);
+    generateLog(ws, "big", { bytes: "3MiB" });
     original = readFileSync(logFile(ws, "big"), "utf8");
   }, 60_000);
 

@@ -1,4 +1,4 @@
-// fork-bytes.ts: a parent Log whose every line passes the byte check is planned and copied from blocks of
+// fork/parent-log.ts and parent-bytes.ts: a parent Log whose every line passes the byte check is planned and copied from blocks of
 // its bytes, without an object per line. It must learn exactly what the loader's way learns (the same
 // PrefixScanner fed Events), refuse every other form of Log so that the general way handles it, and
 // still notice a parent that changes between its two passes.
@@ -11,7 +11,7 @@ import { decodeLogLine, isLineProblem, PixirError } from "@pixir/envelope";
 import { checkParentPrefix } from "../lib/envelope/src/fork/fork-write.js";
 import { derivedUlid } from "../lib/envelope/src/event/ids.js";
 import { lineBlocks } from "../lib/envelope/src/store/log-read.js";
-import { ParentPrefixCursor, passThroughParent } from "../lib/envelope/src/fork/fork-bytes.js";
+import { ParentPrefixCursor, parentFromOurLog } from "../lib/envelope/src/fork/parent-log.js";
 import { PrefixScanner, type PrefixFacts } from "../lib/envelope/src/fork/fork-plan.js";
 import { logFile, readLog, ROOT, run, sh, workspace } from "./support/cli.js";
 import { expectJsonOk } from "./support/fork.js";
@@ -56,7 +56,7 @@ describe("a pass-through parent planned from its bytes", () => {
   const lastSeq = text.trimEnd().split("\n").length - 1;
 
   it.each([undefined, 0, 3, 700, lastSeq])("learns what the loader's way learns (to_seq %s)", async (toSeq) => {
-    const fast = await passThroughParent(ws, "P", toSeq);
+    const fast = await parentFromOurLog(ws, "P", toSeq);
     expect(fast).not.toBeNull();
     const expected = factsByEvents(text, toSeq);
     // The fingerprint is the byte path's own (a CRC of every byte it read), which only its copy compares.
@@ -70,12 +70,12 @@ describe("a pass-through parent planned from its bytes", () => {
 
   it("finds that some cut leaves tool calls open, as the generated Log has them", async () => {
     const open = [];
-    for (let toSeq = 1; toSeq < 60; toSeq++) open.push((await passThroughParent(ws, "P", toSeq))!.facts.openToolCalls.length);
+    for (let toSeq = 1; toSeq < 60; toSeq++) open.push((await parentFromOurLog(ws, "P", toSeq))!.facts.openToolCalls.length);
     expect(Math.max(...open)).toBeGreaterThan(0);
   });
 
   it("refuses a to_seq above the last seq as the loader's way does", async () => {
-    const err = await passThroughParent(ws, "P", lastSeq + 1).catch((e: unknown) => e);
+    const err = await parentFromOurLog(ws, "P", lastSeq + 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PixirError);
     expect((err as PixirError).kind).toBe("invalid_args");
   });
@@ -134,25 +134,25 @@ describe("a Log the byte path does not take goes the loader's way", () => {
   ];
   it.each(cases)("%s", async (_, content) => {
     const ws = workspace({ P: content });
-    expect(await passThroughParent(ws, "P", undefined)).toBeNull();
+    expect(await parentFromOurLog(ws, "P", undefined)).toBeNull();
   });
 
   it("a missing Log", async () => {
-    expect(await passThroughParent(workspace({ Q: "" }), "P", undefined)).toBeNull();
+    expect(await parentFromOurLog(workspace({ Q: "" }), "P", undefined)).toBeNull();
   });
 
   it("without a fingerprint (pixir-log write's parent check, which copies nothing) the facts are the same but for it", async () => {
     const ws = workspace({ P: generatedParent(50, false) });
-    const full = (await passThroughParent(ws, "P", 30))!.facts;
-    const bare = (await passThroughParent(ws, "P", 30, { fingerprint: false }))!.facts;
+    const full = (await parentFromOurLog(ws, "P", 30))!.facts;
+    const bare = (await parentFromOurLog(ws, "P", 30, { fingerprint: false }))!.facts;
     expect(full.fingerprint).toMatch(/^crc32-bytes:/);
     expect(bare).toEqual({ ...full, fingerprint: "" });
   });
 
   it("a check that was called off (pixir-log write stops its parent check when the stream fails)", async () => {
     const ws = workspace({ P: generatedParent(50, false) });
-    expect(await passThroughParent(ws, "P", undefined)).not.toBeNull();
-    expect(await passThroughParent(ws, "P", undefined, { signal: AbortSignal.abort() })).toBeNull();
+    expect(await parentFromOurLog(ws, "P", undefined)).not.toBeNull();
+    expect(await parentFromOurLog(ws, "P", undefined, { signal: AbortSignal.abort() })).toBeNull();
     const header = { parentId: "P", n: 1, toSeq: 0, digest: "sha256:x", strategy: "replay_v1" as const };
     await expect(checkParentPrefix(ws, "c", header, AbortSignal.abort())).rejects.toMatchObject({ name: "AbortError" });
     // Not called off, the same check runs to its verdict.
@@ -162,7 +162,7 @@ describe("a Log the byte path does not take goes the loader's way", () => {
 
 describe("a pass-through parent that changes between the two passes", () => {
   const copy = async (ws: string) => {
-    const parent = await passThroughParent(ws, "P", undefined);
+    const parent = await parentFromOurLog(ws, "P", undefined);
     expect(parent).not.toBeNull();
     return async (change: () => void) => {
       change();
@@ -340,7 +340,7 @@ describe("ParentPrefixCursor (pixir-log write's parent pass, in step with the st
     }
     expect(loads).toBeGreaterThan(0);
     const facts = (await cursor.finish())!;
-    const plan = (await passThroughParent(ws, "P", toSeq, { fingerprint: false }))!.facts;
+    const plan = (await parentFromOurLog(ws, "P", toSeq, { fingerprint: false }))!.facts;
     expect(facts).toEqual(plan);
     expect(facts.eventCount).toBeGreaterThan(300);
     // Each line found is an inherited parent line from `"ts":` on.

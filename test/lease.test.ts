@@ -1,39 +1,14 @@
 // acceptance.md §H and writer-lease.md: the Writer Lease, against the built binaries.
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { leaseGoesStale, readLog, run, sh, start, tempDir, user, workspace } from "./support/cli.js";
+import { leaseFile, writeLease } from "./hardening/support.js";
 
 const EV = '{"type":"user_message","data":{"text":"hi"}}\n';
-const leaseFile = (ws: string, id: string) => path.join(ws, ".pixir", "session_leases", `${id}.json`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function writeLease(ws: string, id: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
-  const now = Date.now();
-  const lease = {
-    version: 1,
-    purpose: "session_writer",
-    session_id: id,
-    workspace: ws,
-    lease_path: leaseFile(ws, id),
-    holder_id: "wrl_0123456789abcdef",
-    os_pid: "999999",
-    beam_node: "nonode@nohost",
-    hostname: os.hostname(),
-    started_at_ms: now,
-    started_at: new Date(now).toISOString(),
-    heartbeat_at_ms: now,
-    heartbeat_at: new Date(now).toISOString(),
-    heartbeat_interval_ms: 1000,
-    stale_after_ms: 60000,
-    ...fields,
-  };
-  mkdirSync(path.dirname(leaseFile(ws, id)), { recursive: true });
-  writeFileSync(leaseFile(ws, id), JSON.stringify(lease, null, 2));
-  return lease;
-}
 
 const releaseRecords = (ws: string) => {
   const dir = path.join(ws, ".pixir", "session_leases", "releases");

@@ -2,25 +2,12 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { CANONICAL_TYPES, EPHEMERAL_TYPES } from "../lib/envelope/src/event/vocabulary.js";
 import { assistant, call, ev, listTree, logFile, rawLine, readLog, run, sh, tempDir, user, workspace, writeRaw } from "./support/cli.js";
 
-const CANONICAL = [
-  "user_message",
-  "assistant_message",
-  "reasoning",
-  "skill_activation",
-  "subagent_event",
-  "workflow_event",
-  "session_fork",
-  "branch_summary",
-  "history_compaction",
-  "provider_usage",
-  "turn_failed",
-  "tool_call",
-  "tool_result",
-  "permission_decision",
-];
-const EPHEMERAL = ["text_delta", "reasoning_delta", "status", "plan", "context_pressure"];
+// The vocabulary as the library has it; lib/envelope/test/event/vocabulary.test.ts holds it to the spec's text.
+const CANONICAL = [...CANONICAL_TYPES];
+const EPHEMERAL = [...EPHEMERAL_TYPES];
 const lines = (...objs: object[]) => objs.map((o) => JSON.stringify(o)).join("\n") + "\n";
 
 describe("A2 pinned values", () => {

@@ -384,13 +384,17 @@ describe("arguments and errors", () => {
   });
 
   it.each([
-    [["export", "spreadsheet", "x"], "pixir export <pi|codex|claude|html|md> [args]"],
     [["export", "pi"], "pixir export pi <id> [--out FILE|DIR] [--dry-run]"],
     [["export", "pi", "a", "b"], "pixir export pi <id> [--out FILE|DIR] [--dry-run]"],
   ])("%j is a usage error", (args, synopsis) => {
     const r = run("pixir", args, { cwd: tempDir() });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`error: usage: ${synopsis}\nhint: run the command with --help\n`);
+  });
+
+  it("an unknown export format is named, with the nearest one", () => {
+    expect(run("pixir", ["export", "tar", "x"], { cwd: tempDir() }).stderr).toBe('error: usage: unknown export format "tar"\nhint: run the command with --help\n');
+    expect(run("pixir", ["export", "pii", "x"], { cwd: tempDir() }).stderr).toBe('error: usage: unknown export format "pii"; did you mean "pi"?\nhint: run the command with --help\n');
   });
 
   it("help names both commands with real examples", () => {

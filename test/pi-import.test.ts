@@ -1,10 +1,10 @@
 // pixir import pi (pi-interop.md §1–§3, §5; acceptance.md §J 65–66), against the built binaries.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { binPath, listTree, logFile, run, tempDir } from "./support/cli.js";
+import { writeLease } from "./hardening/support.js";
 import {
   BEFORE_COMPACTION,
   COMPACTION,
@@ -329,6 +329,22 @@ describe("acceptance 65: what the fixtures import as", () => {
     }
   });
 
+  it("a fork summary of a real session skips its tool-use-only turns (summarize.md §3.2: no bare `- assistant: `)", () => {
+    const { ws, report } = imported(LARGE_SESSION);
+    const id = report.sessions[0].session_id;
+    // The premise: the session has assistant messages whose text is empty, and some among the last ones.
+    const texts = rawEvents(ws, id).filter((e) => e.type === "assistant_message").map((e) => e.data.text);
+    expect(texts.filter((t) => t === "").length).toBeGreaterThan(100);
+    expect(texts.slice(-12)).toContain("");
+    const fork = run("pixir", ["fork", id, "--summarize", "--child-id", "c", "--json"], { cwd: ws });
+    expect(fork.code, fork.stderr).toBe(0);
+    const summary = rawEvents(ws, "c").at(-1)!;
+    expect(summary.type).toBe("branch_summary");
+    const bullets = (summary.data.summary as string).split("\n").filter((l) => l.startsWith("- "));
+    expect(bullets).toHaveLength(6);
+    for (const b of [...bullets, ...summary.data.open_tasks.map((t: string) => `- ${t}`)]) expect(b).not.toMatch(/^- (assistant|user|subagent \S+): ?$/);
+  });
+
   it("the cross-project copy imports as the same shape under its own header id", () => {
     const { report } = imported(CROSS_PROJECT);
     expect(report.sessions.map((s: any) => s.session_id)).toEqual(["a2483bba-9547-43b6-ad99-00185fab826f", "a2483bba-9547-43b6-ad99-00185fab826f.a9bcedc7"]);
@@ -465,26 +481,8 @@ describe("refusals: nothing is written", () => {
 
   it("a held Writer Lease on one Log of the family is exit 5 and no Log appears", () => {
     const ws = tempDir();
-    const now = Date.now();
-    const lease = {
-      version: 1,
-      purpose: "session_writer",
-      session_id: `${MAIN_ID}.a9bcedc7`,
-      workspace: ws,
-      holder_id: "wrl_0123456789abcdef",
-      os_pid: String(process.pid),
-      beam_node: "nonode@nohost",
-      hostname: os.hostname(),
-      program: "test",
-      started_at_ms: now,
-      started_at: new Date(now).toISOString(),
-      heartbeat_at_ms: now,
-      heartbeat_at: new Date(now).toISOString(),
-      heartbeat_interval_ms: 1000,
-      stale_after_ms: 600_000,
-    };
-    mkdirSync(path.join(ws, ".pixir", "session_leases"), { recursive: true });
-    writeFileSync(path.join(ws, ".pixir", "session_leases", `${MAIN_ID}.a9bcedc7.json`), JSON.stringify(lease));
+    // Held by a live process (this one) that is not the importer.
+    writeLease(ws, `${MAIN_ID}.a9bcedc7`, { os_pid: String(process.pid), program: "test", stale_after_ms: 600_000 });
     const r = importPi(ws, piFixture(MAIN_TREE));
     expect(r.code, r.stdout).toBe(5);
     expect(r.json.error.kind).toBe("session_writer_active");
@@ -567,16 +565,15 @@ describe("dry run, output and arguments", () => {
     expect(rawEvents(dir, "triv.m1")[0].data.pi.trivial).toBe(true);
   });
 
+  const SYNOPSIS = "usage: pixir import pi <file>... [--lenient] [--dry-run] [--take-over-dead-writer]";
   it.each([
-    [["import", "tar", "x.jsonl"], null],
-    [["import", "pi"], "pixir import pi <file>... [--lenient] [--dry-run] [--take-over-dead-writer]"],
-    [["import", "pi", "x.jsonl", "--bogus"], "pixir import pi <file>... [--lenient] [--dry-run] [--take-over-dead-writer]"],
-  ])("%j is a usage error", (args, synopsis) => {
+    [["import", "tar", "x.jsonl"], 'unknown import format "tar"', "usage: pixir import <pi|codex|claude> [args]"],
+    [["import", "pi"], SYNOPSIS, SYNOPSIS],
+    [["import", "pi", "x.jsonl", "--bogus"], "unknown flag --bogus", SYNOPSIS],
+  ])("%j is a usage error", (args, message, synopsis) => {
     const r = run("pixir", [...args, "--json"], { cwd: tempDir() });
     expect(r.code).toBe(2);
-    expect(r.json.error.kind).toBe("usage");
-    // An unknown format is an unknown command of the group: yargs recommends the closest (edit distance ≤ 3).
-    expect(r.json.error.message).toBe(synopsis === null ? "pixir import has no such command; did you mean pixir import pi?" : `usage: ${synopsis}`);
+    expect(r.json.error).toMatchObject({ kind: "usage", message, details: { synopsis } });
   });
 
   it("shows progress for a large file only when stderr is a terminal", () => {

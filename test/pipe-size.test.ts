@@ -3,10 +3,9 @@
 // 2 MiB have crossed it; the tool's own helper is perl too, so the test needs what the feature needs.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_PIPE_BYTES, pipeBytes } from "../lib/envelope/src/cli/pipe-size.js";
-import { binPath, logFile, ROOT, run, tempDir } from "./support/cli.js";
+import { binPath, generateLog, run, tempDir } from "./support/cli.js";
 
 const PERL = "/usr/bin/perl";
 const onLinuxWithPerl = process.platform === "linux" && existsSync(PERL);
@@ -25,8 +24,7 @@ describe.skipIf(!onLinuxWithPerl)("stdout pipes of large outputs", () => {
   let ws: string;
   beforeAll(() => {
     ws = tempDir();
-    const gen = spawnSync(process.execPath, [path.join(ROOT, "bench/gen-log.mjs"), "--bytes", "4MiB", "--session", "big", "--out", logFile(ws, "big")], { encoding: "utf8" });
-    expect(gen.status, gen.stderr).toBe(0);
+    generateLog(ws, "big", { bytes: "4MiB" });
   }, 60_000);
 
   it("a command that has written 1 MiB into a pipe has it enlarged to 1 MiB", () => {

@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { binPath, logFile, ROOT, run, tempDir } from "./support/cli.js";
+import { binPath, generateLog, ROOT, run, tempDir } from "./support/cli.js";
 
 const onTerminal = (args: string[], cwd: string, tool: "pixir" | "pixir-log" = "pixir") => {
   const command = `${[process.execPath, binPath(tool), ...args].map((a) => JSON.stringify(a)).join(" ")} 2>&1 >/dev/null`;
@@ -15,8 +15,7 @@ describe("pixir fork progress", () => {
   beforeAll(() => {
     // A parent just over one progress step (64 MiB), from the benchmark's deterministic generator.
     ws = tempDir();
-    const gen = spawnSync(process.execPath, [path.join(ROOT, "bench/gen-log.mjs"), "--bytes", "70MiB", "--session", "p", "--out", logFile(ws, "p")], { encoding: "utf8" });
-    expect(gen.status, gen.stderr).toBe(0);
+    generateLog(ws, "p", { bytes: "70MiB" });
   }, 120_000);
 
   it("prints a line per 64 MiB checked and copied on a terminal", () => {

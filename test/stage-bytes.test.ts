@@ -119,7 +119,7 @@ describe("fork stream stages read our lines from their bytes", () => {
     expect(leftovers(other)).toEqual([]);
   });
 
-  // pixir-log write reads a replay stream in step with the parent (fork-bytes.ts ParentPrefixCursor):
+  // pixir-log write reads a replay stream in step with the parent (fork/parent-log.ts ParentPrefixCursor):
   // lines equal to the parent's from "ts" on are checked by the parent's pass; at the first that is not,
   // the stream's own checks take over from the digest so far.
   it("write: an inherited line in another form than the parent's (same canonical data) takes over mid-stream", () => {

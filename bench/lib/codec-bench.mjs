@@ -38,8 +38,9 @@ async function loadImpl(name) {
       }
       return async (stream) => {
         let n = 0;
+        const decoder = new lib.LineDecoder();
         for await (const line of lib.splitLines(stream, { path: file })) {
-          const d = lib.decodeLogLine(line.bytes, !line.terminated);
+          const d = lib.decodeLogLine(line.bytes, !line.terminated, decoder);
           if (lib.isLineProblem(d)) throw new Error(`line ${line.lineNo}: ${d.reason}`);
           n++;
         }

@@ -110,6 +110,8 @@ const dataText: fc.Arbitrary<string> = fc
 
 type Outcome = { ok: true } | { kind: string; reason?: string; field?: string };
 const OK: Outcome = { ok: true };
+/** Unusual but valid `data`, stored byte for byte by every writer and read back as it is. */
+const keptData = (name: string, data: string): Defect => ({ name, line: (p) => text(lineText(setField(p, "data", data))), write: OK, append: OK, read: OK, storedData: () => data });
 const corrupt = (reason: string, field?: string): Outcome => ({ kind: "corrupt_log_line", reason, ...(field ? { field } : {}) });
 const integrity = (reason: string): Outcome => ({ kind: "stream_integrity_failed", reason });
 const invalidId: Outcome = { kind: "invalid_args", field: "session_id" };
@@ -263,14 +265,7 @@ const defects: fc.Arbitrary<Defect> = fc.oneof(
     storedData: () => `{"text":"${esc}"}`,
   })),
   // Deep nesting: up to the limit it is data; beyond it a line is refused before anything recurses.
-  fc.integer({ min: 2, max: MAX_DEPTH - 2 }).map((d): Defect => ({
-    name: "deep_ok",
-    line: (p) => text(lineText(setField(p, "data", `{"deep":${deep(d)}}`))),
-    write: OK,
-    append: OK,
-    read: OK,
-    storedData: () => `{"deep":${deep(d)}}`,
-  })),
+  fc.integer({ min: 2, max: MAX_DEPTH - 2 }).map((d) => keptData("deep_ok", `{"deep":${deep(d)}}`)),
   fc.integer({ min: MAX_DEPTH, max: 200_000 }).map((d): Defect => ({
     name: "deep_refused",
     line: (p) => text(lineText(setField(p, "data", `{"deep":${deep(d)}}`))),
@@ -279,23 +274,9 @@ const defects: fc.Arbitrary<Defect> = fc.oneof(
     read: corrupt("nesting_too_deep"),
   })),
   // Valid but unusual: kept byte for byte.
-  fc.constantFrom("1e400", "-1e400", "12345678901234567890", "1.00000000000000000001", "-0", "1E+2", "5e-324", "1e-400").map((n): Defect => ({
-    name: "huge_number_in_data",
-    line: (p) => text(lineText(setField(p, "data", `{"n":${n},"m":[${n}]}`))),
-    write: OK,
-    append: OK,
-    read: OK,
-    storedData: () => `{"n":${n},"m":[${n}]}`,
-  })),
+  fc.constantFrom("1e400", "-1e400", "12345678901234567890", "1.00000000000000000001", "-0", "1E+2", "5e-324", "1e-400").map((n) => keptData("huge_number_in_data", `{"n":${n},"m":[${n}]}`)),
   fc.constant<Defect>({ name: "crlf", line: (p) => text(`${lineText(p)}\r`), write: OK, append: OK, read: OK }),
-  fc.constant<Defect>({
-    name: "proto_in_data",
-    line: (p) => text(lineText(setField(p, "data", '{"__proto__":{"polluted":1},"constructor":{"prototype":{"x":1}}}'))),
-    write: OK,
-    append: OK,
-    read: OK,
-    storedData: () => '{"__proto__":{"polluted":1},"constructor":{"prototype":{"x":1}}}',
-  }),
+  fc.constant(keptData("proto_in_data", '{"__proto__":{"polluted":1},"constructor":{"prototype":{"x":1}}}')),
   fc.constantFrom('"__proto__"', '"extra"', '"constructor"').map((key): Defect => ({
     name: "extra_top_level_key",
     line: (p) => text(lineText(p).replace(/^\{/, `{${key}:{"polluted":1},`)),
@@ -303,14 +284,7 @@ const defects: fc.Arbitrary<Defect> = fc.oneof(
     append: OK,
     read: OK,
   })),
-  fc.constant<Defect>({
-    name: "nul_escape",
-    line: (p) => text(lineText(setField(p, "data", '{"text":"a\\u0000b"}'))),
-    write: OK,
-    append: OK,
-    read: OK,
-    storedData: () => '{"text":"a\\u0000b"}',
-  }),
+  fc.constant(keptData("nul_escape", '{"text":"a\\u0000b"}')),
   fc.constant<Defect>({
     name: "sorted_keys",
     line: (p) => text(lineText({ ...p, fields: [...p.fields].sort(([a], [b]) => (a < b ? -1 : 1)) })),

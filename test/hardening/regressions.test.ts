@@ -389,8 +389,23 @@ describe("a signal while a writer waits for lines typed at a terminal (was: erro
 import pty, signal, subprocess, sys, time
 master, slave = pty.openpty()
 p = subprocess.Popen(sys.argv[2:], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-time.sleep(1.0)
-p.send_signal(getattr(signal, sys.argv[1]))
+sig = getattr(signal, sys.argv[1])
+# Signal once the tool's handlers are in place, not after a fixed sleep: a loaded machine can take longer
+# than any sleep to start Node, and the default action would end it first. Node itself catches SIGINT
+# and SIGTERM from its start (to reset the terminal), so the sign is SIGHUP in SigCgt (/proc), which
+# runProcess catches together with the other two.
+deadline = time.time() + 20
+while time.time() < deadline:
+    try:
+        caught = int([l for l in open("/proc/%d/status" % p.pid) if l.startswith("SigCgt:")][0].split()[1], 16)
+    except (OSError, IndexError):
+        time.sleep(1.0)
+        break
+    if caught & (1 << (signal.SIGHUP - 1)):
+        break
+    time.sleep(0.05)
+time.sleep(0.3)
+p.send_signal(sig)
 try:
     out, err = p.communicate(timeout=8)
     print(p.returncode)

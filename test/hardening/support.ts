@@ -250,6 +250,32 @@ export function snapshotDiff(before: Map<string, string>, after: Map<string, str
 export const leaseFile = (ws: string, id: string): string => path.join(ws, ".pixir", "session_leases", `${id}.json`);
 export const sessionsPath = (ws: string): string => path.join(ws, ".pixir", "sessions");
 
+/** A Writer Lease record of `id` as a writer of another process writes it (writer-lease.md §2), with `fields` over the defaults. */
+export function writeLease(ws: string, id: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  const now = Date.now();
+  const lease = {
+    version: 1,
+    purpose: "session_writer",
+    session_id: id,
+    workspace: ws,
+    lease_path: leaseFile(ws, id),
+    holder_id: "wrl_0123456789abcdef",
+    os_pid: "999999",
+    beam_node: "nonode@nohost",
+    hostname: os.hostname(),
+    started_at_ms: now,
+    started_at: new Date(now).toISOString(),
+    heartbeat_at_ms: now,
+    heartbeat_at: new Date(now).toISOString(),
+    heartbeat_interval_ms: 1000,
+    stale_after_ms: 60000,
+    ...fields,
+  };
+  mkdirSync(path.dirname(leaseFile(ws, id)), { recursive: true });
+  writeFileSync(leaseFile(ws, id), JSON.stringify(lease, null, 2));
+  return lease;
+}
+
 /**
  * The state a SIGKILLed writer's lease reaches after 5 s without a heartbeat, written directly so a
  * test does not sleep: the heartbeat is moved back a minute. Returns false when there is no lease.

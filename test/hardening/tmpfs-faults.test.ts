@@ -7,11 +7,12 @@
 // tmpfs cannot produce are simulated in disk-full.test.ts.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmdirSync, statfsSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmdirSync, statfsSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { assistant, call, logFile, rawLine, run, tempDir, user, writeRaw, type Ev, type Tool } from "../support/cli.js";
+import { CLAUDE_FIXTURES } from "../support/claude.js";
 import { runInProcess, snapshot, snapshotDiff } from "./support.js";
 
 const PAGE = 4096;
@@ -113,6 +114,12 @@ const inputLines = (kib: number): string =>
 
 const CODEX_ID = "0199a213-81c0-7800-8aa1-bbab2a035a53";
 
+/** Real Claude Code transcripts: a session with one rewind (two Logs), and one with a subagent (two files on export). */
+const CLAUDE_BRANCHED = "71c9afe9-d9cc-4583-86b3-e62ba682b83a";
+const CLAUDE_WITH_AGENT = "29ccd257-68b1-427f-ae5f-6524b7cb6f20";
+const claudeFile = (id: string): string => path.join(CLAUDE_FIXTURES, "claude-code-log", `${id}.jsonl`);
+const CLAUDE_PROJECT = "-src-experiments-claude-p";
+
 /** A Codex rollout of about `kib` KiB, outside the mount. */
 function codexRollout(kib: number): string {
   const rec = (type: string, payload: unknown, ts: string) => JSON.stringify({ timestamp: ts, type, payload });
@@ -202,6 +209,11 @@ const WRITERS: Record<string, (ws: string) => Case> = {
     ok(run("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "c"], { cwd: ws }), "share fork");
     return { tool: "pixir-log", argv: ["rm", "p", "--materialize-children", "--json"], data: ".pixir/sessions/c.ndjson", lease: true };
   },
+  "pixir-log rm": (ws) => {
+    writeRaw(ws, "s", chat(24));
+    // With room for its lease it succeeds: removing a Log frees space.
+    return { tool: "pixir-log", argv: ["rm", "s", "--json"], data: ".pixir/sessions/s.ndjson", lease: true, succeedsWithRoomForLease: true };
+  },
   "pixir append": (ws) => {
     writeRaw(ws, "s", chat(4));
     padToPage(ws, "s", chat(4).length);
@@ -260,6 +272,12 @@ const WRITERS: Record<string, (ws: string) => Case> = {
     };
   },
   "pixir import codex": () => ({ tool: "pixir", argv: ["import", "codex", codexRollout(24), "--json"], data: `.pixir/sessions/${CODEX_ID}.ndjson`, lease: true }),
+  "pixir import claude": () => ({ tool: "pixir", argv: ["import", "claude", claudeFile(CLAUDE_BRANCHED), "--json"], data: `.pixir/sessions/${CLAUDE_BRANCHED}.ndjson`, lease: true }),
+  "pixir export claude --out": (ws) => {
+    ok(run("pixir", ["import", "claude", claudeFile(CLAUDE_WITH_AGENT)], { cwd: ws }), "import claude");
+    const file = `${MNT}/out/${CLAUDE_PROJECT}/${CLAUDE_WITH_AGENT}.jsonl`;
+    return { tool: "pixir", argv: ["export", "claude", CLAUDE_WITH_AGENT, "--out", `${MNT}/out`, "--json"], data: file, readOnlyPath: new RegExp(`${CLAUDE_WITH_AGENT}\\.jsonl$`), lease: false };
+  },
   "pixir export codex --out": (ws) => {
     ok(run("pixir", ["import", "codex", codexRollout(24)], { cwd: ws }), "import codex");
     const rel = `out/2026/03/01/rollout-2026-03-01T10-00-00-${CODEX_ID}.jsonl`;
@@ -274,6 +292,11 @@ const WRITERS: Record<string, (ws: string) => Case> = {
     writeRaw(ws, "p", chat(24));
     const out = `${MNT}/out/p.html`;
     return { tool: "pixir", argv: ["export", "html", "p", "--out", out, "--json"], data: out, readOnlyPath: /p\.html$/, lease: false };
+  },
+  "pixir export md --out": (ws) => {
+    writeRaw(ws, "p", chat(24));
+    const out = `${MNT}/out/p.md`;
+    return { tool: "pixir", argv: ["export", "md", "p", "--out", out, "--json"], data: out, readOnlyPath: /p\.md$/, lease: false };
   },
 };
 
@@ -381,5 +404,64 @@ describe.skipIf(skipReason !== null)("writers on a real file system that fails (
       expect(err.details.next_actions.join(" ")).toContain("is read-only");
       expect(left).toEqual([]);
     });
+  });
+});
+
+describe.skipIf(skipReason !== null)("runs of several files that fail part-way (tmpfs)", () => {
+  /** A fresh mount holding a copy of `template`, with `pages` pages left free. */
+  function mountWith(template: string, pages: number): { mnt: string; ws: string } {
+    const mnt = mountTmpfs(1024) as string;
+    const ws = path.join(mnt, "ws");
+    cpSync(template, ws, { recursive: true });
+    mkdirSync(path.join(mnt, "out"));
+    fillLeaving(mnt, pages);
+    return { mnt, ws };
+  }
+
+  const pagesOf = (bytes: number) => Math.ceil(bytes / PAGE);
+
+  it("pixir export claude --out: the subagent file does not fit; the session file written before it is taken back", async () => {
+    const template = tempDir();
+    ok(run("pixir", ["import", "claude", claudeFile(CLAUDE_WITH_AGENT)], { cwd: template }), "import claude");
+    const main = statSync(claudeFile(CLAUDE_WITH_AGENT)).size;
+    // Room for the session file (and its temp file's last page), none for the 150 KB subagent file.
+    const { mnt, ws } = mountWith(template, pagesOf(main) + 3);
+    const before = snapshot(mnt);
+    const r = run("pixir", ["export", "claude", CLAUDE_WITH_AGENT, "--out", path.join(mnt, "out"), "--json"], { cwd: ws });
+    const err = failure(r);
+    expect([err.kind, r.code, err.details.reason]).toEqual(["log_write_failed", 1, "enospc"]);
+    expect(err.details.path).toBe(path.join(mnt, "out", CLAUDE_PROJECT, CLAUDE_WITH_AGENT, "subagents", "agent-a2271d1.jsonl"));
+    expect(snapshotDiff(before, snapshot(mnt)), "no file or directory of the export is left").toEqual([]);
+  });
+
+  it("pixir import claude of two sessions: the second does not fit; the first stays, the hint says so, and a rerun with room completes it", async () => {
+    // §4.1 order: the session with the subagent first (its Logs ~350 KB), then the branched one (~100 KB).
+    const sized = tempDir();
+    const all = run("pixir", ["import", "claude", claudeFile(CLAUDE_BRANCHED), claudeFile(CLAUDE_WITH_AGENT), "--json"], { cwd: sized });
+    ok(all, "import claude off the mount");
+    expect(all.json.imports.map((i: any) => i.session_id)).toEqual([CLAUDE_WITH_AGENT, CLAUDE_WITH_AGENT, CLAUDE_BRANCHED]);
+    const sizeOf = (prefix: string) => readdirSync(path.join(sized, ".pixir/sessions")).filter((f) => f.startsWith(prefix)).reduce((n, f) => n + pagesOf(statSync(path.join(sized, ".pixir/sessions", f)).size), 0);
+    const first = sizeOf(CLAUDE_WITH_AGENT);
+    expect(sizeOf(CLAUDE_BRANCHED), "the premise: the second needs more than what is left").toBeGreaterThan(6);
+    const { mnt, ws } = mountWith(tempDir(), first + 6);
+    const r = run("pixir", ["import", "claude", claudeFile(CLAUDE_BRANCHED), claudeFile(CLAUDE_WITH_AGENT), "--json"], { cwd: ws });
+    const err = failure(r);
+    expect([err.kind, r.code, err.details.reason, err.details.earlier_writes_kept]).toEqual(["log_write_failed", 1, "enospc", true]);
+    expect(err.details.next_actions).toEqual([`free space on the device holding ${err.details.path}, then rerun; the Logs written before it stay, and the rerun imports the rest`]);
+    // The first session's Logs stay whole (and the second's rewind may have its primary already, §4.4).
+    const logs = readdirSync(path.join(ws, ".pixir/sessions")).sort();
+    expect(logs.slice(0, 2)).toEqual([`${CLAUDE_WITH_AGENT}.agent-a2271d1.ndjson`, `${CLAUDE_WITH_AGENT}.ndjson`]);
+    // A subagent link names its Workspace (claude-interop.md): the Logs are the same but for that.
+    const logsOf = (dir: string) => new Map(readdirSync(path.join(dir, ".pixir/sessions")).map((f) => [f, readFileSync(path.join(dir, ".pixir/sessions", f), "utf8").replaceAll(JSON.stringify(dir), "<WS>")]));
+    const whole = logsOf(sized);
+    for (const [f, text] of logsOf(ws)) expect(text === whole.get(f), f).toBe(true);
+    expect(readdirSync(path.join(ws, ".pixir/session_leases"))).toEqual([]);
+    const check = await runInProcess("pixir-log", ["check", "--json"], { cwd: ws });
+    expect(check.code, check.stdout).toBe(0);
+    // Room again: the rerun completes the run, to the very Logs of one import with room.
+    unlinkSync(path.join(mnt, ".fill"));
+    const again = run("pixir", ["import", "claude", claudeFile(CLAUDE_BRANCHED), claudeFile(CLAUDE_WITH_AGENT), "--json"], { cwd: ws });
+    ok(again, "rerun");
+    expect(logsOf(ws)).toEqual(whole);
   });
 });

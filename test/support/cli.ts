@@ -166,6 +166,13 @@ export function rawLine(id: string, n: number, e: Ev): string {
   });
 }
 
+/** A realistic Log `id` of about `size` (e.g. "4MiB") or `--events N`, from the benchmarks' deterministic generator (bench/gen-log.mjs), at `out` (default: `id`'s Log in `ws`). */
+export function generateLog(ws: string, id: string, size: { bytes: string } | { events: number }, out = logFile(ws, id)): void {
+  const amount = "bytes" in size ? ["--bytes", size.bytes] : ["--events", String(size.events)];
+  const gen = spawnSync(process.execPath, [path.join(ROOT, "bench", "gen-log.mjs"), ...amount, "--session", id, "--out", out], { encoding: "utf8" });
+  if (gen.status !== 0) throw new Error(`bench/gen-log.mjs failed: ${gen.stderr}`);
+}
+
 export function logFile(ws: string, id: string): string {
   return path.join(ws, ".pixir", "sessions", `${id}.ndjson`);
 }

@@ -1,18 +1,9 @@
 // Hand-written fork children for the tree tests (fork.md §4), without going through pixir fork.
 import { rawLine, writeRaw, type Ev } from "./cli.js";
 import { prefixDigest } from "./fork.js";
+import { REPLAY_TYPES } from "../../lib/envelope/src/event/vocabulary.js";
 
-const REPLAY = new Set([
-  "user_message",
-  "assistant_message",
-  "reasoning",
-  "skill_activation",
-  "subagent_event",
-  "workflow_event",
-  "tool_call",
-  "tool_result",
-  "permission_decision",
-]);
+const REPLAY = new Set<string>(REPLAY_TYPES);
 
 /** The stored Events of R(id; …), as written by writeRaw. */
 const stored = (id: string, events: Ev[]) => events.map((e, n) => JSON.parse(rawLine(id, n, e)));

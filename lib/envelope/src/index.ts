@@ -15,7 +15,7 @@ export { abortable } from "./lines/abortable.js";
 export { splitLines } from "./lines/codec.js";
 
 // fast/
-export { decodeLogLine } from "./fast/decode-line.js";
+export { decodeLogLine, LineDecoder } from "./fast/decode-line.js";
 
 // store/
 export { appendEvents } from "./store/append.js";
@@ -35,7 +35,7 @@ export { type TreeFormat } from "./event/vocabulary.js";
 
 // fork/
 export { type ForkJob, runForkJob } from "./fork/fork-job.js";
-export { checkBoundary, forkNextHint, forkPlan, forkStreamChunks, parentFromLog, parentFromStdin, parseForkStrategy } from "./fork/fork.js";
+export { checkBoundary, forkNextHint, forkPlan, forkPlanText, forkStreamChunks, parentFromLog, parentFromStdin, parseForkStrategy } from "./fork/fork.js";
 export { materializeLog, removeLog } from "./fork/materialize.js";
 
 // session/

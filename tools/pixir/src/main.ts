@@ -43,6 +43,7 @@ const lock: CommandDecl = {
   command: "lock",
   describe: "inspect or break a Session's Writer Lease",
   description: "Inspect or break a Session's Writer Lease (.pixir/session_leases/<id>.json).",
+  subcommandWord: "lock action",
   commands: [
     {
       command: "status <id>",
@@ -159,6 +160,7 @@ const importCommand: CommandDecl = {
   command: "import",
   describe: "import the session files of pi, Codex or Claude Code as Logs",
   description: "Import the session files of another agent as fork families of Logs. Importing again changes nothing that is unchanged.",
+  subcommandWord: "import format",
   commands: [
     {
       command: "pi <files..>",
@@ -222,6 +224,7 @@ const exportCommand: CommandDecl = {
   command: "export",
   describe: "write a Session as the session files of pi, Codex or Claude Code, a web page or Markdown",
   description: "Write a Session (with its fork family) as another agent's session files, a web page or Markdown: to stdout, or with --out to a file or directory.",
+  subcommandWord: "export format",
   commands: [
     {
       command: "pi <id>",

@@ -56,8 +56,9 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
     .updateStrings(YARGS_STRINGS as unknown as Record<string, string>)
     .parserConfiguration(PARSER_CONFIG)
     .exitProcess(false)
+    // An unknown command, flag or positional fails; the usage error names the command or flag meant by
+    // usage.ts's measure (yargs' recommendCommands names its pick by a looser one, and not the word typed).
     .strict()
-    .recommendCommands()
     // Help is not rewrapped: the texts are written in lines of at most 100 columns, and yargs' wrapping
     // follows the terminal (so help would vary) and breaks words.
     .wrap(null)

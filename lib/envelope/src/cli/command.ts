@@ -87,6 +87,8 @@ export interface CommandDecl {
   /** Lazily imports the implementation and runs it; resolves to the exit code. */
   handler?: (args: ParsedArgs, ctx: CommandContext) => Promise<number>;
   commands?: readonly CommandDecl[];
+  /** What a group's command word is called in a usage error ("lock action", "import format"; default "command"). */
+  subcommandWord?: string;
 }
 
 export interface ToolSpec {
@@ -233,7 +235,7 @@ function checkFlags(m: Mounted, argv: Record<string, unknown>, tokens: readonly 
   const synopsis = `usage: ${synopsisOf(m)}`;
   for (const t of tokens) {
     const eq = t.indexOf("=");
-    if (t.startsWith("--") && eq > 2 && options[t.slice(2, eq)]?.type === "boolean") throw usageError(synopsis);
+    if (t.startsWith("--") && eq > 2 && options[t.slice(2, eq)]?.type === "boolean") throw usageError(synopsis, `${t.slice(0, eq)} takes no value`);
   }
   for (const [name, o] of Object.entries(options)) {
     const v = argv[name];

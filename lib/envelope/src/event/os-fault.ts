@@ -96,6 +96,21 @@ export function leaseCreateFault(err: unknown, path: string, operation: string):
   });
 }
 
+/**
+ * A run of several units (an import: claude-interop.md §4.4, codex-interop.md §4.6) failed after it
+ * had written some of them. Those stay written, and a rerun continues from them, so the hint must not
+ * say "nothing was changed": it says what stays. `details.earlier_writes_kept` marks such an error.
+ */
+export function afterEarlierWrites(err: unknown, workspace: string): unknown {
+  const named = asNamedError(err, workspace);
+  if (named.kind === "internal_error") return err;
+  const actions = Array.isArray(named.details.next_actions) ? (named.details.next_actions as unknown[]) : [];
+  const kept = "the Logs written before it stay, and the rerun imports the rest";
+  const next = actions.map((a) => (typeof a === "string" ? a.replace(`; ${UNCHANGED}`, `; ${kept}`) : a));
+  if (!next.some((a) => typeof a === "string" && a.includes(kept))) next.push(kept);
+  return new PixirError(named.kind, named.message, { ...named.details, earlier_writes_kept: true, next_actions: next });
+}
+
 /** Syscalls that only read: a disk fault met there is a read failure. */
 const READS = new Set(["read", "stat", "lstat", "fstat", "scandir", "opendir", "readlink", "access", "realpath"]);
 

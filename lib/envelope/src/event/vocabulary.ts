@@ -19,18 +19,11 @@ export const CANONICAL_TYPES = [
 
 export const EPHEMERAL_TYPES = ["text_delta", "reasoning_delta", "status", "plan", "context_pressure"] as const;
 
-/** fork.md §2: the types a fork inherits. */
-export const REPLAY_TYPES = [
-  "user_message",
-  "assistant_message",
-  "reasoning",
-  "skill_activation",
-  "subagent_event",
-  "workflow_event",
-  "tool_call",
-  "tool_result",
-  "permission_decision",
-] as const;
+/** fork.md §2: the types a fork never inherits (its own records, checkpoints, usage, failed turns). */
+const NEVER_INHERITED: ReadonlySet<string> = new Set(["provider_usage", "history_compaction", "session_fork", "branch_summary", "turn_failed"]);
+
+/** fork.md §2: the 9 replay types a fork inherits, in Pixir's order. */
+export const REPLAY_TYPES: readonly CanonicalType[] = CANONICAL_TYPES.filter((t) => !NEVER_INHERITED.has(t));
 
 export type CanonicalType = (typeof CANONICAL_TYPES)[number];
 export type EphemeralType = (typeof EPHEMERAL_TYPES)[number];

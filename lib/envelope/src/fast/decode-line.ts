@@ -9,16 +9,34 @@ import { checkLine, LineFacts } from "./line-check.js";
 
 const NONE: string[] = [];
 
-/** decodeLogLine's own room for checkLine: filled and read within one call, never seen by a caller. */
-const decodeFacts = new LineFacts();
+/**
+ * The room decodeLogLine works in: the LineFacts checkLine fills, and the session id of the last line
+ * made a string (consecutive lines of one Log share it). A reader of many lines keeps one and passes it
+ * to every call; nothing is kept in this module between calls.
+ */
+export class LineDecoder {
+  readonly facts = new LineFacts();
+  private sessionBytes: Buffer = Buffer.alloc(0);
+  private sessionText = "";
+
+  /** The session id in `b[s, e)` as a string: the last one again when the bytes are the same. */
+  sessionOf(b: Buffer, s: number, e: number): string {
+    const last = this.sessionBytes;
+    if (last.length === e - s && b.compare(last, 0, last.length, s, e) === 0) return this.sessionText;
+    this.sessionBytes = Buffer.from(b.subarray(s, e));
+    this.sessionText = b.toString("utf8", s, e);
+    return this.sessionText;
+  }
+}
 
 /**
  * envelope-and-log.md §7: check one physical line (without its `\n`) and apply the read tolerances.
- * `isTail` marks a final line that had no `\n`; a parse failure there is a torn tail.
+ * `isTail` marks a final line that had no `\n`; a parse failure there is a torn tail. A reader of many
+ * lines passes its own `decoder`; a single line may do without.
  */
-export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | LineProblem {
+export function decodeLogLine(bytes: Buffer, isTail: boolean, decoder: LineDecoder = new LineDecoder()): DecodedLine | LineProblem {
   if (!isUtf8(bytes)) return { reason: isTail && isUtf8UpToCut(bytes) ? "torn_tail" : "invalid_utf8" };
-  if (checkLine(bytes, 0, bytes.length, decodeFacts, true) >= 0) return checkedLine(bytes, decodeFacts);
+  if (checkLine(bytes, 0, bytes.length, decoder.facts, true) >= 0) return checkedLine(bytes, decoder.facts, decoder);
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString("utf8"));
@@ -32,17 +50,6 @@ export function decodeLogLine(bytes: Buffer, isTail: boolean): DecodedLine | Lin
 const T_TOOL_CALL = CANONICAL_TYPES.indexOf("tool_call");
 const T_TOOL_RESULT = CANONICAL_TYPES.indexOf("tool_result");
 const T_BRANCH_SUMMARY = CANONICAL_TYPES.indexOf("branch_summary");
-/** A cache, not a result: the last session id turned into a string, which changes no answer. */
-let lastSession: { bytes: Buffer; text: string } = { bytes: Buffer.alloc(0), text: "" };
-
-/** The session id of a line; consecutive lines of one Log share the string. */
-function sessionText(b: Buffer, s: number, e: number): string {
-  const last = lastSession.bytes;
-  if (last.length === e - s && b.compare(last, 0, last.length, s, e) === 0) return lastSession.text;
-  lastSession = { bytes: Buffer.from(b.subarray(s, e)), text: b.toString("utf8", s, e) };
-  return lastSession.text;
-}
-
 /** A copy of the line's reorder records, as a plain array: a typed array per line would be a malloc each. */
 function reorderRecords(facts: LineFacts): number[] {
   const n = facts.reorderLength;
@@ -62,7 +69,7 @@ export function checkedCallId(bytes: Buffer, facts: LineFacts): string | null {
  * The decoded form of a line that checkLine accepted into `facts`. Its `data` is parsed from the line's
  * own bytes when first read: readers that only need the envelope, counts or a digest never parse it.
  */
-export function checkedLine(bytes: Buffer, facts: LineFacts): DecodedLine {
+export function checkedLine(bytes: Buffer, facts: LineFacts, decoder?: LineDecoder): DecodedLine {
   const typeIndex = facts.type;
   const head = facts.head;
   const callId = checkedCallId(bytes, facts);
@@ -73,7 +80,7 @@ export function checkedLine(bytes: Buffer, facts: LineFacts): DecodedLine {
   let data: JsonObject | undefined;
   const event: PixirEvent = {
     id: bytes.toString("utf8", head.idStart, head.idEnd),
-    session_id: sessionText(bytes, head.sessionStart, head.sessionEnd),
+    session_id: decoder === undefined ? bytes.toString("utf8", head.sessionStart, head.sessionEnd) : decoder.sessionOf(bytes, head.sessionStart, head.sessionEnd),
     seq: facts.seq,
     ts: bytes.toString("utf8", facts.tsStart, facts.tsEnd),
     type: CANONICAL_TYPES[typeIndex]!,

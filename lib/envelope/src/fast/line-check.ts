@@ -42,17 +42,23 @@ export class LineFacts {
    * first): its start (`{`), its member count n, then n (start, end) pairs of its members in canonical
    * key order. Applying these to a copy of `data` gives canonical JSON (canonicalInto).
    */
-  reorder: Int32Array = new Int32Array(1024);
+  reorder: Int32Array = new Int32Array(64);
   /** The envelope head, as readHead read it. */
   readonly head = new LineHead();
 
-  // The room the check works in, kept between lines so that a line costs no allocation.
+  // The room the check works in, kept between lines so that a line costs no allocation. It starts small
+  // (a LineFacts for one line is cheap) and grows to what the lines need.
   /** Members of the objects being checked: (key start, key end, member end) triples, a stack shared by the nesting. */
-  members: Int32Array = new Int32Array(1536);
+  members: Int32Array = new Int32Array(96);
   membersTop = 0;
   /** recordReorder's scratch: the members of one object in key order, as their offsets on the stack. */
-  order: Int32Array = new Int32Array(256);
+  order: Int32Array = new Int32Array(32);
   depth = 0;
+  /**
+   * The string kernel the check walks strings with (string-scan.ts), or null for the JavaScript loop:
+   * the default is the kernel where WebAssembly has it; tests hold the two to the same answers.
+   */
+  kernel: StringKernel | null = stringKernel;
   /** The line being checked is in the string kernel's memory, at its index minus `mirrorShift`. */
   mirrored = false;
   mirrorShift = 0;
@@ -70,8 +76,6 @@ const CALL_ID = Buffer.from("call_id");
 const RESOURCES = Buffer.from("resources");
 const STRATEGY = Buffer.from("strategy");
 
-/** The string kernel (string-scan.ts), or null to loop in JavaScript. */
-let kernel: StringKernel | null = stringKernel;
 /** Lines at least this long are copied to the kernel's memory; shorter strings end sooner than a call costs. */
 const MIRROR_MIN_BYTES = 128;
 /**
@@ -79,12 +83,6 @@ const MIRROR_MIN_BYTES = 128;
  * loop: WebAssembly memory never shrinks, and a process must stay within its memory bound.
  */
 const MIRROR_MAX_BYTES = 1024 * 1024;
-
-/** For tests: check with the kernel (the default, where WebAssembly is available) or with the JavaScript loop. */
-export function useStringKernel(on: boolean): boolean {
-  kernel = on ? stringKernel : null;
-  return kernel !== null;
-}
 
 /** `b[s, e)` is `lit`. */
 export function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
@@ -104,7 +102,7 @@ const hexValue = (c: number) => (c <= NINE ? c - ZERO : c - 0x61 + 10);
 function canonicalStringEnd(f: LineFacts, b: Uint8Array, i: number, end: number): number {
   // A mirrored line's strings are walked by the kernel, escapes and all, in one call.
   if (f.mirrored) {
-    const stringEnd = kernel!.string(i + 1 - f.mirrorShift, end - f.mirrorShift);
+    const stringEnd = f.kernel!.string(i + 1 - f.mirrorShift, end - f.mirrorShift);
     return stringEnd < 0 ? -1 : stringEnd + f.mirrorShift;
   }
   for (i++; i < end; i++) {
@@ -348,6 +346,7 @@ export function checkLine(b: Buffer, s: number, e: number, f: LineFacts, utf8Che
   f.reorderLength = 0;
   f.membersTop = 0;
   f.depth = 1;
+  const kernel = f.kernel;
   const mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
   f.mirrored = mirrored;
   if (mirrored) {

@@ -5,7 +5,7 @@ import { branchSummaryLine, type BranchSummaryBuilder, type BranchSummaryData } 
 import { checkBoundary, forkHeader, forkPlan, forkStreamLines, parentFromLog, type ForkPlan } from "./fork.js";
 import type { ForkStrategy } from "../event/vocabulary.js";
 import { LineFingerprint, parentChangedError, type ParentSource } from "./fork-plan.js";
-import { recycleChildBlock } from "./fork-bytes.js";
+import { recycleChildBlock } from "./child-lines.js";
 import { resourceSources } from "./fork-write.js";
 import { newUlid } from "../event/ids.js";
 import { acquireLease } from "../store/lease.js";

@@ -150,7 +150,7 @@ export class PrefixScanner {
   private nextSafe: number | null = null;
 
   /**
-   * `fingerprintLines` false: the caller fingerprints what it read itself (fork-bytes.ts) and sets
+   * `fingerprintLines` false: the caller fingerprints what it read itself (parent-bytes.ts) and sets
    * `fingerprint`. `backgroundDigest`: the digest may be hashed on a worker thread (PrefixDigest), so
    * the caller awaits digestRoom() between blocks and settleDigest() before finish().
    */

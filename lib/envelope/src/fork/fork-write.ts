@@ -9,7 +9,7 @@ import { PixirError } from "../event/errors.js";
 import { forkPlan, type ForkPlan } from "./fork.js";
 import type { ForkStrategy } from "../event/vocabulary.js";
 import { resourceDescriptors } from "./fork-plan.js";
-import { ParentPrefixCursor, passThroughParent } from "./fork-bytes.js";
+import { ParentPrefixCursor, parentFromOurLog } from "./parent-log.js";
 import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireIsoTs, requireStamped, stampedEvent, StreamIds, type InputStream } from "../lines/input.js";
 import { checkLine, LineFacts } from "../fast/line-check.js";
 import { IS_REPLAY, readHead, stampedOf, TS_KEY_LENGTH } from "../fast/line-head.js";
@@ -84,11 +84,11 @@ export async function checkParentPrefix(
   signal?: AbortSignal,
 ): Promise<History | null> {
   if (h.strategy === "replay_v1" && inspectStatePath(logPath(ws, h.parentId)) === "missing") return null;
-  // A pass-through parent is checked from its bytes (fork-bytes.ts); it has no share parent, so
+  // A pass-through parent is checked from its bytes (parent-log.ts); it has no share parent, so
   // resources are looked up in it alone (resourceSources of null). Anything it cannot settle, a
   // mismatch included, goes the loader's way below, which names the problem.
   // Nothing is copied from it here, so its bytes need no fingerprint.
-  const fast = await passThroughParent(ws, h.parentId, h.toSeq, { signal, fingerprint: false }).catch(() => null);
+  const fast = await parentFromOurLog(ws, h.parentId, h.toSeq, { signal, fingerprint: false }).catch(() => null);
   signal?.throwIfAborted();
   if (fast !== null && fast.facts.eventCount === h.n && fast.facts.prefixDigest === h.digest) return null;
   // The digest is taken during the loader's checking pass when it sees the whole History in order.

@@ -2,9 +2,9 @@
 // session_id, seqs contiguous from the Log's next seq; a fork stream goes through the fork rules.
 // Nothing becomes visible unless the whole stream checks out.
 import { checkInputSessionId, inputLine, InputStream, integrityError, requireStamped, stampedEvent, StreamIds } from "../lines/input.js";
-import { acquireLease, stopOnLoss } from "../store/lease.js";
-import { appendJournaled, createLogAtomically, recoverJournal, type LineSink } from "../store/log-write.js";
-import { nextSeqFromTail, writeReport, type WriteReport } from "../store/append.js";
+import { stopOnLoss } from "../store/lease.js";
+import { appendJournaled, createLogAtomically, type LineSink } from "../store/log-write.js";
+import { nextSeqFromTail, writeReport, writeUnderLease, type WriteReport } from "../store/append.js";
 import { logPath } from "../store/paths.js";
 import { assertSessionId } from "../event/session-id.js";
 import { writeForkStream, type ForkWriteResult } from "../fork/fork-write.js";
@@ -71,22 +71,14 @@ export async function writeStream(ws: string, targetArg: string | undefined, inp
     await produce(next, tail.last?.id ?? null)(() => undefined);
     return { fork: false, result: result(!tail.exists) };
   }
-  const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter });
-  stop.follow(lease);
-  let wrote = false;
-  try {
-    recoverJournal(ws, id);
-    const { next, tail } = await nextSeqFromTail(ws, id);
-    const ctx = { lease, signal: options.signal };
+  const acquire = { program: options.program, env: options.env, signal: options.signal, takeOverDeadWriter: options.takeOverDeadWriter };
+  return writeUnderLease(ws, id, acquire, stop, async ({ next, tail, ctx }) => {
     if (tail.exists) {
-      if (first === null) return { fork: false, result: result(false) }; // --allow-empty on an existing Log: a no-op
+      if (first === null) return { wrote: false, value: { fork: false, result: result(false) } }; // --allow-empty on an existing Log: a no-op
       await appendJournaled(ws, id, tail, produce(next, tail.last?.id ?? null), ctx);
     } else {
       await createLogAtomically(ws, id, produce(0, null), ctx);
     }
-    wrote = true;
-    return { fork: false, result: result(!tail.exists) };
-  } finally {
-    lease.release(!wrote);
-  }
+    return { wrote: true, value: { fork: false as const, result: result(!tail.exists) } };
+  });
 }

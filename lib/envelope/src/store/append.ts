@@ -4,7 +4,7 @@ import { splitLines } from "../lines/codec.js";
 import { lineDataText, serializeEvent, type PixirEvent } from "../event/envelope.js";
 import { newUlid } from "../event/ids.js";
 import { checkInputSessionId, decodeInputLine, integrityError, requireIsoTs, STDIN_PATH, StreamIds } from "../lines/input.js";
-import { acquireLease, stopOnLoss, type WriterLease } from "./lease.js";
+import { acquireLease, stopOnLoss, type AcquireOptions, type WriterLease } from "./lease.js";
 import { openHistory } from "./loader.js";
 import { appendJournaled, createLogAtomically, readTail, recoverJournal, type LineSink } from "./log-write.js";
 import { logPath } from "./paths.js";
@@ -127,24 +127,14 @@ export async function appendEvents(ws: string, id: string, input: AsyncIterable<
   }
 
   const stop = stopOnLoss(options.signal);
-  const lease: WriterLease = await acquireLease(ws, id, {
-    program: options.program,
-    env: options.env,
-    waitSeconds: options.waitSeconds,
-    takeOverDeadWriter: options.takeOverDeadWriter,
-    signal: options.signal,
-  });
-  stop.follow(lease);
-  let wrote = false;
-  try {
-    recoverJournal(ws, id);
-    const { next, tail } = await nextSeqFromTail(ws, id);
-    const ctx = { lease, signal: options.signal };
+  const acquire = { program: options.program, env: options.env, waitSeconds: options.waitSeconds, takeOverDeadWriter: options.takeOverDeadWriter, signal: options.signal };
+  return writeUnderLease(ws, id, acquire, stop, async ({ next, tail, ctx }) => {
     let stamped = { count: 0, dropped: 0, lines: 0 };
     const produce = async (emit: LineSink) => {
       stamped = await stampEvents(id, input, next, tail.last?.id ?? null, { ...options, signal: stop.signal }, emit);
       if (stamped.count === 0) throw new NothingToAppend();
     };
+    let wrote = false;
     try {
       if (tail.exists) await appendJournaled(ws, id, tail, produce, ctx);
       else await createLogAtomically(ws, id, produce, ctx);
@@ -152,7 +142,38 @@ export async function appendEvents(ws: string, id: string, input: AsyncIterable<
     } catch (err) {
       if (!(err instanceof NothingToAppend)) throw err;
     }
-    return result(!tail.exists && wrote, next, stamped.count, stamped.dropped);
+    return { wrote, value: result(!tail.exists && wrote, next, stamped.count, stamped.dropped) };
+  });
+}
+
+/** Where a write under the lease starts: the Log's tail, the next seq, and what the writes check against. */
+export interface LeasedTail {
+  next: number;
+  tail: ReturnType<typeof readTail>;
+  ctx: { lease: WriterLease; signal?: AbortSignal };
+}
+
+/**
+ * envelope-and-log.md §8–§9: a plain write to `id`'s Log under its Writer Lease (`stop` follows it): a
+ * leftover append journal is rolled back, the tail read for the next seq, then `write` runs; the lease
+ * goes, with the state directories made for it when nothing was written.
+ */
+export async function writeUnderLease<T>(
+  ws: string,
+  id: string,
+  acquire: AcquireOptions,
+  stop: ReturnType<typeof stopOnLoss>,
+  write: (at: LeasedTail) => Promise<{ wrote: boolean; value: T }>,
+): Promise<T> {
+  const lease = await acquireLease(ws, id, acquire);
+  stop.follow(lease);
+  let wrote = false;
+  try {
+    recoverJournal(ws, id);
+    const { next, tail } = await nextSeqFromTail(ws, id);
+    const done = await write({ next, tail, ctx: { lease, signal: acquire.signal } });
+    wrote = done.wrote;
+    return done.value;
   } finally {
     lease.release(!wrote);
   }

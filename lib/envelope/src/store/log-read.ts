@@ -9,7 +9,7 @@ import { Worker } from "node:worker_threads";
 import { LINE_BLOCK, MAX_LINE_BYTES, splitLines, type LineBlock, type RawLine } from "../lines/codec.js";
 export type { LineBlock } from "../lines/codec.js";
 import { dataTextOf, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "../event/envelope.js";
-import { decodeLogLine } from "../fast/decode-line.js";
+import { decodeLogLine, LineDecoder } from "../fast/decode-line.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "../event/errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
 import { scanThreadCount } from "./threads.js";
@@ -240,8 +240,9 @@ async function* decodedLines(
   onProblem: ProblemHandler,
   skipped: ScanResult["skipped"],
 ): AsyncGenerator<LogLine> {
+  const decoder = new LineDecoder();
   for await (const raw of splitLines(readRange(p, 0, byteLength, identity), { path: p.rel })) {
-    const decoded = decodeLogLine(raw.bytes, !raw.terminated);
+    const decoded = decodeLogLine(raw.bytes, !raw.terminated, decoder);
     if (isLineProblem(decoded)) {
       if (onProblem(decoded, raw) === "throw") throw corruptLineError(decoded, raw.lineNo, p.rel);
       skipped.push({ line: raw.lineNo, reason: decoded.reason });
@@ -589,11 +590,12 @@ export async function* historyLines(scan: ScanResult, onProblem: ProblemHandler 
   }
   try {
     assertSameFile(scan.path, scan.identity, fstatSync(fd));
+    const decoder = new LineDecoder();
     for (const i of order) {
       const bytes = Buffer.alloc(lengths[i]!);
       readSync(fd, bytes, 0, bytes.length, offsets[i]!);
       const raw: RawLine = { bytes, lineNo: lineNos[i]!, offset: offsets[i]!, terminated: true };
-      const decoded = decodeLogLine(bytes, false);
+      const decoded = decodeLogLine(bytes, false, decoder);
       if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
       yield toLogLine(decoded, raw);
     }
@@ -656,21 +658,22 @@ export interface HeadLine {
  * layouts are decoded in full. Callers that need `data` itself must use historyLines.
  */
 export async function* headLines(scan: ScanResult): AsyncGenerator<HeadLine> {
-  for await (const raw of splitLines(scannedBytes(scan), { path: scan.path.rel })) yield headLine(raw, scan);
+  const decoder = new LineDecoder();
+  for await (const raw of splitLines(scannedBytes(scan), { path: scan.path.rel })) yield headLine(raw, scan, decoder);
 }
 
-/** One line of headLines. */
-export function headLine(raw: RawLine, scan: Pick<ScanResult, "path">): HeadLine {
+/** One line of headLines; a reader of many lines passes its own `decoder` (decode-line.ts). */
+export function headLine(raw: RawLine, scan: Pick<ScanResult, "path">, decoder?: LineDecoder): HeadLine {
   const text = raw.bytes.toString("utf8");
   const head = decodeOwnHead(text);
   if (head !== null) return { event: head.event, dataText: head.dataText, bytes: raw.bytes };
-  const decoded = decodeLogLine(raw.bytes, !raw.terminated);
+  const decoded = decodeLogLine(raw.bytes, !raw.terminated, decoder);
   if (isLineProblem(decoded)) throw corruptLineError(decoded, raw.lineNo, scan.path.rel);
   return { event: decoded.event, dataText: decoded.exact ? dataTextOf(text, decoded.event) : undefined, bytes: raw.bytes };
 }
 
 
-/** What lineBlocks reads from: a FileHandle, or a file descriptor such as a seekable stdin (fork-bytes.ts). */
+/** What lineBlocks reads from: a FileHandle, or a file descriptor such as a seekable stdin (fork/parent-stdin-file.ts). */
 export interface PositionalReader {
   read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
 }

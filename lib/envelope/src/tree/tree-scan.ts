@@ -9,7 +9,7 @@ import { isUtf8 } from "node:buffer";
 import { fileURLToPath } from "node:url";
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 import { CANONICAL_TYPES, isLineProblem, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
-import { decodeLogLine } from "../fast/decode-line.js";
+import { decodeLogLine, LineDecoder } from "../fast/decode-line.js";
 import { MAX_LINE_BYTES } from "../lines/codec.js";
 import { IS_REPLAY, LineHead, readHead, T_BRANCH, T_FORK, T_SUBAGENT, TYPE_INDEX } from "../fast/line-head.js";
 import { asPixirError, fsError, PixirError, type Details, type ErrorKind } from "../event/errors.js";
@@ -90,6 +90,8 @@ class LogScanner {
   private lineNo = 0;
   /** What readHead found in the line at hand. */
   private readonly head = new LineHead();
+  /** For the lines the byte scan leaves to the full decode (decode-line.ts). */
+  private decoder: LineDecoder | undefined;
   /** replay_event_count of a share header: own seqs at or below it conflict (fork.md §6 step 6). */
   private shareCount: number | null = null;
   private replaySorted = true;
@@ -184,7 +186,7 @@ class LogScanner {
   }
 
   private slow(bytes: Buffer, tail: boolean): void {
-    const decoded = decodeLogLine(bytes, tail);
+    const decoded = decodeLogLine(bytes, tail, (this.decoder ??= new LineDecoder()));
     if (isLineProblem(decoded)) {
       this.fail(corruptLineError(decoded, this.lineNo, this.rel));
       return;

@@ -1,7 +1,7 @@
 // event/os-fault.ts: the one mapping from an OS failure on a write path to a named error.
 import { describe, expect, it } from "vitest";
 import { errorText, PixirError } from "../../src/event/errors.js";
-import { asNamedError, leaseCreateFault, osWriteFault } from "../../src/event/os-fault.js";
+import { afterEarlierWrites, asNamedError, leaseCreateFault, osWriteFault } from "../../src/event/os-fault.js";
 
 const osError = (code: string, syscall = "write", path?: string) => Object.assign(new Error(`${code}: simulated`), { code, syscall, ...(path ? { path } : {}) });
 
@@ -80,5 +80,21 @@ describe("asNamedError: what no writer mapped itself", () => {
   it("a refusal stays permission_denied; anything else internal_error", () => {
     expect(asNamedError(osError("EACCES", "open", "/ws/a"), "/ws")).toMatchObject({ kind: "permission_denied", details: { path: "a", operation: "open" } });
     expect(asNamedError(new TypeError("x")).kind).toBe("internal_error");
+  });
+});
+
+describe("afterEarlierWrites: an import that fails after writing earlier files", () => {
+  it("says what stays instead of 'nothing was changed', and marks the error", () => {
+    const e = afterEarlierWrites(osWriteFault(osError("ENOSPC"), ".pixir/sessions/b.ndjson", "write"), "/ws") as PixirError;
+    expect(e).toMatchObject({ kind: "log_write_failed", details: { reason: "enospc", path: ".pixir/sessions/b.ndjson", earlier_writes_kept: true } });
+    expect(e.details.next_actions).toEqual(["free space on the device holding .pixir/sessions/b.ndjson, then rerun; the Logs written before it stay, and the rerun imports the rest"]);
+    // An OS error no writer named is named first (path relative to the Workspace); advice without the phrase gains the line.
+    const raw = afterEarlierWrites(osError("EIO", "write", "/ws/.pixir/sessions/b.ndjson"), "/ws") as PixirError;
+    expect(raw.details).toMatchObject({ reason: "eio", path: ".pixir/sessions/b.ndjson", earlier_writes_kept: true });
+    expect((raw.details.next_actions as string[]).at(-1)).toBe("the Logs written before it stay, and the rerun imports the rest");
+    // A lease held elsewhere keeps its kind; a bug stays what it was.
+    expect((afterEarlierWrites(new PixirError("session_writer_active", undefined, { session_id: "s" }), "/ws") as PixirError).kind).toBe("session_writer_active");
+    const bug = new TypeError("x");
+    expect(afterEarlierWrites(bug, "/ws")).toBe(bug);
   });
 });

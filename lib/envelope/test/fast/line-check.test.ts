@@ -5,9 +5,10 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalJson, decodeValue, isLineProblem } from "../../src/event/envelope.js";
 import { decodeLogLine } from "../../src/fast/decode-line.js";
-import { canonicalInto, checkLine, LineFacts, useStringKernel } from "../../src/fast/line-check.js";
+import { canonicalInto, checkLine, LineFacts } from "../../src/fast/line-check.js";
+import { stringKernel } from "../../src/fast/string-scan.js";
 
-/** The record every check in this file reads its findings from. */
+/** The record every check in this file reads its findings from; each suite sets the string walk it uses. */
 const facts = new LineFacts();
 import { MAX_NESTING_DEPTH } from "../../src/event/nesting.js";
 
@@ -53,10 +54,11 @@ describe.each([
   ["with the JavaScript loop", false],
 ])("checkLine %s", (_, kernelOn) => {
   beforeAll(() => {
-    expect(useStringKernel(kernelOn)).toBe(kernelOn);
+    facts.kernel = kernelOn ? stringKernel : null;
+    expect(facts.kernel !== null).toBe(kernelOn);
   });
   afterAll(() => {
-    useStringKernel(true);
+    facts.kernel = stringKernel;
   });
 
   it("accepts our writers' lines with canonical data and reports where the parts lie", () => {

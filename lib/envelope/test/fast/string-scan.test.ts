@@ -1,6 +1,7 @@
 // string-scan.ts: the WebAssembly kernel must find exactly what the byte loops it replaces find. `scan`:
 // the first `"`, `\` or byte below 0x20 at or after p, or end; `string`: the end of a string written as
 // JSON.stringify writes it, or -1. Every position relative to the 16-byte steps is tried.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { stringKernel } from "../../src/fast/string-scan.js";
 
@@ -121,6 +122,28 @@ describe("the string kernel", () => {
       if (canonical) accepted++;
     }
     expect(accepted).toBeGreaterThan(300);
+  });
+
+  it("agrees with the byte loops on generated strings as JSON.stringify writes them, and on mutated ones", () => {
+    const k = stringKernel!;
+    const step = fc.record({ at: fc.nat(), kind: fc.constantFrom("insert", "delete", "replace"), byte: fc.constantFrom(0x22, 0x5c, 0x00, 0x0a, 0x1f, 0x75, 0x30, 0x61, 0xc3) });
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom("a", "é", "🙂", '"', "\\", "\n", "\u0001", "\u001f", " ", "z"), maxLength: 40 }), fc.array(step, { maxLength: 3 }), fc.nat({ max: 20 }), (s, steps, pad) => {
+        let b = Buffer.concat([Buffer.alloc(pad, 0x61), Buffer.from(JSON.stringify(s), "utf8")]);
+        for (const { at, kind, byte } of steps) {
+          const i = pad + 1 + (at % Math.max(1, b.length - pad - 1));
+          if (kind === "insert") b = Buffer.concat([b.subarray(0, i), Buffer.from([byte]), b.subarray(i)]);
+          else if (i < b.length && kind === "replace") b[i] = byte;
+          else if (i < b.length) b = Buffer.concat([b.subarray(0, i), b.subarray(i + 1)]);
+        }
+        k.mirror(b, 0, b.length);
+        // The body starts just past the opening quote at `pad`.
+        expect(k.string(pad + 1, b.length)).toBe(referenceString(b, pad + 1, b.length));
+        for (let p = 0; p <= b.length; p++) expect(k.scan(p, b.length)).toBe(reference(b, p, b.length));
+        if (steps.length === 0) expect(k.string(pad + 1, b.length)).toBe(b.length);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it("walks escapes that straddle its 16-byte steps, and stops at end inside an escape", () => {

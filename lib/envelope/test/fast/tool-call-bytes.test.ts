@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/event/envelope.js";
 import { toolCallPaths } from "../../src/summary/summary.js";
 import { readToolCall, ToolCallFields } from "../../src/fast/tool-call-bytes.js";
+import { checkLine, LineFacts } from "../../src/fast/line-check.js";
 
 /** What readToolCall read from `text`, as values; null when it declined. */
 function read(text: string): { callId: string; name: string; paths: string[] } | null {
@@ -24,7 +25,7 @@ function read(text: string): { callId: string; name: string; paths: string[] } |
     if (escape >= 0) expect(padded.indexOf(0x5c, f.paths[k])).toBe(escape);
     paths.push(escape >= 0 ? (JSON.parse(raw) as string) : raw.slice(1, -1));
   }
-  return { callId: json(f.callIdStart, f.callIdEnd), name: json(f.nameStart, f.nameEnd), paths };
+  return { callId: json(f.callIdStart, f.callIdEnd), name: json(f.nameStart, f.nameEnd), paths: paths.sort() };
 }
 
 /** The same, from the parsed data, as the summary's Event path reads it. */
@@ -33,7 +34,9 @@ function expected(text: string): { callId: string; name: string; paths: string[]
   return {
     callId: JSON.stringify(data.call_id ?? null),
     name: JSON.stringify(data.name ?? null),
-    paths: toolCallPaths({ type: "tool_call", data: data as never }),
+    // In order of neither side: the summary keeps the paths as a sorted set (files_touched), and a parsed
+    // object puts integer-like keys ("0") first where the bytes keep them in key order.
+    paths: toolCallPaths({ type: "tool_call", data: data as never }).sort(),
   };
 }
 
@@ -68,6 +71,38 @@ describe("readToolCall", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it("reads mutated data as the parsed data gives it, wherever checkLine still accepts the line (else it may decline)", () => {
+    // readToolCall is only given data that checkLine accepted; such data after a mutation it must read
+    // rightly or decline, never misread.
+    const facts = new LineFacts();
+    const text = fc.oneof(fc.constantFrom("src/a.ts", "a.b", "x", "", 'q"/d', "é/🙂"), fc.string({ maxLength: 6 }));
+    const data = fc.record({ call_id: text, name: text, args: fc.dictionary(text, fc.oneof(text, fc.array(text, { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })), { maxKeys: 4 }), other: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] });
+    const step = fc.record({ at: fc.nat(), kind: fc.constantFrom("insert", "delete", "swap"), char: fc.constantFrom(..." \\\"{}[],:0.e-/\t\u0001é") });
+    let readMutated = 0;
+    fc.assert(
+      fc.property(data, fc.array(step, { minLength: 1, maxLength: 3 }), fc.boolean(), (d, steps, canonical) => {
+        let t = canonical ? canonicalJson(d) : JSON.stringify(d);
+        for (const { at, kind, char } of steps) {
+          const i = at % (t.length + 1);
+          if (kind === "insert") t = t.slice(0, i) + char + t.slice(i);
+          else if (kind === "delete") t = t.slice(0, i) + t.slice(i + 1);
+          else if (i + 1 < t.length) t = t.slice(0, i) + t[i + 1] + t[i] + t.slice(i + 2);
+        }
+        // A swap can split a surrogate pair: the bytes (and so the oracle) hold U+FFFD there.
+        t = Buffer.from(t, "utf8").toString("utf8");
+        // Its callers give it only the data of a line checkLine accepted: that is the precondition.
+        const line = Buffer.from(`{"id":"01J","session_id":"s","seq":1,"ts":"2026-07-20T10:02:53.700Z","type":"tool_call","data":${t}}`, "utf8");
+        if (checkLine(line, 0, line.length, facts) < 0) return;
+        const got = read(t);
+        if (got === null) return;
+        readMutated++;
+        expect(got, t).toEqual(expected(t));
+      }),
+      { numRuns: 4000 },
+    );
+    expect(readMutated).toBeGreaterThan(100);
   });
 
   it("reads edge cases of the layout", () => {

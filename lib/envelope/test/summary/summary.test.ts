@@ -166,6 +166,21 @@ describe("branchSummaryData", () => {
     expect(data.forked_to_seq).toBe(9);
   });
 
+  it("drops excerpts whose text part is empty (a tool-use-only turn's `assistant: `) before taking the last K (§3.2)", async () => {
+    const events: PixirEvent[] = [];
+    for (let i = 1; i <= 8; i++) events.push(e(3 * i - 2, "user_message", { text: `u${i}` }), e(3 * i - 1, "assistant_message", { text: "" }), e(3 * i, "subagent_event", { subagent_id: "a", summary: "" }));
+    // Whitespace is not empty: x() collapses it to one space, which the spec keeps.
+    events.push(e(25, "assistant_message", { text: " \n " }), e(26, "user_message", { text: "" }));
+    const data = await branchSummaryData(header, events);
+    const kept = ["u2", "u3", "u4", "u5", "u6", "u7", "u8"].map((t) => `user: ${t}`);
+    expect(data.open_tasks).toEqual([...kept, "assistant:  "]);
+    expect(data.summary).toBe(
+      "Forked 26 replayed events (assistant_message=9, subagent_event=8, user_message=9).\nRecent forked conversational facts:\n" +
+        [...kept.slice(-5), "assistant:"].map((t) => `- ${t}`).join("\n"),
+    );
+    expect(data.summary).not.toMatch(/^- (assistant|user|subagent a): $/m);
+  });
+
   it("accepts an async iterable and gives the empty summary for no Events", async () => {
     async function* none(): AsyncGenerator<PixirEvent> {}
     const data = await branchSummaryData({ data: {} }, none());
@@ -271,7 +286,7 @@ describe("summarizeStage in-process", () => {
         kind === 0 ? { call_id: `c${seq}`, name: "read", args: { path: `src/f${seq % 37}.ts`, all: ["a/b", "x"] } }
         : kind === 1 ? { call_id: `c${seq - 1}`, ok: true, output: "done" }
         : kind === 2 ? (late || random(3) === 0 ? { event: "permission_posture", subagent_id: "s" } : { subagent_id: `s${seq}`, status: "ok" })
-        : late && kind < 6 ? { note: "no text" }
+        : late && kind < 6 ? (seq % 2 === 0 ? { note: "no text" } : { text: "" })
         : kind === 7 ? { z: 1, text: `unsorted ${seq} "quoted"\n` }
         : { text: `message ${seq} ${"é".repeat(random(600))}` };
       const type = kind === 0 ? "tool_call" : kind === 1 ? "tool_result" : kind === 2 ? "subagent_event" : kind % 2 ? "user_message" : "assistant_message";

@@ -4,6 +4,7 @@ import {
   assertSessionId,
   boolFlag,
   decodeLogLine,
+  LineDecoder,
   errorEnvelope,
   errorText,
   headLines,
@@ -72,11 +73,12 @@ export async function runCat(args: ParsedArgs, ctx: CommandContext): Promise<num
 
   if (scan !== null) {
     // Physical lines in file order; the checking pass above already validated them.
+    const decoder = new LineDecoder();
     for await (const raw of abortable(splitLines(scannedBytes(scan), { path: scan.path.rel }), ctx.signal)) {
       if (out.closed) break;
       if (lenient && skipped.includes(raw.lineNo)) continue;
       if (filtered) {
-        const d = decodeLogLine(raw.bytes, !raw.terminated);
+        const d = decodeLogLine(raw.bytes, !raw.terminated, decoder);
         if (isLineProblem(d) || !keep(d.event)) continue;
       }
       await out.push(raw.bytes);

@@ -1,5 +1,5 @@
 // pixir-log write (cli.md §8.2): a plain or fork stream from stdin becomes (part of) a Log.
-import { boolFlag, forkNextHint, writeStream, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+import { boolFlag, forkNextHint, forkPlanText, writeStream, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
 export async function runWrite(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const written = await writeStream(ctx.workspace(), args.positionals[0], ctx.io.stdin, {
@@ -12,10 +12,7 @@ export async function runWrite(args: ParsedArgs, ctx: CommandContext): Promise<n
   });
   if (written.fork) {
     const plan = written.result;
-    const text = plan.recorded
-      ? `Forked ${plan.parent_session_id} → ${plan.child_session_id} (${plan.event_count} events through seq ${plan.to_seq}).`
-      : `Fork plan for ${plan.parent_session_id}: would create child ${plan.child_session_id} with ${plan.event_count} replayed events through seq ${plan.to_seq}.`;
-    await ctx.report(plan as unknown as Record<string, unknown>, text);
+    await ctx.report(plan as unknown as Record<string, unknown>, forkPlanText(plan));
     if (plan.recorded) ctx.hint(forkNextHint(plan.child_session_id));
     return 0;
   }

@@ -3,6 +3,7 @@ import {
   assertSessionId,
   boolFlag,
   forkNextHint,
+  forkPlanText,
   DETERMINISTIC_SUMMARY,
   finishSummary,
   MODEL_SUMMARY,
@@ -52,10 +53,7 @@ export async function runForkCommand(args: ParsedArgs, ctx: CommandContext): Pro
     signal: ctx.signal,
     progress: ctx.progress("pixir fork"),
   });
-  const text = plan.recorded
-    ? `Forked ${plan.parent_session_id} → ${plan.child_session_id} (${plan.event_count} events through seq ${plan.to_seq}).`
-    : `Fork plan for ${plan.parent_session_id}: would create child ${plan.child_session_id} with ${plan.event_count} replayed events through seq ${plan.to_seq}.`;
-  await ctx.report(plan as unknown as Record<string, unknown>, text);
+  await ctx.report(plan as unknown as Record<string, unknown>, forkPlanText(plan));
   if (plan.recorded) ctx.hint(forkNextHint(plan.child_session_id));
   return 0;
 }

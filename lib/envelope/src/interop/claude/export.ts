@@ -1,9 +1,10 @@
 // claude-interop.md §5: `pixir export claude`. An imported session comes back as its original files,
 // byte for byte: the held record Events of each source file's family, merged in line order (§5.2).
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
+import { osWriteFault } from "../../event/os-fault.js";
 import { randomHex } from "../../event/ids.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
@@ -265,12 +266,6 @@ function existing(p: string): Buffer | null {
   }
 }
 
-function writeFailed(err: unknown, display: string, operation: string): PixirError {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: display, operation });
-  return new PixirError("log_write_failed", "could not write the exported Claude file", { reason: code ? code.toLowerCase() : "io_error", path: display });
-}
-
 /** §5.5: plan every target, refuse a different existing file, then write with temp + rename. */
 export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: string | undefined; cwd: string; dryRun: boolean }): ClaudeExportReport {
   const files: ClaudeExportFile[] = [];
@@ -290,13 +285,21 @@ export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: strin
       if (have.equals(f.bytes)) return "unchanged";
       throw new PixirError("already_exists", "an exported file already exists with other contents", { path: f.rel, next_actions: ["remove the file or export to another directory"] });
     });
-    plan.files.forEach((f, i) => {
-      if (status[i] === "written") {
-        writeAtomically(dir, f.rel, f.bytes);
-        recorded = true;
-      }
-      files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.bytes.length, status: status[i] as ClaudeExportFile["status"] });
-    });
+    // A failed write (a full or read-only disk) takes back the files and directories this run made: the
+    // export is whole or absent (cli-contract.md "Operating-system faults").
+    const made: string[] = [];
+    try {
+      plan.files.forEach((f, i) => {
+        if (status[i] === "written") {
+          writeAtomically(dir, f.rel, f.bytes, made, path.join(options.out!, f.rel));
+          recorded = true;
+        }
+        files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.bytes.length, status: status[i] as ClaudeExportFile["status"] });
+      });
+    } catch (err) {
+      for (const p of made.reverse()) takeBack(p);
+      throw err;
+    }
   } else {
     for (const f of plan.files) files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.bytes.length, status: "would_write" });
   }
@@ -317,18 +320,34 @@ export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: strin
   };
 }
 
-/** Directories below `dir` are created 0700; the file appears whole (temp + rename), mode 0600. */
-function writeAtomically(dir: string, rel: string, bytes: Buffer): void {
+/** Remove a file or an (empty) directory this export made; one already gone is fine. */
+function takeBack(p: string): void {
+  try {
+    if (lstatSync(p).isDirectory()) rmdirSync(p);
+    else unlinkSync(p);
+  } catch {
+    /* gone, or not ours to force */
+  }
+}
+
+/**
+ * Directories below `dir` are created 0700; the file appears whole (temp + rename), mode 0600. What it
+ * makes is pushed on `made` (directories, then the file) so a later failure can take it back; a
+ * failure here is named after `shown`, the file as the user's --out names it.
+ */
+function writeAtomically(dir: string, rel: string, bytes: Buffer, made: string[], shown: string): void {
   const target = path.join(dir, rel);
+  const fault = (err: unknown, operation: string) => osWriteFault(err, shown, operation, "the exported Claude file");
   const parts = path.dirname(rel).split(path.sep).filter((x) => x !== "" && x !== ".");
   let at = dir;
   for (const part of parts) {
     at = path.join(at, part);
     try {
       mkdirSync(at, { mode: 0o700 });
+      made.push(at);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw writeFailed(err, rel, "mkdir");
-      if (!lstatSync(at).isDirectory()) throw writeFailed(err, rel, "mkdir");
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw fault(err, "mkdir");
+      if (!lstatSync(at).isDirectory()) throw fault(err, "mkdir");
     }
   }
   const tmp = `${target}.tmp-${randomHex(4)}`;
@@ -342,8 +361,9 @@ function writeAtomically(dir: string, rel: string, bytes: Buffer): void {
     fd = undefined;
     renameSync(tmp, target);
     renamed = true;
+    made.push(target);
   } catch (err) {
-    throw writeFailed(err, rel, "write");
+    throw fault(err, "write");
   } finally {
     if (fd !== undefined) closeSync(fd);
     if (!renamed) {

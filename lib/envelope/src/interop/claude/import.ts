@@ -2,10 +2,11 @@
 // a file imported before is checked against its last checkpoint (size and SHA-256 of the imported
 // prefix) and, when it grew, only its new records are appended (§4.3).
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, unlinkSync } from "node:fs";
 import { isJsonObject, serializeEvent, isEncodable, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
 import { PixirError } from "../../event/errors.js";
+import { afterEarlierWrites } from "../../event/os-fault.js";
 import { acquireLease, type WriterLease } from "../../store/lease.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { openHistory } from "../../store/loader.js";
@@ -427,19 +428,37 @@ async function forkSourceOfWorkspace(ws: string, wsLogs: WorkspaceLogs, sessionI
   return { sessionId, logs, byUuid };
 }
 
-/** §4.4: take the leases, write parents before children, release. */
+/**
+ * §4.4: take the leases, write parents before children, release. A write that fails (a full disk) takes
+ * back the Logs this file created before it, under their leases: the root Log's checkpoint says the
+ * whole file is imported, so a rerun would find it unchanged and never write the missing children.
+ */
 async function writeFile(ws: string, writes: LogWrite[], options: ClaudeImportOptions): Promise<void> {
   const leases: WriterLease[] = [];
+  const created: string[] = [];
+  let appended = false;
   try {
     for (const w of writes) leases.push(await acquireLease(ws, w.id, { program: options.program, env: options.env, signal: options.signal }));
     for (let i = 0; i < writes.length; i++) {
       const w = writes[i]!;
       const ctx = { lease: leases[i]!, signal: options.signal };
-      if (w.existed) await appendJournaled(ws, w.id, readTail(ws, w.id), async (emit) => emit(w.lines), ctx);
-      else await createLogAtomically(ws, w.id, async (emit) => emit(w.lines), ctx);
+      if (w.existed) {
+        await appendJournaled(ws, w.id, readTail(ws, w.id), async (emit) => emit(w.lines), ctx);
+        appended = true;
+      } else {
+        await createLogAtomically(ws, w.id, async (emit) => emit(w.lines), ctx);
+        created.push(w.id);
+      }
     }
+  } catch (err) {
+    for (const id of created.reverse()) unlinkSync(logPath(ws, id).abs);
+    created.length = 0;
+    // An append already made stays (all or nothing per Log): the error must not say "nothing was changed".
+    throw appended ? afterEarlierWrites(err, ws) : err;
   } finally {
-    for (const lease of leases) lease.release(false);
+    // A file that wrote nothing (a full disk) takes back the state directories its leases made.
+    // Last taken, first released: the first lease made the state directories the others sit in.
+    for (const lease of leases.reverse()) lease.release(!appended && created.length === 0);
   }
 }
 
@@ -539,7 +558,12 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
       const plans = held[i] ?? (await planUnit(units[i]!));
       for (const p of plans) {
         if (p.writes.length === 0) continue;
-        await writeFile(ws, p.writes, options);
+        try {
+          await writeFile(ws, p.writes, options);
+        } catch (err) {
+          // §4.4: units already written stay written; the error says so rather than "nothing was changed".
+          throw recorded ? afterEarlierWrites(err, ws) : err;
+        }
         recorded = true;
       }
     }

@@ -5,6 +5,7 @@ import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import path from "node:path";
 import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
+import { afterEarlierWrites } from "../../event/os-fault.js";
 import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
 import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
@@ -716,6 +717,7 @@ async function runPass(
   const reports: PassResult["reports"] = [];
   const deferred = new Set<string>();
   const linkSources: LinkSource[] = [];
+  let wroteFamilies = false;
   let i = 0;
   for (const item of order) {
     i++;
@@ -753,7 +755,13 @@ async function runPass(
     reports.push({ threadId: item.threadId, report });
     if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
     if (writing !== null) {
-      await writeFamily(ws, planned.family, read.rollout.display, options);
+      try {
+        await writeFamily(ws, planned.family, read.rollout.display, options);
+      } catch (err) {
+        // §4.6: the Logs already written stay; the error says so rather than "nothing was changed".
+        throw wroteFamilies ? afterEarlierWrites(err, ws) : err;
+      }
+      wroteFamilies = true;
       writeIndex(ws, read.rollout, report, task);
     }
     if (!keep.has(item.threadId)) families.evict(item.threadId);
@@ -790,6 +798,7 @@ async function writeLogs(ws: string, items: Array<{ log: PlannedLog; lines: () =
   const leases = new Map<string, WriterLease>();
   const ids = items.map((i) => i.log.sessionId).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   let ok = false;
+  let written = 0;
   try {
     for (const id of ids) leases.set(id, await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal }));
     for (const { log, lines } of items) {
@@ -807,10 +816,15 @@ async function writeLogs(ws: string, items: Array<{ log: PlannedLog; lines: () =
           for (const line of lines()) emit(line);
         }, { lease, signal: options.signal });
       }
+      written++;
     }
     ok = true;
+  } catch (err) {
+    // §4.6: a Log already written stays (a rerun completes the family): the error must not say "nothing was changed".
+    throw written > 0 ? afterEarlierWrites(err, ws) : err;
   } finally {
-    for (const lease of leases.values()) lease.release(!ok);
+    // Last taken, first released: the first lease made the state directories the others sit in.
+    for (const lease of [...leases.values()].reverse()) lease.release(!ok);
   }
 }
 

@@ -470,6 +470,7 @@ async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImport
     wrote = true;
   } finally {
     if (committed === 0) payloads.undo(); // no Log appeared: neither do their resources
-    for (const lease of leases) lease.release(!wrote);
+    // Last taken, first released: the first lease made the state directories the others sit in.
+    for (const lease of leases.reverse()) lease.release(!wrote);
   }
 }
