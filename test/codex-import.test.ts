@@ -377,6 +377,8 @@ describe("case F: a Codex fork (§7.4)", () => {
     const lines = completeLines(out.stdout).map((l) => JSON.parse(l));
     expect(lines).toHaveLength(6);
     const t = lines[0].timestamp;
+    // t0 is the appended Event's ts (§5.3 anchor: the first Event of the native tail).
+    expect(t).toBe(cat(ws, "c1").at(-1).ts);
     expect(lines[0].payload).toMatchObject({ forked_from_id: "P", timestamp: t });
     expect(Object.keys(lines[0].payload).slice(0, 2)).toEqual(["id", "forked_from_id"]);
     expect(lines.slice(1, 4).map((l) => l.timestamp)).toEqual([t, t, t]);
@@ -407,8 +409,19 @@ describe("case S: a subagent (§7.4)", () => {
     expect(link).toMatchObject({ seq: 5, type: "subagent_event" });
     expect(link.data).toMatchObject({ subagent_id: "S", child_session_id: "S", event: "spawned", agent: "explorer", depth: 1, task: "inspect logs" });
     const tree = run("pixir", ["tree", "P"], { cwd: ws });
-    expect(tree.stdout).toContain("subagent S (explorer)");
-    expect(tree.stdout).toContain("task: inspect logs");
+    expect(tree.stdout.split(ws).join("<ws>")).toBe(
+      [
+        "session P (events=6)",
+        "  workspace: <ws>",
+        "`-- subagent S (explorer)",
+        "    child_session: S",
+        "    task: inspect logs",
+        "    events: spawned",
+        "    child session S (events=3)",
+        "      workspace: <ws>",
+        "",
+      ].join("\n"),
+    );
     expect(importCodex(ws, paths.P!, paths.S!).json.links).toEqual([]);
     expect(run("pixir", ["export", "codex", "P"], { cwd: ws }).stdout).toBe(rollout(P));
 

@@ -170,6 +170,11 @@ interface Case {
   readOnlyPath?: RegExp;
   /** Takes a Writer Lease (a full disk then fails there first). */
   lease: boolean;
+  /**
+   * Writes its data to a temp file before it takes the lease, and puts it in place under the lease (the
+   * Codex import streams a new thread so, codex-interop.md §4.8): a full disk fails on the data file.
+   */
+  dataBeforeLease?: boolean;
   /** A run with room for the lease only succeeds (repair frees space and writes no data; a release record takes one page). */
   succeedsWithRoomForLease?: boolean;
   /** What `pixir-log check` reports before the run, and so after a failed one (repair's torn tail). */
@@ -271,7 +276,7 @@ const WRITERS: Record<string, (ws: string) => Case> = {
       succeedsWithRoomForLease: true,
     };
   },
-  "pixir import codex": () => ({ tool: "pixir", argv: ["import", "codex", codexRollout(24), "--json"], data: `.pixir/sessions/${CODEX_ID}.ndjson`, lease: true }),
+  "pixir import codex": () => ({ tool: "pixir", argv: ["import", "codex", codexRollout(24), "--json"], data: `.pixir/sessions/${CODEX_ID}.ndjson`, lease: true, dataBeforeLease: true }),
   "pixir import claude": () => ({ tool: "pixir", argv: ["import", "claude", claudeFile(CLAUDE_BRANCHED), "--json"], data: `.pixir/sessions/${CLAUDE_BRANCHED}.ndjson`, lease: true }),
   "pixir export claude --out": (ws) => {
     ok(run("pixir", ["import", "claude", claudeFile(CLAUDE_WITH_AGENT)], { cwd: ws }), "import claude");
@@ -361,7 +366,7 @@ describe.skipIf(skipReason !== null)("writers on a real file system that fails (
       expect(err.details).toMatchObject({ reason: "enospc" });
       expect(err.details.next_actions.join(" ")).toContain("free space on the device holding");
       expect(err.details.next_actions.join(" "), "a full disk is not an orphaned writer").not.toMatch(FORCE);
-      if (c.lease) {
+      if (c.lease && !c.dataBeforeLease) {
         // writer-lease.md §3 keeps Pixir's kind for a lease that cannot be created; it says why.
         expect([err.kind, r.code]).toEqual(["session_writer_ambiguous", 5]);
         expect(err.message).toBe("Session writer lease could not be acquired: no space left on the device");

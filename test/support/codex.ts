@@ -97,26 +97,40 @@ export function replay(lines: string[]): any[] {
   return H;
 }
 
-/** §7.2 steps 2–3: the expected signatures. */
+/** The call id of a call item (§7.2's signature table): `call_id`, or a local shell call's `id`. */
+const callIdOfItem = (it: any): unknown => (it.type === "local_shell_call" ? (it.call_id ?? it.id) : it.call_id);
+const CALL_ITEMS = new Set(["function_call", "custom_tool_call", "local_shell_call", "tool_search_call"]);
+
+/**
+ * §7.2 steps 2–3: the expected signatures. As the spec's index adds (README "Rules that hold across the two
+ * agent importers"), a call item whose call id is not a string gives nothing, nor does an output whose
+ * `call_id` names no earlier call item of H.
+ */
 export function expectedSignatures(lines: string[]): unknown[] {
   const out: unknown[] = [];
+  const calls = new Set<string>();
   for (const it of replay(lines)) {
     if (!isObj(it)) continue;
-    if ((it.type === "message" && it.role === "user") || it.type === "agent_message") out.push(["user", T(it.content)]);
+    if (CALL_ITEMS.has(it.type)) {
+      const id = callIdOfItem(it);
+      if (typeof id !== "string") continue;
+      calls.add(id);
+      if (it.type === "function_call") {
+        let a: unknown = {};
+        try {
+          a = JSON.parse(it.arguments);
+        } catch {
+          a = {};
+        }
+        out.push(["call", id, it.name, isObj(a) ? a : {}]);
+      } else if (it.type === "custom_tool_call") out.push(["call", id, it.name, typeof it.input === "string" ? { input: it.input } : {}]);
+      else if (it.type === "local_shell_call") out.push(["call", id, "local_shell", isObj(it.action) ? it.action : {}]);
+      else out.push(["call", id, "tool_search", isObj(it.arguments) ? it.arguments : {}]);
+    } else if (it.type === "function_call_output" || it.type === "custom_tool_call_output" || it.type === "tool_search_output") {
+      if (typeof it.call_id !== "string" || !calls.has(it.call_id)) continue;
+      out.push(["output", it.call_id, it.type === "tool_search_output" ? JSON.stringify(it.tools ?? null) : OT(it.output)]);
+    } else if ((it.type === "message" && it.role === "user") || it.type === "agent_message") out.push(["user", T(it.content)]);
     else if (it.type === "message" && it.role === "assistant") out.push(["assistant", T(it.content)]);
-    else if (it.type === "function_call") {
-      let a: unknown = {};
-      try {
-        a = JSON.parse(it.arguments);
-      } catch {
-        a = {};
-      }
-      out.push(["call", it.call_id, it.name, isObj(a) ? a : {}]);
-    } else if (it.type === "custom_tool_call") out.push(["call", it.call_id, it.name, typeof it.input === "string" ? { input: it.input } : {}]);
-    else if (it.type === "local_shell_call") out.push(["call", it.call_id ?? it.id, "local_shell", isObj(it.action) ? it.action : {}]);
-    else if (it.type === "tool_search_call") out.push(["call", it.call_id, "tool_search", isObj(it.arguments) ? it.arguments : {}]);
-    else if (it.type === "function_call_output" || it.type === "custom_tool_call_output") out.push(["output", it.call_id, OT(it.output)]);
-    else if (it.type === "tool_search_output") out.push(["output", it.call_id, JSON.stringify(it.tools ?? null)]);
   }
   return out;
 }
@@ -154,3 +168,29 @@ export const TC = (n: number): string =>
   rec("event_msg", { type: "token_count", info: { total_token_usage: { input_tokens: n - 2, cached_input_tokens: 0, output_tokens: 2, reasoning_output_tokens: 0, total_tokens: n }, last_token_usage: null, model_context_window: 1000 }, rate_limits: null });
 export const rolledBack = (k: number): string => rec("event_msg", { type: "thread_rolled_back", num_turns: k });
 export const rollout = (lines: string[]): string => lines.map((l) => `${l}\n`).join("");
+
+// Cases built from the real rollouts (codex-interop.md §1.7): what Codex writes for a fork and a rollback.
+
+/** The thread id of a rollout's line 1. */
+export const threadOf = (lines: string[]): string => JSON.parse(lines[0]!).payload.id as string;
+
+/**
+ * A fork of `source` as Codex writes one (§1.7): a new session_meta with `forked_from_id`, then the source's
+ * lines 1 … k, each with the fork time as its timestamp, then `own`.
+ */
+export function codexFork(source: string[], k: number, id: string, t0: string, own: string[] = []): string[] {
+  const first = JSON.parse(source[0]!);
+  const { id: _sourceId, forked_from_id: _f, ...rest } = first.payload;
+  const line1 = JSON.stringify({ timestamp: t0, type: "session_meta", payload: { id, forked_from_id: threadOf(source), ...rest, timestamp: t0 } });
+  return [line1, ...source.slice(0, k).map((l) => l.replace(/^\{"timestamp":"[^"]*"/, `{"timestamp":${JSON.stringify(t0)}`)), ...own];
+}
+
+/** The line numbers (from 1) of a rollout's user messages that are turns (§1.8 boundaries). */
+export function userTurnLines(lines: string[]): number[] {
+  const out: number[] = [];
+  lines.forEach((l, i) => {
+    const r = JSON.parse(l);
+    if (r.type === "response_item" && boundary(r.payload)) out.push(i + 1);
+  });
+  return out;
+}

@@ -3,12 +3,13 @@
 // parent comes from one of four sources, a file each: a Log in our layout (parent-log.ts), any other Log
 // through the loader (parent-loader.ts), a regular file on stdin (parent-stdin-file.ts) and a pipe on
 // stdin (parent-pipe.ts); all copy through ChildLines (child-lines.ts) into one writer (fork-write.ts).
-import { type PixirEvent, serializeEvent } from "../event/envelope.js";
-import { type ParentSource, type PrefixFacts } from "./fork-plan.js";
+import { type JsonObject, type PixirEvent, serializeEvent } from "../event/envelope.js";
+import { OpenCalls, type ParentSource, type PrefixFacts } from "./fork-plan.js";
+import { IdSet } from "../event/id-set.js";
 import { logPath } from "../store/paths.js";
 import { PixirError, usageError } from "../event/errors.js";
 import { newUlid } from "../event/ids.js";
-import { inheritedItem } from "../store/loader.js";
+import { inheritedItem, PrefixDigest } from "../store/loader.js";
 import { FORK_STRATEGIES, type ForkStrategy } from "../event/vocabulary.js";
 import { type ParentReadOptions, parentThroughLoader } from "./parent-loader.js";
 import { parentFromOurLog } from "./parent-log.js";
@@ -108,6 +109,32 @@ export function checkBoundary(facts: PrefixFacts, requestedToSeq: number | undef
     nearest_safe_seq: facts.nearestSafeSeq,
     next_safe_seq: facts.nextSafeSeq,
   });
+}
+
+/**
+ * fork.md §3.1 steps 6–8 and §4.3: the data of a share_v1 header over `inherited`, the parent's replayable
+ * Events up to `toSeq` in History order (an importer that plans a child in memory: Codex rollbacks and forks).
+ */
+export function shareHeaderData(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  for (const e of inherited) {
+    digest.add(e);
+    open.add(e);
+  }
+  return {
+    parent_session_id: parentId,
+    fork_root_session_id: forkRootId,
+    forked_to_seq: toSeq,
+    parent_workspace: ws,
+    child_workspace: ws,
+    replay_event_count: inherited.length,
+    from_seq: inherited[0]?.seq ?? null,
+    strategy: "share_v1",
+    limitations: SHARE_LIMITATIONS,
+    prefix_digest: digest.digest(),
+    open_tool_calls: open.list(),
+  };
 }
 
 /** The session_fork header Event of fork.md §4.3. */

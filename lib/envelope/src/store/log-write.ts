@@ -268,13 +268,46 @@ export async function createLogAtomically(
   beforeCommit?: () => Promise<void> | void,
   replace = false,
 ): Promise<{ bytes: number }> {
+  const prepared = await prepareLog(ws, id, produce, ctx, replace);
+  try {
+    await beforeCommit?.();
+  } catch (err) {
+    discardPreparedLog(prepared);
+    throw err;
+  }
+  commitPreparedLog(ws, prepared, ctx, { replace });
+  return { bytes: prepared.bytes };
+}
+
+/** A new Log written to its temp file and made durable, not yet in place (commitPreparedLog puts it there). */
+export interface PreparedLog {
+  id: string;
+  final: StatePath;
+  tmp: StatePath;
+  bytes: number;
+  /** Directories made for it, taken back when it is discarded. */
+  createdDirs: string[];
+}
+
+/**
+ * The first half of createLogAtomically: the lines `produce` emits go to a temp file beside the Log,
+ * which is synced and closed. Nothing is visible under the Log's name. On any failure the temp file goes.
+ * A caller may prepare before it holds the lease, and must then commit or discard.
+ */
+export async function prepareLog(
+  ws: string,
+  id: string,
+  produce: (emit: LineSink, emitOwned: OwnedBlockSink) => Promise<void>,
+  ctx: CommitContext,
+  replace = false,
+): Promise<PreparedLog> {
   const final = logPath(ws, id);
   const createdDirs = ensureStateDir(sessionsDir(ws));
   if (!replace && inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
   const tmp = tempSibling(final);
   let fd: number | undefined;
   let out: BlockWriter | undefined;
-  let committed = false;
+  let prepared = false;
   try {
     try {
       fd = openSync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
@@ -310,32 +343,49 @@ export async function createLogAtomically(
     } catch (err) {
       throw writeFailed(err, final, "close");
     }
-    await beforeCommit?.();
-    if (!lstatSync(tmp.abs).isFile()) throw new PixirError("unsafe_state_path", undefined, { reason: "unexpected_file_type", component: tmp.rel });
-    if (inspectStatePath(final) === "present" && !replace) throw alreadyExists(ws, id, final);
-    checkAborted(ctx);
-    ctx.lease?.assertHeld();
-    try {
-      renameSync(tmp.abs, final.abs);
-    } catch (err) {
-      throw writeFailed(err, final, "rename");
-    }
-    committed = true;
-    fsyncDir(final.parent());
-    return { bytes: out.bytesWritten };
+    prepared = true;
+    return { id, final, tmp, bytes: out.bytesWritten, createdDirs };
   } finally {
     // Background writes still in flight would otherwise land on whatever file reuses the descriptor.
     await out?.settle();
     if (fd !== undefined) closeSync(fd);
-    if (!committed) {
-      try {
-        unlinkSync(tmp.abs);
-      } catch {
-        /* never created */
-      }
-      removeCreatedDirs(createdDirs);
-    }
+    if (!prepared) discardPreparedLog({ id, final, tmp, bytes: 0, createdDirs });
   }
+}
+
+/**
+ * The second half of createLogAtomically: put a prepared Log in place by a rename, after checking that
+ * the temp file is still ours, that no Log of that name appeared (unless `replace`) and that the lease
+ * is held. On failure the temp file goes. `syncDir: false` leaves the directory's fsync to the caller,
+ * which then makes the renames of many Logs durable with one fsyncDir of the sessions directory.
+ */
+export function commitPreparedLog(ws: string, p: PreparedLog, ctx: CommitContext, options: { replace?: boolean; syncDir?: boolean } = {}): void {
+  let committed = false;
+  try {
+    if (!lstatSync(p.tmp.abs).isFile()) throw new PixirError("unsafe_state_path", undefined, { reason: "unexpected_file_type", component: p.tmp.rel });
+    if (inspectStatePath(p.final) === "present" && !options.replace) throw alreadyExists(ws, p.id, p.final);
+    checkAborted(ctx);
+    ctx.lease?.assertHeld();
+    try {
+      renameSync(p.tmp.abs, p.final.abs);
+    } catch (err) {
+      throw writeFailed(err, p.final, "rename");
+    }
+    committed = true;
+    if (options.syncDir !== false) fsyncDir(p.final.parent());
+  } finally {
+    if (!committed) discardPreparedLog(p);
+  }
+}
+
+/** Remove a prepared Log's temp file (and the directories made for it). */
+export function discardPreparedLog(p: PreparedLog): void {
+  try {
+    unlinkSync(p.tmp.abs);
+  } catch {
+    /* never created, or gone */
+  }
+  removeCreatedDirs(p.createdDirs);
 }
 
 export function alreadyExists(ws: string, id: string, p: StatePath, child = false): PixirError {

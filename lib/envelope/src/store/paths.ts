@@ -11,6 +11,22 @@ import { resolveWorkspace } from "./workspace.js";
 export const STATE_DIR = ".pixir";
 export { resolveWorkspace };
 
+/**
+ * An export's `--out DIR`, resolved against `cwd`: it must name an existing directory (the spec index's rule
+ * for `pixir export claude|codex`: invalid_args, field "out", reason missing or not_a_directory).
+ */
+export function existingOutDir(cwd: string, out: string): string {
+  const dir = path.resolve(cwd, out);
+  let st: Stats;
+  try {
+    st = statSync(dir);
+  } catch {
+    throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "missing" });
+  }
+  if (!st.isDirectory()) throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "not_a_directory" });
+  return dir;
+}
+
 /** The state file is there as what it should be; false for missing, unsafe or unreadable paths alike. */
 export function isPresent(p: StatePath): boolean {
   try {

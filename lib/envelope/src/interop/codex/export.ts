@@ -7,7 +7,7 @@ import { PixirError } from "../../event/errors.js";
 import { osWriteFault } from "../../event/os-fault.js";
 import { randomHex } from "../../event/ids.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
-import { logPath, writeWhole } from "../../store/paths.js";
+import { existingOutDir, logPath, writeWhole } from "../../store/paths.js";
 import { codexBaseId, EPOCH, restAfterTimestamp, sha256Hex, shownThreadId, withTimestamp } from "./format.js";
 import { rolloutLines } from "./family.js";
 import { Families } from "./import.js";
@@ -37,12 +37,16 @@ export interface CodexExportPlan {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const pad = (n: number, w = 2): string => String(n).padStart(w, "0");
 
-/** §5.5: `YYYY/MM/DD/rollout-…-<thread id>.jsonl`. */
+/**
+ * §5.5: `YYYY/MM/DD/rollout-…-<thread id>.jsonl`. The stored name is kept when it is a rollout name of this
+ * thread (Codex names files by local time, which cannot be derived again); a thread id that is not a UUID
+ * is written as base(thread id), so a name never holds a `/`.
+ */
 export function codexExportName(threadId: string, storedFile: unknown, lineOne: JsonObject): string {
   const shown = UUID.test(threadId) ? threadId : codexBaseId(threadId);
-  if (typeof storedFile === "string") {
+  if (typeof storedFile === "string" && shown === threadId) {
     const m = /^rollout-(\d{4})-(\d{2})-(\d{2})T\d{2}-\d{2}-\d{2}-(.+)\.jsonl$/.exec(storedFile);
-    if (m !== null && m[4] === threadId && shown === threadId) return `${m[1]}/${m[2]}/${m[3]}/${storedFile}`;
+    if (m !== null && m[4] === threadId) return `${m[1]}/${m[2]}/${m[3]}/${storedFile}`;
   }
   const payload = isJsonObject(lineOne.payload) ? lineOne.payload : {};
   let ms = typeof payload.timestamp === "string" ? Date.parse(payload.timestamp) : NaN;
@@ -162,16 +166,14 @@ export async function planCodexExport(ws: string, id: string, version: string): 
     const own = codexOf(events[0]!);
     const inFamily = own !== null && ((own.line === 1 && own.synthetic === undefined) || own.synthetic === "rollback_fork");
     if (tail.length === 0 && inFamily) {
-      const missing: number[] = [];
-      const kept: string[] = [];
-      lines.forEach((l, i) => (l === null ? missing.push(i + 1) : kept.push(`${l}\n`)));
+      const { kept, missing } = familyLines(id, lines, lines.length);
       return {
         sessionId: id,
         kind: "original",
         threadId: t,
         forkedFromId: null,
         name: codexExportName(t, header.file, loaded.lineOne),
-        text: kept.join(""),
+        text: kept.map((l) => `${l}\n`).join(""),
         lineCount: kept.length,
         copiedLineCount: 0,
         convertedEventCount: 0,
@@ -196,49 +198,59 @@ export async function planCodexExport(ws: string, id: string, version: string): 
     }
     meta.timestamp = t0;
     const out: string[] = [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta })];
-    const missing: number[] = [];
-    lines.slice(0, x).forEach((l, i) => {
-      const r = l === null ? null : restAfterTimestamp(l);
-      if (r === null) missing.push(i + 1);
-      else out.push(withTimestamp(t0, r.rest));
-    });
-    if (missing.length > 0) throw new PixirError("codex_export_incomplete", undefined, { session_id: id, missing_lines: missing });
-    const copied = out.length - 1;
-    const { converted, omitted, count } = convertTail(tail, events);
-    out.push(...converted);
-    return {
-      sessionId: id,
-      kind: "fork",
-      threadId: newId,
-      forkedFromId: t,
-      name: codexExportName(newId, null, { timestamp: t0, payload: meta }),
-      text: out.map((l) => `${l}\n`).join(""),
-      lineCount: out.length,
-      copiedLineCount: copied,
-      convertedEventCount: count,
-      omitted,
-      missingLines: [],
-    };
+    const { kept, missing } = familyLines(id, lines, x);
+    for (const l of kept) {
+      const r = restAfterTimestamp(l);
+      // A line without a leading timestamp is copied as it is: Codex's fork writes every record's time, but
+      // this one had none to replace.
+      out.push(r === null ? l : withTimestamp(t0, r.rest));
+    }
+    return newRollout(id, "fork", t, meta, out, tail, events, missing);
   }
   const anchor = events[0]!;
   const t0 = anchor.ts ?? EPOCH;
   const newId = codexForkThreadId(id, anchor.id ?? "", t0);
   const meta: JsonObject = { id: newId, timestamp: t0, cwd: ws, originator: "pixir", cli_version: version, source: "cli" };
-  const { converted, omitted, count } = convertTail(events, events);
-  const out = [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta }), ...converted];
+  return newRollout(id, "new", null, meta, [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta })], events, events, []);
+}
+
+/** §5.3: a new rollout whose first lines (line 1, and a fork's copies) are `head`, then the converted tail. */
+function newRollout(id: string, kind: "fork" | "new", forkedFromId: string | null, meta: JsonObject, head: string[], tail: PixirEvent[], history: PixirEvent[], missing: number[]): CodexExportPlan {
+  const { converted, omitted, count } = convertTail(tail, history);
+  const out = [...head, ...converted];
+  const threadId = meta.id as string;
   return {
     sessionId: id,
-    kind: "new",
-    threadId: newId,
-    forkedFromId: null,
-    name: codexExportName(newId, null, { timestamp: t0, payload: meta }),
+    kind,
+    threadId,
+    forkedFromId,
+    name: codexExportName(threadId, null, { timestamp: meta.timestamp, payload: meta }),
     text: out.map((l) => `${l}\n`).join(""),
     lineCount: out.length,
-    copiedLineCount: 0,
+    copiedLineCount: head.length - 1,
     convertedEventCount: count,
     omitted,
-    missingLines: [],
+    missingLines: missing,
   };
+}
+
+/**
+ * Lines 1 … x of a family's rollout (§5.2, §5.3). A line a --lenient import skipped cannot be rebuilt: it is
+ * left out and named. A line no family Log holds (a removed Log) fails the export: the README's rule for
+ * `codex_export_incomplete`.
+ */
+function familyLines(id: string, lines: Array<string | null | undefined>, x: number): { kept: string[]; missing: number[] } {
+  const kept: string[] = [];
+  const missing: number[] = [];
+  const absent: number[] = [];
+  for (let i = 0; i < x; i++) {
+    const l = lines[i];
+    if (l === undefined) absent.push(i + 1);
+    else if (l === null) missing.push(i + 1);
+    else kept.push(l);
+  }
+  if (absent.length > 0) throw new PixirError("codex_export_incomplete", undefined, { session_id: id, missing_lines: absent });
+  return { kept, missing };
 }
 
 function convertTail(tail: PixirEvent[], history: PixirEvent[]): { converted: string[]; omitted: Record<string, number>; count: number } {
@@ -281,15 +293,7 @@ export function finishCodexExport(plan: CodexExportPlan, options: { out?: string
   let target: string | null = null;
   let status: CodexExportReport["status"] = "would_create";
   if (options.out !== undefined) {
-    const dir = path.resolve(options.cwd, options.out);
-    let st;
-    try {
-      st = statSync(dir);
-    } catch {
-      throw new PixirError("invalid_args", "--out must be an existing directory", { field: "out", reason: "missing" });
-    }
-    if (!st.isDirectory()) throw new PixirError("invalid_args", "--out must be an existing directory", { field: "out", reason: "not_a_directory" });
-    target = path.join(dir, plan.name);
+    target = path.join(existingOutDir(options.cwd, options.out), plan.name);
     let existing: Buffer | null = null;
     try {
       existing = readFileSync(target);
@@ -369,7 +373,8 @@ function makeDirs(dir: string): string | undefined {
   }
   for (const d of missing) {
     try {
-      mkdirSync(d);
+      // README "Rules that hold across the two agent importers": directories below --out are made 0700.
+      mkdirSync(d, 0o700);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }

@@ -3,14 +3,14 @@
 import { readdirSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { SHARE_LIMITATIONS } from "../../fork/fork.js";
-import { OpenCalls } from "../../fork/fork-plan.js";
-import { IdSet } from "../../event/id-set.js";
+import { shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
-import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory, PrefixDigest } from "../../store/loader.js";
+import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
 import { codexBaseId, sha256Hex, withTimestamp, restAfterTimestamp } from "./format.js";
 import { codexOf, eventsByLine, lineOf, rebuildLine } from "./rebuild.js";
+import { carriesItem } from "./line-map.js";
+import { checkpointToSeqOf } from "../../session/context.js";
 
 export type CodexLogRole = "root" | "fork" | "rollback";
 
@@ -63,6 +63,9 @@ export function pushEvent(log: PlannedLog, e: Omit<PixirEvent, "seq" | "session_
   return event;
 }
 
+/** A Log's header and own Events (§3.7): not the copies a materialized child holds of its parent's. */
+export const ownEvents = (log: PlannedLog): PixirEvent[] => (log.replayEventCount === 0 ? log.stored : log.stored.filter((e) => e.seq === 0 || e.seq! > log.replayEventCount));
+
 /** The greatest line a family holds: own lines, and a fork's copied lines (§4.5). */
 export function familyMaxLine(f: Family): number {
   let max = f.fork === null ? 1 : f.fork.copied + 1;
@@ -81,11 +84,34 @@ export function familyLeaf(f: Family): PlannedLog {
 /** The last Event ts of a Log, for a line whose timestamp is not usable (§2.6). */
 export const lastTs = (log: PlannedLog, fallback: string): string => log.stored.at(-1)?.ts ?? fallback;
 
-/** context-and-compaction.md §1.1 step 2: the checkpoint with the greatest seq (null is −1; ties: the first). */
-export function latestCheckpointOf(events: PixirEvent[]): PixirEvent | null {
-  let best: PixirEvent | null = null;
-  for (const e of events) if (e.type === "history_compaction" && (best === null || (e.seq ?? -1) > (best.seq ?? -1))) best = e;
-  return best;
+/**
+ * §3.3 "Codex history of a Log": the Events of its resolved History that carry an item, after its latest
+ * checkpoint chosen as the fold chooses it (context-and-compaction.md §1.1 steps 2–3: the greatest seq, the
+ * first on a tie, well formed or not; without an integer `range.to_seq` no Event with a seq follows it).
+ */
+export function codexHistory(resolved: PixirEvent[]): PixirEvent[] {
+  let latest: PixirEvent | null = null;
+  for (const e of resolved) if (e.type === "history_compaction" && (latest === null || (e.seq ?? -1) > (latest.seq ?? -1))) latest = e;
+  const to = latest === null ? null : checkpointToSeqOf(latest);
+  return resolved.filter((e) => carriesItem(e.data) && (latest === null || (to !== null && e.seq !== null && e.seq > to)));
+}
+
+/**
+ * §3.4: the checkpoint a share child of `parent` at `toSeq` carries: the one with the greatest seq (the first
+ * on a tie) among those at or before the cut. A checkpoint this importer carried into `parent` sits after
+ * the whole inherited prefix but stands for the range it covers, so it rides along when the cut falls after
+ * that range: a second rollback inside the inherited turns then keeps the compaction, as Codex's history
+ * does (§3.4: "the child's fold then hides what L's fold hid").
+ */
+function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null {
+  let cp: PixirEvent | null = null;
+  for (const e of parent.resolved) {
+    if (e.type !== "history_compaction" || e.seq === null) continue;
+    const to = checkpointToSeqOf(e);
+    const eligible = e.seq <= toSeq || (codexOf(e)?.synthetic === "carried_checkpoint" && to !== null && to < toSeq);
+    if (eligible && (cp === null || e.seq > cp.seq!)) cp = e;
+  }
+  return cp;
 }
 
 /**
@@ -94,26 +120,7 @@ export function latestCheckpointOf(events: PixirEvent[]): PixirEvent | null {
  */
 export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">): void {
   const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  const digest = new PrefixDigest();
-  const open = new OpenCalls(new IdSet());
-  for (const e of inherited) {
-    digest.add(e);
-    open.add(e);
-  }
-  const data: JsonObject = {
-    parent_session_id: parent.sessionId,
-    fork_root_session_id: parent.forkRoot,
-    forked_to_seq: toSeq,
-    parent_workspace: ws,
-    child_workspace: ws,
-    replay_event_count: inherited.length,
-    from_seq: inherited[0]?.seq ?? null,
-    strategy: "share_v1",
-    limitations: SHARE_LIMITATIONS,
-    prefix_digest: digest.digest(),
-    open_tool_calls: open.list(),
-  };
-  const h = header(data);
+  const h = header(shareHeaderData(ws, parent.sessionId, parent.forkRoot, toSeq, inherited));
   const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };
   child.parentId = parent.sessionId;
   child.forkedToSeq = toSeq;
@@ -123,8 +130,7 @@ export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, to
   if (lineOf(event) === 1) child.lineSeq.set(1, 0);
   inherited.forEach((e, i) => child.resolved.push(inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event));
   // §3.4: the parent's latest checkpoint at or before the cut rides along, renumbered.
-  let cp: PixirEvent | null = null;
-  for (const e of parent.resolved) if (e.type === "history_compaction" && e.seq !== null && e.seq <= toSeq && (cp === null || e.seq > cp.seq!)) cp = e;
+  const cp = carriedCheckpoint(parent, toSeq);
   if (cp === null) return;
   const data2: JsonObject = { ...cp.data };
   const range = isJsonObject(cp.data.range) ? cp.data.range : null;
@@ -161,18 +167,21 @@ async function loadLog(ws: string, id: string, role: CodexLogRole): Promise<Plan
   const share = history.share;
   const log = newLog(id, role, id);
   log.resolved = resolved;
-  if (share !== null) {
-    log.parentId = share.header.data.parent_session_id as string;
-    log.forkedToSeq = share.forkedToSeq;
-    log.replayEventCount = share.replayEventCount;
-    log.stored = resolved.filter((e) => e.seq === 0 || e.seq! > share.replayEventCount);
-    const root = header?.data.fork_root_session_id;
-    log.forkRoot = typeof root === "string" && root !== "" ? root : log.parentId;
+  // §3.7: a family Log's own lines are those with seq > replay_event_count, for a share_v1 child and for
+  // one that pixir-log materialize turned into replay_v1 (its copies of the parent's lines are not its own).
+  const rec = header?.type === "session_fork" ? header.data.replay_event_count : undefined;
+  if (header !== undefined && typeof rec === "number" && Number.isInteger(rec)) {
+    log.parentId = typeof header.data.parent_session_id === "string" ? header.data.parent_session_id : null;
+    log.forkedToSeq = typeof header.data.forked_to_seq === "number" ? header.data.forked_to_seq : (share?.forkedToSeq ?? null);
+    log.replayEventCount = rec;
+    log.stored = share !== null ? resolved.filter((e) => e.seq === 0 || e.seq! > rec) : [...resolved];
+    const root = header.data.fork_root_session_id;
+    log.forkRoot = typeof root === "string" && root !== "" ? root : (log.parentId ?? id);
   } else log.stored = [...resolved];
   log.diskCount = log.stored.length;
   for (const e of log.stored) {
     const n = lineOf(e);
-    if (n !== null) log.lineSeq.set(n, e.seq!);
+    if (n !== null && (e.seq === 0 || e.seq! > log.replayEventCount)) log.lineSeq.set(n, e.seq!);
   }
   return log;
 }
@@ -241,17 +250,18 @@ export function ownerOf(families: (t: string) => Family | undefined, t: string, 
 
 /**
  * §3.7 `rolloutLines(t)`: the rollout of thread t, line by line (index 0 is line 1); null marks a line
- * skipped by --lenient. The copied lines of a fork come from its source, checked against copied_sha256.
+ * skipped by --lenient, undefined a line no family Log holds (a removed Log). The copied lines of a fork
+ * come from its source, checked against copied_sha256.
  */
-export function rolloutLines(families: (t: string) => Family | undefined, t: string, depth = 0): Array<string | null> {
+export function rolloutLines(families: (t: string) => Family | undefined, t: string, depth = 0): Array<string | null | undefined> {
   const f = families(t);
   if (f === undefined) throw new PixirError("fork_parent_missing", undefined, { session_id: codexBaseId(t), depth });
   if (depth > MAX_FORK_DEPTH) throw new PixirError("fork_depth_exceeded", undefined, { session_id: f.baseId, max_depth: MAX_FORK_DEPTH });
   const byLine = new Map<number, PixirEvent[]>();
-  for (const log of f.logs) eventsByLine(log.stored, byLine);
+  for (const log of f.logs) eventsByLine(ownEvents(log), byLine);
   const max = familyMaxLine(f);
-  const out: Array<string | null> = [];
-  for (let n = 1; n <= max; n++) out.push(byLine.has(n) ? rebuildLine(byLine.get(n)!) : null);
+  const out: Array<string | null | undefined> = [];
+  for (let n = 1; n <= max; n++) out.push(byLine.has(n) ? rebuildLine(byLine.get(n)!) : undefined);
   if (f.fork !== null) {
     const source = rolloutLines(families, f.fork.sourceThread, depth + 1);
     const hash: string[] = [];

@@ -1,8 +1,8 @@
 // codex-interop.md §1 and §4.1–§4.3: reading a Codex rollout, line by line, and the text rules of the
 // format (T, OT, contextual content, turn boundaries) that the importer, the export and tests share.
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readFileSync, readSync } from "node:fs";
-import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { isEncodable, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { isValidSessionId } from "../../event/session-id.js";
 
@@ -43,6 +43,27 @@ export interface Rollout {
   /** Line 1's payload. */
   meta: JsonObject;
   size: number;
+  /** The modification time before the file was read, and the digests of its edges (import index). */
+  mtimeMs: number;
+  edges: EdgeDigests;
+}
+
+/** SHA-256 of a file's first and last EDGE_BYTES (the whole file when it is 2 × EDGE_BYTES or less). */
+export interface EdgeDigests {
+  head: string;
+  tail: string;
+}
+
+export const EDGE_BYTES = 64 * 1024;
+
+/** The edge digests of `size` bytes, each edge read by `read(buffer, position)`. */
+export function edgeDigests(size: number, read: (buf: Buffer, position: number) => void): EdgeDigests {
+  const n = Math.min(size, EDGE_BYTES);
+  const buf = Buffer.alloc(n);
+  read(buf, 0);
+  const head = sha256Hex(buf);
+  read(buf, size - n);
+  return { head, tail: sha256Hex(buf) };
 }
 
 const REPLAY_PAYLOAD_TYPES = new Set(["session_meta", "response_item", "compacted", "event_msg", "turn_context"]);
@@ -75,55 +96,147 @@ function parseLine(bytes: Buffer): { record: JsonObject; text: string } | { prob
   }
   if (!isJsonObject(value) || typeof value.type !== "string") return { problem: "invalid_record", text };
   if (REPLAY_PAYLOAD_TYPES.has(value.type) && !isJsonObject(value.payload)) return { problem: "invalid_record", text };
-  if (!deepWellFormed(value)) return { problem: "invalid_record", text };
+  // Valid UTF-8 holds no lone surrogate; only a \uD8xx-style escape can bring one in (isEncodable).
+  if (!isEncodable(text, value)) return { problem: "invalid_record", text };
   return { record: value, text };
 }
 
 export type RolloutRead = { kind: "rollout"; rollout: Rollout } | { kind: "skipped"; reason: "empty" | "not_a_rollout" };
 
+/** What a scan learnt of a whole file besides its lines. */
+export interface RolloutScan {
+  threadId: string;
+  meta: JsonObject;
+  /** Complete non-blank lines. */
+  lineCount: number;
+  skippedLines: number;
+  pendingTail: boolean;
+  size: number;
+  mtimeMs: number;
+  edges: EdgeDigests;
+}
+
+export type RolloutScanResult = { kind: "rollout"; scan: RolloutScan } | { kind: "skipped"; reason: "empty" | "not_a_rollout" };
+
+/** Blocks a rollout is read in; a line longer than one is gathered from several. */
+const SCAN_BLOCK = 1024 * 1024;
+/** One block for every scan: a scan runs to its end synchronously, and keeps no view of the block. */
+const scanBlock = Buffer.allocUnsafe(SCAN_BLOCK);
+
+function unreadable(err: unknown, file: { display: string }): PixirError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new PixirError("permission_denied", undefined, { path: file.display });
+  return invalidRollout("unreadable_file", file.display, null);
+}
+
 /**
- * §4.1–§4.3: read one file. `named` says the file was given by name (a bad line 1 is an error rather
- * than a skipped file). Lines after line 1 that cannot be read fail, or with `lenient` are kept as
- * skipped placeholders.
+ * §4.1–§4.3: read one file in blocks and hand each complete, non-blank line to `onLine` as it is read
+ * (§4.8: a line is held only while it is handled). `named` says the file was given by name (a bad line 1
+ * is an error rather than a skipped file). Lines after line 1 that cannot be read fail, or with `lenient`
+ * are handed over as skipped placeholders. `onLine` may throw to stop the scan.
  */
-export function readRollout(file: { path: string; display: string }, named: boolean, lenient: boolean): RolloutRead {
-  let bytes: Buffer;
+export function scanRollout(file: { path: string; display: string }, named: boolean, lenient: boolean, onLine: (line: RolloutLine) => void): RolloutScanResult {
+  let fd: number;
+  let mtimeMs: number;
   try {
-    bytes = readFileSync(file.path);
+    fd = openSync(file.path, "r");
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new PixirError("permission_denied", undefined, { path: file.display });
-    throw invalidRollout("unreadable_file", file.display, null);
+    throw unreadable(err, file);
   }
-  const lines: RolloutLine[] = [];
-  let start = 0;
-  let n = 0;
-  for (;;) {
-    const nl = bytes.indexOf(0x0a, start);
-    if (nl === -1) break;
-    if (!isBlank(bytes, start, nl)) {
-      n++;
-      const parsed = parseLine(bytes.subarray(start, nl));
-      if ("problem" in parsed) {
-        if (n === 1) {
-          if (!named) return { kind: "skipped", reason: "not_a_rollout" };
-          throw invalidRollout(parsed.problem === "malformed_line" ? "missing_session_meta" : "missing_session_meta", file.display, 1);
-        }
-        if (!lenient) throw invalidRollout(parsed.problem, file.display, n);
-        lines.push({ n, text: parsed.text, record: null, skipped: parsed.problem });
-      } else lines.push({ n, text: parsed.text, record: parsed.record });
+  try {
+    try {
+      // The time is taken first: a file that changes while it is read has a later one, and is read again.
+      mtimeMs = fstatSync(fd).mtimeMs;
+    } catch (err) {
+      throw unreadable(err, file);
     }
-    start = nl + 1;
-  }
-  const pendingTail = start < bytes.length && !isBlank(bytes, start, bytes.length);
-  if (lines.length === 0) return { kind: "skipped", reason: "empty" };
-  const first = lines[0]!.record!;
-  const meta = first.payload;
-  if (first.type !== "session_meta" || !isJsonObject(meta) || typeof meta.id !== "string") {
+    let first: { threadId: string; meta: JsonObject } | null = null;
+    let n = 0;
+    let skippedLines = 0;
+    let size = 0;
+    let carry: Buffer[] = [];
+    let carryBytes = 0;
+    let tailBlank = true;
+    const handle = (bytes: Buffer): void => {
+      if (isBlank(bytes, 0, bytes.length)) return;
+      n++;
+      const parsed = parseLine(bytes);
+      if (n === 1) {
+        const meta = "record" in parsed ? parsed.record.payload : null;
+        if ("problem" in parsed || parsed.record.type !== "session_meta" || !isJsonObject(meta) || typeof meta.id !== "string") throw NOT_A_ROLLOUT;
+        first = { threadId: meta.id, meta };
+        onLine({ n, text: parsed.text, record: parsed.record });
+        return;
+      }
+      if ("problem" in parsed) {
+        if (!lenient) throw invalidRollout(parsed.problem, file.display, n);
+        skippedLines++;
+        onLine({ n, text: parsed.text, record: null, skipped: parsed.problem });
+      } else onLine({ n, text: parsed.text, record: parsed.record });
+    };
+    const block = scanBlock;
+    for (;;) {
+      let got: number;
+      try {
+        got = readSync(fd, block, 0, SCAN_BLOCK, size);
+      } catch (err) {
+        throw unreadable(err, file);
+      }
+      if (got === 0) break;
+      size += got;
+      let start = 0;
+      for (;;) {
+        const nl = block.indexOf(0x0a, start);
+        if (nl === -1 || nl >= got) break;
+        if (carryBytes > 0) {
+          carry.push(block.subarray(start, nl));
+          const whole = Buffer.concat(carry, carryBytes + nl - start);
+          carry = [];
+          carryBytes = 0;
+          handle(whole);
+        } else handle(block.subarray(start, nl));
+        start = nl + 1;
+      }
+      if (start < got) {
+        // The start of a line that goes on in the next block: copied, since the block is read into again.
+        carry.push(Buffer.from(block.subarray(start, got)));
+        carryBytes += got - start;
+      }
+    }
+    if (carryBytes > 0) {
+      const rest = Buffer.concat(carry, carryBytes);
+      tailBlank = isBlank(rest, 0, rest.length);
+    }
+    if (first === null) return { kind: "skipped", reason: "empty" };
+    const found: { threadId: string; meta: JsonObject } = first;
+    let edges: EdgeDigests;
+    try {
+      edges = edgeDigests(size, (buf, position) => {
+        if (readSync(fd, buf, 0, buf.length, position) !== buf.length) throw new Error("short read");
+      });
+    } catch (err) {
+      throw unreadable(err, file);
+    }
+    return { kind: "rollout", scan: { threadId: found.threadId, meta: found.meta, lineCount: n, skippedLines, pendingTail: !tailBlank, size, mtimeMs, edges } };
+  } catch (err) {
+    if (err !== NOT_A_ROLLOUT) throw err;
     if (!named) return { kind: "skipped", reason: "not_a_rollout" };
     throw invalidRollout("missing_session_meta", file.display, 1);
+  } finally {
+    closeSync(fd);
   }
-  return { kind: "rollout", rollout: { display: file.display, path: file.path, threadId: meta.id, lines, pendingTail, meta, size: bytes.length } };
+}
+
+/** Thrown inside a scan when line 1 does not make the file a rollout. */
+const NOT_A_ROLLOUT = new Error("not a rollout");
+
+/** §4.1–§4.3: read one file whole, its lines in memory (a family planned in memory needs them all). */
+export function readRollout(file: { path: string; display: string }, named: boolean, lenient: boolean): RolloutRead {
+  const lines: RolloutLine[] = [];
+  const read = scanRollout(file, named, lenient, (line) => lines.push(line));
+  if (read.kind === "skipped") return read;
+  const { threadId, meta, pendingTail, size, mtimeMs, edges } = read.scan;
+  return { kind: "rollout", rollout: { display: file.display, path: file.path, threadId, lines, pendingTail, meta, size, mtimeMs, edges } };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -248,7 +361,8 @@ export function readRolloutHead(file: { path: string; display: string }, named: 
     let pos = 0;
     let start = 0;
     for (;;) {
-      const buf = Buffer.alloc(HEAD_CHUNK);
+      // The first chunk is read into the scan block (most first lines fit); a longer line takes more.
+      const buf = chunks.length === 0 ? scanBlock.subarray(0, HEAD_CHUNK) : Buffer.allocUnsafe(HEAD_CHUNK);
       const n = readSync(fd, buf, 0, HEAD_CHUNK, pos);
       if (n === 0) return { kind: "skipped", reason: "empty" };
       pos += n;

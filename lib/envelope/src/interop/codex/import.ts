@@ -1,26 +1,26 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
 import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
-import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
+import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
 import { readFirstLine } from "../../store/log-read.js";
-import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
+import { inspectStatePath, logPath, removeCreatedDirs, sessionsDir } from "../../store/paths.js";
 import { excerptOf, termOfJs } from "../../event/elixir.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { checkpointToSeqOf } from "../../session/context.js";
 import {
   familyLeaf,
   familyMaxLine,
   lastTs,
-  latestCheckpointOf,
+  codexHistory,
   loadFamily,
   newLog,
+  ownEvents,
   ownerOf,
   pushEvent,
   rolloutLines,
@@ -31,10 +31,8 @@ import {
 } from "./family.js";
 import {
   codexBaseId,
-  contentText,
   dropTurnsCut,
   EPOCH,
-  isBoundaryItem,
   readRollout,
   readRolloutHead,
   restAfterTimestamp,
@@ -45,8 +43,12 @@ import {
   type Rollout,
   type RolloutLine,
 } from "./format.js";
-import { carriesItem, mapLine, RunningState, verbatimCodexText } from "./line-map.js";
+import { indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
+import { receivedPrepared, streamError, StreamPool, type StreamOutcome, type StreamTask } from "./stream.js";
+import { scanThreadCount } from "../../store/threads.js";
+import { mapLine, RunningState } from "./line-map.js";
 import { codexOf, lineOf } from "./rebuild.js";
+import { eventLine, forkedFromOf, lineEvents, lineOneCodex, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
 
 export type CodexImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
 
@@ -91,7 +93,14 @@ export interface CodexImportResult {
   workspace: string;
   imports: CodexImportReport[];
   links: Array<{ parent_session_id: string; child_session_id: string; status: "created" | "would_create" }>;
-  skipped_files: Array<{ file: string; reason: string }>;
+  skipped_files: SkippedFile[];
+}
+
+/** A file the run did not import: not a rollout, empty, or (with --lenient) refused, with its error. */
+export interface SkippedFile {
+  file: string;
+  reason: string;
+  error?: { kind: string; message: string; details: Record<string, unknown> };
 }
 
 /** §4.1: the default directory. */
@@ -138,7 +147,12 @@ export function listRolloutFiles(paths: Array<{ path: string; display: string }>
     for (const name of names) {
       const abs = path.join(dir, name);
       const shown = path.join(display, name);
-      const st = lstatSync(abs);
+      let st;
+      try {
+        st = lstatSync(abs);
+      } catch {
+        continue; // gone since the directory was listed
+      }
       if (st.isSymbolicLink()) continue;
       if (st.isDirectory()) walk(abs, shown);
       else if (st.isFile() && name.endsWith(".jsonl")) add(abs, shown, false);
@@ -157,26 +171,16 @@ export function listRolloutFiles(paths: Array<{ path: string; display: string }>
   return out;
 }
 
-/** §3.5 and §3.6: what line 1 says about lineage. */
-const forkedFromOf = (meta: JsonObject): string | null => (typeof meta.forked_from_id === "string" ? meta.forked_from_id : null);
-
-export function parentThreadOf(meta: JsonObject): string | null {
-  const source = meta.source;
-  if (isJsonObject(source) && isJsonObject(source.subagent) && isJsonObject(source.subagent.thread_spawn)) {
-    const p = source.subagent.thread_spawn.parent_thread_id;
-    if (typeof p === "string") return p;
-  }
-  return typeof meta.parent_thread_id === "string" ? meta.parent_thread_id : null;
-}
-
 /** §4.4 step 2: sources first, stable otherwise; a cycle's members stay where they are and import as roots. */
 function runOrder<R extends { threadId: string; meta: JsonObject }>(rollouts: R[]): { order: R[]; cyclic: Set<string> } {
   const byThread = new Map(rollouts.map((r) => [r.threadId, r]));
+  // A rollout is on a cycle when following forked_from_id through the run leads back to it; one that only
+  // leads into a cycle is not, and comes after its source as usual.
   const cyclic = new Set<string>();
   for (const r of rollouts) {
-    const seen = new Set<string>([r.threadId]);
-    for (let p = forkedFromOf(r.meta); p !== null && byThread.has(p); p = forkedFromOf(byThread.get(p)!.meta)) {
-      if (seen.has(p)) {
+    const seen = new Set<string>();
+    for (let p = forkedFromOf(r.meta); p !== null && byThread.has(p) && !seen.has(p); p = forkedFromOf(byThread.get(p)!.meta)) {
+      if (p === r.threadId) {
         cyclic.add(r.threadId);
         break;
       }
@@ -267,24 +271,13 @@ class Mapper {
     const p = line.record?.payload;
     if (line.record?.type === "event_msg" && isJsonObject(p) && p.type === "thread_rolled_back") this.rollback(line, p.num_turns);
     const log = this.current;
-    const ts = this.tsOf(line, log);
-    for (const d of drafts) {
-      const key = `codex:${this.family.threadId}:${line.n}${d.part === null ? "" : `#${d.part}`}`;
-      if (d.type === "history_compaction") {
-        const s = log.resolved.length;
-        d.data.range = { from_seq: 0, to_seq: s - 1 };
-        d.data.source_event_count = s;
-      }
-      pushEvent(log, { id: derivedUlid(key, ts), ts, type: d.type, data: d.data });
-    }
+    for (const e of lineEvents(this.family.threadId, line, drafts, log.resolved.length, this.tsOf(line, log))) pushEvent(log, e);
   }
 
   /** §3.3: a rollback that drops turns continues the thread in a share_v1 child of the current Log. */
   private rollback(line: RolloutLine, k: unknown): void {
     const L = this.current;
-    const cp = latestCheckpointOf(L.resolved);
-    const T = cp === null ? null : checkpointToSeqOf(cp);
-    const history = L.resolved.filter((e) => carriesItem(e.data) && (T === null || e.seq! > T));
+    const history = codexHistory(L.resolved);
     const boundaries: number[] = [];
     history.forEach((e, i) => {
       if (e.type === "user_message" && e.data.origin !== "context") boundaries.push(i);
@@ -305,31 +298,8 @@ class Mapper {
   }
 }
 
-/** §3.2: the root header of line 1. */
-function rootHeader(r: Rollout, lineage: JsonObject | null): Omit<PixirEvent, "seq" | "session_id"> {
-  const line = r.lines[0]!;
-  const m = r.meta;
-  const pick = (k: string): unknown => (Object.hasOwn(m, k) ? m[k] : null);
-  const codex: JsonObject = { thread: r.threadId, line: 1, record: line.record };
-  if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
-  codex.file = path.basename(r.display);
-  const data: JsonObject = {
-    event: "codex_session_meta",
-    thread_id: m.id,
-    cwd: pick("cwd"),
-    cli_version: pick("cli_version"),
-    originator: pick("originator"),
-    source: pick("source"),
-    model_provider: pick("model_provider"),
-  };
-  if (lineage !== null) data.lineage = lineage;
-  data.codex = codex;
-  const ts = validTimestamp(line.record!.timestamp) ?? EPOCH;
-  return { id: derivedUlid(`codex:${r.threadId}:1`, ts), ts, type: "workflow_event", data };
-}
-
 /** §3.5 step 2: how many of the source's lines the fork copied. */
-function copiedPrefix(r: Rollout, source: Array<string | null>): { k: number; timestamps: Array<[string, number]>; sha256: string } {
+function copiedPrefix(r: Rollout, source: Array<string | null | undefined>): { k: number; timestamps: Array<[string, number]>; sha256: string } {
   const rests: string[] = [];
   const timestamps: Array<[string, number]> = [];
   let k = 0;
@@ -358,7 +328,6 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
   if (existing !== null) return planGrown(ws, r, existing, families, state);
 
   const p = forkedFromOf(r.meta);
-  const parentThread = parentThreadOf(r.meta);
   let forkStatus: string | null = null;
   let forkReport: CodexImportReport["fork"] = null;
   let family: Family | null = null;
@@ -376,9 +345,7 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
         const root = newLog(base, "fork", O.forkRoot);
         family = { threadId: t, baseId: base, logs: [root], fork: { sourceThread: p, copied: copied.k, timestamps: copied.timestamps, sha256: copied.sha256 }, lineOne: r.lines[0]!.record!, fromDisk: false };
         const line = r.lines[0]!;
-        const codex: JsonObject = { thread: t, line: 1, record: line.record };
-        if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
-        codex.file = path.basename(r.display);
+        const codex = lineOneCodex(t, line, r.display);
         codex.fork = { source_thread: p, copied_lines: copied.k, copied_timestamps: copied.timestamps, copied_sha256: copied.sha256 };
         const ts = validTimestamp(line.record!.timestamp) ?? EPOCH;
         shareChild(ws, O, root, F, (data) => ({ id: derivedUlid(`codex:${t}:1`, ts), ts, type: "session_fork", data: { ...data, codex } }));
@@ -388,14 +355,8 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
     if (forkReport === null) forkReport = { source_thread_id: shownThreadId(p), shared: false, copied_lines: 0, fork_status: forkStatus };
   }
   if (family === null) {
-    const lineage: JsonObject = {};
-    if (p !== null) {
-      lineage.forked_from_id = p;
-      lineage.fork_status = forkStatus;
-    }
-    if (parentThread !== null) lineage.parent_thread_id = parentThread;
     const root = newLog(base, "root", base);
-    pushEvent(root, rootHeader(r, Object.keys(lineage).length > 0 ? lineage : null));
+    pushEvent(root, rootHeader(t, r.lines[0]!, r.display, rootLineage(r.meta, forkStatus)));
     family = { threadId: t, baseId: base, logs: [root], fork: null, lineOne: r.lines[0]!.record!, fromDisk: false };
   }
   const mapper = new Mapper(ws, family, state);
@@ -417,7 +378,9 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
     const mine = r.lines[j - 1];
     const stored = held[j - 1];
     if (mine === undefined) throw refused(ws, family.baseId, "rollout_changed", r.display, j);
-    const same = stored === null || stored === undefined ? mine.record === null : mine.text === stored;
+    // A skipped line (null) stays the same while it is still unreadable; a line no Log holds (undefined,
+    // a removed Log) is never the same.
+    const same = stored === null ? mine.record === null : mine.text === stored;
     if (!same) throw refused(ws, family.baseId, "rollout_changed", r.display, j);
   }
   const fork = family.fork;
@@ -470,18 +433,21 @@ interface LinkPlan {
   childThread: string;
 }
 
-/** The first boundary item's text among a subagent's response_item lines (§3.6 `task`). */
-function taskOfRollout(r: Rollout): string | null {
-  for (const line of r.lines) {
-    if (line.record?.type === "response_item" && isBoundaryItem(line.record.payload)) return excerptOf(contentText((line.record.payload as JsonObject).content));
-  }
-  return null;
-}
+const taskOfRollout = (r: Rollout): string | null => taskOfRecords(r.lines.map((l) => l.record));
 
-function taskOfFamily(f: Family): string | null {
+/** The task of a family in the Workspace: from its Events, or for a Codex fork from its whole rollout (the copied lines count). */
+async function taskOfFamily(f: Family, families: Families): Promise<string | null> {
+  if (f.fork !== null) {
+    await families.loadChain(f.threadId);
+    return taskOfRecords(
+      (function* () {
+        for (const line of rolloutLines(families.get, f.threadId)) yield line === null || line === undefined ? null : (JSON.parse(line) as JsonObject);
+      })(),
+    );
+  }
   let best: { line: number; text: unknown } | null = null;
   for (const log of f.logs) {
-    for (const e of log.stored) {
+    for (const e of ownEvents(log)) {
       const c = codexOf(e);
       if (e.type !== "user_message" || e.data.origin === "context" || c === null || !isJsonObject(c.record) || c.record.type !== "response_item") continue;
       if (best === null || (c.line as number) < best.line) best = { line: c.line as number, text: e.data.text };
@@ -491,6 +457,32 @@ function taskOfFamily(f: Family): string | null {
 }
 
 /** Subagent rollouts already in the Workspace whose parent is a rollout of the run (first-line discovery, tree.md §2.5). */
+const FIRST_LINE_PEEK = 64 * 1024;
+const PARENT_MARKERS = [Buffer.from('"subagent"'), Buffer.from('"parent_thread_id"')];
+
+/**
+ * Whether a Log's first line may name a parent thread (§3.6): false when its first bytes hold the whole
+ * line and neither key is in it, so the thousands of Logs of an imported tree are not decoded for nothing.
+ */
+function mayNameAParent(file: string, head: Buffer): boolean {
+  let n: number;
+  try {
+    const fd = openSync(file, "r");
+    try {
+      n = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return true; // readFirstLine names the problem, or passes over it
+  }
+  const line = head.subarray(0, n);
+  const nl = line.indexOf(0x0a);
+  if (nl === -1) return true;
+  const first = line.subarray(0, nl);
+  return PARENT_MARKERS.some((m) => first.includes(m));
+}
+
 async function workspaceSubagents(ws: string, runThreads: Set<string>): Promise<Array<{ thread: string; parent: string }>> {
   let names: string[];
   try {
@@ -499,9 +491,10 @@ async function workspaceSubagents(ws: string, runThreads: Set<string>): Promise<
     return [];
   }
   const found: Array<{ thread: string; parent: string }> = [];
+  const head = Buffer.allocUnsafe(FIRST_LINE_PEEK);
   for (const name of names) {
     const id = name.slice(0, -".ndjson".length);
-    if (!isValidSessionId(id)) continue;
+    if (!isValidSessionId(id) || !mayNameAParent(logPath(ws, id).abs, head)) continue;
     const first = await readFirstLine(logPath(ws, id)).catch(() => null);
     if (first === null || !("line" in first)) continue;
     const c = codexOf(first.line.event);
@@ -562,26 +555,9 @@ async function planLinks(ws: string, sources: LinkSource[], families: Families):
 // error, keeping in memory only the families that a later rollout or a link needs; the second plans each
 // rollout that has something to write again, against the Workspace the earlier writes leave, and writes it.
 
-/** An Event's data text, with its line spliced in rather than serialised again (line-map.ts). */
-function dataTextOf(e: PixirEvent): string | undefined {
-  const codexText = verbatimCodexText(e.data.codex);
-  if (codexText === undefined) return undefined;
-  const keys = Object.keys(e.data);
-  if (keys[keys.length - 1] !== "codex") return undefined;
-  const { codex: _codex, ...rest } = e.data;
-  const head = JSON.stringify(rest);
-  return head === "{}" ? `{"codex":${codexText}}` : `${head.slice(0, -1)},"codex":${codexText}}`;
-}
-
 /** The lines of a Log's Events from `from` on, made one at a time as the writer takes them. */
-function* serializedLines(log: PlannedLog, from: number, file: string): Generator<string> {
-  for (let i = from; i < log.stored.length; i++) {
-    const e = log.stored[i]!;
-    const text = serializeEvent(e, dataTextOf(e));
-    // Strings were checked when their line was read (invalid_record), so this never fires after a write began.
-    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf(e), file });
-    yield text;
-  }
+function* serializedLines(log: PlannedLog, from: number): Generator<string> {
+  for (let i = from; i < log.stored.length; i++) yield eventLine(log.stored[i]!);
 }
 
 function reportOf(p: PlannedRollout, dry: boolean): CodexImportReport {
@@ -617,24 +593,48 @@ function statusOf(log: PlannedLog, dry: boolean): CodexImportStatus {
 interface RunItem {
   input: Input;
   threadId: string;
+  /** What line 1 says about lineage (lineageMeta): a run of thousands of rollouts keeps no more of it. */
   meta: JsonObject;
 }
 
+/** The members of line 1's payload that forkedFromOf and parentThreadOf read (§3.5, §3.6). */
+function lineageMeta(meta: JsonObject): JsonObject {
+  const kept: JsonObject = { id: meta.id };
+  for (const k of ["forked_from_id", "source", "parent_thread_id"]) if (Object.hasOwn(meta, k)) kept[k] = meta[k];
+  return kept;
+}
+
+/** README "Rules that hold across the two agent importers": what --lenient turns into a skipped file. */
+function lenientSkip(err: unknown, lenient: boolean, file: string): SkippedFile | null {
+  if (!lenient || !(err instanceof PixirError) || (err.kind !== "invalid_codex_session" && err.kind !== "already_exists")) return null;
+  const reason = typeof err.details.reason === "string" ? err.details.reason : err.kind;
+  return { file, reason, error: { kind: err.kind, message: err.message, details: err.details } };
+}
+
 export async function importCodexRollouts(ws: string, options: CodexImportOptions): Promise<CodexImportResult> {
+  const lenient = Boolean(options.lenient);
   const inputs = listRolloutFiles(options.paths);
   const items: RunItem[] = [];
-  const skippedFiles: CodexImportResult["skipped_files"] = [];
+  const skippedFiles: SkippedFile[] = [];
   const seenThreads = new Map<string, string>();
   for (const input of inputs) {
-    const head = readRolloutHead(input, input.named);
+    let head: ReturnType<typeof readRolloutHead>;
+    try {
+      head = readRolloutHead(input, input.named);
+      const other = head.kind === "rollout" ? seenThreads.get(head.threadId) : undefined;
+      if (other !== undefined) throw new PixirError("invalid_codex_session", undefined, { reason: "duplicate_session_id", file: input.display, other_file: other });
+    } catch (err) {
+      const skip = lenientSkip(err, lenient, input.display);
+      if (skip === null) throw err;
+      skippedFiles.push(skip);
+      continue;
+    }
     if (head.kind === "skipped") {
       skippedFiles.push({ file: input.display, reason: head.reason });
       continue;
     }
-    const other = seenThreads.get(head.threadId);
-    if (other !== undefined) throw new PixirError("invalid_codex_session", undefined, { reason: "duplicate_session_id", file: input.display, other_file: other });
     seenThreads.set(head.threadId, input.display);
-    items.push({ input, threadId: head.threadId, meta: head.meta });
+    items.push({ input, threadId: head.threadId, meta: lineageMeta(head.meta) });
   }
   const { order, cyclic } = runOrder(items);
   const runThreads = new Set(items.map((i) => i.threadId));
@@ -648,9 +648,66 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     if (parent !== null) keep.add(parent);
   }
   for (const s of wsSubagents) keep.add(s.parent);
-  const dry = Boolean(options.dryRun);
+  const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
+  // Threads are counted, and workers started, only when a rollout is streamed: an unchanged tree needs none.
+  const made: { pool: StreamPool | null } = { pool: null };
+  const run: Run = {
+    ws,
+    order,
+    cyclic,
+    keep,
+    wsSubagents,
+    options,
+    existing: existingLogNames(ws),
+    skipped: new Set(),
+    streamed: new Map(),
+    written: 0,
+    threads: 1,
+    get pool(): StreamPool {
+      if (made.pool === null) {
+        // Each worker holds some 45 MiB of its own: at most two unless PIXIR_SCAN_THREADS asks for more, so a
+        // tree of any size imports within the 256 MiB of docs/performance.md.
+        const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
+        this.threads = Math.min(scanThreadCount(options.env, streamBytes(items)), asked ? Infinity : MAX_STREAM_THREADS);
+        made.pool = StreamPool.open(this.threads);
+      }
+      return made.pool;
+    },
+  };
+  const stop = (): void => void made.pool?.close();
+  options.signal?.addEventListener("abort", stop, { once: true });
+  try {
+    return await importRun(run, items, skippedFiles);
+  } finally {
+    options.signal?.removeEventListener("abort", stop);
+    await made.pool?.close();
+    // A run that stops before it commits a prepared Log leaves nothing of it behind, nor the directories
+    // made for them (by whichever stream came first, on whichever thread), once their temp files are gone.
+    const dirs = new Set<string>();
+    for (const s of run.streamed.values()) {
+      if (s.prepared === null) continue;
+      for (const d of s.prepared.createdDirs) dirs.add(d);
+      discardPreparedLog({ ...s.prepared, createdDirs: [] });
+    }
+    removeCreatedDirs([...dirs].sort((a, b) => a.length - b.length));
+    // A stream that failed on another thread took back only what it made, which its neighbours may still
+    // have been using: state directories the run found absent go again if they are empty.
+    for (const [dir, was] of stateBefore) {
+      if (was) continue;
+      try {
+        rmdirSync(dir);
+      } catch {
+        /* not empty, or gone */
+      }
+    }
+  }
+}
 
-  const first = await runPass(ws, order, cyclic, keep, wsSubagents, options, null);
+async function importRun(run: Run, items: RunItem[], skippedFiles: SkippedFile[]): Promise<CodexImportResult> {
+  const { ws } = run;
+  const dry = Boolean(run.options.dryRun);
+  const first = await runPass(run, null);
+  skippedFiles.push(...first.skippedFiles);
   const toWrite = new Set(first.reports.filter((r) => r.report.sessions.some((s) => s.status !== "unchanged")).map((r) => r.threadId));
   for (const t of first.deferred) toWrite.add(t);
   const anything = toWrite.size > 0 || first.links.length > 0;
@@ -660,7 +717,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     for (const r of first.reports) for (const s of r.report.sessions) if (s.status !== "unchanged") assertLeaseFree(ws, s.session_id);
     for (const t of first.deferred) assertLeaseFree(ws, codexBaseId(t));
     for (const l of first.links) assertLeaseFree(ws, l.parent_session_id);
-    const second = await runPass(ws, order, cyclic, keep, wsSubagents, options, toWrite);
+    const second = await runPass(run, toWrite);
     for (const r of second.reports) if (first.deferred.has(r.threadId)) reports.set(r.threadId, r.report);
   }
   // A link is an Event of its parent's leaf: count it there.
@@ -679,7 +736,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     recorded: !dry && anything,
     dry_run: dry,
     workspace: ws,
-    imports: items.map((i) => reports.get(i.threadId)!),
+    imports: items.filter((i) => !run.skipped.has(i.threadId)).map((i) => reports.get(i.threadId)!),
     links: first.links.map((l) => ({ ...l, status: dry ? "would_create" : "created" })),
     skipped_files: skippedFiles,
   };
@@ -692,113 +749,299 @@ function assertLeaseFree(ws: string, id: string): void {
   throw new PixirError(kind, undefined, { session_id: id, ...publicStatus(st) });
 }
 
+/** What both passes of a run share. */
+interface Run {
+  ws: string;
+  order: RunItem[];
+  cyclic: Set<string>;
+  keep: Set<string>;
+  wsSubagents: Array<{ thread: string; parent: string }>;
+  options: CodexImportOptions;
+  /** The Log files of the Workspace when the run began. */
+  existing: Set<string>;
+  /** Threads the first pass skipped under --lenient; the writing pass leaves them alone. */
+  skipped: Set<string>;
+  /** New families the first pass streamed (§4.8), by thread: prepared Logs the writing pass commits. */
+  streamed: Map<string, Streamed>;
+  /** Logs this run has created or appended to: an error after one says what stays (§4.6). */
+  written: number;
+  /** Where the first pass streams them (made when first asked for), and on how many threads. */
+  readonly pool: StreamPool;
+  threads: number;
+}
+
+/** A new root family streamed by the first pass, its Log written to a temp file (none in a dry run). */
+interface Streamed {
+  report: CodexImportReport;
+  facts: ReadFacts;
+  /** Line 1's record, for a subagent (its link reads it); null otherwise. */
+  lineOne: JsonObject | null;
+  task: string | null;
+  prepared: PreparedLog | null;
+}
+
+/** Worker threads that stream new families when PIXIR_SCAN_THREADS does not say (see Run.pool). */
+const MAX_STREAM_THREADS = 2;
+
+/** Streams in flight per thread: queued for or running on a worker, or in this thread finishing their writes. */
+const PREPARING_AT_ONCE = 4;
+
 interface PassResult {
   reports: Array<{ threadId: string; report: CodexImportReport }>;
   /** Rollouts the pass only parsed (their reports come from the writing pass). */
   deferred: Set<string>;
   links: Array<{ parent_session_id: string; child_session_id: string }>;
+  skippedFiles: SkippedFile[];
 }
 
 /**
  * One pass over the run. Without `writing` it plans and reports; with it, it plans again each rollout
  * named there and writes its family, then the links.
  */
-async function runPass(
-  ws: string,
-  order: RunItem[],
-  cyclic: Set<string>,
-  keep: Set<string>,
-  wsSubagents: Array<{ thread: string; parent: string }>,
-  options: CodexImportOptions,
-  writing: Set<string> | null,
-): Promise<PassResult> {
+async function runPass(run: Run, writing: Set<string> | null): Promise<PassResult> {
+  const { ws, order, options } = run;
   const families = new Families(ws);
-  const dry = Boolean(options.dryRun);
   const reports: PassResult["reports"] = [];
   const deferred = new Set<string>();
+  const skippedFiles: SkippedFile[] = [];
   const linkSources: LinkSource[] = [];
-  let wroteFamilies = false;
+  const into = { reports, deferred, linkSources, preparing: [] as Preparing[] };
+  /** A rollout that fails: under --lenient (in the checking pass) it is skipped, else the run fails. */
+  const failed = (item: RunItem, err: unknown): void => {
+    // Only the checking pass decides what --lenient skips; the writing pass meets what it checked.
+    const skip = writing === null ? lenientSkip(err, Boolean(options.lenient), item.input.display) : null;
+    // §4.6: the Logs already written stay; the error says so rather than "nothing was changed".
+    if (skip === null) throw writing !== null && run.written > 0 ? afterEarlierWrites(err, ws) : err;
+    skippedFiles.push(skip);
+    run.skipped.add(item.threadId);
+    // Planning may have added Events to a family read from disk: read it again when something needs it.
+    families.evict(item.threadId);
+  };
+  /** The outcome of a streamed rollout, taken in run order. */
+  const settle = async (p: Preparing): Promise<void> => {
+    const outcome = await p.done;
+    const t = p.item.threadId;
+    if (outcome.kind === "done") {
+      const prepared = outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared);
+      run.streamed.set(t, { report: outcome.report, facts: outcome.facts, lineOne: outcome.lineOne, task: outcome.task, prepared });
+      reports.push({ threadId: t, report: outcome.report });
+      const parent = parentThreadOf(p.item.meta);
+      if (parent !== null && outcome.lineOne !== null) linkSources.push({ threadId: t, baseId: codexBaseId(t), lineOne: outcome.lineOne, parentThread: parent, task: outcome.task });
+    } else if (outcome.kind === "needs_plan") {
+      // A real run plans the family in its writing pass; a dry run plans it now.
+      if (!options.dryRun) deferred.add(t);
+      else {
+        try {
+          await planInMemory(run, p.item, families, null, into);
+        } catch (err) {
+          failed(p.item, err);
+        }
+      }
+    } else if (outcome.kind === "error") failed(p.item, streamError(outcome.error));
+  };
   let i = 0;
-  for (const item of order) {
-    i++;
-    if (writing === null) options.progress?.(i, order.length, item.input.display);
-    const parentThread = parentThreadOf(item.meta);
-    if (writing !== null && !writing.has(item.threadId)) {
-      // Nothing to write for it, but it may still be linked from its parent in this run.
-      if (parentThread !== null) {
-        const f = await families.load(item.threadId);
-        if (f !== null && f !== "foreign") linkSources.push({ threadId: item.threadId, baseId: f.baseId, lineOne: f.lineOne, parentThread, task: taskOfFamily(f) });
-        if (!keep.has(item.threadId)) families.evict(item.threadId);
-      }
-      continue;
-    }
-    if (writing === null) {
-      const fast = unchangedFromIndex(ws, item);
-      if (fast !== null) {
-        reports.push({ threadId: item.threadId, report: fast.report });
-        if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne, parentThread, task: fast.task });
-        continue;
-      }
-    }
-    const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
-    if (read.kind !== "rollout") continue; // the file changed since its first line was read
-    if (writing === null && !dry && deferrable(ws, item, keep)) {
-      // A new family that nothing else reads cannot be refused once its lines parse: the writing pass
-      // plans it (once) and reports it.
-      deferred.add(item.threadId);
-      if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: read.rollout.lines[0]!.record!, parentThread, task: taskOfRollout(read.rollout) });
-      continue;
-    }
-    const planned = await planRollout(ws, read.rollout, families, cyclic.has(item.threadId));
-    const report = reportOf(planned, dry);
-    const task = parentThread !== null ? taskOfRollout(read.rollout) : null;
-    reports.push({ threadId: item.threadId, report });
-    if (parentThread !== null) linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
-    if (writing !== null) {
+  let committed = false;
+  try {
+    for (const item of order) {
+      i++;
+      if (run.skipped.has(item.threadId)) continue;
+      if (writing === null) options.progress?.(i, order.length, item.input.display);
       try {
-        await writeFamily(ws, planned.family, read.rollout.display, options);
+        committed = (await passItem(run, item, families, writing, into)) || committed;
       } catch (err) {
-        // §4.6: the Logs already written stay; the error says so rather than "nothing was changed".
-        throw wroteFamilies ? afterEarlierWrites(err, ws) : err;
+        failed(item, err);
       }
-      wroteFamilies = true;
-      writeIndex(ws, read.rollout, report, task);
+      while (into.preparing.length > PREPARING_AT_ONCE * Math.max(1, run.threads)) await settle(into.preparing.shift()!);
     }
-    if (!keep.has(item.threadId)) families.evict(item.threadId);
+    while (into.preparing.length > 0) await settle(into.preparing.shift()!);
+  } catch (err) {
+    // Every Log still being prepared is known, and so discarded with the others, before the run fails.
+    for (const p of into.preparing.splice(0)) {
+      const outcome = await p.done;
+      if (outcome.kind === "done") run.streamed.set(p.item.threadId, { ...outcome, prepared: outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared) });
+    }
+    throw err;
   }
-  for (const s of wsSubagents) {
+  // The renames of the committed Logs are made durable together (envelope-and-log.md §8.2).
+  if (committed) fsyncDir(sessionsDir(ws));
+  for (const s of run.wsSubagents) {
     const f = await families.load(s.thread);
     if (f === null || f === "foreign") continue;
-    linkSources.push({ threadId: s.thread, baseId: f.baseId, lineOne: f.lineOne, parentThread: s.parent, task: taskOfFamily(f) });
+    linkSources.push({ threadId: s.thread, baseId: f.baseId, lineOne: f.lineOne, parentThread: s.parent, task: await taskOfFamily(f, families) });
   }
   const links = await planLinks(ws, linkSources, families);
   if (writing !== null) {
     const parents = new Map<string, PlannedLog>();
     for (const l of links) parents.set(l.parent.sessionId, l.parent);
-    for (const log of parents.values()) await writeLogs(ws, [{ log, lines: () => serializedLines(log, log.diskCount, "") }], options);
-    for (const l of links) bumpIndex(ws, l.parentThread, l.parent.sessionId);
+    for (const log of parents.values()) await writeLogs(run, [{ log, lines: () => serializedLines(log, log.diskCount) }]);
+    for (const l of links) recordLink(ws, l.parentThread, l.parent.sessionId);
   }
-  return { reports, deferred, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
+  return { reports, deferred, skippedFiles, links: links.map((l) => ({ parent_session_id: l.parent.sessionId, child_session_id: l.childId })) };
 }
 
-/** A rollout the first pass only parses: a new family, no fork, and no later step reads it. */
-function deferrable(ws: string, item: RunItem, keep: Set<string>): boolean {
-  return !keep.has(item.threadId) && forkedFromOf(item.meta) === null && inspectStatePath(logPath(ws, codexBaseId(item.threadId))) === "missing";
+/** A streamed rollout (stream.ts), in flight. */
+interface Preparing {
+  item: RunItem;
+  done: Promise<StreamOutcome>;
+}
+
+/**
+ * One rollout of a pass: reported from the index, streamed, deferred, or planned (and in the writing pass
+ * written or committed). Returns true when it committed a prepared Log whose directory entry awaits its fsync.
+ */
+async function passItem(
+  run: Run,
+  item: RunItem,
+  families: Families,
+  writing: Set<string> | null,
+  into: { reports: PassResult["reports"]; deferred: Set<string>; linkSources: LinkSource[]; preparing: Preparing[] },
+): Promise<boolean> {
+  const { ws, options } = run;
+  const dry = Boolean(options.dryRun);
+  const parentThread = parentThreadOf(item.meta);
+  if (writing !== null) {
+    const streamed = run.streamed.get(item.threadId);
+    if (streamed !== undefined) {
+      await commitStreamed(run, item, streamed);
+      if (parentThread !== null && streamed.lineOne !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: streamed.lineOne, parentThread, task: streamed.task });
+      return true;
+    }
+  }
+  if (writing !== null && !writing.has(item.threadId)) {
+    // Nothing to write for it, but it may still be linked from its parent in this run.
+    if (parentThread !== null) {
+      const f = await families.load(item.threadId);
+      if (f !== null && f !== "foreign") into.linkSources.push({ threadId: item.threadId, baseId: f.baseId, lineOne: f.lineOne, parentThread, task: await taskOfFamily(f, families) });
+      if (!run.keep.has(item.threadId)) families.evict(item.threadId);
+    }
+    return false;
+  }
+  if (writing === null) {
+    const fast = indexedUnchanged(ws, item.threadId, item.input);
+    if (fast !== null) {
+      into.reports.push({ threadId: item.threadId, report: fast.report });
+      if (parentThread !== null && fast.lineOne !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: fast.lineOne, parentThread, task: fast.task });
+      return false;
+    }
+    if (streamable(run, item)) {
+      const task: StreamTask = { ws, path: item.input.path, display: item.input.display, named: item.input.named, lenient: Boolean(options.lenient), threadId: item.threadId, write: !dry };
+      into.preparing.push({ item, done: run.pool.run(task) });
+      return false;
+    }
+  }
+  return planInMemory(run, item, families, writing, into);
+}
+
+/** One rollout planned with its family in memory (§3, §4.5), and in the writing pass written. */
+async function planInMemory(run: Run, item: RunItem, families: Families, writing: Set<string> | null, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<boolean> {
+  const { ws, options } = run;
+  const dry = Boolean(options.dryRun);
+  const parentThread = parentThreadOf(item.meta);
+  const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
+  if (read.kind !== "rollout") return false; // the file changed since its first line was read
+  const planned = await planRollout(ws, read.rollout, families, run.cyclic.has(item.threadId));
+  settleExistingLogs(ws, planned.family, read.rollout.display);
+  const report = reportOf(planned, dry);
+  const task = parentThread !== null ? taskOfRollout(read.rollout) : null;
+  into.reports.push({ threadId: item.threadId, report });
+  if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
+  if (writing !== null) {
+    await writeFamily(run, planned.family);
+    recordImport(ws, item.threadId, read.rollout, parentThread !== null ? planned.family.lineOne : null, report, task);
+  }
+  if (!run.keep.has(item.threadId)) families.evict(item.threadId);
+  return false;
+}
+
+/** The writing pass of a streamed family: its prepared Log goes in place under its lease (§4.6). */
+async function commitStreamed(run: Run, item: RunItem, s: Streamed): Promise<void> {
+  const id = codexBaseId(item.threadId);
+  if (s.prepared === null) return;
+  const lease = await acquireLease(run.ws, id, { program: run.options.program, env: run.options.env, signal: run.options.signal });
+  let ok = false;
+  try {
+    commitPreparedLog(run.ws, s.prepared, { lease, signal: run.options.signal }, { syncDir: false });
+    run.written++;
+    ok = true;
+  } finally {
+    s.prepared = null; // committed, or discarded by the commit that failed
+    lease.release(!ok);
+  }
+  recordImport(run.ws, item.threadId, s.facts, s.lineOne, s.report, s.task);
+}
+
+/** The bytes of the rollouts of a run, which decide whether streaming them on worker threads pays. */
+function streamBytes(items: RunItem[]): number {
+  let total = 0;
+  for (const i of items) {
+    try {
+      total += statSync(i.input.path).size;
+    } catch {
+      /* read (and reported) later */
+    }
+  }
+  return total;
+}
+
+/** The Log files of a Workspace, by session id. */
+function existingLogNames(ws: string): Set<string> {
+  try {
+    return new Set(
+      readdirSync(sessionsDir(ws).abs)
+        .filter((n) => n.endsWith(".ndjson"))
+        .map((n) => n.slice(0, -".ndjson".length)),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
+/**
+ * A rollout the first pass streams: a new family, no fork, no later step reads it, and no Log it could
+ * create exists already (its root, or a rollback child a Log of that name would meet, §3.1).
+ */
+function streamable(run: Run, item: RunItem): boolean {
+  if (run.keep.has(item.threadId) || forkedFromOf(item.meta) !== null) return false;
+  const base = codexBaseId(item.threadId);
+  if (inspectStatePath(logPath(run.ws, base)) !== "missing") return false;
+  const prefix = `${base}.rollback-`;
+  for (const name of run.existing) if (name.startsWith(prefix)) return false;
+  return true;
+}
+
+/**
+ * README "Rules that hold across the two agent importers": a Log the run would create that exists already
+ * is unchanged when its bytes are those planned, else already_exists with reason log_differs.
+ */
+function settleExistingLogs(ws: string, family: Family, file: string): void {
+  for (const log of family.logs) {
+    if (log.diskCount !== 0) continue;
+    const where = logPath(ws, log.sessionId);
+    if (inspectStatePath(where) === "missing") continue;
+    let same = false;
+    try {
+      same = readFileSync(where.abs, "utf8") === [...serializedLines(log, 0)].join("");
+    } catch {
+      same = false;
+    }
+    if (!same) throw refused(ws, log.sessionId, "log_differs", file, null);
+    log.diskCount = log.stored.length;
+  }
 }
 
 /** Write the new Events of one family: appends, then new Logs parent before child, each under its lease. */
-async function writeFamily(ws: string, family: Family, file: string, options: CodexImportOptions): Promise<void> {
-  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => serializedLines(log, log.diskCount, file) }));
-  if (items.length > 0) await writeLogs(ws, items, options);
+async function writeFamily(run: Run, family: Family): Promise<void> {
+  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => serializedLines(log, log.diskCount) }));
+  if (items.length > 0) await writeLogs(run, items);
   for (const log of family.logs) log.diskCount = log.stored.length;
 }
 
 /** §4.6 steps 2–4 for some Logs: leases in byte order of session id; appends and creations in the given order. */
-async function writeLogs(ws: string, items: Array<{ log: PlannedLog; lines: () => Iterable<string> }>, options: CodexImportOptions): Promise<void> {
+async function writeLogs(run: Run, items: Array<{ log: PlannedLog; lines: () => Iterable<string> }>): Promise<void> {
+  const { ws, options } = run;
   const leases = new Map<string, WriterLease>();
   const ids = items.map((i) => i.log.sessionId).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   let ok = false;
-  let written = 0;
   try {
     for (const id of ids) leases.set(id, await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal }));
     for (const { log, lines } of items) {
@@ -816,117 +1059,15 @@ async function writeLogs(ws: string, items: Array<{ log: PlannedLog; lines: () =
           for (const line of lines()) emit(line);
         }, { lease, signal: options.signal });
       }
-      written++;
+      run.written++;
     }
     ok = true;
   } catch (err) {
     // §4.6: a Log already written stays (a rerun completes the family): the error must not say "nothing was changed".
-    throw written > 0 ? afterEarlierWrites(err, ws) : err;
+    throw run.written > 0 ? afterEarlierWrites(err, ws) : err;
   } finally {
     // Last taken, first released: the first lease made the state directories the others sit in.
     for (const lease of [...leases.values()].reverse()) lease.release(!ok);
   }
 }
 
-// ---------------------------------------------------------------------------------------------------
-// The import index: `.pixir/codex-imports/<root id>.json` remembers the size of each imported file and a
-// digest of its last bytes, so importing an unchanged tree again reads neither the rollouts nor the Logs.
-
-const INDEX_TAIL_BYTES = 64 * 1024;
-
-interface IndexEntry {
-  version: 1;
-  thread_id: string;
-  file_size: number;
-  file_mtime_ms: number;
-  tail_sha256: string;
-  line_one: JsonObject;
-  task: string | null;
-  report: CodexImportReport;
-}
-
-const indexPath = (ws: string, base: string): string => path.join(ws, ".pixir", "codex-imports", `${base}.json`);
-
-function tailDigest(file: string, size: number): string | null {
-  let fd: number | null = null;
-  try {
-    fd = openSync(file, "r");
-    const n = Math.min(size, INDEX_TAIL_BYTES);
-    const buf = Buffer.alloc(n);
-    readSync(fd, buf, 0, n, size - n);
-    return sha256Hex(buf);
-  } catch {
-    return null;
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
-}
-
-function readIndex(ws: string, base: string): IndexEntry | null {
-  try {
-    const v = JSON.parse(readFileSync(indexPath(ws, base), "utf8")) as IndexEntry;
-    return v.version === 1 ? v : null;
-  } catch {
-    return null;
-  }
-}
-
-/** An unchanged rollout, known from the index: same size, same last bytes, its root Log present. */
-function unchangedFromIndex(ws: string, item: RunItem): { report: CodexImportReport; lineOne: JsonObject; task: string | null } | null {
-  const base = codexBaseId(item.threadId);
-  const entry = readIndex(ws, base);
-  if (entry === null || entry.thread_id !== item.threadId || inspectStatePath(logPath(ws, base)) === "missing") return null;
-  let size: number;
-  let mtime: number;
-  try {
-    const st = statSync(item.input.path);
-    size = st.size;
-    mtime = st.mtimeMs;
-  } catch {
-    return null;
-  }
-  if (size !== entry.file_size || mtime !== entry.file_mtime_ms || tailDigest(item.input.path, size) !== entry.tail_sha256) return null;
-  const report: CodexImportReport = {
-    ...entry.report,
-    file: item.input.display,
-    sessions: entry.report.sessions.map((s) => ({ ...s, new_event_count: 0, status: "unchanged" })),
-  };
-  return { report, lineOne: entry.line_one, task: entry.task };
-}
-
-/**
- * The index is a cache of what was imported (the Logs are the record): a write of it that fails (a full
- * disk) leaves no temp file and fails nothing; the next import reads the rollout again.
- */
-function writeIndexEntry(ws: string, base: string, entry: IndexEntry): void {
-  const target = indexPath(ws, base);
-  const tmp = `${target}.tmp-${process.pid}`;
-  try {
-    mkdirSync(path.dirname(target), { recursive: true });
-    writeFileSync(tmp, JSON.stringify(entry));
-    renameSync(tmp, target);
-  } catch {
-    rmSync(tmp, { force: true });
-  }
-}
-
-function writeIndex(ws: string, r: Rollout, report: CodexImportReport, task: string | null): void {
-  const digest = tailDigest(r.path, r.size);
-  let mtime: number;
-  try {
-    mtime = statSync(r.path).mtimeMs;
-  } catch {
-    return;
-  }
-  if (digest === null) return;
-  writeIndexEntry(ws, codexBaseId(r.threadId), { version: 1, thread_id: r.threadId, file_size: r.size, file_mtime_ms: mtime, tail_sha256: digest, line_one: r.lines[0]!.record!, task, report });
-}
-
-/** A link appended to a family's leaf: its indexed event count grows by one. */
-function bumpIndex(ws: string, thread: string, sessionId: string): void {
-  const base = codexBaseId(thread);
-  const entry = readIndex(ws, base);
-  if (entry === null) return;
-  for (const s of entry.report.sessions) if (s.session_id === sessionId) s.event_count++;
-  writeIndexEntry(ws, base, entry);
-}

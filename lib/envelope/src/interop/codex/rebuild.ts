@@ -25,7 +25,9 @@ export function rebuildLine(events: Array<Pick<PixirEvent, "data">>): string | n
   if (!isJsonObject(record)) return null;
   let out: JsonObject = record;
   if (record.payload === "$item") out = { ...record, payload: first.data.item };
-  else if (record.type === "compacted" && isJsonObject(record.payload) && typeof record.payload.replacement_history === "number") {
+  // Substitution 2 happened only when the line had an array, which the checkpoint counts (§2.4.6); a
+  // replacement_history that was a number in the rollout itself stays as it was.
+  else if (record.type === "compacted" && isJsonObject(record.payload) && typeof first.data.replacement_item_count === "number") {
     const items = events.slice(1).map((e) => {
       const c = codexOf(e)!;
       return Object.hasOwn(c, "item") ? c.item : e.data.item;
