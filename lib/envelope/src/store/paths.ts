@@ -1,5 +1,5 @@
 // envelope-and-log.md §6: the Workspace, Pixir's layout, and confinement of every state path.
-import { closeSync, constants as fsConstants, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, rmdirSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import { closeSync, constants as fsConstants, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { PixirError } from "../event/errors.js";
