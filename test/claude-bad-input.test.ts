@@ -65,6 +65,16 @@ describe("malformed lines", () => {
     });
   }
 
+  it("a malformed line in a later file stops the run before an earlier file is written (§4.2)", () => {
+    const other = "22222222-2222-4333-8444-555555555555";
+    const root = project({ [`${SID}.jsonl`]: `${good.join("\n")}\n`, [`${other}.jsonl`]: `${good[0]}\n{not json\n` });
+    const ws = tempDir();
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({ kind: "invalid_claude_session", details: { reason: "malformed_line", file: `-home-u-p/${other}.jsonl`, line: 2 } });
+    expect(existsSync(path.join(ws, ".pixir"))).toBe(false);
+  });
+
   it("a line that is not UTF-8 is kept as raw_base64 with --lenient and exported back", () => {
     const bytes = Buffer.concat([Buffer.from(`${good[0]}\n`), Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a]), Buffer.from(`${good[1]}\n`)]);
     const root = project({ [`${SID}.jsonl`]: bytes });
@@ -82,6 +92,9 @@ describe("malformed lines", () => {
     expect(res.code, res.stdout).toBe(0);
     expect(res.json.imports[0]).toMatchObject({ records: 2, blank_lines: 2, pending_tail_bytes: Buffer.byteLength('{"parentUuid":"a1"') });
     roundTrip(ws, SID, Buffer.from(`${good[0]}\n${good[1]}\n`));
+    // Unchanged, the file is not read again; the report still counts from the last checkpoint.
+    const again = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(again.json.imports[0]).toMatchObject({ status: "unchanged", records: 2, new_records: 0, blank_lines: 2, pending_tail_bytes: Buffer.byteLength('{"parentUuid":"a1"') });
   });
 
   it("an empty file creates nothing", () => {
@@ -218,3 +231,50 @@ describe("the run as a whole", () => {
     ]);
   });
 });
+
+describe("subagent links (§3.6)", () => {
+  // A Task call and its result, as 2.1.x writes them, in a session or a subagent transcript.
+  const task = (prefix: string, agentId: string, parent: string, extra: Record<string, unknown> = {}, isError = false) => [
+    rec(`${prefix}-call`, parent, "assistant", "", { message: { id: `msg_${prefix}`, type: "message", role: "assistant", model: "m", content: [{ type: "tool_use", id: `toolu_${prefix}`, name: "Task", input: { description: `task ${prefix}`, prompt: "go", subagent_type: "Explore" } }] }, ...extra }),
+    rec(`${prefix}-result`, `${prefix}-call`, "user", "", {
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${prefix}`, content: "done", ...(isError ? { is_error: true } : {}) }] },
+      toolUseResult: { agentId, status: isError ? undefined : "completed", totalDurationMs: 1234 },
+      ...extra,
+    }),
+  ];
+
+  it("a link from a subagent transcript names its child (depth 2); no child is also detected, in this run or a later one", () => {
+    const side = { isSidechain: true };
+    const session = [good[0], ...task("s", "aaa1111", "u1")];
+    const a = [rec("a1", null, "user", "go", { ...side, agentId: "aaa1111" }), ...task("a", "bbb2222", "a1", { ...side, agentId: "aaa1111" }, true)];
+    const b = [rec("b1", null, "user", "go", { ...side, agentId: "bbb2222" }), rec("b2", "b1", "assistant", "found", { ...side, agentId: "bbb2222" })];
+    const root = project({
+      [`${SID}.jsonl`]: `${session.join("\n")}\n`,
+      [`${SID}/subagents/agent-aaa1111.jsonl`]: `${a.join("\n")}\n`,
+      [`${SID}/subagents/agent-bbb2222.jsonl`]: `${b.join("\n")}\n`,
+    });
+    const ws = tempDir();
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const links = (id: string) => storedLinks(ws, id);
+    expect(links(SID)).toEqual([{ subagent_id: "aaa1111", child_session_id: `${SID}.agent-aaa1111`, event: "returned", status: "completed", agent: "Explore", task: "task s", depth: 1, workspace: ws, elapsed_ms: 1234 }]);
+    expect(links(`${SID}.agent-aaa1111`)).toEqual([{ subagent_id: "bbb2222", child_session_id: `${SID}.agent-bbb2222`, event: "returned", status: "failed", agent: "Explore", task: "task a", depth: 2, workspace: ws, elapsed_ms: 1234 }]);
+    const tree = run("pixir", ["tree", SID, "--format", "json"], { cwd: ws });
+    expect(JSON.stringify(tree.json)).toContain(`${SID}.agent-bbb2222`);
+    // The session grows; its subagents are unchanged: still no detected link.
+    writeFileSync(path.join(root, "-home-u-p", `${SID}.jsonl`), `${[...session, rec("s9", "s-result", "assistant", "thanks")].join("\n")}\n`);
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    expect(links(SID).map((l: any) => l.event)).toEqual(["returned"]);
+  });
+});
+
+function storedLinks(ws: string, id: string): any[] {
+  return readFileSync(path.join(ws, ".pixir", "sessions", `${id}.ndjson`), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === "subagent_event")
+    .map((e) => {
+      const { claude: _claude, ...data } = e.data;
+      return data;
+    });
+}

@@ -1,10 +1,11 @@
 // pixir import claude / pixir export claude over the real Claude Code transcripts (claude-interop.md §6):
 // the oracle computed from each file alone, the expected Logs, round trip, idempotence, the tree.
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { claudeOracle } from "../lib/envelope/src/interop/claude/oracle.js";
-import { run, tempDir } from "./support/cli.js";
+import { binPath, run, tempDir } from "./support/cli.js";
+import { contextView, oracleItems } from "./support/claude-oracle.js";
 import { allFixtureFiles, CLAUDE_FIXTURES, heldLines, logIds, nonBlankLines, ownEvents, projectsRoot, r, sessionFixtures, storedEvents } from "./support/claude.js";
 
 const SESSIONS = sessionFixtures().filter((f) => f !== "agent-sessions/small.jsonl");
@@ -23,21 +24,6 @@ beforeAll(() => {
   expect(res.code, res.stdout + res.stderr).toBe(0);
   report = res.json;
 });
-
-/** The `data` fields §6 compares, per item type. */
-function compared(type: string, data: any): any {
-  switch (type) {
-    case "user_message":
-    case "assistant_message":
-      return { text: data.text };
-    case "tool_call":
-      return { call_id: data.call_id, name: data.name, args: data.args };
-    case "tool_result":
-      return { call_id: data.call_id, ok: data.ok, output: data.output };
-    default:
-      return { summary: data.summary };
-  }
-}
 
 describe("a first import of every fixture (claude-interop.md §6 steps 1–5)", () => {
   it("imports every file with exit 0, and pixir-log check finds nothing", () => {
@@ -59,19 +45,18 @@ describe("a first import of every fixture (claude-interop.md §6 steps 1–5)", 
   });
 
   it.each(SESSIONS)("%s: pixir context of the leaf Log shows the oracle's items", (rel) => {
-    const expected = claudeOracle(fixtureBytes(rel));
-    const leafLog = entryOf(rel).leaf_session_id;
-    const ctx = run("pixir", ["context", leafLog], { cwd: ws });
-    expect(ctx.code, ctx.stderr).toBe(0);
-    const cat = run("pixir-log", ["cat", leafLog], { cwd: ws });
-    const byId = new Map<string, any>(cat.lines.map((e: any) => [e.id, e]));
-    // Claude thinking is not replayed (context-and-compaction.md §7 D1); the fold may still list it.
-    const items = ctx.lines.filter((l: any) => l.type !== "reasoning" && !(l.type === "tool_call" && l.item?.type === "function_call_output"));
-    const got = items.map((l: any) => {
-      const e = byId.get(l.id)!;
-      return { type: e.type, uuid: e.data.claude.uuid, part: e.data.claude.part, data: compared(e.type, e.data) };
-    });
-    expect(got).toEqual(expected.map((x) => ({ type: x.type, uuid: x.uuid, part: x.part, data: compared(x.type, x.data) })));
+    const expected = oracleItems(fixtureBytes(rel));
+    expect(expected.length).toBeGreaterThan(0);
+    expect(contextView(ws, entryOf(rel).leaf_session_id)).toEqual(expected);
+  });
+
+  it("every Log's own Events follow line order (§2.4), whichever step placed their records", () => {
+    for (const id of logIds(ws)) {
+      const lines = ownEvents(ws, id)
+        .map((e) => e.data.claude?.line)
+        .filter((n): n is number => typeof n === "number");
+      expect(lines, id).toEqual([...lines].sort((a, b) => a - b));
+    }
   });
 
   it("exports every file back byte for byte (§6 step 4)", () => {
@@ -206,6 +191,15 @@ describe("the Logs of the fixtures (claude-interop.md §6 table)", () => {
     expect(ownEvents(ws, b).filter((e) => e.type === "subagent_event" && e.data.event === "returned").map((e) => e.data.claude.line)).toEqual([37, 124, 223, 294, 430]);
   });
 
+  it("258c7280 (2.1.39): the auto-compaction is a checkpoint, and pixir context starts with it", () => {
+    const id = "258c7280-ae70-4798-800f-63464d01a85d";
+    const checkpoint = ownEvents(ws, id).find((e) => e.type === "history_compaction")!;
+    expect(checkpoint.data).toMatchObject({ strategy: "claude_compaction", range: { from_seq: 0, to_seq: checkpoint.seq - 1 }, source_event_count: checkpoint.seq, trigger: "auto", pre_tokens: 167094, claude: { line: 1257 } });
+    const ctx = run("pixir", ["context", id], { cwd: ws });
+    expect(ctx.lines[0]).toMatchObject({ type: "history_compaction", id: checkpoint.id });
+    expect(entryOf(`spotter/${id}.jsonl`).logs.map((l: any) => l.role)).toEqual(["primary"]);
+  });
+
   it("624a4a58 (2.0.76): the compact summary is a checkpoint, and pixir context starts with it", () => {
     const id = "624a4a58-b34c-462d-a70d-13421c8125a8";
     expect(entryOf("codemie-code/session-624a4a58.jsonl").session_id).toBe(id);
@@ -228,6 +222,26 @@ describe("the Logs of the fixtures (claude-interop.md §6 table)", () => {
     expect(entryOf("agent-history/session-01.jsonl")).toMatchObject({ session_id: "06090cb1-3e64-433a-bc7e-a621c0f596d2", status: "created" });
   });
 
+  it.each(SESSIONS)("%s: pixir tree shows every subagent Log of the unit as a child, returned or detected (§6 step 8)", (rel) => {
+    const entry = entryOf(rel);
+    const primary = entry.logs[0].session_id;
+    const tree = run("pixir", ["tree", primary, "--format", "json"], { cwd: ws });
+    expect(tree.code, tree.stderr).toBe(0);
+    const children = tree.json.tree.subagents.filter((s: any) => typeof s.child_session_id === "string");
+    // The unit's subagent and inline Logs: the other roots of its files (no branch).
+    const unitRoots = report.imports
+      .filter((i: any) => i.session_id === entry.session_id)
+      .flatMap((i: any) => i.logs)
+      .filter((l: any) => l.role === "subagent" || l.role === "inline_subagent")
+      .map((l: any) => l.session_id)
+      .sort();
+    expect(children.map((c: any) => c.child_session_id).sort()).toEqual(unitRoots);
+    for (const c of children) {
+      expect(["returned", "detected"]).toContain(c.event);
+      expect(c.session?.log_exists).toBe(true);
+    }
+  });
+
   it("pixir tree shows the subagent children with returned and detected events (§6 step 8)", () => {
     const tree = run("pixir", ["tree", "cb2e607c-c758-415a-8b45-c49e4631906a", "--format", "json"], { cwd: ws });
     expect(tree.code, tree.stderr).toBe(0);
@@ -236,5 +250,26 @@ describe("the Logs of the fixtures (claude-interop.md §6 table)", () => {
     const plain = run("pixir", ["tree", "258c7280-ae70-4798-800f-63464d01a85d"], { cwd: ws });
     expect(plain.stdout).toContain("subagent acompact-fffbd0 (compact)");
     expect(plain.stdout).toContain("258c7280-ae70-4798-800f-63464d01a85d.agent-a881341");
+  });
+});
+
+describe("progress (claude-interop.md §4.5)", () => {
+  const onTerminal = (args: string[], cwd: string) => {
+    const command = `${[process.execPath, binPath("pixir"), ...args].map((a) => JSON.stringify(a)).join(" ")} 2>&1 >/dev/null`;
+    return spawnSync("script", ["-qec", command, "/dev/null"], { cwd, encoding: "utf8" });
+  };
+  it("names each source file on a terminal, with a byte percentage for files of 1 MiB or more; nothing otherwise", () => {
+    const files = ["claude-code-log/0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl", "claude-code-log/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl"];
+    const dir = projectsRoot(files);
+    const tty = onTerminal(["import", "claude", dir], tempDir());
+    expect(tty.status).toBe(0);
+    // Each line as the terminal shows it: what follows its last carriage return.
+    const shown = tty.stdout
+      .split("\n")
+      .map((l) => l.replace(/\r$/, "").split("\r").at(-1))
+      .filter(Boolean);
+    expect(shown).toEqual([`claude import [1/2] ${files[0]} 100%`, `claude import [2/2] ${files[1]}`]);
+    expect(onTerminal(["import", "claude", dir, "--json"], tempDir()).stdout).toBe("");
+    expect(run("pixir", ["import", "claude", dir], { cwd: tempDir() }).stderr).toBe("");
   });
 });

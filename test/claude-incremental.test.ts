@@ -1,68 +1,24 @@
 // The incremental archive of claude-interop.md §4.3 and §6 steps 6–7: a transcript that grew is appended
 // to (never rewritten) and still gives the oracle's context and a byte-exact export; a changed earlier
 // line is refused with nothing written. Runs the library in-process (the CLI is covered elsewhere).
-import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { planClaudeExport } from "../lib/envelope/src/interop/claude/export.js";
 import { importClaude } from "../lib/envelope/src/interop/claude/import.js";
-import { claudeOracle } from "../lib/envelope/src/interop/claude/oracle.js";
-import { contextItems, resourceLookupOf } from "../lib/envelope/src/session/context.js";
-import { openHistory } from "../lib/envelope/src/store/loader.js";
 import { run, tempDir } from "./support/cli.js";
-import { CLAUDE_FIXTURES, heldLines, logIds, logsDir, nonBlankLines, sessionFixtures } from "./support/claude.js";
+import { contextViewInProcess, oracleItems } from "./support/claude-oracle.js";
+import { CLAUDE_FIXTURES, heldLines, lineCuts as lineCutsOf, logIds, logsDir, nonBlankLines, sessionFixtures, snapshot, unitFiles } from "./support/claude.js";
 
 const SESSIONS = sessionFixtures().filter((f) => f !== "agent-sessions/small.jsonl");
 
 const importAll = (ws: string, root: string, extra: { lenient?: boolean } = {}) =>
   importClaude(ws, { paths: [root], program: "pixir import claude", env: {}, ...extra });
 
-/** A seeded choice of cut points: line boundaries (byte offsets just after a `\n`). */
-function cuts(bytes: Buffer, count: number, seed: number): number[] {
-  const ends: number[] = [];
-  for (let i = bytes.indexOf(0x0a); i >= 0 && i < bytes.length - 1; i = bytes.indexOf(0x0a, i + 1)) ends.push(i + 1);
-  let x = seed;
-  const out = new Set<number>();
-  while (out.size < Math.min(count, ends.length)) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    out.add(ends[x % ends.length]!);
-  }
-  return [...out].sort((a, b) => a - b);
-}
-
-/** The subagent files of a session fixture, relative to the fixture folder. */
-function unitFiles(rel: string): string[] {
-  const dir = path.dirname(rel);
-  const id = path.basename(rel, ".jsonl");
-  const out: string[] = [];
-  const sub = path.join(CLAUDE_FIXTURES, dir, id, "subagents");
-  if (existsSync(sub)) for (const n of readdirSync(sub)) out.push(path.join(dir, id, "subagents", n));
-  return out;
-}
-
-function snapshot(ws: string): Map<string, Buffer> {
-  return new Map(logIds(ws).map((id) => [id, readFileSync(path.join(logsDir(ws), `${id}.ndjson`))]));
-}
-
-async function contextOf(ws: string, id: string) {
-  const events = new Map<string, any>();
-  for await (const item of (await openHistory(ws, id)).items()) events.set(item.event.id!, item.event);
-  const out: any[] = [];
-  const history = await openHistory(ws, id);
-  for await (const item of contextItems(history, resourceLookupOf(ws, history))) {
-    if (item.type === "reasoning") continue;
-    const e = events.get(item.id!)!;
-    out.push({ type: e.type, uuid: e.data.claude.uuid, part: e.data.claude.part, text: e.data.text ?? e.data.output ?? e.data.summary ?? e.data.call_id });
-  }
-  return out;
-}
-
-const oracleView = (bytes: Buffer) =>
-  claudeOracle(bytes).map((x) => ({ type: x.type, uuid: x.uuid, part: x.part, text: x.data.text ?? x.data.output ?? x.data.summary ?? x.data.call_id }));
-
 describe.each(SESSIONS)("incremental import of %s (§6 step 6)", (rel) => {
   const full = readFileSync(path.join(CLAUDE_FIXTURES, rel));
-  const lineCuts = cuts(full, 2, full.length);
+  const lineCuts = lineCutsOf(full, 2, full.length);
   // A cut inside a line: the pending tail is left, then completed.
   const midLine = lineCuts[0]! + Math.max(1, Math.floor((full.indexOf(0x0a, lineCuts[0]!) - lineCuts[0]!) / 2));
 
@@ -87,7 +43,7 @@ describe.each(SESSIONS)("incremental import of %s (§6 step 6)", (rel) => {
     for (const [id, bytes] of before) expect(readFileSync(path.join(logsDir(ws), `${id}.ndjson`)).subarray(0, bytes.length).equals(bytes), id).toBe(true);
     const exported = await planClaudeExport(ws, grown.logs[0]!.session_id);
     expect(exported.main.bytes.equals(full)).toBe(true);
-    expect(await contextOf(ws, grown.leaf_session_id!)).toEqual(oracleView(full));
+    expect(await contextViewInProcess(ws, grown.leaf_session_id!)).toEqual(oracleItems(full));
     // A third run finds nothing new.
     const third = await importAll(ws, root);
     expect(third.imports.every((i) => i.status === "unchanged")).toBe(true);
@@ -107,7 +63,8 @@ describe("a changed transcript is refused with nothing written (§6 step 7)", ()
   const expectRefused = (ws: string, root: string, before: Map<string, Buffer>) => {
     const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
     expect(res.code).toBe(1);
-    expect(res.json.error).toMatchObject({ kind: "already_exists", details: { reason: "transcript_changed", file: rel } });
+    expect(res.json.error).toMatchObject({ kind: "already_exists", details: { reason: "transcript_changed", file: rel, session_id: "71c9afe9-d9cc-4583-86b3-e62ba682b83a", log_path: ".pixir/sessions/71c9afe9-d9cc-4583-86b3-e62ba682b83a.ndjson" } });
+    expect(res.json.error.details.next_actions).toHaveLength(2);
     const after = snapshot(ws);
     expect([...after.keys()]).toEqual([...before.keys()]);
     for (const [id, bytes] of before) expect(after.get(id)!.equals(bytes)).toBe(true);
@@ -161,9 +118,93 @@ describe("a changed transcript is refused with nothing written (§6 step 7)", ()
     writeFileSync(path.join(root, rel2), full);
     const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
     expect(res.code).toBe(1);
-    expect(res.json.error).toMatchObject({ kind: "already_exists", details: { reason: "log_diverged", session_id: id } });
+    expect(res.json.error).toMatchObject({ kind: "already_exists", details: { reason: "log_diverged", session_id: id, log_path: `.pixir/sessions/${id}.ndjson`, file: rel2 } });
     const lenient = run("pixir", ["import", "claude", root, "--lenient", "--json"], { cwd: ws });
     expect(lenient.code).toBe(0);
     expect(lenient.json.imports[0]).toMatchObject({ status: "skipped", error: { kind: "already_exists" } });
+  });
+});
+
+describe("Logs that are not this import's (§4.3, §4.4, §5.2)", () => {
+  const rel = "claude-code-log/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl";
+  const id = "71c9afe9-d9cc-4583-86b3-e62ba682b83a";
+  const branch = `${id}.e042a3e0-d31a-49e0-b181-3e34674017b2`;
+  const root = () => {
+    const dir = tempDir("pixir-claude-own-");
+    cpSync(path.join(CLAUDE_FIXTURES, rel), path.join(dir, rel));
+    return dir;
+  };
+  const native = `${JSON.stringify({ type: "user_message", data: { text: "written by hand" } })}\n`;
+
+  it("a root Log without a checkpoint is not_a_claude_import; nothing is written", () => {
+    const ws = tempDir();
+    expect(run("pixir", ["append", id], { cwd: ws, input: native }).code).toBe(0);
+    const before = snapshot(ws);
+    const res = run("pixir", ["import", "claude", root(), "--json"], { cwd: ws });
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({ kind: "already_exists", details: { reason: "not_a_claude_import", session_id: id, log_path: `.pixir/sessions/${id}.ndjson`, file: rel } });
+    expect(snapshot(ws)).toEqual(before);
+  });
+
+  it("a Log the plan would create that exists with other bytes is log_differs; nothing is written", () => {
+    const ws = tempDir();
+    expect(run("pixir", ["append", branch], { cwd: ws, input: native }).code).toBe(0);
+    const res = run("pixir", ["import", "claude", root(), "--json"], { cwd: ws });
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({ kind: "already_exists", details: { reason: "log_differs", session_id: branch, log_path: `.pixir/sessions/${branch}.ndjson`, file: rel } });
+    expect(logIds(ws)).toEqual([branch]);
+    const lenient = run("pixir", ["import", "claude", root(), "--lenient", "--json"], { cwd: ws });
+    expect(lenient.code).toBe(0);
+    expect(lenient.json.imports[0]).toMatchObject({ status: "skipped", error: { kind: "already_exists", details: { reason: "log_differs" } } });
+    expect(logIds(ws)).toEqual([branch]);
+  });
+
+  it("a Log whose Writer Lease is held elsewhere stops the run with exit 5", () => {
+    const ws = tempDir();
+    const leases = path.join(ws, ".pixir", "session_leases");
+    mkdirSync(leases, { recursive: true });
+    const now = Date.now();
+    writeFileSync(
+      path.join(leases, `${id}.json`),
+      JSON.stringify({ version: 1, purpose: "session_writer", session_id: id, workspace: ws, lease_path: path.join(leases, `${id}.json`), holder_id: "wrl_0123456789abcdef", os_pid: String(process.pid), beam_node: "nonode@nohost", hostname: os.hostname(), started_at_ms: now, started_at: new Date(now).toISOString(), heartbeat_at_ms: now, heartbeat_at: new Date(now).toISOString(), heartbeat_interval_ms: 1000, stale_after_ms: 600000 }),
+    );
+    const res = run("pixir", ["import", "claude", root(), "--json"], { cwd: ws });
+    expect(res.code).toBe(5);
+    expect(res.json.error.kind).toBe("session_writer_active");
+    expect(existsSync(path.join(ws, ".pixir", "sessions", `${id}.ndjson`))).toBe(false);
+  });
+
+  it("an export missing a branch Log's records is claude_export_incomplete, and writes nothing", () => {
+    const ws = tempDir();
+    expect(run("pixir", ["import", "claude", root()], { cwd: ws }).code).toBe(0);
+    expect(run("pixir-log", ["rm", branch], { cwd: ws }).code).toBe(0);
+    const out = tempDir();
+    const res = run("pixir", ["export", "claude", id, "--out", out, "--json"], { cwd: ws });
+    expect(res.code).toBe(1);
+    expect(res.json.error).toMatchObject({ kind: "claude_export_incomplete", message: "imported Claude session is incomplete", details: { session_id: id, expected_records: 15, found_records: 3 } });
+    expect(res.json.error.details.next_actions).toEqual(["import the session again with pixir import claude", "restore the missing logs"]);
+    expect(readdirSync(out)).toEqual([]);
+  });
+});
+
+describe("a run interrupted after the root Log's append (§4.3 step 5, §4.4)", () => {
+  it("the next run finds the records no Log holds and places them; the export is whole again", () => {
+    const rel = "claude-code-log/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl";
+    const id = "71c9afe9-d9cc-4583-86b3-e62ba682b83a";
+    const branch = `${id}.e042a3e0-d31a-49e0-b181-3e34674017b2`;
+    const root = tempDir("pixir-claude-int-");
+    cpSync(path.join(CLAUDE_FIXTURES, rel), path.join(root, rel));
+    const ws = tempDir();
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const branchBytes = readFileSync(path.join(logsDir(ws), `${branch}.ndjson`));
+    // What an interruption leaves: the root Log with its checkpoint, no branch Log, no import index entry.
+    rmSync(path.join(logsDir(ws), `${branch}.ndjson`));
+    rmSync(path.join(ws, ".pixir", "claude-imports"), { recursive: true });
+    const res = run("pixir", ["import", "claude", root, "--json"], { cwd: ws });
+    expect(res.code, res.stdout).toBe(0);
+    expect(res.json.imports[0]).toMatchObject({ status: "appended", new_records: 12, records: 15 });
+    expect(readFileSync(path.join(logsDir(ws), `${branch}.ndjson`)).equals(branchBytes)).toBe(true);
+    const exp = run("pixir", ["export", "claude", id], { cwd: ws });
+    expect(exp.stdout).toBe(readFileSync(path.join(CLAUDE_FIXTURES, rel), "utf8"));
   });
 });

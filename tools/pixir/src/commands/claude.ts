@@ -3,7 +3,8 @@ import path from "node:path";
 import { assertSessionId, boolFlag, finishClaudeExport, importClaude, planClaudeExport, stringFlag, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
 export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const [, ...paths] = args.positionals;
+  const paths = args.positionals;
+  const progress = progressLines(ctx);
   const result = await importClaude(ctx.workspace(), {
     paths: paths.map((p) => path.resolve(ctx.io.cwd, p)),
     lenient: boolFlag(args, "lenient"),
@@ -11,8 +12,8 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
     program: ctx.program,
     env: ctx.io.env,
     signal: ctx.signal,
-    progress: ctx.progress("claude import"),
-  });
+    progress: progress.say,
+  }).finally(progress.end);
   const lines: string[] = [];
   for (const imp of result.imports) {
     if (imp.status === "skipped" || imp.status === "empty") {
@@ -29,8 +30,28 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
   return 0;
 }
 
+/**
+ * claude-interop.md §4.5: on a terminal (never with --json), a line per source file, `claude import [i/n] file`;
+ * a file of 1 MiB or more shows its byte percentage on that line as it is read.
+ */
+function progressLines(ctx: CommandContext) {
+  let open = false;
+  const end = () => {
+    if (open) ctx.io.stderr.write("\n");
+    open = false;
+  };
+  if (ctx.progress("claude import") === undefined) return { say: undefined, end };
+  const say = (i: number, n: number, file: string, percent: number | null) => {
+    const line = `claude import [${i}/${n}] ${file}`;
+    if (percent === null) end();
+    ctx.io.stderr.write(percent === null ? line : `\r${line} ${percent}%`);
+    open = true;
+  };
+  return { say, end };
+}
+
 export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const [, id] = args.positionals;
+  const [id] = args.positionals;
   assertSessionId(id);
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");

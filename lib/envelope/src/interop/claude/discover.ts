@@ -36,6 +36,8 @@ export interface SourceFile {
   base: string;
   /** §3.1 id of the file's root Log. */
   rootId: string;
+  /** §3.7: for a fork file, the session its first chain record names in `forkedFrom` (set by the importer). */
+  forkedFrom: string | null;
 }
 
 export interface ImportUnit {
@@ -266,6 +268,7 @@ function source(f: Found, kind: SourceKind, layout: SourceLayout, claudeId: stri
     sourceKey,
     base,
     rootId,
+    forkedFrom: null,
   };
 }
 

@@ -134,7 +134,15 @@ export async function planForkExport(input: ForkExportInput): Promise<ForkExport
     version: typeof last.version === "string" ? last.version : "0.0.0",
     gitBranch: typeof last.gitBranch === "string" ? last.gitBranch : "",
   };
-  const conv = convertNatives(natives, u, parent, base);
+  // §5.3: a tool_result's call "was written" when a tool_use block with its id is in an earlier record of
+  // the file, a copied one included.
+  const copiedCalls = new Map<string, { id: string; uuid: string }>();
+  for (const r of copied) {
+    const content = isJsonObject(r.message) ? r.message.content : undefined;
+    if (r.type !== "assistant" || !Array.isArray(content) || typeof r.uuid !== "string") continue;
+    for (const b of content) if (isJsonObject(b) && b.type === "tool_use" && typeof b.id === "string") copiedCalls.set(b.id, { id: b.id, uuid: r.uuid });
+  }
+  const conv = convertNatives(natives, u, parent, base, copiedCalls);
   lines.push(...conv.lines);
   const srcProject = s !== null ? await input.sourceFile(s) : null;
   return {
@@ -157,17 +165,20 @@ interface Base {
 }
 
 /** §5.3 step 6: native Events as records chained after the copied ones. */
-function convertNatives(natives: PixirEvent[], u: string, start: string | null, base: Base) {
+function convertNatives(natives: PixirEvent[], u: string, start: string | null, base: Base, calls: Map<string, { id: string; uuid: string }>) {
   const out: Array<JsonObject | string> = [];
   let parent = start;
   let converted = 0;
   let pixirEvents = 0;
   const recordUuid = (key: string) => uuidFromHex(sha(`pixir:claude:record:${u}:${key}`));
-  const callUuid = new Map<string, string>();
   const callIdOf = (id: string) => (SAFE_CALL_ID.test(id) ? id : `toolu_${sha(id).slice(0, 24)}`);
   const written = new Map<number, JsonObject[]>();
-  let group: { message: JsonObject; records: JsonObject[]; messageId: unknown } | null = null;
+  // §5.3: consecutive assistant records, or those sharing data.message_id, form one group (one message).
+  type Group = { message: JsonObject; records: JsonObject[] };
+  let group: Group | null = null;
+  const groups = new Map<string, Group>();
   const record = (e: PixirEvent, type: string, message: JsonObject | null, extra: JsonObject = {}, key = e.id ?? String(e.seq)): JsonObject => {
+    if (type !== "assistant") group = null;
     const r: JsonObject = { parentUuid: parent, isSidechain: false, userType: "external", cwd: base.cwd, sessionId: u, version: base.version, gitBranch: base.gitBranch, type };
     if (message !== null) r.message = message;
     Object.assign(r, extra);
@@ -180,10 +191,10 @@ function convertNatives(natives: PixirEvent[], u: string, start: string | null, 
     return r;
   };
   const assistant = (e: PixirEvent, block: JsonObject) => {
-    const mid = e.data.message_id;
-    if (group === null || (typeof mid === "string" && mid !== group.messageId)) {
+    const mid = typeof e.data.message_id === "string" ? e.data.message_id : null;
+    group ??= (mid !== null ? groups.get(mid) : undefined) ?? null;
+    if (group === null) {
       group = {
-        messageId: mid,
         records: [],
         message: {
           id: `msg_pixir_${sha(e.id ?? "").slice(0, 24)}`,
@@ -197,7 +208,8 @@ function convertNatives(natives: PixirEvent[], u: string, start: string | null, 
         },
       };
     }
-    const g = group;
+    const g: Group = group;
+    if (mid !== null && !groups.has(mid)) groups.set(mid, g);
     const r = record(e, "assistant", { ...g.message, content: [block] });
     g.records.push(r);
   };
@@ -205,7 +217,7 @@ function convertNatives(natives: PixirEvent[], u: string, start: string | null, 
     const d = e.data;
     if (e.type === "provider_usage" && group !== null) {
       const usage = { input_tokens: num(d.input), output_tokens: num(d.output), cache_read_input_tokens: num(d.cache_read), cache_creation_input_tokens: num(d.cache_write) };
-      for (const r of (group as { records: JsonObject[] }).records) r.message = { ...(r.message as JsonObject), usage };
+      for (const r of (group as Group).records) r.message = { ...(r.message as JsonObject), usage };
       group = null;
       continue;
     }
@@ -213,29 +225,30 @@ function convertNatives(natives: PixirEvent[], u: string, start: string | null, 
       (e.type === "assistant_message" && !(isJsonObject(d.metadata) && d.metadata.partial === true)) ||
       e.type === "tool_call" ||
       (e.type === "reasoning" && signedBlock(d.item));
-    if (!isAssistant) group = null;
     if (e.type === "user_message") record(e, "user", { role: "user", content: typeof d.text === "string" ? d.text : "" });
     else if (e.type === "assistant_message" && isAssistant) assistant(e, { type: "text", text: typeof d.text === "string" ? d.text : "" });
     else if (e.type === "reasoning" && isAssistant) assistant(e, d.item as JsonObject);
     else if (e.type === "tool_call") {
       const callId = callIdOf(String(d.call_id ?? ""));
       assistant(e, { type: "tool_use", id: callId, name: d.name, input: isJsonObject(d.args) ? d.args : {} });
-      callUuid.set(String(d.call_id), parent!);
-    } else if (e.type === "tool_result" && callUuid.has(String(d.call_id))) {
+      calls.set(String(d.call_id), { id: callId, uuid: parent! });
+    } else if (e.type === "tool_result" && calls.has(String(d.call_id))) {
       const { call_id: _omit, ...rest } = d;
       const output = typeof d.output === "string" ? d.output : JSON.stringify(rest);
-      record(e, "user", { role: "user", content: [{ type: "tool_result", tool_use_id: callIdOf(String(d.call_id)), content: output, is_error: d.ok === false }] }, { sourceToolAssistantUUID: callUuid.get(String(d.call_id)) });
+      const call = calls.get(String(d.call_id))!;
+      record(e, "user", { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: output, is_error: d.ok === false }] }, { sourceToolAssistantUUID: call.uuid });
     } else if (e.type === "branch_summary") record(e, "user", { role: "user", content: renderBranchSummaryText(d) }, { isMeta: true });
     // What the model reads of a skill or a finished subagent (spec README: as codex-interop.md §5.4 does).
     else if (e.type === "skill_activation") record(e, "user", { role: "user", content: renderSkillActivation(termOfJs(d) as TermObject) }, { isMeta: true });
     else if (e.type === "subagent_event" && isTerminalSubagent(termOfJs(d) as TermObject)) record(e, "user", { role: "user", content: renderSubagent(termOfJs(d) as TermObject) }, { isMeta: true });
     else if (e.type === "history_compaction") {
       const previous = parent;
+      // §5.3 table order: subtype, logicalParentUuid, content, level, compactMetadata.
       const boundary: JsonObject = record(e, "system", null, {
         subtype: "compact_boundary",
+        logicalParentUuid: previous,
         content: "Conversation compacted",
         level: "info",
-        logicalParentUuid: previous,
         compactMetadata: { trigger: d.trigger ?? "manual", preTokens: d.pre_tokens ?? 0 },
       }, `${e.id}#boundary`);
       boundary.parentUuid = null;

@@ -1,6 +1,6 @@
 // claude-interop.md §5: `pixir export claude`. An imported session comes back as its original files,
 // byte for byte: the held record Events of each source file's family, merged in line order (§5.2).
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -9,7 +9,7 @@ import { randomHex } from "../../event/ids.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
 import { listLogs } from "../../store/ls.js";
-import { inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
+import { existingOutDir, inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
 import { assertSessionId } from "../../event/session-id.js";
 import { planForkExport, type ForkExport } from "./export-fork.js";
 import { rebuildCopied, type CopiedEntry } from "./fork-file.js";
@@ -185,6 +185,8 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
     if (list) list.push(l.id);
     else sources.set(c.source, [l.id]);
   }
+  // The file's root Log first (every other Log of a family is `<root>.<suffix>`, §3.1): its carrier speaks for the file.
+  for (const ids of sources.values()) ids.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
   // §5.1: mode fork for anything that is not purely import-made.
   if (claude === null || typeof claude.source !== "string" || !own.every((e) => isJsonObject(e.data.claude))) {
     return forkPlan(ws, id, sources);
@@ -220,7 +222,7 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
   const files: RebuiltFile[] = rebuilt.map((r) => {
     const c = r.carrier ?? {};
     const isSub = c.kind === "subagent";
-    const rootId = r.ids.find((x) => all.find((l) => l.id === x)!.first.data.event === "claude_transcript" && c.kind !== "inline_subagent") ?? r.ids[0]!;
+    const rootId = r.ids[0]!;
     const agentId = typeof c.agent_id === "string" && SAFE_NAME.test(c.agent_id) ? c.agent_id : null;
     if (isSub && agentId === null) throw new PixirError("invalid_args", "the subagent Log names no usable agent id", { field: "id", reason: "invalid_agent_id" });
     // A subagent's session folder is its session's base id: its root Log id before `.agent-…`.
@@ -271,14 +273,7 @@ export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: strin
   const files: ClaudeExportFile[] = [];
   let recorded = false;
   if (options.out !== undefined) {
-    const dir = path.resolve(options.cwd, options.out);
-    let st;
-    try {
-      st = statSync(dir);
-    } catch {
-      throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "missing" });
-    }
-    if (!st.isDirectory()) throw new PixirError("invalid_args", "--out must name an existing directory", { field: "out", reason: "not_a_directory" });
+    const dir = existingOutDir(options.cwd, options.out);
     const status = plan.files.map((f) => {
       const have = existing(path.join(dir, f.rel));
       if (have === null) return options.dryRun ? "would_write" : "written";

@@ -4,12 +4,11 @@
 // and an incremental one (the family's Logs, read from disk, hold the earlier lines).
 import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { SHARE_LIMITATIONS } from "../../fork/fork.js";
-import { OpenCalls } from "../../fork/fork-plan.js";
-import { IdSet } from "../../event/id-set.js";
+import { shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
-import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
+import { inheritedItem, isInherited } from "../../store/loader.js";
 import { isValidSessionId } from "../../event/session-id.js";
+import { logPath } from "../../store/paths.js";
 import { childLogId, sha256Hex, subagentIdOf, type SourceFile } from "./discover.js";
 import { matchForkFile, type ForkSource, type SharedFork } from "./fork-file.js";
 import { contentText, heldLine, recordLineOf, recordDrafts, reproduction, usageDraft, usageKey, type ClaudeEventDraft } from "./map.js";
@@ -93,6 +92,8 @@ export interface BatchPlan {
   /** Which Log holds each record (for a fork file planned after its source, §3.7). */
   owner: Map<ClaudeRecord, LogPlan>;
   records: ClaudeRecord[];
+  /** The line of each Event whose `data.claude.record` is a canonical line (so JSON.stringify(record) is that line). */
+  recordText: Map<PixirEvent, string>;
 }
 
 interface Link {
@@ -199,9 +200,12 @@ export function planBatch(input: BatchInput): BatchPlan {
       const c = e.data.claude;
       // §3.7: the copied records of a shared fork file are held by its root Log through its carrier.
       if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) {
+        const inheritedSeq = sourceRecordSeqs(log);
         for (const entry of c.copied) {
           const rec = isJsonObject(entry) && typeof entry.line === "number" ? byLine.get(entry.line) : undefined;
-          if (rec === undefined) throw changed(src, log.id, isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0);
+          if (rec === undefined) throw changed(input.ws, src, log.id, isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0);
+          const seq = inheritedSeq.get(String(entry.source_uuid));
+          if (seq !== undefined) log.lastSeq.set(rec, seq);
           owner.set(rec, log);
           pathFlag.set(rec, true);
           if (rec.message) log.path.push(rec);
@@ -210,15 +214,9 @@ export function planBatch(input: BatchInput): BatchPlan {
       if (line !== null) {
         const rec = byLine.get(line);
         // A held line past the checkpoint (an interrupted run) must still be the file's line.
-        if (rec === undefined || (line > input.verifiedLines && !sameLine(e, rec))) throw changed(src, log.id, line);
+        if (rec === undefined || (line > input.verifiedLines && !sameLine(e, rec))) throw changed(input.ws, src, log.id, line);
         if (owner.has(rec)) {
-          throw new PixirError("already_exists", "a Claude record is held by two logs", {
-            session_id: log.id,
-            reason: "record_in_two_logs",
-            file: src.file,
-            line,
-            next_actions: ["remove the file's Logs with pixir-log rm and import again"],
-          });
+          throw refusal(input.ws, src, log.id, "record_in_two_logs", { line });
         }
         owner.set(rec, log);
         const isPath = isJsonObject(c) && c.path === true;
@@ -398,6 +396,7 @@ export function planBatch(input: BatchInput): BatchPlan {
 
   // Emission, parents before children (creation order does that).
   const workspace = input.ws;
+  const recordText = new Map<PixirEvent, string>();
   const src0 = src.sourceKey;
   const eventId = (key: string, part: string, ts: string) => derivedUlid(`claude:${src0}:${key}#${part}`, ts);
   const depth = src.kind === "subagent" ? 2 : 1;
@@ -410,6 +409,8 @@ export function planBatch(input: BatchInput): BatchPlan {
       else if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : groupStarts[log.transcript - 1]!, carrierTs, records);
       else addBranchHeader(input.ws, log, src, tsOf);
     }
+    // §2.4: the Events of a batch follow line order, whichever step placed the record.
+    log.placed.sort((a, b) => a.rec.line - b.rec.line);
     for (const { rec, path } of log.placed) {
       const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
       const ts = tsOf(rec);
@@ -435,7 +436,10 @@ export function planBatch(input: BatchInput): BatchPlan {
           if (message) claude.path = path;
           Object.assign(claude, reproduction(rec));
         }
-        push(log, { id: eventId(key, d.part, ts), session_id: log.id, seq, ts, type: d.type, data: { ...data, claude } });
+        const event: PixirEvent = { id: eventId(key, d.part, ts), session_id: log.id, seq, ts, type: d.type, data: { ...data, claude } };
+        // A canonical line is its record's JSON text (§2.3): the writer puts the line itself in the Event.
+        if ("record" in claude && rec.text !== null) recordText.set(event, rec.text);
+        push(log, event);
       });
       if (link !== undefined) {
         const seq = log.events.length;
@@ -464,6 +468,11 @@ export function planBatch(input: BatchInput): BatchPlan {
     if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
   }
   const root = rootOf[0]!;
+  /** §3.5, §3.6: an Event that stands for no record, at the end of the root Log, with the ts of the Event before it. */
+  const appendTail = (key: string, type: PixirEvent["type"], data: JsonObject) => {
+    const ts = root.events.at(-1)?.ts ?? carrierTs;
+    push(root, { id: derivedUlid(`claude:${src0}:${key}`, ts), session_id: root.id, seq: root.events.length, ts, type, data });
+  };
   // §3.6 detected subagents, at the end of a session file's batch.
   if (src.kind !== "subagent") {
     const named = new Set(input.linkedChildren);
@@ -472,15 +481,7 @@ export function planBatch(input: BatchInput): BatchPlan {
     groupStarts.forEach((g, i) => candidates.set(`sidechain-${g.uuid}`, inlineIds[i]!));
     const detected = [...candidates].filter(([, id]) => !named.has(id)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const [subagentId, childId] of detected) {
-      const ts = root.events.at(-1)?.ts ?? carrierTs;
-      push(root, {
-        id: derivedUlid(`claude:${src0}:detected:${subagentId}`, ts),
-        session_id: root.id,
-        seq: root.events.length,
-        ts,
-        type: "subagent_event",
-        data: { subagent_id: subagentId, child_session_id: childId, event: "detected", status: "unknown", agent: null, task: null, depth: 1, workspace, claude: { source: src0 } },
-      });
+      appendTail(`detected:${subagentId}`, "subagent_event", { subagent_id: subagentId, child_session_id: childId, event: "detected", status: "unknown", agent: null, task: null, depth: 1, workspace, claude: { source: src0 } });
       changedAny = true;
     }
   }
@@ -489,24 +490,16 @@ export function planBatch(input: BatchInput): BatchPlan {
   const newRecords = records.length - heldRecords;
   if (newRecords > 0 || changedAny || !root.existed) {
     const n = 1 + root.events.filter((e) => e.type === "workflow_event" && e.data.event === "claude_import").length;
-    const ts = root.events.at(-1)?.ts ?? carrierTs;
-    push(root, {
-      id: derivedUlid(`claude:${src0}:import:${n}`, ts),
-      session_id: root.id,
-      seq: root.events.length,
-      ts,
-      type: "workflow_event",
-      data: {
-        event: "claude_import",
-        claude: {
-          source: src0,
-          bytes: read.completeBytes,
-          lines: read.lines,
-          records: records.length,
-          sha256: input.sha256,
-          leaf_uuid: leaf?.uuid ?? null,
-          leaf_session_id: leafLog?.id ?? null,
-        },
+    appendTail(`import:${n}`, "workflow_event", {
+      event: "claude_import",
+      claude: {
+        source: src0,
+        bytes: read.completeBytes,
+        lines: read.lines,
+        records: records.length,
+        sha256: input.sha256,
+        leaf_uuid: leaf?.uuid ?? null,
+        leaf_session_id: leafLog?.id ?? null,
       },
     });
   }
@@ -514,12 +507,7 @@ export function planBatch(input: BatchInput): BatchPlan {
   for (const log of logs) {
     const last = log.existed && log.batch.length > 0 ? log.events[log.diskEvents - 1] : undefined;
     if (last !== undefined && !isJsonObject(last.data.claude)) {
-      throw new PixirError("already_exists", "the log has Events written by something else", {
-        session_id: log.id,
-        reason: "log_diverged",
-        file: src.file,
-        next_actions: ["an import never appends Claude records after Events written by something else", "remove the file's Logs with pixir-log rm and import again"],
-      });
+      throw refusal(input.ws, src, log.id, "log_diverged");
     }
   }
   return {
@@ -533,6 +521,7 @@ export function planBatch(input: BatchInput): BatchPlan {
     malformed: records.filter((r) => r.problem !== null).length,
     owner,
     records,
+    recordText,
   };
 }
 
@@ -548,20 +537,30 @@ function push(log: LogPlan, e: PixirEvent): void {
   log.batch.push(e);
 }
 
-function changed(src: SourceFile, id: string, line: number): PixirError {
-  return new PixirError("already_exists", "the Claude transcript changed after it was imported", {
-    session_id: id,
-    reason: "transcript_changed",
-    file: src.file,
-    line,
-    next_actions: TRANSCRIPT_CHANGED_ACTIONS,
-  });
-}
+const changed = (ws: string, src: SourceFile, id: string, line: number): PixirError => refusal(ws, src, id, "transcript_changed", { line });
 
-export const TRANSCRIPT_CHANGED_ACTIONS = [
-  "the Logs keep every record imported so far; nothing was written",
-  "to import the changed file from scratch, remove the file's Logs with pixir-log rm, its branch Logs before the root (use --materialize-children only for fork children of other sessions), and import again",
-];
+export type RefusalReason = "log_differs" | "not_a_claude_import" | "transcript_changed" | "record_in_two_logs" | "log_diverged";
+
+const REMOVE_AND_IMPORT = "remove the file's Logs with pixir-log rm and import again";
+const REFUSALS: Record<RefusalReason, { message: string; next_actions: string[] }> = {
+  log_differs: { message: "session log already exists", next_actions: ["remove the existing logs with pixir-log rm, then import again"] },
+  not_a_claude_import: { message: "the log was not made by pixir import claude", next_actions: ["remove the existing logs with pixir-log rm, then import again"] },
+  transcript_changed: {
+    message: "the Claude transcript changed after it was imported",
+    next_actions: [
+      "the Logs keep every record imported so far; nothing was written",
+      "to import the changed file from scratch, remove the file's Logs with pixir-log rm, its branch Logs before the root (use --materialize-children only for fork children of other sessions), and import again",
+    ],
+  },
+  record_in_two_logs: { message: "a Claude record is held by two logs", next_actions: [REMOVE_AND_IMPORT] },
+  log_diverged: { message: "the log has Events written by something else", next_actions: ["an import never appends Claude records after Events written by something else", REMOVE_AND_IMPORT] },
+};
+
+/** §4.3: `already_exists` of the import, details `{session_id, log_path, reason, file, line?, next_actions}` plus `extra`. */
+export function refusal(ws: string, src: SourceFile, id: string, reason: RefusalReason, extra: JsonObject = {}): PixirError {
+  const { message, next_actions } = REFUSALS[reason];
+  return new PixirError("already_exists", message, { session_id: id, log_path: logPath(ws, id).rel, reason, file: src.file, ...extra, next_actions });
+}
 
 /** §3.8: the range of a compact summary at `seq`. */
 function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: Map<string, ClaudeRecord>): JsonObject {
@@ -638,32 +637,13 @@ function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: Cl
 /** fork.md §4.3: a share_v1 header of `log` at `toSeq` of `parent`, and the prefix it stands for; returns that prefix. */
 function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject): PixirEvent[] {
   const inherited = parent.events.filter((e) => isInherited(e, toSeq));
-  const digest = new PrefixDigest();
-  const open = new OpenCalls(new IdSet());
-  for (const e of inherited) {
-    digest.add(e);
-    open.add(e);
-  }
   const header: PixirEvent = {
     id: derivedUlid(key, ts),
     session_id: log.id,
     seq: 0,
     ts,
     type: "session_fork",
-    data: {
-      parent_session_id: parent.id,
-      fork_root_session_id: parent.forkRoot,
-      forked_to_seq: toSeq,
-      parent_workspace: ws,
-      child_workspace: ws,
-      replay_event_count: inherited.length,
-      from_seq: inherited[0]?.seq ?? null,
-      strategy: "share_v1",
-      limitations: SHARE_LIMITATIONS,
-      prefix_digest: digest.digest(),
-      open_tool_calls: open.list(),
-      claude,
-    },
+    data: { ...shareHeaderData(ws, parent.id, parent.forkRoot, toSeq, inherited), claude },
   };
   push(log, header);
   inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
@@ -694,8 +674,25 @@ function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: Sh
   const claude = { source: src.sourceKey, fork_kind: "claude_fork_session", forked_from: { session_id: shared.source, message_uuid: shared.messageUuid } };
   const parent = { id: shared.parentId, forkRoot: shared.forkRoot, events: shared.parentEvents };
   const inherited = addShareHeader(ws, log, parent, shared.forkedToSeq, key, ts, claude);
+  // A copied record stands for its source record: a branch at it forks at that record's last inherited Event.
+  const inheritedSeq = sourceRecordSeqs(log);
+  shared.entries.forEach((entry, i) => {
+    const seq = inheritedSeq.get(entry.source_uuid);
+    if (seq !== undefined) log.lastSeq.set(shared.copied[i]!, seq);
+  });
   addCarrier(log, src, null, ts, records, shared);
   carryCheckpoint(log, shared.parentEvents, inherited, shared.forkedToSeq, `${key}#checkpoint`, ts);
+}
+
+/** The seq of the last inherited Event of each source record (by uuid) in a fork-session child's History. */
+function sourceRecordSeqs(log: LogPlan): Map<string, number> {
+  const out = new Map<string, number>();
+  for (let i = 1; i < log.ownStart && i < log.events.length; i++) {
+    const e = log.events[i]!;
+    const c = e.data.claude;
+    if (isJsonObject(c) && typeof c.uuid === "string" && typeof e.seq === "number") out.set(c.uuid, e.seq);
+  }
+  return out;
 }
 
 /** §3.6: which records link a subagent transcript, computed over the whole file (line order). */

@@ -1,6 +1,6 @@
 // claude-interop.md §1–§3.3: reading a Claude Code transcript and its tree rules (message records,
 // bridged parents, walks, the parallel-call recovery, the leaf Claude resumes). Pure functions over
-// the lines of one file; the importer and the oracle tests both use them.
+// the lines of one file. The oracle tests do not use them: test/support/claude-oracle.ts is written apart.
 import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 
@@ -41,9 +41,12 @@ export interface ReadFile {
   lines: number;
   blankLines: number;
   pendingTailBytes: number;
+  /** Bytes of the longest complete non-blank line. */
+  longestLine: number;
 }
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
+const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
 
 /** §1.2, §4.2: blank lines hold only spaces, tabs or `\r`. */
 function isBlank(bytes: Buffer, start: number, end: number): boolean {
@@ -55,7 +58,7 @@ function isBlank(bytes: Buffer, start: number, end: number): boolean {
 }
 
 /** Parse one line of a transcript into a record (chain facts filled; dup/transcript set by the caller). */
-export function parseLine(bytes: Buffer, start: number, end: number, line: number): ClaudeRecord {
+export function parseLine(bytes: Buffer, start: number, end: number, line: number, checkOnly = false): ClaudeRecord {
   const rec: ClaudeRecord = {
     line,
     text: null,
@@ -98,7 +101,9 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
   }
   rec.value = value;
   rec.type = value.type;
-  rec.canonical = JSON.stringify(value) === text && deepWellFormed(value);
+  if (checkOnly) return rec;
+  // A lone surrogate can only come from a \uD8xx–\uDFxx escape: valid UTF-8 text holds none itself.
+  rec.canonical = JSON.stringify(value) === text && (!SURROGATE_ESCAPE.test(text) || deepWellFormed(value));
   const pu = value.parentUuid;
   if (typeof value.uuid === "string" && (typeof pu === "string" || pu === null)) {
     rec.chain = true;
@@ -111,10 +116,15 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
 
 /**
  * §4.2: the complete lines of `bytes` (a final segment without `\n` is the pending tail), blank lines
- * skipped and counted. Malformed lines are refused (`invalid_claude_session`) unless `lenient`.
+ * skipped and counted. Malformed lines are refused (`invalid_claude_session`) unless `lenient`. With
+ * `keep` false, the lines are only checked (no record is kept).
  */
-export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolean): ReadFile {
+export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolean, progress?: (percent: number) => void, keep = true): ReadFile {
   const records: ClaudeRecord[] = [];
+  let longestLine = 0;
+  // Progress in steps of a tenth of the file.
+  const step = Math.max(1, Math.ceil(bytes.length / 10));
+  let nextReport = step;
   let start = 0;
   let line = 0;
   let blank = 0;
@@ -125,20 +135,28 @@ export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolea
     line++;
     if (isBlank(bytes, start, nl)) blank++;
     else {
-      const rec = parseLine(bytes, start, nl, line);
+      const rec = parseLine(bytes, start, nl, line, !keep);
       if (rec.problem !== null && !lenient) {
         throw new PixirError("invalid_claude_session", undefined, { reason: rec.problem, file, line });
       }
-      if (rec.chain) {
-        if (seen.has(rec.uuid!)) rec.dup = true;
-        else seen.add(rec.uuid!);
-        rec.message = !rec.dup && rec.type !== "progress";
+      longestLine = Math.max(longestLine, nl - start);
+      if (keep) {
+        if (rec.chain) {
+          if (seen.has(rec.uuid!)) rec.dup = true;
+          else seen.add(rec.uuid!);
+          rec.message = !rec.dup && rec.type !== "progress";
+        }
+        records.push(rec);
       }
-      records.push(rec);
     }
     start = nl + 1;
+    if (progress !== undefined && start >= nextReport) {
+      progress(Math.floor((100 * start) / bytes.length));
+      nextReport = (Math.floor(start / step) + 1) * step;
+    }
   }
-  return { records, completeBytes: start, lines: line, blankLines: blank, pendingTailBytes: bytes.length - start };
+  progress?.(100);
+  return { records, completeBytes: start, lines: line, blankLines: blank, pendingTailBytes: bytes.length - start, longestLine };
 }
 
 /**
