@@ -58,6 +58,12 @@ export type StreamOutcome =
 /** Lines written from their bytes are handed to the Log's writer in runs of about this size. */
 const OUT_FLUSH_BYTES = 192 * 1024;
 
+/**
+ * Where those runs gather: one for the thread, since a stream's lines are made in one synchronous pass
+ * (scanRollout) and handed on before it returns, so no two streams use it at once.
+ */
+const lineOut = new OutBytes();
+
 /** Thrown inside a stream to stop it for the planner. */
 const NEEDS_PLAN = new Error("the rollout needs its family planned in memory");
 
@@ -75,7 +81,8 @@ export async function streamRoot(task: StreamTask, onWorker = false): Promise<St
   const produce = (emit: ((line: string | Buffer) => void) | null): void => {
     // Lines the twin writes from their bytes (line-bytes.ts) gather here, and go out before any other line.
     const twin = new CodexLineBytes(t, base);
-    const out = new OutBytes();
+    const out = lineOut;
+    out.used = 0;
     const flush = (): void => {
       if (out.used > 0) emit?.(out.buf.subarray(0, out.used));
       out.used = 0;
