@@ -64,7 +64,8 @@ export class LineFacts {
   mirrorShift = 0;
 }
 
-function grow(a: Int32Array, need: number): Int32Array {
+/** `a`, or a copy twice as long (at least `need`) when `need` does not fit it. */
+export function grow(a: Int32Array, need: number): Int32Array {
   if (need <= a.length) return a;
   const bigger = new Int32Array(Math.max(need, a.length * 2));
   bigger.set(a);
@@ -77,12 +78,12 @@ const RESOURCES = Buffer.from("resources");
 const STRATEGY = Buffer.from("strategy");
 
 /** Lines at least this long are copied to the kernel's memory; shorter strings end sooner than a call costs. */
-const MIRROR_MIN_BYTES = 128;
+export const MIRROR_MIN_BYTES = 128;
 /**
  * Longer lines (a branch summary with a record per tool call can be tens of MiB) take the JavaScript
  * loop: WebAssembly memory never shrinks, and a process must stay within its memory bound.
  */
-const MIRROR_MAX_BYTES = 1024 * 1024;
+export const MIRROR_MAX_BYTES = 1024 * 1024;
 
 /** `b[s, e)` is `lit`. */
 export function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
@@ -94,12 +95,20 @@ export function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array):
 const isHex = (c: number) => (c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66);
 const hexValue = (c: number) => (c <= NINE ? c - ZERO : c - 0x61 + 10);
 
+/** How a check walks strings: with the string kernel over a line mirrored into its memory, or in JavaScript. */
+export interface StringWalk {
+  kernel: StringKernel | null;
+  /** The line being checked is in the string kernel's memory, at its index minus `mirrorShift`. */
+  mirrored: boolean;
+  mirrorShift: number;
+}
+
 /**
  * End (just past the closing quote) of the string whose opening quote is at `i`, or -1 when it is not
  * as JSON.stringify writes strings: raw bytes from 0x20 up (UTF-8 is checked for the whole line), and
  * the escapes \" \\ \b \f \n \r \t, or \u00xx in lowercase for the other control characters.
  */
-function canonicalStringEnd(f: LineFacts, b: Uint8Array, i: number, end: number): number {
+export function canonicalStringEnd(f: StringWalk, b: Uint8Array, i: number, end: number): number {
   // A mirrored line's strings are walked by the kernel, escapes and all, in one call.
   if (f.mirrored) {
     const stringEnd = f.kernel!.string(i + 1 - f.mirrorShift, end - f.mirrorShift);
@@ -125,7 +134,7 @@ function canonicalStringEnd(f: LineFacts, b: Uint8Array, i: number, end: number)
 }
 
 /** End of a number at `i` if it is written as JavaScript writes it (String(Number(text))), else -1. */
-function canonicalNumberEnd(b: Uint8Array, i: number, end: number): number {
+export function canonicalNumberEnd(b: Uint8Array, i: number, end: number): number {
   const start = i;
   if (b[i] === MINUS) i++;
   const firstDigit = i;
@@ -148,7 +157,7 @@ function canonicalNumberEnd(b: Uint8Array, i: number, end: number): number {
   return Number.isFinite(n) && String(n) === text ? i : -1;
 }
 
-function literalEnd(b: Uint8Array, i: number, end: number, lit: string): number {
+export function literalEnd(b: Uint8Array, i: number, end: number, lit: string): number {
   if (i + lit.length > end) return -1;
   for (let k = 0; k < lit.length; k++) if (b[i + k] !== lit.charCodeAt(k)) return -1;
   return i + lit.length;

@@ -13,6 +13,7 @@ import {
   fstatSync,
   write,
   fdatasync,
+  fsync,
 } from "node:fs";
 import { constants as fsConstants } from "node:fs";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../lines/codec.js";
@@ -292,7 +293,10 @@ export interface PreparedLog {
 /**
  * The first half of createLogAtomically: the lines `produce` emits go to a temp file beside the Log,
  * which is synced and closed. Nothing is visible under the Log's name. On any failure the temp file goes.
- * A caller may prepare before it holds the lease, and must then commit or discard.
+ * A caller may prepare before it holds the lease, and must then commit or discard. `onWorker`: the caller
+ * is a worker thread that prepares one Log after another (the Codex import's streams): it writes in its
+ * own thread, which has nothing else to do meanwhile, and the fsync runs on libuv's threads, so that the
+ * worker makes the next Log while the disk syncs this one.
  */
 export async function prepareLog(
   ws: string,
@@ -300,6 +304,7 @@ export async function prepareLog(
   produce: (emit: LineSink, emitOwned: OwnedBlockSink) => Promise<void>,
   ctx: CommitContext,
   replace = false,
+  onWorker = false,
 ): Promise<PreparedLog> {
   const final = logPath(ws, id);
   const createdDirs = ensureStateDir(sessionsDir(ws));
@@ -315,7 +320,7 @@ export async function prepareLog(
       throw writeFailed(err, final, "open");
     }
     // A write of the temp file that fails is reported for the Log it was to become (the temp file goes).
-    out = new BlockWriter(fd, { background: true, fault: (err) => writeFailed(err, final, "write") });
+    out = new BlockWriter(fd, { background: !onWorker, fault: (err) => writeFailed(err, final, "write") });
     const writer = out;
     await produce(
       (line) => {
@@ -332,7 +337,10 @@ export async function prepareLog(
     checkAborted(ctx);
     try {
       await out.drain();
-      fsyncSync(fd);
+      if (onWorker) {
+        const syncing = fd;
+        await new Promise<void>((resolve, reject) => fsync(syncing, (err) => (err ? reject(err) : resolve())));
+      } else fsyncSync(fd);
     } catch (err) {
       throw writeFailed(err, final, "fsync");
     }
