@@ -9,6 +9,8 @@ export default defineConfig(async () => ({
   resolve: {
     // The same aliases as scripts/build.mjs, so tests can also run a tool's main() in-process.
     alias: {
+      // Before "@pixir/envelope", which would otherwise take the subpath as a file below index.ts.
+      "@pixir/envelope/cli": here("./lib/envelope/src/cli.ts"),
       "@pixir/envelope": here("./lib/envelope/src/index.ts"),
       "pixir-log": here("./tools/pixir-log/src/main.ts"),
       "pixir-fork": here("./tools/pixir-fork/src/main.ts"),

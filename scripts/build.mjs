@@ -11,7 +11,11 @@ import { pageDefines } from "./page.mjs";
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const tools = ["pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize", "pixir"];
 const alias = {
+  // The runner alone, for a binary's start (lib/envelope/src/cli.ts); the whole library for its commands.
+  "@pixir/envelope/cli": path.join(root, "lib/envelope/src/cli.ts"),
   "@pixir/envelope": path.join(root, "lib/envelope/src/index.ts"),
+  // yargs' search for a package.json at every start, which finds nothing we use (scripts/stubs/find-up.mjs).
+  "escalade/sync": path.join(root, "scripts/stubs/find-up.mjs"),
   ...Object.fromEntries(tools.filter((t) => t !== "pixir").map((t) => [t, path.join(root, `tools/${t}/src/main.ts`)])),
 };
 
@@ -43,7 +47,7 @@ const common = {
   logLevel: "warning",
   alias,
   // Some CommonJS dependencies call require(); give the ESM bundle one.
-  banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; const require = __pixirCreateRequire(import.meta.url);" },
+  banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; function require(id) { return __pixirCreateRequire(import.meta.url)(id); }" },
 };
 
 /** Build into a fresh directory, then swap it in, so a process running the old build is not cut off. */
@@ -99,7 +103,7 @@ async function buildLibrary() {
   await build({
     ...common,
     splitting: false,
-    entryPoints: { index: path.join(dir, "src/index.ts"), "tree-scan-worker": scanWorker, "check-worker": checkWorker, "codex-stream-worker": codexStreamWorker, "claude-unit-worker": claudeUnitWorker },
+    entryPoints: { index: path.join(dir, "src/index.ts"), cli: path.join(dir, "src/cli.ts"), "tree-scan-worker": scanWorker, "check-worker": checkWorker, "codex-stream-worker": codexStreamWorker, "claude-unit-worker": claudeUnitWorker },
     outdir: path.join(dir, "dist"),
     packages: "external",
     define: pageDefine,

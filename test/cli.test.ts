@@ -12,7 +12,14 @@ const HELP_COMMANDS: Record<Tool, string[][]> = {
   "pixir-fork": [[]],
   "pixir-summarize": [[]],
   "pixir-tree": [[]],
-  pixir: [[], ...["fork", "tree", "append", "lock", "context", "compact", "repair", "diff", "merge"].map((c) => [c]), ["import", "pi"], ["export", "pi"]],
+  pixir: [
+    [],
+    ...["fork", "tree", "log", "append", "lock", "context", "compact", "repair", "diff", "merge", "import", "export"].map((c) => [c]),
+    ...["status", "release"].map((c) => ["lock", c]),
+    ...["pi", "codex", "claude"].flatMap((c) => [["import", c], ["export", c]]),
+    ["export", "html"],
+    ["export", "md"],
+  ],
 };
 /** What follows every usage error in text mode (its next action, cli.md §4). */
 const HELP_HINT = "hint: run the command with --help\n";
@@ -250,11 +257,14 @@ describe("B22 help and version", () => {
     const nope = run("pixir", ["help", "nope"], { cwd: ws });
     expect([nope.code, nope.stdout]).toEqual([2, ""]);
     expect(nope.stderr).toMatch(/^error: usage: unknown command "nope"\n/);
-    // The wrapper's name for a tool it hands a command to: `pixir log`, `pixir tree`, `pixir append`.
-    const as = (text: string, own: string, shown: string) => text.split(own).join(shown);
-    expect(helpOf("pixir", ["help", "log"])).toBe(as(log.stdout, "pixir-log", "pixir log"));
-    expect(helpOf("pixir", ["help", "tree"])).toBe(as(run("pixir-tree", ["--help"], { cwd: ws }).stdout, "pixir-tree", "pixir tree"));
-    expect(helpOf("pixir", ["append", "--help"]).split("\n")[0]).toBe("Usage: pixir append <id> [--drop-ephemeral] [--wait SECONDS] [--take-over-dead-writer] [--dry-run]");
+    // The wrapper mounts the tools' own declarations: `pixir log <command>`, `pixir tree`, `pixir append`.
+    const logHelp = helpOf("pixir", ["help", "log"]);
+    for (const c of ["cat", "write", "append", "ls", "check", "repair", "materialize", "rm"]) expect(logHelp).toMatch(new RegExp(`^  pixir log ${c}\\b`, "m"));
+    expect(helpOf("pixir", ["log", "cat", "--help"])).toBe(helpOf("pixir-log", ["cat", "--help"]).replaceAll("pixir-log cat", "pixir log cat"));
+    expect(helpOf("pixir", ["help", "tree"]).split("\n")[0]).toBe("Usage: pixir tree [<id>] [--max-depth N] [--format text|json|dot|mermaid]");
+    expect(helpOf("pixir", ["append", "--help"]).split("\n")[0]).toBe("Usage: pixir append <id> [--drop-ephemeral] [--wait SECONDS] [--dry-run] [--take-over-dead-writer]");
+    // A bare group is its help, as a bare tool is (cli.md §6).
+    expect(run("pixir", ["log"], { cwd: ws }).stdout).toBe(logHelp);
     expect(run("pixir", ["append", "x", "y"], { cwd: ws }).stderr).toMatch(/^error: usage: pixir append <id> /);
     expect(run("pixir", ["log", "ls", "extra"], { cwd: ws }).stderr).toBe(`error: usage: pixir log ls\n${HELP_HINT}`);
     expect(run("pixir", ["log", "ls", "--bogus", "--json"], { cwd: ws }).json.error).toMatchObject({ message: "unknown flag --bogus", details: { synopsis: "usage: pixir log ls" } });
@@ -287,26 +297,6 @@ describe("B22 help and version", () => {
     }
     expect(undocumented).toEqual([]);
   });
-  it("every help text lines up its flags: each block's texts start in one column, a flag too long for it has its text on the next line", () => {
-    const ws = tempDir();
-    const misaligned: string[] = [];
-    for (const [tool, list] of Object.entries(HELP_COMMANDS) as [Tool, string[][]][]) {
-      for (const args of list) {
-        const help = run(tool, [...args, "--help"], { cwd: ws }).stdout;
-        // Blocks of flag lines (`  --flag VALUE   text`), with the lines that continue them.
-        for (const block of help.split(/\n(?! {2}-| {4,}\S)/).map((b) => b.split("\n").filter((l) => / {2}-/.test(l.slice(0, 3)) || /^ {4,}\S/.test(l)))) {
-          const columns = new Set<number>();
-          for (const [i, line] of block.entries()) {
-            const m = /^( {2}-\S*(?: \S+)*?)( {2,})\S/.exec(line);
-            if (m) columns.add(m[1]!.length + m[2]!.length);
-            else if (/^ {2}-\S*(?: \S+)*$/.test(line)) columns.add(block[i + 1]?.search(/\S/) ?? -1); // text on the next line
-          }
-          if (columns.size > 1) misaligned.push(`${tool} ${args.join(" ")}: columns ${[...columns].join(", ")}`);
-        }
-      }
-    }
-    expect(misaligned).toEqual([]);
-  });
   it("--version prints a semver for every binary", () => {
     const ws = tempDir();
     for (const tool of ["pixir", "pixir-log", "pixir-fork"] as const) {
@@ -314,5 +304,99 @@ describe("B22 help and version", () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?\n$/);
     }
+  });
+});
+
+describe("B23 the command line on yargs: suggestions, never-echo, completion", () => {
+  const HOSTILE = "../../PWN;$HOME";
+  it("yargs is a runtime dependency of every tool and of the library", () => {
+    for (const dir of ["lib/envelope", ...(["pixir", "pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize"] as const).map((t) => `tools/${t}`)]) {
+      const pkg = JSON.parse(readFileSync(path.join(ROOT, dir, "package.json"), "utf8"));
+      expect(pkg.dependencies?.yargs, dir).toMatch(/^\^17\./);
+    }
+  });
+  it("a mistyped command or flag is named with the one meant (exit 2, usage)", () => {
+    const ws = tempDir();
+    const text = run("pixir", ["forkk"], { cwd: ws });
+    expect([text.code, text.stdout, text.stderr]).toEqual([2, "", `error: usage: unknown command "forkk"; did you mean "fork"?\n${HELP_HINT}`]);
+    const json = run("pixir", ["forkk", "--json"], { cwd: ws });
+    expect(json.code).toBe(2);
+    expect(json.json.error).toMatchObject({ kind: "usage", details: { synopsis: expect.stringMatching(/^usage: pixir </), next_actions: ["run the command with --help"] } });
+    expect(run("pixir", ["log", "cta", "s"], { cwd: ws }).stderr).toBe(`error: usage: unknown command "cta"; did you mean "cat"?\n${HELP_HINT}`);
+    expect(run("pixir", ["help", "forkk"], { cwd: ws }).stderr).toBe(`error: usage: unknown command "forkk"; did you mean "fork"?\n${HELP_HINT}`);
+    expect(run("pixir-fork", ["--dryrun", "--json"], { cwd: ws }).errJson.error).toMatchObject({ kind: "usage", message: "unknown flag --dryrun; did you mean --dry-run?" });
+    // Nothing close: the word alone; a token that is not a plain flag name: its kind alone.
+    expect(run("pixir-log", ["cat", "s", "--frobnicate"], { cwd: ws }).stderr).toBe(`error: usage: unknown flag --frobnicate\n${HELP_HINT}`);
+    expect(run("pixir-log", ["cat", "s", "--Fro/b"], { cwd: ws }).stderr).toBe(`error: usage: unknown flag\n${HELP_HINT}`);
+    expect(listTree(ws)).toEqual([]);
+  });
+  it("no message of yargs' names what was typed: unknown commands, flags and positionals, values outside the choices", () => {
+    const ws = tempDir();
+    const cases: Array<[Tool, string[]]> = [
+      ["pixir", [HOSTILE]],
+      ["pixir", [`${HOSTILE}x`, "--json"]],
+      ["pixir", ["fork", "s", HOSTILE]],
+      ["pixir", ["fork", "s", `--${HOSTILE}`]],
+      ["pixir", ["fork", "s", "--strategy", HOSTILE]],
+      ["pixir", ["fork", "s", "--strategy", HOSTILE, "--json"]],
+      ["pixir", ["help", HOSTILE]],
+      ["pixir", ["log", HOSTILE]],
+      ["pixir", ["lock", "status", "s", HOSTILE]],
+      ["pixir-log", ["cat", "s", "--", HOSTILE]],
+      ["pixir-tree", ["--format", HOSTILE]],
+      ["pixir-summarize", ["--format", HOSTILE]],
+      ["pixir-fork", [HOSTILE]],
+      ["pixir", ["context", "s", "--format", HOSTILE]],
+    ];
+    for (const [tool, args] of cases) {
+      const r = run(tool, args, { cwd: ws });
+      expect(r.code, `${tool} ${args.join(" ")}`).toBe(2);
+      expect((r.json ?? r.errJson)?.error.kind ?? r.stderr.slice(0, 13), `${tool} ${args.join(" ")}`).toMatch(/^(usage|error: usage:)/);
+      for (const text of [r.stdout, r.stderr]) expect(text, `${tool} ${args.join(" ")}`).not.toMatch(/PWN|HOME/);
+    }
+    expect(listTree(ws)).toEqual([]);
+  });
+  it("a value outside a flag's choices names the choices; a switch given a value and a repeated flag are refused", () => {
+    const ws = tempDir();
+    expect(run("pixir", ["fork", "s", "--strategy", "copy"], { cwd: ws }).stderr).toBe(`error: usage: --strategy must be replay_v1 or share_v1\n${HELP_HINT}`);
+    expect(run("pixir-log", ["ls", "--json=yes"], { cwd: ws }).stderr).toBe(`error: usage: --json takes no value\n${HELP_HINT}`);
+    expect(run("pixir-log", ["cat", "s", "--from-seq", "1", "--from-seq=2"], { cwd: ws }).stderr).toBe(`error: usage: --from-seq may be given only once\n${HELP_HINT}`);
+  });
+  it("flags of a command may come before its name, in the wrapper's groups too (cli.md §1)", () => {
+    const ws = workspace({ s: [user("a"), user("b")] });
+    expect(run("pixir-log", ["--raw", "cat", "s"], { cwd: ws }).code).toBe(0);
+    expect(run("pixir", ["log", "--to-seq", "0", "cat", "s"], { cwd: ws }).lines.map((e) => e.seq)).toEqual([0]);
+    expect(run("pixir", ["--dry-run", "fork", "s", "--json"], { cwd: ws }).json).toMatchObject({ ok: true, recorded: false });
+    // A flag of another command is still unknown to this one.
+    expect(run("pixir-log", ["ls", "--raw"], { cwd: ws }).code).toBe(2);
+  });
+  it("`completion` prints yargs' script, bash or zsh; the script's query completes commands, flags, choices and session ids", () => {
+    const ws = workspace({ "sess-one": [user("a")], "sess-two": [user("b")], other: [user("c")] });
+    for (const tool of ["pixir", "pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize"] as const) {
+      const bash = run(tool, ["completion"], { cwd: ws, env: { SHELL: "/bin/bash" } });
+      expect(bash.code, tool).toBe(0);
+      expect(bash.stdout).toContain(`complete -o bashdefault -o default -F _${tool}_yargs_completions ${tool}`);
+      expect(bash.stdout).toContain(`${tool} --get-yargs-completions`);
+      const zsh = run(tool, ["completion"], { cwd: ws, env: { SHELL: "/usr/bin/zsh" } });
+      expect(zsh.stdout).toContain(`compdef _${tool}_yargs_completions ${tool}`);
+    }
+    const complete = (tool: Tool, words: string[], env: Record<string, string> = {}) =>
+      run(tool, ["--get-yargs-completions", tool, ...words], { cwd: ws, env: { SHELL: "/bin/bash", ...env } }).stdout.split("\n").filter(Boolean);
+    expect(complete("pixir", ["fo"])).toContain("fork");
+    expect(complete("pixir", ["fork", "s", "--st"])).toEqual(expect.arrayContaining(["--strategy", "--strict-boundary"]));
+    expect(complete("pixir", ["fork", "s", "--strategy", ""])).toEqual(["replay_v1", "share_v1"]);
+    expect(complete("pixir", ["fork", "sess"])).toEqual(["sess-one", "sess-two"]);
+    expect(complete("pixir", ["log", "cat", ""])).toEqual(expect.arrayContaining(["sess-one", "sess-two", "other"]));
+    expect(complete("pixir", ["merge", "other", "--into", "se"])).toEqual(["sess-one", "sess-two"]);
+    expect(complete("pixir-log", ["check", "sess-one", "s"])).toEqual(expect.arrayContaining(["sess-one", "sess-two"]));
+    expect(complete("pixir-fork", ["--parent", ""])).toEqual(["other", "sess-one", "sess-two"]);
+    expect(complete("pixir-tree", ["o"])).toContain("other");
+    // Not a session id: a fork's --child-id is new, an import's paths are files.
+    expect(complete("pixir", ["fork", "s", "--child-id", "se"])).not.toContain("sess-one");
+    expect(complete("pixir", ["import", "pi", "se"])).not.toContain("sess-one");
+    // Another Workspace, or none: no ids and no error.
+    expect(complete("pixir", ["fork", "se", "--workspace", tempDir()])).toEqual([]);
+    const none = run("pixir", ["--get-yargs-completions", "pixir", "fork", ""], { cwd: tempDir() });
+    expect([none.code, none.stderr]).toEqual([0, ""]);
   });
 });

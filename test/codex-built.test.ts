@@ -3,6 +3,7 @@
 // rollbacks in real turns (after a real compaction too), malformed and changed lines, --lenient, Logs that
 // exist already, materialized children, the import index. The §7.2 oracle comes from the rollout alone.
 import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { run, tempDir, toolCopyForAnyUser } from "./support/cli.js";
@@ -461,6 +462,25 @@ describe("streaming new families (§4.8) on worker threads", () => {
     const lenient = importWith("2", others[0]!, others[1]!, bad, others[2]!, "--lenient");
     expect(lenient.r.code, lenient.r.stderr).toBe(0);
     expect(lenient.r.json.imports.map((i: any) => i.skipped_lines)).toEqual([0, 0, 1, 0]);
+  });
+
+  it("commits on the worker threads as one thread does: of two threads whose Logs share a name, the earlier is written and the run fails at the later", () => {
+    // A thread id that is another thread's hashed id (§3.1) names the same Log.
+    const hashed = "my thread/1";
+    const named = `codex-${createHash("sha256").update(hashed).digest("hex").slice(0, 32)}`;
+    const first = write([meta(hashed), U("first")], "first.jsonl");
+    const second = write([meta(named), U("second")], "second.jsonl");
+    const one = importWith("1", ...fixtures, first, second);
+    const two = importWith("2", ...fixtures, first, second);
+    for (const { ws, r } of [one, two]) {
+      expect(r.code).toBe(1);
+      expect(r.json.error).toMatchObject({ kind: "already_exists", details: { session_id: named, earlier_writes_kept: true } });
+      expect(readdirSync(path.join(ws, ".pixir", "sessions")).filter((n) => n.includes(".tmp-"))).toEqual([]);
+      expect(readdirSync(path.join(ws, ".pixir", "session_leases"))).toEqual([]);
+    }
+    expect(Object.keys(logs(two.ws))).toHaveLength(fixtures.length + 1);
+    expect(logs(two.ws)).toEqual(logs(one.ws));
+    expect(cat(two.ws, named)[1].data.text).toBe("first");
   });
 });
 

@@ -1,13 +1,13 @@
 // Docs that cannot drift (STYLE.md): every command line of our tools shown in a README, in docs/, or in a
 // tool's own `--help` examples must still parse: the tool and subcommand exist, every flag is known, value
-// flags have values, the positionals fit. Each command runs through the real parser (`runTool`) with its
-// implementation replaced by a no-op, so nothing is executed. What the commands print is pinned by the
+// flags have values, the positionals fit. Each command runs through the real parser (`runTool`, yargs on
+// the commands' declarations) with its implementation replaced by a no-op, so nothing is executed. What the commands print is pinned by the
 // golden cases (test/cases) and the per-tool tests.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Writable, Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { runTool, type CliIo, type CommandSpec, type ToolSpec } from "@pixir/envelope";
+import { mountedCommands, runTool, type CliIo, type CommandDecl, type ToolSpec } from "@pixir/envelope/cli";
 import { tool as logTool } from "pixir-log";
 import { tool as forkTool } from "pixir-fork";
 import { tool as treeTool } from "pixir-tree";
@@ -15,31 +15,21 @@ import { tool as summarizeTool } from "pixir-summarize";
 import { tool as wrapperTool } from "../tools/pixir/src/main.js";
 import { ROOT } from "./support/cli.js";
 
-/** A copy of a tool whose commands parse their arguments and then do nothing. */
-function parseOnly(tool: ToolSpec, delegates: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {}): ToolSpec {
-  const commands: CommandSpec[] = tool.commands.map((c) => {
-    if (c.delegate) {
-      const to = delegates[c.name];
-      if (to === undefined) throw new Error(`${tool.program} ${c.name} hands over to another tool: add it to parseOnly's delegates`);
-      return { ...c, delegate: to };
-    }
-    return { ...c, run: async () => 0 };
-  });
-  return { ...tool, commands };
+/** A copy of a command (and its subcommands) that parses its arguments and then does nothing. */
+function parseOnlyCommand(c: CommandDecl): CommandDecl {
+  return { ...c, handler: c.handler && (async () => 0), commands: c.commands?.map(parseOnlyCommand) };
 }
 
-const log = parseOnly(logTool);
-const tree = parseOnly(treeTool);
+function parseOnly(tool: ToolSpec): ToolSpec {
+  return { ...tool, commands: tool.commands?.map(parseOnlyCommand), single: tool.single && parseOnlyCommand(tool.single) };
+}
+
 const TOOLS: Record<string, ToolSpec> = {
-  "pixir-log": log,
+  "pixir-log": parseOnly(logTool),
   "pixir-fork": parseOnly(forkTool),
-  "pixir-tree": tree,
+  "pixir-tree": parseOnly(treeTool),
   "pixir-summarize": parseOnly(summarizeTool),
-  pixir: parseOnly(wrapperTool, {
-    log: (argv, io) => runTool(log, argv, io),
-    tree: (argv, io) => runTool(tree, argv, io),
-    append: (argv, io) => runTool(log, ["append", ...argv], io),
-  }),
+  pixir: parseOnly(wrapperTool),
 };
 
 /** Run `argv` through the parser; the exit code and what it said (a report command's error goes to stdout with --json). */
@@ -162,20 +152,12 @@ function markdownExamples(rel: string): Example[] {
   return out;
 }
 
-/** The lines under "Examples:" in every help text of every tool. */
+/** The examples every command declares, as its help shows them (`$0` is the command as typed). */
 function helpExamples(): Example[] {
   const out: Example[] = [];
-  const texts: Array<[string, string]> = [];
-  for (const [program, tool] of Object.entries({ "pixir-log": logTool, "pixir-fork": forkTool, "pixir-tree": treeTool, "pixir-summarize": summarizeTool, pixir: wrapperTool })) {
-    texts.push([`${program} --help`, tool.help]);
-    for (const c of tool.commands) if (c.help) texts.push([`${program} ${c.name} --help`, c.help]);
-  }
-  for (const [where, help] of texts) {
-    const at = help.indexOf("\nExamples:\n");
-    if (at < 0) continue;
-    for (const l of help.slice(at + 11).split("\n")) {
-      if (!l.startsWith("  ")) break;
-      out.push({ where, line: l.trim() });
+  for (const tool of [logTool, forkTool, treeTool, summarizeTool, wrapperTool]) {
+    for (const { decl, path: at } of mountedCommands(tool)) {
+      for (const line of decl.examples ?? []) out.push({ where: `${at.join(" ")} --help`, line: line.replaceAll("$0", at.join(" ")) });
     }
   }
   return out;

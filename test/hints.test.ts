@@ -8,6 +8,14 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { call, rawLine, ROOT, user, workspace, type Tool } from "./support/cli.js";
 import { ageLease, runInProcess } from "./hardening/support.js";
+import { mountedCommands, type ToolSpec } from "@pixir/envelope/cli";
+import { tool as logTool } from "pixir-log";
+import { tool as forkTool } from "pixir-fork";
+import { tool as treeTool } from "pixir-tree";
+import { tool as summarizeTool } from "pixir-summarize";
+import { tool as wrapperTool } from "../tools/pixir/src/main.js";
+
+const SPECS: Record<Tool, ToolSpec> = { pixir: wrapperTool, "pixir-log": logTool, "pixir-fork": forkTool, "pixir-tree": treeTool, "pixir-summarize": summarizeTool };
 
 const TOOLS: Tool[] = ["pixir", "pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize"];
 const MENTION = /(?<=^|[\s(`'"])(pixir(?:-log|-fork|-tree|-summarize)?)(?=\s|$)/g;
@@ -26,25 +34,22 @@ async function helpOf(tool: Tool, argv: string[]): Promise<string> {
   return r.stdout;
 }
 
+/** The commands of each tool from their declarations; each command's help (with its subcommands') as printed. */
 async function readCommands(): Promise<Commands> {
   const tree = new Map<string, Map<string, Set<string>>>();
   const help = new Map<string, string>();
   for (const tool of TOOLS) {
-    const top = await helpOf(tool, []);
-    help.set(tool, top);
+    help.set(tool, await helpOf(tool, []));
     const commands = new Map<string, Set<string>>();
-    // Synopsis lines: `  pixir lock status <id> | pixir lock release <id> --force`: the literal words after the tool.
-    for (const line of top.split("\n")) {
-      for (const segment of line.trim().split(" | ")) {
-        const words = segment.trim().split(/\s+/);
-        if (words[0] !== tool || words.length < 2 || !/^[a-z][a-z-]*$/.test(words[1]!)) continue;
-        const subs = commands.get(words[1]!) ?? new Set<string>();
-        if (words[2] !== undefined && /^[a-z][a-z-]*$/.test(words[2])) subs.add(words[2]);
-        commands.set(words[1]!, subs);
-      }
+    for (const { path: at } of mountedCommands(SPECS[tool])) {
+      const [, command, sub] = at;
+      if (command === undefined) continue;
+      const subs = commands.get(command) ?? new Set<string>();
+      if (sub !== undefined) subs.add(sub);
+      commands.set(command, subs);
+      help.set(`${tool} ${command}`, `${help.get(`${tool} ${command}`) ?? ""}${await helpOf(tool, at.slice(1))}`);
     }
     tree.set(tool, commands.size > 0 ? commands : new Map([["", new Set()]]));
-    for (const command of commands.keys()) help.set(`${tool} ${command}`, await helpOf(tool, [command]));
   }
   return { tree, help };
 }

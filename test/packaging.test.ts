@@ -1,11 +1,14 @@
 // Packaging as users get it: every package packed with `pnpm pack`, the tool tarballs installed with
-// plain `npm install` into an empty directory (offline: the tools bundle everything they need), and
-// every installed bin run.
+// plain `npm install` into an empty directory, and every installed bin run. Offline, with an empty npm
+// cache: the tools bundle everything they run, and their one declared runtime dependency (yargs, with
+// its own) is installed from tarballs packed from pnpm's copies (scripts/pack-deps.mjs).
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "./support/cli.js";
+// @ts-expect-error: a plain .mjs script, shared with bench/startup.mjs
+import { packRuntimeDependencies } from "../scripts/pack-deps.mjs";
 
 const TOOLS = ["pixir-log", "pixir-fork", "pixir-summarize", "pixir-tree", "pixir"] as const;
 
@@ -47,11 +50,15 @@ describe.skipIf(pnpm === null)("packed packages install and run with plain npm",
       // Workspace protocol versions must not leak into a published manifest.
       const manifest = execFileSync("tar", ["-xzOf", path.join(packs, tgz!), "package/package.json"], { encoding: "utf8" });
       expect(manifest).not.toContain("workspace:");
+      // yargs is bundled into the bins and declared as what it is: a runtime dependency.
+      if (dir.startsWith("tools/")) expect(JSON.parse(manifest).dependencies, dir).toEqual({ yargs: expect.stringMatching(/^\^17\./) });
     }
+    const dependencies: string[] = packRuntimeDependencies(packs);
+    expect(dependencies.map((t) => path.basename(t))).toEqual(expect.arrayContaining([expect.stringMatching(/^yargs-17\./), expect.stringMatching(/^cliui-/)]));
 
     const app = tempDir("pixir-install-");
     writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "consumer", private: true }));
-    const install = spawnSync("npm", ["install", "--offline", "--no-audit", "--no-fund", ...TOOLS.map((t) => path.join(packs, tarballs[t]!))], {
+    const install = spawnSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--cache", tempDir("pixir-npm-cache-"), ...TOOLS.map((t) => path.join(packs, tarballs[t]!)), ...dependencies], {
       cwd: app,
       encoding: "utf8",
     });
@@ -62,6 +69,8 @@ describe.skipIf(pnpm === null)("packed packages install and run with plain npm",
       const help = spawnSync(bin(t), ["--help"], { cwd: app, encoding: "utf8" });
       expect(help.status, t).toBe(0);
       expect(help.stdout, t).toContain("Usage:");
+      const completion = spawnSync(bin(t), ["completion"], { cwd: app, encoding: "utf8", env: { ...process.env, SHELL: "/bin/bash" } });
+      expect(completion.stdout, t).toContain(`${t} --get-yargs-completions`);
       const version = spawnSync(bin(t), ["--version"], { cwd: app, encoding: "utf8" });
       expect(version.stdout, t).toMatch(/^\d+\.\d+\.\d+/);
     }

@@ -565,15 +565,15 @@ describe("dry run, output and arguments", () => {
     expect(rawEvents(dir, "triv.m1")[0].data.pi.trivial).toBe(true);
   });
 
-  const SYNOPSIS = "usage: pixir import pi FILE... [--lenient] [--dry-run] | pixir import codex [PATH...] [--lenient] [--dry-run] | pixir import claude [PATH...] [--lenient] [--dry-run]";
+  const SYNOPSIS = "usage: pixir import pi <file>... [--lenient] [--dry-run] [--take-over-dead-writer]";
   it.each([
-    [["import", "tar", "x.jsonl"], 'unknown import format "tar"'],
-    [["import", "pi"], SYNOPSIS],
-    [["import", "pi", "x.jsonl", "--bogus"], "unknown flag --bogus"],
-  ])("%j is a usage error", (args, message) => {
+    [["import", "tar", "x.jsonl"], 'unknown import format "tar"', "usage: pixir import <pi|codex|claude> [args]"],
+    [["import", "pi"], SYNOPSIS, SYNOPSIS],
+    [["import", "pi", "x.jsonl", "--bogus"], "unknown flag --bogus", SYNOPSIS],
+  ])("%j is a usage error", (args, message, synopsis) => {
     const r = run("pixir", [...args, "--json"], { cwd: tempDir() });
     expect(r.code).toBe(2);
-    expect(r.json.error).toMatchObject({ kind: "usage", message, details: { synopsis: SYNOPSIS } });
+    expect(r.json.error).toMatchObject({ kind: "usage", message, details: { synopsis } });
   });
 
   it("shows progress for a large file only when stderr is a terminal", () => {

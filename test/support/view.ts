@@ -10,13 +10,16 @@ export const CHROMIUM = "/usr/bin/chromium";
 export const VIEW_OUTPUT = path.join(ROOT, ".tmp", "test-output", "view");
 
 /**
- * Without Chromium the browser tests cannot run. CI installs it (.ci/run), so there they fail loudly;
- * a developer without it may set PIXIR_SKIP_BROWSER_TESTS=1 to skip them.
+ * Without Chromium the browser tests cannot run. CI installs it (.ci/run, which sets CI), so there its
+ * absence fails loudly; elsewhere the tests are skipped with the reason, so the README's test command
+ * passes on a machine with only Node and npm (the closing line counts them as skipped).
  */
 export function browserAvailable(): boolean {
   if (existsSync(CHROMIUM)) return true;
-  if (process.env.PIXIR_SKIP_BROWSER_TESTS === "1") return false;
-  throw new Error(`${CHROMIUM} is missing: install Chromium (apt-get install chromium), or set PIXIR_SKIP_BROWSER_TESTS=1 to skip the browser tests`);
+  const missing = `${CHROMIUM} is missing: install Chromium (apt-get install chromium) to run the browser tests`;
+  if (process.env.CI) throw new Error(`${missing}; .ci/run should have installed it`);
+  console.warn(`skipping the browser tests: ${missing}`);
+  return false;
 }
 
 /** Flags that keep a headless Chromium on a closed network quiet (no background requests of its own). */

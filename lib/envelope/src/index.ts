@@ -30,7 +30,8 @@ export { repairLog } from "./store/repair.js";
 export { finishSummary, summarizeStage, SUMMARY_FORMATS, summaryBuilder, type SummaryFormat } from "./summary/summary.js";
 
 // tree/
-export { buildSessionForest, buildSessionTree, DEFAULT_TREE_MAX_DEPTH, isTreeFormat, treeOutputChunks } from "./tree/tree.js";
+export { buildSessionForest, buildSessionTree, DEFAULT_TREE_MAX_DEPTH, treeOutputChunks } from "./tree/tree.js";
+export { type TreeFormat } from "./event/vocabulary.js";
 
 // fork/
 export { type ForkJob, runForkJob } from "./fork/fork-job.js";
@@ -64,6 +65,6 @@ export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExpor
 export { exportToFile, streamExport } from "./view/view-output.js";
 
 // cli/
-export { boolFlag, type CommandContext, type CommandSpec, COMMON_OPTIONS_HELP, listFlag, type ParsedArgs, parseNonNegativeInt, runProcess, runTool, stringFlag, type ToolSpec } from "./cli/app.js";
+export { boolFlag, listFlag, parseNonNegativeInt, stringFlag } from "./cli/args.js";
+export { type CommandContext, type CommandDecl, type ParsedArgs, type ToolSpec } from "./cli/command.js";
 export { type CliIo, LineBuffer, processIo } from "./cli/io.js";
-export { unknownWord } from "./cli/usage.js";

@@ -1,127 +1,18 @@
-// cli.md §1–§6: the shared command-line runner. Each binary describes its commands; this module
-// parses (yargs-parser), renders errors by channel class, and turns every failure into a documented exit.
-import { setFlagsFromString } from "node:v8";
+// cli.md §1–§6: the shared command-line runner on yargs. Each binary declares its commands (command.ts);
+// this module mounts them as yargs command modules, renders errors by channel class, and turns every
+// failure into a documented exit.
+import yargs, { type Argv, type CommandModule } from "yargs";
 import { errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
-import { asNamedError } from "../event/os-fault.js";
-import { resolveWorkspace } from "../store/paths.js";
+import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
+import { complete } from "./completion.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
-import { unknownFlag, unknownWord } from "./usage.js";
+import { resolveWorkspace } from "../store/workspace.js";
+import { helpTopic, usageFailure, YARGS_STRINGS } from "./usage.js";
 
-export type CommandClass = "stream" | "report";
-
-export interface OptionSpec {
-  type: "string" | "boolean";
-  /** May be given more than once (values collected in order). */
-  repeatable?: boolean;
-  /** Words for the "requires a <kind> value" rule, e.g. "number", "session id". */
-  valueKind?: string;
-}
-
-export interface ParsedArgs {
-  positionals: string[];
-  flags: Record<string, string | boolean | string[] | undefined>;
-}
-
-export interface CommandContext {
-  io: CliIo;
-  out: Output;
-  json: boolean;
-  /** e.g. "pixir-log append": recorded in leases and release records. */
-  program: string;
-  workspace(): string;
-  signal: AbortSignal | undefined;
-  /** One warning line on stderr (cli.md §2). */
-  warn(code: string, text: string, details?: Record<string, unknown>): void;
-  /**
-   * Print a report result: one JSON document with --json, else the text lines. `jsonText`, when given,
-   * is that document already written (values JSON.stringify cannot write, such as Jason's `1.0`).
-   */
-  report(result: Record<string, unknown>, text: string | string[], jsonText?: string): Promise<void>;
-  /** A line on stderr in text mode only (hints such as forkNextHint). */
-  hint(text: string): void;
-  /**
-   * Where a long job writes its progress lines, `<prefix>: <text>` on stderr; undefined unless stderr is
-   * a terminal and the output is text (with --json, stderr stays empty).
-   */
-  progress(prefix: string): ((text: string) => void) | undefined;
-}
-
-export interface CommandSpec {
-  /** Subcommand name; "" for a tool that is a single command. */
-  name: string;
-  synopsis: string;
-  help: string;
-  kind: CommandClass | ((args: ParsedArgs) => CommandClass);
-  positionals: { min: number; max: number };
-  options: Record<string, OptionSpec>;
-  /** Lazily loads and runs the implementation; returns the exit code. */
-  run?: (args: ParsedArgs, ctx: CommandContext) => Promise<number>;
-  /**
-   * The command takes a Writer Lease: it also accepts `--take-over-dead-writer`, which is the same as
-   * PIXIR_TAKE_OVER_DEAD_WRITER=1 (writer-lease.md §9a: every writer accepts either).
-   */
-  writer?: boolean;
-  /** Hands the remaining argv to another tool's main (the wrapper's `pixir log`, `pixir tree`). */
-  delegate?: (argv: string[], io: CliIo) => Promise<number>;
-}
-
-export interface ToolSpec {
-  program: string;
-  version: string;
-  help: string;
-  synopsis: string;
-  commands: CommandSpec[];
-}
-
-/** The help paragraph for the flags every command accepts (cli.md §1). */
-export const COMMON_OPTIONS_HELP = `
-Options everywhere:
-  --workspace DIR  the Workspace (default: $PIXIR_WORKSPACE, else the current directory)
-  --json           machine output
-  -h, --help       this help
-  --version        print the version`;
-
-const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  workspace: { type: "string", valueKind: "directory" },
-  json: { type: "boolean" },
-};
-
-const WRITER_OPTIONS: Record<string, OptionSpec> = {
-  "take-over-dead-writer": { type: "boolean" },
-};
-const TAKE_OVER_FLAG = "--take-over-dead-writer";
-const TAKE_OVER_TEXT = "take over a stale lease whose holder provably died on this host";
-
-/** A writer's help names --take-over-dead-writer, after its own flags, where the text does not yet. */
-function helpOf(command: CommandSpec): string {
-  if (!command.writer || command.help.includes(TAKE_OVER_FLAG)) return command.help;
-  const at = command.help.indexOf("\nOptions everywhere:");
-  const before = at === -1 ? command.help.trimEnd() : command.help.slice(0, at);
-  const line = takeOverLine(before);
-  return at === -1 ? `${before}\n${line}\n` : `${before}${line}\n${command.help.slice(at)}`;
-}
-
-/**
- * The flag's line in the column of the flags above it; where the flag is too long for that column, its
- * text goes on the next line in that column, as in most tools' help.
- */
-function takeOverLine(help: string): string {
-  // `  --flag VALUE   text`: the flag and its value words are one space apart, its text two or more.
-  const last = help
-    .split("\n")
-    .map((l) => /^( {2}-\S*(?: \S+)*?)( {2,})\S/.exec(l))
-    .filter((m) => m !== null)
-    .at(-1);
-  const flag = `  ${TAKE_OVER_FLAG}`;
-  if (last === undefined) return `${flag}   ${TAKE_OVER_TEXT}`;
-  const column = last[1]!.length + last[2]!.length;
-  return flag.length + 2 <= column ? `${flag.padEnd(column)}${TAKE_OVER_TEXT}` : `${flag}\n${" ".repeat(column)}${TAKE_OVER_TEXT}`;
-}
-
+/** yargs-parser's configuration: values stay strings, nothing is renamed, a repeated flag is seen (cli.md §1). */
 const PARSER_CONFIG = {
   "parse-numbers": false,
-  "populate--": false,
   "parse-positional-numbers": false,
   "dot-notation": false,
   "boolean-negation": false,
@@ -133,7 +24,6 @@ const PARSER_CONFIG = {
   "unknown-options-as-args": false,
 } as const;
 
-const isHelpToken = (t: string) => t === "-h" || t === "--help";
 
 /** Tokens before a literal `--`: flags after it are positionals, not options. */
 function optionTokens(argv: string[]): string[] {
@@ -141,105 +31,143 @@ function optionTokens(argv: string[]): string[] {
   return end === -1 ? argv : argv.slice(0, end);
 }
 
-/**
- * Find the subcommand: the first positional token, skipping flags and the values of flags that take one
- * (cli.md §1: flags may appear anywhere, so `pixir-log --to-seq 1 cat s` names `cat`). Before the
- * subcommand is known, a flag takes a value if it does in any command of the tool.
- */
-function findSubcommand(argv: string[], tool: ToolSpec): { name: string | undefined; index: number } {
-  const takesValue = (flag: string) => GLOBAL_OPTIONS[flag]?.type === "string" || tool.commands.some((c) => c.options[flag]?.type === "string");
-  const tokens = optionTokens(argv);
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    if (t.startsWith("-")) {
-      const flag = t.replace(/^--?/, "");
-      if (!flag.includes("=") && takesValue(flag)) i++;
-      continue;
-    }
-    return { name: t, index: i };
-  }
-  return { name: undefined, index: -1 };
+function commandClass(m: Mounted | undefined, args: ParsedArgs): CommandClass {
+  const kind = m?.decl.class ?? "report";
+  return typeof kind === "string" ? kind : kind(args);
+}
+
+/** cli.md §1: `--json` anywhere before a literal `--`, or the command's other spelling of it. */
+function jsonMode(run: RunState): boolean {
+  return run.tokens.includes("--json") || run.active?.decl.jsonWhen?.(run.tokens) === true;
 }
 
 /**
- * An empty directory, path or command (`--workspace ""`, an unset "$WS") would quietly mean the current
- * directory or nothing at all: it is no value. Other kinds are refused by their own checks, with the
- * spec's errors (an empty session id is invalid_args `empty`; an empty `--reason` is `--reason requires text`).
+ * The yargs program of a tool for one run: strict (an unknown flag, command or positional fails),
+ * commands recommended, nothing printed or exited by yargs itself: its output is returned to us and
+ * every failure goes to usageFailure.
  */
-const emptyIsNoValue = (spec: OptionSpec): boolean => spec.valueKind === "directory" || spec.valueKind === "path" || spec.valueKind === "command";
-
-/**
- * cli.md §1: parse with yargs-parser (the parser inside yargs; loading all of yargs costs tens of
- * milliseconds at every start). Usage errors carry the synopsis or the flag rule, never the token.
- */
-async function parseArgs(argv: string[], command: CommandSpec): Promise<ParsedArgs> {
-  const { default: parse } = await import("yargs-parser");
-  const options = { ...GLOBAL_OPTIONS, ...(command.writer ? WRITER_OPTIONS : {}), ...command.options };
-  const tokens = optionTokens(argv);
-  // A value flag followed by nothing, or by another `--` token, has no value.
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    if (!t.startsWith("--")) continue;
-    // A switch takes no value: yargs-parser would read `--dry-run=yes` as false and run for real.
-    if (t.includes("=")) {
-      const spec = options[t.slice(2, t.indexOf("="))];
-      if (spec?.type === "boolean") throw usageError(command.synopsis, `${t.slice(0, t.indexOf("="))} takes no value`);
-      if (spec?.type === "string" && t.endsWith("=") && emptyIsNoValue(spec)) throw usageError(command.synopsis, `${t.slice(0, -1)} requires a ${spec.valueKind ?? "text"} value`);
-      continue;
-    }
-    const spec = options[t.slice(2)];
-    if (spec?.type !== "string") continue;
-    const next = tokens[i + 1];
-    if (next === undefined || next.startsWith("--") || (next === "" && emptyIsNoValue(spec))) throw usageError(command.synopsis, `${t} requires a ${spec.valueKind ?? "text"} value`);
-    i++;
+function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv {
+  // yargs' own flag: the words of the line being completed follow it.
+  const completing = argv.slice(argv.indexOf("--get-yargs-completions") + 1);
+  const y = yargs(argv)
+    .scriptName(tool.program)
+    .locale("en")
+    // y18n takes a plural as {one, other}; the typings know only strings.
+    .updateStrings(YARGS_STRINGS as unknown as Record<string, string>)
+    .parserConfiguration(PARSER_CONFIG)
+    .exitProcess(false)
+    // An unknown command, flag or positional fails; the usage error names the command or flag meant by
+    // usage.ts's measure (yargs' recommendCommands names its pick by a looser one, and not the word typed).
+    .strict()
+    // Help is not rewrapped: the texts are written in lines of at most 100 columns, and yargs' wrapping
+    // follows the terminal (so help would vary) and breaks words.
+    .wrap(null)
+    .help("help", "this help")
+    .alias("help", "h")
+    .version("version", "print the version", tool.version)
+    .options(Object.fromEntries(Object.entries(GLOBAL_OPTIONS).map(([name, o]) => [name, { type: o.type, describe: o.describe, global: true, ...(o.type === "string" ? { requiresArg: true } : {}) }])))
+    .fail((message, err) => {
+      throw usageFailure(tool, run, message, err);
+    })
+    // yargs' completion command under a name no word can be (a word starting with "--" is a flag):
+    // yargs would run it before a tool's default command, and strict mode refuses it as a positional.
+    // `completion` is the command below, which prints yargs' script.
+    // Synchronous: yargs runs a command's handler when an asynchronous completion has not answered yet.
+    .completion("--completion", false, (_current: string, argv: Record<string, unknown>) => complete(tool, completing, argv, io));
+  if (tool.single) {
+    const m = { decl: tool.single, path: [tool.program] };
+    return y.usage(usageText(m)).command(commandModule(m, run, true)).command(completionCommand(tool, y));
   }
-  const names = Object.keys(options);
-  const parsed = parse(argv, {
-    string: names.filter((n) => options[n]!.type === "string"),
-    boolean: names.filter((n) => options[n]!.type === "boolean"),
-    configuration: PARSER_CONFIG,
-  }) as Record<string, unknown> & { _: unknown[] };
-  for (const key of Object.keys(parsed)) {
-    if (key !== "_" && key !== "--" && options[key] === undefined) {
-      // Name the token as typed: the first dash token that is not one of this command's flags.
-      const token = tokens.find((t) => t.startsWith("-") && t !== "-" && !(t.startsWith("--") && options[t.slice(2).split("=")[0]!] !== undefined));
-      throw unknownFlag(command.synopsis, token ?? `--${key}`, names);
-    }
-  }
-  const flags: ParsedArgs["flags"] = {};
-  for (const [name, spec] of Object.entries(options)) {
-    let v = parsed[name] as string | boolean | string[] | boolean[] | undefined;
-    if (Array.isArray(v) && !spec.repeatable) throw usageError(command.synopsis, `--${name} may be given only once`);
-    if (spec.type === "boolean" && typeof v !== "boolean" && v !== undefined) throw usageError(command.synopsis);
-    if (spec.repeatable && typeof v === "string") v = [v];
-    flags[name] = v as ParsedArgs["flags"][string];
-  }
-  const positionals = (parsed._ ?? []).map(String);
-  if (positionals.length < command.positionals.min || positionals.length > command.positionals.max) {
-    throw usageError(command.synopsis);
-  }
-  return { positionals, flags };
+  y.usage(`Usage: ${toolSynopsis(tool)}\n\n${tool.description}`).group(...EVERYWHERE);
+  for (const decl of tool.commands ?? []) y.command(commandModule({ decl, path: [tool.program, decl.command.split(" ")[0]!] }, run));
+  y.command(completionCommand(tool, y));
+  // A subcommand's flag before the command's name (cli.md §1) needs the subcommands' flags known here
+  // (command.ts); other lines do not, and declaring them costs every start.
+  if (flagsBeforeCommand(argv)) y.options(subcommandFlags(tool.commands ?? []));
+  // `help <command>` is that command's help (cli.md §6); `help` alone, yargs' own.
+  y.command({
+    command: "help [command]",
+    describe: false,
+    handler: (argv) => {
+      run.helpTopic = argv.command === undefined ? [] : helpTopic(tool, String(argv.command));
+    },
+  });
+  return y;
 }
 
-const commandNames = (tool: ToolSpec): string[] => tool.commands.map((c) => c.name).filter((n) => n !== "");
-
-function commandClass(command: CommandSpec | undefined, args: ParsedArgs | undefined): CommandClass {
-  if (command === undefined) return "report";
-  if (typeof command.kind === "string") return command.kind;
-  return command.kind(args ?? { positionals: [], flags: {} });
+/** Does a flag other than the ones every command takes come before the first word that is not a flag? */
+function flagsBeforeCommand(argv: readonly string[]): boolean {
+  const everywhere = new Set([...Object.keys(GLOBAL_OPTIONS), "help", "h", "version"]);
+  for (const t of argv) {
+    if (!t.startsWith("-") || t === "--") return false;
+    if (!everywhere.has(t.replace(/^-+/, "").split("=")[0]!)) return true;
+  }
+  return false;
 }
 
-/** Text of a tool run by the wrapper, with the wrapper's name for it (CliIo.programAlias). */
-function shownAs(io: CliIo, text: string): string {
-  return io.programAlias === undefined ? text : text.split(io.programAlias[0]).join(io.programAlias[1]);
+/** `<tool> completion`: yargs' script for the shell in $SHELL (bash, or zsh). */
+function completionCommand(tool: ToolSpec, y: Argv): CommandModule {
+  return {
+    command: "completion",
+    describe: "print the shell completion script (bash, or zsh when $SHELL is zsh; see the README)",
+    // yargs takes the program and the command's name (its typings know neither).
+    handler: () => void (y.showCompletionScript as (program: string, command: string) => Argv)(tool.program, "completion"),
+  };
+}
+
+/** Parse and run; what yargs printed (help, version, a completion script) is returned. */
+async function parseAndRun(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Promise<string> {
+  let printed = "";
+  await program(tool, run, argv, io).parseAsync(argv, {}, (_err, _argv, output) => {
+    printed = output;
+  });
+  return printed;
+}
+
+/** Run a tool: parse, then help, version or the command. Never throws. */
+export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promise<number> {
+  const out = new Output(io.stdout, io.signal);
+  let args: ParsedArgs | undefined;
+  const run: RunState = {
+    tokens: optionTokens(argv),
+    active: undefined,
+    helpTopic: undefined,
+    running: undefined,
+    execute: async (m, parsed) => {
+      args = parsed;
+      const pipe = pipeBytes(io.env);
+      if (pipe > 0 && io.growStdoutPipe !== undefined) out.growPipeAfter(GROW_PIPE_AFTER, () => io.growStdoutPipe!(pipe));
+      await io.beforeCommand?.();
+      const code = await m.decl.handler!(parsed, makeContext(m, parsed, io, out, jsonMode(run)));
+      await out.finish();
+      return code;
+    },
+  };
+  try {
+    // A tool of several commands typed alone prints its help (cli.md §6).
+    let printed = await parseAndRun(tool, run, tool.commands && argv.length === 0 ? ["--help"] : argv, io);
+    if (run.helpTopic !== undefined) printed = await parseAndRun(tool, { ...run, helpTopic: undefined }, [...run.helpTopic, "--help"], io);
+    if (run.running !== undefined) return await run.running;
+    // Flags and no command (`pixir --json`), or a lone `--`: nothing to run. (A completion may be empty.)
+    const completion = run.tokens.includes("--get-yargs-completions");
+    if (printed === "" && !completion) throw usageError(`usage: ${toolSynopsis(tool)}`);
+    if (printed !== "") await out.write(`${printed}\n`);
+    await out.finish();
+    return 0;
+  } catch (thrown) {
+    const { asNamedError } = await import("../event/os-fault.js");
+    const err = asNamedError(thrown, workspaceOf(args, io));
+    if (err.kind === "internal_error" && !(thrown instanceof PixirError)) (err as PixirError & { cause?: unknown }).cause = thrown;
+    // A usage error comes before the arguments parse: the command's class is judged from the bare
+    // flags on the line (`pixir-fork --dry-run --json --bogus` is a report command).
+    const bare = { positionals: [], flags: Object.fromEntries(run.tokens.filter((t) => /^--[a-z-]+$/.test(t)).map((t) => [t.slice(2), true])) };
+    await renderError(err, io, out, commandClass(run.active, args ?? bare), jsonMode(run));
+    return err.exitCode;
+  }
 }
 
 function renderError(thrown: PixirError, io: CliIo, out: Output, kind: CommandClass, json: boolean): Promise<void> | void {
-  let err = thrown;
-  if (err.kind === "usage" && io.programAlias !== undefined) {
-    const synopsis = typeof err.details.synopsis === "string" ? shownAs(io, err.details.synopsis) : err.details.synopsis;
-    err = new PixirError("usage", shownAs(io, err.message), { ...err.details, synopsis });
-  }
+  const err = thrown;
   if (err.kind === "internal_error" && io.env.PIXIR_DEBUG === "1") {
     const cause = (err as PixirError & { cause?: unknown }).cause;
     io.stderr.write(`${(cause as Error | undefined)?.stack ?? err.stack}\n`);
@@ -248,58 +176,6 @@ function renderError(thrown: PixirError, io: CliIo, out: Output, kind: CommandCl
   // When stdout itself failed, the envelope goes where it can still be read.
   if (json && kind === "report" && !out.failed) return out.write(envelope).catch(() => void io.stderr.write(envelope));
   io.stderr.write(json ? envelope : errorText(err));
-}
-
-/** Run a tool: help and version first, then parse, then the command. Never throws. */
-export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promise<number> {
-  const out = new Output(io.stdout, io.signal);
-  const tokens = optionTokens(argv);
-  const json = tokens.includes("--json");
-  const single = tool.commands.length === 1 && tool.commands[0]!.name === "";
-  const sub = single ? { name: "", index: -1 } : findSubcommand(argv, tool);
-  // `help <command>` is that command's help.
-  const helpFor = !single && sub.name === "help" ? tool.commands.find((c) => c.name === argv[sub.index + 1] && c.name !== "") : undefined;
-  const command = helpFor ?? tool.commands.find((c) => c.name === sub.name);
-
-  if (helpFor?.delegate) return helpFor.delegate(["--help"], io);
-  if (command?.delegate) {
-    const rest = [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];
-    return command.delegate(rest, io);
-  }
-  let args: ParsedArgs | undefined;
-  try {
-    // `help <no such command>` names nothing to help with.
-    const helpTopic = !single && sub.name === "help" ? argv[sub.index + 1] : undefined;
-    if (helpTopic !== undefined && !helpTopic.startsWith("-") && helpFor === undefined) throw unknownWord(tool.synopsis, helpTopic, commandNames(tool));
-    // Help when asked, or for a bare tool name; a lone `--` is no subcommand, so a usage error below.
-    if (tokens.some(isHelpToken) || (!single && argv.length === 0) || (!single && sub.name === "help")) {
-      await out.write(shownAs(io, command ? helpOf(command) : tool.help));
-      await out.finish();
-      return 0;
-    }
-    if (tokens.includes("--version")) {
-      await out.write(`${tool.version}\n`);
-      await out.finish();
-      return 0;
-    }
-    if (command === undefined) throw sub.name === undefined ? usageError(tool.synopsis) : unknownWord(tool.synopsis, sub.name, commandNames(tool));
-    const pipe = pipeBytes(io.env);
-    if (pipe > 0 && io.growStdoutPipe !== undefined) out.growPipeAfter(GROW_PIPE_AFTER, () => io.growStdoutPipe!(pipe));
-    const rest = single ? argv : [...argv.slice(0, sub.index), ...argv.slice(sub.index + 1)];
-    args = await parseArgs(rest, command);
-    const ctx = makeContext(tool, command, args, io, out, json);
-    const code = await command.run!(args, ctx);
-    await out.finish();
-    return code;
-  } catch (thrown) {
-    const err = asNamedError(thrown, workspaceOf(args, io));
-    if (err.kind === "internal_error" && !(thrown instanceof PixirError)) (err as PixirError & { cause?: unknown }).cause = thrown;
-    // A usage error comes before the arguments parse: the command's class is judged from the bare
-    // flags on the line (`pixir-fork --dry-run --json --bogus` is a report command).
-    const bare = { positionals: [], flags: Object.fromEntries(tokens.filter((t) => /^--[a-z-]+$/.test(t)).map((t) => [t.slice(2), true])) };
-    await renderError(err, io, out, commandClass(command, args ?? bare), json);
-    return err.exitCode;
-  }
 }
 
 /** The Workspace, for an error's path; undefined when the arguments do not name a usable one. */
@@ -311,16 +187,17 @@ function workspaceOf(args: ParsedArgs | undefined, io: CliIo): string | undefine
   }
 }
 
-function makeContext(tool: ToolSpec, command: CommandSpec, args: ParsedArgs, io: CliIo, out: Output, json: boolean): CommandContext {
+function makeContext(m: Mounted, args: ParsedArgs, io: CliIo, out: Output, json: boolean): CommandContext {
   // Every writer hands io.env to acquireLease, which reads PIXIR_TAKE_OVER_DEAD_WRITER.
-  if (command.writer && args.flags["take-over-dead-writer"] === true) io = { ...io, env: { ...io.env, PIXIR_TAKE_OVER_DEAD_WRITER: "1" } };
+  if (m.decl.writer && args.flags["take-over-dead-writer"] === true) io = { ...io, env: { ...io.env, PIXIR_TAKE_OVER_DEAD_WRITER: "1" } };
   let workspace: string | undefined;
-  const kind = commandClass(command, args);
+  const kind = commandClass(m, args);
   return {
     io,
     out,
     json,
-    program: command.name ? `${tool.program} ${command.name}` : tool.program,
+    program: m.path.join(" "),
+    synopsis: `usage: ${synopsisOf(m)}`,
     signal: io.signal,
     workspace() {
       workspace ??= resolveWorkspace(args.flags.workspace as string | undefined, io.env, io.cwd);
@@ -359,20 +236,6 @@ function makeContext(tool: ToolSpec, command: CommandSpec, args: ParsedArgs, io:
   };
 }
 
-/** cli.md §1: integers match ^\+?[0-9]+$ and lie in 0..2^53−1. */
-export function parseNonNegativeInt(flag: string, value: string | undefined, synopsis: string, positive = false): number | undefined {
-  if (value === undefined) return undefined;
-  const rule = `--${flag} must be ${positive ? "a positive integer" : "a non-negative integer"}`;
-  if (!/^\+?[0-9]+$/.test(value)) throw usageError(synopsis, rule);
-  const n = Number(value.replace(/^\+/, ""));
-  if (!Number.isSafeInteger(n) || (positive && n === 0)) throw usageError(synopsis, rule);
-  return n;
-}
-
-export const stringFlag = (args: ParsedArgs, name: string): string | undefined => args.flags[name] as string | undefined;
-export const boolFlag = (args: ParsedArgs, name: string): boolean => args.flags[name] === true;
-export const listFlag = (args: ParsedArgs, name: string): string[] => (args.flags[name] as string[] | undefined) ?? [];
-
 /**
  * The bin entry: wires process signals to an AbortSignal and sets the exit code. Unless `steadyNursery`
  * says no for these arguments, V8's young generation is kept from growing: a reader checking a large
@@ -385,7 +248,6 @@ export async function runProcess(
   makeIo: (signal: AbortSignal) => CliIo,
   steadyNursery: (argv: string[]) => boolean = () => true,
 ): Promise<void> {
-  if (steadyNursery(process.argv.slice(2))) setFlagsFromString("--semi-space-growth-factor=1");
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(130);
@@ -394,10 +256,9 @@ export async function runProcess(
   // SIGHUP (the terminal went away) ends a run as SIGINT and SIGTERM do: writers roll back, exit 130.
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, onSignal);
-  // stderr carries diagnostics only: one that has gone away (a closed pipe) must not fail the command
-  // or cost its output. A model command's stderr is forwarded there; warnings and hints go there.
-  process.stderr.on("error", () => undefined);
   const io = makeIo(controller.signal);
+  // Set before the command loads; help, version and usage errors run none and need no node:v8.
+  if (steadyNursery(process.argv.slice(2))) io.beforeCommand = async () => (await import("node:v8")).setFlagsFromString("--semi-space-growth-factor=1");
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;
   for (const s of signals) process.off(s, onSignal);

@@ -16,24 +16,38 @@ export interface CliIo {
   signal?: AbortSignal;
   /** stderr is a terminal (progress is shown only then). */
   stderrIsTty?: boolean;
-  /**
-   * The name a tool runs under when the wrapper hands a command over to it (`pixir append` runs
-   * `pixir-log append`): `[own, shown]`, so that its help and usage errors name the command typed.
-   */
-  programAlias?: readonly [string, string];
   /** Ask for stdout's pipe, if it is one, to hold `bytes` (pipe-size.ts); only a process's own io can. */
   growStdoutPipe?: (bytes: number) => void;
+  /** Called once before a command's implementation runs (a process's own io steadies V8's nursery then). */
+  beforeCommand?: () => Promise<void>;
+}
+
+let stderrGuarded = false;
+
+/**
+ * The process's stderr, made when first used (a `--version` writes nothing there and does not pay for
+ * it). It carries diagnostics only: one that has gone away (a closed pipe) must not fail the command or
+ * cost its output. A model command's stderr is forwarded there; warnings and hints go there.
+ */
+function processStderr(): NodeJS.WriteStream {
+  if (!stderrGuarded) process.stderr.on("error", () => undefined);
+  stderrGuarded = true;
+  return process.stderr;
 }
 
 export function processIo(signal?: AbortSignal): CliIo {
   return {
     stdin: new ProcessStdin(),
     stdout: process.stdout,
-    stderr: process.stderr,
+    get stderr() {
+      return processStderr();
+    },
     env: process.env,
     cwd: process.cwd(),
     signal,
-    stderrIsTty: Boolean(process.stderr.isTTY),
+    get stderrIsTty() {
+      return Boolean(processStderr().isTTY);
+    },
     growStdoutPipe: (bytes) => growPipe(1, bytes),
   };
 }

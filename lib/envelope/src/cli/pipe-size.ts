@@ -6,7 +6,6 @@
 // so any process holding the pipe can do it for all of them. Node has no fcntl: a process that inherits
 // our stdout does it for us, once a command has written enough for it to matter. It is an optimisation
 // only: where it cannot be done (no perl, not Linux, the user's pipe quota spent) the pipe stays as it was.
-import { spawn } from "node:child_process";
 import { existsSync, fstatSync } from "node:fs";
 import { PixirError } from "../event/errors.js";
 
@@ -49,16 +48,19 @@ export function growPipe(fd: 0 | 1, bytes: number): void {
   }
   const perl = PERL_PATHS.find((p) => existsSync(p));
   if (perl === undefined) return;
-  try {
-    // The pipe is the helper's descriptor 3, not one of its stdio: a child's stdio is made blocking,
-    // and the flag belongs to the pipe's open file, which is ours too (our writes would then block).
-    const child = spawn(perl, ["-e", `open(my $pipe, "${fd === 0 ? "<" : ">"}&=3") or exit 1; fcntl($pipe, ${F_SETPIPE_SZ}, ${bytes}) or exit 1`], {
-      stdio: ["ignore", "ignore", "ignore", fd],
-      env: {},
-    });
-    child.on("error", () => undefined);
-    child.unref();
-  } catch {
-    // Nothing to do: the pipe keeps its size.
-  }
+  // Loaded here, not at start: node:child_process costs every run a few milliseconds (docs/performance.md).
+  void import("node:child_process").then(({ spawn }) => {
+    try {
+      // The pipe is the helper's descriptor 3, not one of its stdio: a child's stdio is made blocking,
+      // and the flag belongs to the pipe's open file, which is ours too (our writes would then block).
+      const child = spawn(perl, ["-e", `open(my $pipe, "${fd === 0 ? "<" : ">"}&=3") or exit 1; fcntl($pipe, ${F_SETPIPE_SZ}, ${bytes}) or exit 1`], {
+        stdio: ["ignore", "ignore", "ignore", fd],
+        env: {},
+      });
+      child.on("error", () => undefined);
+      child.unref();
+    } catch {
+      // Nothing to do: the pipe keeps its size.
+    }
+  });
 }

@@ -42,6 +42,17 @@ export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 export type ForkStrategy = "replay_v1" | "share_v1";
 export const FORK_STRATEGIES: readonly ForkStrategy[] = ["replay_v1", "share_v1"];
 
+/** The output formats of pixir-tree (tree.md §3), pixir-summarize (summarize.md §1) and pixir context (cli.md §12.5). */
+export const TREE_FORMATS = ["text", "json", "dot", "mermaid"] as const;
+export type TreeFormat = (typeof TREE_FORMATS)[number];
+export type SummaryFormat = "ndjson" | "text";
+export const SUMMARY_FORMATS: readonly SummaryFormat[] = ["ndjson", "text"];
+export type ContextFormat = "ndjson" | "text";
+export const CONTEXT_FORMATS: readonly ContextFormat[] = ["ndjson", "text"];
+/** view.md §2: how `pixir export md` shows tool calls. */
+export const MD_TOOL_MODES = ["full", "summary", "none"] as const;
+export type MdToolMode = (typeof MD_TOOL_MODES)[number];
+
 /** fork.md §3.2 (branch_summary_strategy), summarize.md §2: the strategies a branch_summary names. */
 export const DETERMINISTIC_SUMMARY = "deterministic_operational_summary_v1";
 export const MODEL_SUMMARY = "model_assisted_operational_summary_v1";

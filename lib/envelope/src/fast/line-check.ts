@@ -64,7 +64,8 @@ export class LineFacts {
   mirrorShift = 0;
 }
 
-function grow(a: Int32Array, need: number): Int32Array {
+/** `a`, or a copy twice as long (at least `need`) when `need` does not fit it. */
+export function grow(a: Int32Array, need: number): Int32Array {
   if (need <= a.length) return a;
   const bigger = new Int32Array(Math.max(need, a.length * 2));
   bigger.set(a);
@@ -77,12 +78,12 @@ const RESOURCES = Buffer.from("resources");
 const STRATEGY = Buffer.from("strategy");
 
 /** Lines at least this long are copied to the kernel's memory; shorter strings end sooner than a call costs. */
-const MIRROR_MIN_BYTES = 128;
+export const MIRROR_MIN_BYTES = 128;
 /**
  * Longer lines (a branch summary with a record per tool call can be tens of MiB) take the JavaScript
  * loop: WebAssembly memory never shrinks, and a process must stay within its memory bound.
  */
-const MIRROR_MAX_BYTES = 1024 * 1024;
+export const MIRROR_MAX_BYTES = 1024 * 1024;
 
 /** `b[s, e)` is `lit`. */
 export function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array): boolean {
@@ -94,9 +95,10 @@ export function sameBytes(b: Uint8Array, s: number, e: number, lit: Uint8Array):
 const isHex = (c: number) => (c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66);
 const hexValue = (c: number) => (c <= NINE ? c - ZERO : c - 0x61 + 10);
 
-/** How a check walks strings: the string kernel's room (json-tape.ts shares it with checkLine). */
+/** How a check walks strings: with the string kernel over a line mirrored into its memory, or in JavaScript. */
 export interface StringWalk {
   kernel: StringKernel | null;
+  /** The line being checked is in the string kernel's memory, at its index minus `mirrorShift`. */
   mirrored: boolean;
   mirrorShift: number;
 }

@@ -15,8 +15,9 @@ import { notFoundError, openHistory, type History, type HistoryItem } from "../s
 import { inspectStatePath, logPath, sessionsDir, StatePath } from "../store/paths.js";
 import { isTerminalSubagent, renderBranchSummary, renderCheckpoint, renderDescriptor, renderSkillActivation, renderSubagent, withAttachedResources } from "../summary/render.js";
 
-export type ContextFormat = "ndjson" | "text";
-export const CONTEXT_FORMATS: readonly ContextFormat[] = ["ndjson", "text"];
+import { CONTEXT_FORMATS, type ContextFormat } from "../event/vocabulary.js";
+
+export { CONTEXT_FORMATS, type ContextFormat };
 
 /** The Event an item comes from (§1.6): for a synthetic orphan output, the tool_call it closes. */
 export interface ItemSource {

@@ -312,7 +312,9 @@ export interface PreparedLog {
 /**
  * The first half of createLogAtomically: the lines `produce` emits go to a temp file beside the Log,
  * which is synced and closed. Nothing is visible under the Log's name. On any failure the temp file goes.
- * A caller may prepare before it holds the lease, and must then commit or discard.
+ * A caller may prepare before it holds the lease, and must then commit or discard. `onWorker`: the caller
+ * is a worker thread that prepares one Log after another (the Codex import's streams): it writes in its
+ * own thread, which has nothing else to do meanwhile.
  */
 export async function prepareLog(
   ws: string,
@@ -320,6 +322,7 @@ export async function prepareLog(
   produce: (emit: LineSink, emitOwned: OwnedBlockSink) => Promise<void>,
   ctx: CommitContext,
   replace = false,
+  onWorker = false,
 ): Promise<PreparedLog> {
   const final = logPath(ws, id);
   const createdDirs = ensureStateDir(sessionsDir(ws));
@@ -337,7 +340,7 @@ export async function prepareLog(
       throw writeFailed(err, final, "open");
     }
     // A write of the temp file that fails is reported for the Log it was to become (the temp file goes).
-    out = new BlockWriter(fd, { background: true, fault: (err) => writeFailed(err, final, "write") });
+    out = new BlockWriter(fd, { background: !onWorker, fault: (err) => writeFailed(err, final, "write") });
     const writer = out;
     await produce(
       (line) => {

@@ -1,5 +1,5 @@
 // envelope-and-log.md §6: the Workspace, Pixir's layout, and confinement of every state path.
-import { closeSync, constants as fsConstants, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import { closeSync, constants as fsConstants, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { createHash } from "node:crypto";
 import { open as openFile, link as linkFile, unlink as unlinkFile } from "node:fs/promises";
 import path from "node:path";
@@ -7,31 +7,10 @@ import { PixirError } from "../event/errors.js";
 import { isRefusal, isWriteFaultCode } from "../event/os-codes.js";
 import { osWriteFault } from "../event/os-fault.js";
 import { randomHex } from "../event/ids.js";
+import { resolveWorkspace } from "./workspace.js";
 
 export const STATE_DIR = ".pixir";
-
-/** Resolve --workspace, else $PIXIR_WORKSPACE, else cwd, to an absolute real directory path. */
-export function resolveWorkspace(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
-  const chosen = flag !== undefined ? flag : env.PIXIR_WORKSPACE ? env.PIXIR_WORKSPACE : cwd;
-  let real: string;
-  try {
-    real = realpathSync(path.resolve(cwd, chosen));
-  } catch {
-    throw new PixirError("invalid_args", "workspace directory does not exist", {
-      field: "workspace",
-      reason: "missing",
-      next_actions: ["pass --workspace DIR naming an existing directory"],
-    });
-  }
-  if (!statSync(real).isDirectory()) {
-    throw new PixirError("invalid_args", "workspace is not a directory", {
-      field: "workspace",
-      reason: "not_a_directory",
-      next_actions: ["pass --workspace DIR naming an existing directory"],
-    });
-  }
-  return real;
-}
+export { resolveWorkspace };
 
 /**
  * An export's `--out DIR`, resolved against `cwd`: it must name an existing directory (the spec index's rule

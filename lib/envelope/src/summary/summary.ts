@@ -14,7 +14,7 @@ import { readToolCall, ToolCallFields } from "../fast/tool-call-bytes.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { envelopeHead, isJsonObject, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
-import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, type ForkStrategy } from "../event/vocabulary.js";
+import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, SUMMARY_FORMATS, type ForkStrategy, type SummaryFormat } from "../event/vocabulary.js";
 import { newUlid } from "../event/ids.js";
 import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "../lines/input.js";
 import { inheritedItem, isInherited, openHistory, PrefixDigest } from "../store/loader.js";
@@ -634,8 +634,7 @@ export async function modelAssistedData(data: BranchSummaryData, excerpts: strin
 // ---------------------------------------------------------------------------------------------------
 // §1 and envelope-and-log.md §11.2: the stream stage
 
-export type SummaryFormat = "ndjson" | "text";
-export const SUMMARY_FORMATS: readonly SummaryFormat[] = ["ndjson", "text"];
+export { SUMMARY_FORMATS, type SummaryFormat };
 
 export interface SummarizeOptions {
   /** The Workspace: a compact share_v1 prefix is resolved from the parent there; the model runs there. */

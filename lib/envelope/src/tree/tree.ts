@@ -2,6 +2,7 @@
 // `subagent_event`s, fork children from other Logs' first lines. Counts come from one fast byte scan
 // of each Log (tree-scan.ts; a share_v1 child adds its parent's prefix, §2.7), and a broken Log only
 // marks its own node. Building is synchronous; in forest mode worker threads scan Logs while it runs.
+import { TREE_FORMATS, type TreeFormat } from "../event/vocabulary.js";
 import path from "node:path";
 import { CANONICAL_TYPES, isSeq, type JsonObject } from "../event/envelope.js";
 import { asPixirError, PixirError, type ErrorKind } from "../event/errors.js";
@@ -23,8 +24,7 @@ import {
 } from "./tree-scan.js";
 
 export const DEFAULT_TREE_MAX_DEPTH = 32;
-export const TREE_FORMATS = ["text", "json", "dot", "mermaid"] as const;
-export type TreeFormat = (typeof TREE_FORMATS)[number];
+export { TREE_FORMATS, type TreeFormat };
 
 /** tree.md §2.1–§2.3: one node of the JSON contract. */
 export interface TreeNode {
@@ -988,4 +988,3 @@ export function treeOutputChunks(roots: TreeNode[], format: TreeFormat, single: 
   return [renderTree(roots, format)];
 }
 
-export const isTreeFormat = (v: unknown): v is TreeFormat => typeof v === "string" && (TREE_FORMATS as readonly string[]).includes(v);

@@ -2,6 +2,7 @@
 // a message is kept as written (it is Markdown already), with HTML outside code escaped and a fence it
 // leaves open closed; everything pixir puts in a code block is fenced by a run of backticks longer than
 // any run inside it, so no Log can break out. The same Log gives the same bytes (no export time in it).
+import { MD_TOOL_MODES, type MdToolMode } from "../event/vocabulary.js";
 import type { PixirEvent } from "../event/envelope.js";
 import { openHistory, type History } from "../store/loader.js";
 import { inspectStatePath, logPath } from "../store/paths.js";
@@ -9,8 +10,7 @@ import { notFoundError } from "../store/loader.js";
 import { isFailedResult, longestRun, messageText, oneLine, toolCallSummary, toolResultText } from "./event-text.js";
 import { escapeHtml, type ViewSession } from "./html-export.js";
 
-export const MD_TOOL_MODES = ["full", "summary", "none"] as const;
-export type MdToolMode = (typeof MD_TOOL_MODES)[number];
+export { MD_TOOL_MODES, type MdToolMode };
 
 export interface MdExportPlan {
   id: string;

@@ -1,5 +1,6 @@
 // codex-interop.md §1.8, §2.2–§2.4, §3.1, §3.5, §5.3, §5.5: the Codex text rules, the line mapping and its
 // rebuild, ids and names, held to the spec's own statements (the end-to-end tests hold them to the fixtures).
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { PixirEvent } from "../../src/event/envelope.js";
 import { codexExportName, codexForkThreadId } from "../../src/interop/codex/export.js";
@@ -37,6 +38,21 @@ describe("contextual content and turn boundaries (§1.8)", () => {
     expect(isContextual(text("<environment_context> but no end"))).toBe(false);
     expect(isContextual([{ type: "output_text", text: "<skill>x</skill>" }])).toBe(false);
     expect(isContextual("<skill>x</skill>")).toBe(false);
+  });
+  it("lowers only the ends of a text, as lowering the whole of it would decide (generated texts)", () => {
+    // The rule as §1.8 words it, on the whole text: the oracle.
+    const markers = [["# agents.md instructions for ", "</instructions>"], ["<environment_context>", "</environment_context>"], ["<skill>", "</skill>"]];
+    const whole = (t: string): boolean => {
+      const head = t.trimStart().replace(/[A-Z]/g, (c) => c.toLowerCase());
+      return markers.some(([o, c]) => head.startsWith(o!) && head.trimEnd().endsWith(c!));
+    };
+    const piece = fc.constantFrom("# AGENTS.md instructions for ", "</INSTRUCTIONS>", "<Skill>", "</skill>", "<environment_context>", "</Environment_Context>", " ", "\n", "\u00a0", "x", "İ", "K");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 6 }).map((p) => p.join("")), (t) => {
+        expect(isContextual(text(t))).toBe(whole(t));
+      }),
+      { numRuns: 1000 },
+    );
   });
   it("a boundary is a non-contextual user message or an agent_message", () => {
     expect(isBoundaryItem({ type: "message", role: "user", content: text("hi") })).toBe(true);

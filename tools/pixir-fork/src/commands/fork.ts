@@ -18,14 +18,14 @@ import {
   type ParsedArgs,
 } from "@pixir/envelope";
 
-export async function runFork(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runFork(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   // fork.md §3.1: parent id, child id, then --to-seq, all before the parent is read.
   const parentId = stringFlag(args, "parent");
   if (parentId !== undefined) assertSessionId(parentId);
   const childArg = stringFlag(args, "child-id");
   if (childArg !== undefined) assertSessionId(childArg, "child_session_id");
-  const toSeq = parseNonNegativeInt("to-seq", stringFlag(args, "to-seq"), synopsis);
-  const strategy = parseForkStrategy(stringFlag(args, "strategy"), synopsis);
+  const toSeq = parseNonNegativeInt("to-seq", stringFlag(args, "to-seq"), ctx.synopsis);
+  const strategy = parseForkStrategy(stringFlag(args, "strategy"), ctx.synopsis);
   const dryRun = boolFlag(args, "dry-run");
   const ws = ctx.workspace();
 

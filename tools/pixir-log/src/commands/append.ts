@@ -1,10 +1,10 @@
 // pixir-log append (cli.md §8.3): stamp and append Events from stdin under the Writer Lease.
 import { appendEvents, assertSessionId, boolFlag, parseNonNegativeInt, stringFlag, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
-export async function runAppend(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runAppend(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const id = args.positionals[0];
   assertSessionId(id);
-  const waitSeconds = parseNonNegativeInt("wait", stringFlag(args, "wait"), synopsis);
+  const waitSeconds = parseNonNegativeInt("wait", stringFlag(args, "wait"), ctx.synopsis);
   const result = await appendEvents(ctx.workspace(), id, ctx.io.stdin, {
     program: ctx.program,
     env: ctx.io.env,

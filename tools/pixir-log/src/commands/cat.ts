@@ -32,13 +32,13 @@ import {
 
 const NEWLINE = Buffer.from("\n");
 
-export async function runCat(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runCat(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const id = args.positionals[0];
   assertSessionId(id);
-  const fromSeq = parseNonNegativeInt("from-seq", stringFlag(args, "from-seq"), synopsis);
-  const toSeq = parseNonNegativeInt("to-seq", stringFlag(args, "to-seq"), synopsis);
+  const fromSeq = parseNonNegativeInt("from-seq", stringFlag(args, "from-seq"), ctx.synopsis);
+  const toSeq = parseNonNegativeInt("to-seq", stringFlag(args, "to-seq"), ctx.synopsis);
   const lenient = boolFlag(args, "lenient");
-  if (boolFlag(args, "exit-zero") && !lenient) throw usageError(synopsis, "--exit-zero requires --lenient");
+  if (boolFlag(args, "exit-zero") && !lenient) throw usageError(ctx.synopsis, "--exit-zero requires --lenient");
   const types = new Set<string>();
   for (const t of listFlag(args, "type").flatMap((v) => v.split(","))) {
     if (!isCanonicalType(t)) {

@@ -4,19 +4,17 @@ import {
   parseNonNegativeInt,
   stringFlag,
   summarizeStage,
-  SUMMARY_FORMATS,
   usageError,
   type CommandContext,
   type ParsedArgs,
   type SummaryFormat,
 } from "@pixir/envelope";
 
-export async function runSummarize(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runSummarize(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const format = stringFlag(args, "format") ?? "ndjson";
-  if (!(SUMMARY_FORMATS as readonly string[]).includes(format)) throw usageError(synopsis, "--format must be ndjson or text");
   const modelCmd = stringFlag(args, "model-cmd");
-  const timeoutMs = parseNonNegativeInt("model-timeout-ms", stringFlag(args, "model-timeout-ms"), synopsis);
-  if (timeoutMs !== undefined && modelCmd === undefined) throw usageError(synopsis, "--model-timeout-ms requires --model-cmd");
+  const timeoutMs = parseNonNegativeInt("model-timeout-ms", stringFlag(args, "model-timeout-ms"), ctx.synopsis);
+  if (timeoutMs !== undefined && modelCmd === undefined) throw usageError(ctx.synopsis, "--model-timeout-ms requires --model-cmd");
   const ws = ctx.workspace();
 
   const out = new LineBuffer(ctx.out);

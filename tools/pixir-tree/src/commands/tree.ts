@@ -5,26 +5,25 @@ import {
   buildSessionForest,
   buildSessionTree,
   DEFAULT_TREE_MAX_DEPTH,
-  isTreeFormat,
   parseNonNegativeInt,
   treeOutputChunks,
   stringFlag,
   usageError,
   type CommandContext,
   type ParsedArgs,
+  type TreeFormat,
 } from "@pixir/envelope";
 
-export async function runTree(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runTree(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   // cli.md §1: a positional id is checked before anything else, and never echoed.
   const id = args.positionals[0];
   if (id !== undefined) assertSessionId(id);
   const requested = stringFlag(args, "format");
-  if (requested !== undefined && !isTreeFormat(requested)) throw usageError(synopsis, "--format must be text, json, dot or mermaid");
   if (ctx.json && requested !== undefined && requested !== "json") {
-    throw usageError(synopsis, "--json cannot be combined with --format text, dot or mermaid");
+    throw usageError(ctx.synopsis, "--json cannot be combined with --format text, dot or mermaid");
   }
-  const maxDepth = parseNonNegativeInt("max-depth", stringFlag(args, "max-depth"), synopsis) ?? DEFAULT_TREE_MAX_DEPTH;
-  const format = ctx.json ? "json" : (requested ?? "text");
+  const maxDepth = parseNonNegativeInt("max-depth", stringFlag(args, "max-depth"), ctx.synopsis) ?? DEFAULT_TREE_MAX_DEPTH;
+  const format = ctx.json ? "json" : ((requested as TreeFormat | undefined) ?? "text");
   const ws = ctx.workspace();
   const debug = ctx.io.env.PIXIR_DEBUG === "1";
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { assertSessionId, boolFlag, finishClaudeExport, importClaude, planClaudeExport, stringFlag, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
 export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const [, ...paths] = args.positionals;
+  const paths = args.positionals;
   const progress = progressLines(ctx);
   const result = await importClaude(ctx.workspace(), {
     paths: paths.map((p) => path.resolve(ctx.io.cwd, p)),
@@ -51,7 +51,7 @@ function progressLines(ctx: CommandContext) {
 }
 
 export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const [, id] = args.positionals;
+  const [id] = args.positionals;
   assertSessionId(id);
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");

@@ -8,14 +8,12 @@ import {
   importCodexRollouts,
   planCodexExport,
   stringFlag,
-  usageError,
   type CommandContext,
   type ParsedArgs,
 } from "@pixir/envelope";
 
-export async function runCodexImport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
-  const [format, ...given] = args.positionals;
-  if (format !== "codex") throw usageError(synopsis);
+export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const given = args.positionals;
   const paths = given.length > 0 ? given.map((p) => ({ path: path.resolve(ctx.io.cwd, p), display: p })) : [{ path: defaultCodexSessionsDir(ctx.io.env), display: defaultCodexSessionsDir(ctx.io.env) }];
   const say = ctx.progress("pixir import codex");
   const result = await importCodexRollouts(ctx.workspace(), {
@@ -47,9 +45,8 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext, syno
   return 0;
 }
 
-export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, synopsis: string, version: string): Promise<number> {
-  const [format, id] = args.positionals;
-  if (format !== "codex") throw usageError(synopsis);
+export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, version: string): Promise<number> {
+  const [id] = args.positionals;
   assertSessionId(id);
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");

@@ -2,24 +2,21 @@
 import {
   abortable,
   assertSessionId,
-  CONTEXT_FORMATS,
   contextItems,
   formatContextItem,
   LineBuffer,
   openContextHistory,
   resourceLookupOf,
   stringFlag,
-  usageError,
   type CommandContext,
   type ContextFormat,
   type ParsedArgs,
 } from "@pixir/envelope";
 
-export async function runContext(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runContext(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const id = args.positionals[0];
   assertSessionId(id);
   const format = stringFlag(args, "format") ?? "ndjson";
-  if (!(CONTEXT_FORMATS as readonly string[]).includes(format)) throw usageError(synopsis, "--format must be ndjson or text");
   const ws = ctx.workspace();
   const history = await openContextHistory(ws, id);
   const out = new LineBuffer(ctx.out);

@@ -19,17 +19,17 @@ import {
   type ParsedArgs,
 } from "@pixir/envelope";
 
-export async function runForkCommand(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runForkCommand(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const parentId = args.positionals[0];
   assertSessionId(parentId);
   const childId = stringFlag(args, "child-id");
   if (childId !== undefined) assertSessionId(childId, "child_session_id");
-  const toSeq = parseNonNegativeInt("to-seq", stringFlag(args, "to-seq"), synopsis);
-  const strategy = parseForkStrategy(stringFlag(args, "strategy"), synopsis);
-  if (stringFlag(args, "model-cmd") !== undefined && !boolFlag(args, "summarize")) throw usageError(synopsis, "--model-cmd requires --summarize");
+  const toSeq = parseNonNegativeInt("to-seq", stringFlag(args, "to-seq"), ctx.synopsis);
+  const strategy = parseForkStrategy(stringFlag(args, "strategy"), ctx.synopsis);
+  if (stringFlag(args, "model-cmd") !== undefined && !boolFlag(args, "summarize")) throw usageError(ctx.synopsis, "--model-cmd requires --summarize");
   const modelCmd = stringFlag(args, "model-cmd");
-  const timeoutMs = parseNonNegativeInt("model-timeout-ms", stringFlag(args, "model-timeout-ms"), synopsis);
-  if (timeoutMs !== undefined && modelCmd === undefined) throw usageError(synopsis, "--model-timeout-ms requires --model-cmd");
+  const timeoutMs = parseNonNegativeInt("model-timeout-ms", stringFlag(args, "model-timeout-ms"), ctx.synopsis);
+  if (timeoutMs !== undefined && modelCmd === undefined) throw usageError(ctx.synopsis, "--model-timeout-ms requires --model-cmd");
   const ws = ctx.workspace();
   // The same stage pixir-summarize runs, fed the fork stream in-process.
   const options = (env: NodeJS.ProcessEnv) => ({ ws, modelCmd, timeoutMs, env, stderr: ctx.io.stderr, signal: ctx.signal, warn: ctx.warn });

@@ -1,14 +1,12 @@
-// pixir lock status|release (writer-lease.md §9–§10).
-import { assertSessionId, boolFlag, forceRelease, leaseStatus, publicStatus, stringFlag, unknownWord, usageError, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+// pixir lock status|release (writer-lease.md §9–§10; cli.md §12.7–§12.8).
+import { assertSessionId, boolFlag, forceRelease, leaseStatus, publicStatus, stringFlag, usageError, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
-export async function runLock(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
-  const [action, id] = args.positionals;
-  if (action !== "status" && action !== "release") throw unknownWord(synopsis, action ?? "", ["status", "release"], "lock action");
+export async function runLock(args: ParsedArgs, ctx: CommandContext, action: "status" | "release"): Promise<number> {
+  const [id] = args.positionals;
   assertSessionId(id);
   const force = boolFlag(args, "force");
   const reason = stringFlag(args, "reason");
   if (action === "status") {
-    if (force || reason !== undefined) throw usageError(synopsis);
     const status = leaseStatus(ctx.workspace(), id);
     const alive = status.holder_alive === true ? "true" : status.holder_alive === false ? "false" : "unknown";
     const h = status.holder ?? {};
@@ -21,8 +19,8 @@ export async function runLock(args: ParsedArgs, ctx: CommandContext, synopsis: s
     await ctx.report({ ok: true, lease: publicStatus(status) }, text);
     return 0;
   }
-  if (!force) throw usageError(synopsis, reason !== undefined ? "--reason requires --force" : "lock release requires --force");
-  if (reason !== undefined && reason === "") throw usageError(synopsis, "--reason requires text");
+  if (!force) throw usageError(ctx.synopsis, reason !== undefined ? "--reason requires --force" : "lock release requires --force");
+  if (reason !== undefined && reason === "") throw usageError(ctx.synopsis, "--reason requires text");
   const r = forceRelease(ctx.workspace(), id, reason, ctx.program);
   const { record_rel, ...result } = r;
   const state = (r.state_before as { state?: string }).state;

@@ -1,15 +1,15 @@
 // pixir merge (cli.md §12.13): append one branch_summary of a fork child's own Events to its parent.
 import { assertSessionId, boolFlag, mergeSession, parseNonNegativeInt, stringFlag, usageError, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
-export async function runMerge(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
+export async function runMerge(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const childId = args.positionals[0];
   assertSessionId(childId);
   const parentId = stringFlag(args, "into");
-  if (parentId === undefined) throw usageError(synopsis, "merge requires --into <parent>");
+  if (parentId === undefined) throw usageError(ctx.synopsis, "merge requires --into <parent>");
   assertSessionId(parentId, "into");
-  const modelTimeoutMs = parseNonNegativeInt("model-timeout-ms", stringFlag(args, "model-timeout-ms"), synopsis);
+  const modelTimeoutMs = parseNonNegativeInt("model-timeout-ms", stringFlag(args, "model-timeout-ms"), ctx.synopsis);
   const modelCmd = stringFlag(args, "model-cmd");
-  if (modelTimeoutMs !== undefined && modelCmd === undefined) throw usageError(synopsis, "--model-timeout-ms requires --model-cmd");
+  if (modelTimeoutMs !== undefined && modelCmd === undefined) throw usageError(ctx.synopsis, "--model-timeout-ms requires --model-cmd");
   const r = await mergeSession(ctx.workspace(), {
     childId,
     parentId,

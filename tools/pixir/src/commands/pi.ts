@@ -7,20 +7,12 @@ import {
   importPiFiles,
   planPiExport,
   stringFlag,
-  usageError,
   type CommandContext,
   type ParsedArgs,
-  unknownWord,
 } from "@pixir/envelope";
 
-/** The formats `pixir import` and `pixir export` dispatch on (main.ts): pi here, the others in their files. */
-const IMPORT_FORMATS = ["pi", "codex", "claude"];
-const EXPORT_FORMATS = ["pi", "codex", "claude", "html", "md"];
-
-export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
-  const [format, ...files] = args.positionals;
-  if (format !== "pi") throw unknownWord(synopsis, format ?? "", IMPORT_FORMATS, "import format");
-  if (files.length === 0) throw usageError(synopsis);
+export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const files = args.positionals;
   const ws = ctx.workspace();
   const result = await importPiFiles(ws, {
     files: files.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f })),
@@ -45,9 +37,8 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext, synopsis:
   return 0;
 }
 
-export async function runExport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
-  const [format, id] = args.positionals;
-  if (format !== "pi") throw unknownWord(synopsis, format ?? "", EXPORT_FORMATS, "export format");
+export async function runExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const [id] = args.positionals;
   assertSessionId(id);
   const out = stringFlag(args, "out");
   const dryRun = boolFlag(args, "dry-run");

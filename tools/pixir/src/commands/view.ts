@@ -7,7 +7,6 @@ import {
   htmlPageChunks,
   LineBuffer,
   markdownChunks,
-  MD_TOOL_MODES,
   type MdToolMode,
   parseNonNegativeInt,
   planHtmlExport,
@@ -20,18 +19,6 @@ import {
   type CommandContext,
   type ParsedArgs,
 } from "@pixir/envelope";
-
-/** Flags only `export html` or `export md` take; any other export refuses them. */
-export const VIEW_ONLY_FLAGS = ["family", "no-family", "max-depth", "tools"];
-
-/** A usage error when a flag of another format was given. */
-function refuseFlags(args: ParsedArgs, names: string[], synopsis: string): void {
-  for (const name of names) if (args.flags[name] !== undefined && args.flags[name] !== false) throw usageError(synopsis, `--${name} is not an option of pixir export ${args.positionals[0]}`);
-}
-
-export function refuseViewFlags(args: ParsedArgs, synopsis: string): void {
-  refuseFlags(args, VIEW_ONLY_FLAGS, synopsis);
-}
 
 /** The export itself, to stdout (a stream command), or the report of --out / --dry-run. */
 async function deliver(
@@ -63,23 +50,21 @@ async function deliver(
   return 0;
 }
 
-export async function runHtmlExport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
-  const id = args.positionals[1];
+export async function runHtmlExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const [id] = args.positionals;
   assertSessionId(id);
-  refuseFlags(args, ["tools"], synopsis);
-  if (boolFlag(args, "family") && boolFlag(args, "no-family")) throw usageError(synopsis, "--family and --no-family cannot be given together");
-  const maxDepth = parseNonNegativeInt("max-depth", stringFlag(args, "max-depth"), synopsis);
+  if (boolFlag(args, "family") && boolFlag(args, "no-family")) throw usageError(ctx.synopsis, "--family and --no-family cannot be given together");
+  const maxDepth = parseNonNegativeInt("max-depth", stringFlag(args, "max-depth"), ctx.synopsis);
   const plan = await planHtmlExport(ctx.workspace(), id, { family: !boolFlag(args, "no-family"), maxDepth });
   const chunks = htmlPageChunks(plan, (w) => ctx.warn(w.code, w.text, w.details));
   return deliver(args, ctx, chunks, viewSessions(plan), "the page", "the exported page");
 }
 
-export async function runMdExport(args: ParsedArgs, ctx: CommandContext, synopsis: string): Promise<number> {
-  const id = args.positionals[1];
+export async function runMdExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const [id] = args.positionals;
   assertSessionId(id);
-  refuseFlags(args, ["family", "no-family", "max-depth"], synopsis);
+  // --tools is one of MD_TOOL_MODES (its declared choices).
   const tools = stringFlag(args, "tools") ?? "full";
-  if (!(MD_TOOL_MODES as readonly string[]).includes(tools)) throw usageError(synopsis, "--tools must be full, summary or none");
   const plan = await planMdExport(ctx.workspace(), id, tools as MdToolMode);
   return deliver(args, ctx, markdownChunks(plan), mdSessions(plan), "the Markdown", "the exported Markdown");
 }

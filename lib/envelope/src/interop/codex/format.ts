@@ -133,9 +133,17 @@ function unreadable(err: unknown, file: { display: string }): PixirError {
  * §4.1–§4.3: read one file in blocks and hand each complete, non-blank line to `onLine` as it is read
  * (§4.8: a line is held only while it is handled). `named` says the file was given by name (a bad line 1
  * is an error rather than a skipped file). Lines after line 1 that cannot be read fail, or with `lenient`
- * are handed over as skipped placeholders. `onLine` may throw to stop the scan.
+ * are handed over as skipped placeholders. `onLine` may throw to stop the scan. `onBytes`, when given,
+ * is offered each line after line 1 as its bytes first (a view valid only during the call), and takes it
+ * by returning true: then the line is neither decoded nor handed to `onLine`.
  */
-export function scanRollout(file: { path: string; display: string }, named: boolean, lenient: boolean, onLine: (line: RolloutLine) => void): RolloutScanResult {
+export function scanRollout(
+  file: { path: string; display: string },
+  named: boolean,
+  lenient: boolean,
+  onLine: (line: RolloutLine) => void,
+  onBytes?: (bytes: Buffer, n: number) => boolean,
+): RolloutScanResult {
   let fd: number;
   let mtimeMs: number;
   try {
@@ -160,6 +168,7 @@ export function scanRollout(file: { path: string; display: string }, named: bool
     const handle = (bytes: Buffer): void => {
       if (isBlank(bytes, 0, bytes.length)) return;
       n++;
+      if (n > 1 && onBytes?.(bytes, n)) return;
       const parsed = parseLine(bytes);
       if (n === 1) {
         const meta = "record" in parsed ? parsed.record.payload : null;
@@ -283,14 +292,19 @@ const CONTEXT_MARKERS: Array<[string, string]> = [
 /** ASCII lower case only (§1.8: comparisons ignore ASCII case). */
 const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
-/** §1.8: content is contextual when one of its input_text parts is wrapped in a known marker pair. */
+/**
+ * §1.8: content is contextual when one of its input_text parts is wrapped in a known marker pair. Only
+ * the ends of a text are lowered for the comparison (a part can be the whole of AGENTS.md).
+ */
 export function isContextual(content: unknown): boolean {
   if (!Array.isArray(content)) return false;
   for (const c of content) {
     if (!isJsonObject(c) || c.type !== "input_text" || typeof c.text !== "string") continue;
-    const head = asciiLower(c.text.trimStart());
+    const head = c.text.trimStart();
     const whole = head.trimEnd();
-    for (const [open, close] of CONTEXT_MARKERS) if (head.startsWith(open) && whole.endsWith(close)) return true;
+    for (const [open, close] of CONTEXT_MARKERS) {
+      if (asciiLower(head.slice(0, open.length)) === open && whole.length >= close.length && asciiLower(whole.slice(whole.length - close.length)) === close) return true;
+    }
   }
   return false;
 }

@@ -5,6 +5,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { JsonObject } from "../../event/envelope.js";
+import { randomHex } from "../../event/ids.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { codexBaseId, edgeDigests, type EdgeDigests } from "./format.js";
 import type { CodexImportReport } from "./import.js";
@@ -86,35 +87,56 @@ export function indexedUnchanged(ws: string, threadId: string, file: { path: str
   return { report, lineOne: entry.line_one, task: entry.task };
 }
 
+/** The directory of the index, where an entry's temp file is made too. */
+export const indexDir = (ws: string): string => path.join(ws, ".pixir", "codex-imports");
+
 /**
- * A write of the index that fails (a full disk) leaves no temp file and fails nothing; the next import
- * reads the rollout again.
+ * The entry written to a temp file beside its place (`<root id>.json.tmp-<8 hex>`), returned by its path,
+ * or null when that fails (a full disk): a write of the index fails nothing, and the next import reads
+ * the rollout again. placeIndexEntry puts it in place.
  */
-function writeIndexEntry(ws: string, base: string, entry: IndexEntry): void {
-  const target = indexPath(ws, base);
-  const tmp = `${target}.tmp-${process.pid}`;
+function prepareIndexEntry(ws: string, base: string, entry: IndexEntry): string | null {
+  const tmp = `${indexPath(ws, base)}.tmp-${randomHex(4)}`;
   try {
-    mkdirSync(path.dirname(target), { recursive: true });
-    writeFileSync(tmp, JSON.stringify(entry));
-    renameSync(tmp, target);
+    mkdirSync(indexDir(ws), { recursive: true });
+    writeFileSync(tmp, JSON.stringify(entry), { flag: "wx" });
+    return tmp;
+  } catch {
+    rmSync(tmp, { force: true });
+    return null;
+  }
+}
+
+/** A prepared entry put in place (or, when that fails, taken away). */
+export function placeIndexEntry(ws: string, base: string, tmp: string): void {
+  try {
+    renameSync(tmp, indexPath(ws, base));
   } catch {
     rmSync(tmp, { force: true });
   }
 }
 
+function writeIndexEntry(ws: string, base: string, entry: IndexEntry): void {
+  const tmp = prepareIndexEntry(ws, base, entry);
+  if (tmp !== null) placeIndexEntry(ws, base, tmp);
+}
+
+function entryOf(threadId: string, file: ReadFacts, lineOne: JsonObject | null, report: CodexImportReport, task: string | null): IndexEntry {
+  return { version: 2, thread_id: threadId, file_size: file.size, file_mtime_ms: file.mtimeMs, head_sha256: file.edges.head, tail_sha256: file.edges.tail, line_one: lineOne, task, report };
+}
+
 /** Remember a rollout whose family was just written. `lineOne` is kept only for a subagent's link. */
 export function recordImport(ws: string, threadId: string, file: ReadFacts, lineOne: JsonObject | null, report: CodexImportReport, task: string | null): void {
-  writeIndexEntry(ws, codexBaseId(threadId), {
-    version: 2,
-    thread_id: threadId,
-    file_size: file.size,
-    file_mtime_ms: file.mtimeMs,
-    head_sha256: file.edges.head,
-    tail_sha256: file.edges.tail,
-    line_one: lineOne,
-    task,
-    report,
-  });
+  writeIndexEntry(ws, codexBaseId(threadId), entryOf(threadId, file, lineOne, report, task));
+}
+
+/**
+ * The entry recordImport would write, prepared in a temp file before the family is written (a streamed
+ * family, whose report is known when its Log is prepared): the writing pass only renames it into place,
+ * and a run that fails removes it with the prepared Log. Null when it could not be written.
+ */
+export function prepareImportRecord(ws: string, threadId: string, file: ReadFacts, lineOne: JsonObject | null, report: CodexImportReport, task: string | null): string | null {
+  return prepareIndexEntry(ws, codexBaseId(threadId), entryOf(threadId, file, lineOne, report, task));
 }
 
 /** A link appended to a family's leaf: its indexed event count grows by one. */

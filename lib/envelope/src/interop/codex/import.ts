@@ -1,14 +1,14 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmdirSync, statSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
 import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
-import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
+import { appendJournaled, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, removeCreatedDirs, sessionsDir } from "../../store/paths.js";
 import { excerptOf, termOfJs } from "../../event/elixir.js";
@@ -43,8 +43,8 @@ import {
   type Rollout,
   type RolloutLine,
 } from "./format.js";
-import { indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
-import { receivedPrepared, streamError, StreamPool, type StreamOutcome, type StreamTask } from "./stream.js";
+import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
+import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
 import { mapLine, RunningState } from "./line-map.js";
 import { codexOf, lineOf } from "./rebuild.js";
@@ -648,7 +648,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
     if (parent !== null) keep.add(parent);
   }
   for (const s of wsSubagents) keep.add(s.parent);
-  const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
+  const stateBefore: Array<[string, boolean]> = [indexDir(ws), sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
   // Threads are counted, and workers started, only when a rollout is streamed: an unchanged tree needs none.
   const made: { pool: StreamPool | null } = { pool: null };
   const run: Run = {
@@ -669,7 +669,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
         // tree of any size imports within the 256 MiB of docs/performance.md.
         const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
         this.threads = Math.min(scanThreadCount(options.env, streamBytes(items)), asked ? Infinity : MAX_STREAM_THREADS);
-        made.pool = StreamPool.open(this.threads);
+        made.pool = StreamPool.open(this.threads, options.signal);
       }
       return made.pool;
     },
@@ -688,6 +688,7 @@ export async function importCodexRollouts(ws: string, options: CodexImportOption
       if (s.prepared === null) continue;
       for (const d of s.prepared.createdDirs) dirs.add(d);
       discardPreparedLog({ ...s.prepared, createdDirs: [] });
+      if (s.indexTmp !== null) rmSync(s.indexTmp, { force: true });
     }
     removeCreatedDirs([...dirs].sort((a, b) => a.length - b.length));
     // A stream that failed on another thread took back only what it made, which its neighbours may still
@@ -778,13 +779,15 @@ interface Streamed {
   lineOne: JsonObject | null;
   task: string | null;
   prepared: PreparedLog | null;
+  /** Its import index entry, prepared in a temp file (null when none was written); placed with the commit. */
+  indexTmp: string | null;
 }
 
 /** Worker threads that stream new families when PIXIR_SCAN_THREADS does not say (see Run.pool). */
 const MAX_STREAM_THREADS = 2;
 
 /** Streams in flight per thread: queued for or running on a worker, or in this thread finishing their writes. */
-const PREPARING_AT_ONCE = 4;
+const PREPARING_AT_ONCE = 5;
 
 interface PassResult {
   reports: Array<{ threadId: string; report: CodexImportReport }>;
@@ -805,7 +808,7 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
   const deferred = new Set<string>();
   const skippedFiles: SkippedFile[] = [];
   const linkSources: LinkSource[] = [];
-  const into = { reports, deferred, linkSources, preparing: [] as Preparing[] };
+  const into: PassInto = { reports, deferred, linkSources, preparing: [], committing: [], commitFailure: null };
   /** A rollout that fails: under --lenient (in the checking pass) it is skipped, else the run fails. */
   const failed = (item: RunItem, err: unknown): void => {
     // Only the checking pass decides what --lenient skips; the writing pass meets what it checked.
@@ -823,7 +826,7 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
     const t = p.item.threadId;
     if (outcome.kind === "done") {
       const prepared = outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared);
-      run.streamed.set(t, { report: outcome.report, facts: outcome.facts, lineOne: outcome.lineOne, task: outcome.task, prepared });
+      run.streamed.set(t, { report: outcome.report, facts: outcome.facts, lineOne: outcome.lineOne, task: outcome.task, prepared, indexTmp: outcome.prepared?.indexTmp ?? null });
       reports.push({ threadId: t, report: outcome.report });
       const parent = parentThreadOf(p.item.meta);
       if (parent !== null && outcome.lineOne !== null) linkSources.push({ threadId: t, baseId: codexBaseId(t), lineOne: outcome.lineOne, parentThread: parent, task: outcome.task });
@@ -852,15 +855,21 @@ async function runPass(run: Run, writing: Set<string> | null): Promise<PassResul
         failed(item, err);
       }
       while (into.preparing.length > PREPARING_AT_ONCE * Math.max(1, run.threads)) await settle(into.preparing.shift()!);
+      while (into.committing.length > COMMITS_AT_ONCE * Math.max(1, run.threads)) await settleCommit(run, into, into.committing.shift()!);
+      if (into.commitFailure !== null) break;
     }
     while (into.preparing.length > 0) await settle(into.preparing.shift()!);
+    await settleCommits(run, into);
   } catch (err) {
     // Every Log still being prepared is known, and so discarded with the others, before the run fails.
     for (const p of into.preparing.splice(0)) {
       const outcome = await p.done;
-      if (outcome.kind === "done") run.streamed.set(p.item.threadId, { ...outcome, prepared: outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared) });
+      if (outcome.kind === "done") run.streamed.set(p.item.threadId, { ...outcome, prepared: outcome.prepared === null ? null : receivedPrepared(ws, outcome.prepared), indexTmp: outcome.prepared?.indexTmp ?? null });
     }
-    throw err;
+    // §4.6: the error says whether Logs were written before it, once the commits under way are made.
+    const before = run.written;
+    for (const c of into.committing.splice(0)) await settleCommit(run, into, c);
+    throw writing !== null && run.written > before ? afterEarlierWrites(err, ws) : err;
   }
   // The renames of the committed Logs are made durable together (envelope-and-log.md §8.2).
   if (committed) fsyncDir(sessionsDir(ws));
@@ -885,6 +894,49 @@ interface Preparing {
   done: Promise<StreamOutcome>;
 }
 
+/** A streamed family's commit (stream.ts commitStreamed), in flight. */
+interface Committing {
+  streamed: Streamed;
+  done: Promise<CommitOutcome>;
+}
+
+/** What one pass gathers, and its work in flight. */
+interface PassInto {
+  reports: PassResult["reports"];
+  deferred: Set<string>;
+  linkSources: LinkSource[];
+  preparing: Preparing[];
+  committing: Committing[];
+  /** The first commit that failed: the pass stops, and fails once the commits under way are made. */
+  commitFailure: unknown;
+}
+
+/** Commits in flight per thread in the writing pass; the threads overlap their leases' fsyncs. */
+const COMMITS_AT_ONCE = 2;
+
+async function settleCommit(run: Run, into: PassInto, c: Committing): Promise<void> {
+  const outcome = await c.done;
+  if (outcome.kind === "done") {
+    run.written++;
+    c.streamed.prepared = null;
+    c.streamed.indexTmp = null;
+  } else if (into.commitFailure === null) into.commitFailure = streamError(outcome.error);
+}
+
+/**
+ * Every commit under way made (the writing pass does this before anything else is written, so Logs are
+ * written in run order but for the streamed families committed side by side); the first failure thrown.
+ */
+async function settleCommits(run: Run, into: PassInto): Promise<void> {
+  const before = run.written;
+  while (into.committing.length > 0) await settleCommit(run, into, into.committing.shift()!);
+  const failure = into.commitFailure;
+  if (failure !== null) {
+    into.commitFailure = null;
+    throw run.written > 0 || before > 0 ? afterEarlierWrites(failure, run.ws) : failure;
+  }
+}
+
 /**
  * One rollout of a pass: reported from the index, streamed, deferred, or planned (and in the writing pass
  * written or committed). Returns true when it committed a prepared Log whose directory entry awaits its fsync.
@@ -894,7 +946,7 @@ async function passItem(
   item: RunItem,
   families: Families,
   writing: Set<string> | null,
-  into: { reports: PassResult["reports"]; deferred: Set<string>; linkSources: LinkSource[]; preparing: Preparing[] },
+  into: PassInto,
 ): Promise<boolean> {
   const { ws, options } = run;
   const dry = Boolean(options.dryRun);
@@ -902,10 +954,19 @@ async function passItem(
   if (writing !== null) {
     const streamed = run.streamed.get(item.threadId);
     if (streamed !== undefined) {
-      await commitStreamed(run, item, streamed);
+      if (streamed.prepared !== null) {
+        // Two threads of the run whose Logs have the same name (a thread id that is another's hashed id,
+        // §3.1): the earlier one is committed first, as one at a time would.
+        if (into.committing.some((c) => c.streamed.prepared?.id === streamed.prepared!.id)) await settleCommits(run, into);
+        const { program, env } = options;
+        const task = { ws, program, env, threadId: item.threadId, prepared: sentPrepared(streamed.prepared, streamed.indexTmp), facts: streamed.facts, lineOne: streamed.lineOne, report: streamed.report, task: streamed.task };
+        into.committing.push({ streamed, done: run.pool.commit(task) });
+      }
       if (parentThread !== null && streamed.lineOne !== null) into.linkSources.push({ threadId: item.threadId, baseId: codexBaseId(item.threadId), lineOne: streamed.lineOne, parentThread, task: streamed.task });
       return true;
     }
+    // Anything else this pass writes comes after the commits under way, in run order.
+    await settleCommits(run, into);
   }
   if (writing !== null && !writing.has(item.threadId)) {
     // Nothing to write for it, but it may still be linked from its parent in this run.
@@ -951,23 +1012,6 @@ async function planInMemory(run: Run, item: RunItem, families: Families, writing
   }
   if (!run.keep.has(item.threadId)) families.evict(item.threadId);
   return false;
-}
-
-/** The writing pass of a streamed family: its prepared Log goes in place under its lease (§4.6). */
-async function commitStreamed(run: Run, item: RunItem, s: Streamed): Promise<void> {
-  const id = codexBaseId(item.threadId);
-  if (s.prepared === null) return;
-  const lease = await acquireLease(run.ws, id, { program: run.options.program, env: run.options.env, signal: run.options.signal });
-  let ok = false;
-  try {
-    commitPreparedLog(run.ws, s.prepared, { lease, signal: run.options.signal }, { syncDir: false });
-    run.written++;
-    ok = true;
-  } finally {
-    s.prepared = null; // committed, or discarded by the commit that failed
-    lease.release(!ok);
-  }
-  recordImport(run.ws, item.threadId, s.facts, s.lineOne, s.report, s.task);
 }
 
 /** The bytes of the rollouts of a run, which decide whether streaming them on worker threads pays. */

@@ -49,21 +49,24 @@ function callIdOf(item: JsonObject): string | null {
 export class RunningState {
   model: string | null = null;
   turn: string | null = null;
-  private baseline: Record<string, number> = Object.fromEntries(COUNTERS.map((c) => [c, 0]));
+  /** B, in COUNTERS order (a Float64Array keeps -0 as the object it replaced did), and the counters being read. */
+  private readonly baseline = new Float64Array(COUNTERS.length);
+  private readonly now = new Float64Array(COUNTERS.length);
   private readonly toolNames = new Map<string, string>();
   constructor(readonly provider: string | null) {}
 
-  /** §2.4.9 and tool names: what a line tells later lines. Usage is read by usageDelta. */
-  observe(record: JsonObject): void {
-    const p = record.payload;
-    if (!isJsonObject(p)) return;
-    if (record.type === "turn_context") {
+  /**
+   * §2.4.9 and tool names: what a line tells later lines, from its record's type and its payload (`{}`
+   * when that is no object). Usage is read by usageDelta.
+   */
+  observe(recordType: unknown, p: JsonObject): void {
+    if (recordType === "turn_context") {
       if (typeof p.model === "string") this.model = p.model;
       if (typeof p.turn_id === "string") this.turn = p.turn_id;
-    } else if (record.type === "event_msg" && p.type === "task_started" && typeof p.turn_id === "string") {
+    } else if (recordType === "event_msg" && p.type === "task_started" && typeof p.turn_id === "string") {
       this.turn = p.turn_id;
-    } else if (record.type === "response_item") this.noteCall(p);
-    else if (record.type === "compacted" && Array.isArray(p.replacement_history)) for (const it of p.replacement_history) if (isJsonObject(it)) this.noteCall(it);
+    } else if (recordType === "response_item") this.noteCall(p);
+    else if (recordType === "compacted" && Array.isArray(p.replacement_history)) for (const it of p.replacement_history) if (isJsonObject(it)) this.noteCall(it);
   }
 
   private noteCall(item: JsonObject): void {
@@ -81,21 +84,26 @@ export class RunningState {
     const info = p.info;
     if (!isJsonObject(info) || !isJsonObject(info.total_token_usage)) return null;
     const u = info.total_token_usage;
-    const delta: Record<string, number> = {};
+    const now = this.now;
     let reset = false;
-    for (const c of COUNTERS) {
-      delta[c] = num(u[c]) - num(this.baseline[c]);
-      if (delta[c]! < 0) reset = true;
+    for (let i = 0; i < COUNTERS.length; i++) {
+      now[i] = num(u[COUNTERS[i]!]);
+      if (now[i]! - this.baseline[i]! < 0) reset = true;
     }
-    if (reset) for (const c of COUNTERS) delta[c] = num(u[c]);
-    const allZero = COUNTERS.every((c) => delta[c] === 0);
-    this.baseline = Object.fromEntries(COUNTERS.map((c) => [c, num(u[c])]));
+    const delta: Record<string, number> = {};
+    let allZero = true;
+    for (let i = 0; i < COUNTERS.length; i++) {
+      const d = reset ? now[i]! : now[i]! - this.baseline[i]!;
+      delta[COUNTERS[i]!] = d;
+      if (d !== 0) allZero = false;
+    }
+    this.baseline.set(now);
     return allZero ? null : { delta, reset, info };
   }
 }
 
 /** §2.4.8: a codex_record. */
-function codexRecord(recordType: unknown, item: JsonObject, extra: JsonObject = {}): JsonObject {
+export function codexRecord(recordType: unknown, item: JsonObject, extra: JsonObject = {}): JsonObject {
   const data: JsonObject = {
     event: "codex_record",
     record_type: typeof recordType === "string" ? recordType : null,
@@ -176,10 +184,15 @@ function reasoningText(item: JsonObject): string {
   return parts.join("\n");
 }
 
+const OBJECT_TEXT = /^[ \t\n\r]*\{/;
+
 function callArgs(item: JsonObject): { args: unknown; invalid: boolean } {
   switch (item.type) {
     case "function_call": {
       if (typeof item.arguments !== "string") return { args: {}, invalid: false };
+      // Only a text whose first character after JSON whitespace is `{` parses to an object: any other is
+      // invalid without JSON.parse, whose thrown error costs tens of microseconds (redacted arguments).
+      if (!OBJECT_TEXT.test(item.arguments)) return { args: {}, invalid: true };
       try {
         const v: unknown = JSON.parse(item.arguments);
         return isJsonObject(v) ? { args: v, invalid: false } : { args: {}, invalid: true };
@@ -226,14 +239,29 @@ export function mapLine(thread: string, line: RolloutLine, state: RunningState):
   }
   const record = line.record;
   const p = isJsonObject(record.payload) ? record.payload : {};
-  state.observe(record);
-  if (record.type === "response_item") {
-    const { type, data } = itemDraft(p, state, "response_item");
-    const stored = type === "reasoning" ? { ...record, payload: "$item" } : record;
-    return [{ type, data: { ...data, codex: lineCodex(thread, line, stored, null) }, part: null }];
+  if (record.type === "compacted") {
+    state.observe(record.type, p);
+    return compactedDrafts(thread, line, record, p, state);
   }
-  if (record.type === "compacted") return compactedDrafts(thread, line, record, p, state);
-  if (record.type === "event_msg") {
+  const { type, data, storedAsItem } = recordDraft(record.type, p, state);
+  const stored = storedAsItem ? { ...record, payload: "$item" } : record;
+  return [{ type, data: { ...data, codex: lineCodex(thread, line, stored, null) }, part: null }];
+}
+
+/**
+ * §2.3–§2.4: the Event of a line whose record is not `compacted`, without `codex`, from the record's type
+ * and its payload (`{}` when that is no object); moves the running state. `storedAsItem`: the record is
+ * stored with `payload` "$item" (§2.2 substitution 1). Every member of the payload it reads: `type`, and
+ * by record and item type `model`, `turn_id`, `info`, `reason`, `num_turns`, `role`, `content`, and for a
+ * response_item the whole item.
+ */
+export function recordDraft(recordType: unknown, p: JsonObject, state: RunningState): { type: CanonicalType; data: JsonObject; storedAsItem: boolean } {
+  state.observe(recordType, p);
+  if (recordType === "response_item") {
+    const { type, data } = itemDraft(p, state, "response_item");
+    return { type, data, storedAsItem: type === "reasoning" };
+  }
+  if (recordType === "event_msg") {
     if (p.type === "token_count") {
       const usage = state.usageDelta(p);
       if (usage !== null) {
@@ -251,17 +279,16 @@ export function mapLine(thread: string, line: RolloutLine, state: RunningState):
           model_context_window: typeof usage.info.model_context_window === "number" ? usage.info.model_context_window : null,
         };
         if (usage.reset) data.reset = true;
-        return [{ type: "provider_usage", data: { ...data, codex: lineCodex(thread, line, record, null) }, part: null }];
+        return { type: "provider_usage", data, storedAsItem: false };
       }
     } else if (p.type === "turn_aborted") {
       const data = { reason: typeof p.reason === "string" ? p.reason : "aborted", turn_id: typeof p.turn_id === "string" ? p.turn_id : null, source: "codex_turn_aborted" };
-      return [{ type: "turn_failed", data: { ...data, codex: lineCodex(thread, line, record, null) }, part: null }];
+      return { type: "turn_failed", data, storedAsItem: false };
     } else if (p.type === "thread_rolled_back") {
-      const data = codexRecord(record.type, p, { num_turns: p.num_turns ?? null });
-      return [{ type: "workflow_event", data: { ...data, codex: lineCodex(thread, line, record, null) }, part: null }];
+      return { type: "workflow_event", data: codexRecord(recordType, p, { num_turns: p.num_turns ?? null }), storedAsItem: false };
     }
   }
-  return [{ type: "workflow_event", data: { ...codexRecord(record.type, p), codex: lineCodex(thread, line, record, null) }, part: null }];
+  return { type: "workflow_event", data: codexRecord(recordType, p), storedAsItem: false };
 }
 
 /** §2.4.6: a checkpoint, then one Event per replacement item. range and source_event_count are set when placed. */

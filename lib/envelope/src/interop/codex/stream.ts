@@ -8,12 +8,14 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
+import { acquireLease } from "../../store/lease.js";
+import { commitPreparedLog, discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { logPath, sessionsDir } from "../../store/paths.js";
 import { codexBaseId, EPOCH, isBoundaryItem, scanRollout, shownThreadId, validTimestamp, type RolloutScan } from "./format.js";
-import type { ReadFacts } from "./import-index.js";
+import { indexDir, placeIndexEntry, prepareImportRecord, recordImport, type ReadFacts } from "./import-index.js";
 import type { CodexImportReport } from "./import.js";
 import { eventLine, lineEvents, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
+import { CodexLineBytes, OutBytes } from "./line-bytes.js";
 import { mapLine, RunningState } from "./line-map.js";
 
 /** One rollout to stream: a new root family whose Log does not exist (import.ts `streamable`). */
@@ -32,9 +34,17 @@ export interface StreamTask {
 export interface SentPrepared {
   id: string;
   tmpName: string;
+  /** The import index's entry, prepared beside its place (import-index.ts prepareImportRecord), or null. */
+  indexTmp: string | null;
   bytes: number;
   createdDirs: string[];
 }
+
+/** An error as it crosses from a worker (streamError makes it an error again). */
+export type SentError = { kind: string; message: string; details: Record<string, unknown> } | { internal: string };
+
+const sentError = (err: unknown): SentError =>
+  err instanceof PixirError ? { kind: err.kind, message: err.message, details: err.details } : { internal: String((err as Error)?.stack ?? err) };
 
 export type StreamOutcome =
   /** `lineOne` (line 1's record) and `task` only for a subagent, whose link reads them (§3.6). */
@@ -43,13 +53,22 @@ export type StreamOutcome =
   | { kind: "needs_plan" }
   /** The file is no rollout of this thread any more (it changed since its first line was read). */
   | { kind: "gone" }
-  | { kind: "error"; error: { kind: string; message: string; details: Record<string, unknown> } | { internal: string } };
+  | { kind: "error"; error: SentError };
+
+/** Lines written from their bytes are handed to the Log's writer in runs of about this size. */
+const OUT_FLUSH_BYTES = 192 * 1024;
+
+/**
+ * Where those runs gather: one for the thread, since a stream's lines are made in one synchronous pass
+ * (scanRollout) and handed on before it returns, so no two streams use it at once.
+ */
+const lineOut = new OutBytes();
 
 /** Thrown inside a stream to stop it for the planner. */
 const NEEDS_PLAN = new Error("the rollout needs its family planned in memory");
 
 /** Stream one rollout in this thread. */
-export async function streamRoot(task: StreamTask): Promise<StreamOutcome> {
+export async function streamRoot(task: StreamTask, onWorker = false): Promise<StreamOutcome> {
   const t = task.threadId;
   const base = codexBaseId(t);
   let seq = 0;
@@ -59,12 +78,31 @@ export async function streamRoot(task: StreamTask): Promise<StreamOutcome> {
   let scan: RolloutScan | null = null;
   let parentThread: string | null = null;
   let state: RunningState | null = null;
-  const produce = (emit: ((line: string) => void) | null): void => {
+  const produce = (emit: ((line: string | Buffer) => void) | null): void => {
+    // Lines the twin writes from their bytes (line-bytes.ts) gather here, and go out before any other line.
+    const twin = new CodexLineBytes(t, base);
+    const out = lineOut;
+    out.used = 0;
+    const flush = (): void => {
+      if (out.used > 0) emit?.(out.buf.subarray(0, out.used));
+      out.used = 0;
+    };
     const put = (e: Omit<PixirEvent, "seq" | "session_id">): void => {
       const event: PixirEvent = { id: e.id, session_id: base, seq, ts: e.ts, type: e.type, data: e.data };
       seq++;
       lastTs = e.ts ?? lastTs;
+      flush();
       emit?.(eventLine(event));
+    };
+    const fromBytes = (bytes: Buffer, n: number): boolean => {
+      // A subagent's task is read from its first boundary item (§3.6), which the plain rule parses.
+      if (state === null || (parentThread !== null && subagentTask === null)) return false;
+      const ts = twin.write(bytes, 0, bytes.length, n, seq, lastTs, state, out);
+      if (ts === null) return false;
+      seq++;
+      lastTs = ts;
+      if (out.used >= OUT_FLUSH_BYTES) flush();
+      return true;
     };
     const read = scanRollout(task, task.named, task.lenient, (line) => {
       const r = line.record;
@@ -80,17 +118,18 @@ export async function streamRoot(task: StreamTask): Promise<StreamOutcome> {
       if (r?.type === "event_msg" && isJsonObject(r.payload) && r.payload.type === "thread_rolled_back") throw NEEDS_PLAN;
       if (subagentTask === null && parentThread !== null && r?.type === "response_item" && isBoundaryItem(r.payload)) subagentTask = taskOfRecords([r]);
       for (const e of lineEvents(t, line, mapLine(t, line, state!), seq, validTimestamp(r?.timestamp) ?? lastTs)) put(e);
-    });
+    }, fromBytes);
+    flush();
     if (read.kind === "rollout") scan = read.scan;
   };
   let prepared: PreparedLog | null = null;
   try {
-    if (task.write) prepared = await prepareLog(task.ws, base, async (emit) => produce(emit), { lease: null });
+    if (task.write) prepared = await prepareLog(task.ws, base, async (emit) => produce(emit), { lease: null }, false, onWorker);
     else produce(null);
   } catch (err) {
     if (err === NEEDS_PLAN) return { kind: "needs_plan" };
     if (err === GONE) return { kind: "gone" };
-    return { kind: "error", error: err instanceof PixirError ? { kind: err.kind, message: err.message, details: err.details } : { internal: String((err as Error)?.stack ?? err) } };
+    return { kind: "error", error: sentError(err) };
   }
   if (scan === null || lineOne === null) {
     if (prepared !== null) discardPreparedLog(prepared);
@@ -109,8 +148,10 @@ export async function streamRoot(task: StreamTask): Promise<StreamOutcome> {
     leaf_session_id: base,
   };
   const facts: ReadFacts = { size: sc.size, mtimeMs: sc.mtimeMs, edges: sc.edges };
-  const sent = prepared === null ? null : { id: prepared.id, tmpName: prepared.tmp.components.at(-1)!, bytes: prepared.bytes, createdDirs: prepared.createdDirs };
-  return { kind: "done", report, facts, lineOne: parentThread === null ? null : lineOne, task: subagentTask, prepared: sent };
+  const linkLineOne = parentThread === null ? null : lineOne;
+  const indexTmp = prepared === null ? null : prepareImportRecord(task.ws, t, facts, linkLineOne, report, subagentTask);
+  const sent = prepared === null ? null : sentPrepared(prepared, indexTmp);
+  return { kind: "done", report, facts, lineOne: linkLineOne, task: subagentTask, prepared: sent };
 }
 
 /** Thrown inside a stream whose line 1 names another thread than its head did. */
@@ -123,21 +164,77 @@ export function receivedPrepared(ws: string, p: SentPrepared): PreparedLog {
 }
 
 /** The error of a failed stream, as this thread throws it. */
-export function streamError(e: Extract<StreamOutcome, { kind: "error" }>["error"]): Error {
+export function streamError(e: SentError): Error {
   return "internal" in e ? new PixirError("internal_error", undefined, { reason: "codex_stream_failed", stack: e.internal }) : new PixirError(e.kind as never, e.message, e.details);
 }
 
+/** What the writing pass commits of a streamed family (§4.6 step 3): its prepared Log, and what the import index keeps. */
+export interface CommitTask {
+  ws: string;
+  program: string;
+  env: NodeJS.ProcessEnv;
+  threadId: string;
+  prepared: SentPrepared;
+  facts: ReadFacts;
+  lineOne: JsonObject | null;
+  report: CodexImportReport;
+  task: string | null;
+}
+
+export type CommitOutcome = { kind: "done" } | { kind: "error"; error: SentError };
+
+/**
+ * A streamed family's prepared Log put in place under its Writer Lease (the sessions directory's fsync is
+ * the caller's, once for the run), then the import index told. A failed commit has removed the temp file;
+ * a lease not taken leaves it to the caller.
+ */
+export async function commitStreamed(c: CommitTask, signal?: AbortSignal): Promise<CommitOutcome> {
+  try {
+    const lease = await acquireLease(c.ws, codexBaseId(c.threadId), { program: c.program, env: c.env, signal });
+    let ok = false;
+    try {
+      commitPreparedLog(c.ws, receivedPrepared(c.ws, c.prepared), { lease, signal }, { syncDir: false });
+      ok = true;
+    } finally {
+      lease.release(!ok);
+    }
+    if (c.prepared.indexTmp !== null) placeIndexEntry(c.ws, codexBaseId(c.threadId), c.prepared.indexTmp);
+    else recordImport(c.ws, c.threadId, c.facts, c.lineOne, c.report, c.task);
+    return { kind: "done" };
+  } catch (err) {
+    return { kind: "error", error: sentError(err) };
+  }
+}
+
+/** A prepared Log (and its index entry) in the form that crosses to a worker. */
+export const sentPrepared = (p: PreparedLog, indexTmp: string | null): SentPrepared => ({ id: p.id, tmpName: p.tmp.components.at(-1)!, indexTmp, bytes: p.bytes, createdDirs: p.createdDirs });
+
 // ---------------------------------------------------------------------------------------------------
-// Streams on worker threads.
+// Streams and commits on worker threads.
 
 const WORKER_FILE = "./codex-stream-worker.js";
 
-/** Streams handed out to worker threads, a few at a time each; in this thread when there is no worker file. */
+/** Jobs a worker is given at once: while some wait for their fsync, the next is made. */
+const JOBS_PER_WORKER = 3;
+
+/** A job for a worker: a stream of the checking pass, or a commit of the writing pass. */
+export type PoolJob = { kind: "stream"; task: StreamTask } | { kind: "commit"; task: CommitTask };
+
+interface Queued {
+  job: PoolJob;
+  resolve: (outcome: StreamOutcome | CommitOutcome) => void;
+}
+
+
+/** Streams and commits handed out to worker threads, a few at a time each; in this thread when there is no worker file. */
 export class StreamPool {
   private readonly workers: Worker[] = [];
-  private readonly idle: Worker[] = [];
-  private readonly queue: Array<{ task: StreamTask; resolve: (o: StreamOutcome) => void }> = [];
-  private readonly running = new Map<Worker, { task: StreamTask; resolve: (o: StreamOutcome) => void }>();
+  private readonly queue: Queued[] = [];
+  /** The jobs each worker has, by id. */
+  private readonly running = new Map<Worker, Map<number, Queued>>();
+  /** Commits under way on a worker: close() lets them finish, since one cut short would leave its lease behind. */
+  private readonly commits = new Set<Promise<unknown>>();
+  private nextId = 0;
   private closed = false;
 
   private started = false;
@@ -145,16 +242,22 @@ export class StreamPool {
   private constructor(
     private readonly url: URL | null,
     private readonly threads: number,
+    private readonly signal: AbortSignal | undefined,
   ) {}
 
   /**
-   * A pool of `threads` workers, started when the first stream is asked for, or one that streams in this
-   * thread (threads ≤ 1, or a library run from its sources).
+   * A pool of `threads` workers, started when the first job is asked for, or one that works in this
+   * thread (threads ≤ 1, or a library run from its sources), where a commit heeds `signal`.
    */
-  static open(threads: number): StreamPool {
+  static open(threads: number, signal?: AbortSignal): StreamPool {
     const url = new URL(WORKER_FILE, import.meta.url);
     const usable = threads > 1 && url.protocol === "file:" && existsSync(fileURLToPath(url));
-    return new StreamPool(usable ? url : null, threads);
+    return new StreamPool(usable ? url : null, threads, signal);
+  }
+
+  /** A job done in this thread. */
+  private runHere(job: PoolJob): Promise<StreamOutcome | CommitOutcome> {
+    return job.kind === "stream" ? streamRoot(job.task) : commitStreamed(job.task, this.signal);
   }
 
   private get parallel(): boolean {
@@ -173,27 +276,30 @@ export class StreamPool {
     } catch {
       return;
     }
+    const jobs = new Map<number, Queued>();
     this.workers.push(worker);
-    this.idle.push(worker);
-    worker.on("message", (outcome: StreamOutcome) => {
-      const job = this.running.get(worker);
-      this.running.delete(worker);
-      this.idle.push(worker);
-      job?.resolve(outcome);
+    this.running.set(worker, jobs);
+    worker.on("message", ({ id, outcome }: { id: number; outcome: StreamOutcome | CommitOutcome }) => {
+      const q = jobs.get(id);
+      jobs.delete(id);
+      q?.resolve(outcome);
       this.next();
     });
-    // A worker that dies takes its stream with it: it is streamed again here, and the worker is not used again.
+    // A worker that dies takes its jobs with it: its streams are made again here, and it is not used again.
+    // A commit it was making is reported failed (its lease may be left, which the next writer classifies).
     const lost = (): void => {
-      const job = this.running.get(worker);
-      this.running.delete(worker);
       const known = this.workers.indexOf(worker);
       if (known >= 0) this.workers.splice(known, 1);
-      const at = this.idle.indexOf(worker);
-      if (at >= 0) this.idle.splice(at, 1);
-      if (job !== undefined && !this.closed) {
-        removeTempFiles(job.task);
-        void streamRoot(job.task).then(job.resolve);
+      this.running.delete(worker);
+      for (const q of jobs.values()) {
+        if (q.job.kind === "commit") q.resolve({ kind: "error", error: { internal: "the worker making the commit stopped" } });
+        else if (!this.closed) {
+          removeTempFiles(q.job.task);
+          void streamRoot(q.job.task).then(q.resolve);
+        }
       }
+      jobs.clear();
+      this.next();
     };
     worker.on("error", lost);
     worker.once("exit", lost);
@@ -201,51 +307,83 @@ export class StreamPool {
 
   /** Stream one rollout; resolves with its outcome (never rejects). */
   run(task: StreamTask): Promise<StreamOutcome> {
-    if (!this.parallel) return streamRoot(task);
+    return this.submit({ kind: "stream", task }) as Promise<StreamOutcome>;
+  }
+
+  /** Commit one streamed family; resolves with its outcome (never rejects). */
+  commit(task: CommitTask): Promise<CommitOutcome> {
+    const done = this.submit({ kind: "commit", task }) as Promise<CommitOutcome>;
+    this.commits.add(done);
+    void done.then(() => this.commits.delete(done));
+    return done;
+  }
+
+  private submit(job: PoolJob): Promise<StreamOutcome | CommitOutcome> {
+    if (this.closed) return Promise.resolve({ kind: "error", error: { kind: "interrupted", message: "interrupted", details: {} } });
+    if (!this.parallel) return this.runHere(job);
     return new Promise((resolve) => {
-      this.queue.push({ task, resolve });
+      this.queue.push({ job, resolve });
       this.next();
     });
   }
 
   private next(): void {
-    while (this.queue.length > 0) {
+    while (this.queue.length > 0 && !this.closed) {
       if (this.workers.length === 0) {
-        const job = this.queue.shift()!;
-        void streamRoot(job.task).then(job.resolve);
+        const q = this.queue.shift()!;
+        void this.runHere(q.job).then(q.resolve);
         continue;
       }
-      const worker = this.idle.pop();
-      if (worker === undefined) return;
-      const job = this.queue.shift()!;
-      this.running.set(worker, job);
-      worker.postMessage(job.task);
+      // The worker with the fewest jobs, if it has room for one more.
+      let worker: Worker | null = null;
+      let least = JOBS_PER_WORKER;
+      for (const w of this.workers) {
+        const n = this.running.get(w)!.size;
+        if (n < least) {
+          least = n;
+          worker = w;
+        }
+      }
+      if (worker === null) return;
+      const q = this.queue.shift()!;
+      const id = this.nextId++;
+      this.running.get(worker)!.set(id, q);
+      worker.postMessage({ id, job: q.job });
     }
   }
 
-  /** Stop the workers. Streams still running leave temp files, which are removed. */
+  /**
+   * Stop the workers, once the commits they are making are made. Streams still running leave temp files,
+   * which are removed; jobs not yet handed out are interrupted.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    const cut = [...this.running.values()];
-    this.running.clear();
-    this.queue.length = 0;
+    const interrupted = { kind: "error" as const, error: { kind: "interrupted", message: "interrupted", details: {} } };
+    for (const q of this.queue.splice(0)) q.resolve(interrupted);
+    await Promise.all([...this.commits]);
+    const cut = [...this.running.values()].flatMap((jobs) => [...jobs.values()]);
+    for (const jobs of this.running.values()) jobs.clear();
     await Promise.all(this.workers.map((w) => w.terminate()));
-    for (const job of cut) {
-      removeTempFiles(job.task);
-      job.resolve({ kind: "error", error: { kind: "interrupted", message: "interrupted", details: {} } });
+    for (const q of cut) {
+      if (q.job.kind === "stream") removeTempFiles(q.job.task);
+      q.resolve(interrupted);
     }
   }
 }
 
-/** The temp files a stream cut short left beside its Log (`<id>.ndjson.tmp-*`). */
+/** The temp files a stream cut short left beside its Log (`<id>.ndjson.tmp-*`) and its index entry. */
 function removeTempFiles(task: StreamTask): void {
-  const dir = sessionsDir(task.ws).abs;
-  const prefix = `${codexBaseId(task.threadId)}.ndjson.tmp-`;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
+  const base = codexBaseId(task.threadId);
+  for (const [dir, prefix] of [
+    [sessionsDir(task.ws).abs, `${base}.ndjson.tmp-`],
+    [indexDir(task.ws), `${base}.json.tmp-`],
+  ] as const) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) if (name.startsWith(prefix)) rmSync(`${dir}/${name}`, { force: true });
   }
-  for (const name of names) if (name.startsWith(prefix)) rmSync(`${dir}/${name}`, { force: true });
 }
