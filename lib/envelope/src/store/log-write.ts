@@ -310,11 +310,19 @@ export interface PreparedLog {
 }
 
 /**
+ * How prepareLog meets the file system: `here`, the plain writers' way (the writes behind on libuv's
+ * threads, the open, fsync and close in this thread); `worker`, a worker thread that prepares one Log
+ * after another (the Codex import's streams: it writes in its own thread, which has nothing else to do
+ * meanwhile, and syncs on libuv's threads); `overlapped`, a thread that prepares several Logs at once (a
+ * Claude unit's): the open, fsync and close too wait on libuv's threads, so one Log is made while the file
+ * system commits another.
+ */
+export type PrepareMode = "here" | "worker" | "overlapped";
+
+/**
  * The first half of createLogAtomically: the lines `produce` emits go to a temp file beside the Log,
  * which is synced and closed. Nothing is visible under the Log's name. On any failure the temp file goes.
- * A caller may prepare before it holds the lease, and must then commit or discard. `onWorker`: the caller
- * is a worker thread that prepares one Log after another (the Codex import's streams): it writes in its
- * own thread, which has nothing else to do meanwhile.
+ * A caller may prepare before it holds the lease, and must then commit or discard.
  */
 export async function prepareLog(
   ws: string,
@@ -322,25 +330,25 @@ export async function prepareLog(
   produce: (emit: LineSink, emitOwned: OwnedBlockSink) => Promise<void>,
   ctx: CommitContext,
   replace = false,
-  onWorker = false,
+  mode: PrepareMode = "here",
 ): Promise<PreparedLog> {
   const final = logPath(ws, id);
   const createdDirs = ensureStateDir(sessionsDir(ws));
   if (!replace && inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
   const tmp = tempSibling(final);
+  const overlapped = mode === "overlapped";
   let fd: number | undefined;
   let out: BlockWriter | undefined;
   let prepared = false;
   try {
-    // The open, fsync and close wait on libuv's threads: a writer that prepares many Logs (an import on a
-    // worker thread) goes on with its next one while the file system commits this one.
     try {
-      fd = await openAsync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+      const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
+      fd = overlapped ? await openAsync(tmp.abs, flags, 0o644) : openSync(tmp.abs, flags, 0o644);
     } catch (err) {
       throw writeFailed(err, final, "open");
     }
     // A write of the temp file that fails is reported for the Log it was to become (the temp file goes).
-    out = new BlockWriter(fd, { background: !onWorker, fault: (err) => writeFailed(err, final, "write") });
+    out = new BlockWriter(fd, { background: mode !== "worker", fault: (err) => writeFailed(err, final, "write") });
     const writer = out;
     await produce(
       (line) => {
@@ -357,14 +365,17 @@ export async function prepareLog(
     checkAborted(ctx);
     try {
       await out.drain();
-      await fsyncAsync(fd);
+      if (mode === "here") fsyncSync(fd);
+      else await fsyncAsync(fd);
     } catch (err) {
       throw writeFailed(err, final, "fsync");
     }
     const closing = fd;
     fd = undefined;
     try {
-      await closeAsync(closing); // some file systems (NFS) report a deferred write error only here
+      // Some file systems (NFS) report a deferred write error only here.
+      if (overlapped) await closeAsync(closing);
+      else closeSync(closing);
     } catch (err) {
       throw writeFailed(err, final, "close");
     }

@@ -460,6 +460,8 @@ async function prepareNewLog(ws: string, id: string, lines: (emit: (part: string
         }
       },
       { lease: null },
+      false,
+      "overlapped",
     );
   } catch (err) {
     if (err === own) throw err;

@@ -124,7 +124,7 @@ export async function streamRoot(task: StreamTask, onWorker = false): Promise<St
   };
   let prepared: PreparedLog | null = null;
   try {
-    if (task.write) prepared = await prepareLog(task.ws, base, async (emit) => produce(emit), { lease: null }, false, onWorker);
+    if (task.write) prepared = await prepareLog(task.ws, base, async (emit) => produce(emit), { lease: null }, false, onWorker ? "worker" : "here");
     else produce(null);
   } catch (err) {
     if (err === NEEDS_PLAN) return { kind: "needs_plan" };
