@@ -1,8 +1,9 @@
 // Tasks handed out to worker threads, for a job whose tasks depend on no other task (the Claude import
-// prepares a new unit's Logs this way). A worker may hold more than one task at once, so that while one
-// waits on the file system (a temp file's fsync) the next one runs. A task runs in this thread instead when
-// there is no worker file (a library run from its sources) or only one thread may be used, and a task whose
-// worker dies is run again here; so every task ends with an outcome, whatever happens to the threads.
+// prepares a new unit's Logs this way, the Codex import streams and commits new threads). A worker may hold
+// more than one task at once, so that while one waits on the file system (a temp file's fsync) the next one
+// runs. A task runs in this thread instead when there is no worker file (a library run from its sources) or
+// only one thread may be used, and a task whose worker dies is run again here (or given the outcome its
+// owner says); so every task ends with an outcome, whatever happens to the threads.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parentPort, Worker, type ResourceLimits } from "node:worker_threads";
@@ -23,18 +24,24 @@ interface Answer<O> {
   outcome: O;
 }
 
-export interface PoolOptions {
+export interface PoolOptions<T, O> {
   /** Tasks a worker holds at once (1 by default). */
   perWorker?: number;
   limits?: ResourceLimits;
+  /** The outcome of a task whose worker died; null (and by default) cuts it and runs it again here. */
+  lost?: (task: T) => O | null;
+  /** A running task close() lets finish before it stops the workers (one that holds Writer Leases). */
+  finishes?: (task: T) => boolean;
 }
 
 export class WorkerPool<T, O> {
   private readonly workers: Worker[] = [];
   private readonly load = new Map<Worker, number>();
   private readonly queue: Array<Job<T, O>> = [];
-  private readonly running = new Map<number, { worker: Worker; job: Job<T, O> }>();
+  private readonly running = new Map<number, { worker: Worker; job: Job<T, O>; done: Promise<void>; finish: () => void }>();
   private closed = false;
+  private closing: Promise<void> | null = null;
+  private stopped: { outcome: O } | null = null;
   private started = false;
   private nextId = 0;
 
@@ -47,11 +54,11 @@ export class WorkerPool<T, O> {
     private readonly threads: number,
     private readonly here: (task: T) => Promise<O>,
     private readonly cut: (task: T) => void,
-    private readonly options: PoolOptions,
+    private readonly options: PoolOptions<T, O>,
   ) {}
 
   /** A pool of `threads` workers of the bundle at `url`, started when the first task is run. */
-  static open<T, O>(url: URL, threads: number, here: (task: T) => Promise<O>, cut: (task: T) => void, options: PoolOptions = {}): WorkerPool<T, O> {
+  static open<T, O>(url: URL, threads: number, here: (task: T) => Promise<O>, cut: (task: T) => void, options: PoolOptions<T, O> = {}): WorkerPool<T, O> {
     const usable = threads > 1 && url.protocol === "file:" && existsSync(fileURLToPath(url));
     return new WorkerPool(usable ? url : null, threads, here, cut, options);
   }
@@ -80,6 +87,7 @@ export class WorkerPool<T, O> {
       this.running.delete(id);
       this.load.set(worker, (this.load.get(worker) ?? 1) - 1);
       held.job.resolve(outcome);
+      held.finish();
       this.next();
     });
     // A worker that dies takes its tasks with it: they run again here, and the worker is not used again.
@@ -90,9 +98,14 @@ export class WorkerPool<T, O> {
       for (const [id, held] of [...this.running]) {
         if (held.worker !== worker) continue;
         this.running.delete(id);
-        if (this.closed) continue;
-        this.cut(held.job.task);
-        void this.here(held.job.task).then(held.job.resolve);
+        held.finish();
+        const outcome = this.options.lost?.(held.job.task) ?? null;
+        if (outcome !== null) held.job.resolve(outcome);
+        else {
+          this.cut(held.job.task);
+          if (this.stopped !== null) held.job.resolve(this.stopped.outcome);
+          else void this.here(held.job.task).then(held.job.resolve);
+        }
       }
       this.next();
     };
@@ -100,8 +113,9 @@ export class WorkerPool<T, O> {
     worker.once("exit", lost);
   }
 
-  /** Run one task; resolves with its outcome (`here` must never reject). */
+  /** Run one task; resolves with its outcome (`here` must never reject); once closed, with `stopped`. */
   run(task: T): Promise<O> {
+    if (this.stopped !== null) return Promise.resolve(this.stopped.outcome);
     if (!this.parallel) return this.here(task);
     return new Promise((resolve) => {
       this.queue.push({ id: this.nextId++, task, resolve });
@@ -122,19 +136,31 @@ export class WorkerPool<T, O> {
       for (const w of this.workers) if ((this.load.get(w) ?? 0) < perWorker && (worker === undefined || this.load.get(w)! < this.load.get(worker)!)) worker = w;
       if (worker === undefined) return;
       const job = this.queue.shift()!;
-      this.running.set(job.id, { worker, job });
+      let finish = (): void => {};
+      const done = new Promise<void>((resolve) => (finish = resolve));
+      this.running.set(job.id, { worker, job, done, finish });
       this.load.set(worker, this.load.get(worker)! + 1);
       worker.postMessage({ id: job.id, task: job.task } satisfies Sent<T>);
     }
   }
 
-  /** Stop the workers. Tasks still queued or running are cut and resolve with `stopped`. */
-  async close(stopped: O): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Stop the workers, once the running tasks that `finishes` names are done. Tasks still running then are
+   * cut; they, the queued ones and any run later resolve with `stopped`. Every call waits for the same end.
+   */
+  close(stopped: O): Promise<void> {
+    this.closing ??= this.stop(stopped);
+    return this.closing;
+  }
+  private async stop(stopped: O): Promise<void> {
     this.closed = true;
-    const cut = [...[...this.running.values()].map((r) => r.job), ...this.queue];
+    this.stopped = { outcome: stopped };
+    const queued = this.queue.splice(0);
+    const finishing = [...this.running.values()].filter((r) => this.options.finishes?.(r.job.task)).map((r) => r.done);
+    await Promise.all(finishing);
+    for (const job of queued) job.resolve(stopped);
+    const cut = [...this.running.values()].map((r) => r.job);
     this.running.clear();
-    this.queue.length = 0;
     await Promise.all(this.workers.map((w) => w.terminate()));
     for (const job of cut) {
       this.cut(job.task);
