@@ -103,6 +103,16 @@ export interface StringWalk {
   mirrorShift: number;
 }
 
+/** Walk the strings of `b[s, e)` with the kernel when the line is long enough for it to pay (and fits). */
+export function mirrorLine(f: StringWalk, b: Uint8Array, s: number, e: number): void {
+  const kernel = f.kernel;
+  f.mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
+  if (f.mirrored) {
+    kernel!.mirror(b, s, e);
+    f.mirrorShift = s;
+  }
+}
+
 /**
  * End (just past the closing quote) of the string whose opening quote is at `i`, or -1 when it is not
  * as JSON.stringify writes strings: raw bytes from 0x20 up (UTF-8 is checked for the whole line), and
@@ -355,13 +365,7 @@ export function checkLine(b: Buffer, s: number, e: number, f: LineFacts, utf8Che
   f.reorderLength = 0;
   f.membersTop = 0;
   f.depth = 1;
-  const kernel = f.kernel;
-  const mirrored = kernel !== null && e - s >= MIRROR_MIN_BYTES && e - s <= MIRROR_MAX_BYTES;
-  f.mirrored = mirrored;
-  if (mirrored) {
-    kernel!.mirror(b, s, e);
-    f.mirrorShift = s;
-  }
+  mirrorLine(f, b, s, e);
   const dataEnd = objectEnd(f, b, head.dataOpen, e - 1, true);
   if (dataEnd !== e - 1) return -1;
   if (!utf8Checked && !isUtf8(s === 0 && e === b.length ? b : b.subarray(s, e))) return -1;

@@ -3,7 +3,8 @@
 // parent comes from one of four sources, a file each: a Log in our layout (parent-log.ts), any other Log
 // through the loader (parent-loader.ts), a regular file on stdin (parent-stdin-file.ts) and a pipe on
 // stdin (parent-pipe.ts); all copy through ChildLines (child-lines.ts) into one writer (fork-write.ts).
-import { type JsonObject, type PixirEvent, serializeEvent } from "../event/envelope.js";
+import { isLineProblem, type JsonObject, type PixirEvent, serializeEvent } from "../event/envelope.js";
+import { decodeLogLine, LineDecoder } from "../fast/decode-line.js";
 import { OpenCalls, type ParentSource, type PrefixFacts } from "./fork-plan.js";
 import { IdSet } from "../event/id-set.js";
 import { logPath } from "../store/paths.js";
@@ -114,13 +115,19 @@ export function checkBoundary(facts: PrefixFacts, requestedToSeq: number | undef
 /**
  * fork.md §3.1 steps 6–8 and §4.3: the data of a share_v1 header over `inherited`, the parent's replayable
  * Events up to `toSeq` in History order (an importer that plans a child in memory: Codex rollbacks and forks).
+ * `lineOf` gives an Event's Log line (without its `\n`) when the importer has it as bytes: such a line is
+ * digested from its bytes, as the loader digests it when it reads the Log (its data is not parsed).
  */
-export function shareHeaderData(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+export function shareHeaderData(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[], lineOf?: (e: PixirEvent) => Buffer | null): JsonObject {
   const digest = new PrefixDigest();
   const open = new OpenCalls(new IdSet());
+  const decoder = new LineDecoder();
   for (const e of inherited) {
-    digest.add(e);
-    open.add(e);
+    const bytes = lineOf?.(e) ?? null;
+    const line = bytes !== null ? decodeLogLine(bytes, false, decoder) : null;
+    const canonical = line !== null && !isLineProblem(line) ? line.canonical : null;
+    digest.addLine(e, bytes ?? undefined, canonical);
+    open.add(e, canonical);
   }
   return {
     parent_session_id: parentId,

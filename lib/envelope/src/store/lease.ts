@@ -1,11 +1,12 @@
 // writer-lease.md: at most one process writes a Session's Log. The file format is Pixir's.
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from "node:fs";
+import { readFile, unlink } from "node:fs/promises";
 import os from "node:os";
 import { PixirError } from "../event/errors.js";
 import { leaseCreateFault, osWriteFault } from "../event/os-fault.js";
 import { randomHex } from "../event/ids.js";
-import { ensureStateDir, inspectStatePath, leasePath, leasesDir, placeComplete, releasesDir, removeCreatedDirs, StatePath, tempSibling } from "./paths.js";
+import { ensureStateDir, inspectStatePath, leasePath, leasesDir, linkCompleteAsync, placeComplete, releasesDir, removeCreatedDirs, StatePath, tempSibling } from "./paths.js";
 import { isJsonObject } from "../event/envelope.js";
 
 export const HEARTBEAT_INTERVAL_MS = 1000;
@@ -204,11 +205,24 @@ const writeAtomically = (target: StatePath, text: string): void => placeComplete
 
 function readLeaseObject(p: StatePath): Record<string, unknown> | "missing" | "unreadable" {
   try {
-    const v = JSON.parse(readFileSync(p.abs, "utf8"));
-    return isJsonObject(v) ? v : "unreadable";
+    return leaseObjectOf(readFileSync(p.abs, "utf8"));
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "unreadable";
   }
+}
+
+/** readLeaseObject on libuv's threads. */
+async function readLeaseObjectAsync(p: StatePath): Promise<Record<string, unknown> | "missing" | "unreadable"> {
+  try {
+    return leaseObjectOf(await readFile(p.abs, "utf8"));
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "unreadable";
+  }
+}
+
+function leaseObjectOf(text: string): Record<string, unknown> | "unreadable" {
+  const v = JSON.parse(text);
+  return isJsonObject(v) ? v : "unreadable";
 }
 
 export interface AcquireOptions {
@@ -322,12 +336,8 @@ export class WriterLease {
    * the (empty) state directories this lease created, so a refused first write leaves no `.pixir/`.
    */
   release(tidy = false): void {
-    if (this.released) return;
-    this.released = true;
-    this.stopHeartbeat();
-    if (!this.owned) return;
-    const seen = readLeaseObject(this.path);
-    if (seen !== "missing" && seen !== "unreadable" && seen.holder_id === this.holderId) {
+    if (!this.releasing()) return;
+    if (this.isOurs(readLeaseObject(this.path))) {
       try {
         unlinkSync(this.path.abs);
       } catch {
@@ -336,7 +346,30 @@ export class WriterLease {
     }
     if (tidy) removeCreatedDirs(this.createdDirs);
   }
+
+  /** release() with its read and removal on libuv's threads, for a writer that releases many leases at once. */
+  async releaseAsync(tidy = false): Promise<void> {
+    if (!this.releasing()) return;
+    if (this.isOurs(await readLeaseObjectAsync(this.path))) await unlink(this.path.abs).catch(() => undefined);
+    if (tidy) removeCreatedDirs(this.createdDirs);
+  }
+
+  /** Marks the lease released and stops its heartbeat; true when the file is this process's to remove. */
+  private releasing(): boolean {
+    if (this.released) return false;
+    this.released = true;
+    this.stopHeartbeat();
+    return this.owned;
+  }
+
+  private isOurs(seen: Record<string, unknown> | "missing" | "unreadable"): boolean {
+    return seen !== "missing" && seen !== "unreadable" && seen.holder_id === this.holderId;
+  }
 }
+
+/** This boot and this process's start time, read once: neither changes while the process lives. */
+const own: { known?: { bootId: string | null; procStart: string | null } } = {};
+const ownProcess = (): { bootId: string | null; procStart: string | null } => (own.known ??= { bootId: readBootId(), procStart: procStart(process.pid) });
 
 function newLeaseRecord(ws: string, id: string, program: string, now: number): Record<string, unknown> {
   const iso = new Date(now).toISOString();
@@ -352,8 +385,8 @@ function newLeaseRecord(ws: string, id: string, program: string, now: number): R
     beam_node: "nonode@nohost",
     hostname: os.hostname(),
     program,
-    boot_id: readBootId(),
-    proc_start: procStart(process.pid),
+    boot_id: ownProcess().bootId,
+    proc_start: ownProcess().procStart,
     started_at_ms: now,
     started_at: iso,
     heartbeat_at_ms: now,
@@ -451,6 +484,58 @@ export async function acquireLease(ws: string, id: string, options: AcquireOptio
     removeCreatedDirs(createdDirs);
     throw err;
   }
+}
+
+/**
+ * §3 for the Logs of many Sessions at once (an import that creates many): the first exclusive create of
+ * every lease is in flight together (linkCompleteAsync), so their fsyncs share journal commits; an id
+ * whose first create fails in any way then takes acquireLease, in order, which retries, classifies and
+ * names the error. Returns, in the order of `ids`, each lease or the error that refused it; the caller
+ * releases every lease. State directories made for the leases go with the first lease (release(true)).
+ */
+export async function acquireLeases(ws: string, ids: readonly string[], options: AcquireOptions): Promise<Array<WriterLease | unknown>> {
+  const out: Array<WriterLease | unknown> = [];
+  const borrowed = options.env.PIXIR_WRITER_LEASE;
+  let first: Array<WriterLease | null> = ids.map(() => null);
+  let createdDirs: string[] = [];
+  if (borrowed === undefined || borrowed === "") {
+    try {
+      createdDirs = ensureStateDir(leasesDir(ws));
+    } catch {
+      /* acquireLease names it, for each id */
+    }
+    first = await Promise.all(
+      ids.map(async (id) => {
+        try {
+          // No inspection of the path here: link() refuses anything already at it (EEXIST), a symlink too,
+          // and the lease then takes acquireLease, which inspects and names it.
+          const p = leasePath(ws, id);
+          const record = newLeaseRecord(ws, id, options.program, Date.now());
+          await linkCompleteAsync(tempSibling(p), p, `${JSON.stringify(record, null, 2)}\n`);
+          return new WriterLease(ws, id, record.holder_id as string, true, record, []);
+        } catch {
+          return null;
+        }
+      }),
+    );
+  }
+  for (let i = 0; i < ids.length; i++) {
+    const made = first[i];
+    if (made !== null) {
+      made.startHeartbeat();
+      out.push(made);
+      continue;
+    }
+    try {
+      out.push(await acquireLease(ws, ids[i]!, options));
+    } catch (err) {
+      out.push(err);
+    }
+  }
+  const holder = out.find((l): l is WriterLease => l instanceof WriterLease);
+  if (holder !== undefined) holder.createdDirs.push(...createdDirs);
+  else removeCreatedDirs(createdDirs);
+  return out;
 }
 
 /** writer-lease.md §9a: take over a stale lease whose holder is provably dead on this host and boot. */

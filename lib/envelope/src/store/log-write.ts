@@ -13,9 +13,9 @@ import {
   fstatSync,
   write,
   fdatasync,
-  fsync,
 } from "node:fs";
-import { constants as fsConstants } from "node:fs";
+import { close as closeCallback, constants as fsConstants, fsync as fsyncCallback, open as openCallback } from "node:fs";
+import { promisify } from "node:util";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../lines/codec.js";
 import { isLineProblem, type PixirEvent } from "../event/envelope.js";
 import { decodeLogLine } from "../fast/decode-line.js";
@@ -26,6 +26,10 @@ import { otherWriterAlive, writerProcess, type WriterLease } from "./lease.js";
 import { ensureStateDir, inspectStatePath, journalPath, logPath, placeComplete, removeCreatedDirs, sessionsDir, tempSibling, type StatePath } from "./paths.js";
 
 const FLUSH_BYTES = 256 * 1024;
+
+const openAsync = promisify(openCallback);
+const fsyncAsync = promisify(fsyncCallback);
+const closeAsync = promisify(closeCallback);
 
 export function fsyncDir(dir: StatePath): void {
   let fd: number | undefined;
@@ -41,6 +45,14 @@ export function fsyncDir(dir: StatePath): void {
 
 /** A failed write of `p` as a named error (event/os-fault.ts). */
 const writeFailed = (err: unknown, p: StatePath, operation: string): PixirError => osWriteFault(err, p.rel, operation);
+
+/**
+ * Blocks finished writers gave back (release()), for the next writer of this thread: a writer of many small
+ * Logs in a row (an import) then allocates no block of its own, and its memory stays flat.
+ */
+const FREE_BLOCKS: Buffer[] = [];
+const MAX_FREE_BLOCKS = 8;
+const takeBlock = (): Buffer => FREE_BLOCKS.pop() ?? Buffer.allocUnsafe(2 * FLUSH_BYTES);
 
 /** Blocks of its own a background writer may have in flight; past that, it writes in the foreground. */
 const BACKGROUND_BLOCKS = 3;
@@ -64,7 +76,7 @@ const BACKGROUND_SYNC_BYTES = 64 * 1024 * 1024;
  * A background writer must be drained or settled before its descriptor is closed.
  */
 export class BlockWriter {
-  private block: Buffer = Buffer.allocUnsafe(2 * FLUSH_BYTES);
+  private block: Buffer = takeBlock();
   private used = 0;
   bytesWritten = 0;
   private readonly spare: Buffer[] = [];
@@ -148,7 +160,7 @@ export class BlockWriter {
     this.used = 0;
     if (this.options.background && this.writes < this.inFlight && this.failure === null) {
       const block = this.block;
-      this.block = this.spare.pop() ?? Buffer.allocUnsafe(block.length);
+      this.block = this.spare.pop() ?? takeBlock();
       this.writeBehind(block, used, true);
     } else this.writeAll(this.block.subarray(0, used));
   }
@@ -161,6 +173,13 @@ export class BlockWriter {
   /** Wait until nothing is in flight, whatever happened to it. */
   async settle(): Promise<void> {
     while (this.writes + this.syncs > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+  /** Give this writer's blocks to the next writer; call it once it is settled, and use it no more. */
+  release(): void {
+    if (this.writes + this.syncs > 0) return;
+    for (const b of [this.block, ...this.spare]) if (FREE_BLOCKS.length < MAX_FREE_BLOCKS && b.length === 2 * FLUSH_BYTES) FREE_BLOCKS.push(b);
+    this.spare.length = 0;
+    this.used = 0;
   }
   private writeAll(buf: Buffer): void {
     this.options.beforeWrite?.();
@@ -291,12 +310,19 @@ export interface PreparedLog {
 }
 
 /**
+ * How prepareLog meets the file system: `here`, the plain writers' way (the writes behind on libuv's
+ * threads, the open, fsync and close in this thread); `worker`, a worker thread that prepares one Log
+ * after another (the Codex import's streams: it writes in its own thread, which has nothing else to do
+ * meanwhile, and syncs on libuv's threads); `overlapped`, a thread that prepares several Logs at once (a
+ * Claude unit's): the open, fsync and close too wait on libuv's threads, so one Log is made while the file
+ * system commits another.
+ */
+export type PrepareMode = "here" | "worker" | "overlapped";
+
+/**
  * The first half of createLogAtomically: the lines `produce` emits go to a temp file beside the Log,
  * which is synced and closed. Nothing is visible under the Log's name. On any failure the temp file goes.
- * A caller may prepare before it holds the lease, and must then commit or discard. `onWorker`: the caller
- * is a worker thread that prepares one Log after another (the Codex import's streams): it writes in its
- * own thread, which has nothing else to do meanwhile, and the fsync runs on libuv's threads, so that the
- * worker makes the next Log while the disk syncs this one.
+ * A caller may prepare before it holds the lease, and must then commit or discard.
  */
 export async function prepareLog(
   ws: string,
@@ -304,23 +330,25 @@ export async function prepareLog(
   produce: (emit: LineSink, emitOwned: OwnedBlockSink) => Promise<void>,
   ctx: CommitContext,
   replace = false,
-  onWorker = false,
+  mode: PrepareMode = "here",
 ): Promise<PreparedLog> {
   const final = logPath(ws, id);
   const createdDirs = ensureStateDir(sessionsDir(ws));
   if (!replace && inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
   const tmp = tempSibling(final);
+  const overlapped = mode === "overlapped";
   let fd: number | undefined;
   let out: BlockWriter | undefined;
   let prepared = false;
   try {
     try {
-      fd = openSync(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+      const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
+      fd = overlapped ? await openAsync(tmp.abs, flags, 0o644) : openSync(tmp.abs, flags, 0o644);
     } catch (err) {
       throw writeFailed(err, final, "open");
     }
     // A write of the temp file that fails is reported for the Log it was to become (the temp file goes).
-    out = new BlockWriter(fd, { background: !onWorker, fault: (err) => writeFailed(err, final, "write") });
+    out = new BlockWriter(fd, { background: mode !== "worker", fault: (err) => writeFailed(err, final, "write") });
     const writer = out;
     await produce(
       (line) => {
@@ -337,17 +365,17 @@ export async function prepareLog(
     checkAborted(ctx);
     try {
       await out.drain();
-      if (onWorker) {
-        const syncing = fd;
-        await new Promise<void>((resolve, reject) => fsync(syncing, (err) => (err ? reject(err) : resolve())));
-      } else fsyncSync(fd);
+      if (mode === "here") fsyncSync(fd);
+      else await fsyncAsync(fd);
     } catch (err) {
       throw writeFailed(err, final, "fsync");
     }
     const closing = fd;
     fd = undefined;
     try {
-      closeSync(closing); // some file systems (NFS) report a deferred write error only here
+      // Some file systems (NFS) report a deferred write error only here.
+      if (overlapped) await closeAsync(closing);
+      else closeSync(closing);
     } catch (err) {
       throw writeFailed(err, final, "close");
     }
@@ -356,6 +384,7 @@ export async function prepareLog(
   } finally {
     // Background writes still in flight would otherwise land on whatever file reuses the descriptor.
     await out?.settle();
+    out?.release();
     if (fd !== undefined) closeSync(fd);
     if (!prepared) discardPreparedLog({ id, final, tmp, bytes: 0, createdDirs });
   }
@@ -384,6 +413,22 @@ export function commitPreparedLog(ws: string, p: PreparedLog, ctx: CommitContext
   } finally {
     if (!committed) discardPreparedLog(p);
   }
+}
+
+/** A prepared Log as it crosses from a worker thread: its temp file's name beside the Log. */
+export interface SentPrepared {
+  id: string;
+  tmpName: string;
+  bytes: number;
+  createdDirs: string[];
+}
+
+export const sentPrepared = (p: PreparedLog): SentPrepared => ({ id: p.id, tmpName: p.tmp.components.at(-1)!, bytes: p.bytes, createdDirs: p.createdDirs });
+
+/** A prepared Log from a worker thread, back in the form commitPreparedLog takes. */
+export function receivedPrepared(ws: string, p: SentPrepared): PreparedLog {
+  const final = logPath(ws, p.id);
+  return { id: p.id, final, tmp: final.sibling(p.tmpName), bytes: p.bytes, createdDirs: p.createdDirs };
 }
 
 /** Remove a prepared Log's temp file (and the directories made for it). */

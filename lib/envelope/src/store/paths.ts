@@ -1,6 +1,7 @@
 // envelope-and-log.md §6: the Workspace, Pixir's layout, and confinement of every state path.
 import { closeSync, constants as fsConstants, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { createHash } from "node:crypto";
+import { open as openFile, link as linkFile, unlink as unlinkFile } from "node:fs/promises";
 import path from "node:path";
 import { PixirError } from "../event/errors.js";
 import { isRefusal, isWriteFaultCode } from "../event/os-codes.js";
@@ -122,15 +123,17 @@ export function inspectStatePath(p: StatePath): "missing" | "present" {
   const n = p.components.length;
   for (let i = 0; i < n; i++) {
     const abs = path.join(p.workspace, ...p.components.slice(0, i + 1));
-    let st: Stats;
+    let st: Stats | undefined;
     try {
-      st = lstatSync(abs);
+      // A missing path is the common answer (a Log about to be made): no error is made for it.
+      st = lstatSync(abs, { throwIfNoEntry: false });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return "missing";
       if (code === "ENOTDIR") throw unsafe(p, Math.max(i - 1, 0), "non_directory_component");
       throw osFailure(err, p, i, "lstat", "lstat_failed");
     }
+    if (st === undefined) return "missing";
     const actual = typeOf(st);
     if (actual === "symlink") throw unsafe(p, i, "symlink_component", { actual_type: "symlink" });
     const last = i === n - 1;
@@ -222,6 +225,29 @@ export function placeComplete(tmp: StatePath, target: StatePath, text: string | 
         /* never created */
       }
     }
+  }
+}
+
+/**
+ * placeComplete's "link" on libuv's threads: the same steps (exclusive create, whole write, fsync, link,
+ * the temp file removed on every path), for a writer that places many files at once, so that their
+ * fsyncs are in flight together and the file system commits them in a few journal transactions.
+ */
+export async function linkCompleteAsync(tmp: StatePath, target: StatePath, text: string): Promise<void> {
+  let created = false;
+  try {
+    const file = await openFile(tmp.abs, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+    created = true;
+    try {
+      const bytes = Buffer.from(text);
+      for (let done = 0; done < bytes.length; ) done += (await file.write(bytes, done)).bytesWritten;
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await linkFile(tmp.abs, target.abs);
+  } finally {
+    if (created) await unlinkFile(tmp.abs).catch(() => undefined);
   }
 }
 

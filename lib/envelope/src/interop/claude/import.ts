@@ -2,22 +2,25 @@
 // a file imported before is checked against its last checkpoint (size and SHA-256 of the imported
 // prefix) and, when it grew, only its new records are appended (§4.3).
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, unlinkSync, type Stats } from "node:fs";
-import { isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, statSync, unlinkSync, type Stats } from "node:fs";
+import path from "node:path";
+import { envelopeHead, isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
-import { acquireLease, type WriterLease } from "../../store/lease.js";
+import { acquireLease, acquireLeases, WriterLease } from "../../store/lease.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { openHistory } from "../../store/loader.js";
-import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
+import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, prepareLog, readTail, receivedPrepared, sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
 import { listLogs } from "../../store/ls.js";
-import { inspectStatePath, logPath } from "../../store/paths.js";
+import { inspectStatePath, logPath, logTempOwner, sessionsDir } from "../../store/paths.js";
+import { scanThreadCount } from "../../store/threads.js";
+import { WorkerPool } from "../../store/worker-pool.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { planBatch, refusal, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
-import { knownEntry, readKnown, sameFile, statFile, stillKnown, writeKnown, type KnownFile } from "./known.js";
+import { knownEntry, readKnown, sameFile, statFile, stillKnown, writeKnown, writeKnownAll, type KnownFile } from "./known.js";
 import { heldLine } from "./map.js";
 import { readTranscriptBytes } from "./transcript.js";
 
@@ -83,6 +86,10 @@ interface LogWrite {
 interface FilePlan {
   report: ClaudeFileReport;
   writes: LogWrite[];
+  /** New Logs already written to temp files (a fresh unit, `prepare`), put in place by the writing pass. */
+  prepared: PreparedLog[];
+  /** The same, while they are being written (planUnit waits for them). */
+  preparing?: Array<Promise<PreparedLog>>;
   /** The planned batch (a fork file's source needs its Logs, §3.7). */
   batch?: BatchPlan;
   /** The import index entry to write once the file's Logs are written (known.ts). */
@@ -165,7 +172,38 @@ function readingSource<T>(src: SourceFile, read: () => T): T {
   }
 }
 
-const readSource = (src: SourceFile): Buffer => readingSource(src, () => readFileSync(src.abs));
+const readSource = (src: SourceFile, files?: FileBuffers): Buffer => readingSource(src, () => (files !== undefined ? files.read(src.abs) : readFileSync(src.abs)));
+
+/**
+ * Source files read into buffers that the next unit uses again once the unit that read them is prepared
+ * (prepareFreshUnit), so that a thread preparing many units keeps a flat memory.
+ */
+class FileBuffers {
+  private static readonly free: Buffer[] = [];
+  private readonly held: Buffer[] = [];
+  read(abs: string): Buffer {
+    const fd = openSync(abs, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const at = FileBuffers.free.findIndex((b) => b.length >= size);
+      const buf = at >= 0 ? FileBuffers.free.splice(at, 1)[0]! : Buffer.allocUnsafeSlow(Math.max(size, 256 * 1024));
+      this.held.push(buf);
+      let n = 0;
+      while (n < size) {
+        const got = readSync(fd, buf, n, size - n, n);
+        if (got <= 0) break;
+        n += got;
+      }
+      return buf.subarray(0, n);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  /** The unit is prepared: nothing refers to its files any more. */
+  done(): void {
+    for (const b of this.held.splice(0)) if (FileBuffers.free.length < 6 && b.length <= 64 * 1024 * 1024) FileBuffers.free.push(b);
+  }
+}
 
 async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
   const logs: ExistingLog[] = [];
@@ -208,6 +246,8 @@ interface UnitState {
   createdSubagent: boolean;
   /** §3.6: the child Logs that subagent_events of the unit's subagent files name (read when a session file is planned). */
   linkedBySubagents: Array<() => Iterable<string>>;
+  /** Where the unit's files are read into (a fresh unit's; else each is read into a buffer of its own). */
+  files?: FileBuffers;
 }
 
 /**
@@ -257,10 +297,53 @@ const childrenNamedInPlan = (plan: BatchPlan): string[] =>
  * `data.claude.record` (its last key, in `claude`, the last key of `data`): the bytes JSON.stringify would
  * give, without serialising the record a second time.
  */
-function serializeAll(events: PixirEvent[], src: SourceFile, recordText: Map<PixirEvent, string>): string {
+function serializeAll(events: PixirEvent[], src: SourceFile, plan: Pick<BatchPlan, "recordText" | "eventText">): string {
   let out = "";
+  serializeEach(events, src, plan, (part) => (out += typeof part === "string" ? part : part.toString("utf8")));
+  return out;
+}
+
+/**
+ * The Log lines of `events`, handed to `emit` as they are made (serializeAll): a line as one string, or
+ * (Events mapped from their records' bytes) whole lines as bytes, put together from the records' bytes
+ * in a block that `emit` must copy or use before it returns.
+ */
+function serializeEach(events: PixirEvent[], src: SourceFile, plan: Pick<BatchPlan, "recordText" | "eventText">, emit: (part: string | Buffer) => void): void {
+  const lineOf = (e: PixirEvent) => (isJsonObject(e.data.claude) && typeof e.data.claude.line === "number" ? e.data.claude.line : null);
+  const tooLong = (e: PixirEvent, bytes: number) => {
+    const err = lineTooLongToWrite(bytes, e.type, null);
+    return new PixirError(err.kind, err.message, { ...err.details, file: src.file, line: lineOf(e) });
+  };
+  let block = LINE_BLOCK;
+  let used = 0;
+  const handOn = () => {
+    if (used > 0) emit(block.subarray(0, used));
+    used = 0;
+  };
   for (const e of events) {
-    const verbatim = recordText.get(e);
+    const spliced = plan.eventText.get(e);
+    if (spliced !== undefined) {
+      // Written from a canonical line, which holds no lone surrogate: it is always encodable (§3).
+      const head = envelopeHead(e);
+      const most = head.length * 3 + spliced.maxBytes + 2;
+      if (most > MAX_LINE_BYTES) {
+        const bytes = Buffer.byteLength(head, "utf8") + spliced.byteLength + 2;
+        if (bytes > MAX_LINE_BYTES) throw tooLong(e, bytes);
+      }
+      if (used + most > block.length) {
+        handOn();
+        // A line larger than the block gets one of its own.
+        block = most > LINE_BLOCK.length ? Buffer.allocUnsafe(most) : LINE_BLOCK;
+      }
+      used += block.write(head, used, "utf8");
+      used = spliced.writeInto(block, used);
+      block[used++] = 0x7d; // "}"
+      block[used++] = 0x0a; // "\n"
+      if (used >= LINE_BLOCK_BYTES) handOn();
+      continue;
+    }
+    handOn();
+    const verbatim = plan.recordText.get(e);
     let dataText: string | undefined;
     if (verbatim !== undefined) {
       const { record: _record, ...claude } = e.data.claude as JsonObject;
@@ -268,17 +351,21 @@ function serializeAll(events: PixirEvent[], src: SourceFile, recordText: Map<Pix
       dataText = `${rest.slice(0, -2)},"record":${verbatim}}}`;
     }
     const text = serializeEvent(e, dataText);
-    const line = isJsonObject(e.data.claude) && typeof e.data.claude.line === "number" ? e.data.claude.line : null;
-    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file: src.file, line });
+    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file: src.file, line: lineOf(e) });
     // A record too large for one Log line is refused while planning, before anything is written.
-    if (text.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(text, "utf8") > MAX_LINE_BYTES) {
-      const err = lineTooLongToWrite(Buffer.byteLength(text, "utf8"), e.type, null);
-      throw new PixirError(err.kind, err.message, { ...err.details, file: src.file, line });
-    }
-    out += text;
+    if (text.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(text, "utf8") > MAX_LINE_BYTES) throw tooLong(e, Buffer.byteLength(text, "utf8"));
+    emit(text);
   }
-  return out;
+  handOn();
 }
+
+/**
+ * serializeEach's block of lines made from bytes, handed on once it holds this many bytes: one copy into
+ * the writer's block for many lines, where each part of each line was one call. Its own thread's, and used
+ * only while serializeEach runs (it awaits nothing).
+ */
+const LINE_BLOCK_BYTES = 64 * 1024;
+const LINE_BLOCK = Buffer.allocUnsafe(4 * LINE_BLOCK_BYTES);
 
 const parentUuidsOf = (src: SourceFile) => {
   let cache: Set<string> | null = null;
@@ -286,7 +373,7 @@ const parentUuidsOf = (src: SourceFile) => {
     if (cache === null) {
       cache = new Set();
       try {
-        for (const r of readTranscriptBytes(readFileSync(src.abs), src.file, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
+        for (const r of readTranscriptBytes(readFileSync(src.abs), src.file, true, undefined, true, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
       } catch {
         /* unreadable: links nothing */
       }
@@ -342,8 +429,65 @@ function unchangedLog(ws: string, id: string, first: PixirEvent): ClaudeLogRepor
   };
 }
 
-/** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing. */
-async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions, say?: (percent: number | null) => void): Promise<FilePlan> {
+/**
+ * A new Log's temp file could not be written (a full disk, a read-only file system): the unit is
+ * checked and written the plain way instead, in the writing pass, where the failure is named (§4.4).
+ */
+class PrepareFault extends Error {}
+
+/**
+ * A new Log of a fresh unit, its lines written to a temp file as they are made (prepareLog). A failure
+ * of the lines (a line too long, one not encodable) is the file's own and is thrown as it is; a failure
+ * of the file is a PrepareFault.
+ */
+async function prepareNewLog(ws: string, id: string, lines: (emit: (part: string | Buffer) => void) => void): Promise<PreparedLog> {
+  let own: unknown = null;
+  try {
+    return await prepareLog(
+      ws,
+      id,
+      async (emit) => {
+        let writing = false;
+        try {
+          lines((part) => {
+            writing = true;
+            emit(part);
+            writing = false;
+          });
+        } catch (err) {
+          if (!writing) own = err;
+          throw err;
+        }
+      },
+      { lease: null },
+      false,
+      "overlapped",
+    );
+  } catch (err) {
+    if (err === own) throw err;
+    throw new PrepareFault(String(err));
+  }
+}
+
+/**
+ * Wait for Logs being prepared. Throws the first failure (in plan order, as writing them one after the
+ * other would meet it) after the others are discarded; returns them all when none failed.
+ */
+async function settlePrepared(groups: Array<Array<Promise<PreparedLog>>>): Promise<PreparedLog[][]> {
+  const settled = await Promise.all(groups.map((g) => Promise.allSettled(g)));
+  const failed = settled.flat().find((r) => r.status === "rejected");
+  if (failed === undefined) return settled.map((g) => g.map((r) => (r as PromiseFulfilledResult<PreparedLog>).value));
+  for (const r of settled.flat()) if (r.status === "fulfilled") discardPreparedLog(r.value);
+  throw failed.reason;
+}
+
+/** Wait for Logs being prepared and discard them all (the plan they belong to failed). */
+async function discardPreparing(groups: Array<Array<Promise<PreparedLog>>>): Promise<void> {
+  for (const r of (await Promise.all(groups.map((g) => Promise.allSettled(g)))).flat()) if (r.status === "fulfilled") discardPreparedLog(r.value);
+}
+
+/** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing (but temp files, with `prepare`). */
+async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions, say?: (percent: number | null) => void, prepare = false): Promise<FilePlan> {
   say?.(null);
   const dry = Boolean(options.dryRun);
   const base = emptyReport(src, "unchanged");
@@ -384,14 +528,15 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
           logs: family.map((h) => unchangedLog(ws, h.id, h.first)),
         },
         writes: [],
+        prepared: [],
         known,
       };
     }
   }
-  const bytes = readSource(src);
-  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined);
+  const bytes = readSource(src, unit.files);
+  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined, true, true);
   if (read.records.length === 0 && !rootExists) {
-    return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [] };
+    return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [], prepared: [] };
   }
   const sha256 = createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex");
   const existing = rootExists ? await loadExisting(ws, await wsLogs.family(src.rootId, src.sourceKey)) : [];
@@ -416,30 +561,43 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   });
 
   const writes: LogWrite[] = [];
+  const preparing: Array<Promise<PreparedLog>> = [];
   const logs: ClaudeLogReport[] = [];
-  for (const log of plan.logs) {
-    if (log.existed) {
-      if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
-      else {
-        writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan.recordText), count: log.batch.length });
-        logs.push(logReport(log, dry ? "would_append" : "appended"));
+  try {
+    for (const log of plan.logs) {
+      if (log.existed) {
+        if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
+        else {
+          writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan), count: log.batch.length });
+          logs.push(logReport(log, dry ? "would_append" : "appended"));
+        }
+        continue;
       }
-      continue;
+      if (log.batch.length === 0) continue;
+      // A fresh unit's Log cannot exist (a Log that appeared since fails prepareLog, and the unit is then
+      // planned the plain way, which compares it).
+      if (prepare) {
+        preparing.push(prepareNewLog(ws, log.id, (emit) => serializeEach(log.batch, src, plan, emit)));
+        logs.push(logReport(log, "created"));
+        continue;
+      }
+      const text = serializeAll(log.batch, src, plan);
+      let status: ClaudeLogStatus = dry ? "would_create" : "created";
+      if (wsLogs.exists(log.id)) {
+        if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
+          throw refusal(ws, src, log.id, "log_differs");
+        }
+        status = "unchanged";
+      } else writes.push({ id: log.id, existed: false, lines: text, count: log.batch.length });
+      logs.push(logReport(log, status));
     }
-    if (log.batch.length === 0) continue;
-    const text = serializeAll(log.batch, src, plan.recordText);
-    let status: ClaudeLogStatus = dry ? "would_create" : "created";
-    if (wsLogs.exists(log.id)) {
-      if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
-        throw refusal(ws, src, log.id, "log_differs");
-      }
-      status = "unchanged";
-    } else writes.push({ id: log.id, existed: false, lines: text, count: log.batch.length });
-    logs.push(logReport(log, status));
+  } catch (err) {
+    await discardPreparing([preparing]);
+    throw err;
   }
   const rootStatus = logs.find((l) => l.session_id === src.rootId)?.status;
   const status: ClaudeFileStatus =
-    writes.length === 0 ? "unchanged" : rootStatus === "created" || rootStatus === "would_create" ? (dry ? "would_create" : "created") : dry ? "would_append" : "appended";
+    writes.length + preparing.length === 0 ? "unchanged" : rootStatus === "created" || rootStatus === "would_create" ? (dry ? "would_create" : "created") : dry ? "would_append" : "appended";
   return {
     report: {
       ...base,
@@ -456,6 +614,8 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       logs,
     },
     writes,
+    prepared: [],
+    preparing,
     batch: plan,
     known: dry ? undefined : { rootId: src.rootId, entry: knownEntry(src.sourceKey, st, read.completeBytes, sha256, src.forkedFrom) },
   };
@@ -543,6 +703,233 @@ const identityOf = (s: SourceFile) => (s.kind === "subagent" ? `a\u0000${s.claud
 /** Keep at most this many planned bytes between the checking pass and the writes; beyond, plan again. */
 const HELD_PLAN_BYTES = 8 * 1024 * 1024;
 
+type Say = (percent: number | null) => void;
+
+/** What planning a unit needs of its run. */
+interface PlanRun {
+  ws: string;
+  wsLogs: WorkspaceLogs;
+  options: ClaudeImportOptions;
+  /** §3.7: the Logs of a fork file's source session. */
+  forkSource: (sessionId: string) => Promise<ForkSource | null>;
+  /** Write the unit's new Logs to prepared temp files (a fresh unit, planFile `prepare`). */
+  prepare: boolean;
+}
+
+const unitFiles = (unit: ImportUnit): SourceFile[] => [...unit.subagents, ...(unit.session ? [unit.session] : [])];
+
+/**
+ * Plan the files of a unit: its subagent files, then its session file (§4.1), each a link target for the
+ * others (nested subagents, §3.6). On a failure, the temp files of the unit's prepared Logs go.
+ */
+async function planUnit(run: PlanRun, unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> {
+  const { ws, wsLogs, options } = run;
+  const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource: run.forkSource, linkedBySubagents: [], files: run.prepare ? new FileBuffers() : undefined };
+  for (const sub of unit.subagents) state.subagents.set(sub.agentId!, { rootId: sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
+  const plans: FilePlan[] = [];
+  try {
+    for (const sub of unit.subagents) {
+      const p = await planFile(ws, sub, state, wsLogs, options, says?.get(sub), run.prepare);
+      if (p.report.status === "empty") state.subagents.get(sub.agentId!)!.rootId = null;
+      const batch = p.batch;
+      const familyIds = p.report.logs.map((l) => l.session_id);
+      state.linkedBySubagents.push(batch !== undefined ? () => childrenNamedInPlan(batch) : () => childrenNamedIn(ws, familyIds));
+      if (p.writes.some((w) => w.id === sub.rootId && !w.existed) || p.report.logs.some((l) => l.session_id === sub.rootId && l.status === "created")) state.createdSubagent = true;
+      plans.push({ report: p.report, writes: p.writes, prepared: [], preparing: p.preparing, known: p.known });
+    }
+    if (unit.session) plans.push(await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session), run.prepare));
+  } catch (err) {
+    await discardPreparing(plans.map((p) => p.preparing ?? []));
+    state.files?.done();
+    throw err;
+  }
+  // The unit's Logs are written to their temp files together: one's fsync waits while the next is made.
+  const prepared = await settlePrepared(plans.map((p) => p.preparing ?? [])).finally(() => state.files?.done());
+  plans.forEach((p, i) => {
+    p.prepared = prepared[i]!;
+    p.preparing = undefined;
+  });
+  return plans;
+}
+
+/** A fresh unit to prepare (on a worker thread, or in this one). */
+export interface UnitTask {
+  ws: string;
+  unit: ImportUnit;
+  lenient: boolean;
+  program: string;
+}
+
+/** A file of a prepared unit, as it crosses from a worker thread. */
+interface SentFile {
+  report: ClaudeFileReport;
+  prepared: SentPrepared[];
+  known?: { rootId: string; entry: KnownFile };
+}
+
+export type UnitOutcome =
+  | { kind: "done"; files: SentFile[] }
+  /** A temp file could not be written: the unit is checked again and written the plain way. */
+  | { kind: "write_failed" }
+  | { kind: "error"; error: { kind: string; message: string; details: Record<string, unknown> } | { internal: string } }
+  /** The run stopped before the unit was prepared. */
+  | { kind: "stopped" };
+
+/**
+ * claude-interop.md §4.2, §4.4: a unit none of whose Logs can exist yet, checked and planned, its new
+ * Logs written to temp files that the writing pass puts in place under their leases. One read and one
+ * parse of each line; the Logs are never held in memory as text.
+ */
+export async function prepareFreshUnit(task: UnitTask, says?: Map<SourceFile, Say | undefined>): Promise<UnitOutcome> {
+  const options: ClaudeImportOptions = { paths: [], lenient: task.lenient, program: task.program, env: {} };
+  const run: PlanRun = { ws: task.ws, wsLogs: new WorkspaceLogs(task.ws), options, forkSource: async () => null, prepare: true };
+  try {
+    const plans = await planUnit(run, task.unit, says);
+    return { kind: "done", files: plans.map((p) => ({ report: p.report, prepared: p.prepared.map(sentPrepared), known: p.known })) };
+  } catch (err) {
+    if (err instanceof PrepareFault) return { kind: "write_failed" };
+    return { kind: "error", error: err instanceof PixirError ? { kind: err.kind, message: err.message, details: err.details } : { internal: String((err as Error)?.stack ?? err) } };
+  }
+}
+
+/** The error of a unit that failed on another thread, as this thread throws it. */
+function unitOutcomeError(e: Extract<UnitOutcome, { kind: "error" }>["error"]): Error {
+  return "internal" in e ? new PixirError("internal_error", undefined, { reason: "claude_unit_failed", stack: e.internal }) : new PixirError(e.kind as never, e.message, e.details);
+}
+
+const UNIT_WORKER_FILE = "./claude-unit-worker.js";
+/** Each worker holds a unit's records: two at most unless PIXIR_SCAN_THREADS asks for more (the 256 MiB bound). */
+const MAX_UNIT_THREADS = 2;
+/** Below this many bytes of fresh units, starting workers costs more than it saves. */
+const PARALLEL_UNIT_BYTES = 8 * 1024 * 1024;
+/** Units in flight per thread, queued or being prepared. */
+const UNITS_AT_ONCE = 4;
+/** Units a worker holds at once: one is planned while the other's temp files are synced. */
+const UNITS_PER_WORKER = 2;
+/**
+ * A worker's young generation, at most (MiB): V8's default lets each worker's heap grow past what the
+ * 256 MiB bound of docs/performance.md allows for two; the work is the same with less.
+ */
+const WORKER_YOUNG_MB = 8;
+
+/** The temp files a unit cut short left beside its Logs (`<base>*.ndjson.tmp-*`). */
+function removeUnitTempFiles(task: UnitTask): void {
+  const dir = sessionsDir(task.ws).abs;
+  const bases = new Set(unitFiles(task.unit).map((f) => f.base));
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const owner = logTempOwner(name);
+    if (owner !== null && bases.has(owner.split(".")[0]!)) rmSync(path.join(dir, name), { force: true });
+  }
+}
+
+function freshBytes(units: ImportUnit[]): number {
+  let total = 0;
+  for (const u of units) {
+    for (const f of unitFiles(u)) {
+      try {
+        total += statSync(f.abs).size;
+      } catch {
+        /* named when the file is read */
+      }
+    }
+  }
+  return total;
+}
+
+/** Logs whose leases are taken together at most (§4.4: a batch of prepared files committed in run order). */
+const COMMIT_BATCH_LOGS = 128;
+
+/**
+ * The writing pass of prepared files (§4.4), in run order: the leases of a batch of files are taken
+ * together, each file's Logs are renamed into place (parents before children) under them, the renames
+ * are made durable by one fsync of the sessions directory (envelope-and-log.md §8.2), the import index
+ * entries follow, and the leases are released. A lease refused, or a rename that fails, ends the run
+ * there: the files before it stay written, that file's Logs are taken back.
+ */
+class PreparedCommits {
+  private files: FilePlan[] = [];
+  private logs = 0;
+  /** A file of the run has been written (by this or the plain writer). */
+  recorded = false;
+
+  constructor(
+    private readonly ws: string,
+    private readonly options: ClaudeImportOptions,
+  ) {}
+
+  async add(plan: FilePlan): Promise<void> {
+    this.files.push(plan);
+    this.logs += plan.prepared.length;
+    if (this.logs >= COMMIT_BATCH_LOGS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const files = this.files;
+    this.files = [];
+    this.logs = 0;
+    if (files.length === 0) return;
+    const { ws, options } = this;
+    const leases = await acquireLeases(
+      ws,
+      files.flatMap((f) => f.prepared.map((p) => p.id)),
+      { program: options.program, env: options.env, signal: options.signal },
+    );
+    const written: FilePlan[] = [];
+    let failure: unknown = null;
+    let renamed = false;
+    try {
+      let at = 0;
+      for (const f of files) {
+        const held = leases.slice(at, (at += f.prepared.length));
+        const refused = held.find((l) => !(l instanceof WriterLease));
+        if (refused !== undefined) {
+          failure = refused;
+          break;
+        }
+        const created: PreparedLog[] = [];
+        try {
+          for (let i = 0; i < f.prepared.length; i++) {
+            const p = f.prepared[i]!;
+            commitPreparedLog(ws, p, { lease: held[i] as WriterLease, signal: options.signal }, { syncDir: false });
+            created.push(p);
+            renamed = true;
+          }
+        } catch (err) {
+          // As writeFile: the root Log's checkpoint says the whole file is imported, so none of it may stay.
+          for (const p of created.reverse()) unlinkSync(p.final.abs);
+          for (const p of f.prepared) if (!created.includes(p)) discardPreparedLog({ ...p, createdDirs: [] });
+          f.prepared = [];
+          failure = err;
+          break;
+        }
+        f.prepared = [];
+        written.push(f);
+      }
+      if (renamed) fsyncDir(sessionsDir(ws));
+      await writeKnownAll(
+        ws,
+        written.flatMap((f) => (f.known !== undefined ? [f.known] : [])),
+      );
+    } finally {
+      const tidy = !this.recorded && written.length === 0;
+      const own = leases.filter((l): l is WriterLease => l instanceof WriterLease);
+      // The first lease made the state directories the others sit in: it goes last.
+      await Promise.all(own.slice(1).map((l) => l.releaseAsync(tidy)));
+      await own[0]?.releaseAsync(tidy);
+    }
+    const before = this.recorded;
+    if (written.length > 0) this.recorded = true;
+    // §4.4: units already written stay written; the error says so rather than "nothing was changed".
+    if (failure !== null) throw before || written.length > 0 ? afterEarlierWrites(failure, ws) : failure;
+  }
+}
+
 export async function importClaude(ws: string, options: ClaudeImportOptions): Promise<ClaudeImportResult> {
   const paths = options.paths.length > 0 ? options.paths : [defaultProjectsRoot(options.env)];
   for (const p of paths) if (!existsSync(p)) throw new PixirError("not_found", "path was not found", { path: p, next_actions: ["pass the path of a Claude Code projects directory", "set CLAUDE_CONFIG_DIR"] });
@@ -605,38 +992,23 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     const i = ++fileIndex;
     return (percent: number | null) => options.progress!(i, fileCount, src.file, percent);
   };
-  type Say = (percent: number | null) => void;
-  const planUnit = async (unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> => {
-    const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource, linkedBySubagents: [] };
-    // Every subagent file of the unit is a link target, for the session and for each other (nested, §3.6).
-    for (const sub of unit.subagents) state.subagents.set(sub.agentId!, { rootId: sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
-    const plans: FilePlan[] = [];
-    for (const sub of unit.subagents) {
-      const p = await planFile(ws, sub, state, wsLogs, options, says?.get(sub));
-      if (p.report.status === "empty") state.subagents.get(sub.agentId!)!.rootId = null;
-      const batch = p.batch;
-      const familyIds = p.report.logs.map((l) => l.session_id);
-      state.linkedBySubagents.push(batch !== undefined ? () => childrenNamedInPlan(batch) : () => childrenNamedIn(ws, familyIds));
-      if (p.writes.some((w) => w.id === sub.rootId && !w.existed)) state.createdSubagent = true;
-      plans.push({ report: p.report, writes: p.writes, known: p.known });
-    }
-    if (unit.session) {
-      const p = await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session));
-      if (p.batch && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, p.batch));
-      plans.push({ report: p.report, writes: p.writes, known: p.known });
-    }
-    return plans;
+  const planRun: PlanRun = { ws, wsLogs, options, forkSource, prepare: false };
+  const planHere = async (unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> => {
+    const plans = await planUnit(planRun, unit, says);
+    const session = plans.at(-1)?.batch;
+    if (unit.session !== null && session !== undefined && neededSources.has(unit.session.claudeSessionId)) sourcePlans.set(unit.session.claudeSessionId, forkSourceOfPlan(unit.session.claudeSessionId, session));
+    return plans.map((p) => ({ report: p.report, writes: p.writes, prepared: p.prepared, known: p.known }));
   };
 
   // A unit none of whose Logs can exist yet (no Log id is its base id or starts with it, §3.1), and that no
-  // fork file needs planned, is only read and checked by the checking pass; the writing pass plans it.
+  // fork file needs planned, is prepared by the checking pass: planned once, its Logs written to temp files.
   const basesPresent = new Set(wsLogs.all().map((id) => id.split(".")[0]!));
   const fresh = (unit: ImportUnit, files: SourceFile[]) =>
     !options.dryRun && !forkOf.has(unit) && !(unit.session !== null && neededSources.has(unit.session.claudeSessionId)) && files.every((f) => !basesPresent.has(f.base));
 
   const total = units.length;
   const reports: Array<ClaudeFileReport[] | null> = new Array(total).fill(null);
-  const held: Array<FilePlan[] | null> = [];
+  const held: Array<FilePlan[] | null> = new Array(total).fill(null);
   let heldBytes = 0;
   const unitError = (err: unknown, files: SourceFile[]): ClaudeFileReport[] => {
     const isUnitError = err instanceof PixirError && (err.kind === "invalid_claude_session" || err.kind === "already_exists");
@@ -644,54 +1016,142 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     const error = { kind: err.kind, message: err.message, details: err.details };
     return files.map((f) => skippedReport(f, error));
   };
-  for (let i = 0; i < total; i++) {
-    const unit = units[i]!;
-    options.signal?.throwIfAborted?.();
-    const dup = duplicates.get(unit);
-    const files = [...unit.subagents, ...(unit.session ? [unit.session] : [])];
+
+  const freshUnits = units.filter((u) => !duplicates.has(u) && fresh(u, unitFiles(u)));
+  const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
+  const threads = freshUnits.length === 0 ? 1 : Math.min(scanThreadCount(options.env, freshBytes(freshUnits), PARALLEL_UNIT_BYTES), asked ? Infinity : MAX_UNIT_THREADS);
+  const pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), threads, (task) => prepareFreshUnit(task), removeUnitTempFiles, { perWorker: UNITS_PER_WORKER, limits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
+  const stop = (): void => void pool.close({ kind: "stopped" });
+  options.signal?.addEventListener("abort", stop, { once: true });
+  const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
+  let preparing = true;
+  const inFlight: Array<{ i: number; unit: ImportUnit; files: SourceFile[]; says: Map<SourceFile, Say | undefined>; done: Promise<UnitOutcome> }> = [];
+  const commits = new PreparedCommits(ws, options);
+
+  /** §4.2 for a unit planned here: plan now and hold the plans, or (fresh) only check it and plan it when writing. */
+  const checkHere = async (i: number, unit: ImportUnit, files: SourceFile[], says: Map<SourceFile, Say | undefined>): Promise<void> => {
     try {
-      if (dup !== undefined) throw new PixirError("invalid_claude_session", undefined, { reason: "duplicate_session", file: dup });
-      const says = new Map(files.map((f) => [f, sayFor(f)]));
-      if (fresh(unit, files) && files.every((f) => linesFitLog(f, options, says.get(f)))) {
-        held.push(null);
-        continue;
-      }
-      const plans = await planUnit(unit, says);
+      if (fresh(unit, files) && files.every((f) => linesFitLog(f, options, says.get(f)))) return;
+      const plans = await planHere(unit, says);
       reports[i] = plans.map((p) => p.report);
       const size = plans.reduce((n, p) => n + p.writes.reduce((m, w) => m + w.lines.length, 0), 0);
       const keep = heldBytes + size <= HELD_PLAN_BYTES;
       if (keep) heldBytes += size;
-      held.push(keep ? plans : null);
+      held[i] = keep ? plans : null;
     } catch (err) {
       reports[i] = unitError(err, files);
-      held.push([]);
+      held[i] = [];
     }
-  }
+  };
+  /** The outcome of a unit prepared in the pool, taken in run order. */
+  const settle = async (job: (typeof inFlight)[number]): Promise<void> => {
+    const outcome = await job.done;
+    if (outcome.kind === "done" && preparing) {
+      const plans: FilePlan[] = outcome.files.map((f) => ({ report: f.report, writes: [], prepared: f.prepared.map((p) => receivedPrepared(ws, p)), known: f.known }));
+      held[job.i] = plans;
+      reports[job.i] = plans.map((p) => p.report);
+      // A worker's progress is shown as its unit is taken.
+      for (const f of job.files) {
+        const say = job.says.get(f);
+        say?.(null);
+        if (say !== undefined && statSync(f.abs).size >= PROGRESS_BYTES) say(100);
+      }
+      return;
+    }
+    if (outcome.kind === "stopped") {
+      options.signal?.throwIfAborted?.();
+      throw new PixirError("interrupted", undefined, { signal: "SIGINT" });
+    }
+    if (outcome.kind === "done") for (const f of outcome.files) for (const p of f.prepared) discardPreparedLog({ ...receivedPrepared(ws, p), createdDirs: [] });
+    if (outcome.kind === "error" && preparing) {
+      for (const f of job.files) job.says.get(f)?.(null);
+      reports[job.i] = unitError(unitOutcomeError(outcome.error), job.files);
+      held[job.i] = [];
+      return;
+    }
+    // A temp file that could not be written (a full disk): from this unit on, the run checks here and
+    // writes the plain way, which names the failure where it happens (§4.4). Prepared units after it go
+    // too, as their temp files may hold the room this one needed.
+    if (outcome.kind === "write_failed") preparing = false;
+    await checkHere(job.i, job.unit, job.files, job.says);
+  };
 
   let recorded = false;
-  if (!options.dryRun) {
-    for (let i = 0; i < units.length; i++) {
-      let plans = held[i];
-      if (plans === null) {
-        try {
-          plans = await planUnit(units[i]!);
-        } catch (err) {
-          reports[i] = unitError(err, [...units[i]!.subagents, ...(units[i]!.session ? [units[i]!.session!] : [])]);
-          continue;
-        }
-        reports[i] ??= plans.map((p) => p.report);
+  try {
+    for (let i = 0; i < total; i++) {
+      const unit = units[i]!;
+      options.signal?.throwIfAborted?.();
+      const dup = duplicates.get(unit);
+      const files = unitFiles(unit);
+      const says = new Map(files.map((f) => [f, sayFor(f)]));
+      if (dup !== undefined) {
+        reports[i] = unitError(new PixirError("invalid_claude_session", undefined, { reason: "duplicate_session", file: dup }), files);
+        held[i] = [];
+        continue;
       }
-      for (const p of plans) {
-        if (p.writes.length > 0) {
+      if (preparing && fresh(unit, files)) {
+        const task: UnitTask = { ws, unit, lenient: Boolean(options.lenient), program: options.program };
+        const here = threads <= 1;
+        inFlight.push({ i, unit, files, says: here ? new Map() : says, done: here ? prepareFreshUnit(task, says) : pool.run(task) });
+        // In this thread a unit's plan stays in memory until its temp files are synced: one more at most.
+        while (inFlight.length > (here ? 1 : UNITS_AT_ONCE * threads)) await settle(inFlight.shift()!);
+        continue;
+      }
+      // Errors are met in run order: the units before this one are settled first.
+      while (inFlight.length > 0) await settle(inFlight.shift()!);
+      await checkHere(i, unit, files, says);
+    }
+    while (inFlight.length > 0) await settle(inFlight.shift()!);
+    await pool.close({ kind: "stopped" });
+
+    if (!options.dryRun) {
+      for (let i = 0; i < units.length; i++) {
+        let plans = held[i];
+        if (plans === null) {
           try {
-            await writeFile(ws, p.writes, options);
+            plans = await planHere(units[i]!);
           } catch (err) {
-            // §4.4: units already written stay written; the error says so rather than "nothing was changed".
-            throw recorded ? afterEarlierWrites(err, ws) : err;
+            reports[i] = unitError(err, unitFiles(units[i]!));
+            continue;
           }
-          recorded = true;
+          reports[i] ??= plans.map((p) => p.report);
         }
-        if (p.known !== undefined) writeKnown(ws, p.known.rootId, p.known.entry);
+        for (const p of plans) {
+          if (p.prepared.length > 0) {
+            await commits.add(p);
+            continue;
+          }
+          if (p.writes.length > 0) {
+            await commits.flush();
+            try {
+              await writeFile(ws, p.writes, options);
+            } catch (err) {
+              // §4.4: units already written stay written; the error says so rather than "nothing was changed".
+              throw commits.recorded ? afterEarlierWrites(err, ws) : err;
+            }
+            commits.recorded = true;
+          }
+          if (p.known !== undefined) writeKnown(ws, p.known.rootId, p.known.entry);
+        }
+      }
+      await commits.flush();
+      recorded = commits.recorded;
+    }
+  } finally {
+    options.signal?.removeEventListener("abort", stop);
+    await pool.close({ kind: "stopped" });
+    // Whatever was prepared and not put in place goes, with the state directories made for it if empty.
+    for (const job of inFlight.splice(0)) {
+      const outcome = await job.done;
+      if (outcome.kind === "done") for (const f of outcome.files) for (const p of f.prepared) discardPreparedLog({ ...receivedPrepared(ws, p), createdDirs: [] });
+    }
+    for (const plans of held) for (const p of plans ?? []) for (const l of p.prepared) discardPreparedLog({ ...l, createdDirs: [] });
+    for (const [dir, was] of stateBefore) {
+      if (was) continue;
+      try {
+        rmdirSync(dir);
+      } catch {
+        /* not empty, or gone */
       }
     }
   }

@@ -7,6 +7,7 @@
 // check. The index is a cache: the Logs are the record; a missing, stale or unwritable entry only costs
 // the hash.
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from "node:fs";
+import { rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 export interface KnownFile {
@@ -69,6 +70,28 @@ export function writeKnown(ws: string, rootId: string, entry: KnownFile): void {
   } catch {
     rmSync(tmp, { force: true });
   }
+}
+
+/** writeKnown for many entries at once, their writes on libuv's threads (the writing pass of a batch). */
+export async function writeKnownAll(ws: string, entries: Array<{ rootId: string; entry: KnownFile }>): Promise<void> {
+  if (entries.length === 0) return;
+  try {
+    mkdirSync(path.dirname(knownPath(ws, entries[0]!.rootId)), { recursive: true, mode: 0o700 });
+  } catch {
+    return;
+  }
+  await Promise.all(
+    entries.map(async ({ rootId, entry }) => {
+      const target = knownPath(ws, rootId);
+      const tmp = `${target}.tmp-${process.pid}`;
+      try {
+        await writeFile(tmp, JSON.stringify(entry), { mode: 0o600 });
+        await rename(tmp, target);
+      } catch {
+        await rm(tmp, { force: true });
+      }
+    }),
+  );
 }
 
 export const statFile = (abs: string): Stats => statSync(abs);

@@ -3,6 +3,7 @@
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { wellFormed } from "../../event/text.js";
 import type { CanonicalType } from "../../event/vocabulary.js";
+import type { RecordFacts } from "./record-facts.js";
 import type { ClaudeRecord } from "./transcript.js";
 
 export interface ClaudeEventDraft {
@@ -157,9 +158,11 @@ export function usageKey(v: JsonObject): string | null {
   return JSON.stringify([msg.id, typeof v.requestId === "string" ? v.requestId : null]);
 }
 
+/** usageKey of a record from its facts. */
+export const usageKeyOf = (f: RecordFacts): string | null => (f.messageId === null ? null : JSON.stringify([f.messageId, f.requestId]));
+
 /** §2.1: the Events of a record, without `data.claude`. `path` is true for a path record. */
-export function recordDrafts(rec: ClaudeRecord, path: boolean, ctx: MapContext): ClaudeEventDraft[] {
-  const v = rec.value;
+export function recordDrafts(rec: ClaudeRecord, v: JsonObject | null, path: boolean, ctx: MapContext): ClaudeEventDraft[] {
   if (v === null) return [{ type: "workflow_event", part: "rec", data: { event: "claude_record", record_type: null, subtype: null } }];
   if (path && rec.type === "user") return userDrafts(v, ctx);
   if (path && rec.type === "assistant") return assistantDrafts(v);
@@ -171,11 +174,11 @@ const subtypeOf = (v: JsonObject): string | null => {
   return s === null ? null : wellFormed(s);
 };
 
-/** §2.3: the `claude` fields that reproduce the record (on its first Event). */
-export function reproduction(rec: ClaudeRecord): JsonObject {
+/** §2.3: the `claude` fields that reproduce the record (on its first Event), given its value and text. */
+export function reproduction(rec: ClaudeRecord, value: JsonObject | null, text: string | null): JsonObject {
   if (rec.raw !== null) return { raw_base64: rec.raw.toString("base64") };
-  if (rec.canonical) return { record: rec.value };
-  return { raw_line: rec.text };
+  if (rec.canonical) return { record: value };
+  return { raw_line: text };
 }
 
 /** §5.2: the exact line an Event with `data.claude.record|raw_line|raw_base64` stands for (no `\n`). */

@@ -2,7 +2,7 @@
 // placed on Logs (the path Claude resumes, true branches as share_v1 children, side records), then
 // mapped to Events in line order per Log. The same code plans a first import (no Log holds anything)
 // and an incremental one (the family's Logs, read from disk, hold the earlier lines).
-import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { envelopeHead, isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
@@ -11,7 +11,10 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { logPath } from "../../store/paths.js";
 import { childLogId, sha256Hex, subagentIdOf, type SourceFile } from "./discover.js";
 import { matchForkFile, type ForkSource, type SharedFork } from "./fork-file.js";
-import { contentText, heldLine, recordLineOf, recordDrafts, reproduction, usageDraft, usageKey, type ClaudeEventDraft } from "./map.js";
+import { contentText, heldLine, recordLineOf, recordDrafts, reproduction, usageDraft, usageKeyOf, type ClaudeEventDraft } from "./map.js";
+import { recordTape, type ToolUseFact } from "./record-facts.js";
+import { draftTexts, Spliced, type TextDraft } from "./map-bytes.js";
+import { readJsonLine } from "../../fast/json-tape.js";
 import { assignTranscripts, hasToolResultBlock, TranscriptTree, type ClaudeRecord, type ReadFile } from "./transcript.js";
 
 export type LogRole = "primary" | "branch" | "root_branch" | "fork_session" | "subagent" | "inline_subagent";
@@ -94,6 +97,8 @@ export interface BatchPlan {
   records: ClaudeRecord[];
   /** The line of each Event whose `data.claude.record` is a canonical line (so JSON.stringify(record) is that line). */
   recordText: Map<PixirEvent, string>;
+  /** The whole `data` text of each Event mapped from its record's bytes (map-bytes.ts); its `data` is parsed from it when read. */
+  eventText: Map<PixirEvent, Spliced>;
 }
 
 interface Link {
@@ -108,15 +113,20 @@ interface Link {
 const tsOk = (v: unknown): v is string => typeof v === "string" && CLAUDE_TS.test(v) && isIsoUtc(v);
 
 /** §2.4: the ts of each record (by line). */
+/** §2.4: the record's own ts (`timestamp`, else `snapshot.timestamp`), or null. */
+function ownTime(r: ClaudeRecord): string | null {
+  const f = r.facts;
+  if (f === null) return null;
+  if (tsOk(f.timestamp)) return f.timestamp;
+  if (tsOk(f.snapshotTimestamp)) return f.snapshotTimestamp;
+  return null;
+}
+
 function recordTimes(records: ClaudeRecord[], fallback: string): Map<ClaudeRecord, string> {
   const out = new Map<ClaudeRecord, string>();
   let prev = fallback;
   for (const r of records) {
-    const v = r.value;
-    let ts: string | null = null;
-    if (v !== null && tsOk(v.timestamp)) ts = v.timestamp;
-    else if (v !== null && isJsonObject(v.snapshot) && tsOk(v.snapshot.timestamp)) ts = v.snapshot.timestamp;
-    prev = ts ?? prev;
+    prev = ownTime(r) ?? prev;
     out.set(r, prev);
   }
   return out;
@@ -124,10 +134,8 @@ function recordTimes(records: ClaudeRecord[], fallback: string): Map<ClaudeRecor
 
 function firstTime(records: ClaudeRecord[]): string {
   for (const r of records) {
-    const v = r.value;
-    if (v === null) continue;
-    if (tsOk(v.timestamp)) return v.timestamp;
-    if (isJsonObject(v.snapshot) && tsOk(v.snapshot.timestamp)) return v.snapshot.timestamp;
+    const ts = ownTime(r);
+    if (ts !== null) return ts;
   }
   return EPOCH;
 }
@@ -372,31 +380,28 @@ export function planBatch(input: BatchInput): BatchPlan {
   const toolNames = new Map<string, { line: number; name: string }>();
   const firstUsage = new Map<string, number>();
   for (const r of records) {
-    const v = r.value;
-    if (v === null || r.type !== "assistant" || !r.message) continue;
-    const msg = v.message;
-    if (isJsonObject(msg) && Array.isArray(msg.content)) {
-      for (const b of msg.content) {
-        if (isJsonObject(b) && b.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string") {
-          const key = `${r.transcript}\u0000${b.id}`;
-          if (!toolNames.has(key)) toolNames.set(key, { line: r.line, name: b.name });
-        }
-      }
+    const f = r.facts;
+    if (f === null || r.type !== "assistant" || !r.message) continue;
+    for (const b of f.toolUses) {
+      if (b.name === null) continue;
+      const key = `${r.transcript}\u0000${b.id}`;
+      if (!toolNames.has(key)) toolNames.set(key, { line: r.line, name: b.name });
     }
-    const k = usageKey(v);
+    const k = usageKeyOf(f);
     if (k !== null && !firstUsage.has(k)) firstUsage.set(k, r.line);
   }
-  const toolCalls = new Map<string, JsonObject>();
+  const toolCalls = new Map<string, ToolUseFact>();
   for (const r of records) {
-    const msg = r.value?.message;
-    if (r.type !== "assistant" || !isJsonObject(msg) || !Array.isArray(msg.content)) continue;
-    for (const b of msg.content) if (isJsonObject(b) && b.type === "tool_use" && typeof b.id === "string" && !toolCalls.has(b.id)) toolCalls.set(b.id, b);
+    if (r.type !== "assistant" || r.facts === null) continue;
+    for (const b of r.facts.toolUses) if (!toolCalls.has(b.id)) toolCalls.set(b.id, b);
   }
   const links = subagentLinks(input, records, groupStarts, inlineIds, toolCalls);
 
   // Emission, parents before children (creation order does that).
   const workspace = input.ws;
   const recordText = new Map<PixirEvent, string>();
+  const eventText = new EventTexts();
+  const tape = recordTape();
   const src0 = src.sourceKey;
   const eventId = (key: string, part: string, ts: string) => derivedUlid(`claude:${src0}:${key}#${part}`, ts);
   const depth = src.kind === "subagent" ? 2 : 1;
@@ -405,9 +410,9 @@ export function planBatch(input: BatchInput): BatchPlan {
     const wasEmpty = log.events.length === 0;
     if (wasEmpty && log.placed.length === 0 && log !== rootOf[0]) continue;
     if (!log.existed && wasEmpty) {
-      if (log === sharedRoot) addForkFileHeader(input.ws, log, src, shared!, carrierTs, records);
+      if (log === sharedRoot) addForkFileHeader(input.ws, log, src, shared!, carrierTs, records, eventText);
       else if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : groupStarts[log.transcript - 1]!, carrierTs, records);
-      else addBranchHeader(input.ws, log, src, tsOf);
+      else addBranchHeader(input.ws, log, src, tsOf, eventText);
     }
     // §2.4: the Events of a batch follow line order, whichever step placed the record.
     log.placed.sort((a, b) => a.rec.line - b.rec.line);
@@ -415,32 +420,53 @@ export function planBatch(input: BatchInput): BatchPlan {
       const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
       const ts = tsOf(rec);
       const message = rec.message;
-      const drafts: ClaudeEventDraft[] = recordDrafts(rec, path && message, {
-        toolName: (id) => {
+      const ctx = {
+        toolName: (id: string) => {
           const t = toolNames.get(`${rec.transcript}\u0000${id}`);
           return t !== undefined && t.line < rec.line ? t.name : null;
         },
-      });
-      if (message && rec.type === "assistant" && rec.value !== null) {
-        const k = usageKey(rec.value);
-        const u = k === null || firstUsage.get(k) === rec.line ? usageDraft(rec.value) : null;
-        if (u !== null) drafts.push(u);
+      };
+      const usageKey = message && rec.type === "assistant" && rec.facts !== null ? usageKeyOf(rec.facts) : undefined;
+      const withUsage = usageKey !== undefined && (usageKey === null || firstUsage.get(usageKey) === rec.line);
+      // A canonical line is mapped from its bytes (map-bytes.ts), its Events' data written as text.
+      let texts: TextDraft[] | null = null;
+      if (rec.canonical && readJsonLine(rec.bytes, rec.start, rec.end, tape, true)) texts = draftTexts(tape, rec.bytes, rec.type!, rec.facts!.subtype, path && message, ctx, withUsage);
+      if (texts !== null) {
+        const uuid = rec.chain ? `,"uuid":${JSON.stringify(rec.uuid)}` : "";
+        texts.forEach((d, i) => {
+          const data = new Spliced(rec.bytes).lit("{").append(d.fields).lit(`,"claude":{"line":${rec.line}${uuid},"part":"${d.part}"`);
+          if (i === 0) {
+            if (message) data.lit(`,"path":${path}`);
+            data.lit(',"record":').range(rec.start, rec.end);
+          }
+          const event = textEvent(eventId(key, d.part, ts), log.id, log.events.length, ts, d.type, data.lit("}}"));
+          eventText.set(event, data);
+          push(log, event);
+        });
+      } else {
+        // The record is parsed here, once, and let go with its Events.
+        const { value: v, text } = rec.read();
+        const drafts: ClaudeEventDraft[] = recordDrafts(rec, v, path && message, ctx);
+        if (withUsage && v !== null) {
+          const u = usageDraft(v);
+          if (u !== null) drafts.push(u);
+        }
+        drafts.forEach((d, i) => {
+          const seq = log.events.length;
+          let data = d.data;
+          if (d.compaction) data = compactionData(data, seq, rec, firstByUuid);
+          const claude: JsonObject = { line: rec.line, ...(rec.chain ? { uuid: rec.uuid } : {}), part: d.part };
+          if (i === 0) {
+            if (message) claude.path = path;
+            Object.assign(claude, reproduction(rec, v, text));
+          }
+          const event: PixirEvent = { id: eventId(key, d.part, ts), session_id: log.id, seq, ts, type: d.type, data: { ...data, claude } };
+          // A canonical line is its record's JSON text (§2.3): the writer puts the line itself in the Event.
+          if ("record" in claude && text !== null) recordText.set(event, text);
+          push(log, event);
+        });
       }
       const link = links.get(rec);
-      drafts.forEach((d, i) => {
-        const seq = log.events.length;
-        let data = d.data;
-        if (d.compaction) data = compactionData(data, seq, rec, firstByUuid);
-        const claude: JsonObject = { line: rec.line, ...(rec.chain ? { uuid: rec.uuid } : {}), part: d.part };
-        if (i === 0) {
-          if (message) claude.path = path;
-          Object.assign(claude, reproduction(rec));
-        }
-        const event: PixirEvent = { id: eventId(key, d.part, ts), session_id: log.id, seq, ts, type: d.type, data: { ...data, claude } };
-        // A canonical line is its record's JSON text (§2.3): the writer puts the line itself in the Event.
-        if ("record" in claude && rec.text !== null) recordText.set(event, rec.text);
-        push(log, event);
-      });
       if (link !== undefined) {
         const seq = log.events.length;
         push(log, {
@@ -489,7 +515,8 @@ export function planBatch(input: BatchInput): BatchPlan {
   const leafLog = leaf === null ? null : (owner.get(leaf) ?? null);
   const newRecords = records.length - heldRecords;
   if (newRecords > 0 || changedAny || !root.existed) {
-    const n = 1 + root.events.filter((e) => e.type === "workflow_event" && e.data.event === "claude_import").length;
+    // Only the Events on disk can be checkpoints: this batch's come after it.
+    const n = 1 + root.events.slice(0, root.diskEvents).filter((e) => e.type === "workflow_event" && e.data.event === "claude_import").length;
     appendTail(`import:${n}`, "workflow_event", {
       event: "claude_import",
       claude: {
@@ -522,6 +549,7 @@ export function planBatch(input: BatchInput): BatchPlan {
     owner,
     records,
     recordText,
+    eventText,
   };
 }
 
@@ -530,6 +558,27 @@ function sameLine(e: PixirEvent, rec: ClaudeRecord): boolean {
   const held = isJsonObject(c) ? recordLineOf(c) : null;
   const own = rec.raw ?? (rec.text !== null ? Buffer.from(rec.text, "utf8") : null);
   return held !== null && own !== null && held.equals(own);
+}
+
+/**
+ * An Event whose `data` is the text `data` (map-bytes.ts): parsed only when something reads it (a share
+ * header's digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record.
+ */
+function textEvent(id: string, sessionId: string, seq: number, ts: string, type: PixirEvent["type"], text: Spliced): PixirEvent {
+  let data: JsonObject | undefined;
+  return {
+    id,
+    session_id: sessionId,
+    seq,
+    ts,
+    type,
+    get data(): JsonObject {
+      return (data ??= JSON.parse(text.toString()) as JsonObject);
+    },
+    set data(value: JsonObject) {
+      data = value;
+    },
+  };
 }
 
 function push(log: LogPlan, e: PixirEvent): void {
@@ -566,8 +615,8 @@ export function refusal(ws: string, src: SourceFile, id: string, reason: Refusal
 function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: Map<string, ClaudeRecord>): JsonObject {
   const out: JsonObject = { ...data, range: { from_seq: 0, to_seq: seq - 1 }, source_event_count: seq };
   const p = rec.parentUuid === null ? undefined : byUuid.get(rec.parentUuid);
-  const v = p?.value;
-  if (v && p.type === "system" && v.subtype === "compact_boundary") {
+  const v = p !== undefined && p.type === "system" && p.facts?.compactBoundary === true ? p.value : null;
+  if (v) {
     const meta = isJsonObject(v.compactMetadata) ? v.compactMetadata : {};
     if (meta.trigger !== undefined) out.trigger = meta.trigger;
     if (meta.preTokens !== undefined) out.pre_tokens = meta.preTokens;
@@ -619,7 +668,7 @@ export function forkedFromOf(src: SourceFile, records: ClaudeRecord[]): JsonObje
 }
 
 /** §3.4 "branch of G at F" and fork.md §4.3: the share_v1 header, the inherited prefix, a carried checkpoint. */
-function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: ClaudeRecord) => string): void {
+function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: ClaudeRecord) => string, texts: EventTexts): void {
   const g = log.parent!;
   const f = log.forkPoint;
   const toSeq = f === null ? 0 : (g.lastSeq.get(f) ?? 0);
@@ -630,12 +679,12 @@ function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: Cl
   while (familyRoot.parent !== null) familyRoot = familyRoot.parent;
   const key = `claude:${src.sourceKey}:fork:${head.uuid}`;
   const claude = { source: src.sourceKey, fork_kind: f === null ? "claude_root" : "claude_branch", fork_point_uuid: f?.uuid ?? null, head_uuid: head.uuid };
-  const inherited = addShareHeader(ws, log, { id: g.id, forkRoot: familyRoot.id, events: g.events }, toSeq, key, ts, claude);
+  const inherited = addShareHeader(ws, log, { id: g.id, forkRoot: familyRoot.id, events: g.events }, toSeq, key, ts, claude, texts);
   carryCheckpoint(log, g.events, inherited, toSeq, `${key}#checkpoint`, ts);
 }
 
 /** fork.md §4.3: a share_v1 header of `log` at `toSeq` of `parent`, and the prefix it stands for; returns that prefix. */
-function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject): PixirEvent[] {
+function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject, texts: EventTexts): PixirEvent[] {
   const inherited = parent.events.filter((e) => isInherited(e, toSeq));
   const header: PixirEvent = {
     id: derivedUlid(key, ts),
@@ -643,13 +692,53 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
     seq: 0,
     ts,
     type: "session_fork",
-    data: { ...shareHeaderData(ws, parent.id, parent.forkRoot, toSeq, inherited), claude },
+    data: { ...texts.shareData(ws, parent, toSeq, inherited), claude },
   };
   push(log, header);
-  inherited.forEach((e, i) => log.events.push(inheritedItem({ event: e }, header.id!, log.id, i + 1).event));
+  inherited.forEach((e, i) => log.events.push(texts.inheritedCopy(e, header.id!, log.id, i + 1)));
   log.ownStart = log.events.length;
   return inherited;
 }
+
+/**
+ * The `data` text of the Events mapped from their records' bytes (map-bytes.ts), by Event: the writer
+ * writes them from it, and a share header digests their lines from it (a prefix read from bytes, as the
+ * loader reads it), so their data is never parsed.
+ */
+class EventTexts extends Map<PixirEvent, Spliced> {
+  private readonly shared = new Map<string, JsonObject>();
+  /**
+   * fork.md §4.3: the share_v1 header data of `parent`'s prefix up to `toSeq` (`inherited`), digested once
+   * for every Log that branches at that Event (a record with two or more children).
+   */
+  shareData(ws: string, parent: { id: string; forkRoot: string }, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+    const key = `${parent.id}\u0000${parent.forkRoot}\u0000${toSeq}`;
+    let data = this.shared.get(key);
+    if (data === undefined) this.shared.set(key, (data = shareHeaderData(ws, parent.id, parent.forkRoot, toSeq, inherited, (e) => this.lineOf(e))));
+    return { ...data, open_tool_calls: [...(data.open_tool_calls as string[])] };
+  }
+  /** `e`'s Log line without its `\n`, when its data is a text. */
+  lineOf(e: PixirEvent): Buffer | null {
+    const data = this.get(e);
+    if (data === undefined) return null;
+    const parts: Buffer[] = [Buffer.from(envelopeHead(e), "utf8")];
+    data.emit((part) => parts.push(typeof part === "string" ? Buffer.from(part, "utf8") : part));
+    parts.push(CLOSE_LINE);
+    return Buffer.concat(parts);
+  }
+  /** The child's copy of an inherited Event (loader.ts inheritedItem), its data the parent's, read when asked for. */
+  inheritedCopy(e: PixirEvent, headerId: string, childId: string, k: number): PixirEvent {
+    const data = this.get(e);
+    if (data === undefined) return inheritedItem({ event: e }, headerId, childId, k).event;
+    // Built field by field: a spread of `e` would read (and parse) its data.
+    const copy = inheritedItem({ event: { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: {} } }, headerId, childId, k).event;
+    Object.defineProperty(copy, "data", { get: () => e.data, enumerable: true, configurable: true });
+    this.set(copy, data);
+    return copy;
+  }
+}
+
+const CLOSE_LINE = Buffer.from("}");
 
 /** §3.8 carried checkpoint: the latest checkpoint of the parent at or before the fork point. */
 function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: PixirEvent[], toSeq: number, key: string, ts: string): void {
@@ -669,11 +758,11 @@ function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: Pi
 }
 
 /** §3.7 shared: the fork file's root Log is a share_v1 child of the source's Log G; then its carrier. */
-function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: SharedFork, ts: string, records: ClaudeRecord[]): void {
+function addForkFileHeader(ws: string, log: LogPlan, src: SourceFile, shared: SharedFork, ts: string, records: ClaudeRecord[], texts: EventTexts): void {
   const key = `claude:${src.sourceKey}:forked_from`;
   const claude = { source: src.sourceKey, fork_kind: "claude_fork_session", forked_from: { session_id: shared.source, message_uuid: shared.messageUuid } };
   const parent = { id: shared.parentId, forkRoot: shared.forkRoot, events: shared.parentEvents };
-  const inherited = addShareHeader(ws, log, parent, shared.forkedToSeq, key, ts, claude);
+  const inherited = addShareHeader(ws, log, parent, shared.forkedToSeq, key, ts, claude, texts);
   // A copied record stands for its source record: a branch at it forks at that record's last inherited Event.
   const inheritedSeq = sourceRecordSeqs(log);
   shared.entries.forEach((entry, i) => {
@@ -696,29 +785,32 @@ function sourceRecordSeqs(log: LogPlan): Map<string, number> {
 }
 
 /** §3.6: which records link a subagent transcript, computed over the whole file (line order). */
-function subagentLinks(input: BatchInput, records: ClaudeRecord[], groupStarts: ClaudeRecord[], inlineIds: string[], toolCalls: Map<string, JsonObject>): Map<ClaudeRecord, Link> {
+function subagentLinks(input: BatchInput, records: ClaudeRecord[], groupStarts: ClaudeRecord[], inlineIds: string[], toolCalls: Map<string, ToolUseFact>): Map<ClaudeRecord, Link> {
   const links = new Map<ClaudeRecord, Link>();
   const inlineLinked = new Set<number>();
   const compactLinked = new Set<string>();
-  const groupText = groupStarts.map((g) => contentText(isJsonObject(g.value?.message) ? g.value!.message.content : undefined));
+  // The first text of each inline group, read when a Task prompt is first compared with them.
+  let groupTexts: string[] | null = null;
+  const groupText = (i: number): string => {
+    groupTexts ??= groupStarts.map((g) => contentText(isJsonObject(g.value?.message) ? g.value!.message.content : undefined));
+    return groupTexts[i]!;
+  };
   for (const r of records) {
-    const v = r.value;
-    if (v === null) continue;
+    const f = r.facts;
+    if (f === null) continue;
     if (r.type === "user") {
-      const msg = isJsonObject(v.message) ? v.message : {};
-      const results = Array.isArray(msg.content) ? msg.content.filter((b): b is JsonObject => isJsonObject(b) && b.type === "tool_result") : [];
-      const withCall = results.find((b) => typeof b.tool_use_id === "string" && toolCalls.has(b.tool_use_id)) ?? results[0];
-      const call = withCall && typeof withCall.tool_use_id === "string" ? toolCalls.get(withCall.tool_use_id) : undefined;
-      const callInput = call && isJsonObject(call.input) ? call.input : {};
-      const tur = isJsonObject(v.toolUseResult) ? v.toolUseResult : null;
-      const status = tur && typeof tur.status === "string" ? tur.status : withCall?.is_error === true ? "failed" : "completed";
+      const results = f.toolResults;
+      const withCall = results.find((b) => b.toolUseId !== null && toolCalls.has(b.toolUseId)) ?? results[0];
+      const call = withCall !== undefined && withCall.toolUseId !== null ? toolCalls.get(withCall.toolUseId) : undefined;
+      const tur = f.toolUseResult;
+      const status = tur?.status ?? (withCall?.isError === true ? "failed" : "completed");
       const common = {
         status,
-        agent: typeof callInput.subagent_type === "string" ? callInput.subagent_type : null,
-        task: typeof callInput.description === "string" ? callInput.description : null,
-        elapsed: tur && typeof tur.totalDurationMs === "number" ? tur.totalDurationMs : null,
+        agent: call?.subagentType ?? null,
+        task: call?.description ?? null,
+        elapsed: tur?.totalDurationMs ?? null,
       };
-      if (tur && typeof tur.agentId === "string") {
+      if (tur !== null && tur.agentId !== null) {
         const agentId = tur.agentId;
         const target = input.subagents.get(agentId);
         const childId = target?.rootId ?? (input.agentLogExists(agentId) ? childLogId(input.src.base, `agent-${agentId}`) : null);
@@ -726,19 +818,20 @@ function subagentLinks(input: BatchInput, records: ClaudeRecord[], groupStarts: 
         continue;
       }
       // ≤ 1.0.x: the inline group whose first record's text is the Task prompt.
-      if (call && (call.name === "Task" || call.name === "Agent") && typeof callInput.prompt === "string") {
+      if (call && (call.name === "Task" || call.name === "Agent") && call.prompt !== null) {
         let best = -1;
         groupStarts.forEach((g, i) => {
-          if (!inlineLinked.has(i) && g.line < r.line && groupText[i] === callInput.prompt && (best < 0 || g.line > groupStarts[best]!.line)) best = i;
+          if (!inlineLinked.has(i) && g.line < r.line && groupText(i) === call.prompt && (best < 0 || g.line > groupStarts[best]!.line)) best = i;
         });
         if (best >= 0) {
           inlineLinked.add(best);
           links.set(r, { subagentId: `sidechain-${groupStarts[best]!.uuid}`, childId: inlineIds[best]!, ...common });
         }
       }
-    } else if (r.type === "system" && v.subtype === "compact_boundary" && typeof v.logicalParentUuid === "string") {
+    } else if (r.type === "system" && f.compactBoundary && f.logicalParentUuid !== null) {
+      const lp = f.logicalParentUuid;
       for (const [agentId, target] of input.subagents) {
-        if (!target.compaction || compactLinked.has(agentId) || !target.parentUuids().has(v.logicalParentUuid)) continue;
+        if (!target.compaction || compactLinked.has(agentId) || !target.parentUuids().has(lp)) continue;
         compactLinked.add(agentId);
         if (!links.has(r)) links.set(r, { subagentId: subagentIdOf(agentId), childId: target.rootId, status: "completed", agent: "compact", task: null, elapsed: null });
       }

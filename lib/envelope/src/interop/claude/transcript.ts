@@ -3,34 +3,99 @@
 // the lines of one file. The oracle tests do not use them: test/support/claude-oracle.ts is written apart.
 import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
+import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
+import { factsOfTape, factsOfValue, recordTape, type RecordFacts } from "./record-facts.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
 
-/** One complete, non-blank line of a source file. */
-export interface ClaudeRecord {
-  /** Physical line number, 1-based (blank lines count). */
-  line: number;
-  /** The line's text without its `\n`; null when it is not valid UTF-8. */
-  text: string | null;
-  /** The line's bytes, kept only when they are not valid UTF-8. */
-  raw: Buffer | null;
-  /** The parsed object; null for a malformed line. */
-  value: JsonObject | null;
-  problem: LineProblemReason | null;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
+const TYPE = Buffer.from("type");
+
+/**
+ * One complete, non-blank line of a source file. What planning needs of it is in `facts`; the parsed
+ * record (`value`) and the line's text are made from its bytes when asked for, and kept only when the
+ * file was read with `keep` (a reader that goes back to them often), so a large file is not held twice.
+ */
+export class ClaudeRecord {
+  problem: LineProblemReason | null = null;
   /** §2.3: `JSON.stringify(JSON.parse(text)) === text` and no lone surrogate. */
-  canonical: boolean;
-  type: string | null;
+  canonical = false;
+  type: string | null = null;
   /** A chain record: a string `uuid` and a `parentUuid` that is a string or null. */
-  chain: boolean;
-  uuid: string | null;
-  parentUuid: string | null;
-  sidechain: boolean;
+  chain = false;
+  uuid: string | null = null;
+  parentUuid: string | null = null;
+  sidechain = false;
   /** §3.2: a chain record whose uuid occurred on an earlier line of the file. */
-  dup: boolean;
+  dup = false;
   /** §3.2: a chain record that is neither a duplicate nor `progress`. */
-  message: boolean;
+  message = false;
   /** Index of the transcript the record belongs to (0: the main or subagent transcript). */
-  transcript: number;
+  transcript = 0;
+  /** The line's bytes, kept only when they are not valid UTF-8. */
+  raw: Buffer | null = null;
+  /** What planning reads of the record (record-facts.ts); null for a malformed line. */
+  facts: RecordFacts | null = null;
+  private parsed: JsonObject | null | undefined = undefined;
+  private decoded: string | undefined = undefined;
+
+  constructor(
+    /** Physical line number, 1-based (blank lines count). */
+    readonly line: number,
+    /** The buffer the line lies in (the whole file). */
+    readonly bytes: Buffer,
+    readonly start: number,
+    readonly end: number,
+    private readonly keep: boolean,
+  ) {}
+
+  /** The line's bytes without its `\n`. */
+  get lineBytes(): Buffer {
+    return this.bytes.subarray(this.start, this.end);
+  }
+
+  /** The line's text without its `\n`; null when it is not valid UTF-8. */
+  get text(): string | null {
+    if (this.raw !== null) return null;
+    if (this.decoded !== undefined) return this.decoded;
+    const text = UTF8.decode(this.lineBytes);
+    if (this.keep) this.decoded = text;
+    return text;
+  }
+
+  /** The parsed object; null for a malformed line. */
+  get value(): JsonObject | null {
+    if (this.parsed !== undefined) return this.parsed;
+    if (this.problem !== null) return null;
+    const v = JSON.parse(this.text!) as JsonObject;
+    if (this.keep) this.parsed = v;
+    return v;
+  }
+
+  /** The parsed object and the text, made together (one decode of the line). */
+  read(): { value: JsonObject | null; text: string | null } {
+    if (this.parsed !== undefined || this.problem !== null) return { value: this.value, text: this.text };
+    const text = this.text!;
+    const value = JSON.parse(text) as JsonObject;
+    if (this.keep) this.parsed = value;
+    return { value, text };
+  }
+
+  /** Set what the line's parse found (the plain reading). */
+  held(value: JsonObject, text: string): void {
+    if (!this.keep) return;
+    this.parsed = value;
+    this.decoded = text;
+  }
+
+  setFacts(f: RecordFacts): void {
+    this.facts = f;
+    this.chain = f.chain;
+    this.uuid = f.uuid;
+    this.parentUuid = f.parentUuid;
+    this.sidechain = f.sidechain;
+  }
 }
 
 export interface ReadFile {
@@ -45,9 +110,6 @@ export interface ReadFile {
   longestLine: number;
 }
 
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
-
 /** §1.2, §4.2: blank lines hold only spaces, tabs or `\r`. */
 function isBlank(bytes: Buffer, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
@@ -57,24 +119,22 @@ function isBlank(bytes: Buffer, start: number, end: number): boolean {
   return true;
 }
 
-/** Parse one line of a transcript into a record (chain facts filled; dup/transcript set by the caller). */
-export function parseLine(bytes: Buffer, start: number, end: number, line: number, checkOnly = false): ClaudeRecord {
-  const rec: ClaudeRecord = {
-    line,
-    text: null,
-    raw: null,
-    value: null,
-    problem: null,
-    canonical: false,
-    type: null,
-    chain: false,
-    uuid: null,
-    parentUuid: null,
-    sidechain: false,
-    dup: false,
-    message: false,
-    transcript: 0,
-  };
+/**
+ * Parse one line of a transcript into a record (chain facts filled; dup/transcript set by the caller).
+ * A line that `tape` reads as canonical (fast/json-tape.ts) is not parsed: its facts come from its bytes.
+ * `keep`: the record holds its parsed value and text (else they are made again when asked for).
+ */
+export function parseLine(bytes: Buffer, start: number, end: number, line: number, checkOnly = false, tape: JsonTape | null = null, keep = true): ClaudeRecord {
+  const rec = new ClaudeRecord(line, bytes, start, end, keep);
+  if (tape !== null && readJsonLine(bytes, start, end, tape)) {
+    const type = memberOf(tape, bytes, 0, TYPE);
+    if (type >= 0 && tape.kind[type] === J_STRING) {
+      rec.type = stringOf(tape, bytes, type);
+      rec.canonical = true;
+      if (!checkOnly) rec.setFacts(factsOfTape(tape, bytes));
+      return rec;
+    }
+  }
   let text: string;
   try {
     text = UTF8.decode(bytes.subarray(start, end));
@@ -83,7 +143,6 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
     rec.problem = "invalid_utf8";
     return rec;
   }
-  rec.text = text;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -99,27 +158,22 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
     rec.problem = "invalid_record";
     return rec;
   }
-  rec.value = value;
+  rec.held(value, text);
   rec.type = value.type;
   if (checkOnly) return rec;
   // A lone surrogate can only come from a \uD8xx–\uDFxx escape: valid UTF-8 text holds none itself.
   rec.canonical = JSON.stringify(value) === text && (!SURROGATE_ESCAPE.test(text) || deepWellFormed(value));
-  const pu = value.parentUuid;
-  if (typeof value.uuid === "string" && (typeof pu === "string" || pu === null)) {
-    rec.chain = true;
-    rec.uuid = value.uuid;
-    rec.parentUuid = pu;
-  }
-  rec.sidechain = value.isSidechain === true;
+  rec.setFacts(factsOfValue(value));
   return rec;
 }
 
 /**
  * §4.2: the complete lines of `bytes` (a final segment without `\n` is the pending tail), blank lines
  * skipped and counted. Malformed lines are refused (`invalid_claude_session`) unless `lenient`. With
- * `keep` false, the lines are only checked (no record is kept).
+ * `keep` false, the lines are only checked (no record is kept). With `lazy`, a record keeps neither its
+ * parsed value nor its text (the import: they are made again from the file's bytes when mapped).
  */
-export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolean, progress?: (percent: number) => void, keep = true): ReadFile {
+export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolean, progress?: (percent: number) => void, keep = true, lazy = false): ReadFile {
   const records: ClaudeRecord[] = [];
   let longestLine = 0;
   // Progress in steps of a tenth of the file.
@@ -129,13 +183,14 @@ export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolea
   let line = 0;
   let blank = 0;
   const seen = new Set<string>();
+  const tape = recordTape();
   for (;;) {
     const nl = bytes.indexOf(0x0a, start);
     if (nl < 0) break;
     line++;
     if (isBlank(bytes, start, nl)) blank++;
     else {
-      const rec = parseLine(bytes, start, nl, line, !keep);
+      const rec = parseLine(bytes, start, nl, line, !keep, tape, !lazy);
       if (rec.problem !== null && !lenient) {
         throw new PixirError("invalid_claude_session", undefined, { reason: rec.problem, file, line });
       }
@@ -203,17 +258,12 @@ export function assignTranscripts(records: ClaudeRecord[], subagentFile: boolean
   return groupStarts;
 }
 
-const messageId = (r: ClaudeRecord): string | null => {
-  const m = r.value?.message;
-  return isJsonObject(m) && typeof m.id === "string" ? m.id : null;
-};
+const messageId = (r: ClaudeRecord): string | null => r.facts?.messageId ?? null;
 
 export const recordMessageId = messageId;
 
-export function hasToolResultBlock(r: ClaudeRecord): boolean {
-  const m = r.value?.message;
-  return isJsonObject(m) && Array.isArray(m.content) && m.content.some((b) => isJsonObject(b) && b.type === "tool_result");
-}
+/** `message.content` holds a `tool_result` block. */
+export const hasToolResultBlock = (r: ClaudeRecord): boolean => (r.facts?.toolResults.length ?? 0) > 0;
 
 /** §3.2–§3.3 over the records of one transcript. */
 export class TranscriptTree {
@@ -232,8 +282,8 @@ export class TranscriptTree {
     for (const r of records) if (r.chain && !r.dup && r.type === "progress") this.progressByUuid.set(r.uuid!, r);
     this.messages.forEach((r, i) => {
       this.parentOf.set(r, this.resolve(r.parentUuid, i));
-      const lp = r.value!.logicalParentUuid;
-      const boundary = r.type === "system" && r.value!.subtype === "compact_boundary" && r.parentUuid === null && typeof lp === "string";
+      const lp = r.facts!.logicalParentUuid;
+      const boundary = r.type === "system" && r.facts!.compactBoundary && r.parentUuid === null && lp !== null;
       this.logicalOf.set(r, boundary ? this.resolve(lp, i) : this.parentOf.get(r)!);
     });
     for (const r of this.messages) {

@@ -3,14 +3,13 @@
 // and written to a prepared temp file that the writing pass commits under the Writer Lease. Nothing of the
 // rollout stays in memory. Many rollouts are streamed on worker threads at once (stream-worker.ts): the
 // work of one rollout depends on no other, and the main thread only orders the results.
-import { existsSync, readdirSync, rmSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import { readdirSync, rmSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { acquireLease } from "../../store/lease.js";
 import { commitPreparedLog, discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { logPath, sessionsDir } from "../../store/paths.js";
+import { WorkerPool } from "../../store/worker-pool.js";
 import { codexBaseId, EPOCH, isBoundaryItem, scanRollout, shownThreadId, validTimestamp, type RolloutScan } from "./format.js";
 import { indexDir, placeIndexEntry, prepareImportRecord, recordImport, type ReadFacts } from "./import-index.js";
 import type { CodexImportReport } from "./import.js";
@@ -124,7 +123,7 @@ export async function streamRoot(task: StreamTask, onWorker = false): Promise<St
   };
   let prepared: PreparedLog | null = null;
   try {
-    if (task.write) prepared = await prepareLog(task.ws, base, async (emit) => produce(emit), { lease: null }, false, onWorker);
+    if (task.write) prepared = await prepareLog(task.ws, base, async (emit) => produce(emit), { lease: null }, false, onWorker ? "worker" : "here");
     else produce(null);
   } catch (err) {
     if (err === NEEDS_PLAN) return { kind: "needs_plan" };
@@ -220,154 +219,49 @@ const JOBS_PER_WORKER = 3;
 /** A job for a worker: a stream of the checking pass, or a commit of the writing pass. */
 export type PoolJob = { kind: "stream"; task: StreamTask } | { kind: "commit"; task: CommitTask };
 
-interface Queued {
-  job: PoolJob;
-  resolve: (outcome: StreamOutcome | CommitOutcome) => void;
-}
+const interrupted = { kind: "error" as const, error: { kind: "interrupted", message: "interrupted", details: {} } };
 
-
-/** Streams and commits handed out to worker threads, a few at a time each; in this thread when there is no worker file. */
+/** Streams and commits handed out to worker threads (store/worker-pool.ts), a few at a time each; in this thread when there is no worker file. */
 export class StreamPool {
-  private readonly workers: Worker[] = [];
-  private readonly queue: Queued[] = [];
-  /** The jobs each worker has, by id. */
-  private readonly running = new Map<Worker, Map<number, Queued>>();
-  /** Commits under way on a worker: close() lets them finish, since one cut short would leave its lease behind. */
-  private readonly commits = new Set<Promise<unknown>>();
-  private nextId = 0;
-  private closed = false;
-
-  private started = false;
-
-  private constructor(
-    private readonly url: URL | null,
-    private readonly threads: number,
-    private readonly signal: AbortSignal | undefined,
-  ) {}
+  private constructor(private readonly pool: WorkerPool<PoolJob, StreamOutcome | CommitOutcome>) {}
 
   /**
    * A pool of `threads` workers, started when the first job is asked for, or one that works in this
-   * thread (threads ≤ 1, or a library run from its sources), where a commit heeds `signal`.
+   * thread (threads ≤ 1, or a library run from its sources), where a commit heeds `signal`. A stream whose
+   * worker dies is made again here (its temp files removed first); a commit whose worker dies is reported
+   * failed (its lease may be left, which the next writer classifies).
    */
   static open(threads: number, signal?: AbortSignal): StreamPool {
-    const url = new URL(WORKER_FILE, import.meta.url);
-    const usable = threads > 1 && url.protocol === "file:" && existsSync(fileURLToPath(url));
-    return new StreamPool(usable ? url : null, threads, signal);
-  }
-
-  /** A job done in this thread. */
-  private runHere(job: PoolJob): Promise<StreamOutcome | CommitOutcome> {
-    return job.kind === "stream" ? streamRoot(job.task) : commitStreamed(job.task, this.signal);
-  }
-
-  private get parallel(): boolean {
-    if (this.url === null || this.closed) return false;
-    if (!this.started) {
-      this.started = true;
-      for (let i = 0; i < this.threads; i++) this.start();
-    }
-    return this.workers.length > 0;
-  }
-
-  private start(): void {
-    let worker: Worker;
-    try {
-      worker = new Worker(this.url!, { stdout: true, stderr: true });
-    } catch {
-      return;
-    }
-    const jobs = new Map<number, Queued>();
-    this.workers.push(worker);
-    this.running.set(worker, jobs);
-    worker.on("message", ({ id, outcome }: { id: number; outcome: StreamOutcome | CommitOutcome }) => {
-      const q = jobs.get(id);
-      jobs.delete(id);
-      q?.resolve(outcome);
-      this.next();
-    });
-    // A worker that dies takes its jobs with it: its streams are made again here, and it is not used again.
-    // A commit it was making is reported failed (its lease may be left, which the next writer classifies).
-    const lost = (): void => {
-      const known = this.workers.indexOf(worker);
-      if (known >= 0) this.workers.splice(known, 1);
-      this.running.delete(worker);
-      for (const q of jobs.values()) {
-        if (q.job.kind === "commit") q.resolve({ kind: "error", error: { internal: "the worker making the commit stopped" } });
-        else if (!this.closed) {
-          removeTempFiles(q.job.task);
-          void streamRoot(q.job.task).then(q.resolve);
-        }
-      }
-      jobs.clear();
-      this.next();
+    const here = (job: PoolJob): Promise<StreamOutcome | CommitOutcome> => (job.kind === "stream" ? streamRoot(job.task) : commitStreamed(job.task, signal));
+    const cut = (job: PoolJob): void => {
+      if (job.kind === "stream") removeTempFiles(job.task);
     };
-    worker.on("error", lost);
-    worker.once("exit", lost);
+    return new StreamPool(
+      WorkerPool.open(new URL(WORKER_FILE, import.meta.url), threads, here, cut, {
+        perWorker: JOBS_PER_WORKER,
+        lost: (job) => (job.kind === "commit" ? { kind: "error", error: { internal: "the worker making the commit stopped" } } : null),
+        // A commit cut short would leave its lease behind.
+        finishes: (job) => job.kind === "commit",
+      }),
+    );
   }
 
   /** Stream one rollout; resolves with its outcome (never rejects). */
   run(task: StreamTask): Promise<StreamOutcome> {
-    return this.submit({ kind: "stream", task }) as Promise<StreamOutcome>;
+    return this.pool.run({ kind: "stream", task }) as Promise<StreamOutcome>;
   }
 
   /** Commit one streamed family; resolves with its outcome (never rejects). */
   commit(task: CommitTask): Promise<CommitOutcome> {
-    const done = this.submit({ kind: "commit", task }) as Promise<CommitOutcome>;
-    this.commits.add(done);
-    void done.then(() => this.commits.delete(done));
-    return done;
-  }
-
-  private submit(job: PoolJob): Promise<StreamOutcome | CommitOutcome> {
-    if (this.closed) return Promise.resolve({ kind: "error", error: { kind: "interrupted", message: "interrupted", details: {} } });
-    if (!this.parallel) return this.runHere(job);
-    return new Promise((resolve) => {
-      this.queue.push({ job, resolve });
-      this.next();
-    });
-  }
-
-  private next(): void {
-    while (this.queue.length > 0 && !this.closed) {
-      if (this.workers.length === 0) {
-        const q = this.queue.shift()!;
-        void this.runHere(q.job).then(q.resolve);
-        continue;
-      }
-      // The worker with the fewest jobs, if it has room for one more.
-      let worker: Worker | null = null;
-      let least = JOBS_PER_WORKER;
-      for (const w of this.workers) {
-        const n = this.running.get(w)!.size;
-        if (n < least) {
-          least = n;
-          worker = w;
-        }
-      }
-      if (worker === null) return;
-      const q = this.queue.shift()!;
-      const id = this.nextId++;
-      this.running.get(worker)!.set(id, q);
-      worker.postMessage({ id, job: q.job });
-    }
+    return this.pool.run({ kind: "commit", task }) as Promise<CommitOutcome>;
   }
 
   /**
    * Stop the workers, once the commits they are making are made. Streams still running leave temp files,
    * which are removed; jobs not yet handed out are interrupted.
    */
-  async close(): Promise<void> {
-    this.closed = true;
-    const interrupted = { kind: "error" as const, error: { kind: "interrupted", message: "interrupted", details: {} } };
-    for (const q of this.queue.splice(0)) q.resolve(interrupted);
-    await Promise.all([...this.commits]);
-    const cut = [...this.running.values()].flatMap((jobs) => [...jobs.values()]);
-    for (const jobs of this.running.values()) jobs.clear();
-    await Promise.all(this.workers.map((w) => w.terminate()));
-    for (const q of cut) {
-      if (q.job.kind === "stream") removeTempFiles(q.job.task);
-      q.resolve(interrupted);
-    }
+  close(): Promise<void> {
+    return this.pool.close(interrupted);
   }
 }
 

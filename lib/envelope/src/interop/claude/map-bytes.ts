@@ -1,0 +1,319 @@
+// Twin of recordDrafts and usageDraft (map.ts) with JSON.stringify of each draft's `data`, for a record
+// whose line is canonical (claude-interop.md §2.3), read into a JsonTape (fast/json-tape.ts): each Event's
+// data is written from the line's own bytes, since in a canonical line every value's text is
+// JSON.stringify's text of that value and holds no lone surrogate (so wellFormed leaves it as it is).
+// Nothing of the record is parsed. lib/envelope/test/interop/claude-bytes.test.ts holds the two to the
+// same Events on generated and real records. A record this twin does not map (a compact summary, whose
+// data the planner completes) gets null, and the plain rule maps it.
+import type { CanonicalType } from "../../event/vocabulary.js";
+import { J_ARRAY, J_NULL, J_NUMBER, J_OBJECT, J_STRING, J_TRUE, memberOf, numberOf, stringOf, type JsonTape } from "../../fast/json-tape.js";
+import type { MapContext } from "./map.js";
+
+/**
+ * A text made of literal strings and byte ranges of one buffer (the source file): an Event's `data`
+ * written without copying the record's bytes until they go to the Log.
+ */
+export class Spliced {
+  /** Literal strings, and ranges as two numbers (start, end) of `buf`. */
+  readonly parts: Array<string | number> = [];
+  constructor(readonly buf: Buffer) {}
+  lit(s: string): this {
+    this.parts.push(s);
+    return this;
+  }
+  range(s: number, e: number): this {
+    this.parts.push(s, e);
+    return this;
+  }
+  append(other: Spliced): this {
+    for (const p of other.parts) this.parts.push(p);
+    return this;
+  }
+  /** Hand each part to `emit`: a string as it is, a range as a view of the buffer. */
+  emit(emit: (part: string | Buffer) => void): void {
+    const p = this.parts;
+    for (let i = 0; i < p.length; i++) {
+      const x = p[i]!;
+      if (typeof x === "string") emit(x);
+      else emit(this.buf.subarray(x, p[++i] as number));
+    }
+  }
+  /**
+   * Write the text's UTF-8 bytes to `out` at `at`, which has room for maxBytes; returns where they end.
+   * The same bytes emit() hands out, without a view made per range.
+   */
+  writeInto(out: Buffer, at: number): number {
+    const p = this.parts;
+    const b = this.buf;
+    for (let i = 0; i < p.length; i++) {
+      const x = p[i]!;
+      if (typeof x === "string") at += out.write(x, at, "utf8");
+      else {
+        const end = p[++i] as number;
+        // A short range is cheaper copied here than through Buffer#copy's checks.
+        if (end - x <= SHORT_RANGE) for (let k = x; k < end; k++) out[at++] = b[k]!;
+        else at += b.copy(out, at, x, end);
+      }
+    }
+    return at;
+  }
+  /** At most this many UTF-8 bytes (a string's UTF-16 units count three each). */
+  get maxBytes(): number {
+    let n = 0;
+    const p = this.parts;
+    for (let i = 0; i < p.length; i++) {
+      const x = p[i]!;
+      n += typeof x === "string" ? x.length * 3 : (p[++i] as number) - x;
+    }
+    return n;
+  }
+  get byteLength(): number {
+    let n = 0;
+    const p = this.parts;
+    for (let i = 0; i < p.length; i++) {
+      const x = p[i]!;
+      n += typeof x === "string" ? Buffer.byteLength(x, "utf8") : (p[++i] as number) - x;
+    }
+    return n;
+  }
+  toString(): string {
+    let out = "";
+    const p = this.parts;
+    for (let i = 0; i < p.length; i++) {
+      const x = p[i]!;
+      out += typeof x === "string" ? x : this.buf.toString("utf8", x, p[++i] as number);
+    }
+    return out;
+  }
+}
+
+const SHORT_RANGE = 32;
+
+/** An Event of a record, its `data` members written as text (without the braces and `claude`). */
+export interface TextDraft {
+  type: CanonicalType;
+  part: string;
+  fields: Spliced;
+}
+
+const K = (s: string) => Buffer.from(s, "latin1");
+const K_MESSAGE = K("message");
+const K_CONTENT = K("content");
+const K_TYPE = K("type");
+const K_TEXT = K("text");
+const K_ID = K("id");
+const K_MODEL = K("model");
+const K_NAME = K("name");
+const K_INPUT = K("input");
+const K_TOOL_USE_ID = K("tool_use_id");
+const K_IS_ERROR = K("is_error");
+const K_IS_META = K("isMeta");
+const K_COMPACT = K("isCompactSummary");
+const K_API_ERROR = K("isApiErrorMessage");
+const K_STOP = K("stop_reason");
+const K_USAGE = K("usage");
+const K_REQUEST = K("requestId");
+const K_INPUT_TOKENS = K("input_tokens");
+const K_OUTPUT_TOKENS = K("output_tokens");
+const K_CACHE_READ = K("cache_read_input_tokens");
+const K_CACHE_WRITE = K("cache_creation_input_tokens");
+const L_TEXT = K("text");
+const L_IMAGE = K("image");
+const L_TOOL_RESULT = K("tool_result");
+const L_TOOL_USE = K("tool_use");
+const L_SERVER_TOOL_USE = K("server_tool_use");
+const L_THINKING = K("thinking");
+const L_REDACTED = K("redacted_thinking");
+const L_SYNTHETIC = K("<synthetic>");
+
+/** The mapper's view of one line: its tape and buffer. */
+class Reader {
+  constructor(
+    readonly t: JsonTape,
+    readonly b: Buffer,
+  ) {}
+  member(node: number, key: Uint8Array): number {
+    return node >= 0 && this.t.kind[node] === J_OBJECT ? memberOf(this.t, this.b, node, key) : -1;
+  }
+  kind(node: number): number {
+    return node >= 0 ? this.t.kind[node]! : 0;
+  }
+  isTrue(node: number): boolean {
+    return this.kind(node) === J_TRUE;
+  }
+  /** `node` is a string whose text is `lit` (plain ASCII, compared as bytes). */
+  is(node: number, lit: Uint8Array): boolean {
+    if (this.kind(node) !== J_STRING) return false;
+    const s = this.t.start[node]! + 1;
+    if (this.t.end[node]! - 1 - s !== lit.length) return false;
+    for (let i = 0; i < lit.length; i++) if (this.b[s + i] !== lit[i]) return false;
+    return true;
+  }
+  /** Append the JSON text of `node` (as JSON.stringify writes its value). */
+  value(out: Spliced, node: number): Spliced {
+    return out.range(this.t.start[node]!, this.t.end[node]!);
+  }
+  /** Append the string `node`, or `""` when it is not a string (`typeof x === "string" ? wellFormed(x) : ""`). */
+  stringOr(out: Spliced, node: number, otherwise: string): Spliced {
+    return this.kind(node) === J_STRING ? this.value(out, node) : out.lit(otherwise);
+  }
+  children(node: number): number[] {
+    const out: number[] = [];
+    for (let c = this.t.firstChild[node]!; c >= 0; c = this.t.nextSibling[c]!) out.push(c);
+    return out;
+  }
+  /** blocksText: the `text` blocks of `blocks` joined with `\n`, as a JSON string. */
+  blocksText(out: Spliced, blocks: number[]): Spliced {
+    const texts: number[] = [];
+    for (const blk of blocks) {
+      if (this.kind(blk) !== J_OBJECT || !this.is(this.member(blk, K_TYPE), L_TEXT)) continue;
+      const text = this.member(blk, K_TEXT);
+      if (this.kind(text) === J_STRING) texts.push(text);
+    }
+    if (texts.length === 0) return out.lit('""');
+    if (texts.length === 1) return this.value(out, texts[0]!);
+    out.lit('"');
+    texts.forEach((text, i) => {
+      if (i > 0) out.lit("\\n");
+      out.range(this.t.start[text]! + 1, this.t.end[text]! - 1);
+    });
+    return out.lit('"');
+  }
+  /** contentText / resultOutput: a string as it is, an array's text blocks, else `""`. */
+  contentText(out: Spliced, node: number): Spliced {
+    const k = this.kind(node);
+    if (k === J_STRING) return this.value(out, node);
+    if (k === J_ARRAY) return this.blocksText(out, this.children(node));
+    return out.lit('""');
+  }
+  str(node: number): string | null {
+    return this.kind(node) === J_STRING ? stringOf(this.t, this.b, node) : null;
+  }
+  /** count(): a number as it is, else 0 (a canonical number is finite). */
+  count(node: number): number {
+    return this.kind(node) === J_NUMBER ? numberOf(this.t, this.b, node) : 0;
+  }
+}
+
+/** §2.1 for a path `user` record (map.ts userDrafts); null for a compact summary. */
+function userDrafts(r: Reader, ctx: MapContext): TextDraft[] | null {
+  if (r.isTrue(r.member(0, K_COMPACT))) return null;
+  const meta = r.isTrue(r.member(0, K_IS_META)) ? ',"meta":true' : "";
+  const msg = r.member(0, K_MESSAGE);
+  const content = r.member(msg, K_CONTENT);
+  const ck = r.kind(content);
+  const fields = () => new Spliced(r.b);
+  if (ck === J_STRING) return [{ type: "user_message", part: "text", fields: r.value(fields().lit('"text":'), content).lit(meta) }];
+  const blocks = ck === J_ARRAY ? r.children(content) : [];
+  if (blocks.length === 0) return [{ type: "user_message", part: "msg", fields: fields().lit('"text":""') }];
+  const out: TextDraft[] = [];
+  let run: number[] = [];
+  let first = -1;
+  const flush = () => {
+    if (run.length === 0) return;
+    let images = 0;
+    for (const blk of run) if (r.kind(blk) === J_OBJECT && r.is(r.member(blk, K_TYPE), L_IMAGE)) images++;
+    const f = r.blocksText(fields().lit('"text":'), run);
+    if (images > 0) f.lit(`,"images":${images}`);
+    out.push({ type: "user_message", part: `b${first}`, fields: f.lit(meta) });
+    run = [];
+  };
+  blocks.forEach((blk, i) => {
+    if (r.kind(blk) === J_OBJECT && r.is(r.member(blk, K_TYPE), L_TOOL_RESULT)) {
+      flush();
+      const id = r.member(blk, K_TOOL_USE_ID);
+      const name = ctx.toolName(r.str(id) ?? "");
+      const f = r.stringOr(fields().lit('"call_id":'), id, '""');
+      if (name !== null) f.lit(`,"tool_name":${JSON.stringify(name)}`);
+      f.lit(`,"ok":${r.isTrue(r.member(blk, K_IS_ERROR)) ? "false" : "true"},"output":`);
+      out.push({ type: "tool_result", part: `b${i}`, fields: r.contentText(f, r.member(blk, K_CONTENT)) });
+    } else {
+      if (run.length === 0) first = i;
+      run.push(blk);
+    }
+  });
+  flush();
+  return out;
+}
+
+/** §2.1 for a path `assistant` record (map.ts assistantDrafts). */
+function assistantDrafts(r: Reader): TextDraft[] {
+  const msg = r.member(0, K_MESSAGE);
+  const common = new Spliced(r.b).lit('"message_id":');
+  r.stringOr(common, r.member(msg, K_ID), "null").lit(',"model":');
+  r.stringOr(common, r.member(msg, K_MODEL), "null");
+  const stopNode = r.member(msg, K_STOP);
+  const tail = new Spliced(r.b);
+  if (stopNode >= 0 && r.kind(stopNode) !== J_NULL) r.value(tail.lit(',"stop_reason":'), stopNode);
+  if (r.isTrue(r.member(0, K_API_ERROR))) tail.lit(',"api_error":true');
+  const content = r.member(msg, K_CONTENT);
+  const ck = r.kind(content);
+  const blocks = ck === J_ARRAY ? r.children(content) : [];
+  const start = () => new Spliced(r.b).append(common);
+  if (blocks.length === 0) {
+    const f = r.stringOr(start().lit(',"text":'), ck === J_STRING ? content : -1, '""');
+    return [{ type: "assistant_message", part: "msg", fields: f.append(tail) }];
+  }
+  return blocks.map((blk, i): TextDraft => {
+    const part = `b${i}`;
+    const isObject = r.kind(blk) === J_OBJECT;
+    const t = isObject ? r.member(blk, K_TYPE) : -1;
+    if (isObject && (r.is(t, L_THINKING) || r.is(t, L_REDACTED))) return { type: "reasoning", part, fields: r.value(start().lit(',"item":'), blk).lit(',"dialect":"claude"') };
+    if (isObject && r.is(t, L_TEXT)) return { type: "assistant_message", part, fields: r.stringOr(start().lit(',"text":'), r.member(blk, K_TEXT), '""').append(tail) };
+    const server = r.is(t, L_SERVER_TOOL_USE);
+    if (isObject && (server || r.is(t, L_TOOL_USE))) {
+      const f = r.stringOr(start().lit(',"call_id":'), r.member(blk, K_ID), '""').lit(',"name":');
+      r.stringOr(f, r.member(blk, K_NAME), '""').lit(',"args":');
+      const input = r.member(blk, K_INPUT);
+      if (r.kind(input) === J_OBJECT) r.value(f, input);
+      else f.lit("{}");
+      if (server) f.lit(',"server":true');
+      return { type: "tool_call", part, fields: f };
+    }
+    const typeName = isObject ? r.str(t) : null;
+    if (isObject && typeName !== null && typeName.endsWith("_tool_result")) {
+      const f = r.stringOr(start().lit(',"call_id":'), r.member(blk, K_TOOL_USE_ID), '""').lit(',"ok":true,"output":"","server":true');
+      return { type: "tool_result", part, fields: f };
+    }
+    const f = start().lit(',"text":"","block_type":');
+    if (typeName !== null) r.value(f, t);
+    else f.lit("null");
+    return { type: "assistant_message", part, fields: f.append(tail) };
+  });
+}
+
+/** §2.2 (map.ts usageDraft): the provider_usage of an assistant message record, or null. */
+function usageDraft(r: Reader): TextDraft | null {
+  const msg = r.member(0, K_MESSAGE);
+  if (r.kind(msg) !== J_OBJECT) return null;
+  const usage = r.member(msg, K_USAGE);
+  const model = r.member(msg, K_MODEL);
+  if (r.kind(usage) !== J_OBJECT || r.is(model, L_SYNTHETIC)) return null;
+  const input = r.count(r.member(usage, K_INPUT_TOKENS));
+  const output = r.count(r.member(usage, K_OUTPUT_TOKENS));
+  const read = r.count(r.member(usage, K_CACHE_READ));
+  const write = r.count(r.member(usage, K_CACHE_WRITE));
+  const f = r.stringOr(new Spliced(r.b).lit('"provider":"anthropic","model":'), model, "null").lit(',"message_id":');
+  r.stringOr(f, r.member(msg, K_ID), "null").lit(',"request_id":');
+  r.stringOr(f, r.member(0, K_REQUEST), "null");
+  f.lit(`,"input":${JSON.stringify(input)},"output":${JSON.stringify(output)},"cache_read":${JSON.stringify(read)},"cache_write":${JSON.stringify(write)},"total_tokens":${JSON.stringify(input + output + read + write)}`);
+  return { type: "provider_usage", part: "usage", fields: f };
+}
+
+/**
+ * The Events of a record whose canonical line `b` is read into `t` (recordDrafts, then usageDraft when
+ * `withUsage`: the planner decides, §2.2), as text. `path`: a path record (§2.1); `subtype` its §2.1
+ * subtype. Null when the plain rule must map it.
+ */
+export function draftTexts(t: JsonTape, b: Buffer, type: string, subtype: string | null, path: boolean, ctx: MapContext, withUsage: boolean): TextDraft[] | null {
+  const r = new Reader(t, b);
+  let drafts: TextDraft[] | null;
+  if (path && type === "user") drafts = userDrafts(r, ctx);
+  else if (path && type === "assistant") drafts = assistantDrafts(r);
+  else drafts = [{ type: "workflow_event", part: "rec", fields: new Spliced(b).lit(`"event":"claude_record","record_type":${JSON.stringify(type)},"subtype":${subtype === null ? "null" : JSON.stringify(subtype)}`) }];
+  if (drafts !== null && withUsage) {
+    const u = usageDraft(r);
+    if (u !== null) drafts.push(u);
+  }
+  return drafts;
+}

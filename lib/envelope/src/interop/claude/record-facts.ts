@@ -1,0 +1,185 @@
+// claude-interop.md §2.4, §3.2–§3.8: what the import plans with, of each record (its chain fields, times,
+// message id, tool calls and results, the subagent it reports), so that planning a file needs no parsed
+// record. factsOfValue reads them from the parsed record: the plain rule. factsOfTape reads them from the
+// bytes of a canonical line (fast/json-tape.ts), and lib/envelope/test/interop/claude-facts.test.ts holds
+// the two to the same facts on generated and real records.
+import { isJsonObject, type JsonObject } from "../../event/envelope.js";
+import { J_ARRAY, J_NULL, J_NUMBER, J_OBJECT, J_STRING, J_TRUE, JsonTape, memberOf, numberOf, stringOf } from "../../fast/json-tape.js";
+
+/** A `tool_use` block of `message.content` with a string `id`. */
+export interface ToolUseFact {
+  id: string;
+  name: string | null;
+  /** `input.subagent_type`, `input.description`, `input.prompt` when strings (§3.6). */
+  subagentType: string | null;
+  description: string | null;
+  prompt: string | null;
+}
+
+/** A `tool_result` block of `message.content`. */
+export interface ToolResultFact {
+  toolUseId: string | null;
+  isError: boolean;
+}
+
+export interface RecordFacts {
+  /** A chain record (§3.2): a string `uuid` and a `parentUuid` that is a string or null. */
+  chain: boolean;
+  uuid: string | null;
+  parentUuid: string | null;
+  sidechain: boolean;
+  /** `logicalParentUuid` when a string. */
+  logicalParentUuid: string | null;
+  /** `subtype === "compact_boundary"` (§1.7). */
+  compactBoundary: boolean;
+  /** §2.1: the first of `subtype`, `attachment.type`, `data.type`, `operation` that is a string. */
+  subtype: string | null;
+  /** `timestamp` and `snapshot.timestamp` when strings (§2.4 tests them). */
+  timestamp: string | null;
+  snapshotTimestamp: string | null;
+  /** `message.id` when a string. */
+  messageId: string | null;
+  /** `requestId` when a string. */
+  requestId: string | null;
+  toolUses: ToolUseFact[];
+  toolResults: ToolResultFact[];
+  /** `toolUseResult` when an object: its `agentId`, `status` (strings) and `totalDurationMs` (a number). */
+  toolUseResult: { agentId: string | null; status: string | null; totalDurationMs: number | null } | null;
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+/** The facts of a parsed record: the plain rule. */
+export function factsOfValue(v: JsonObject): RecordFacts {
+  const pu = v.parentUuid;
+  const chain = typeof v.uuid === "string" && (typeof pu === "string" || pu === null);
+  const msg = isJsonObject(v.message) ? v.message : null;
+  const content = msg !== null && Array.isArray(msg.content) ? msg.content : [];
+  const toolUses: ToolUseFact[] = [];
+  const toolResults: ToolResultFact[] = [];
+  for (const b of content) {
+    if (!isJsonObject(b)) continue;
+    if (b.type === "tool_use" && typeof b.id === "string") {
+      const input = isJsonObject(b.input) ? b.input : {};
+      toolUses.push({ id: b.id, name: str(b.name), subagentType: str(input.subagent_type), description: str(input.description), prompt: str(input.prompt) });
+    } else if (b.type === "tool_result") toolResults.push({ toolUseId: str(b.tool_use_id), isError: b.is_error === true });
+  }
+  const tur = isJsonObject(v.toolUseResult) ? v.toolUseResult : null;
+  return {
+    chain,
+    uuid: chain ? (v.uuid as string) : null,
+    parentUuid: chain ? (pu as string | null) : null,
+    sidechain: v.isSidechain === true,
+    logicalParentUuid: str(v.logicalParentUuid),
+    compactBoundary: v.subtype === "compact_boundary",
+    subtype: str(v.subtype) ?? (isJsonObject(v.attachment) ? str(v.attachment.type) : null) ?? (isJsonObject(v.data) ? str(v.data.type) : null) ?? str(v.operation),
+    timestamp: str(v.timestamp),
+    snapshotTimestamp: isJsonObject(v.snapshot) ? str(v.snapshot.timestamp) : null,
+    messageId: msg !== null ? str(msg.id) : null,
+    requestId: str(v.requestId),
+    toolUses,
+    toolResults,
+    toolUseResult: tur === null ? null : { agentId: str(tur.agentId), status: str(tur.status), totalDurationMs: typeof tur.totalDurationMs === "number" ? tur.totalDurationMs : null },
+  };
+}
+
+const K = (s: string) => Buffer.from(s, "latin1");
+const K_UUID = K("uuid");
+const K_PARENT = K("parentUuid");
+const K_SIDECHAIN = K("isSidechain");
+const K_LOGICAL = K("logicalParentUuid");
+const K_SUBTYPE = K("subtype");
+const K_ATTACHMENT = K("attachment");
+const K_DATA = K("data");
+const K_OPERATION = K("operation");
+const K_TYPE = K("type");
+const K_TIMESTAMP = K("timestamp");
+const K_SNAPSHOT = K("snapshot");
+const K_MESSAGE = K("message");
+const K_ID = K("id");
+const K_REQUEST = K("requestId");
+const K_CONTENT = K("content");
+const K_NAME = K("name");
+const K_INPUT = K("input");
+const K_SUBAGENT_TYPE = K("subagent_type");
+const K_DESCRIPTION = K("description");
+const K_PROMPT = K("prompt");
+const K_TOOL_USE_ID = K("tool_use_id");
+const K_IS_ERROR = K("is_error");
+const K_TOOL_USE_RESULT = K("toolUseResult");
+const K_AGENT_ID = K("agentId");
+const K_STATUS = K("status");
+const K_DURATION = K("totalDurationMs");
+const TOOL_USE = K("tool_use");
+const TOOL_RESULT = K("tool_result");
+const COMPACT_BOUNDARY = K("compact_boundary");
+
+/**
+ * The tape a record line is read into: the record's members, theirs, and below `message` the content
+ * blocks, their members and (a tool_result's content) theirs, with the members of a tool_use's `input`.
+ */
+export const recordTape = (): JsonTape => new JsonTape(K_MESSAGE, 6, 2);
+
+/** The string at `node`, or null when it is absent or not a string. */
+function tapeStr(t: JsonTape, b: Buffer, node: number): string | null {
+  return node >= 0 && t.kind[node] === J_STRING ? stringOf(t, b, node) : null;
+}
+
+/** The string member `key` of object `node`, or null. */
+const memberStr = (t: JsonTape, b: Buffer, node: number, key: Uint8Array): string | null => (node >= 0 && t.kind[node] === J_OBJECT ? tapeStr(t, b, memberOf(t, b, node, key)) : null);
+
+/** `node` is a string whose text is `lit` (plain ASCII, so its bytes are compared as they are). */
+function isLiteral(t: JsonTape, b: Buffer, node: number, lit: Uint8Array): boolean {
+  if (node < 0 || t.kind[node] !== J_STRING) return false;
+  const s = t.start[node]! + 1;
+  if (t.end[node]! - 1 - s !== lit.length) return false;
+  for (let i = 0; i < lit.length; i++) if (b[s + i] !== lit[i]) return false;
+  return true;
+}
+
+/** The facts of a canonical record line read into `t` (readJsonLine with recordTape): the fast rule. */
+export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
+  const uuidNode = memberOf(t, b, 0, K_UUID);
+  const puNode = memberOf(t, b, 0, K_PARENT);
+  const chain = uuidNode >= 0 && t.kind[uuidNode] === J_STRING && puNode >= 0 && (t.kind[puNode] === J_STRING || t.kind[puNode] === J_NULL);
+  const subtypeNode = memberOf(t, b, 0, K_SUBTYPE);
+  const msg = memberOf(t, b, 0, K_MESSAGE);
+  const isMsg = msg >= 0 && t.kind[msg] === J_OBJECT;
+  const content = isMsg ? memberOf(t, b, msg, K_CONTENT) : -1;
+  const toolUses: ToolUseFact[] = [];
+  const toolResults: ToolResultFact[] = [];
+  if (content >= 0 && t.kind[content] === J_ARRAY) {
+    for (let block = t.firstChild[content]!; block >= 0; block = t.nextSibling[block]!) {
+      if (t.kind[block] !== J_OBJECT) continue;
+      const type = memberOf(t, b, block, K_TYPE);
+      if (isLiteral(t, b, type, TOOL_USE)) {
+        const id = memberStr(t, b, block, K_ID);
+        if (id === null) continue;
+        const input = memberOf(t, b, block, K_INPUT);
+        toolUses.push({ id, name: memberStr(t, b, block, K_NAME), subagentType: memberStr(t, b, input, K_SUBAGENT_TYPE), description: memberStr(t, b, input, K_DESCRIPTION), prompt: memberStr(t, b, input, K_PROMPT) });
+      } else if (isLiteral(t, b, type, TOOL_RESULT)) {
+        const isError = memberOf(t, b, block, K_IS_ERROR);
+        toolResults.push({ toolUseId: memberStr(t, b, block, K_TOOL_USE_ID), isError: isError >= 0 && t.kind[isError] === J_TRUE });
+      }
+    }
+  }
+  const tur = memberOf(t, b, 0, K_TOOL_USE_RESULT);
+  const duration = tur >= 0 && t.kind[tur] === J_OBJECT ? memberOf(t, b, tur, K_DURATION) : -1;
+  const sidechain = memberOf(t, b, 0, K_SIDECHAIN);
+  return {
+    chain,
+    uuid: chain ? stringOf(t, b, uuidNode) : null,
+    parentUuid: chain ? tapeStr(t, b, puNode) : null,
+    sidechain: sidechain >= 0 && t.kind[sidechain] === J_TRUE,
+    logicalParentUuid: tapeStr(t, b, memberOf(t, b, 0, K_LOGICAL)),
+    compactBoundary: isLiteral(t, b, subtypeNode, COMPACT_BOUNDARY),
+    subtype: tapeStr(t, b, subtypeNode) ?? memberStr(t, b, memberOf(t, b, 0, K_ATTACHMENT), K_TYPE) ?? memberStr(t, b, memberOf(t, b, 0, K_DATA), K_TYPE) ?? tapeStr(t, b, memberOf(t, b, 0, K_OPERATION)),
+    timestamp: tapeStr(t, b, memberOf(t, b, 0, K_TIMESTAMP)),
+    snapshotTimestamp: memberStr(t, b, memberOf(t, b, 0, K_SNAPSHOT), K_TIMESTAMP),
+    messageId: isMsg ? memberStr(t, b, msg, K_ID) : null,
+    requestId: tapeStr(t, b, memberOf(t, b, 0, K_REQUEST)),
+    toolUses,
+    toolResults,
+    toolUseResult: tur >= 0 && t.kind[tur] === J_OBJECT ? { agentId: memberStr(t, b, tur, K_AGENT_ID), status: memberStr(t, b, tur, K_STATUS), totalDurationMs: duration >= 0 && t.kind[duration] === J_NUMBER ? numberOf(t, b, duration) : null } : null,
+  };
+}
