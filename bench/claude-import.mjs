@@ -8,7 +8,7 @@
 //
 //   node bench/claude-import.mjs                 # a 1 GiB tree (the size)
 //   node bench/claude-import.mjs --size 128MiB   # smaller, for a shared machine
-//   node bench/claude-import.mjs --keep          # leave the temp directories for a look
+//   node bench/claude-import.mjs --keep          # leave the temp directories (and the projects tree) for a look
 //
 // Targets: pixir's import takes at most half jq's time (≥ 2× jq), and at most 256 MiB resident. Wall times are whole processes
 // (process.hrtime around the child); the RSS is GNU time's maximum resident set size.
@@ -151,7 +151,7 @@ try {
   const idle = timed(process.execPath, [BIN, "import", "claude", path.join(tmp, "empty-projects"), "--workspace", ws]);
   const logBytes = readdirSync(path.join(ws, ".pixir", "sessions")).reduce((s, n) => s + statSync(path.join(ws, ".pixir", "sessions", n)).size, 0);
   rmSync(ws, { recursive: true, force: true });
-  rmSync(projects, { recursive: true, force: true });
+  if (!keep) rmSync(projects, { recursive: true, force: true });
 
   // 1,000 small transcripts, imported, then imported again unchanged.
   const small = path.join(tmp, "small");
