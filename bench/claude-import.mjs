@@ -143,11 +143,13 @@ try {
   const cat = timed("cat", paths);
   const jq = timed("jq", ["-c", ".", ...paths]);
   const copy = timed("cp", ["-r", projects, path.join(tmp, "copy")]);
+  // What the rows before wrote is on the disk before the import's clock starts (its fsyncs would wait
+  // behind that write-back), and the copy is removed only after the imports: on ext4 without a journal,
+  // files created within minutes of many deletions nearby are slow to allocate (the allocator skips
+  // recently freed inodes), which would be charged to the import.
+  spawnSync("sync");
   const fresh = timed(process.execPath, [BIN, "import", "claude", projects, "--workspace", ws]);
   const again = timed(process.execPath, [BIN, "import", "claude", projects, "--workspace", ws]);
-  // The copy goes after the imports: on ext4, files created soon after thousands were deleted nearby take
-  // far longer to allocate (the allocator skips inodes freed in the last minutes), which would be charged
-  // to the import.
   rmSync(path.join(tmp, "copy"), { recursive: true, force: true });
   // A run over an empty projects root: the start-up every run pays once, whatever the number of files.
   mkdirSync(path.join(tmp, "empty-projects"));
