@@ -14,7 +14,7 @@
 // cannot tell.
 import { isUtf8 } from "node:buffer";
 import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, BACKSLASH } from "./json-bytes.js";
-import { canonicalNumberEnd, canonicalStringEnd, literalEnd, mirrorLine, sameBytes, type StringWalk } from "./line-check.js";
+import { canonicalNumberEnd, canonicalStringEnd, grow, literalEnd, mirrorLine, sameBytes, type StringWalk } from "./line-check.js";
 import { stringKernel, type StringKernel } from "./string-scan.js";
 
 export const J_OBJECT = 1;
@@ -31,13 +31,6 @@ const MAX_DEPTH = 200;
 const ZERO = 0x30;
 const NINE = 0x39;
 const MINUS = 0x2d;
-
-function grown<T extends Int32Array | Uint8Array>(a: T, need: number): T {
-  if (need <= a.length) return a;
-  const bigger = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2));
-  bigger.set(a);
-  return bigger;
-}
 
 /**
  * The nodes readJsonLine recorded of the last line read into it (offsets into that line's buffer), and
@@ -74,14 +67,14 @@ export class JsonTape implements StringWalk {
     const n = this.count++;
     if (n >= this.kind.length) {
       const size = n * 2;
-      this.kind = grown(this.kind, size);
-      this.start = grown(this.start, size);
-      this.end = grown(this.end, size);
-      this.keyStart = grown(this.keyStart, size);
-      this.keyEnd = grown(this.keyEnd, size);
-      this.firstChild = grown(this.firstChild, size);
-      this.lastChild = grown(this.lastChild, size);
-      this.nextSibling = grown(this.nextSibling, size);
+      this.kind = grow(this.kind, size);
+      this.start = grow(this.start, size);
+      this.end = grow(this.end, size);
+      this.keyStart = grow(this.keyStart, size);
+      this.keyEnd = grow(this.keyEnd, size);
+      this.firstChild = grow(this.firstChild, size);
+      this.lastChild = grow(this.lastChild, size);
+      this.nextSibling = grow(this.nextSibling, size);
     }
     this.start[n] = start;
     this.keyStart[n] = ks;
@@ -109,7 +102,7 @@ export class JsonTape implements StringWalk {
       while (i < length && b[s + i] === b[ks + i]) i++;
       if (i === length) return false;
     }
-    if (this.keysTop + 2 > keys.length) this.keys = grown(keys, this.keysTop + 2);
+    if (this.keysTop + 2 > keys.length) this.keys = grow(keys, this.keysTop + 2);
     this.keys[this.keysTop++] = ks;
     this.keys[this.keysTop++] = ke;
     return true;

@@ -65,9 +65,9 @@ export class LineFacts {
 }
 
 /** `a`, or a copy twice as long (at least `need`) when `need` does not fit it. */
-export function grow(a: Int32Array, need: number): Int32Array {
+export function grow<T extends Int32Array | Uint8Array>(a: T, need: number): T {
   if (need <= a.length) return a;
-  const bigger = new Int32Array(Math.max(need, a.length * 2));
+  const bigger = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2));
   bigger.set(a);
   return bigger;
 }
