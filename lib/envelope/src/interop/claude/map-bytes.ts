@@ -8,6 +8,7 @@
 import type { CanonicalType } from "../../event/vocabulary.js";
 import { J_ARRAY, J_NULL, J_NUMBER, J_OBJECT, J_STRING, J_TRUE, memberOf, numberOf, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import type { MapContext } from "./map.js";
+import { K_MESSAGE, K_CONTENT, K_TYPE, K_TEXT, K_ID, K_MODEL, K_NAME, K_INPUT, K_TOOL_USE_ID, K_IS_ERROR, K_IS_META, K_COMPACT, K_API_ERROR, K_STOP, K_USAGE, K_REQUEST, K_INPUT_TOKENS, K_OUTPUT_TOKENS, K_CACHE_READ, K_CACHE_WRITE, L_TEXT, L_IMAGE, L_TOOL_RESULT, L_TOOL_USE, L_SERVER_TOOL_USE, L_THINKING, L_REDACTED, L_SYNTHETIC } from "./record-keys.js";
 
 /**
  * A text made of literal strings and byte ranges of one buffer (the source file): an Event's `data`
@@ -96,35 +97,6 @@ export interface TextDraft {
   fields: Spliced;
 }
 
-const K = (s: string) => Buffer.from(s, "latin1");
-const K_MESSAGE = K("message");
-const K_CONTENT = K("content");
-const K_TYPE = K("type");
-const K_TEXT = K("text");
-const K_ID = K("id");
-const K_MODEL = K("model");
-const K_NAME = K("name");
-const K_INPUT = K("input");
-const K_TOOL_USE_ID = K("tool_use_id");
-const K_IS_ERROR = K("is_error");
-const K_IS_META = K("isMeta");
-const K_COMPACT = K("isCompactSummary");
-const K_API_ERROR = K("isApiErrorMessage");
-const K_STOP = K("stop_reason");
-const K_USAGE = K("usage");
-const K_REQUEST = K("requestId");
-const K_INPUT_TOKENS = K("input_tokens");
-const K_OUTPUT_TOKENS = K("output_tokens");
-const K_CACHE_READ = K("cache_read_input_tokens");
-const K_CACHE_WRITE = K("cache_creation_input_tokens");
-const L_TEXT = K("text");
-const L_IMAGE = K("image");
-const L_TOOL_RESULT = K("tool_result");
-const L_TOOL_USE = K("tool_use");
-const L_SERVER_TOOL_USE = K("server_tool_use");
-const L_THINKING = K("thinking");
-const L_REDACTED = K("redacted_thinking");
-const L_SYNTHETIC = K("<synthetic>");
 
 /** The mapper's view of one line: its tape and buffer. */
 class Reader {

@@ -5,6 +5,7 @@
 // the two to the same facts on generated and real records.
 import { isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { J_ARRAY, J_NULL, J_NUMBER, J_OBJECT, J_STRING, J_TRUE, JsonTape, memberOf, numberOf, stringOf } from "../../fast/json-tape.js";
+import { K_UUID, K_PARENT, K_SIDECHAIN, K_LOGICAL, K_SUBTYPE, K_ATTACHMENT, K_DATA, K_OPERATION, K_TYPE, K_TIMESTAMP, K_SNAPSHOT, K_MESSAGE, K_ID, K_REQUEST, K_CONTENT, K_NAME, K_INPUT, K_SUBAGENT_TYPE, K_DESCRIPTION, K_PROMPT, K_TOOL_USE_ID, K_IS_ERROR, K_TOOL_USE_RESULT, K_AGENT_ID, K_STATUS, K_DURATION, L_COMPACT_BOUNDARY, L_TOOL_RESULT, L_TOOL_USE } from "./record-keys.js";
 
 /** A `tool_use` block of `message.content` with a string `id`. */
 export interface ToolUseFact {
@@ -83,37 +84,6 @@ export function factsOfValue(v: JsonObject): RecordFacts {
   };
 }
 
-const K = (s: string) => Buffer.from(s, "latin1");
-const K_UUID = K("uuid");
-const K_PARENT = K("parentUuid");
-const K_SIDECHAIN = K("isSidechain");
-const K_LOGICAL = K("logicalParentUuid");
-const K_SUBTYPE = K("subtype");
-const K_ATTACHMENT = K("attachment");
-const K_DATA = K("data");
-const K_OPERATION = K("operation");
-const K_TYPE = K("type");
-const K_TIMESTAMP = K("timestamp");
-const K_SNAPSHOT = K("snapshot");
-const K_MESSAGE = K("message");
-const K_ID = K("id");
-const K_REQUEST = K("requestId");
-const K_CONTENT = K("content");
-const K_NAME = K("name");
-const K_INPUT = K("input");
-const K_SUBAGENT_TYPE = K("subagent_type");
-const K_DESCRIPTION = K("description");
-const K_PROMPT = K("prompt");
-const K_TOOL_USE_ID = K("tool_use_id");
-const K_IS_ERROR = K("is_error");
-const K_TOOL_USE_RESULT = K("toolUseResult");
-const K_AGENT_ID = K("agentId");
-const K_STATUS = K("status");
-const K_DURATION = K("totalDurationMs");
-const TOOL_USE = K("tool_use");
-const TOOL_RESULT = K("tool_result");
-const COMPACT_BOUNDARY = K("compact_boundary");
-
 /**
  * The tape a record line is read into: the record's members, theirs, and below `message` the content
  * blocks, their members and (a tool_result's content) theirs, with the members of a tool_use's `input`.
@@ -152,12 +122,12 @@ export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
     for (let block = t.firstChild[content]!; block >= 0; block = t.nextSibling[block]!) {
       if (t.kind[block] !== J_OBJECT) continue;
       const type = memberOf(t, b, block, K_TYPE);
-      if (isLiteral(t, b, type, TOOL_USE)) {
+      if (isLiteral(t, b, type, L_TOOL_USE)) {
         const id = memberStr(t, b, block, K_ID);
         if (id === null) continue;
         const input = memberOf(t, b, block, K_INPUT);
         toolUses.push({ id, name: memberStr(t, b, block, K_NAME), subagentType: memberStr(t, b, input, K_SUBAGENT_TYPE), description: memberStr(t, b, input, K_DESCRIPTION), prompt: memberStr(t, b, input, K_PROMPT) });
-      } else if (isLiteral(t, b, type, TOOL_RESULT)) {
+      } else if (isLiteral(t, b, type, L_TOOL_RESULT)) {
         const isError = memberOf(t, b, block, K_IS_ERROR);
         toolResults.push({ toolUseId: memberStr(t, b, block, K_TOOL_USE_ID), isError: isError >= 0 && t.kind[isError] === J_TRUE });
       }
@@ -172,7 +142,7 @@ export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
     parentUuid: chain ? tapeStr(t, b, puNode) : null,
     sidechain: sidechain >= 0 && t.kind[sidechain] === J_TRUE,
     logicalParentUuid: tapeStr(t, b, memberOf(t, b, 0, K_LOGICAL)),
-    compactBoundary: isLiteral(t, b, subtypeNode, COMPACT_BOUNDARY),
+    compactBoundary: isLiteral(t, b, subtypeNode, L_COMPACT_BOUNDARY),
     subtype: tapeStr(t, b, subtypeNode) ?? memberStr(t, b, memberOf(t, b, 0, K_ATTACHMENT), K_TYPE) ?? memberStr(t, b, memberOf(t, b, 0, K_DATA), K_TYPE) ?? tapeStr(t, b, memberOf(t, b, 0, K_OPERATION)),
     timestamp: tapeStr(t, b, memberOf(t, b, 0, K_TIMESTAMP)),
     snapshotTimestamp: memberStr(t, b, memberOf(t, b, 0, K_SNAPSHOT), K_TIMESTAMP),

@@ -1,0 +1,51 @@
+// The member names (K_) and string values (L_) of a Claude record that the byte readers look for
+// (record-facts.ts, map-bytes.ts), as the bytes memberOf and sameBytes compare (fast/json-tape.ts).
+const K = (s: string): Buffer => Buffer.from(s, "latin1");
+
+export const K_MESSAGE = K("message");
+export const K_CONTENT = K("content");
+export const K_TYPE = K("type");
+export const K_TEXT = K("text");
+export const K_ID = K("id");
+export const K_MODEL = K("model");
+export const K_NAME = K("name");
+export const K_INPUT = K("input");
+export const K_TOOL_USE_ID = K("tool_use_id");
+export const K_IS_ERROR = K("is_error");
+export const K_IS_META = K("isMeta");
+export const K_COMPACT = K("isCompactSummary");
+export const K_API_ERROR = K("isApiErrorMessage");
+export const K_STOP = K("stop_reason");
+export const K_USAGE = K("usage");
+export const K_REQUEST = K("requestId");
+export const K_INPUT_TOKENS = K("input_tokens");
+export const K_OUTPUT_TOKENS = K("output_tokens");
+export const K_CACHE_READ = K("cache_read_input_tokens");
+export const K_CACHE_WRITE = K("cache_creation_input_tokens");
+export const K_UUID = K("uuid");
+export const K_PARENT = K("parentUuid");
+export const K_SIDECHAIN = K("isSidechain");
+export const K_LOGICAL = K("logicalParentUuid");
+export const K_SUBTYPE = K("subtype");
+export const K_ATTACHMENT = K("attachment");
+export const K_DATA = K("data");
+export const K_OPERATION = K("operation");
+export const K_TIMESTAMP = K("timestamp");
+export const K_SNAPSHOT = K("snapshot");
+export const K_SUBAGENT_TYPE = K("subagent_type");
+export const K_DESCRIPTION = K("description");
+export const K_PROMPT = K("prompt");
+export const K_TOOL_USE_RESULT = K("toolUseResult");
+export const K_AGENT_ID = K("agentId");
+export const K_STATUS = K("status");
+export const K_DURATION = K("totalDurationMs");
+
+export const L_TEXT = K("text");
+export const L_IMAGE = K("image");
+export const L_TOOL_RESULT = K("tool_result");
+export const L_TOOL_USE = K("tool_use");
+export const L_SERVER_TOOL_USE = K("server_tool_use");
+export const L_THINKING = K("thinking");
+export const L_REDACTED = K("redacted_thinking");
+export const L_SYNTHETIC = K("<synthetic>");
+export const L_COMPACT_BOUNDARY = K("compact_boundary");
