@@ -180,13 +180,18 @@ const readSource = (src: SourceFile, files?: FileBuffers): Buffer => readingSour
  */
 class FileBuffers {
   private static readonly free: Buffer[] = [];
+  /** Bytes the free buffers of this thread may keep: a tree of large transcripts keeps no more. */
+  private static readonly FREE_BYTES = 16 * 1024 * 1024;
+  private static freeBytes = 0;
   private readonly held: Buffer[] = [];
   read(abs: string): Buffer {
     const fd = openSync(abs, "r");
     try {
       const size = fstatSync(fd).size;
       const at = FileBuffers.free.findIndex((b) => b.length >= size);
-      const buf = at >= 0 ? FileBuffers.free.splice(at, 1)[0]! : Buffer.allocUnsafeSlow(Math.max(size, 256 * 1024));
+      const reused = at >= 0 ? FileBuffers.free.splice(at, 1)[0]! : null;
+      if (reused !== null) FileBuffers.freeBytes -= reused.length;
+      const buf = reused ?? Buffer.allocUnsafeSlow(Math.max(size, 256 * 1024));
       this.held.push(buf);
       let n = 0;
       while (n < size) {
@@ -201,7 +206,11 @@ class FileBuffers {
   }
   /** The unit is prepared: nothing refers to its files any more. */
   done(): void {
-    for (const b of this.held.splice(0)) if (FileBuffers.free.length < 6 && b.length <= 64 * 1024 * 1024) FileBuffers.free.push(b);
+    for (const b of this.held.splice(0)) {
+      if (FileBuffers.freeBytes + b.length > FileBuffers.FREE_BYTES) continue;
+      FileBuffers.free.push(b);
+      FileBuffers.freeBytes += b.length;
+    }
   }
 }
 
