@@ -11,7 +11,7 @@
 // The other checkout reads the same generated data (its bench/.data is pointed at this one's), so its
 // benchmark scripts must share this one's generators (bench/gen-log.mjs and the tree Workspace's).
 import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { dataDir, repoRoot } from "./lib/data.mjs";
 import { median, parseArgs, parseSize, positiveInt, sizeLabel } from "./lib/util.mjs";
@@ -27,13 +27,23 @@ if (!args.before) {
   process.exit(2);
 }
 const before = path.resolve(args.before);
+if (!existsSync(path.join(before, "bench", "fork.mjs")) || !existsSync(path.join(before, "tools", "pixir", "dist"))) {
+  process.stderr.write(`compare-builds: ${before} is not a built checkout of this repository (run pnpm install there)\n`);
+  process.exit(2);
+}
 const say = (m) => process.stderr.write(`${m}\n`);
 
 // The other checkout's data directory points at ours: one generated Log and one tree Workspace for both.
 mkdirSync(dataDir, { recursive: true });
 const theirData = path.join(before, "bench", ".data");
-if (!existsSync(theirData) || !lstatSync(theirData).isSymbolicLink()) {
-  rmSync(theirData, { recursive: true, force: true });
+const link = lstatSync(theirData, { throwIfNoEntry: false });
+if (link !== undefined && !link.isSymbolicLink()) {
+  // Never removed here: it may hold that checkout's own generated data.
+  process.stderr.write(`compare-builds: ${theirData} is a directory of its own; move it away (the other build reads this one's data through a link there)\n`);
+  process.exit(2);
+}
+if (link === undefined || readlinkSync(theirData) !== dataDir) {
+  rmSync(theirData, { force: true });
   symlinkSync(dataDir, theirData);
 }
 
