@@ -11,22 +11,27 @@ import { CLAUDE_FIXTURES, logIds, logsDir, projectsRoot, sessionFixtures } from 
 
 const importWith = (threads: string, ws: string, ...args: string[]) => run("pixir", ["import", "claude", ...args, "--json"], { cwd: ws, env: { PIXIR_SCAN_THREADS: threads } });
 
-/** Every file of the Workspace's state (Logs, import index), the Workspace's path written `<ws>`. */
+/**
+ * Every file of the Workspace's state, the Workspace's path written `<ws>`: the Logs by name, and the
+ * import index's entries by root Log (`claude-imports/<root>`, whichever of the run's files holds them).
+ */
 function stateFiles(ws: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const dir of ["sessions", "claude-imports"]) {
-    const abs = path.join(ws, ".pixir", dir);
-    for (const name of readdirSync(abs).sort()) out[`${dir}/${name}`] = readFileSync(path.join(abs, name), "utf8").split(ws).join("<ws>");
+  const logs = path.join(ws, ".pixir", "sessions");
+  for (const name of readdirSync(logs).sort()) out[`sessions/${name}`] = readFileSync(path.join(logs, name), "utf8").split(ws).join("<ws>");
+  const index = path.join(ws, ".pixir", "claude-imports");
+  for (const name of readdirSync(index).sort()) {
+    for (const line of readFileSync(path.join(index, name), "utf8").split("\n")) if (line !== "") out[`claude-imports/${JSON.parse(line).root}`] = line;
   }
   return out;
 }
 
-/** The index entries, less what the copy of a file changes (inode, times). */
+/** The index entries, less what the copy of a file or the time of the run changes (inode, times). */
 const withoutStat = (state: Record<string, string>): Record<string, unknown> =>
   Object.fromEntries(
     Object.entries(state).map(([k, v]) => {
       if (!k.startsWith("claude-imports/")) return [k, v];
-      const { dev: _d, ino: _i, mtime_ms: _m, ctime_ms: _c, ...rest } = JSON.parse(v);
+      const { dev: _d, ino: _i, mtime_ms: _m, ctime_ms: _c, at_ms: _a, ...rest } = JSON.parse(v);
       return [k, rest];
     }),
   );
@@ -45,7 +50,7 @@ describe("fresh units prepared on worker threads", () => {
       return { ws, report: JSON.parse(JSON.stringify(r.json).split(ws).join("<ws>")), state: withoutStat(stateFiles(ws)) };
     });
     // Every file read has its import index entry, under its root Log (the first of its Logs).
-    for (const i of results[0]!.report.imports) if (i.status === "created") expect(Object.keys(results[0]!.state)).toContain(`claude-imports/${i.logs[0].session_id}.json`);
+    for (const i of results[0]!.report.imports) if (i.status === "created") expect(Object.keys(results[0]!.state)).toContain(`claude-imports/${i.logs[0].session_id}`);
     for (const other of results.slice(1)) {
       expect(other.report).toEqual(results[0]!.report);
       expect(other.state).toEqual(results[0]!.state);

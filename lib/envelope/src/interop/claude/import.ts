@@ -20,7 +20,7 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { childLogId, claudeBaseId, defaultProjectsRoot, discoverUnits, forkedFromSession, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { planBatch, refusal, type BatchPlan, type ExistingLog, type LogPlan, type LogRole, type SubagentTarget } from "./plan.js";
-import { knownEntry, readKnown, sameFile, statFile, stillKnown, writeKnown, writeKnownAll, type KnownFile } from "./known.js";
+import { ImportIndex, knownEntry, sameFile, statFile, stillKnown, type KnownFile } from "./known.js";
 import { heldLine } from "./map.js";
 import { readTranscriptBytes } from "./transcript.js";
 
@@ -98,10 +98,13 @@ interface FilePlan {
 
 const PROGRESS_BYTES = 1024 * 1024;
 
-/** The run's view of the Workspace's Logs (listed once). */
+/** The run's view of the Workspace's Logs (listed once), and of its import index (known.ts). */
 class WorkspaceLogs {
   private ids: string[] | null = null;
-  constructor(private readonly ws: string) {}
+  readonly index: ImportIndex;
+  constructor(private readonly ws: string) {
+    this.index = new ImportIndex(ws);
+  }
   all(): string[] {
     this.ids ??= listLogs(this.ws).sessionIds;
     return this.ids;
@@ -511,7 +514,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     }
     const imported = Number(checkpoint.bytes);
     // §4.3 step 3, unless the import index knows the file unchanged since that checkpoint (known.ts).
-    const trusted = stillKnown(readKnown(ws, src.rootId), src.sourceKey, st, { bytes: imported, sha256: checkpoint.sha256 });
+    const trusted = stillKnown(wsLogs.index.get(src.rootId), src.sourceKey, st, { bytes: imported, sha256: checkpoint.sha256 });
     const { size, more } = trusted ? { size: st.size, more: false } : readingSource(src, () => hasLineAfter(src.abs, imported));
     if (!trusted && (size < imported || readingSource(src, () => sha256Prefix(src.abs, imported)) !== checkpoint.sha256)) {
       throw refusal(ws, src, src.rootId, "transcript_changed", { imported_bytes: imported, file_bytes: size });
@@ -873,6 +876,7 @@ class PreparedCommits {
   constructor(
     private readonly ws: string,
     private readonly options: ClaudeImportOptions,
+    private readonly index: ImportIndex,
   ) {}
 
   async add(plan: FilePlan): Promise<void> {
@@ -924,10 +928,7 @@ class PreparedCommits {
         written.push(f);
       }
       if (renamed) fsyncDir(sessionsDir(ws));
-      await writeKnownAll(
-        ws,
-        written.flatMap((f) => (f.known !== undefined ? [f.known] : [])),
-      );
+      this.index.add(written.flatMap((f) => (f.known !== undefined ? [f.known] : [])));
     } finally {
       const tidy = !this.recorded && written.length === 0;
       const own = leases.filter((l): l is WriterLease => l instanceof WriterLease);
@@ -964,7 +965,7 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   for (const u of units) {
     if (u.session === null) continue;
     // A file the import index knows unchanged is not opened to find out (known.ts).
-    const known = readKnown(ws, u.session.rootId);
+    const known = wsLogs.index.get(u.session.rootId);
     let st: Stats | null = null;
     try {
       st = statFile(u.session.abs);
@@ -1038,7 +1039,7 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   const stateBefore: Array<[string, boolean]> = [sessionsDir(ws).abs, path.join(ws, ".pixir")].map((d) => [d, existsSync(d)]);
   let preparing = true;
   const inFlight: Array<{ i: number; unit: ImportUnit; files: SourceFile[]; says: Map<SourceFile, Say | undefined>; done: Promise<UnitOutcome> }> = [];
-  const commits = new PreparedCommits(ws, options);
+  const commits = new PreparedCommits(ws, options, wsLogs.index);
 
   /** §4.2 for a unit planned here: plan now and hold the plans, or (fresh) only check it and plan it when writing. */
   const checkHere = async (i: number, unit: ImportUnit, files: SourceFile[], says: Map<SourceFile, Say | undefined>): Promise<void> => {
@@ -1143,7 +1144,7 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
             }
             commits.recorded = true;
           }
-          if (p.known !== undefined) writeKnown(ws, p.known.rootId, p.known.entry);
+          if (p.known !== undefined) wsLogs.index.add([p.known]);
         }
       }
       await commits.flush();
@@ -1151,6 +1152,7 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     }
   } finally {
     options.signal?.removeEventListener("abort", stop);
+    wsLogs.index.close();
     await pool.close({ kind: "stopped" });
     // Whatever was prepared and not put in place goes, with the state directories made for it if empty.
     for (const job of inFlight.splice(0)) {

@@ -1,14 +1,22 @@
-// The import index of pixir import claude: `.pixir/claude-imports/<root Log id>.json` remembers, for each
-// imported source file, its identity and times when it was read (inode, size, mtime, ctime) and the
-// checkpoint that covers it. A file whose stat still matches, under a root Log whose last checkpoint is
+// The import index of pixir import claude: `.pixir/claude-imports/` remembers, for each imported source
+// file (under its root Log's id), its identity and times when it was read (inode, size, mtime, ctime) and
+// the checkpoint that covers it. A file whose stat still matches, under a root Log whose last checkpoint is
 // the one remembered, has not been written to since: it is known unchanged without reading it (the issue's
 // "no full re-read of unchanged files"; claude-interop.md §4.6 otherwise reads and hashes it). Any write
 // to a file changes its ctime, which no tool can set back, so a changed file always takes the full
 // check. The index is a cache: the Logs are the record; a missing, stale or unwritable entry only costs
 // the hash.
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from "node:fs";
-import { rename, rm, writeFile } from "node:fs/promises";
+//
+// It is kept as files of lines: a run that writes entries appends them, a line each, to one file of its
+// own (`<ms>-<pid>-<8 hex>.ndjson`), after each batch of Logs is written. A file per root Log made a fresh
+// import create as many index files as transcripts, which on a file system with many recently deleted
+// inodes cost more than the rest of the import (docs/performance.md, "The Claude import"). Of a root's
+// entries the newest (`at_ms`) counts; a line that does not parse (a run cut short mid-line) counts for
+// nothing. A writing run that finds more than MERGE_AT files merges those not written to for an hour into one.
+import { closeSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync, constants as fsConstants, mkdirSync, type Stats } from "node:fs";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { isValidSessionId } from "../../event/session-id.js";
 
 export interface KnownFile {
   version: 1;
@@ -25,15 +33,40 @@ export interface KnownFile {
   fork_source: string | null;
 }
 
-const knownPath = (ws: string, rootId: string): string => path.join(ws, ".pixir", "claude-imports", `${rootId}.json`);
+/** An index line: an entry, the root Log it is kept under, and when it was written. */
+interface KnownLine extends KnownFile {
+  root: string;
+  at_ms: number;
+}
 
-export function readKnown(ws: string, rootId: string): KnownFile | null {
+/** Index files past which a writing run merges the old ones. */
+const MERGE_AT = 16;
+/** An index file not written to for this long belongs to no running import. */
+const MERGE_AGE_MS = 60 * 60 * 1000;
+const RUN_FILE = /^[0-9]+-[0-9]+-[0-9a-f]{8}\.ndjson$/;
+
+const indexDir = (ws: string): string => path.join(ws, ".pixir", "claude-imports");
+
+/** A line's entry, or null for anything else (a torn line, another version, a field of the wrong type). */
+function knownLine(text: string): KnownLine | null {
+  let v: unknown;
   try {
-    const v = JSON.parse(readFileSync(knownPath(ws, rootId), "utf8")) as KnownFile;
-    return v.version === 1 ? v : null;
+    v = JSON.parse(text);
   } catch {
     return null;
   }
+  if (typeof v !== "object" || v === null) return null;
+  const e = v as Record<string, unknown>;
+  const numbers = ["dev", "ino", "size", "mtime_ms", "ctime_ms", "bytes", "at_ms"].every((k) => typeof e[k] === "number");
+  const ok =
+    e.version === 1 &&
+    typeof e.root === "string" &&
+    isValidSessionId(e.root) &&
+    typeof e.source === "string" &&
+    typeof e.sha256 === "string" &&
+    (e.fork_source === null || typeof e.fork_source === "string") &&
+    numbers;
+  return ok ? (e as unknown as KnownLine) : null;
 }
 
 /** The entry for a file read after `st` was taken (a stat taken before the read can only be older). */
@@ -59,39 +92,113 @@ export function stillKnown(known: KnownFile | null, source: string, st: Stats, c
   return sameFile(known, source, st) && known.bytes === checkpoint.bytes && known.sha256 === checkpoint.sha256;
 }
 
-/** Write an entry; a failure (a full disk) leaves no temp file and fails nothing. */
-export function writeKnown(ws: string, rootId: string, entry: KnownFile): void {
-  const target = knownPath(ws, rootId);
-  const tmp = `${target}.tmp-${process.pid}`;
-  try {
-    mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-    writeFileSync(tmp, JSON.stringify(entry), { mode: 0o600 });
-    renameSync(tmp, target);
-  } catch {
-    rmSync(tmp, { force: true });
-  }
-}
+/** A run's view of the import index: read once, when first asked; its new entries go to a file of its own. */
+export class ImportIndex {
+  private entries: Map<string, KnownLine> | null = null;
+  /** The index files read, with their mtimes (the merge takes the old ones). */
+  private files: Array<{ name: string; mtimeMs: number }> = [];
+  private fd: number | null = null;
+  private failed = false;
 
-/** writeKnown for many entries at once, their writes on libuv's threads (the writing pass of a batch). */
-export async function writeKnownAll(ws: string, entries: Array<{ rootId: string; entry: KnownFile }>): Promise<void> {
-  if (entries.length === 0) return;
-  try {
-    mkdirSync(path.dirname(knownPath(ws, entries[0]!.rootId)), { recursive: true, mode: 0o700 });
-  } catch {
-    return;
+  constructor(private readonly ws: string) {}
+
+  get(rootId: string): KnownFile | null {
+    return this.load().get(rootId) ?? null;
   }
-  await Promise.all(
-    entries.map(async ({ rootId, entry }) => {
-      const target = knownPath(ws, rootId);
-      const tmp = `${target}.tmp-${process.pid}`;
-      try {
-        await writeFile(tmp, JSON.stringify(entry), { mode: 0o600 });
-        await rename(tmp, target);
-      } catch {
-        await rm(tmp, { force: true });
+
+  /** Append entries (the writing pass, once their Logs are written); a failure (a full disk) fails nothing. */
+  add(entries: Array<{ rootId: string; entry: KnownFile }>): void {
+    if (entries.length === 0 || this.failed) return;
+    const at = Date.now();
+    const lines = entries.map(({ rootId, entry }) => `${JSON.stringify({ ...entry, root: rootId, at_ms: at })}\n`).join("");
+    try {
+      if (this.fd === null) {
+        this.load();
+        mkdirSync(indexDir(this.ws), { recursive: true, mode: 0o700 });
+        const name = `${at}-${process.pid}-${randomBytes(4).toString("hex")}.ndjson`;
+        this.fd = openSync(path.join(indexDir(this.ws), name), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW, 0o600);
       }
-    }),
-  );
+      const bytes = Buffer.from(lines);
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done);
+    } catch {
+      // A line cut short is skipped by the reader; no more lines from this run.
+      this.failed = true;
+    }
+    for (const { rootId, entry } of entries) this.entries!.set(rootId, { ...entry, root: rootId, at_ms: at });
+  }
+
+  /** Close this run's file; if it wrote one and the index holds many, merge the old files into one. */
+  close(): void {
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      /* closed is closed */
+    }
+    this.fd = null;
+    const now = Date.now();
+    const old = this.files.filter((f) => now - f.mtimeMs >= MERGE_AGE_MS);
+    if (this.files.length + 1 > MERGE_AT && old.length > 1) this.merge(old.map((f) => f.name));
+  }
+
+  /** Write the newest entry of every root the `names` hold to one file, then remove them. */
+  private merge(names: string[]): void {
+    const dir = indexDir(this.ws);
+    const newest = new Map<string, KnownLine>();
+    for (const name of names) for (const e of this.readFile(name)) if ((newest.get(e.root)?.at_ms ?? -1) <= e.at_ms) newest.set(e.root, e);
+    const name = `${Date.now()}-${process.pid}-${randomBytes(4).toString("hex")}.ndjson`;
+    const tmp = path.join(dir, `.${name}.tmp`);
+    try {
+      let text = "";
+      for (const e of newest.values()) text += `${JSON.stringify(e)}\n`;
+      const fd = openSync(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
+      try {
+        writeSync(fd, text);
+      } finally {
+        closeSync(fd);
+      }
+      // The merged file appears whole, before the files it replaces go.
+      renameSync(tmp, path.join(dir, name));
+      for (const n of names) unlinkSync(path.join(dir, n));
+    } catch {
+      rmSync(tmp, { force: true });
+    }
+  }
+
+  private readFile(name: string): KnownLine[] {
+    let text: string;
+    try {
+      text = readFileSync(path.join(indexDir(this.ws), name), "utf8");
+    } catch {
+      return [];
+    }
+    const out: KnownLine[] = [];
+    for (const line of text.split("\n")) {
+      const e = line === "" ? null : knownLine(line);
+      if (e !== null) out.push(e);
+    }
+    return out;
+  }
+
+  private load(): Map<string, KnownLine> {
+    if (this.entries !== null) return this.entries;
+    this.entries = new Map();
+    let names: string[];
+    try {
+      names = readdirSync(indexDir(this.ws)).filter((n) => RUN_FILE.test(n));
+    } catch {
+      return this.entries;
+    }
+    for (const name of names) {
+      try {
+        this.files.push({ name, mtimeMs: statSync(path.join(indexDir(this.ws), name)).mtimeMs });
+      } catch {
+        continue;
+      }
+      for (const e of this.readFile(name)) if ((this.entries.get(e.root)?.at_ms ?? -1) <= e.at_ms) this.entries.set(e.root, e);
+    }
+    return this.entries;
+  }
 }
 
 export const statFile = (abs: string): Stats => statSync(abs);
