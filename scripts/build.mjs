@@ -55,7 +55,12 @@ async function intoDist(dir, write) {
   const next = path.join(dir, `dist.next-${process.pid}`);
   const old = path.join(dir, `dist.old-${process.pid}`);
   rmSync(next, { recursive: true, force: true });
-  await write(next);
+  try {
+    await write(next);
+  } catch (err) {
+    rmSync(next, { recursive: true, force: true });
+    throw err;
+  }
   if (existsSync(path.join(dir, "dist"))) renameSync(path.join(dir, "dist"), old);
   renameSync(next, path.join(dir, "dist"));
   rmSync(old, { recursive: true, force: true });
@@ -111,4 +116,10 @@ async function buildLibrary() {
   execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(dir, "tsconfig.build.json")], { stdio: "inherit" });
 }
 
-await Promise.all([buildLibrary(), ...tools.filter((t) => existsSync(path.join(root, "tools", t, "src/main.ts"))).map(buildTool)]);
+// Every build runs to its end before a failure is reported, so none is cut off half-written.
+const results = await Promise.allSettled([buildLibrary(), ...tools.filter((t) => existsSync(path.join(root, "tools", t, "src/main.ts"))).map(buildTool)]);
+const failed = results.find((r) => r.status === "rejected");
+if (failed !== undefined) {
+  process.stderr.write(`build failed: ${failed.reason instanceof Error ? failed.reason.message : String(failed.reason)}\n`);
+  process.exit(1);
+}
