@@ -833,7 +833,7 @@ const WORKER_YOUNG_MB = 8;
  * code in its own thread (V8's shared compile threads otherwise keep the peak of every worker's compiles in
  * their allocator arenas), and an old generation grows to twice what the last full GC kept rather than up
  * to four times. A 1 GiB import then peaks at 192–234 MiB instead of 249–271, for some 8% more wall time.
- * V8's flags belong to the process: they are put back once the workers are gone.
+ * V8's flags belong to the process: they are set back to V8's defaults once the workers are gone.
  */
 const LEAN_WORKER_FLAGS = ["--no-concurrent-recompilation", "--heap-growing-percent=100"];
 const V8_DEFAULT_FLAGS = ["--concurrent-recompilation", "--heap-growing-percent=0"];
