@@ -94,63 +94,65 @@ export function stillKnown(known: KnownFile | null, source: string, st: Stats, c
 
 /** A run's view of the import index: read once, when first asked; its new entries go to a file of its own. */
 export class ImportIndex {
-  private entries: Map<string, KnownLine> | null = null;
+  /** The newest entry of each root, and the index file it is in. */
+  private entries: Map<string, { line: KnownLine; file: string }> | null = null;
   /** The index files read, with their mtimes (the merge takes the old ones). */
   private files: Array<{ name: string; mtimeMs: number }> = [];
-  private fd: number | null = null;
+  private own: { name: string; fd: number } | null = null;
   private failed = false;
 
   constructor(private readonly ws: string) {}
 
   get(rootId: string): KnownFile | null {
-    return this.load().get(rootId) ?? null;
+    return this.load().get(rootId)?.line ?? null;
   }
 
   /** Append entries (the writing pass, once their Logs are written); a failure (a full disk) fails nothing. */
   add(entries: Array<{ rootId: string; entry: KnownFile }>): void {
     if (entries.length === 0 || this.failed) return;
+    const known = this.load();
     const at = Date.now();
-    const lines = entries.map(({ rootId, entry }) => `${JSON.stringify({ ...entry, root: rootId, at_ms: at })}\n`).join("");
+    const lines = entries.map(({ rootId, entry }): KnownLine => ({ ...entry, root: rootId, at_ms: at }));
     try {
-      if (this.fd === null) {
-        this.load();
+      if (this.own === null) {
         mkdirSync(indexDir(this.ws), { recursive: true, mode: 0o700 });
         const name = `${at}-${process.pid}-${randomBytes(4).toString("hex")}.ndjson`;
-        this.fd = openSync(path.join(indexDir(this.ws), name), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW, 0o600);
+        this.own = { name, fd: openSync(path.join(indexDir(this.ws), name), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW, 0o600) };
       }
-      const bytes = Buffer.from(lines);
-      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done);
+      const bytes = Buffer.from(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.own.fd, bytes, done);
+      for (const line of lines) known.set(line.root, { line, file: this.own.name });
     } catch {
       // A line cut short is skipped by the reader; no more lines from this run.
       this.failed = true;
     }
-    for (const { rootId, entry } of entries) this.entries!.set(rootId, { ...entry, root: rootId, at_ms: at });
   }
 
   /** Close this run's file; if it wrote one and the index holds many, merge the old files into one. */
   close(): void {
-    if (this.fd === null) return;
+    if (this.own === null) return;
     try {
-      closeSync(this.fd);
+      closeSync(this.own.fd);
     } catch {
       /* closed is closed */
     }
-    this.fd = null;
+    this.own = null;
     const now = Date.now();
-    const old = this.files.filter((f) => now - f.mtimeMs >= MERGE_AGE_MS);
-    if (this.files.length + 1 > MERGE_AT && old.length > 1) this.merge(old.map((f) => f.name));
+    const old = new Set(this.files.filter((f) => now - f.mtimeMs >= MERGE_AGE_MS).map((f) => f.name));
+    if (this.files.length + 1 > MERGE_AT && old.size > 1) this.merge(old);
   }
 
-  /** Write the newest entry of every root the `names` hold to one file, then remove them. */
-  private merge(names: string[]): void {
+  /**
+   * Write, in one file, the entries of the `old` files that are still the newest of their root (one that a
+   * newer file supersedes is not needed), then remove the old files.
+   */
+  private merge(old: Set<string>): void {
     const dir = indexDir(this.ws);
-    const newest = new Map<string, KnownLine>();
-    for (const name of names) for (const e of this.readFile(name)) if ((newest.get(e.root)?.at_ms ?? -1) <= e.at_ms) newest.set(e.root, e);
     const name = `${Date.now()}-${process.pid}-${randomBytes(4).toString("hex")}.ndjson`;
     const tmp = path.join(dir, `.${name}.tmp`);
     try {
       let text = "";
-      for (const e of newest.values()) text += `${JSON.stringify(e)}\n`;
+      for (const { line, file } of this.load().values()) if (old.has(file)) text += `${JSON.stringify(line)}\n`;
       const fd = openSync(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
       try {
         writeSync(fd, text);
@@ -159,45 +161,38 @@ export class ImportIndex {
       }
       // The merged file appears whole, before the files it replaces go.
       renameSync(tmp, path.join(dir, name));
-      for (const n of names) unlinkSync(path.join(dir, n));
+      for (const n of old) unlinkSync(path.join(dir, n));
     } catch {
       rmSync(tmp, { force: true });
     }
   }
 
-  private readFile(name: string): KnownLine[] {
-    let text: string;
-    try {
-      text = readFileSync(path.join(indexDir(this.ws), name), "utf8");
-    } catch {
-      return [];
-    }
-    const out: KnownLine[] = [];
-    for (const line of text.split("\n")) {
-      const e = line === "" ? null : knownLine(line);
-      if (e !== null) out.push(e);
-    }
-    return out;
-  }
-
-  private load(): Map<string, KnownLine> {
+  private load(): Map<string, { line: KnownLine; file: string }> {
     if (this.entries !== null) return this.entries;
-    this.entries = new Map();
+    const entries = new Map<string, { line: KnownLine; file: string }>();
+    this.entries = entries;
     let names: string[];
     try {
       names = readdirSync(indexDir(this.ws)).filter((n) => RUN_FILE.test(n));
     } catch {
-      return this.entries;
+      return entries;
     }
     for (const name of names) {
+      let text: string;
       try {
-        this.files.push({ name, mtimeMs: statSync(path.join(indexDir(this.ws), name)).mtimeMs });
+        const abs = path.join(indexDir(this.ws), name);
+        const mtimeMs = statSync(abs).mtimeMs;
+        text = readFileSync(abs, "utf8");
+        this.files.push({ name, mtimeMs });
       } catch {
         continue;
       }
-      for (const e of this.readFile(name)) if ((this.entries.get(e.root)?.at_ms ?? -1) <= e.at_ms) this.entries.set(e.root, e);
+      for (const raw of text.split("\n")) {
+        const line = raw === "" ? null : knownLine(raw);
+        if (line !== null && (entries.get(line.root)?.line.at_ms ?? -1) <= line.at_ms) entries.set(line.root, { line, file: name });
+      }
     }
-    return this.entries;
+    return entries;
   }
 }
 
