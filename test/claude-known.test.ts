@@ -39,17 +39,23 @@ const indexEntries = (ws: string): Array<Record<string, any>> =>
   );
 const importAll = (ws: string, root: string, dryRun = false) => importClaude(ws, { paths: [root], program: "pixir import claude", env: {}, dryRun });
 
+/** A Workspace with the fixture transcript imported once (its own copy, under a projects root); nothing opened since. */
+async function importedOnce(): Promise<{ ws: string; root: string; file: string }> {
+  const ws = tempDir();
+  const root = tempDir("pixir-claude-known-");
+  const file = path.join(root, REL);
+  cpSync(path.join(CLAUDE_FIXTURES, REL), file);
+  expect((await importAll(ws, root)).imports[0]!.status).toBe("created");
+  opened.length = 0;
+  return { ws, root, file };
+}
+
 describe("the import index (.pixir/claude-imports)", () => {
   let ws = "";
   let root = "";
   let file = "";
   beforeEach(async () => {
-    ws = tempDir();
-    root = tempDir("pixir-claude-known-");
-    file = path.join(root, REL);
-    cpSync(path.join(CLAUDE_FIXTURES, REL), file);
-    expect((await importAll(ws, root)).imports[0]!.status).toBe("created");
-    opened.length = 0;
+    ({ ws, root, file } = await importedOnce());
   });
 
   it("an unchanged transcript is reported unchanged without being read", async () => {
@@ -103,13 +109,8 @@ describe("the import index's files", () => {
   let root = "";
   let file = "";
   beforeEach(async () => {
-    ws = tempDir();
-    root = tempDir("pixir-claude-known-");
-    file = path.join(root, REL);
-    cpSync(path.join(CLAUDE_FIXTURES, REL), file);
-    await importAll(ws, root);
+    ({ ws, root, file } = await importedOnce());
     first = indexEntries(ws).find((e) => e.root === ROOT_ID)!;
-    opened.length = 0;
   });
   /** An index file named `name` holding `lines`. */
   const writeIndexFile = (name: string, lines: string[]): string => {
