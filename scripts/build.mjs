@@ -46,6 +46,8 @@ const common = {
   legalComments: "none",
   logLevel: "warning",
   alias,
+  // A native addon cannot be bundled: it is loaded from node_modules at run time (the search index, the opencode import).
+  external: ["better-sqlite3"],
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; function require(id) { return __pixirCreateRequire(import.meta.url)(id); }" },
 };
