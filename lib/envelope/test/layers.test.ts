@@ -20,8 +20,9 @@ const HEIGHT: Record<string, number> = {
   fork: 5,
   session: 6,
   "interop/*": 7,
-  view: 8,
-  cli: 9,
+  archive: 8,
+  view: 9,
+  cli: 10,
 };
 
 /** The layer a source file belongs to: its first folder, or `interop/<agent>`; "" for a top file. */
