@@ -63,9 +63,11 @@ export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/im
 export { AGENT_RULES, type AgentName, type AgentRules } from "./archive/agents.js";
 export { catalogPath, CATALOG_VERSION, newestFirst, readCatalog } from "./archive/catalog.js";
 export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
+export { emptyWorkspaceNote, familyText, listSessions, type ListOptions, parseDateFlag, parseKinds, type SessionRow } from "./archive/session-list.js";
 export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
 
 // view/
+export { lsLines, localMinute, tokensText } from "./view/ls-text.js";
 export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
 export { exportToFile, streamExport } from "./view/view-output.js";

@@ -62,6 +62,8 @@ export function classifyUserText(text: string, flags: { isMeta?: boolean; isComp
     const line = commandLineOf(head);
     return line === null ? { injected: "command", commandLine: null } : { injected: null, commandLine: line };
   }
+  const shell = /^<bash-input>([\s\S]*?)<\/bash-input>\s*$/.exec(head);
+  if (shell !== null) return shell[1]!.trim() === "" ? { injected: "command", commandLine: null } : { injected: null, commandLine: `! ${shell[1]!.trim()}` };
   const afterIde = withoutIdeBlocks(head);
   if (afterIde !== head) {
     if (afterIde.trim() === "") return { injected: "context", commandLine: null };
