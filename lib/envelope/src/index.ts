@@ -53,6 +53,7 @@ export { importPiFiles } from "./interop/pi/import.js";
 
 // interop/claude/
 export { finishClaudeExport, planClaudeExport } from "./interop/claude/export.js";
+export { defaultProjectsRoot } from "./interop/claude/discover.js";
 export { importClaude } from "./interop/claude/import.js";
 
 // interop/codex/
@@ -63,11 +64,12 @@ export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/im
 export { AGENT_RULES, type AgentName, type AgentRules } from "./archive/agents.js";
 export { catalogPath, CATALOG_VERSION, newestFirst, readCatalog } from "./archive/catalog.js";
 export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
-export { emptyWorkspaceNote, familyText, listSessions, type ListOptions, parseDateFlag, parseKinds, type SessionRow } from "./archive/session-list.js";
+export { emptyWorkspaceNote, familyText, nothingFoundNote, listSessions, type ListOptions, parseDateFlag, parseKinds, type SessionRow } from "./archive/session-list.js";
 export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
 
 // view/
 export { lsLines, localMinute, tokensText } from "./view/ls-text.js";
+export { renderReadableTree } from "./view/tree-text.js";
 export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
 export { exportToFile, streamExport } from "./view/view-output.js";

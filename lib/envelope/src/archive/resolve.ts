@@ -87,7 +87,9 @@ export function shortestUniquePrefixes(ids: readonly string[], min = 8): Map<str
     let next = i + 1;
     while (next < sorted.length && isUnder(sorted[next]!, id)) next++;
     const common = Math.max(commonLength(id, sorted[i - 1]), commonLength(id, sorted[next]));
-    out.set(id, id.slice(0, Math.max(min, common + 1)));
+    // An id named under another (`<parent>.<suffix>`) shows `min` characters of its own part too.
+    const own = id.lastIndexOf(".") + 1 + (id.includes(".") ? min : 0);
+    out.set(id, id.slice(0, Math.max(min, own, common + 1)));
   });
   return out;
 }

@@ -127,3 +127,8 @@ export function emptyWorkspaceNote(workspace: string): string {
     "hint: pass --workspace DIR (or set PIXIR_WORKSPACE), cd to the archive, or import sessions: pixir import claude, pixir import codex, pixir import pi FILE",
   ].join("\n");
 }
+
+/** archive.md §1: an import that found no session files says so on stderr (exit 0), naming where it looked. */
+export function nothingFoundNote(agent: "Claude Code" | "Codex", places: readonly string[], example: string): string {
+  return [`no ${agent} sessions found in ${places.join(", ")}`, `hint: pass the files or directories that hold them, e.g. ${example}`].join("\n");
+}

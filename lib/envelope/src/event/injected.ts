@@ -115,9 +115,13 @@ export function typedText(text: string, flags: { isMeta?: boolean; isCompactSumm
   return typed.trim() === "" ? null : typed;
 }
 
-/** Whitespace collapsed and cut at `max` characters (code points) with `…`: a title or a one-line preview. */
+/** Whitespace collapsed, control characters escaped, cut at `max` characters (code points) with `…`: a title or a one-line preview. */
 export function oneLine(text: string, max = 120): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  // Other control characters (an escape sequence in a Log) are shown as JSON escapes: they cannot drive a terminal.
+  const flat = text
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   const points = Array.from(flat);
   return points.length <= max ? flat : `${points.slice(0, max - 1).join("")}…`;
 }

@@ -19,12 +19,12 @@ export function lsLines(rows: readonly SessionRow[], o: LsTextOptions): string[]
   if (o.columns === undefined) return rows.map((r) => cells(r, r.facts.session_id).join("\t"));
   const prefixes = shortestUniquePrefixes(o.allIds);
   const table = rows.map((r) => cells(r, prefixes.get(r.facts.session_id) ?? r.facts.session_id));
-  const widths = HEADER.slice(0, 6).map((h, i) => Math.max(width(h), ...table.map((c) => width(c[i]!))));
+  const widths = HEADER.slice(0, 6).map((h, i) => Math.max(displayWidth(h), ...table.map((c) => displayWidth(c[i]!))));
   widths[2] = Math.min(widths[2]!, PROJECT_WIDTH);
   const line = (c: readonly string[]) => {
-    const fixed = c.slice(0, 6).map((v, i) => (i === 4 || i === 5 ? padStart(v, widths[i]!) : padEnd(cut(v, widths[i]!), widths[i]!)));
+    const fixed = c.slice(0, 6).map((v, i) => (i === 4 || i === 5 ? padStart(v, widths[i]!) : padEnd(cutToWidth(v, widths[i]!), widths[i]!)));
     const head = fixed.join("  ");
-    return cut(`${head}  ${titleCell(c[6]!, c[7]!, o.columns! - width(head) - 2)}`, o.columns!).trimEnd();
+    return cutToWidth(`${head}  ${titleCell(c[6]!, c[7]!, o.columns! - displayWidth(head) - 2)}`, o.columns!).trimEnd();
   };
   return [line(HEADER), ...table.map(line)];
 }
@@ -33,7 +33,7 @@ export function lsLines(rows: readonly SessionRow[], o: LsTextOptions): string[]
 function titleCell(title: string, family: string, room: number): string {
   if (family === "") return title;
   const tail = `  (${family})`;
-  return `${room - width(tail) >= 12 ? cut(title, room - width(tail)) : title}${tail}`;
+  return `${room - displayWidth(tail) >= 12 ? cutToWidth(title, room - displayWidth(tail)) : title}${tail}`;
 }
 
 /** id, agent, project, updated, msgs, tokens, title, and the family the row stands for (tab-separated: the title's column). */
@@ -60,7 +60,7 @@ export function tokensText(n: number | null): string {
 }
 
 /** Display width: code points, a wide (East Asian) character counting two. */
-function width(s: string): number {
+export function displayWidth(s: string): number {
   let w = 0;
   for (const ch of s) w += isWide(ch.codePointAt(0)!) ? 2 : 1;
   return w;
@@ -71,8 +71,8 @@ function isWide(cp: number): boolean {
 }
 
 /** `s` cut to `max` display columns, ending in `…` when cut. */
-function cut(s: string, max: number): string {
-  if (width(s) <= max) return s;
+export function cutToWidth(s: string, max: number): string {
+  if (displayWidth(s) <= max) return s;
   let out = "";
   let w = 0;
   for (const ch of s) {
@@ -84,5 +84,5 @@ function cut(s: string, max: number): string {
   return `${out}…`;
 }
 
-const padEnd = (s: string, n: number) => s + " ".repeat(Math.max(0, n - width(s)));
-const padStart = (s: string, n: number) => " ".repeat(Math.max(0, n - width(s))) + s;
+const padEnd = (s: string, n: number) => s + " ".repeat(Math.max(0, n - displayWidth(s)));
+const padStart = (s: string, n: number) => " ".repeat(Math.max(0, n - displayWidth(s))) + s;

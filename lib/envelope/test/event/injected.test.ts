@@ -48,6 +48,7 @@ describe("classifyUserText (archive.md §1, §4)", () => {
 describe("oneLine", () => {
   it("collapses whitespace and cuts with an ellipsis", () => {
     expect(oneLine("a\n\n b\tc")).toBe("a b c");
+    expect(oneLine("red \u001b[31mtext\u0007")).toBe("red \\u001b[31mtext\\u0007");
     const cut = oneLine("x".repeat(200));
     expect(Array.from(cut)).toHaveLength(120);
     expect(cut.endsWith("…")).toBe(true);
