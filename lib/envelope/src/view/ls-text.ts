@@ -33,7 +33,7 @@ export function lsLines(rows: readonly SessionRow[], o: LsTextOptions): string[]
 function titleCell(title: string, family: string, room: number): string {
   if (family === "") return title;
   const tail = `  (${family})`;
-  return `${room - displayWidth(tail) >= 12 ? cutToWidth(title, room - displayWidth(tail)) : title}${tail}`;
+  return `${room - displayWidth(tail) >= 2 ? cutToWidth(title, room - displayWidth(tail)) : title}${tail}`;
 }
 
 /** id, agent, project, updated, msgs, tokens, title, and the family the row stands for (tab-separated: the title's column). */
