@@ -66,6 +66,7 @@ export { catalogPath, CATALOG_VERSION, newestFirst, readCatalog } from "./archiv
 export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
 export { emptyWorkspaceNote, familyText, nothingFoundNote, listSessions, type ListOptions, parseDateFlag, parseKinds, type SessionRow } from "./archive/session-list.js";
 export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
+export { callTotal, type ModelCall, modelCallsOf } from "./archive/model-calls.js";
 
 // view/
 export { lsLines, localMinute, tokensText } from "./view/ls-text.js";
