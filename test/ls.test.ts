@@ -72,6 +72,26 @@ describe("session facts (archive.md §1)", () => {
     expect(facts.get(id)).toMatchObject({ agent: "claude", kind: "root", cwd: src.cwd, project: path.basename(src.cwd), title: src.title, started: src.started, updated: src.updated, parent: null });
   });
 
+  it("tokens: each model call once, counted from the source (Claude: one API response, its record with the most output; Codex: last_token_usage when the total grew)", () => {
+    const claude = records(path.join(CLAUDE_FIXTURES, "claude-code-log/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl"));
+    const responses = new Map<string, any>();
+    for (const r of claude.filter((x) => x.type === "assistant" && x.message?.usage && x.message.model !== "<synthetic>")) {
+      const key = `${r.message.id}/${r.requestId}`;
+      if ((responses.get(key)?.output_tokens ?? -1) < r.message.usage.output_tokens) responses.set(key, r.message.usage);
+    }
+    const claudeTotal = [...responses.values()].reduce((n, u) => n + u.input_tokens + u.output_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), 0);
+    expect(facts.get("29ccd257-68b1-427f-ae5f-6524b7cb6f20").tokens).toBe(claudeTotal);
+    const codex = records(path.join(CODEX_FIXTURES_DIR, "codemie-code/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"));
+    let total = 0;
+    let codexTotal = 0;
+    for (const r of codex.filter((x) => x.type === "event_msg" && x.payload.type === "token_count" && x.payload.info)) {
+      if (r.payload.info.total_token_usage.total_tokens <= total) continue;
+      total = r.payload.info.total_token_usage.total_tokens;
+      codexTotal += r.payload.info.last_token_usage.input_tokens + r.payload.info.last_token_usage.output_tokens;
+    }
+    expect(facts.get("019e1625-789d-76c0-80ab-3724b5ddb799").tokens).toBe(codexTotal);
+  });
+
   it("Claude: a command a person typed is the title as its command line; an IDE selection before the words typed is not", () => {
     expect(facts.get("4379d1bf-ccb1-414e-a856-9791b73f3af2").title).toBe("/clear");
     expect(facts.get("cb2e607c-c758-415a-8b45-c49e4631906a").title).toBe("How can I make this possible to install as a library with `uv` so I can run from any directory?");
@@ -120,7 +140,7 @@ describe("pixir ls (archive.md §1)", () => {
     const row = (id: string) => rows.find((x) => x[0] === id)!;
     expect(row("0d3a8e6f-290f-4105-a327-a2496e5e2a83")[7]).toBe("+2 branches");
     expect(row("ef958aa1-0e93-49f0-bb71-150f63befcd1")[7]).toBe("+6 subagents");
-    expect(row("29ccd257-68b1-427f-ae5f-6524b7cb6f20").slice(1, 7)).toEqual(["claude", "claude_p", "2026-01-23 17:36", "2", "-", facts.get("29ccd257-68b1-427f-ae5f-6524b7cb6f20").title]);
+    expect(row("29ccd257-68b1-427f-ae5f-6524b7cb6f20").slice(1, 7)).toEqual(["claude", "claude_p", "2026-01-23 17:36", "2", "44.0k", facts.get("29ccd257-68b1-427f-ae5f-6524b7cb6f20").title]);
   });
 
   it("--json gives every fact of each row", () => {

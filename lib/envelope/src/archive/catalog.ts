@@ -10,7 +10,7 @@ import { joinFacts, type ScannedLog, type SessionFacts } from "./facts.js";
 import { scanLogFacts, type LogScan } from "./log-facts.js";
 
 /** Bumped whenever LogScan or a rule that fills it changes: an older cache is then rebuilt whole. */
-export const CATALOG_VERSION = 1;
+export const CATALOG_VERSION = 2;
 const SCAN_CONCURRENCY = 8;
 
 export const indexDir = (ws: string) => new StatePath(ws, [STATE_DIR, "index"], "directory");

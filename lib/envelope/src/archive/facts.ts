@@ -72,7 +72,7 @@ export function joinFacts(logs: readonly ScannedLog[]): SessionFacts[] {
       started: l.scan.started,
       updated: l.scan.updated,
       messages: l.scan.messages + inheritedMessages(l, byId),
-      tokens: null,
+      tokens: l.scan.tokens,
       parent: parentOf(l),
       children: kids,
       events: l.scan.events,

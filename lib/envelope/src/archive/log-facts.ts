@@ -2,12 +2,13 @@
 // counted from their envelope head (fast/line-head.ts); a line is parsed only when it can hold a fact:
 // the first line, lineage, a title record, an import's header, user messages until the first prompt.
 import { open } from "node:fs/promises";
-import { isJsonObject, type JsonObject } from "../event/envelope.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { oneLine, typedText } from "../event/injected.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { LineHead, readHead } from "../fast/line-head.js";
 import { lineBlocks } from "../store/log-read.js";
 import { AGENT_RULES, agentOfData, TITLE_ORDER, type AgentName, type AgentRules, type NamedTitle } from "./agents.js";
+import { callTotal, modelCallsOf } from "./model-calls.js";
 
 /** What a Log says about itself; the catalog joins these into SessionFacts (lineage, inherited counts). */
 export interface LogScan {
@@ -21,6 +22,8 @@ export interface LogScan {
   /** user and assistant messages among the Log's own Events, and their seqs (a share child counts its parent's up to its fork point). */
   messages: number;
   message_seqs: number[];
+  /** The Log's own model calls' tokens (archive.md §3, model-calls.ts), or null when it records none. */
+  tokens: number | null;
   events: number;
   fork: { parent: string; forked_to_seq: number | null; strategy: string | null; branch: boolean } | null;
   /** child_session_id of this Log's subagent runs. */
@@ -34,6 +37,9 @@ const USER = CANONICAL_TYPES.indexOf("user_message");
 const ASSISTANT = CANONICAL_TYPES.indexOf("assistant_message");
 const SUBAGENT = CANONICAL_TYPES.indexOf("subagent_event");
 const FORK = CANONICAL_TYPES.indexOf("session_fork");
+const PROVIDER_USAGE = CANONICAL_TYPES.indexOf("provider_usage");
+/** A line that may hold a model call: a `provider_usage`, or a source record with a usage (Claude's assistant records). */
+const USAGE_KEY = Buffer.from('"usage":{', "utf8");
 /** How far into `data` the markers of a workflow_event are looked for (they follow its `event` name). */
 const MARKER_WINDOW = 160;
 const MARKERS = AGENT_RULES.flatMap((r) => r.markers.map((m) => Buffer.from(m, "utf8")));
@@ -74,6 +80,8 @@ class ScanState {
   private events = 0;
   private fork: LogScan["fork"] = null;
   private readonly subagents = new Set<string>();
+  /** The Events that may hold model calls, their bulky text dropped, for model-calls.ts at the end. */
+  private readonly usageEvents: PixirEvent[] = [];
   problem: string | null = null;
 
   block(b: Buffer, end: number): void {
@@ -100,8 +108,20 @@ class ScanState {
     }
     this.stamp(ts);
     if (t === USER || t === ASSISTANT) this.messageSeqs.push(this.head.seq ?? -1);
-    const wanted = first || t === FORK || t === SUBAGENT || (t === USER && this.firstPrompt === null) || this.wantsCwd();
-    if (wanted) this.facts(t, this.head.seq, this.dataAt(b, s, e));
+    const usage = t === PROVIDER_USAGE || b.subarray(this.head.dataOpen, e).includes(USAGE_KEY);
+    const wanted = first || usage || t === FORK || t === SUBAGENT || (t === USER && this.firstPrompt === null) || this.wantsCwd();
+    if (!wanted) return;
+    const data = this.dataAt(b, s, e);
+    this.facts(t, this.head.seq, data);
+    if (usage) this.keepUsage(t, this.head.seq, ts, data);
+  }
+
+  private keepUsage(t: number, seq: number | null, ts: string | null, data: JsonObject): void {
+    const claude = isJsonObject(data.claude) ? data.claude : null;
+    const record = claude !== null && isJsonObject(claude.record) ? claude.record : null;
+    const message = record !== null && isJsonObject(record.message) ? record.message : null;
+    const slim = message === null ? data : { ...data, text: undefined, claude: { ...claude, record: { ...record, message: { ...message, content: [] } } } };
+    this.usageEvents.push({ id: null, session_id: null, seq, ts, type: CANONICAL_TYPES[t]!, data: slim });
   }
 
   /** A line in another layout than our writers': decoded in full (or skipped as a problem). */
@@ -124,6 +144,7 @@ class ScanState {
     const seq = typeof v.seq === "number" ? v.seq : null;
     if (t === USER || t === ASSISTANT) this.messageSeqs.push(seq ?? -1);
     this.facts(t, seq, data);
+    if (t >= 0 && (t === PROVIDER_USAGE || JSON.stringify(data).includes('"usage":{'))) this.keepUsage(t, seq, typeof v.ts === "string" ? v.ts : null, data);
   }
 
   private dataAt(b: Buffer, s: number, e: number): JsonObject {
@@ -191,6 +212,12 @@ class ScanState {
     return null;
   }
 
+  private tokens(): number | null {
+    if (this.usageEvents.length === 0) return null;
+    const calls = modelCallsOf(this.usageEvents, this.agent?.agent ?? "pixir");
+    return calls.length === 0 ? null : calls.reduce((sum, c) => sum + callTotal(c), 0);
+  }
+
   result(): LogScan {
     return {
       agent: this.agent?.agent ?? null,
@@ -201,6 +228,7 @@ class ScanState {
       updated: this.updated,
       messages: this.messageSeqs.length,
       message_seqs: this.messageSeqs,
+      tokens: this.tokens(),
       events: this.events,
       fork: this.fork,
       subagents: [...this.subagents],

@@ -92,7 +92,7 @@ describe("the cache under .pixir/index/", () => {
     expect((await byId(ws)).get("a")).toMatchObject({ title: "first", messages: 2, updated: "2026-02-01T00:00:00.000Z" });
     writeFileSync(catalogPath(ws).abs, "{not json");
     expect((await byId(ws)).get("a")!.title).toBe("first");
-    expect(JSON.parse(readFileSync(catalogPath(ws).abs, "utf8")).version).toBe(1);
+    expect(JSON.parse(readFileSync(catalogPath(ws).abs, "utf8")).version).toBe(2);
   });
 
   it.skipIf(process.getuid?.() === 0)("a read-only Workspace still lists", async () => {
