@@ -1,6 +1,7 @@
 // archive.md §1: the facts one Log holds about itself, in one pass over its bytes. Most lines are only
 // counted from their envelope head (fast/line-head.ts); a line is parsed only when it can hold a fact:
 // the first line, lineage, a title record, an import's header, user messages until the first prompt.
+import { closeSync, openSync, readSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { oneLine, typedText } from "../event/injected.js";
@@ -46,9 +47,21 @@ const MARKERS = AGENT_RULES.flatMap((r) => r.markers.map((m) => Buffer.from(m, "
 const PROVENANCE = new Set(AGENT_RULES.flatMap((r) => r.provenanceOnly));
 const EVENT_KEY = Buffer.from('{"event":"', "utf8");
 
+/** Logs up to this size are read whole into a buffer the caller reuses: a Workspace holds thousands of small Logs. */
+const WHOLE_READ_MAX = 16 * 1024 * 1024;
+
+/** A buffer one scanner reuses from Log to Log (allocating per Log costs more than reading it). */
+export class ScanBuffer {
+  bytes: Buffer = Buffer.allocUnsafe(1024 * 1024);
+}
+
 /** One Log's own facts, reading its first `size` bytes. */
-export async function scanLogFacts(abs: string, size: number): Promise<LogScan> {
+export async function scanLogFacts(abs: string, size: number, scratch: ScanBuffer = new ScanBuffer()): Promise<LogScan> {
   const scan = new ScanState();
+  if (size <= WHOLE_READ_MAX) {
+    readWhole(abs, size, scratch, scan);
+    return scan.result();
+  }
   let file;
   try {
     file = await open(abs, "r");
@@ -64,6 +77,35 @@ export async function scanLogFacts(abs: string, size: number): Promise<LogScan> 
     await file.close();
   }
   return scan.result();
+}
+
+/** `key` occurs in `b[from, to)` (Buffer.indexOf would search on past `to`, to the end of the block). */
+function hasBytes(b: Buffer, key: Buffer, from: number, to: number): boolean {
+  const at = b.indexOf(key[0]!, from);
+  for (let i = at; i >= 0 && i + key.length <= to; i = b.indexOf(key[0]!, i + 1)) {
+    if (b.compare(key, 0, key.length, i, i + key.length) === 0) return true;
+  }
+  return false;
+}
+
+function readWhole(abs: string, size: number, scratch: ScanBuffer, scan: ScanState): void {
+  if (scratch.bytes.length < size) scratch.bytes = Buffer.allocUnsafe(size);
+  let fd: number;
+  try {
+    fd = openSync(abs, "r");
+  } catch (err) {
+    scan.problem = (err as NodeJS.ErrnoException).code === "EACCES" ? "permission_denied" : "log_read_failed";
+    return;
+  }
+  let have = 0;
+  try {
+    for (let n = -1; have < size && n !== 0; have += n) n = readSync(fd, scratch.bytes, have, size - have, have);
+  } catch {
+    scan.problem ??= "log_read_failed";
+  } finally {
+    closeSync(fd);
+  }
+  scan.block(scratch.bytes, have);
 }
 
 class ScanState {
@@ -108,7 +150,7 @@ class ScanState {
     }
     this.stamp(ts);
     if (t === USER || t === ASSISTANT) this.messageSeqs.push(this.head.seq ?? -1);
-    const usage = t === PROVIDER_USAGE || b.subarray(this.head.dataOpen, e).includes(USAGE_KEY);
+    const usage = t === PROVIDER_USAGE || (this.agent?.agent === "claude" && t !== USER && hasBytes(b, USAGE_KEY, this.head.dataOpen, e));
     const wanted = first || usage || t === FORK || t === SUBAGENT || (t === USER && this.firstPrompt === null) || this.wantsCwd();
     if (!wanted) return;
     const data = this.dataAt(b, s, e);
