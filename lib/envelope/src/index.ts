@@ -60,7 +60,12 @@ export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
 // archive/ (model calls: issue 36)
-export { type AgentName, callTotal, type ModelCall, modelCallsOf } from "./archive/model-calls.js";
+export { type AgentName, callTotal, type ModelCall, ModelCallCounter, modelCallsOf } from "./archive/model-calls.js";
+export { callCost, COST_MODES, type CostMode, loadPrices, priceOf } from "./archive/prices.js";
+export { PRICE_TABLE, PRICE_TABLE_DATE } from "./archive/price-table.js";
+export { readModelCalls } from "./archive/usage-index.js";
+export { USAGE_GROUPINGS, usageReport, type UsageReport, type UsageRow, type UsageSession } from "./archive/usage.js";
+export { usageText } from "./archive/usage-text.js";
 
 // view/
 export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
