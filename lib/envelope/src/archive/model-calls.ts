@@ -25,7 +25,10 @@ export interface ModelCall {
   reasoning: number | null;
   /** A cost the source recorded (pi `usage.cost.total`, Claude `costUSD`), in USD. */
   recorded_cost_usd: number | null;
-  /** Claude: `message.id` + `requestId`, the identity of one API response across Logs; else null. */
+  /**
+   * The identity of one call across Logs, where a copy can hold it again: Claude `message.id` + `requestId`;
+   * pi the entry id + timestamp (a pi `/fork` file copies its parent's entries); else null.
+   */
   dedupe_key: string | null;
 }
 
@@ -49,7 +52,7 @@ export class ModelCallCounter {
 
   push(e: PixirEvent): void {
     if (this.agent === "claude") this.pushClaude(e);
-    else if (e.type === "provider_usage") this.found.push(this.agent === "codex" ? codexCall(e) : usageEventCall(e));
+    else if (e.type === "provider_usage") this.found.push(this.agent === "codex" ? codexCall(e) : this.agent === "pi" ? piCall(e) : usageEventCall(e));
   }
 
   calls(): ModelCall[] {
@@ -123,6 +126,14 @@ function usageEventCall(e: PixirEvent): ModelCall {
     reasoning: pick(d, "reasoning", "reasoning_tokens"),
     recorded_cost_usd: num(cost) ?? (isJsonObject(cost) ? num(cost.total) : null),
   };
+}
+
+/** pi (pi-interop.md §3): a provider_usage, keyed by its entry, which a `/fork` copy keeps. */
+function piCall(e: PixirEvent): ModelCall {
+  const pi = e.data.pi;
+  const entry = isJsonObject(pi) ? str(pi.entry_id) : null;
+  const at = isJsonObject(pi) ? (str(pi.entry_ts) ?? "") : "";
+  return { ...usageEventCall(e), dedupe_key: entry === null ? null : `pi:${entry}\u0000${at}` };
 }
 
 /**

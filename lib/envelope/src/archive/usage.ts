@@ -1,7 +1,8 @@
 // archive.md §3: `pixir usage`, the model calls of a Workspace summed by day, week, month, session,
 // family, model, project or agent, priced from the table. Each call is counted once: a Log's calls are
-// its own Events' (model-calls.ts), and a Claude response found in two Logs (a copy of a file imported
-// as a root of its own, a response cut by a branch point) is counted at the Log that holds it first.
+// its own Events' (model-calls.ts), and a call found in two Logs (a Claude response in a copy of a file
+// imported as a root of its own or cut by a branch point, a pi entry copied by `/fork`) is counted once,
+// at the Log that holds it first.
 import type { ModelCall, AgentName } from "./model-calls.js";
 import { callTotal } from "./model-calls.js";
 import { callCost, type CostMode, type PriceTable } from "./prices.js";
@@ -141,9 +142,9 @@ class Sum {
 }
 
 /**
- * Every call once. A Claude response (`dedupe_key`) held by several Logs is counted at the Log that holds
- * it first (the earliest `ts`, then the Log nearer its family's root, then the smaller id), with the
- * usage of its copy with the most output tokens, as within one Log.
+ * Every call once. A call (`dedupe_key`) held by several Logs is counted at the Log that holds it first
+ * (the earliest `ts`, then the Log nearer its family's root, then the earlier `started`, then the smaller
+ * id), with the usage of its copy with the most output tokens, as within one Log.
  */
 function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly ModelCall[]>, byId: Map<string, UsageSession>): ModelCall[] {
   const out: ModelCall[] = [];
@@ -171,6 +172,9 @@ function ownsBefore(a: ModelCall, b: ModelCall, byId: Map<string, UsageSession>)
   const da = depthOf(a.session_id, byId);
   const db = depthOf(b.session_id, byId);
   if (da !== db) return da < db;
+  const sa = byId.get(a.session_id)?.started ?? "";
+  const sb = byId.get(b.session_id)?.started ?? "";
+  if (sa !== sb) return sa < sb;
   return a.session_id < b.session_id;
 }
 
