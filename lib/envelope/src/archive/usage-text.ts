@@ -39,7 +39,8 @@ export function usageText(report: UsageReport, by: UsageGrouping | "member"): st
   const rule = widths.map((w) => "─".repeat(w)).join("  ");
   const lines = [render(table[0]!), rule, ...body.map(render), rule, render(totalRow)];
   if (report.total.unpriced_calls > 0) {
-    lines.push(`* ${report.total.unpriced_calls} call${report.total.unpriced_calls === 1 ? "" : "s"} of models without a price are counted in the tokens, not in the cost ("unknown" when a row has no priced call); add them with --prices FILE`);
+    const n = report.total.unpriced_calls;
+    lines.push(`* ${n === 1 ? "1 call of a model without a price is" : `${n} calls of models without a price are`} counted in the tokens, not in the cost ("unknown" when a row has no priced call); price them with --prices FILE`);
   }
   if (rows.length === 0) lines.push("no model calls in this range");
   return `${lines.join("\n")}\n`;

@@ -142,9 +142,10 @@ class Sum {
 }
 
 /**
- * Every call once. A call (`dedupe_key`) held by several Logs is counted at the Log that holds it first
- * (the earliest `ts`, then the Log nearer its family's root, then the earlier `started`, then the smaller
- * id), with the usage of its copy with the most output tokens, as within one Log.
+ * Every call once. A call (`dedupe_key`) held by several Logs is counted at the Log that holds it first:
+ * the earliest `ts`; then the older family (its root's `started`, then its root's id); within a family
+ * the Log nearer the root, then the earlier `started`, then the smaller id. Its usage is that of the copy
+ * with the most output tokens, as within one Log.
  */
 function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly ModelCall[]>, byId: Map<string, UsageSession>): ModelCall[] {
   const out: ModelCall[] = [];
@@ -169,6 +170,10 @@ function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<str
 
 function ownsBefore(a: ModelCall, b: ModelCall, byId: Map<string, UsageSession>): boolean {
   if (a.ts !== b.ts) return a.ts < b.ts;
+  // A copy in another family (a file imported as a root of its own): the older family holds the call.
+  const ra = byId.get(familyRoot(a.session_id, byId));
+  const rb = byId.get(familyRoot(b.session_id, byId));
+  if (ra !== rb) return (ra?.started ?? "") !== (rb?.started ?? "") ? (ra?.started ?? "") < (rb?.started ?? "") : (ra?.session_id ?? "") < (rb?.session_id ?? "");
   const da = depthOf(a.session_id, byId);
   const db = depthOf(b.session_id, byId);
   if (da !== db) return da < db;
