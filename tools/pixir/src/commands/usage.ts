@@ -1,0 +1,18 @@
+// pixir usage (archive.md §3): what the Workspace's model calls cost, each counted once.
+import { stringFlag, usageQueryOf, usageText, workspaceUsage, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+
+const FLAGS = ["by", "since", "until", "session", "agent", "project", "prices", "mode"] as const;
+
+export async function runUsage(args: ParsedArgs, ctx: CommandContext): Promise<number> {
+  const flags = Object.fromEntries(FLAGS.map((f) => [f, stringFlag(args, f)]));
+  const q = usageQueryOf(flags, ctx.synopsis);
+  const report = await workspaceUsage(ctx.workspace(), q);
+  if (ctx.json) {
+    const lines = [...report.rows.map((r) => JSON.stringify(r)), JSON.stringify({ total: report.total })];
+    await ctx.out.write(`${lines.join("\n")}\n`);
+    return 0;
+  }
+  await ctx.out.write(usageText(report, q.session === null ? q.by : "member"));
+  if (q.defaultWindow) ctx.hint(`the last 30 days by day (since ${q.since}); --since DATE, --by month or --by session for more`);
+  return 0;
+}
