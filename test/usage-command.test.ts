@@ -326,7 +326,8 @@ describe("pixir usage: prices", () => {
     expect(res.stdout).toMatch(/\ntotal\s/);
     const def = run("pixir", ["usage"], { cwd: ws });
     expect(def.code).toBe(0);
-    expect(def.stdout).toContain("no model calls in this range");
-    expect(def.stderr).toContain("the last 30 days");
+    expect(def.stdout).toBe("");
+    expect(def.stderr).toContain("hint: no model calls in the last 30 days");
+    expect(run("pixir", ["usage", "--agent", "claud"], { cwd: ws }).code).toBe(2);
   });
 });

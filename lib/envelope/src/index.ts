@@ -70,7 +70,7 @@ export { callCost, COST_MODES, type CostMode, loadPrices, priceOf } from "./arch
 export { PRICE_TABLE, PRICE_TABLE_DATE } from "./archive/price-table.js";
 export { readModelCalls } from "./archive/usage-index.js";
 export { USAGE_GROUPINGS, usageReport, type UsageReport, type UsageRow, type UsageSession } from "./archive/usage.js";
-export { usageQueryOf, workspaceUsage } from "./archive/usage-job.js";
+export { usageNote, usageQueryOf, workspaceUsage } from "./archive/usage-job.js";
 export { usageText } from "./archive/usage-text.js";
 
 // view/

@@ -1,6 +1,7 @@
 // archive.md §3: `pixir usage` over a Workspace: its flags read into a UsageQuery, the catalog's session
 // facts, every Log's model calls (usage-index.ts), then the report.
 import { usageError } from "../event/errors.js";
+import { AGENT_RULES } from "./agents.js";
 import { readCatalog } from "./catalog.js";
 import { COST_MODES, loadPrices, type CostMode } from "./prices.js";
 import { resolveSessionId } from "./resolve.js";
@@ -35,6 +36,8 @@ export function usageQueryOf(flags: UsageFlags, synopsis: string, now: Date = ne
     if (d === null) throw usageError(synopsis, `--${flag} must be a date, YYYY-MM-DD or YYYYMMDD`);
     return d;
   };
+  const agents = [...AGENT_RULES.map((r) => r.agent), "pixir"];
+  if (flags.agent !== undefined && !agents.includes(flags.agent)) throw usageError(synopsis, `--agent must be one of ${agents.join(", ")}`);
   const since = day("since");
   const until = day("until");
   if (since !== null && until !== null && since > until) throw usageError(synopsis, "--since must not be after --until");
@@ -50,6 +53,13 @@ export function usageQueryOf(flags: UsageFlags, synopsis: string, now: Date = ne
     prices: loadPrices(flags.prices ?? null),
     defaultWindow,
   };
+}
+
+/** The note on stderr of a text report: the default window, or why there is no row. */
+export function usageNote(q: ReturnType<typeof usageQueryOf>, report: UsageReport): string | null {
+  const window = q.defaultWindow ? `the last ${DEFAULT_DAYS} days (since ${q.since})` : null;
+  if (report.rows.length === 0) return `hint: no model calls${window === null ? "" : ` in ${window}`}; --since DATE, --by month or --by session for all of them`;
+  return window === null ? null : `hint: ${window}, by day; --since DATE, --by month or --by session for more`;
 }
 
 /** The report of a Workspace for `q`; `--session` takes a unique prefix of an existing id. */

@@ -42,6 +42,5 @@ export function usageText(report: UsageReport, by: UsageGrouping | "member"): st
     const n = report.total.unpriced_calls;
     lines.push(`* ${n === 1 ? "1 call of a model without a price is" : `${n} calls of models without a price are`} counted in the tokens, not in the cost ("unknown" when a row has no priced call); price them with --prices FILE`);
   }
-  if (rows.length === 0) lines.push("no model calls in this range");
   return `${lines.join("\n")}\n`;
 }

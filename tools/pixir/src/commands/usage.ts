@@ -1,5 +1,5 @@
 // pixir usage (archive.md §3): what the Workspace's model calls cost, each counted once.
-import { stringFlag, usageQueryOf, usageText, workspaceUsage, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+import { stringFlag, usageNote, usageQueryOf, usageText, workspaceUsage, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
 const FLAGS = ["by", "since", "until", "session", "agent", "project", "prices", "mode"] as const;
 
@@ -12,7 +12,8 @@ export async function runUsage(args: ParsedArgs, ctx: CommandContext): Promise<n
     await ctx.out.write(`${lines.join("\n")}\n`);
     return 0;
   }
-  await ctx.out.write(usageText(report, q.session === null ? q.by : "member"));
-  if (q.defaultWindow) ctx.hint(`the last 30 days by day (since ${q.since}); --since DATE, --by month or --by session for more`);
+  if (report.rows.length > 0) await ctx.out.write(usageText(report, q.session === null ? q.by : "member"));
+  const note = usageNote(q, report);
+  if (note !== null) ctx.hint(note);
   return 0;
 }
