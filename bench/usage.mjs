@@ -8,7 +8,7 @@
 //      `ccusage daily --json --offline` reading the same tree (CLAUDE_CONFIG_DIR): target no slower.
 // The token totals of both are printed, and per day where they differ.
 //
-//   node bench/usage.mjs                  # a tree whose Logs pass 1 GiB (about 440 MiB of transcripts)
+//   node bench/usage.mjs                  # a tree whose Logs pass 1 GiB (760 MiB of transcripts)
 //   node bench/usage.mjs --size 32MiB     # a smaller tree, for a shared machine
 //   node bench/usage.mjs --keep           # leave the temp directories for a look
 //
@@ -34,7 +34,7 @@ process.env.TZ ??= "UTC";
 
 const args = process.argv.slice(2);
 const sizeAt = args.indexOf("--size");
-const size = parseSize(sizeAt === -1 ? "440MiB" : args[sizeAt + 1]);
+const size = parseSize(sizeAt === -1 ? "760MiB" : args[sizeAt + 1]);
 const keep = args.includes("--keep");
 
 function installCcusage() {
@@ -82,7 +82,7 @@ try {
   installCcusage();
   const config = path.join(tmp, "claude");
   const projects = path.join(config, "projects");
-  const { written, units, paths } = generate(projects, size);
+  const { written, units, paths } = generate(projects, size, { freshResponses: true });
   const ws = path.join(tmp, "ws");
   mkdirSync(ws);
   const imported = pixir(ws, "import", "claude", projects);

@@ -58,11 +58,22 @@ function readPriceFile(file: string): Record<string, ModelPrice> {
   return out;
 }
 
+/** What priceOf found for each model name, per table: a report prices thousands of calls of a few models. */
+const FOUND = new WeakMap<PriceTable, Map<string, ModelPrice | null>>();
+
 /** A model's price: its exact row, else the longest listed prefix that ends where the name goes on with `-`, `@` or `[`. */
 export function priceOf(table: PriceTable, model: string | null): ModelPrice | null {
   if (model === null) return null;
   const exact = table.get(model);
   if (exact !== undefined) return exact;
+  const found = FOUND.get(table) ?? FOUND.set(table, new Map()).get(table)!;
+  if (found.has(model)) return found.get(model)!;
+  const price = longestPrefixPrice(table, model);
+  found.set(model, price);
+  return price;
+}
+
+function longestPrefixPrice(table: PriceTable, model: string): ModelPrice | null {
   let best: string | null = null;
   for (const name of table.keys()) {
     if (model.length > name.length && model.startsWith(name) && "-@[".includes(model[name.length]!) && (best === null || name.length > best.length)) best = name;

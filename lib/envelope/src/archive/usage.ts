@@ -62,8 +62,6 @@ export interface UsageReport {
   total: UsageTotals;
 }
 
-const COUNTS = ["input", "output", "cache_read", "cache_write", "cache_write_5m", "cache_write_1h", "reasoning"] as const;
-
 /** The report: the calls of the chosen sessions, each counted once, grouped and priced. */
 export function usageReport(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly ModelCall[]>, q: UsageQuery): UsageReport {
   const byId = new Map(sessions.map((s) => [s.session_id, s]));
@@ -71,13 +69,15 @@ export function usageReport(sessions: readonly UsageSession[], callsOf: Readonly
   const members = q.session === null ? null : familyBelow(q.session, sessions);
   const groups = new Map<string, Sum>();
   const all = new Sum();
+  const days = new Map<string, string>();
   if (members !== null) for (const m of members) groups.set(m.session.session_id, new Sum());
   for (const call of owned) {
     const s = byId.get(call.session_id)!;
     if (members !== null && !groups.has(s.session_id)) continue;
     if (q.agent !== null && s.agent !== q.agent) continue;
     if (q.project !== null && !(s.project ?? "").includes(q.project)) continue;
-    const day = localDay(call.ts);
+    const minute = call.ts.slice(0, 16); // time zones shift by whole minutes: one date per minute
+    const day = days.get(minute) ?? days.set(minute, localDay(call.ts)).get(minute)!;
     if ((q.since !== null && day < q.since) || (q.until !== null && day > q.until)) continue;
     const cost = callCost(call, q.prices, q.mode);
     const key = members !== null ? s.session_id : keyOf(q.by, call, s, day, byId);
@@ -106,13 +106,25 @@ class Sum {
   cost = 0;
   priced = 0;
   unpriced = 0;
-  readonly counts = new Map<string, number | null>(COUNTS.map((k) => [k, null]));
+  input: number | null = null;
+  output: number | null = null;
+  cache_read: number | null = null;
+  cache_write: number | null = null;
+  cache_write_5m: number | null = null;
+  cache_write_1h: number | null = null;
+  reasoning: number | null = null;
   readonly models = new Set<string>();
 
   add(c: ModelCall, cost: number | null): void {
     this.calls++;
     this.total += callTotal(c);
-    for (const k of COUNTS) if (c[k] !== null) this.counts.set(k, (this.counts.get(k) ?? 0) + c[k]!);
+    if (c.input !== null) this.input = (this.input ?? 0) + c.input;
+    if (c.output !== null) this.output = (this.output ?? 0) + c.output;
+    if (c.cache_read !== null) this.cache_read = (this.cache_read ?? 0) + c.cache_read;
+    if (c.cache_write !== null) this.cache_write = (this.cache_write ?? 0) + c.cache_write;
+    if (c.cache_write_5m !== null) this.cache_write_5m = (this.cache_write_5m ?? 0) + c.cache_write_5m;
+    if (c.cache_write_1h !== null) this.cache_write_1h = (this.cache_write_1h ?? 0) + c.cache_write_1h;
+    if (c.reasoning !== null) this.reasoning = (this.reasoning ?? 0) + c.reasoning;
     if (cost === null) this.unpriced++;
     else {
       this.cost += cost;
@@ -122,16 +134,16 @@ class Sum {
   }
 
   totals(): UsageTotals {
-    const n = (k: (typeof COUNTS)[number]) => (this.calls === 0 ? 0 : (this.counts.get(k) ?? null));
+    const n = (v: number | null) => (this.calls === 0 ? 0 : v);
     return {
       calls: this.calls,
-      input: n("input"),
-      output: n("output"),
-      cache_read: n("cache_read"),
-      cache_write: n("cache_write"),
-      cache_write_5m: n("cache_write_5m"),
-      cache_write_1h: n("cache_write_1h"),
-      reasoning: n("reasoning"),
+      input: n(this.input),
+      output: n(this.output),
+      cache_read: n(this.cache_read),
+      cache_write: n(this.cache_write),
+      cache_write_5m: n(this.cache_write_5m),
+      cache_write_1h: n(this.cache_write_1h),
+      reasoning: n(this.reasoning),
       total: this.total,
       // Unknown only when every call is unpriced; a priced part is still a lower bound worth showing.
       cost_usd: this.calls > 0 && this.priced === 0 ? null : Math.round(this.cost * 1e6) / 1e6,
@@ -149,20 +161,27 @@ class Sum {
  */
 function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly ModelCall[]>, byId: Map<string, UsageSession>): ModelCall[] {
   const out: ModelCall[] = [];
-  const keyed = new Map<string, ModelCall[]>();
+  // A key's only call, or all its copies once a second one turns up (rare: most keys are held once).
+  const keyed = new Map<string, ModelCall | ModelCall[]>();
   for (const s of sessions) {
     for (const c of callsOf.get(s.session_id) ?? []) {
-      if (c.dedupe_key === null) out.push(c);
-      else (keyed.get(c.dedupe_key) ?? keyed.set(c.dedupe_key, []).get(c.dedupe_key)!).push(c);
+      if (c.dedupe_key === null) {
+        out.push(c);
+        continue;
+      }
+      const seen = keyed.get(c.dedupe_key);
+      if (seen === undefined) keyed.set(c.dedupe_key, c);
+      else if (Array.isArray(seen)) seen.push(c);
+      else keyed.set(c.dedupe_key, [seen, c]);
     }
   }
-  for (const copies of keyed.values()) {
-    if (copies.length === 1) {
-      out.push(copies[0]!);
+  for (const held of keyed.values()) {
+    if (!Array.isArray(held)) {
+      out.push(held);
       continue;
     }
-    const owner = copies.reduce((a, b) => (ownsBefore(b, a, byId) ? b : a));
-    const most = copies.reduce((a, b) => ((b.output ?? 0) > (a.output ?? 0) ? b : a));
+    const owner = held.reduce((a, b) => (ownsBefore(b, a, byId) ? b : a));
+    const most = held.reduce((a, b) => ((b.output ?? 0) > (a.output ?? 0) ? b : a));
     out.push({ ...most, session_id: owner.session_id, seq: owner.seq, ts: owner.ts });
   }
   return out;
