@@ -12,6 +12,7 @@ import { ModelCallCounter, type AgentName, type ModelCall } from "./model-calls.
 /** Bumped whenever ModelCall or a counting rule changes: an older file is then rebuilt whole. */
 export const USAGE_INDEX_VERSION = 1;
 const READ_CONCURRENCY = 4;
+const PROGRESS_EVERY = 100;
 
 const usageIndexPath = (ws: string) => new StatePath(ws, [STATE_DIR, "index"], "directory").child("usage.json", "file");
 
@@ -30,8 +31,8 @@ interface CachedLog {
   calls: StoredCall[];
 }
 
-/** The model calls of each Log, from the index where the Log is unchanged. */
-export async function readModelCalls(workspace: string, logs: readonly UsageLog[]): Promise<Map<string, ModelCall[]>> {
+/** The model calls of each Log, from the index where the Log is unchanged; `progress` hears of the Logs read again. */
+export async function readModelCalls(workspace: string, logs: readonly UsageLog[], progress?: (text: string) => void): Promise<Map<string, ModelCall[]>> {
   const cached = readIndex(workspace);
   const fresh = new Map<string, CachedLog>();
   const todo: Array<{ log: UsageLog; size: number; mtime: number }> = [];
@@ -41,9 +42,11 @@ export async function readModelCalls(workspace: string, logs: readonly UsageLog[
     if (hit !== undefined && st !== null && hit.size === st.size && hit.mtime_ms === st.mtime && hit.agent === log.agent) fresh.set(log.session_id, hit);
     else todo.push({ log, size: st?.size ?? 0, mtime: st?.mtime ?? 0 });
   }
+  let done = 0;
   await inParallel(todo, READ_CONCURRENCY, async ({ log, size, mtime }) => {
     const calls = await callsOfLog(logPath(workspace, log.session_id).abs, size, log.agent);
     fresh.set(log.session_id, { size, mtime_ms: mtime, agent: log.agent, calls: calls.map(toStored) });
+    if (++done % PROGRESS_EVERY === 0 || done === todo.length) progress?.(`counted the model calls of ${done} of ${todo.length} changed Logs`);
   });
   if (todo.length > 0 || cached.size !== logs.length) writeIndex(workspace, fresh);
   const out = new Map<string, ModelCall[]>();

@@ -62,10 +62,10 @@ export function usageNote(q: ReturnType<typeof usageQueryOf>, report: UsageRepor
   return window === null ? null : `hint: ${window}, by day; --since DATE, --by month or --by session for more`;
 }
 
-/** The report of a Workspace for `q`; `--session` takes a unique prefix of an existing id. */
-export async function workspaceUsage(workspace: string, q: UsageQuery): Promise<UsageReport> {
+/** The report of a Workspace for `q`; `--session` takes a unique prefix of an existing id. `progress`: a terminal's progress lines. */
+export async function workspaceUsage(workspace: string, q: UsageQuery, progress?: (text: string) => void): Promise<UsageReport> {
   const session = q.session === null ? null : await resolveSessionId(workspace, q.session);
   const sessions = await readCatalog(workspace);
-  const calls = await readModelCalls(workspace, sessions);
+  const calls = await readModelCalls(workspace, sessions, progress);
   return usageReport(sessions, calls, { ...q, session });
 }

@@ -6,7 +6,7 @@ const FLAGS = ["by", "since", "until", "session", "agent", "project", "prices", 
 export async function runUsage(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const flags = Object.fromEntries(FLAGS.map((f) => [f, stringFlag(args, f)]));
   const q = usageQueryOf(flags, ctx.synopsis);
-  const report = await workspaceUsage(ctx.workspace(), q);
+  const report = await workspaceUsage(ctx.workspace(), q, ctx.progress("pixir usage"));
   if (ctx.json) {
     const lines = [...report.rows.map((r) => JSON.stringify(r)), JSON.stringify({ total: report.total })];
     await ctx.out.write(`${lines.join("\n")}\n`);
