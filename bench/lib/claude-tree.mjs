@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const FIXTURES = path.resolve(ROOT, "test/fixtures/real-sessions/claude");
 const UNITS_PER_PROJECT = 50;
-const RESPONSE_ID = /\b(?:msg|req)_[0-9A-Za-z]{10,}/g;
+const RESPONSE_ID = /\b(?:msg|req)_[0-9A-Za-z_]{10,}/g;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ANY_UUID = /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/g;
