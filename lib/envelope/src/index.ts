@@ -57,7 +57,11 @@ export { importClaude } from "./interop/claude/import.js";
 
 // interop/codex/
 export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
+export { shownThreadId } from "./interop/codex/format.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
+
+// archive/
+export { assertOnePlace, claudeInstallRoot, codexInstallRoot, handoffCwd, installDir, piInstallDir, resumeCommand } from "./archive/handoff.js";
 
 // view/
 export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";

@@ -1,12 +1,18 @@
 // pixir import codex / pixir export codex (codex-interop.md §4–§5).
 import path from "node:path";
 import {
+  assertOnePlace,
   assertSessionId,
   boolFlag,
+  codexInstallRoot,
   defaultCodexSessionsDir,
   finishCodexExport,
+  handoffCwd,
   importCodexRollouts,
+  installDir,
   planCodexExport,
+  resumeCommand,
+  shownThreadId,
   stringFlag,
   type CommandContext,
   type ParsedArgs,
@@ -48,18 +54,23 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
 export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, version: string): Promise<number> {
   const [id] = args.positionals;
   assertSessionId(id);
-  const out = stringFlag(args, "out");
+  const install = boolFlag(args, "install");
   const dryRun = boolFlag(args, "dry-run");
-  const plan = await planCodexExport(ctx.workspace(), id, version);
+  assertOnePlace(stringFlag(args, "out"), install, ctx.synopsis);
+  const ws = ctx.workspace();
+  const plan = await planCodexExport(ws, id, version, { cwd: await handoffCwd(ws, id, "codex", stringFlag(args, "cwd"), ctx.io.cwd) });
+  const resume = resumeCommand("codex", { cwd: plan.cwd ?? ws, id: shownThreadId(plan.threadId) ?? plan.threadId, file: null });
   if (plan.missingLines.length > 0) {
     ctx.warn("codex_lines_missing", `lines ${plan.missingLines.join(", ")} were skipped by a lenient import and are not in the export`, { missing_lines: plan.missingLines });
   }
-  if (out === undefined && !dryRun) {
+  const out = install ? (installDir(codexInstallRoot(ctx.io.env), dryRun) ?? undefined) : stringFlag(args, "out");
+  if (out === undefined && !dryRun && !install) {
     // Stream command: the rollout itself is the output.
     await ctx.out.write(plan.text);
+    ctx.progress("resume")?.(resume);
     return 0;
   }
-  const report = finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun });
+  const report = { ...finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun }), resume_command: resume };
   const where = report.path ?? report.file;
   const text =
     report.status === "unchanged"
@@ -67,6 +78,6 @@ export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, vers
       : report.status === "created"
         ? `Wrote ${where} (${report.line_count} lines, ${report.export}).`
         : `Would write ${where} (${report.line_count} lines, ${report.export}).`;
-  await ctx.report(report as unknown as Record<string, unknown>, text);
+  await ctx.report(report as unknown as Record<string, unknown>, [text, `resume: ${resume}`]);
   return 0;
 }

@@ -1,11 +1,16 @@
 // pixir import pi / pixir export pi (cli.md §12.9, pi-interop.md §3–§4).
 import path from "node:path";
 import {
+  assertOnePlace,
   assertSessionId,
   boolFlag,
   finishPiExport,
+  handoffCwd,
   importPiFiles,
+  installDir,
+  piInstallDir,
   planPiExport,
+  resumeCommand,
   stringFlag,
   type CommandContext,
   type ParsedArgs,
@@ -40,21 +45,30 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<
 export async function runExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const [id] = args.positionals;
   assertSessionId(id);
-  const out = stringFlag(args, "out");
+  const install = boolFlag(args, "install");
   const dryRun = boolFlag(args, "dry-run");
-  const plan = await planPiExport(ctx.workspace(), id);
+  assertOnePlace(stringFlag(args, "out"), install, ctx.synopsis);
+  const ws = ctx.workspace();
+  const plan = await planPiExport(ws, id, { cwd: await handoffCwd(ws, id, "pi", stringFlag(args, "cwd"), ctx.io.cwd) });
   for (const w of plan.warnings) ctx.warn(w.code, w.text, w.details);
-  if (out === undefined && !dryRun) {
+  const cwd = typeof plan.header.cwd === "string" ? plan.header.cwd : ws;
+  const out = install ? (installDir(piInstallDir(ctx.io.env, cwd), dryRun) ?? undefined) : stringFlag(args, "out");
+  if (out === undefined && !dryRun && !install) {
     // Stream command: the pi file itself is the output.
     await ctx.out.write(plan.text);
+    ctx.progress("resume")?.(resumeCommand("pi", { cwd, id, file: null }));
     return 0;
   }
-  const report = finishPiExport(plan, { out, cwd: ctx.io.cwd, dryRun });
+  const finished = finishPiExport(plan, { out: install && out !== undefined ? `${out}/` : out, cwd: ctx.io.cwd, dryRun, sameIsUnchanged: install });
+  const report = { ...finished, resume_command: resumeCommand("pi", { cwd, id, file: finished.file }) };
   const where = report.file ?? "stdout";
   const sessions = report.sessions.length;
-  const text = report.recorded
-    ? `Exported ${report.entry_count} entries of ${sessions} sessions to ${where}; pi resumes ${report.leaf_entry_id}.`
-    : `Would export ${report.entry_count} entries of ${sessions} sessions to ${where}.`;
-  await ctx.report(report as unknown as Record<string, unknown>, text);
+  const text =
+    report.status === "unchanged"
+      ? `Unchanged ${where}; pi resumes ${report.leaf_entry_id}.`
+      : report.recorded
+        ? `Exported ${report.entry_count} entries of ${sessions} sessions to ${where}; pi resumes ${report.leaf_entry_id}.`
+        : `Would export ${report.entry_count} entries of ${sessions} sessions to ${where}.`;
+  await ctx.report(report as unknown as Record<string, unknown>, [text, `resume: ${report.resume_command}`]);
   return 0;
 }

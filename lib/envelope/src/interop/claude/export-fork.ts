@@ -38,6 +38,8 @@ export function stampCopied(r: JsonObject, forkId: string, source: string, paren
 export interface ForkExportInput {
   ws: string;
   id: string;
+  /** archive.md §5: the working directory the new records name; else the copied records' own, else the Workspace. */
+  cwd?: string;
   /** Rebuilds the main transcript file of a Claude session whose Logs are in the Workspace, else null. */
   sourceFile(sessionId: string): Promise<{ bytes: Buffer; projectDir: unknown } | null>;
 }
@@ -128,9 +130,10 @@ export async function planForkExport(input: ForkExportInput): Promise<ForkExport
   }
   parent = lastForParent;
   const last = copied.at(-1) ?? {};
-  const cwd = typeof copied.find((x) => typeof x.cwd === "string")?.cwd === "string" ? (copied.find((x) => typeof x.cwd === "string")!.cwd as string) : ws;
+  const firstCwd = copied.find((x) => typeof x.cwd === "string")?.cwd;
+  const cwd = input.cwd ?? (typeof firstCwd === "string" ? firstCwd : ws);
   const base = {
-    cwd: typeof last.cwd === "string" ? last.cwd : ws,
+    cwd: input.cwd ?? (typeof last.cwd === "string" ? last.cwd : ws),
     version: typeof last.version === "string" ? last.version : "0.0.0",
     gitBranch: typeof last.gitBranch === "string" ? last.gitBranch : "",
   };
