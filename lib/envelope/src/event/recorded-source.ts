@@ -28,7 +28,7 @@ function claudeRecordCwd(carrier: Record<string, unknown>): string | null {
 }
 
 /** What one Event says of its source: null when it carries no import provenance. */
-export function sourceOfEvent(e: PixirEvent): RecordedSource | null {
+export function sourceOfEvent(e: Pick<PixirEvent, "data">): RecordedSource | null {
   const d = e.data;
   if (isJsonObject(d.claude)) return { agent: "claude", cwd: claudeRecordCwd(d.claude) };
   if (isJsonObject(d.codex)) return { agent: "codex", cwd: d.event === "codex_session_meta" ? text(d.cwd) : null };
