@@ -61,6 +61,7 @@ export { shownThreadId } from "./interop/codex/format.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
 // archive/
+export { handBackFiles, handBackLine } from "./archive/reimport.js";
 export { assertOnePlace, claudeInstallRoot, codexInstallRoot, handoffCwd, installDir, piInstallDir, resumeCommand } from "./archive/handoff.js";
 
 // view/

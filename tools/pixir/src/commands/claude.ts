@@ -5,6 +5,8 @@ import {
   assertSessionId,
   boolFlag,
   claudeInstallRoot,
+  handBackFiles,
+  handBackLine,
   finishClaudeExport,
   handoffCwd,
   importClaude,
@@ -17,10 +19,14 @@ import {
 } from "@pixir/envelope";
 
 export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const paths = args.positionals;
+  const paths = args.positionals.map((p) => path.resolve(ctx.io.cwd, p));
   const progress = progressLines(ctx);
-  const result = await importClaude(ctx.workspace(), {
-    paths: paths.map((p) => path.resolve(ctx.io.cwd, p)),
+  const ws = ctx.workspace();
+  const common = { program: ctx.program, env: ctx.io.env, signal: ctx.signal, dryRun: boolFlag(args, "dry-run") };
+  const handed = await handBackFiles(ws, "claude", paths.map((p) => ({ path: p, display: p })), common);
+  const imported = await importClaude(ws, {
+    paths,
+    skipFile: handed.skipFile,
     lenient: boolFlag(args, "lenient"),
     dryRun: boolFlag(args, "dry-run"),
     program: ctx.program,
@@ -28,7 +34,8 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
     signal: ctx.signal,
     progress: progress.say,
   }).finally(progress.end);
-  const lines: string[] = [];
+  const result = { ...imported, handed_back: handed.reports };
+  const lines: string[] = handed.reports.map(handBackLine);
   for (const imp of result.imports) {
     if (imp.status === "skipped" || imp.status === "empty") {
       const reason = imp.error ? ` (${String(imp.error.kind)}: ${String((imp.error.details as Record<string, unknown> | undefined)?.reason ?? "")})` : "";

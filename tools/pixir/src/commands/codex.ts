@@ -7,6 +7,8 @@ import {
   codexInstallRoot,
   defaultCodexSessionsDir,
   finishCodexExport,
+  handBackFiles,
+  handBackLine,
   handoffCwd,
   importCodexRollouts,
   installDir,
@@ -22,8 +24,11 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
   const given = args.positionals;
   const paths = given.length > 0 ? given.map((p) => ({ path: path.resolve(ctx.io.cwd, p), display: p })) : [{ path: defaultCodexSessionsDir(ctx.io.env), display: defaultCodexSessionsDir(ctx.io.env) }];
   const say = ctx.progress("pixir import codex");
-  const result = await importCodexRollouts(ctx.workspace(), {
+  const ws = ctx.workspace();
+  const handed = await handBackFiles(ws, "codex", paths, { program: ctx.program, env: ctx.io.env, signal: ctx.signal, dryRun: boolFlag(args, "dry-run") });
+  const imported = await importCodexRollouts(ws, {
     paths,
+    skipFile: handed.skipFile,
     lenient: boolFlag(args, "lenient"),
     dryRun: boolFlag(args, "dry-run"),
     program: ctx.program,
@@ -32,10 +37,11 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
     progress: say === undefined ? undefined : (i, n, file) => ctx.io.stderr.write(`\r[${i}/${n}] ${file}\x1b[K`),
   });
   if (say !== undefined) ctx.io.stderr.write("\r\x1b[K");
+  const result = { ...imported, handed_back: handed.reports };
   for (const imp of result.imports) {
     if (imp.skipped_lines > 0) ctx.warn("malformed_line", `${imp.file}: skipped ${imp.skipped_lines} line(s) that are not valid records`);
   }
-  const lines: string[] = [];
+  const lines: string[] = handed.reports.map(handBackLine);
   for (const imp of result.imports) {
     for (const s of imp.sessions) {
       lines.push(

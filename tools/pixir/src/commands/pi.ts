@@ -5,6 +5,8 @@ import {
   assertSessionId,
   boolFlag,
   finishPiExport,
+  handBackFiles,
+  handBackLine,
   handoffCwd,
   importPiFiles,
   installDir,
@@ -17,10 +19,12 @@ import {
 } from "@pixir/envelope";
 
 export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const files = args.positionals;
+  const given = args.positionals.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f }));
   const ws = ctx.workspace();
-  const result = await importPiFiles(ws, {
-    files: files.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f })),
+  const handed = await handBackFiles(ws, "pi", given, { program: ctx.program, env: ctx.io.env, signal: ctx.signal, dryRun: boolFlag(args, "dry-run") });
+  const files = given.filter((f) => !handed.skipFile(f.path));
+  const imported = await importPiFiles(ws, {
+    files,
     lenient: boolFlag(args, "lenient"),
     dryRun: boolFlag(args, "dry-run"),
     program: ctx.program,
@@ -28,7 +32,8 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<
     signal: ctx.signal,
     progress: ctx.progress("pixir import pi"),
   });
-  const { skipped, ...report } = result;
+  const { skipped, ...rest } = imported;
+  const report = { ...rest, handed_back: handed.reports };
   if (!ctx.json) {
     for (const s of skipped ?? []) for (const line of s.lines) ctx.warn("malformed_line", `${s.file}:${line}: skipped a line that is not valid JSON`);
     for (const imp of report.imports) {
@@ -37,7 +42,7 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<
       }
     }
   }
-  const lines = report.imports.flatMap((imp) => imp.sessions.map((s) => `${s.status} ${s.session_id} (${s.role}, ${s.event_count} events)`));
+  const lines = [...handed.reports.map(handBackLine), ...report.imports.flatMap((imp) => imp.sessions.map((s) => `${s.status} ${s.session_id} (${s.role}, ${s.event_count} events)`))];
   await ctx.report(report as unknown as Record<string, unknown>, lines);
   return 0;
 }

@@ -18,6 +18,9 @@ export function uuidFromHex(h: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${v}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** §5.3 step 1: the Claude session id of a Log's export (archive.md §5 recognises a re-imported export by it). */
+export const claudeExportSessionId = (logId: string): string => uuidFromHex(sha(`pixir:claude:session:${logId}`));
+
 /** §3.7 std(r): the record as `/branch` stamps a copy of it. */
 export function stampCopied(r: JsonObject, forkId: string, source: string, parent: string | null): JsonObject {
   const out: JsonObject = {};
@@ -73,7 +76,7 @@ const recordOf = (e: PixirEvent): JsonObject | null => {
 
 export async function planForkExport(input: ForkExportInput): Promise<ForkExport> {
   const { ws, id } = input;
-  const u = uuidFromHex(sha(`pixir:claude:session:${id}`));
+  const u = claudeExportSessionId(id);
   const history: PixirEvent[] = [];
   for await (const item of (await openHistory(ws, id)).items()) history.push(item.event);
   const isNative = (e: PixirEvent) => !isJsonObject(e.data.claude) && e.type !== "session_fork";

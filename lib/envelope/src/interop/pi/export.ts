@@ -77,13 +77,17 @@ async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog
   return { root, all, named: all.find((l) => l.sessionId === id)! };
 }
 
+/** §4 step 2: the header id of a family pi did not write, from its root Log (archive.md §5 recognises a re-import by it). */
+export function piExportHeaderId(rootId: string): string {
+  const hex = sha256Hex(`pixir:${rootId}`);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
 /** §4 step 2: the header carrier's header with version 3, or a header made for a native family. */
 function fileHeader(ws: string, root: FamilyLog, cwd: string | undefined): JsonObject {
   const first = root.events[0];
   if (first !== undefined && isCarrier(first)) return { ...((first.data.pi as JsonObject).header as JsonObject), version: 3 };
-  const hex = sha256Hex(`pixir:${root.sessionId}`);
-  const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-  return { type: "session", version: 3, id: uuid, timestamp: first?.ts ?? new Date(0).toISOString(), cwd: cwd ?? ws };
+  return { type: "session", version: 3, id: piExportHeaderId(root.sessionId), timestamp: first?.ts ?? new Date(0).toISOString(), cwd: cwd ?? ws };
 }
 
 function isCarrier(e: PixirEvent): boolean {
