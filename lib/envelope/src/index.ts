@@ -60,7 +60,13 @@ export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { shownThreadId } from "./interop/codex/format.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
-// archive/
+// archive/ (archive.md §1: session facts, the catalog, id prefixes)
+export { AGENT_RULES, type AgentName, type AgentRules } from "./archive/agents.js";
+export { catalogPath, CATALOG_VERSION, newestFirst, readCatalog } from "./archive/catalog.js";
+export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
+export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
+export { callTotal, type ModelCall, modelCallsOf } from "./archive/model-calls.js";
+// archive/ (archive.md §5: hand-off)
 export { handBackFiles, handBackLine } from "./archive/reimport.js";
 export { assertOnePlace, claudeInstallRoot, codexInstallRoot, handoffCwd, installDir, piInstallDir, resumeCommand } from "./archive/handoff.js";
 

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { PixirError, usageError } from "../event/errors.js";
 import { osWriteFault } from "../event/os-fault.js";
-import { type RecordedSource, recordedSource } from "../event/recorded-source.js";
+import { agentOfData } from "./agents.js";
 import { openHistory } from "../store/loader.js";
 
 export type HandoffAgent = "claude" | "codex" | "pi";
@@ -33,10 +33,26 @@ export async function handoffCwd(ws: string, id: string, agent: HandoffAgent, gi
   throw cwdError(`the ${source.agent} session recorded no working directory; pass --cwd DIR, the project directory ${agent} should resume it in`, "cwd_unknown");
 }
 
-/** The recorded source of a History, read only as far as its first recorded cwd. */
+interface RecordedSource {
+  agent: string;
+  cwd: string | null;
+}
+
+/**
+ * The agent of the first Event an import made, and the first cwd that agent recorded (archive.md §1, the
+ * session facts' rule in agents.ts); null for a Pixir-native History. It reads only as far as that cwd;
+ * a fork's inherited prefix counts.
+ */
 async function firstSource(ws: string, id: string): Promise<RecordedSource | null> {
-  const history = await openHistory(ws, id);
-  return recordedSource(history.items(), (item) => item.event);
+  let found: RecordedSource | null = null;
+  for await (const { event } of (await openHistory(ws, id)).items()) {
+    const rules = agentOfData(event.data);
+    if (rules === null) continue;
+    found ??= { agent: rules.agent, cwd: null };
+    const cwd = rules.agent === found.agent ? rules.cwdOf(event.data) : null;
+    if (cwd !== null) return { agent: found.agent, cwd };
+  }
+  return found;
 }
 
 const cwdError = (message: string, reason: string): PixirError =>

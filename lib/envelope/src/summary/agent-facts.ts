@@ -3,10 +3,17 @@
 // source) is read by the rules of the agent that wrote it.
 import { isJsonObject, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { classifyUserText } from "../event/injected.js";
-import { sourceOfEvent, type SourceAgent } from "../event/recorded-source.js";
 
-/** The agent whose tool or message this Event is, or null for a Pixir-native Event. */
-export const agentOfEvent = (e: Pick<PixirEvent, "data">): SourceAgent | null => sourceOfEvent(e)?.agent ?? null;
+export type SourceAgent = "claude" | "codex" | "pi";
+
+/**
+ * The agent whose tool or message this Event is (the key its import keeps the source record under, as
+ * archive/agents.ts names them), or null for a Pixir-native Event.
+ */
+export function agentOfEvent(e: Pick<PixirEvent, "data">): SourceAgent | null {
+  const d = e.data;
+  return isJsonObject(d.claude) ? "claude" : isJsonObject(d.codex) ? "codex" : isJsonObject(d.pi) ? "pi" : null;
+}
 
 /** A file argument: one line, not empty, of a sensible length (a path, never a piece of code). */
 const fileArg = (v: unknown): v is string => typeof v === "string" && v.trim() !== "" && !/[\r\n]/.test(v) && v.length <= 1024;
