@@ -40,13 +40,16 @@ interface RecordedSource {
 
 /**
  * The agent of the first Event an import made, and the first cwd that agent recorded (archive.md §1, the
- * session facts' rule in agents.ts); null for a Pixir-native History. It reads only as far as that cwd;
- * a fork's inherited prefix counts.
+ * session facts' rule in agents.ts); null for a Pixir-native History. An import's carrier is its first
+ * Event, or the first after a fork's header, so a History whose first two Events carry none is native and
+ * is not read further; else it reads only as far as the cwd. A fork's inherited prefix counts.
  */
 async function firstSource(ws: string, id: string): Promise<RecordedSource | null> {
   let found: RecordedSource | null = null;
+  let read = 0;
   for await (const { event } of (await openHistory(ws, id)).items()) {
     const rules = agentOfData(event.data);
+    if (rules === null && found === null && ++read >= 2) return null;
     if (rules === null) continue;
     found ??= { agent: rules.agent, cwd: null };
     const cwd = rules.agent === found.agent ? rules.cwdOf(event.data) : null;

@@ -90,7 +90,7 @@ export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Pr
     return 0;
   }
   const report = { ...finishClaudeExport(plan, { out, cwd: ctx.io.cwd, dryRun }), resume_command: resume };
-  const lines = report.files.map((f) => `${f.status} ${out === undefined ? f.path : path.join(out, f.path)} (${f.records} records)`);
+  const lines = report.files.map((f) => `${f.status} ${f.path} (${f.records} records)`);
   await ctx.report(report as unknown as Record<string, unknown>, [...lines, `resume: ${resume}`]);
   return 0;
 }
