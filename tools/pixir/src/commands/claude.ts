@@ -34,7 +34,7 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
     signal: ctx.signal,
     progress: progress.say,
   }).finally(progress.end);
-  const result = { ...imported, handed_back: handed.reports };
+  const result = { ...imported, ...(handed.reports.length > 0 ? { handed_back: handed.reports } : {}) };
   const lines: string[] = handed.reports.map(handBackLine);
   for (const imp of result.imports) {
     if (imp.status === "skipped" || imp.status === "empty") {

@@ -37,7 +37,7 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
     progress: say === undefined ? undefined : (i, n, file) => ctx.io.stderr.write(`\r[${i}/${n}] ${file}\x1b[K`),
   });
   if (say !== undefined) ctx.io.stderr.write("\r\x1b[K");
-  const result = { ...imported, handed_back: handed.reports };
+  const result = { ...imported, ...(handed.reports.length > 0 ? { handed_back: handed.reports } : {}) };
   for (const imp of result.imports) {
     if (imp.skipped_lines > 0) ctx.warn("malformed_line", `${imp.file}: skipped ${imp.skipped_lines} line(s) that are not valid records`);
   }

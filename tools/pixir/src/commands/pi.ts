@@ -33,7 +33,7 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<
     progress: ctx.progress("pixir import pi"),
   });
   const { skipped, ...rest } = imported;
-  const report = { ...rest, handed_back: handed.reports };
+  const report = { ...rest, ...(handed.reports.length > 0 ? { handed_back: handed.reports } : {}) };
   if (!ctx.json) {
     for (const s of skipped ?? []) for (const line of s.lines) ctx.warn("malformed_line", `${s.file}:${line}: skipped a line that is not valid JSON`);
     for (const imp of report.imports) {
