@@ -130,15 +130,23 @@ export async function findExportedFiles(ws: string, agent: HandoffAgent, paths: 
     return []; // a missing path: the importer names it
   }
   const found: ExportedFile[] = [];
-  let ids: Map<string, string> | null = null;
+  const ids = await exportIds(ws, agent);
   for (const f of files) {
+    // An export is named by its id as the agent names files: only such a file is opened.
+    if (!ids.has(idInName(agent, path.basename(f.path)))) continue;
     const fileId = exportedId(agent, f.path);
-    if (fileId === null) continue;
-    ids ??= await exportIds(ws, agent);
-    const sourceId = ids.get(fileId);
-    if (sourceId !== undefined) found.push({ ...f, agent, sourceId, fileId });
+    const sourceId = fileId === null ? undefined : ids.get(fileId);
+    if (sourceId !== undefined) found.push({ ...f, agent, sourceId, fileId: fileId! });
   }
   return found;
+}
+
+/** The id in an agent's file name: Claude `<id>.jsonl`, Codex `rollout-<time>-<id>.jsonl`, pi `<time>_<id>.jsonl`. */
+function idInName(agent: HandoffAgent, name: string): string {
+  const base = name.endsWith(".jsonl") ? name.slice(0, -".jsonl".length) : name;
+  if (agent === "claude") return base;
+  if (agent === "pi") return base.slice(base.indexOf("_") + 1);
+  return base.slice(-36);
 }
 
 const linesOf = (text: string): string[] => text.split("\n").filter((l) => l.trim() !== "");
