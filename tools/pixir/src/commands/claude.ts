@@ -2,6 +2,12 @@
 import path from "node:path";
 import { assertSessionId, boolFlag, finishClaudeExport, importClaude, planClaudeExport, stringFlag, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
+/** claude-interop.md §4.1: a symbolic link met while listing is not followed; naming it imports it. */
+export const symlinkNote = "a symbolic link, not followed: name it on the command line to import it";
+
+/** A last line without its newline is one the agent is still writing: said in the text report too. */
+export const pendingLine = (file: string): string => `pending ${file}: 1 line pending (no newline yet; imported once it is complete)`;
+
 export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const paths = args.positionals;
   const progress = progressLines(ctx);
@@ -17,7 +23,7 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
   const lines: string[] = [];
   for (const imp of result.imports) {
     if (imp.status === "skipped" || imp.status === "empty") {
-      const reason = imp.error ? ` (${String(imp.error.kind)}: ${String((imp.error.details as Record<string, unknown> | undefined)?.reason ?? "")})` : "";
+      const reason = imp.error === undefined ? "" : imp.error.kind === "unit_skipped" ? ` (${String(imp.error.message)})` : ` (${String(imp.error.kind)}: ${String((imp.error.details as Record<string, unknown> | undefined)?.reason ?? "")})`;
       lines.push(`${imp.status} ${imp.file}${reason}`);
       continue;
     }
@@ -26,6 +32,8 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
       lines.push(`${log.status} ${log.session_id} (${log.role}, ${added}${log.event_count} events)`);
     }
   }
+  for (const imp of result.imports) if (imp.pending_tail_bytes > 0) lines.push(pendingLine(imp.file));
+  for (const s of result.skipped_files ?? []) lines.push(`skipped ${s.file} (${symlinkNote})`);
   await ctx.report(result as unknown as Record<string, unknown>, lines);
   return 0;
 }

@@ -8,7 +8,9 @@ import { factsOfTape, factsOfValue, recordTape, type RecordFacts } from "./recor
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
 
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a byte-order mark in the text: a line that starts with one is not JSON, so it is a malformed
+// line (named, or kept raw under --lenient and given back byte for byte), never a line silently 3 bytes short.
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
 const TYPE = Buffer.from("type");
 

@@ -8,7 +8,9 @@ import { isValidSessionId } from "../../event/session-id.js";
 
 export const EPOCH = "1970-01-01T00:00:00.000Z";
 const MAX_BASE_BYTES = 200;
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a byte-order mark in the text: a line that starts with one is not JSON, so it is a malformed
+// line (named, or kept raw under --lenient and given back byte for byte), never a line silently 3 bytes short.
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 export const sha256Hex = (s: string | Buffer): string => createHash("sha256").update(s).digest("hex");
 
