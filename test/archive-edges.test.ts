@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } fro
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { run, tempDir } from "./support/cli.js";
-import { CLAUDE_FIXTURES } from "./support/claude.js";
+import { CLAUDE_FIXTURES, storedEvents } from "./support/claude.js";
 import { CODEX_FIXTURES_DIR } from "./support/codex.js";
 import { PI_DIR } from "./support/pi.js";
 
@@ -147,5 +147,25 @@ describe("refusals that name what changed", () => {
     const p = pixir(ws, ["import", "pi", pi, "--json"]);
     expect(p.code).toBe(1);
     expect(p.json.error).toMatchObject({ kind: "already_exists", details: { file: pi } });
+  });
+});
+
+describe("a compaction transcript whose marker's logical parent is in neither file", () => {
+  it("is still linked to its session as a compaction subagent, not detected", () => {
+    const SPOTTER = "spotter/258c7280-ae70-4798-800f-63464d01a85d";
+    const root = tempDir("pixir-edges-");
+    mkdirSync(path.join(root, SPOTTER, "subagents"), { recursive: true });
+    copyFileSync(path.join(CLAUDE_FIXTURES, `${SPOTTER}.jsonl`), path.join(root, `${SPOTTER}.jsonl`));
+    const compact = readFileSync(path.join(CLAUDE_FIXTURES, SPOTTER, "subagents/agent-acompact-fffbd0.jsonl"), "utf8");
+    // Every parentUuid of the transcript now names a record of neither file.
+    const lost = compact.replace(/"parentUuid":"[0-9a-f-]{36}"/g, '"parentUuid":"00000000-0000-4000-8000-00000000dead"');
+    expect(lost).not.toBe(compact);
+    writeFileSync(path.join(root, SPOTTER, "subagents/agent-acompact-fffbd0.jsonl"), lost);
+    const ws = tempDir();
+    const r = pixir(ws, ["import", "claude", root, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const id = "258c7280-ae70-4798-800f-63464d01a85d";
+    const links = storedEvents(ws, id).filter((e) => e.type === "subagent_event" && e.data.subagent_id === "acompact-fffbd0");
+    expect(links.map((e) => [e.data.event, e.data.status, e.data.agent, e.data.child_session_id])).toEqual([["returned", "completed", "compact", `${id}.agent-acompact-fffbd0`]]);
   });
 });
