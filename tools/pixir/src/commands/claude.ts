@@ -8,6 +8,9 @@ export const symlinkNote = "a symbolic link, not followed: name it on the comman
 /** A last line without its newline is one the agent is still writing: said in the text report too. */
 export const pendingLine = (file: string): string => `pending ${file}: 1 line pending (no newline yet; imported once it is complete)`;
 
+/** An import that found nothing to read says so, rather than printing nothing. */
+export const nothingFound = (what: string, where: string[]): string => `nothing imported: no ${what} found in ${where.join(", ")}`;
+
 export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const paths = args.positionals;
   const progress = progressLines(ctx);
@@ -34,6 +37,7 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
   }
   for (const imp of result.imports) if (imp.pending_tail_bytes > 0) lines.push(pendingLine(imp.file));
   for (const s of result.skipped_files ?? []) lines.push(`skipped ${s.file} (${symlinkNote})`);
+  if (result.imports.length === 0) lines.push(nothingFound("Claude Code session files (*.jsonl)", paths.length > 0 ? paths : ["the Claude Code projects directory"]));
   await ctx.report(result as unknown as Record<string, unknown>, lines);
   return 0;
 }
@@ -67,7 +71,10 @@ export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Pr
   for (const w of plan.fork?.warnings ?? []) ctx.warn(w, "the source session's Logs are not in the Workspace; copied the fork's own Claude prefix");
   if (out === undefined && !dryRun) {
     // Stream command (§5.4): the file holding <id>'s records is the output.
-    if (plan.subagentFiles > 0) ctx.warn("claude_subagents_not_written", String(plan.subagentFiles), { count: plan.subagentFiles });
+    if (plan.subagentFiles > 0) {
+      const n = plan.subagentFiles;
+      ctx.warn("claude_subagents_not_written", `${n} subagent file${n === 1 ? " was" : "s were"} not written: stdout holds the session file only (--out DIR writes them too)`, { count: n });
+    }
     await ctx.out.write(plan.main.bytes);
     return 0;
   }
