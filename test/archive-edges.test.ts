@@ -169,3 +169,38 @@ describe("a compaction transcript whose marker's logical parent is in neither fi
     expect(links.map((e) => [e.data.event, e.data.status, e.data.agent, e.data.child_session_id])).toEqual([["returned", "completed", "compact", `${id}.agent-acompact-fffbd0`]]);
   });
 });
+
+describe("deeply nested JSON in a record (thousands of [)", () => {
+  const deep = `${"[".repeat(20000)}${"]".repeat(20000)}`;
+  it("Claude: a named malformed line, kept raw under --lenient and exported back", () => {
+    const lines = readFileSync(CLAUDE_ONE, "utf8").split("\n").filter((l) => l !== "");
+    const at = lines.findIndex((l) => JSON.parse(l).type === "assistant");
+    const record = JSON.parse(lines[at]!);
+    lines[at] = JSON.stringify(record).replace(/\}$/, `,"x":${deep}}`);
+    const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(""));
+    const [root] = claudeProject(bytes);
+    const ws = tempDir();
+    const strict = pixir(ws, ["import", "claude", root, "--json"]);
+    expect(strict.code).toBe(1);
+    expect(strict.json.error).toMatchObject({ kind: "invalid_claude_session", details: { reason: "malformed_line", line: at + 1 } });
+    const lenient = pixir(ws, ["import", "claude", root, "--lenient", "--json"]);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    const back = run("pixir", ["export", "claude", lenient.json.imports[0].logs[0].session_id], { cwd: ws });
+    expect(Buffer.from(back.stdout).equals(bytes)).toBe(true);
+    expect(run("pixir-log", ["check"], { cwd: ws }).code).toBe(0);
+  });
+
+  it("Codex: a named malformed line, skipped under --lenient", () => {
+    const lines = readFileSync(CODEX_ONE, "utf8").split("\n").filter((l) => l !== "");
+    lines.splice(2, 0, `{"timestamp":"2026-01-01T00:00:00.000Z","type":"event_msg","payload":{"type":"x","v":${deep}}}`);
+    const file = path.join(tempDir(), "rollout.jsonl");
+    writeFileSync(file, lines.map((l) => `${l}\n`).join(""));
+    const ws = tempDir();
+    const strict = pixir(ws, ["import", "codex", file, "--json"]);
+    expect(strict.code).toBe(1);
+    expect(strict.json.error).toMatchObject({ kind: "invalid_codex_session", details: { reason: "malformed_line", line: 3, file } });
+    const lenient = pixir(ws, ["import", "codex", file, "--lenient", "--json"]);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.json.imports[0].skipped_lines).toBe(1);
+  });
+});
