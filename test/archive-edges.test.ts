@@ -1,7 +1,7 @@
 // Edge cases of real archives (issue 33), each on a synthetic file of the shape met in the wild: a file that
 // starts with a byte-order mark, symbolic links met while listing, a last line still being written, a
 // --lenient run over a session whose transcript changed, a changed Codex rollout and a changed pi session.
-import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { run, tempDir } from "./support/cli.js";
@@ -202,5 +202,36 @@ describe("deeply nested JSON in a record (thousands of [)", () => {
     const lenient = pixir(ws, ["import", "codex", file, "--lenient", "--json"]);
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(lenient.json.imports[0].skipped_lines).toBe(1);
+  });
+});
+
+describe("temp files left by an import killed with -9", () => {
+  it("are reported by check, and removed by the next import of either agent (or by pixir-log repair)", () => {
+    const ws = tempDir();
+    const sessions = path.join(ws, ".pixir", "sessions");
+    mkdirSync(sessions, { recursive: true });
+    // What a killed import leaves: a Log's temp file, cut short, and no Log.
+    const plant = () => {
+      writeFileSync(path.join(sessions, "6f0c8a52-1d1e-4a3b-9c55-0d3b2a1e4f01.ndjson.tmp-deadbeef"), '{"id":"01J');
+      writeFileSync(path.join(sessions, "019e9625-802f-7e91-840a-cfe88d14117a.ndjson.tmp-0badf00d"), "");
+    };
+    const temps = () => readdirSync(sessions).filter((n) => n.includes(".tmp-"));
+    plant();
+    const check = run("pixir-log", ["check", "--json"], { cwd: ws });
+    expect(JSON.stringify(check.json)).toContain("stale_temp_file");
+    const [root] = claudeProject(readFileSync(CLAUDE_ONE));
+    expect(pixir(ws, ["import", "claude", root]).code).toBe(0);
+    expect(temps()).toEqual([]);
+    expect(run("pixir-log", ["check"], { cwd: ws }).stdout).toContain("0 problems, 0 warnings");
+
+    plant();
+    const file = path.join(tempDir(), "rollout.jsonl");
+    copyFileSync(CODEX_ONE, file);
+    expect(pixir(ws, ["import", "codex", file]).code).toBe(0);
+    expect(temps()).toEqual([]);
+
+    plant();
+    expect(run("pixir-log", ["repair", "6f0c8a52-1d1e-4a3b-9c55-0d3b2a1e4f01"], { cwd: ws }).code).toBe(0);
+    expect(temps()).toEqual(["019e9625-802f-7e91-840a-cfe88d14117a.ndjson.tmp-0badf00d"]);
   });
 });

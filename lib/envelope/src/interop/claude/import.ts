@@ -11,6 +11,7 @@ import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
 import { acquireLease, acquireLeases, WriterLease } from "../../store/lease.js";
 import { readFirstLine } from "../../store/log-read.js";
+import { sweepStaleTempFiles } from "../../store/repair.js";
 import { openHistory } from "../../store/loader.js";
 import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, prepareLog, readTail, receivedPrepared, sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
 import { listLogs } from "../../store/ls.js";
@@ -962,6 +963,8 @@ class PreparedCommits {
 export async function importClaude(ws: string, options: ClaudeImportOptions): Promise<ClaudeImportResult> {
   const paths = options.paths.length > 0 ? options.paths : [defaultProjectsRoot(options.env)];
   for (const p of paths) if (!existsSync(p)) throw new PixirError("not_found", "path was not found", { path: p, next_actions: ["pass the path of a Claude Code projects directory", "set CLAUDE_CONFIG_DIR"] });
+  // A killed earlier import's temp files go first (under each Log's lease), so check finds none after this run.
+  if (!options.dryRun) await sweepStaleTempFiles(ws, { program: options.program, env: options.env, signal: options.signal });
   const links: string[] = [];
   const units = discoverUnits(paths, links);
   const skippedFiles = links.map((file) => ({ file, reason: "symlink" as const }));

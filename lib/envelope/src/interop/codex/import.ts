@@ -9,6 +9,7 @@ import { afterEarlierWrites } from "../../event/os-fault.js";
 import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
 import { appendJournaled, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
+import { sweepStaleTempFiles } from "../../store/repair.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, removeCreatedDirs, sessionsDir } from "../../store/paths.js";
 import { excerptOf, termOfJs } from "../../event/elixir.js";
@@ -620,6 +621,8 @@ function lenientSkip(err: unknown, lenient: boolean, file: string): SkippedFile 
 
 export async function importCodexRollouts(ws: string, options: CodexImportOptions): Promise<CodexImportResult> {
   const lenient = Boolean(options.lenient);
+  // A killed earlier import's temp files go first (under each Log's lease), so check finds none after this run.
+  if (!options.dryRun) await sweepStaleTempFiles(ws, { program: options.program, env: options.env, signal: options.signal });
   const links: string[] = [];
   const inputs = listRolloutFiles(options.paths, links);
   const items: RunItem[] = [];
