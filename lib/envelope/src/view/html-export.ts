@@ -26,6 +26,8 @@ export interface HtmlExportPlan {
   /** The Workspace's last path component. */
   workspaceName: string;
   members: PageMember[];
+  /** The session facts of the page's Logs (archive.md §1), when the export read them: titles and agents. */
+  facts?: Map<string, { title: string | null; agent: string | null }>;
 }
 
 /** One line of a session report: what the page (or Markdown) holds of each Session. */
@@ -72,6 +74,8 @@ export function pageIndex(plan: HtmlExportPlan): PageIndex {
     missing: m.history === null,
     subagent: m.subagent,
     event_count: m.history?.eventCount ?? 0,
+    title: plan.facts?.get(m.id)?.title ?? null,
+    agent: plan.facts?.get(m.id)?.agent ?? null,
   }));
   return { format: "pixir-page-v1", named: plan.named, workspace: plan.workspaceName, logs };
 }

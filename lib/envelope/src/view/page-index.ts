@@ -25,6 +25,10 @@ export interface PageLog {
   subagent: { agent: string | null; status: string | null; task: string | null } | null;
   /** Events of the resolved History. */
   event_count: number;
+  /** The session's title (archive.md §1), or null when the export knows none. */
+  title: string | null;
+  /** The agent that wrote it (`claude`, `codex`, `pi`, `pixir`), or null. */
+  agent: string | null;
 }
 
 export interface PageIndex {

@@ -65,6 +65,7 @@ export async function runMdExport(args: ParsedArgs, ctx: CommandContext): Promis
   assertSessionId(id);
   // --tools is one of MD_TOOL_MODES (its declared choices).
   const tools = stringFlag(args, "tools") ?? "full";
-  const plan = await planMdExport(ctx.workspace(), id, tools as MdToolMode);
+  const maxDepth = parseNonNegativeInt("max-depth", stringFlag(args, "max-depth"), ctx.synopsis);
+  const plan = await planMdExport(ctx.workspace(), id, tools as MdToolMode, { family: boolFlag(args, "family"), maxDepth });
   return deliver(args, ctx, markdownChunks(plan), mdSessions(plan), "the Markdown", "the exported Markdown");
 }

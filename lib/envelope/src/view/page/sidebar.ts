@@ -3,6 +3,7 @@
 // Home and End move; Enter or Space shows the Log.
 import type { PageLog } from "../page-index.js";
 import { el } from "./dom.js";
+import { logTitle } from "./people.js";
 
 export class Sidebar {
   readonly node: HTMLElement;
@@ -54,9 +55,10 @@ export class Sidebar {
       const s = log.subagent;
       parts.push(el("span", { class: "edge", title: [s?.task, s?.status].filter(Boolean).join(" · ") || "subagent" }, `subagent${s?.agent ? ` ${s.agent}` : ""}`));
     }
-    parts.push(el("span", { class: "node-id" }, log.id));
+    // archive.md §4: a Log is named by its title, its id on hover.
+    parts.push(el("span", { class: "node-title", title: log.id, "data-id": log.id }, logTitle(log)));
     if (log.id === this.named) parts.push(el("span", { class: "tag" }, "named"));
-    parts.push(el("span", { class: "count" }, log.missing ? "missing" : String(log.event_count)));
+    parts.push(el("span", { class: "count", title: "events" }, log.missing ? "missing" : String(log.event_count)));
     return parts;
   }
 
