@@ -209,7 +209,8 @@ describe("pixir export md", () => {
     const md = exportMd(w, "s").stdout;
     expect(md).toContain("const open = 1;\n<details>\n```\n");
     expect(md).toContain("``````\n`````\n</details>\n# not a heading\n`````\n``````\n");
-    expect(md).toContain("<summary>tool: bash cat ````notes```` (failed)</summary>");
+    expect(md).toContain("<summary>$ cat ````notes```` (failed)</summary>");
+    expect(md).toContain("```sh\n$ cat ````notes````\n```\n");
     expect(md).toContain("done &lt;img src=x onerror=alert(1)>");
   });
 
@@ -227,8 +228,7 @@ describe("flags of the export formats", () => {
   const ws = goldenWorkspace();
   it.each([
     ["md", "kid", "--tools", "all"],
-    ["md", "kid", "--family"],
-    ["md", "kid", "--max-depth", "2"],
+    ["md", "kid", "--max-depth", "-1"],
     ["html", "kid", "--tools", "full"],
     ["html", "kid", "--family", "--no-family"],
     ["html", "kid", "--max-depth", "-1"],

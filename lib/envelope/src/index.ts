@@ -63,7 +63,8 @@ export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/im
 export { type AgentName, callTotal, type ModelCall, modelCallsOf } from "./archive/model-calls.js";
 
 // view/
-export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
+export { htmlPageChunks, type PageFacts, planHtmlExport, viewSessions } from "./view/html-export.js";
+export { exportSite, type SiteReport } from "./view/site.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
 export { exportToFile, streamExport } from "./view/view-output.js";
 

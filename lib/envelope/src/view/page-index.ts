@@ -38,6 +38,8 @@ export interface PageIndex {
   /** The Workspace's last path component (never the absolute path, view.md §1.2). */
   workspace: string;
   logs: PageLog[];
+  /** A relative link to the site's index, when the page is one of `export html --all`. */
+  home?: string;
 }
 
 /** Element ids of the page's data blocks (`<script type="application/json">`). */

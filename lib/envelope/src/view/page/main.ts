@@ -31,7 +31,7 @@ const count = el("output", { class: "match-count", "aria-live": "polite" });
 const toolbar = el("div", { class: "toolbar", role: "search" }, search, filters, count);
 const list = el("div", { class: "cards", role: "feed", "aria-label": "Events" });
 const main = el("main", { class: "main" }, header, toolbar, list);
-const sidebar = new Sidebar(logs, data.index.named, (i) => show(i));
+const sidebar = new Sidebar(logs, data.index.named, (i) => show(i), data.index.home);
 
 let current = -1;
 let cards: Card[] = [];

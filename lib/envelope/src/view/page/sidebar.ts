@@ -14,6 +14,7 @@ export class Sidebar {
     private readonly logs: PageLog[],
     private readonly named: string,
     private readonly onSelect: (i: number) => void,
+    home?: string,
   ) {
     const tree = el("ul", { role: "tree", "aria-label": "Logs of this family", class: "tree" });
     const groups = new Map<number | null, HTMLElement>([[null, tree]]);
@@ -39,7 +40,14 @@ export class Sidebar {
       if (item !== null) this.choose(Number((item as HTMLElement).dataset.log));
     });
     tree.addEventListener("keydown", (ev) => this.key(ev));
-    this.node = el("nav", { class: "sidebar", "aria-label": "Family" }, el("h2", null, `Family · ${logs.length} Log${logs.length === 1 ? "" : "s"}`), tree);
+    this.node = el(
+      "nav",
+      { class: "sidebar", "aria-label": "Family" },
+      // The home link is the export's own relative path (`../index.html`), never a Log's text.
+      home === undefined ? null : el("a", { class: "home", href: home }, "← all sessions"),
+      el("h2", null, `Family · ${logs.length} Log${logs.length === 1 ? "" : "s"}`),
+      tree,
+    );
   }
 
   private depthOf(i: number): number {
