@@ -181,28 +181,25 @@ filters.addEventListener("change", applyFilters);
 // ---------------------------------------------------------------------------------------------------
 // Showing a Log: the first cards at once, the rest in slices, so a long History opens at once.
 
-function renderUpTo(end: number): void {
+/** Put cards in the page up to `end`, or until `shownLimit` of them are visible. */
+function renderUpTo(end: number, shownLimit = Infinity): void {
   if (end <= rendered) return;
   const query = words();
   const flags = [checked("messages"), checked("reasoning"), checked("tool-output"), checked("records")] as const;
   const fragment = document.createDocumentFragment();
-  for (; rendered < end; rendered++) {
+  let shown = 0;
+  for (; rendered < end && shown < shownLimit; rendered++) {
     const card = cards[rendered]!;
     const node = cardNode(ctx, card);
     node.hidden = !visible(card, query, ...flags);
+    if (!node.hidden) shown++;
     fragment.append(node);
   }
   list.append(fragment);
 }
 
 /** The first FIRST_CARDS cards a reader sees (hidden records and the folded prefix do not count). */
-function renderFirst(): void {
-  let seen = 0;
-  while (rendered < cards.length && seen < FIRST_CARDS) {
-    renderUpTo(rendered + 1);
-    if (!cards[rendered - 1]!.node!.hidden) seen++;
-  }
-}
+const renderFirst = (): void => renderUpTo(cards.length, FIRST_CARDS);
 
 function pump(gen: number): void {
   if (gen !== generation) return;
