@@ -147,6 +147,8 @@ export function applyPatchFiles(patch: string): DiffFile[] {
   const files: DiffFile[] = [];
   let current: DiffFile | null = null;
   const close = () => {
+    // A blank line before the next header is the patch's own spacing, not a line of context.
+    while (current !== null && current.lines.at(-1) === " ") current.lines.pop();
     if (current !== null) files.push({ ...current, ...countChanges(current.lines) });
     current = null;
   };

@@ -31,5 +31,8 @@ export function spanText(ms: number): string {
   return `${Math.floor(h / 24)} d${h % 24 === 0 ? "" : ` ${h % 24} h`}`;
 }
 
-/** What a Log is called in the page: its title, else a subagent's task, else its id. */
-export const logTitle = (log: PageLog): string => log.title ?? log.subagent?.task ?? log.id;
+/**
+ * What a Log is called in the page: a subagent by the task its parent gave it (its first prompt is the
+ * whole brief), any other Log by its title; else its id.
+ */
+export const logTitle = (log: PageLog): string => log.subagent?.task ?? log.title ?? log.id;
