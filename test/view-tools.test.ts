@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { applyPatchFiles, commandOutput, toolView, type DiffFile } from "../lib/envelope/src/view/tool-view.js";
 import { allFixtureFiles, CLAUDE_FIXTURES } from "./support/claude.js";
 import { CODEX_FIXTURES_DIR } from "./support/codex.js";
-import { readdirSync, statSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { run, tempDir } from "./support/cli.js";
 
 type Json = Record<string, unknown>;
 
@@ -149,3 +150,59 @@ describe("tool views of real tool calls", () => {
     ]);
   });
 });
+
+describe("pixir export md with tools by their job", () => {
+  it("writes a real Claude family as sections, edits in diff fences and commands in sh fences", () => {
+    const ws = tempDir("pixir-md-family-");
+    const copy = path.join(tempDir("pixir-md-src-"), "claude-code-log");
+    mkdirSync(copy);
+    const id = "ef958aa1-0e93-49f0-bb71-150f63befcd1";
+    cpSync(path.join(CLAUDE_FIXTURES, "claude-code-log", `${id}.jsonl`), path.join(copy, `${id}.jsonl`));
+    cpSync(path.join(CLAUDE_FIXTURES, "claude-code-log", id), path.join(copy, id), { recursive: true });
+    expect(run("pixir", ["import", "claude", path.dirname(copy)], { cwd: ws }).code).toBe(0);
+    const logs = readdirSync(path.join(ws, ".pixir", "sessions")).filter((f) => f.endsWith(".ndjson"));
+    const r = run("pixir", ["export", "md", id, "--family"], { cwd: ws });
+    expect(r.code, r.stderr).toBe(0);
+    // One section per Log of the family: the session and its six subagents.
+    const heading = /^## .* \(`[^`]+`, (root|fork of .*|subagent.*)\)$/;
+    const sections = r.stdout.split("\n").filter((l) => heading.test(l));
+    expect(sections).toHaveLength(logs.length);
+    expect(sections.filter((s) => s.includes("subagent"))).toHaveLength(logs.length - 1);
+    // Every Bash call of the session is a command in an sh fence.
+    const bash = uses(path.join(copy, `${id}.jsonl`)).filter((u) => u.name === "Bash");
+    expect(bash.length).toBeGreaterThan(0);
+    for (const u of bash) expect(r.stdout).toContain(`\`\`\`sh\n$ ${u.input.command}\n`);
+    // Without --family, only the named Log.
+    expect(run("pixir", ["export", "md", id], { cwd: ws }).stdout.split("\n").filter((l) => heading.test(l))).toEqual([]);
+  });
+
+  it("writes a real Edit as a diff fence under its path", () => {
+    const ws = tempDir("pixir-md-edit-");
+    const copy = path.join(tempDir("pixir-md-src-"), "claude-code-viewer");
+    mkdirSync(copy);
+    const file = path.join(CLAUDE_FIXTURES, "claude-code-viewer", "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl");
+    cpSync(file, path.join(copy, path.basename(file)));
+    expect(run("pixir", ["import", "claude", path.dirname(copy)], { cwd: ws }).code).toBe(0);
+    // The transcript's sidechains are Logs of the family: --family writes them all.
+    const md = run("pixir", ["export", "md", "fe5e1c67-53e7-4862-81ae-d0e013e3270b", "--family"], { cwd: ws }).stdout;
+    const edits = uses(file).filter((u) => u.name === "Edit");
+    expect(edits.length).toBeGreaterThan(0);
+    for (const u of edits) {
+      expect(md).toContain(`--- ${u.input.file_path}\n+++ ${u.input.file_path}\n`);
+      const added = String(u.input.new_string).split("\n").find((l) => !String(u.input.old_string).split("\n").includes(l) && l.trim() !== "");
+      if (added !== undefined) expect(md).toContain(`\n+${added}\n`);
+    }
+    expect(md).toContain("```diff\n");
+  });
+});
+
+/** The tool_use blocks of one Claude transcript. */
+function uses(file: string): Array<{ name: string; input: Json }> {
+  const out: Array<{ name: string; input: Json }> = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (line.trim() === "") continue;
+    const content = ((JSON.parse(line) as Json).message as Json | undefined)?.content;
+    if (Array.isArray(content)) for (const b of content as Json[]) if (b?.type === "tool_use") out.push({ name: String(b.name), input: (b.input ?? {}) as Json });
+  }
+  return out;
+}
