@@ -18,6 +18,7 @@ import { browserAvailable, hostileEvents, launchBrowser, VIEW_OUTPUT } from "./s
 // The callbacks of page.evaluate run in the page; the type check of this Node program knows no DOM.
 declare const document: any;
 declare const window: any;
+declare const getComputedStyle: any;
 
 const pixir = (ws: string, ...args: string[]) => {
   const r = run("pixir", args, { cwd: ws });

@@ -109,7 +109,10 @@ describe("tool views of real tool calls", () => {
   });
 
   it("reads commands, look-ups, checklists and subagent tasks from their arguments", () => {
-    for (const u of uses.filter((x) => x.name === "Bash")) expect(toolView("Bash", u.input)).toEqual({ kind: "command", command: u.input.command, prompt: "$" });
+    for (const u of uses.filter((x) => x.name === "Bash")) {
+      const description = typeof u.input.description === "string" ? { description: u.input.description } : {};
+      expect(toolView("Bash", u.input)).toEqual({ kind: "command", command: u.input.command, prompt: "$", ...description });
+    }
     for (const u of uses.filter((x) => x.name === "Read")) expect(toolView("Read", u.input)).toMatchObject({ kind: "lookup", verb: "Read", target: u.input.file_path });
     for (const u of uses.filter((x) => x.name === "TodoWrite")) {
       const view = toolView("TodoWrite", u.input);

@@ -28,7 +28,7 @@ export interface ChecklistItem {
 export type ToolView =
   | { kind: "diff"; files: DiffFile[] }
   /** `prompt` is `$` for a command, `stdin ›` for input written to a running one. */
-  | { kind: "command"; command: string; prompt: string }
+  | { kind: "command"; command: string; prompt: string; description?: string }
   | { kind: "lookup"; verb: string; target: string }
   | { kind: "checklist"; items: ChecklistItem[] }
   | { kind: "subagent"; agent: string | null; description: string; prompt: string }
@@ -64,7 +64,9 @@ export function toolView(name: string, args: unknown): ToolView {
   }
   if (COMMAND_TOOLS.has(tool)) {
     const command = commandOf(args);
-    if (command !== null) return { kind: "command", command, prompt: "$" };
+    // Claude's Bash says what the command is for: shown beside it.
+    const description = isObject(args) ? str(args.description) : null;
+    if (command !== null) return description === null ? { kind: "command", command, prompt: "$" } : { kind: "command", command, prompt: "$", description };
   }
   if (tool === "write_stdin" && isObject(args)) {
     // Codex writes to (or, with no characters, waits on) a command it started earlier.

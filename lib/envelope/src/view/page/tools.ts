@@ -28,7 +28,7 @@ export function toolParts(name: string, args: unknown, result: Data | null, suba
     case "diff":
       return diffParts(view.files, result);
     case "command":
-      return commandParts(view.command, view.prompt, result);
+      return commandParts(view.command, view.prompt, result, view.description);
     case "lookup":
       return lookupParts(view.verb, view.target, result);
     case "checklist":
@@ -75,10 +75,11 @@ export function diffNode(lines: string[]): HTMLElement {
   return node;
 }
 
-function commandParts(command: string, prompt: string, result: Data | null): ToolParts {
+function commandParts(command: string, prompt: string, result: Data | null, description?: string): ToolParts {
   const first = command.split("\n")[0]!;
   const short = !command.includes("\n") && command.length <= 120;
-  const title = [el("code", { class: "tool-summary" }, `${prompt} ${short ? command : `${first.slice(0, 119)}…`}`)];
+  const title: Array<Node | string> = [el("code", { class: "tool-summary" }, `${prompt} ${short ? command : `${first.slice(0, 119)}…`}`)];
+  if (description !== undefined) title.unshift(el("span", { class: "tool-description" }, description));
   // A short command is all in the title; a long one is shown whole.
   const body: Node[] = short ? [] : [pre(`${prompt} ${command}`, "command")];
   if (result !== null) {
@@ -86,7 +87,7 @@ function commandParts(command: string, prompt: string, result: Data | null): Too
     const failed = isFailedResult(result) || (exitCode !== null && exitCode !== 0);
     body.push(outputBlock(output, failed, exitCode === null ? null : `exit ${exitCode}`));
   }
-  return { view: { kind: "command", command, prompt }, title, body, ownsResult: result !== null };
+  return { view: { kind: "command", command, prompt, ...(description === undefined ? {} : { description }) }, title, body, ownsResult: result !== null };
 }
 
 function lookupParts(verb: string, target: string, result: Data | null): ToolParts {
