@@ -12,6 +12,8 @@ import { readCatalog } from "../archive/catalog.js";
 import { PixirError } from "../event/errors.js";
 import { ExportFile } from "../store/export-file.js";
 import { logPath } from "../store/paths.js";
+import { readForkLinks } from "../tree/fork-family.js";
+import { DEFAULT_TREE_MAX_DEPTH, sessionTreeMaker } from "../tree/tree.js";
 import { htmlPageChunks, planHtmlExport, type PageWarning } from "./html-export.js";
 import { PAGE_SCRIPT } from "./page-assets.js";
 import { siteIndexHtml, type SiteRow } from "./site-index.js";
@@ -60,6 +62,8 @@ export async function exportSite(ws: string, options: SiteOptions): Promise<Site
   const old = openSite(options);
   mkdirSync(path.join(options.dir, SITE_PAGES_DIR), { recursive: true });
   const titles = new Map(facts.map((f) => [f.session_id, { title: f.title, agent: f.agent as string | null }]));
+  // One read of the Workspace's fork links and Log heads for every page, not one per page.
+  const shared = { links: await readForkLinks(ws), tree: sessionTreeMaker({ maxDepth: options.maxDepth ?? DEFAULT_TREE_MAX_DEPTH }) };
   const manifest: Manifest = { format: SITE_FORMAT, pages: {} };
   const report: SiteReport = { ok: true, dir: options.dir, pages: roots.length, written: 0, unchanged: 0, removed: 0, sessions: 0, bytes: 0 };
   for (const [k, root] of roots.entries()) {
@@ -70,7 +74,7 @@ export async function exportSite(ws: string, options: SiteOptions): Promise<Site
     const file = path.join(options.dir, sitePagePath(root.session_id));
     if (old.pages[root.session_id] === print && exists(file)) report.unchanged++;
     else {
-      const plan = await planHtmlExport(ws, root.session_id, { family: true, maxDepth: options.maxDepth }, { facts: titles, home: "../index.html" });
+      const plan = await planHtmlExport(ws, root.session_id, { family: true, maxDepth: options.maxDepth, shared }, { facts: titles, home: "../index.html" });
       report.bytes += await writeWhole(file, htmlPageChunks(plan, options.onWarning), options.display);
       report.written++;
     }
