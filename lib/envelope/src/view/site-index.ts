@@ -4,6 +4,7 @@
 // script (allowed by its hash, like the page's) only filters rows and shows times in local time.
 import { createHash } from "node:crypto";
 import { escapeHtml } from "./html-export.js";
+import { tokensText } from "./ls-text.js";
 
 /** One row of the index: a root family. */
 export interface SiteRow {
@@ -79,14 +80,6 @@ const indexPolicy = (): string => `default-src 'none'; img-src data:; style-src 
 
 const count = (n: number, one: string): string => `${n.toLocaleString("en-US")} ${one}${n === 1 ? "" : "s"}`;
 
-/** `12.3k`, `1.2M`: tokens as the archive's other commands print them. */
-export function tokenText(n: number | null): string {
-  if (n === null) return "–";
-  if (n < 1000) return String(n);
-  if (n < 1_000_000) return `${(n / 1000).toFixed(1)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
-
 /** `YYYY-MM-DD HH:MM` (UTC) for a reader without scripts; the script shows it in local time. */
 const utcText = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
@@ -100,7 +93,7 @@ function rowHtml(r: SiteRow): string {
     `<td class="meta"><span class="agent">${escapeHtml(r.agent)}</span></td>`,
     `<td class="meta">${r.updated === null ? "–" : `<time datetime="${escapeHtml(r.updated)}">${escapeHtml(utcText(r.updated))}</time>`}</td>`,
     `<td class="meta">${count(r.messages, "message")}</td>`,
-    `<td class="meta">${tokenText(r.tokens)} tokens</td>`,
+    `<td class="meta">${tokensText(r.tokens)} tokens</td>`,
     `<td class="meta">${lineage}</td>`,
     "</tr>",
   ].join("");
