@@ -22,10 +22,10 @@ const SOURCE_KEYS = new Set(["claude", "codex", "pi", "gemini", "opencode"]);
 
 const isObject = (v: unknown): v is Data => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Every string inside a value (keys of objects are left out), in order. */
+/** Every string and number inside a value (keys of objects and flags like `replace_all: false` are left out), in order. */
 function stringsOf(v: unknown, out: string[], depth = 0): void {
   if (typeof v === "string") out.push(v);
-  else if (typeof v === "number" || typeof v === "boolean") out.push(String(v));
+  else if (typeof v === "number") out.push(String(v));
   else if (depth > 32) return;
   else if (Array.isArray(v)) for (const x of v) stringsOf(x, out, depth + 1);
   else if (isObject(v)) for (const [k, x] of Object.entries(v)) if (!SOURCE_KEYS.has(k)) stringsOf(x, out, depth + 1);
