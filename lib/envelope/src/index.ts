@@ -68,6 +68,10 @@ export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExpor
 export { exportToFile, streamExport } from "./view/view-output.js";
 
 // cli/
+export { indexWorkspace, type IndexReport } from "./archive/search/job.js";
+export { searchSessions, type SearchOptions } from "./archive/search/run.js";
+export { indexText, searchText } from "./archive/search/render.js";
+export { type SearchSort } from "./archive/search/search.js";
 export { boolFlag, listFlag, parseNonNegativeInt, stringFlag } from "./cli/args.js";
 export { type CommandContext, type CommandDecl, type ParsedArgs, type ToolSpec } from "./cli/command.js";
 export { type CliIo, LineBuffer, processIo } from "./cli/io.js";
