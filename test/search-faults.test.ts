@@ -78,3 +78,32 @@ describe.skipIf(skipReason !== null)("a full disk while indexing", () => {
     expect(digestOfLogs(ws)).toBe(before);
   });
 });
+
+describe.skipIf(skipReason !== null)("a read-only Workspace", () => {
+  it("searches the index as it is, saying it may be stale; without an index, one built in memory", () => {
+    const ws = tempDir("pixir-search-ro-");
+    expect(mountTmpfs(ws, 65536)).toBeNull();
+    const root = tempDir("pixir-search-ro-src-");
+    mkdirSync(path.join(root, "spotter"));
+    cpSync(path.join(CLAUDE_FIXTURES, "spotter", `${SPOTTER}.jsonl`), path.join(root, "spotter", `${SPOTTER}.jsonl`));
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    expect(run("pixir", ["search", "annotation"], { cwd: ws }).code).toBe(0);
+    const append = run("pixir", ["append", SPOTTER], { cwd: ws, input: `${JSON.stringify({ type: "user_message", data: { text: "zanzibarquokka" } })}\n` });
+    expect(append.code, append.stderr).toBe(0);
+    expect(sh("mount", ["-o", "remount,ro", ws]).ok).toBe(true);
+    const stale = run("pixir", ["search", "zanzibarquokka", "--json"], { cwd: ws });
+    expect(stale.code, stale.stderr).toBe(0);
+    expect(stale.stdout).toBe("");
+    expect(stale.stderr).toMatch(/index_may_be_stale/);
+    const old = run("pixir", ["search", "annotation", "--json"], { cwd: ws });
+    expect(old.code).toBe(0);
+    expect(old.stdout.trim().split("\n").length).toBeGreaterThan(5);
+    expect(sh("mount", ["-o", "remount,rw", ws]).ok).toBe(true);
+    rmSync(path.join(ws, ".pixir", "index", "search.sqlite"));
+    expect(sh("mount", ["-o", "remount,ro", ws]).ok).toBe(true);
+    const memory = run("pixir", ["search", "zanzibarquokka", "--json"], { cwd: ws });
+    expect(memory.code, memory.stderr).toBe(0);
+    expect(JSON.parse(memory.stdout)).toMatchObject({ session_id: SPOTTER });
+    expect(memory.stderr).toMatch(/index_in_memory/);
+  });
+});

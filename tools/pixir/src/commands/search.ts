@@ -52,7 +52,7 @@ export async function runSearchCommand(args: ParsedArgs, ctx: CommandContext): P
     },
     progressOf(ctx),
   );
-  for (const n of run.index.notes) ctx.warn(n.code, n.text);
+  for (const n of run.index.notes) ctx.warn(n.code, n.text, { message: n.text });
   const out = new LineBuffer(ctx.out);
   const lines = ctx.json ? run.hits.map((h) => JSON.stringify(h)) : searchText(run.hits, { bold: boldMatches(ctx) });
   for (const line of lines) {
@@ -66,7 +66,7 @@ export async function runSearchCommand(args: ParsedArgs, ctx: CommandContext): P
 
 export async function runIndexCommand(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const report = indexWorkspace(ctx.workspace(), boolFlag(args, "rebuild"), progressOf(ctx));
-  if (!ctx.json) for (const n of report.notes) ctx.warn(n.code, n.text);
+  if (!ctx.json) for (const n of report.notes) ctx.warn(n.code, n.text, { message: n.text });
   await ctx.report(report as unknown as Record<string, unknown>, indexText(report));
   return 0;
 }

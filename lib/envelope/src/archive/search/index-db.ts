@@ -169,6 +169,23 @@ function openReadOnly(p: StatePath, notes: OpenIndex["notes"]): OpenIndex {
   return inMemory(notes, p);
 }
 
+/**
+ * Close the index. The last process to leave a writable index puts it back in rollback-journal mode, so a
+ * Workspace that becomes read-only later can still open it as it is (SQLite cannot open a WAL file on a
+ * read-only disk); the next writer turns WAL on again. Refused while others have it open: then it stays WAL.
+ */
+export function closeSearchIndex(index: OpenIndex): void {
+  if (index.mode === "update") {
+    try {
+      index.db.pragma("busy_timeout = 0");
+      index.db.pragma("journal_mode = DELETE");
+    } catch {
+      // Another process has it open: it stays in WAL mode until the last one leaves.
+    }
+  }
+  index.db.close();
+}
+
 /** Open the search index of Workspace `ws` (archive.md §2). `rebuild` starts from an empty index. */
 export function openSearchIndex(ws: string, rebuild = false): OpenIndex {
   const p = searchIndexPath(ws);

@@ -5,7 +5,7 @@
 import type Database from "better-sqlite3";
 import { statSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
-import { isBusy, isCorruption, indexWriteFault, openSearchIndex, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
+import { closeSearchIndex, isBusy, isCorruption, indexWriteFault, openSearchIndex, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
 import { runSearch, type SearchHit, type SearchRequest } from "./search.js";
 import { updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
 
@@ -66,7 +66,7 @@ export function searchWorkspace(ws: string, req: SearchRequest, progress?: Updat
     if (sqliteCode(err) !== null) throw new PixirError("usage", "pixir could not run this query: quote words that hold punctuation, e.g. \"a-b\"", { field: "query", reason: "unrunnable_query" });
     throw err;
   } finally {
-    index.db.close();
+    closeSearchIndex(index);
   }
 }
 
@@ -129,6 +129,6 @@ export function indexWorkspace(ws: string, rebuild: boolean, progress?: UpdatePr
       notes: state.notes,
     };
   } finally {
-    index.db.close();
+    closeSearchIndex(index);
   }
 }

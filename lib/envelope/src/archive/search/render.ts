@@ -100,6 +100,7 @@ const mib = (n: number): string => `${(n / 1048576).toFixed(1)} MiB`;
 
 /** The text report of `pixir index`. */
 export function indexText(r: IndexReport): string[] {
+  if (r.mode === "as_is") return [`${r.index_path}: not brought up to date (see the warning), ${r.documents} Events searchable`, `index ${mib(r.index_bytes)} for ${mib(r.log_bytes)} of Logs`];
   const changed = [`${r.added} added`, `${r.grown} grown`, `${r.reindexed} read again`, `${r.removed} removed`, `${r.unchanged} unchanged`];
   return [
     `${r.index_path}: ${r.logs} Logs (${changed.join(", ")}), ${r.documents} Events searchable`,
