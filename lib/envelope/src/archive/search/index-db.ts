@@ -3,7 +3,7 @@
 // Workspace), or build one in memory (a read-only Workspace without a usable index). A missing, corrupt or
 // other-version file is replaced, with a note; SQLite's own words never reach the user.
 import Database from "better-sqlite3";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
 import { isRefusal } from "../../event/os-codes.js";
 import { osWriteFault } from "../../event/os-fault.js";
@@ -150,12 +150,17 @@ function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Databas
   }
 }
 
-/** A read-only Workspace: the index as it is when it is ours and readable, else one built in memory. */
+/**
+ * A read-only Workspace: a copy in memory of the index as it is, when it is ours and readable (SQLite cannot
+ * open a WAL file in place on a read-only disk), else one built in memory.
+ */
 function openReadOnly(p: StatePath, notes: OpenIndex["notes"]): OpenIndex {
   if (existsSync(p.abs)) {
     try {
-      const db = new Database(p.abs, { readonly: true, fileMustExist: true });
-      tune(db, false);
+      const bytes = readFileSync(p.abs);
+      // The header's read and write versions (bytes 18, 19) say WAL (2); an image in memory cannot be WAL.
+      if (bytes.length >= 100 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;
+      const db = new Database(bytes);
       if (versionOf(db) === SEARCH_INDEX_VERSION) {
         notes.push({ code: "index_may_be_stale", text: `the Workspace is read-only: searching ${p.rel} as it is, which may miss recent changes to the Logs` });
         return { db, mode: "as_is", notes, path: p };
@@ -169,20 +174,8 @@ function openReadOnly(p: StatePath, notes: OpenIndex["notes"]): OpenIndex {
   return inMemory(notes, p);
 }
 
-/**
- * Close the index. The last process to leave a writable index puts it back in rollback-journal mode, so a
- * Workspace that becomes read-only later can still open it as it is (SQLite cannot open a WAL file on a
- * read-only disk); the next writer turns WAL on again. Refused while others have it open: then it stays WAL.
- */
+/** Close the index (the last connection to leave checkpoints the WAL into the file and removes it). */
 export function closeSearchIndex(index: OpenIndex): void {
-  if (index.mode === "update") {
-    try {
-      index.db.pragma("busy_timeout = 0");
-      index.db.pragma("journal_mode = DELETE");
-    } catch {
-      // Another process has it open: it stays in WAL mode until the last one leaves.
-    }
-  }
   index.db.close();
 }
 
