@@ -132,6 +132,7 @@ function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Databas
       if (version === SEARCH_INDEX_VERSION) return db;
       if (version === null && !existed) {
         createSchema(db);
+        notes.push({ code: "index_created", text: `${p.rel} was missing; building it from the Logs (later searches read only what changed)` });
         return db;
       }
       db.close();
@@ -185,7 +186,9 @@ export function openSearchIndex(ws: string, rebuild = false): OpenIndex {
   const notes: OpenIndex["notes"] = [];
   try {
     if (rebuild) removeIndexFiles(p);
-    return { db: openWritable(p, notes), mode: "update", notes, path: p };
+    const db = openWritable(p, notes);
+    // `pixir index --rebuild` removed it on purpose: no note that it was missing.
+    return { db, mode: "update", notes: rebuild ? notes.filter((n) => n.code !== "index_created") : notes, path: p };
   } catch (err) {
     if (isReadOnly(err) || (err instanceof PixirError && err.kind === "permission_denied")) return openReadOnly(p, notes);
     if (isCorruption(err)) throw new PixirError("log_write_failed", `the search index ${p.rel} is corrupt and could not be replaced`, { path: p.rel, reason: "corrupt_index", next_actions: [`remove ${p.rel} and search again`] });

@@ -124,6 +124,28 @@ describe("what an Event gives the index", () => {
   });
 });
 
+describe("opening the index", () => {
+  it("notes a missing index it builds, a corrupt or foreign one it replaces; --rebuild says nothing", () => {
+    const ws = workspace();
+    const codes = (rebuild = false) => {
+      const index = openSearchIndex(ws, rebuild);
+      index.db.close();
+      return index.notes.map((n) => n.code);
+    };
+    expect(codes()).toEqual(["index_created"]);
+    expect(codes()).toEqual([]);
+    expect(codes(true)).toEqual([]);
+    const file = path.join(ws, ".pixir", "index", "search.sqlite");
+    writeFileSync(file, "x".repeat(5000));
+    expect(codes()).toEqual(["index_rebuilt"]);
+    const db = new Database(file);
+    db.prepare("UPDATE meta SET value = 'pixir-search-0' WHERE key = 'version'").run();
+    db.close();
+    expect(codes()).toEqual(["index_rebuilt"]);
+    expect(codes()).toEqual([]);
+  });
+});
+
 describe("the index on generated Logs", () => {
   it("finds words case-insensitively across punctuation, with filters", () => {
     const ws = workspace();
