@@ -108,10 +108,17 @@ function versionOf(db: Database.Database): string | null {
   return row?.value ?? null;
 }
 
+/** Create the tables unless another process just did (two first searches at once). */
 function createSchema(db: Database.Database): void {
-  db.exec(SCHEMA);
-  db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SEARCH_INDEX_VERSION);
+  db.transaction(() => {
+    if (versionOf(db) !== null) return;
+    db.exec(SCHEMA);
+    db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SEARCH_INDEX_VERSION);
+  }).immediate();
 }
+
+/** A database with no tables: new, or being created by another process right now. */
+const isEmpty = (db: Database.Database): boolean => (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0;
 
 function inMemory(notes: OpenIndex["notes"], p: StatePath): OpenIndex {
   const db = new Database(":memory:");
@@ -130,9 +137,9 @@ function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Databas
       tune(db, true);
       const version = versionOf(db);
       if (version === SEARCH_INDEX_VERSION) return db;
-      if (version === null && !existed) {
+      if (version === null && isEmpty(db)) {
         createSchema(db);
-        notes.push({ code: "index_created", text: `${p.rel} was missing; building it from the Logs (later searches read only what changed)` });
+        if (!existed) notes.push({ code: "index_created", text: `${p.rel} was missing; building it from the Logs (later searches read only what changed)` });
         return db;
       }
       db.close();
