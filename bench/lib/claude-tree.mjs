@@ -1,6 +1,5 @@
-// The generated Claude projects tree of the benchmarks (claude-import, search): copies of the real
-// transcripts under test/fixtures/real-sessions/claude, each unit copied with fresh ids (its session,
-// record and agent ids all new), in project directories of about 50 units.
+// The generated Claude projects trees of the benchmarks (bench/claude-import.mjs, bench/usage.mjs): copies
+// of the real transcripts under test/fixtures/real-sessions/claude, each copy with fresh ids.
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -9,6 +8,7 @@ import { fileURLToPath } from "node:url";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const FIXTURES = path.resolve(ROOT, "test/fixtures/real-sessions/claude");
 const UNITS_PER_PROJECT = 50;
+const RESPONSE_ID = /\b(?:msg|req)_[0-9A-Za-z_]{10,}/g;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ANY_UUID = /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/g;
@@ -61,7 +61,7 @@ function realUnits() {
  * Write copies of the units until `size` bytes are written. Each copy gets fresh ids: every UUID in its
  * files (session id, record uuids and parents, …) is replaced, the same way throughout the copy.
  */
-export function generate(root, size) {
+export function generate(root, size, { freshResponses = false } = {}) {
   const units = realUnits();
   let written = 0;
   let n = 0;
@@ -80,7 +80,9 @@ export function generate(root, size) {
         if (v === undefined) fresh.set(u, (v = freshUuid(`unit:${n}:${u}`)));
         return v;
       });
-      return agentPattern === null ? ids : ids.replace(agentPattern, (a) => createHash("sha256").update(`agent:${n}:${a}`).digest("hex").slice(0, a.length));
+      const agentsDone = agentPattern === null ? ids : ids.replace(agentPattern, (a) => createHash("sha256").update(`agent:${n}:${a}`).digest("hex").slice(0, a.length));
+      // Each copy's API responses are new ones too (their message and request ids), for counters of calls.
+      return freshResponses ? agentsDone.replace(RESPONSE_ID, (id) => `${id.slice(0, 4)}${createHash("sha256").update(`response:${n}:${id}`).digest("base64url").slice(0, id.length - 4)}`) : agentsDone;
     };
     const project = path.join(root, `-bench-project-${Math.floor(n / UNITS_PER_PROJECT)}`);
     for (const f of unit.files) {
