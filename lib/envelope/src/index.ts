@@ -87,6 +87,12 @@ export { exportSite, type SiteReport } from "./view/site.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
 export { exportToFile, streamExport } from "./view/view-output.js";
 
+// archive/search (archive.md §2)
+export { indexWorkspace, type IndexReport } from "./archive/search/job.js";
+export { searchSessions, type SearchOptions } from "./archive/search/run.js";
+export { indexText, searchText } from "./archive/search/render.js";
+export { type SearchSort } from "./archive/search/search.js";
+
 // cli/
 export { boolFlag, listFlag, parseNonNegativeInt, stringFlag } from "./cli/args.js";
 export { type CommandContext, type CommandDecl, type ParsedArgs, type ToolSpec } from "./cli/command.js";

@@ -326,6 +326,55 @@ and checkpoints as quotes; reasoning is left out. The same Log gives the same by
   ],
 };
 
+const search: CommandDecl = {
+  command: "search [query..]",
+  describe: "search every Session of the Workspace",
+  description: `Find Events in every Log of the Workspace: the words of QUERY must all match (case-insensitive,
+punctuation between a word's letters and digits does not matter, the last piece of each word matches as a
+prefix); "a phrase" matches in order; -word excludes (quote the query or put it after --, so the shell and
+the flag parser leave -word alone). Searched: user and assistant messages, reasoning, tool names, arguments
+and outputs, branch summaries and checkpoints; never import provenance or raw source records. An Event of
+a shared fork prefix is one hit at the Log that owns it (inherited_by counts the forks that hold it);
+in_context is false when a checkpoint replaced it in the model-visible context. The index
+.pixir/index/search.sqlite is brought up to date first (no Writer Lease is taken). Text output groups
+hits by session and ends each group with the commands that open it; --json prints one hit per line.`,
+  class: "stream",
+  positionals: { query: { describe: "the words to find" } },
+  options: {
+    agent: { type: "string", value: "text", placeholder: "AGENT", describe: "only sessions of this agent (claude, codex, pi, pixir, ...)" },
+    project: { type: "string", value: "text", placeholder: "SUBSTR", describe: "only sessions whose project contains SUBSTR" },
+    session: { type: "string", value: "session id", describe: "only the History of this session (its own Events and the prefix it inherits)" },
+    type: { type: "string", value: "type", placeholder: "T[,T...]", describe: "only these Event types (user_message, assistant_message, reasoning, tool_call, tool_result, branch_summary, history_compaction)" },
+    tool: { type: "string", value: "text", placeholder: "NAME", describe: "only calls and outputs of this tool (Bash, Edit, exec_command, ...)" },
+    file: { type: "string", value: "path", placeholder: "PATH", describe: "only tool calls whose file argument names PATH (the path, a path ending in /PATH, or a file below it)" },
+    since: { type: "string", value: "text", placeholder: "DATE", describe: "only Events at or after DATE (YYYY-MM-DD, local time, or an ISO time)" },
+    until: { type: "string", value: "text", placeholder: "DATE", describe: "only Events before the end of DATE (a day) or before the ISO time" },
+    sort: { type: "string", value: "mode", choices: ["time", "rank"], default: "time", describe: "time: newest first; rank: most relevant first" },
+    limit: { type: "string", value: "positive integer", placeholder: "N", default: "50", describe: "at most N hits" },
+  },
+  examples: [
+    "$0 parse_line",
+    "$0 '\"connection refused\" -docker' --agent claude",
+    "$0 --file src/lib/parser.ts",
+    "$0 migration --project api --since 2026-01-01 --sort rank",
+    "$0 useState --json | jq -r '[.session_id, .seq] | @tsv'",
+  ],
+  handler: async (args, ctx) => (await import("./commands/search.js")).runSearchCommand(args, ctx),
+};
+
+const indexCommand: CommandDecl = {
+  command: "index",
+  describe: "bring the search index up to date with the Logs",
+  description: `Bring .pixir/index/search.sqlite up to date with the Logs, as every pixir search does first:
+Logs that grew are read from their old length, new Logs added, removed ones dropped, a Log changed before
+its old length read again. --rebuild starts from an empty index. Reports counts and sizes. The index is a
+derived cache: deleting it loses nothing.`,
+  class: "report",
+  options: { rebuild: flag("build the index again from all the Logs") },
+  examples: ["$0", "$0 --rebuild --json | jq '{documents, index_bytes, log_bytes}'"],
+  handler: async (args, ctx) => (await import("./commands/search.js")).runIndexCommand(args, ctx),
+};
+
 const ls: CommandDecl = {
   command: "ls",
   describe: "list the sessions of the Workspace: id, agent, project, date, messages, tokens, title",
@@ -380,7 +429,7 @@ export const tool: ToolSpec = {
   program: "pixir",
   version: __PIXIR_VERSION__,
   description: "Common jobs on pixir Session Logs, run in one process under the Writer Lease.",
-  commands: [ls, fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand, usage],
+  commands: [ls, fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand, usage, search, indexCommand],
 };
 
 export function main(argv: string[], io: CliIo = processIo()): Promise<number> {
