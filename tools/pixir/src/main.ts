@@ -158,7 +158,7 @@ const importDryRun = flag("plan and check everything; create nothing, take no le
 
 const importCommand: CommandDecl = {
   command: "import",
-  describe: "import the session files of pi, Codex or Claude Code as Logs",
+  describe: "import the session files of pi, Codex, Claude Code or Gemini CLI as Logs",
   description: "Import the session files of another agent as fork families of Logs. Importing again changes nothing that is unchanged.",
   subcommandWord: "import format",
   commands: [
@@ -213,6 +213,22 @@ refused, nothing written): a complete, append-only backup from cron.`,
       examples: ["$0", "$0 ~/.claude/projects/-home-user-demo --dry-run --json | jq '.imports[] | {file, status}'"],
       handler: async (args, ctx) => (await import("./commands/claude.js")).runClaudeImport(args, ctx),
     },
+    {
+      command: "gemini [paths..]",
+      describe: "import Gemini CLI sessions",
+      description: `Import Gemini CLI sessions (files, or directories walked for *.jsonl and legacy session-*.json;
+default $GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp). Each session becomes a Log named by its
+session id; a /rewind, a $set.messages replacement (compression) or a message changed in place continues
+in a share_v1 child <id>.rewind-<line> (replace-, edit-) forked after the last message both share, so
+rewound work stays readable. Subagents are Logs of their own, linked from the tool call that ran them.
+Every line is kept, so export gemini gives the file back byte for byte. Again: unchanged sessions are
+skipped, grown ones get only their new lines appended, a changed earlier line is refused.`,
+      writer: true,
+      positionals: { paths: { describe: "session files or directories (default: Gemini's tmp directory)" } },
+      options: { lenient: flag("keep lines that are not valid JSON verbatim (reported as skipped_lines) instead of failing"), "dry-run": importDryRun },
+      examples: ["$0", "$0 ~/.gemini/tmp/*/chats --dry-run --json | jq '.imports[].sessions[] | {session_id, status}'"],
+      handler: async (args, ctx) => (await import("./commands/gemini.js")).runGeminiImport(args, ctx),
+    },
   ],
 };
 
@@ -255,6 +271,23 @@ Events appended) becomes a new rollout that codex resume continues as a fork (fo
       options: { out: { type: "string", value: "path", placeholder: "DIR", describe: "write the rollout under this directory instead of stdout" }, "dry-run": exportDryRun },
       examples: ["$0 019e1625-789d-76c0-80ab-3724b5ddb799 > rollout.jsonl", "$0 try-2 --out ~/.codex/sessions"],
       handler: async (args, ctx) => (await import("./commands/codex.js")).runCodexExport(args, ctx, __PIXIR_VERSION__),
+    },
+    {
+      command: "gemini <id>",
+      describe: "write an imported Gemini CLI session back, or a new session Gemini resumes",
+      description: `Write an imported Gemini CLI session file back byte for byte (rewinds and replacements included);
+a Log with Events added by pixir (a pixir fork, Events appended) becomes a new session holding what
+pixir context shows, which gemini --resume continues. --out DIR writes DIR/session-<time>-<id8>.jsonl;
+--install writes it into ~/.gemini/tmp/<project>/chats/ (an existing file is refused, never replaced).`,
+      class: (args) => (args.flags.out !== undefined || args.flags.install === true || args.flags["dry-run"] === true ? "report" : "stream"),
+      positionals: { id: session },
+      options: {
+        out: { type: "string", value: "path", placeholder: "FILE|DIR", describe: "write the session file there instead of stdout" },
+        install: flag("write the session into Gemini's own chats directory of its project"),
+        "dry-run": exportDryRun,
+      },
+      examples: ["$0 8a1b2c3d-0000-4000-8000-000000000001 > session.jsonl", "$0 try-2 --install"],
+      handler: async (args, ctx) => (await import("./commands/gemini.js")).runGeminiExport(args, ctx),
     },
     {
       command: "claude <id>",
