@@ -62,7 +62,7 @@ export function geminiOracle(file: string): OracleItem[] {
 /** `pixir context --format ndjson` items in the oracle's shape. */
 export function contextAsOracle(lines: any[]): OracleItem[] {
   return lines.map(({ item }) => {
-    if (item.type === "message") return [item.role === "user" ? "user" : "assistant", item.content.map((p: any) => p.text).join("\n")] as OracleItem;
+    if (typeof item.role === "string") return [item.role === "user" ? "user" : "assistant", item.content.map((p: any) => p.text).join("\n")] as OracleItem;
     if (item.type === "function_call") return ["call", item.call_id, item.name, JSON.parse(item.arguments)] as OracleItem;
     return ["output", item.call_id, item.output] as OracleItem;
   });

@@ -119,7 +119,7 @@ async function planNew(ws: string, id: string, events: PixirEvent[], header: Pix
     last = ts;
     const item = c.item as JsonObject;
     const msgId = derivedUuid(`pixir-gemini:${id}:${c.id ?? c.seq}:${messages.length}`);
-    if (item.type === "message") {
+    if (typeof item.role === "string") {
       const text = (Array.isArray(item.content) ? item.content : []).map((p) => (isJsonObject(p) && typeof p.text === "string" ? p.text : "")).join("\n");
       if (item.role === "assistant") {
         model = { id: msgId, timestamp: ts, type: "gemini", content: text };
