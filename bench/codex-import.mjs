@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmark of `pixir import codex` (codex-interop.md §4) on a generated tree of rollouts: the real Codex
-// rollouts of ../shared/fixtures/real-sessions/codex, renamed (a new thread id each) and repeated until the
+// rollouts of test/fixtures/real-sessions/codex (and ../shared's localpush ones when present), renamed (a new thread id each) and repeated until the
 // tree holds --size bytes, laid out as $CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl.
 //
 //   node bench/codex-import.mjs                 # 1GiB tree (the issue's size)
@@ -12,7 +12,7 @@
 // copy (`cp -r`). Targets: the import at least 2× the throughput of jq, peak RSS at most 256 MiB, and
 // the unchanged import at most 2 s per 1,000 rollouts.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,7 +20,9 @@ import { parseArgs, parseSize, sizeLabel } from "./lib/util.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(ROOT, "tools", "pixir", "bin", "pixir.js");
-const FIXTURES = path.resolve(ROOT, "../shared/fixtures/real-sessions/codex");
+const FIXTURES = path.resolve(ROOT, "test/fixtures/real-sessions/codex");
+// The unlicensed localpush rollouts are not in the repository: used when ../shared is beside the checkout.
+const LOCALPUSH = path.resolve(ROOT, "../shared/fixtures/real-sessions/codex/localpush");
 const TARGET_JQ_RATIO = 2;
 const TARGET_RSS_MIB = 256;
 const TARGET_UNCHANGED_MS_PER_1000 = 2000;
@@ -39,6 +41,7 @@ function sources() {
     }
   };
   walk(FIXTURES);
+  if (existsSync(LOCALPUSH)) walk(LOCALPUSH);
   return out.map((file) => {
     const text = readFileSync(file, "utf8");
     const id = JSON.parse(text.slice(0, text.indexOf("\n"))).payload.id;

@@ -62,6 +62,9 @@ export { importClaude } from "./interop/claude/import.js";
 export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
+// archive/ (model calls: issue 36)
+export { type AgentName, callTotal, type ModelCall, modelCallsOf } from "./archive/model-calls.js";
+
 // view/
 export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
