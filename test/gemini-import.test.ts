@@ -4,6 +4,7 @@
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { callTotal, modelCallsOf } from "../lib/envelope/src/archive/model-calls.js";
 import { logFile, run, tempDir } from "./support/cli.js";
 import {
   contextAsOracle,
@@ -79,6 +80,9 @@ describe("import gemini of the hand-made sessions", () => {
     const root = readFileSync(logFile(ws, MAIN_ID), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     const usage = root.filter((e) => e.type === "provider_usage").map((e) => [e.data.total_tokens, e.data.cache_read, e.data.model]);
     expect(usage).toEqual([[1255, 200, "gemini-2.5-pro"], [1312, 1000, "gemini-2.5-pro"], [1405, 0, "gemini-2.5-pro"]]);
+    // archive.md §3: each call's tokens add up to Gemini's own total.
+    const calls = modelCallsOf(root, "gemini");
+    expect(calls.map((c) => [callTotal(c), c.reasoning, c.cache_write])).toEqual([[1255, 15, null], [1312, 0, null], [1405, 0, null]]);
     const header = root[0].data;
     expect(header).toMatchObject({ event: "gemini_session_meta", agent: "gemini", session_id: MAIN_ID, kind: "main", project: "demo-project" });
     const sub = readFileSync(logFile(ws, SUB_ID), "utf8").split("\n")[0]!;

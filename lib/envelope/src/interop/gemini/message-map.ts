@@ -110,7 +110,11 @@ function resultDraft(c: ToolCallRecord): GeminiDraft {
   };
 }
 
-/** Gemini's `tokens` as provider_usage (the same keys the other importers use). */
+/**
+ * Gemini's `tokens` as provider_usage, in the keys archive/model-calls.ts reads: `input` is the prompt not
+ * read from the cache (tool-use prompt tokens included), `output` includes the thought tokens (reasoning
+ * is inside output, as for the other agents), so input + output + cache_read is Gemini's `total`.
+ */
 function usageDraft(msg: JsonObject): GeminiDraft {
   const t = msg.tokens as JsonObject;
   const n = (k: string): number => (typeof t[k] === "number" ? (t[k] as number) : 0);
@@ -120,12 +124,11 @@ function usageDraft(msg: JsonObject): GeminiDraft {
     data: {
       provider: "google",
       model: typeof msg.model === "string" ? msg.model : null,
-      input: n("input") - n("cached"),
-      output: n("output"),
+      input: n("input") - n("cached") + n("tool"),
+      output: n("output") + n("thoughts"),
       cache_read: n("cached"),
-      cache_write: 0,
+      cache_write: null,
       reasoning: n("thoughts"),
-      tool: n("tool"),
       total_tokens: n("total"),
       tokens: t,
     },
