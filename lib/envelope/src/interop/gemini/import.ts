@@ -6,9 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { acquireLease, type WriterLease } from "../../store/lease.js";
-import { appendJournaled, createLogAtomically, readTail } from "../../store/log-write.js";
-import { inspectStatePath, logPath } from "../../store/paths.js";
+import { logPath } from "../../store/paths.js";
+import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
 import { parseGeminiFile, readGeminiFile, invalidGeminiSession } from "./format.js";
 import { planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
 
@@ -99,19 +98,6 @@ export function geminiInputs(options: Pick<GeminiImportOptions, "paths" | "env">
   });
 }
 
-type DiskState = { state: "absent" } | { state: "same" } | { state: "prefix"; size: number } | { state: "diverged" } | { state: "changed" };
-
-/** Compare a planned Log with the disk: absent, the same, a prefix to append to, or refused. */
-function diskState(ws: string, log: PlannedGeminiLog): DiskState {
-  const p = logPath(ws, log.sessionId);
-  if (inspectStatePath(p) === "missing") return { state: "absent" };
-  const disk = readFileSync(p.abs);
-  if (disk.equals(log.bytes)) return { state: "same" };
-  if (disk.length < log.bytes.length && log.bytes.subarray(0, disk.length).equals(disk) && disk[disk.length - 1] === 0x0a) return { state: "prefix", size: disk.length };
-  if (disk.length > log.bytes.length && disk.subarray(0, log.bytes.length).equals(log.bytes)) return { state: "diverged" };
-  return { state: "changed" };
-}
-
 const NEXT_ACTIONS: Record<string, string[]> = {
   source_changed: ["remove the existing logs with pixir-log rm, then import again"],
   log_diverged: ["fork the imported Log before adding Events to it (pixir fork), then import again"],
@@ -166,7 +152,7 @@ export async function importGeminiFiles(ws: string, options: GeminiImportOptions
   const work: Work[] = [];
   for (const family of families) {
     for (const log of family.logs) {
-      const disk = diskState(ws, log);
+      const disk = diskState(ws, log.sessionId, log.bytes);
       if (disk.state === "changed" || disk.state === "diverged") {
         const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
         throw new PixirError("already_exists", "session log already exists", {
@@ -181,7 +167,7 @@ export async function importGeminiFiles(ws: string, options: GeminiImportOptions
     }
   }
   const toWrite = work.filter((w) => w.disk.state === "absent" || w.disk.state === "prefix");
-  if (!options.dryRun && toWrite.length > 0) await writeLogs(ws, toWrite, options);
+  if (!options.dryRun && toWrite.length > 0) await writePlannedLogs(ws, toWrite, options);
   return report(ws, families, work, skipped, options);
 }
 
@@ -228,26 +214,3 @@ const countLines = (b: Buffer): number => {
   return n;
 };
 
-/** Take every lease (byte order of id), then append and create in plan order (parents first). */
-async function writeLogs(ws: string, work: Work[], options: GeminiImportOptions): Promise<void> {
-  const ordered = [...work].sort((a, b) => Buffer.compare(Buffer.from(a.log.sessionId), Buffer.from(b.log.sessionId)));
-  const leases = new Map<string, WriterLease>();
-  let ok = false;
-  try {
-    for (const w of ordered) leases.set(w.log.sessionId, await acquireLease(ws, w.log.sessionId, { program: options.program, env: options.env, signal: options.signal }));
-    for (const w of work) {
-      const lease = leases.get(w.log.sessionId)!;
-      if (w.disk.state === "prefix") {
-        const tail = readTail(ws, w.log.sessionId);
-        if (tail.size !== w.disk.size) throw new PixirError("log_write_failed", undefined, { reason: "log_changed_during_import", path: logPath(ws, w.log.sessionId).rel });
-        const rest = w.log.bytes.subarray(w.disk.size);
-        await appendJournaled(ws, w.log.sessionId, tail, async (emit) => emit(rest), { lease, signal: options.signal });
-      } else {
-        await createLogAtomically(ws, w.log.sessionId, async (emit) => emit(w.log.bytes), { lease, signal: options.signal });
-      }
-    }
-    ok = true;
-  } finally {
-    for (const lease of [...leases.values()].reverse()) lease.release(!ok);
-  }
-}
