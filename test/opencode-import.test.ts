@@ -29,6 +29,7 @@ describe("import opencode of the hand-made database and storage tree", () => {
       ["ses_main01", "root", null, "created"],
       ["ses_main01.reverted", "reverted", "ses_main01", "created"],
       ["ses_child01", "root", null, "created"],
+      ["ses_fork01", "fork", "ses_main01", "created"],
       ["ses_old01", "root", null, "created"],
     ]);
     expect(report.imports.find((i: any) => i.session_id === "ses_child01").parent_session_id).toBe("ses_main01");
@@ -36,6 +37,13 @@ describe("import opencode of the hand-made database and storage tree", () => {
 
   it.each(SESSIONS.map((s) => [s.row.id, s]))("pixir context of %s is what opencode sends next", (id, session) => {
     expect(contextAsOracle(contextOf(ws, id))).toEqual(opencodeOracle(session));
+  });
+
+  it("makes opencode's fork copy a share_v1 child holding only its own messages", () => {
+    const fork = eventsOf(ws, "ses_fork01");
+    expect(fork[0]).toMatchObject({ type: "session_fork", data: { parent_session_id: "ses_main01", strategy: "share_v1", opencode: { synthetic: "fork_copy", source_session_id: "ses_main01" } } });
+    const own = fork.slice(1).filter((e) => e.data.opencode);
+    expect(new Set(own.map((e) => e.data.opencode.message_id))).toEqual(new Set(["msg_f3", "msg_f4"]));
   });
 
   it("keeps the reverted work in the child, and the session facts in the header", () => {

@@ -253,7 +253,7 @@ const exportDryRun = flag("report what would be written; write nothing");
 
 const exportCommand: CommandDecl = {
   command: "export",
-  describe: "write a Session as the session files of pi, Codex or Claude Code, a web page or Markdown",
+  describe: "write a Session as the sessions of pi, Codex, Claude Code, Gemini CLI or opencode, a web page or Markdown",
   description: "Write a Session (with its fork family) as another agent's session files, a web page or Markdown: to stdout, or with --out to a file or directory.",
   subcommandWord: "export format",
   commands: [

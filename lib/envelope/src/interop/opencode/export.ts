@@ -10,6 +10,7 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { contextItems, openContextHistory, resourceLookupOf } from "../../session/context.js";
 import { assertOutDirectory, ExportFile } from "../../store/export-file.js";
 import { logPath } from "../../store/paths.js";
+import { opencodeBaseSessionId } from "./plan.js";
 import { opencodeHome } from "./source.js";
 
 export interface OpencodeExportPlan {
@@ -41,36 +42,64 @@ function rebuildMessages(events: PixirEvent[]): JsonObject[] {
 
 const derivedId = (prefix: string, key: string): string => `${prefix}_${createHash("sha256").update(key, "utf8").digest("hex").slice(0, 26)}`;
 
+/** Own Events of the Log `id` and of its `.reverted` child, in order (the child's after its prefix). */
+function withReverted(ws: string, id: string, events: PixirEvent[]): PixirEvent[] {
+  const reverted = `${id}.reverted`;
+  if (!existsSync(logPath(ws, reverted).abs)) return events;
+  const child = storedEvents(ws, reverted);
+  const replay = Number(child[0]?.data.replay_event_count ?? 0);
+  return [...events, ...child.filter((e) => (e.seq ?? 0) > replay)];
+}
+
+/** A fork copy's first messages are its source's under the new ids the fork header lists. */
+function renamedCopies(messages: JsonObject[], copied: unknown, sessionID: string): JsonObject[] {
+  const list = Array.isArray(copied) ? (copied as Array<{ id: string; parts: string[] }>) : [];
+  const ids = new Map(list.map((c, j) => [String((messages[j]?.info as JsonObject | undefined)?.id), c.id]));
+  return messages.map((m, j) => {
+    const c = list[j];
+    if (c === undefined) return m;
+    const info: JsonObject = { ...(m.info as JsonObject), id: c.id, sessionID };
+    if (typeof info.parentID === "string" && ids.has(info.parentID)) info.parentID = ids.get(info.parentID)!;
+    const parts = (m.parts as JsonObject[]).map((p, i) => ({ ...p, id: c.parts[i] ?? p.id, sessionID, messageID: c.id }));
+    return { info, parts };
+  });
+}
+
 export async function planOpencodeExport(ws: string, id: string): Promise<OpencodeExportPlan> {
   const history = await openContextHistory(ws, id);
   const events: PixirEvent[] = [];
   for await (const item of history.items()) events.push(item.event);
-  const header = events.find((e) => e.type === "workflow_event" && e.data.event === "opencode_session");
+  const first = ocOf(events[0]!);
+  const forkCopy = events[0]!.type === "session_fork" && first?.synthetic === "fork_copy" ? first : null;
+  const header = forkCopy === null ? events.find((e) => e.type === "workflow_event" && e.data.event === "opencode_session") : events[0];
   const lastOc = events.map((e) => ocOf(e) !== null && e.type !== "session_fork").lastIndexOf(true);
   const tail = events.slice(lastOc + 1).filter((e) => e.type !== "workflow_event");
-  const imported = events[0]!.type !== "session_fork" || ocOf(events[0]!)?.synthetic === "reverted";
-  if (header !== undefined && imported && tail.length === 0) {
-    const info = ocOf(header)!.session as JsonObject;
+  const imported = events[0]!.type !== "session_fork" || first?.synthetic === "reverted" || forkCopy !== null;
+  if (header === undefined || !imported || tail.length > 0) return planNew(ws, id, events, header ?? null);
+  const info = ocOf(header)!.session as JsonObject;
+  let messages: JsonObject[];
+  if (forkCopy !== null) {
+    // The copies come from the source's own Logs (a share_v1 prefix leaves out usage Events), the rest from ours.
+    const source = opencodeBaseSessionId(String(forkCopy.source_session_id));
+    const count = Array.isArray(forkCopy.copied) ? forkCopy.copied.length : 0;
+    const copies = rebuildMessages(withReverted(ws, source, storedEvents(ws, source))).slice(0, count);
+    const stored = storedEvents(ws, id);
+    const replay = Number(stored[0]?.data.replay_event_count ?? 0);
+    const own = rebuildMessages(withReverted(ws, id, stored.filter((e) => (e.seq ?? 0) > replay)));
+    messages = [...renamedCopies(copies, forkCopy.copied, String(info.id)), ...own];
+  } else {
     const root = header.session_id!;
-    const reverted = `${root}.reverted`;
-    const own = storedEvents(ws, root);
-    if (existsSync(logPath(ws, reverted).abs)) {
-      const child = storedEvents(ws, reverted);
-      const replay = Number(child[0]?.data.replay_event_count ?? 0);
-      own.push(...child.filter((e) => (e.seq ?? 0) > replay));
-    }
-    const messages = rebuildMessages(own);
-    const json = { info, messages };
-    return { kind: "original", sessionId: String(info.id), json, text: `${JSON.stringify(json, null, 2)}\n`, messageCount: messages.length };
+    messages = rebuildMessages(withReverted(ws, root, storedEvents(ws, root)));
   }
-  return planNew(ws, id, events, header ?? null);
+  const json = { info, messages };
+  return { kind: "original", sessionId: String(info.id), json, text: `${JSON.stringify(json, null, 2)}\n`, messageCount: messages.length };
 }
 
 /** A new session from `pixir context`: user text, assistant text, tool calls with their outputs. */
 async function planNew(ws: string, id: string, events: PixirEvent[], header: PixirEvent | null): Promise<OpencodeExportPlan> {
   const anchor = events.find((e) => ocOf(e) === null && e.type !== "workflow_event") ?? events[0]!;
   const sessionID = derivedId("ses", `pixir-opencode:${id}:${anchor.id}`);
-  const source = header !== null ? (ocOf(header)!.session as JsonObject) : null;
+  const source = header !== null && isJsonObject(ocOf(header)?.session) ? (ocOf(header)!.session as JsonObject) : null;
   const cwd = typeof source?.directory === "string" ? source.directory : "";
   const created = Date.parse(anchor.ts ?? "") || 0;
   const messages: JsonObject[] = [];

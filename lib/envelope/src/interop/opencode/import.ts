@@ -5,7 +5,7 @@ import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { logPath } from "../../store/paths.js";
 import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
+import { planOpencodeSession, type PlannedOpencodeLog, type PlannedSessions } from "./plan.js";
 import { opencodeHome, readOpencodePath, type OpencodeSession } from "./source.js";
 
 export interface OpencodeImportOptions {
@@ -66,7 +66,8 @@ export async function importOpencode(ws: string, options: OpencodeImportOptions)
       sessions.push(s);
     }
   }
-  const planned = sessions.map((s) => ({ session: s, logs: planOpencodeSession(ws, s) }));
+  const known: PlannedSessions = new Map();
+  const planned = sessions.map((s) => ({ session: s, logs: planOpencodeSession(ws, s, known) }));
   const work = new Map<PlannedOpencodeLog, Work>();
   for (const { session, logs } of planned) {
     for (const log of logs) {

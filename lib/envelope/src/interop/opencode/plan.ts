@@ -15,7 +15,7 @@ import type { OpencodeMessage, OpencodeSession } from "./source.js";
 
 export interface PlannedOpencodeLog {
   sessionId: string;
-  role: "root" | "reverted";
+  role: "root" | "reverted" | "fork";
   parent: PlannedOpencodeLog | null;
   forkedToSeq: number | null;
   stored: PixirEvent[];
@@ -179,42 +179,83 @@ class SessionPlanner {
   /** A pending revert: the messages from the reverted one on continue in a share_v1 child. */
   revertBranch(at: string): void {
     const parent = this.current;
-    const toSeq = parent.resolved.length - 1;
-    const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-    const digest = new PrefixDigest();
-    const open = new OpenCalls(new IdSet());
-    for (const e of inherited) {
-      digest.add(e);
-      open.add(e);
-    }
-    const child = this.newLog(`${this.base}.reverted`, "reverted", parent, toSeq);
     const ts = parent.resolved.at(-1)!.ts!;
-    const header: PixirEvent = {
-      id: derivedUlid(`opencode:${String(this.session.info.id)}:revert:${at}`, ts),
-      session_id: child.sessionId,
-      seq: 0,
-      ts,
-      type: "session_fork",
-      data: {
-        parent_session_id: parent.sessionId,
-        fork_root_session_id: this.base,
-        forked_to_seq: toSeq,
-        parent_workspace: this.ws,
-        child_workspace: this.ws,
-        replay_event_count: inherited.length,
-        from_seq: inherited[0]?.seq ?? null,
-        strategy: "share_v1",
-        limitations: SHARE_LIMITATIONS,
-        prefix_digest: digest.digest(),
-        open_tool_calls: open.list(),
-        opencode: { synthetic: "reverted", session: String(this.session.info.id), revert: obj(this.session.info.revert) },
-      },
-    };
-    child.stored.push(header);
-    child.resolved.push(header);
-    inherited.forEach((e, i) => child.resolved.push(inheritedItem({ event: e }, header.id!, child.sessionId, i + 1).event));
-    this.current = child;
+    this.current = this.newLog(`${this.base}.reverted`, "reverted", parent, parent.resolved.length - 1);
+    shareHeader(this.current, this.ws, this.base, derivedUlid(`opencode:${String(this.session.info.id)}:revert:${at}`, ts), ts, {
+      synthetic: "reverted",
+      session: String(this.session.info.id),
+      revert: obj(this.session.info.revert),
+    });
   }
+
+  /** A session opencode forked from another (its first messages copied under new ids): a share_v1 child. */
+  forkCopy(copy: ForkCopy): void {
+    this.logs.length = 0;
+    const ts = isoOf(obj(this.session.info.time).created);
+    this.current = this.newLog(this.base, "fork", copy.parent, copy.toSeq);
+    let root = copy.parent;
+    while (root.parent !== null) root = root.parent;
+    shareHeader(this.current, this.ws, root.sessionId, derivedUlid(`opencode:${String(this.session.info.id)}:fork`, ts), ts, {
+      synthetic: "fork_copy",
+      agent: "opencode",
+      cwd: str(this.session.info.directory),
+      title: str(this.session.info.title),
+      session: this.session.info,
+      source_session_id: copy.sourceId,
+      copied: copy.copied,
+    });
+  }
+
+  /** Where each message's last Event is (a fork copy of this session forks there). */
+  readonly messageEnd = new Map<string, { log: PlannedOpencodeLog; seq: number }>();
+  noteEnd(id: string): void {
+    this.messageEnd.set(id, { log: this.current, seq: this.current.resolved.length - 1 });
+  }
+}
+
+export interface ForkCopy {
+  parent: PlannedOpencodeLog;
+  toSeq: number;
+  sourceId: string;
+  /** The copies' ids, in order: each message's new id and its parts' new ids. */
+  copied: Array<{ id: string; parts: string[] }>;
+}
+
+/** fork.md §4.3: the share_v1 header of `child` forked from its parent at `child.forkedToSeq`, and its resolved prefix. */
+function shareHeader(child: PlannedOpencodeLog, ws: string, rootId: string, id: string, ts: string, opencode: JsonObject): void {
+  const parent = child.parent!;
+  const toSeq = child.forkedToSeq!;
+  const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  for (const e of inherited) {
+    digest.add(e);
+    open.add(e);
+  }
+  const header: PixirEvent = {
+    id,
+    session_id: child.sessionId,
+    seq: 0,
+    ts,
+    type: "session_fork",
+    data: {
+      parent_session_id: parent.sessionId,
+      fork_root_session_id: rootId,
+      forked_to_seq: toSeq,
+      parent_workspace: ws,
+      child_workspace: ws,
+      replay_event_count: inherited.length,
+      from_seq: inherited[0]?.seq ?? null,
+      strategy: "share_v1",
+      limitations: SHARE_LIMITATIONS,
+      prefix_digest: digest.digest(),
+      open_tool_calls: open.list(),
+      opencode,
+    },
+  };
+  child.stored.push(header);
+  child.resolved.push(header);
+  inherited.forEach((e, i) => child.resolved.push(inheritedItem({ event: e }, header.id!, child.sessionId, i + 1).event));
 }
 
 /** The compaction request each summary message answers: the user message before it with a compaction part. */
@@ -228,16 +269,52 @@ function summaryTargets(messages: OpencodeMessage[]): Map<string, string> {
   return out;
 }
 
-export function planOpencodeSession(ws: string, session: OpencodeSession): PlannedOpencodeLog[] {
+/** What the planned sessions of a run know about each other (a fork copy needs its source planned first). */
+export type PlannedSessions = Map<string, { session: OpencodeSession; planner: SessionPlanner }>;
+
+const withoutKeys = (o: JsonObject, keys: string[]): string => JSON.stringify(Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k))));
+const messageKey = (m: OpencodeMessage): string =>
+  JSON.stringify([withoutKeys(m.info, ["id", "sessionID", "parentID"]), m.parts.map((p) => withoutKeys(p, ["id", "sessionID", "messageID"]))]);
+
+/**
+ * opencode's fork copies the first messages of a session under new ids and records no link. A session
+ * without a parent whose first k ≥ 1 messages equal (ids aside) the first k of an earlier session is its
+ * fork: the longest such copy wins, the earlier source on a tie.
+ */
+function findForkCopy(session: OpencodeSession, planned: PlannedSessions): ForkCopy | null {
+  if (typeof session.info.parentID === "string" || session.messages.length === 0) return null;
+  const keys = session.messages.map(messageKey);
+  let best: { k: number; source: OpencodeSession; planner: SessionPlanner } | null = null;
+  for (const { session: source, planner } of planned.values()) {
+    let k = 0;
+    while (k < keys.length && k < source.messages.length && keys[k] === messageKey(source.messages[k]!)) k++;
+    if (k > 0 && (best === null || k > best.k)) best = { k, source, planner };
+  }
+  if (best === null) return null;
+  const end = best.planner.messageEnd.get(String(best.source.messages[best.k - 1]!.info.id))!;
+  return {
+    parent: end.log,
+    toSeq: end.seq,
+    sourceId: String(best.source.info.id),
+    copied: session.messages.slice(0, best.k).map((m) => ({ id: String(m.info.id), parts: m.parts.map((p) => String(p.id)) })),
+  };
+}
+
+export function planOpencodeSession(ws: string, session: OpencodeSession, planned: PlannedSessions = new Map()): PlannedOpencodeLog[] {
   const base = opencodeBaseSessionId(String(session.info.id));
   const p = new SessionPlanner(ws, session, base);
-  p.header();
+  const copy = findForkCopy(session, planned);
+  if (copy === null) p.header();
+  else p.forkCopy(copy);
   const revertAt = str(obj(session.info.revert).messageID);
   const summaries = summaryTargets(session.messages);
-  for (const m of session.messages) {
-    if (revertAt !== null && String(m.info.id) === revertAt && p.current.role === "root") p.revertBranch(revertAt);
+  session.messages.forEach((m, i) => {
+    if (copy !== null && i < copy.copied.length) return;
+    if (revertAt !== null && String(m.info.id) === revertAt && p.current.role !== "reverted") p.revertBranch(revertAt);
     p.message(m, summaries.get(String(m.info.id)) ?? null);
-  }
+    p.noteEnd(String(m.info.id));
+  });
+  planned.set(String(session.info.id), { session, planner: p });
   for (const log of p.logs) log.bytes = serialize(log, session.source);
   return p.logs;
 }
