@@ -21,20 +21,9 @@ export const OPENCODE_FIXTURES = path.join(ROOT, "test/fixtures/opencode");
 export const LEGACY_STORAGE = path.join(OPENCODE_FIXTURES, "legacy/storage");
 export const SESSIONS = JSON.parse(readFileSync(path.join(OPENCODE_FIXTURES, "sessions.json"), "utf8")).sessions as any[];
 
-const SCHEMA = `
-CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, workspace_id text, parent_id text, slug text NOT NULL,
-  directory text NOT NULL, path text, title text NOT NULL, version text NOT NULL, share_url text, summary_additions integer,
-  summary_deletions integer, summary_files integer, summary_diffs text, cost real NOT NULL DEFAULT 0,
-  tokens_input integer NOT NULL DEFAULT 0, tokens_output integer NOT NULL DEFAULT 0, tokens_reasoning integer NOT NULL DEFAULT 0,
-  tokens_cache_read integer NOT NULL DEFAULT 0, tokens_cache_write integer NOT NULL DEFAULT 0, revert text, permission text,
-  goal text, agent text, model text, time_created integer NOT NULL, time_updated integer NOT NULL, time_compacting integer, time_archived integer);
-CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL REFERENCES session(id) ON DELETE CASCADE,
-  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL REFERENCES message(id) ON DELETE CASCADE, session_id text NOT NULL,
-  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
-CREATE INDEX part_message_id_id_idx ON part (message_id, id);
-`;
+// @ts-expect-error: a plain .mjs module shared with the benchmark
+import { SCHEMA_SQL } from "../../bench/lib/opencode-schema.mjs";
+const SCHEMA: string = SCHEMA_SQL;
 
 /** Write `dir/opencode.db` holding `sessions` (the fixture's by default), as opencode stores them. */
 export function buildOpencodeDb(dir: string, sessions: any[] = SESSIONS): string {

@@ -159,8 +159,22 @@ function thoughtDraft(msg: JsonObject, t: unknown, i: number): GeminiDraft {
   return { type: "reasoning", part: `think${i}`, ts, data: { item: (t ?? null) as JsonObject, text: thoughtText(t), model: typeof msg.model === "string" ? msg.model : null, dialect: "gemini", message_id: msg.id as string } };
 }
 
-/** What the Log shows of `msg` once its Events are written. */
+const SHOWN = new WeakMap<JsonObject, ShownMessage>();
+const SHOWN_KEY = new WeakMap<ShownMessage, string>();
+const keyOf = (s: ShownMessage): string => {
+  let k = SHOWN_KEY.get(s);
+  if (k === undefined) SHOWN_KEY.set(s, (k = json(s)));
+  return k;
+};
+
+/** What the Log shows of `msg` once its Events are written (computed once per record). */
 export function shownOf(msg: JsonObject): ShownMessage {
+  let s = SHOWN.get(msg);
+  if (s === undefined) SHOWN.set(msg, (s = computeShown(msg)));
+  return s;
+}
+
+function computeShown(msg: JsonObject): ShownMessage {
   return {
     id: msg.id as string,
     type: typeof msg.type === "string" ? msg.type : "",
@@ -173,7 +187,8 @@ export function shownOf(msg: JsonObject): ShownMessage {
 
 /** True when `msg` shows exactly what `shown` does (an upsert that changed nothing the model sees). */
 export function showsSame(shown: ShownMessage, msg: JsonObject): boolean {
-  return json(shownOf(msg)) === json(shown);
+  const next = shownOf(msg);
+  return next === shown || keyOf(next) === keyOf(shown);
 }
 
 /**

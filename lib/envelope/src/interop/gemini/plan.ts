@@ -73,20 +73,32 @@ export function placeOf(file: string): { project: string | null; parentSessionId
 class MessageList {
   ids: string[] = [];
   byId = new Map<string, JsonObject>();
+  /** Since the last reconcile: the ids upserted, and whether messages were dropped or replaced. */
+  touched = new Set<string>();
+  structural = false;
   upsert(msg: JsonObject): void {
     const id = msg.id as string;
     if (!this.byId.has(id)) this.ids.push(id);
     this.byId.set(id, msg);
+    this.touched.add(id);
   }
   /** `$rewindTo`: drop that message and every later one; an unknown id drops all (as Gemini's loader does). */
   rewind(id: string): void {
     const at = this.ids.indexOf(id);
     for (const gone of this.ids.splice(at === -1 ? 0 : at)) this.byId.delete(gone);
+    this.structural = true;
   }
   replace(messages: unknown[]): void {
     this.ids = [];
     this.byId.clear();
+    this.structural = true;
     for (const m of messages) if (isJsonObject(m) && typeof m.id === "string") this.upsert(m);
+  }
+  get length(): number {
+    return this.ids.length;
+  }
+  at(i: number): JsonObject {
+    return this.byId.get(this.ids[i]!)!;
   }
   list(): JsonObject[] {
     return this.ids.map((id) => this.byId.get(id)!);
@@ -98,6 +110,8 @@ class FamilyPlanner {
   current: PlannedGeminiLog;
   shown: Shown[] = [];
   shownById = new Map<string, Shown>();
+  /** Position of each shown message (ids are unique in Gemini's list). */
+  shownIndex = new Map<string, number>();
   readonly list = new MessageList();
   lastTs: string;
 
@@ -191,32 +205,59 @@ class FamilyPlanner {
     });
     this.shown = this.shown.slice(0, k).map((s) => ({ shown: s.shown, lastSeq: seqMap.get(s.lastSeq) ?? 0 }));
     this.shownById = new Map(this.shown.map((s) => [s.shown.id, s]));
+    this.shownIndex = new Map(this.shown.map((s, i) => [s.shown.id, i]));
     this.current = child;
   }
 
   /** Bring the Log to Gemini's new message list: deltas, or a branch and the messages from there on. */
   reconcile(l: GeminiLine, kind: GeminiBranchKind, carrier: JsonObject): void {
-    const next = this.list.list();
-    let k = 0;
-    while (k < this.shown.length && k < next.length && next[k]!.id === this.shown[k]!.shown.id && showsSame(this.shown[k]!.shown, next[k]!)) k++;
+    const next = this.list;
+    let k = this.firstDifference(next);
     const drafts: Array<GeminiDraft & { message?: string }> = [];
-    if (k === this.shown.length - 1 && k < next.length && next[k]!.id === this.shown[k]!.shown.id) {
-      const added = extensionDrafts(this.shown[k]!.shown, next[k]!, geminiBaseSessionId);
+    if (k === this.shown.length - 1 && k < next.length && next.at(k).id === this.shown[k]!.shown.id) {
+      const added = extensionDrafts(this.shown[k]!.shown, next.at(k), geminiBaseSessionId);
       if (added !== null) {
-        for (const d of added) drafts.push({ ...d, part: `${k}:${d.part}`, message: next[k]!.id as string });
-        this.shown[k]!.shown = shownOf(next[k]!);
+        for (const d of added) drafts.push({ ...d, part: `${k}:${d.part}`, message: next.at(k).id as string });
+        this.shown[k]!.shown = shownOf(next.at(k));
         k++;
       }
     }
-    if (k < this.shown.length) this.branch(k, kind, l.line, this.tsOf(next[k]) ?? this.lastTs);
+    if (k < this.shown.length) this.branch(k, kind, l.line, this.tsOf(k < next.length ? next.at(k) : undefined) ?? this.lastTs);
     for (let i = k; i < next.length; i++) {
-      const msg = next[i]!;
+      const msg = next.at(i);
       const s = { shown: shownOf(msg), lastSeq: 0 };
+      this.shownIndex.set(s.shown.id, this.shown.length);
       this.shown.push(s);
       this.shownById.set(s.shown.id, s);
       for (const d of fullDrafts(msg, geminiBaseSessionId)) drafts.push({ ...d, part: `${i}:${d.part}`, message: msg.id as string });
     }
     this.emitLine(l, drafts, carrier);
+  }
+
+  /**
+   * The first message the Log does not show as it is now. Without a rewind or a replacement only the
+   * messages upserted since the last line can differ, so only they are compared (a long session stays
+   * linear); otherwise the whole list is.
+   */
+  private firstDifference(next: MessageList): number {
+    const list = this.list;
+    const touched = list.touched;
+    const structural = list.structural;
+    list.touched = new Set();
+    list.structural = false;
+    const same = (k: number): boolean => next.at(k).id === this.shown[k]!.shown.id && showsSame(this.shown[k]!.shown, next.at(k));
+    const limit = Math.min(this.shown.length, next.length);
+    if (structural) {
+      let k = 0;
+      while (k < limit && same(k)) k++;
+      return k;
+    }
+    let first = limit;
+    for (const id of touched) {
+      const at = this.shownIndex.get(id);
+      if (at !== undefined && at < first && !same(at)) first = at;
+    }
+    return first;
   }
 
   private tsOf(msg: JsonObject | undefined): string | undefined {
