@@ -4,8 +4,9 @@
 // Logs of a family, is settled by `dedupe_key` (claude-interop.md §2.2: readers deduplicate themselves).
 import { isJsonObject, type JsonObject, type PixirEvent } from "../event/envelope.js";
 
-/** archive.md §1 `agent`. Issue 34's facts.ts names the same set; the two are one type once it lands. */
-export type AgentName = "claude" | "codex" | "pi" | "gemini" | "opencode" | "pixir";
+/** archive.md §1 `agent`: one type, in archive/agents.ts. */
+import type { AgentName } from "./agents.js";
+export type { AgentName } from "./agents.js";
 
 /** One model call. A count the source does not give is null, never a guessed 0. */
 export interface ModelCall {
