@@ -4,6 +4,7 @@
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { readCatalog } from "../lib/envelope/src/archive/catalog.js";
 import { callTotal, modelCallsOf } from "../lib/envelope/src/archive/model-calls.js";
 import { logFile, run, tempDir } from "./support/cli.js";
 import {
@@ -87,6 +88,14 @@ describe("import gemini of the hand-made sessions", () => {
     expect(header).toMatchObject({ event: "gemini_session_meta", agent: "gemini", session_id: MAIN_ID, kind: "main", project: "demo-project" });
     const sub = readFileSync(logFile(ws, SUB_ID), "utf8").split("\n")[0]!;
     expect(JSON.parse(sub).data).toMatchObject({ kind: "subagent", parent_session_id: MAIN_ID, cwd: "/home/user/demo-project" });
+  });
+
+  it("gives the session facts of archive.md §1: agent, kind, title, cwd, times", async () => {
+    const facts = new Map((await readCatalog(ws)).map((f) => [f.session_id, f]));
+    expect(facts.get(MAIN_ID)).toMatchObject({ agent: "gemini", kind: "root", title: "List and tidy src", started: "2026-01-10T09:00:01.000Z" });
+    expect(facts.get(`${MAIN_ID}.rewind-13`)).toMatchObject({ agent: "gemini", kind: "branch", parent: MAIN_ID });
+    expect(facts.get(SUB_ID)).toMatchObject({ agent: "gemini", kind: "subagent", cwd: "/home/user/demo-project", project: "demo-project" });
+    expect(facts.get(LEGACY_ID)).toMatchObject({ agent: "gemini", title: "What is 2+2?", updated: "2025-09-01T08:00:02.000Z" });
   });
 
   it.each([

@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { readCatalog } from "../lib/envelope/src/archive/catalog.js";
 import { callTotal, modelCallsOf } from "../lib/envelope/src/archive/model-calls.js";
 import { logFile, run, tempDir } from "./support/cli.js";
 import { buildOpencodeDb, contextAsOracle, Database, LEGACY_STORAGE, opencodeOracle, SESSIONS } from "./support/opencode.js";
@@ -44,6 +45,14 @@ describe("import opencode of the hand-made database and storage tree", () => {
     expect(fork[0]).toMatchObject({ type: "session_fork", data: { parent_session_id: "ses_main01", strategy: "share_v1", opencode: { synthetic: "fork_copy", source_session_id: "ses_main01" } } });
     const own = fork.slice(1).filter((e) => e.data.opencode);
     expect(new Set(own.map((e) => e.data.opencode.message_id))).toEqual(new Set(["msg_f3", "msg_f4"]));
+  });
+
+  it("gives the session facts of archive.md §1: agent, kind, title, cwd", async () => {
+    const facts = new Map((await readCatalog(ws)).map((f) => [f.session_id, f]));
+    expect(facts.get("ses_main01")).toMatchObject({ agent: "opencode", kind: "root", title: "Fix the parser", cwd: "/home/user/app", project: "app" });
+    expect(facts.get("ses_main01.reverted")).toMatchObject({ agent: "opencode", kind: "branch", parent: "ses_main01" });
+    expect(facts.get("ses_child01")).toMatchObject({ agent: "opencode", kind: "subagent", title: "find bug (@general subagent)" });
+    expect(facts.get("ses_fork01")).toMatchObject({ agent: "opencode", kind: "fork", parent: "ses_main01" });
   });
 
   it("keeps the reverted work in the child, and the session facts in the header", () => {
