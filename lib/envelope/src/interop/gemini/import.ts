@@ -1,7 +1,7 @@
 // docs/gemini-opencode-interop.md §3: `pixir import gemini [PATH…]`. Every file is read and planned, every
 // Log compared with the disk, and every refusal found before anything is written. A Log on disk that is
 // a prefix of its plan gets the rest appended; one that differs otherwise is refused.
-import { lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
@@ -9,7 +9,7 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { logPath } from "../../store/paths.js";
 import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
 import { parseGeminiFile, readGeminiFile, invalidGeminiSession } from "./format.js";
-import { planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
+import { planGeminiFamily, type PlannedGeminiFamily } from "./plan.js";
 
 export type ImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
 
@@ -103,109 +103,140 @@ const NEXT_ACTIONS: Record<string, string[]> = {
   log_diverged: ["fork the imported Log before adding Events to it (pixir fork), then import again"],
 };
 
+/** What a run keeps of a planned Log between its passes: no Events, no bytes (memory stays per file). */
 interface Work {
-  log: PlannedGeminiLog;
-  family: PlannedGeminiFamily;
+  sessionId: string;
+  report: Omit<GeminiImportSession, "status" | "new_event_count">;
   disk: DiskState;
+  before: number;
+}
+
+/** What a run keeps of a file between its passes. */
+interface FileWork {
+  input: { path: string; display: string };
+  baseSessionId: string;
+  legacy: boolean;
+  report: Omit<GeminiImportFile, "sessions">;
+  work: Work[];
 }
 
 /** A duplicate session id across files: the `.jsonl` Gemini migrated a legacy `.json` into wins. */
-function dropMigrated(families: PlannedGeminiFamily[], skipped: GeminiImportResult["skipped_files"], lenient: boolean): PlannedGeminiFamily[] {
-  const bySession = new Map<string, PlannedGeminiFamily>();
-  const out: PlannedGeminiFamily[] = [];
-  for (const f of families) {
+function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_files"], lenient: boolean): FileWork[] {
+  const bySession = new Map<string, FileWork>();
+  const out: FileWork[] = [];
+  for (const f of files) {
     const other = bySession.get(f.baseSessionId);
     if (other === undefined) {
       bySession.set(f.baseSessionId, f);
       out.push(f);
       continue;
     }
-    const legacyOne = f.parsed.legacy && !other.parsed.legacy ? f : !f.parsed.legacy && other.parsed.legacy ? other : null;
+    const legacyOne = f.legacy && !other.legacy ? f : !f.legacy && other.legacy ? other : null;
     if (legacyOne !== null) {
-      skipped.push({ file: legacyOne.file, reason: "superseded_by_jsonl" });
+      skipped.push({ file: legacyOne.input.display, reason: "superseded_by_jsonl" });
       if (legacyOne === other) out[out.indexOf(other)] = f;
       bySession.set(f.baseSessionId, legacyOne === other ? f : other);
       continue;
     }
-    if (lenient) skipped.push({ file: f.file, reason: "duplicate_session_id" });
-    else throw invalidGeminiSession("duplicate_session_id", 1, f.file, { other_file: other.file });
+    if (lenient) skipped.push({ file: f.input.display, reason: "duplicate_session_id" });
+    else throw invalidGeminiSession("duplicate_session_id", 1, f.input.display, { other_file: other.input.display });
   }
   return out;
 }
 
+/** Read, parse and plan one file (null: empty). */
+function planFile(ws: string, input: { path: string; display: string }, lenient: boolean): PlannedGeminiFamily | null {
+  const bytes = readGeminiFile(input.path, input.display);
+  if (bytes.length === 0) return null;
+  return planGeminiFamily(ws, parseGeminiFile(bytes, { file: input.display, lenient }), input.display);
+}
+
+/** The first pass over a file: its plan compared with the disk; a refusal is thrown before anything is written. */
+function checkFile(ws: string, input: { path: string; display: string }, family: PlannedGeminiFamily): FileWork {
+  const work = family.logs.map((log): Work => {
+    const disk = diskState(ws, log.sessionId, log.bytes);
+    if (disk.state === "changed" || disk.state === "diverged") {
+      const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
+      throw new PixirError("already_exists", "session log already exists", {
+        session_id: log.sessionId,
+        log_path: logPath(ws, log.sessionId).rel,
+        reason,
+        file: family.file,
+        next_actions: NEXT_ACTIONS[reason],
+      });
+    }
+    const before = disk.state === "prefix" ? countLines(log.bytes.subarray(0, disk.size)) : disk.state === "same" ? log.stored.length : 0;
+    return {
+      sessionId: log.sessionId,
+      report: { session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length },
+      disk,
+      before,
+    };
+  });
+  const parsed = family.parsed;
+  return {
+    input,
+    baseSessionId: family.baseSessionId,
+    legacy: parsed.legacy,
+    report: {
+      file: family.file,
+      session_id: isValidSessionId(family.sessionIdRaw) ? family.sessionIdRaw : null,
+      legacy: parsed.legacy,
+      line_count: parsed.lines.length,
+      pending_tail: parsed.pendingTail,
+      skipped_lines: parsed.skippedLines.length,
+      message_count: family.messages.length,
+      leaf_session_id: family.leaf.sessionId,
+    },
+    work,
+  };
+}
+
+const needsWrite = (w: Work): boolean => w.disk.state === "absent" || w.disk.state === "prefix";
+
 export async function importGeminiFiles(ws: string, options: GeminiImportOptions): Promise<GeminiImportResult> {
   const skipped: GeminiImportResult["skipped_files"] = [];
-  let families: PlannedGeminiFamily[] = [];
   const inputs = geminiInputs(options);
-  inputs.forEach((f, i) => {
-    options.progress?.(`[${i + 1}/${inputs.length}] ${f.display}`);
-    const bytes = readGeminiFile(f.path, f.display);
-    if (bytes.length === 0) {
-      skipped.push({ file: f.display, reason: "empty" });
-      return;
-    }
-    const parsed = parseGeminiFile(bytes, { file: f.display, lenient: options.lenient });
-    families.push(planGeminiFamily(ws, parsed, f.display));
+  const lenient = Boolean(options.lenient);
+  // Pass 1: plan every file and compare it with the disk, keeping only statuses. Every refusal of the run
+  // is found here, before anything is written.
+  let files: FileWork[] = [];
+  inputs.forEach((input, i) => {
+    options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
+    const family = planFile(ws, input, lenient);
+    if (family === null) skipped.push({ file: input.display, reason: "empty" });
+    else files.push(checkFile(ws, input, family));
   });
-  families = dropMigrated(families, skipped, Boolean(options.lenient));
-
-  const work: Work[] = [];
-  for (const family of families) {
-    for (const log of family.logs) {
-      const disk = diskState(ws, log.sessionId, log.bytes);
-      if (disk.state === "changed" || disk.state === "diverged") {
-        const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
-        throw new PixirError("already_exists", "session log already exists", {
-          session_id: log.sessionId,
-          log_path: logPath(ws, log.sessionId).rel,
-          reason,
-          file: family.file,
-          next_actions: NEXT_ACTIONS[reason],
-        });
-      }
-      work.push({ log, family, disk });
+  files = dropMigrated(files, skipped, lenient);
+  // Pass 2: plan again, one file at a time, and write what pass 1 found missing.
+  if (!options.dryRun) {
+    for (const f of files) {
+      if (!f.work.some(needsWrite)) continue;
+      // Checked again: the file may have grown meanwhile (then more is written, never something else).
+      const family = planFile(ws, f.input, lenient)!;
+      const now = checkFile(ws, f.input, family).work;
+      const toWrite = family.logs.flatMap((log, i) => (needsWrite(now[i]!) ? [{ log, disk: now[i]!.disk }] : []));
+      await writePlannedLogs(ws, toWrite, options);
     }
   }
-  const toWrite = work.filter((w) => w.disk.state === "absent" || w.disk.state === "prefix");
-  if (!options.dryRun && toWrite.length > 0) await writePlannedLogs(ws, toWrite, options);
-  return report(ws, families, work, skipped, options);
+  const dryRun = Boolean(options.dryRun);
+  return {
+    ok: true,
+    recorded: !dryRun && files.some((f) => f.work.some(needsWrite)),
+    dry_run: dryRun,
+    workspace: ws,
+    imports: files.map((f) => ({
+      ...f.report,
+      sessions: f.work.map((w) => ({ ...w.report, new_event_count: w.report.event_count - w.before, status: statusOf(w, dryRun) })),
+    })),
+    skipped_files: skipped,
+  };
 }
 
 function statusOf(w: Work, dryRun: boolean): ImportStatus {
   if (w.disk.state === "same") return "unchanged";
   if (w.disk.state === "prefix") return dryRun ? "would_append" : "appended";
   return dryRun ? "would_create" : "created";
-}
-
-function report(ws: string, families: PlannedGeminiFamily[], work: Work[], skipped: GeminiImportResult["skipped_files"], options: GeminiImportOptions): GeminiImportResult {
-  const dryRun = Boolean(options.dryRun);
-  const byLog = new Map(work.map((w) => [w.log, w]));
-  const imports = families.map((family) => ({
-    file: family.file,
-    session_id: isValidSessionId(family.sessionIdRaw) ? family.sessionIdRaw : null,
-    legacy: family.parsed.legacy,
-    line_count: family.parsed.lines.length,
-    pending_tail: family.parsed.pendingTail,
-    skipped_lines: family.parsed.skippedLines.length,
-    message_count: family.messages.length,
-    sessions: family.logs.map((log) => {
-      const w = byLog.get(log)!;
-      const before = w.disk.state === "prefix" ? countLines(readFileSync(logPath(ws, log.sessionId).abs)) : w.disk.state === "same" ? log.stored.length : 0;
-      return {
-        session_id: log.sessionId,
-        role: log.role,
-        branch: log.branch,
-        parent_session_id: log.parent?.sessionId ?? null,
-        forked_to_seq: log.forkedToSeq,
-        event_count: log.stored.length,
-        new_event_count: log.stored.length - Math.min(before, log.stored.length),
-        status: statusOf(w, dryRun),
-      };
-    }),
-    leaf_session_id: family.leaf.sessionId,
-  }));
-  const recorded = !dryRun && work.some((w) => w.disk.state === "absent" || w.disk.state === "prefix");
-  return { ok: true, recorded, dry_run: dryRun, workspace: ws, imports, skipped_files: skipped };
 }
 
 const countLines = (b: Buffer): number => {
