@@ -1,7 +1,7 @@
 // pixir: the wrapper for common jobs. It runs the same stages as the single tools, in-process, and
 // holds the Writer Lease itself. This file only declares the commands: its own, and those of
 // pixir-log and pixir-tree mounted under it (`pixir log …`, `pixir append`, `pixir tree`).
-import { CONTEXT_FORMATS, MD_TOOL_MODES, processIo, runProcess, runTool, type CliIo, type CommandDecl, type ToolSpec } from "@pixir/envelope/cli";
+import { AGENT_NAMES, CONTEXT_FORMATS, MD_TOOL_MODES, SESSION_KINDS, processIo, runProcess, runTool, type CliIo, type CommandDecl, type ToolSpec } from "@pixir/envelope/cli";
 import { FORK_OPTIONS } from "pixir-fork";
 import { append, flag, session, tool as logTool } from "pixir-log";
 import { MODEL_OPTIONS } from "pixir-summarize";
@@ -374,11 +374,61 @@ and checkpoints as quotes; reasoning is left out. The same Log gives the same by
   ],
 };
 
+const ls: CommandDecl = {
+  command: "ls",
+  describe: "list the sessions of the Workspace: id, agent, project, date, messages, tokens, title",
+  description: `List the sessions of the Workspace, newest first: id, agent, project (the last part of the
+directory the agent ran in), last update (local time), messages, tokens and title (the title the agent
+gave the session, else its first prompt). Forks are rows of their own; branches (rewinds, edited
+prompts) and subagents are counted on their parent's row ("+2 branches, 6 subagents") unless --all or
+--kind lists them. On a terminal ids are cut to their shortest unique prefix (at least 8 characters;
+every command takes a unique prefix of 4 or more) and rows to the terminal's width; in a pipe the same
+columns are separated by tabs, with full ids and nothing cut. --json prints one object per line with
+every fact: session_id, agent, kind, cwd, project, title, first_prompt, started, updated, messages,
+tokens, parent, children, events, log_bytes.`,
+  options: {
+    agent: { type: "string", value: "type", choices: AGENT_NAMES, describe: "only sessions of this agent" },
+    project: { type: "string", value: "text", placeholder: "SUBSTR", describe: "only projects whose name contains SUBSTR (any case)" },
+    since: { type: "string", value: "text", placeholder: "DATE", describe: "only sessions updated since DATE (2026-05-01, 2026-05-01T14:00, or an age: 12h, 7d, 2w)" },
+    until: { type: "string", value: "text", placeholder: "DATE", describe: "only sessions started before the end of DATE" },
+    kind: { type: "string", value: "type", placeholder: `${SESSION_KINDS.join("|")}[,…]`, describe: "exactly the sessions of these kinds, each a row" },
+    all: { type: "boolean", describe: "every session a row, branches and subagents too" },
+    limit: { type: "string", value: "positive integer", placeholder: "N", describe: "the N newest rows" },
+  },
+  examples: ["$0", "$0 --agent claude --project api --since 7d", "$0 --all --json | jq -r 'select(.kind == \"subagent\") | .title'", "pixir context $(pixir ls --limit 1 | cut -f1)"],
+  handler: async (args, ctx) => (await import("./commands/ls.js")).runLs(args, ctx),
+};
+
+const usage: CommandDecl = {
+  command: "usage",
+  describe: "what the model calls cost: tokens and USD by day, week, month, session, family, model, project or agent",
+  description: `Count the model calls of the Workspace's Logs and price them, each call exactly once: a Claude
+response written over several records is one call, a fork's copied prefix is counted at the Log that
+owns it, subagents in their own Logs, Codex calls from token_count, pi and Pixir from provider_usage.
+Without flags: by day over the last 30 days. --session ID gives that session, its forks, branches and
+subagents one row each, and the family total: what each branch cost, the abandoned ones too. Prices are
+USD per million tokens from the table in the repository (its date and source are in its header); a
+model without a price is counted with cost "unknown" (null), never 0. Derived data is kept in
+.pixir/index/usage.json and rebuilt from the Logs when they change.`,
+  options: {
+    by: { type: "string", value: "mode", choices: ["day", "week", "month", "session", "family", "model", "project", "agent"], describe: "the rows (default: day)" },
+    since: { type: "string", value: "text", placeholder: "DATE", describe: "calls on or after this local date (YYYY-MM-DD or YYYYMMDD)" },
+    until: { type: "string", value: "text", placeholder: "DATE", describe: "calls on or before this local date" },
+    session: { type: "string", value: "session id", describe: "one row per member of this session's family below it (forks, branches, subagents), and their total" },
+    agent: { type: "string", value: "text", placeholder: "AGENT", describe: "only sessions of this agent (claude, codex, pi, gemini, opencode, pixir)" },
+    project: { type: "string", value: "text", placeholder: "SUBSTR", describe: "only sessions whose project contains this text" },
+    prices: { type: "string", value: "path", placeholder: "FILE", describe: 'a JSON object {"<model>": {input, output, cache_read, cache_write_5m, cache_write_1h}} in USD per million tokens, over the built-in table' },
+    mode: { type: "string", value: "mode", choices: ["auto", "calculate", "recorded"], default: "auto", describe: "recorded: the cost the source wrote (pi, old Claude costUSD); calculate: the price table; auto: recorded, else calculated" },
+  },
+  examples: ["$0", "$0 --by month --since 2026-01-01", "$0 --session 0d3a8e6f-290f-4105-a327-a2496e5e2a83", "$0 --by model --json | jq -c 'select(.key) | {key, total, cost_usd}'", "$0 --prices my-prices.json --by model"],
+  handler: async (args, ctx) => (await import("./commands/usage.js")).runUsage(args, ctx),
+};
+
 export const tool: ToolSpec = {
   program: "pixir",
   version: __PIXIR_VERSION__,
   description: "Common jobs on pixir Session Logs, run in one process under the Writer Lease.",
-  commands: [fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand],
+  commands: [ls, fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand, usage],
 };
 
 export function main(argv: string[], io: CliIo = processIo()): Promise<number> {

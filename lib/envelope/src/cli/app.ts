@@ -2,6 +2,7 @@
 // this module mounts them as yargs command modules, renders errors by channel class, and turns every
 // failure into a documented exit.
 import yargs, { type Argv, type CommandModule } from "yargs";
+import { resolveSessionArgs } from "./session-args.js";
 import { errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
 import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
 import { complete } from "./completion.js";
@@ -133,7 +134,9 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     active: undefined,
     helpTopic: undefined,
     running: undefined,
-    execute: async (m, parsed) => {
+    execute: async (m, given) => {
+      args = given;
+      const parsed = await resolveSessionArgs(m.decl, given, io);
       args = parsed;
       const pipe = pipeBytes(io.env);
       if (pipe > 0 && io.growStdoutPipe !== undefined) out.growPipeAfter(GROW_PIPE_AFTER, () => io.growStdoutPipe!(pipe));

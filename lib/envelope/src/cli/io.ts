@@ -16,6 +16,8 @@ export interface CliIo {
   signal?: AbortSignal;
   /** stderr is a terminal (progress is shown only then). */
   stderrIsTty?: boolean;
+  /** stdout is a terminal this many columns wide; undefined when it is not a terminal (`pixir ls` cuts rows to it). */
+  stdoutColumns?: number;
   /** Ask for stdout's pipe, if it is one, to hold `bytes` (pipe-size.ts); only a process's own io can. */
   growStdoutPipe?: (bytes: number) => void;
   /** Called once before a command's implementation runs (a process's own io steadies V8's nursery then). */
@@ -47,6 +49,9 @@ export function processIo(signal?: AbortSignal): CliIo {
     signal,
     get stderrIsTty() {
       return Boolean(processStderr().isTTY);
+    },
+    get stdoutColumns() {
+      return process.stdout.isTTY ? process.stdout.columns || 80 : undefined;
     },
     growStdoutPipe: (bytes) => growPipe(1, bytes),
   };
