@@ -47,6 +47,11 @@ export { mergeSession } from "./session/merge.js";
 export { repairSession } from "./session/session-repair.js";
 export { writeStream } from "./session/write.js";
 
+// interop/gemini/ and interop/opencode/
+export { finishGeminiExport, planGeminiExport } from "./interop/gemini/export.js";
+export { importGeminiFiles } from "./interop/gemini/import.js";
+export { finishOpencodeExport, planOpencodeExport } from "./interop/opencode/export.js";
+export { importOpencode } from "./interop/opencode/import.js";
 // interop/pi/
 export { finishPiExport, planPiExport } from "./interop/pi/export.js";
 export { importPiFiles } from "./interop/pi/import.js";
