@@ -4,12 +4,12 @@
 // install scripts off: better-sqlite3's tarball carries the binary pnpm built, as its source build takes
 // minutes; the linked workspace packages use that binary in place.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "./support/cli.js";
 // @ts-expect-error: a plain .mjs script, shared with bench/startup.mjs
-import { runtimeDependencies } from "../scripts/pack-deps.mjs";
+import { packRuntimeDependencies } from "../scripts/pack-deps.mjs";
 
 const TOOLS = ["pixir", "pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize"] as const;
 
@@ -38,16 +38,6 @@ function sh(command: string, cwd: string, env: NodeJS.ProcessEnv) {
   const r = spawnSync("sh", ["-c", command], { cwd, env, encoding: "utf8" });
   expect(r.status, `${command}\n${r.stderr}`).toBe(0);
   return r;
-}
-
-/** Each runtime dependency as a tarball in `dest` (its directory under `package/`, as npm packs it). */
-function dependencyTarballs(dest: string): string[] {
-  mkdirSync(dest, { recursive: true });
-  return [...(runtimeDependencies() as Map<string, string>).entries()].map(([name, dir]) => {
-    const file = path.join(dest, `${name.replace("/", "-")}.tgz`);
-    sh(`tar -czf '${file}' -C '${dir}' --transform 's,^\.,package,' .`, dest, process.env);
-    return file;
-  });
 }
 
 /** Every tool on PATH from $HOME/.local/bin, run in an empty directory elsewhere. */
@@ -91,7 +81,7 @@ describe("README Install", () => {
     const packed = spawnSync(process.execPath, [path.join(ROOT, "scripts/pack-tools.mjs"), "--out", path.join(work, "packs"), "--no-build"], { encoding: "utf8" });
     expect(packed.status, packed.stderr).toBe(0);
     expect(packed.stdout.trim().split("\n").map((f) => path.basename(f))).toEqual(TOOLS.map((t) => `${t}-0.1.0.tgz`));
-    const deps = dependencyTarballs(path.join(work, "deps"));
+    const deps: string[] = packRuntimeDependencies(path.join(work, "deps"));
     expect(deps.length).toBeGreaterThan(0);
     sh(`${packLine} ./deps/*.tgz`, work, npmEnv(home, { npm_config_ignore_scripts: "true" }));
     toolsRunFromElsewhere(home);

@@ -80,11 +80,26 @@ const isReadOnly = (err: unknown): boolean => SQLITE_READONLY(sqliteCode(err) ??
 /** A fault while writing the index, in pixir's words: a full disk is `log_write_failed` naming the index. */
 export function indexWriteFault(err: unknown, path: StatePath): PixirError {
   if (err instanceof PixirError) return err;
+  if (isAddonMissing(err)) return addonFault(err);
   const code = sqliteCode(err);
   const errno = code === "SQLITE_FULL" ? "ENOSPC" : code !== null && SQLITE_DISK.has(code) ? "EIO" : (err as NodeJS.ErrnoException | null)?.code;
   const named = osWriteFault(Object.assign(new Error("index write"), { code: errno }), path.rel, "index", `the search index ${path.rel}`);
   named.details.next_actions = ["free some space; the Logs are untouched and the next search repairs the index", ...((named.details.next_actions as string[] | undefined) ?? [])];
   return named;
+}
+
+/** better-sqlite3 installed without its native part (an install with scripts off, or a failed source build). */
+function isAddonMissing(err: unknown): boolean {
+  const e = err as NodeJS.ErrnoException | null;
+  return e?.code === "ERR_DLOPEN_FAILED" || /bindings file|better_sqlite3\.node|NODE_MODULE_VERSION/.test(String(e?.message ?? ""));
+}
+
+function addonFault(err: unknown): PixirError {
+  return new PixirError("internal_error", "the SQLite addon of the search index (better-sqlite3) could not be loaded", {
+    reason: "sqlite_addon_missing",
+    cause: String((err as Error | null)?.message ?? err).split("\n")[0],
+    next_actions: ["reinstall pixir where python3, make and a C++ compiler are available (on Debian also: export npm_config_nodedir=/usr); see the README's Install", "every other command works without it"],
+  });
 }
 
 function removeIndexFiles(p: StatePath): void {
