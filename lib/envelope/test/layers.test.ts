@@ -179,6 +179,18 @@ describe("the layers of lib/envelope/src", () => {
     expect(Object.keys(LONG_FUNCTIONS).filter((k) => !tooLong.includes(k)), "no longer too long: take it off LONG_FUNCTIONS").toEqual([]);
   });
 
+  it("tune the work, not the process: no V8 flags set at run time, no O_DIRECT, no pipe resizing (issue 38)", () => {
+    const TOOLS = fileURLToPath(new URL("../../../tools/", import.meta.url));
+    const toolSources = readdirSync(TOOLS).flatMap((t) => sources(path.join(TOOLS, t, "src"), []));
+    const TUNING = /\b(setFlagsFromString|O_DIRECT|F_SETPIPE_SZ)\b/g;
+    expect(["v8.setFlagsFromString(f)", "constants.O_DIRECT | 0", "O_DIRECTORY"].map((t) => [...t.matchAll(TUNING)].length)).toEqual([1, 1, 0]);
+    const wrong: string[] = [];
+    for (const file of [...files, ...toolSources]) {
+      for (const m of readFileSync(file, "utf8").matchAll(TUNING)) wrong.push(`${path.relative(SRC, file)}: ${m[1]}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it("finds the functions and cycles it checks (the reader is not blind)", () => {
     const body = Array.from({ length: 3 }, () => "  x();").join("\n");
     const text = `function a() {\n${body}\n}\nconst b = () => {\n${body}\n};\nclass C {\n  m() {\n${body}\n  }\n  constructor() {}\n}\nexport default function () {}`;
