@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmark of `pixir import claude` (claude-interop.md §4.6): a generated projects tree made of the real
-// transcripts under ../shared/fixtures/real-sessions/claude (each unit copied with fresh ids: its session,
+// transcripts under test/fixtures/real-sessions/claude (each unit copied with fresh ids: its session,
 // record and agent ids all new), in project directories of about 50 units, imported into a fresh Workspace,
 // next to `cat`, `jq -c .` and a
 // plain copy (`cp -r`) of the same bytes. Then the unchanged tree is imported again, and 1,000 small

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmark of `pixir import codex` (codex-interop.md §4) on a generated tree of rollouts: the real Codex
-// rollouts of ../shared/fixtures/real-sessions/codex, renamed (a new thread id each) and repeated until the
+// rollouts of test/fixtures/real-sessions/codex (and ../shared's localpush ones when present), renamed (a new thread id each) and repeated until the
 // tree holds --size bytes, laid out as $CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl.
 //
 //   node bench/codex-import.mjs                 # 1GiB tree (the issue's size)

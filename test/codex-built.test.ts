@@ -10,7 +10,10 @@ import { run, tempDir, toolCopyForAnyUser } from "./support/cli.js";
 import {
   A,
   CODEX_FIXTURES_DIR,
+  codexFixturePath,
   codexFork,
+  HAS_LOCALPUSH,
+  LOCALPUSH_MISSING,
   completeLines,
   expectedSignatures,
   meta,
@@ -25,7 +28,9 @@ import {
 
 const CODEMIE = "codemie-code/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl";
 const COMPACTED = "localpush/rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl";
-const fixtureLines = (rel: string): string[] => completeLines(readFileSync(path.join(CODEX_FIXTURES_DIR, rel), "utf8"));
+const fixtureLines = (rel: string): string[] => completeLines(readFileSync(codexFixturePath(rel), "utf8"));
+/** A title that says why its tests skip when the localpush rollouts are absent. */
+const needsLocalpush = (title: string): string => (HAS_LOCALPUSH ? title : `${title} (skipped: ${LOCALPUSH_MISSING})`);
 
 const importCodex = (ws: string, ...args: string[]) => run("pixir", ["import", "codex", ...args, "--json"], { cwd: ws, env: { CODEX_HOME: path.join(ws, "no-codex-home") } });
 const exportCodex = (ws: string, id: string, ...args: string[]) => run("pixir", ["export", "codex", id, ...args], { cwd: ws });
@@ -56,7 +61,8 @@ const T0 = "2026-09-09T09:09:09.999Z";
 const own = (text: string): string[] => [U(text, "2026-09-09T09:10:00.000Z"), A(`${text}: done`, "2026-09-09T09:10:01.000Z")];
 
 describe("Codex forks of real rollouts (§3.5)", () => {
-  for (const rel of [CODEMIE, COMPACTED]) {
+  if (!HAS_LOCALPUSH) it.skip(needsLocalpush("a fork of the compacted rollout"), () => {});
+  for (const rel of HAS_LOCALPUSH ? [CODEMIE, COMPACTED] : [CODEMIE]) {
     const source = fixtureLines(rel);
     const P = threadOf(source);
     // Codex cuts a fork just before a user turn; the last one lies after the real compaction of COMPACTED.
@@ -65,7 +71,7 @@ describe("Codex forks of real rollouts (§3.5)", () => {
     it(`${path.basename(rel).slice(0, 38)}: copied lines that match are stored once, in the source's family`, () => {
       const C = "019fffff-0000-7000-8000-00000000000c";
       const fork = codexFork(source, k, C, T0, own("fork question"));
-      const files = { C: write(fork, `rollout-2026-09-09T12-09-09-${C}.jsonl`), P: path.join(CODEX_FIXTURES_DIR, rel) };
+      const files = { C: write(fork, `rollout-2026-09-09T12-09-09-${C}.jsonl`), P: codexFixturePath(rel) };
       const ws = tempDir();
       const r = importCodex(ws, files.C, files.P);
       expect(r.code, r.stderr).toBe(0);
@@ -142,8 +148,8 @@ function withRollbacks(source: string[], at: number, k: number): string[] {
   return [...source.slice(0, at), rec("event_msg", { type: "thread_rolled_back", num_turns: k }, ts), U("after the rollback", ts), ...source.slice(at, at + 5), rolledBack(1), U("after the second rollback")];
 }
 
-describe("rollbacks in real rollouts (§3.3, §3.4)", () => {
-  const source = fixtureLines(COMPACTED);
+describe.skipIf(!HAS_LOCALPUSH)(needsLocalpush("rollbacks in real rollouts (§3.3, §3.4)"), () => {
+  const source = HAS_LOCALPUSH ? fixtureLines(COMPACTED) : [];
   const compactedAt = source.findIndex((l) => JSON.parse(l).type === "compacted") + 1;
 
   it("after a real compaction, twice: each child carries the checkpoint, and the oracle holds", () => {
@@ -430,7 +436,9 @@ describe("subagent links (§3.6)", () => {
 });
 
 describe("streaming new families (§4.8) on worker threads", () => {
-  const fixtures = ["agent-history/session-01.jsonl", CODEMIE, COMPACTED, "agent-sessions/small.jsonl"].map((rel) => path.join(CODEX_FIXTURES_DIR, rel));
+  // Without the localpush rollouts, the other codemie rollout stands in as the third one.
+  const third = HAS_LOCALPUSH ? COMPACTED : "codemie-code/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl";
+  const fixtures = ["agent-history/session-01.jsonl", CODEMIE, third, "agent-sessions/small.jsonl"].map(codexFixturePath);
   const importWith = (threads: string, ...args: string[]) => {
     const ws = tempDir();
     const r = run("pixir", ["import", "codex", ...args, "--json"], { cwd: ws, env: { PIXIR_SCAN_THREADS: threads, CODEX_HOME: path.join(ws, "none") } });

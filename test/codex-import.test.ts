@@ -7,6 +7,7 @@ import { ev, run, tempDir, workspace } from "./support/cli.js";
 import {
   A,
   CODEX_FIXTURES_DIR,
+  codexFixturePath,
   codexFixtures,
   completeLines,
   expectedSignatures,
@@ -47,7 +48,7 @@ const countTypes = (events: any[]): Record<string, number> => {
 };
 
 describe.each(codexFixtures())("fixture %s (§7.3)", (rel) => {
-  const file = path.join(CODEX_FIXTURES_DIR, rel);
+  const file = codexFixturePath(rel);
   const bytes = readFileSync(file);
   const lines = completeLines(bytes.toString("utf8"));
   const threadId = JSON.parse(lines[0]!).payload.id as string;

@@ -1,11 +1,12 @@
 // context-vectors.md: every vector of the specification, run against the built `pixir`. The Logs,
-// commands and expected outputs are read from the specification text (support/context-vectors.ts);
-// Pixir's own fold and compaction produced those outputs.
-import { mkdirSync, writeFileSync } from "node:fs";
+// commands and expected outputs are the repository's copy of the specification text
+// (test/fixtures/context-vectors.json, support/context-vectors.ts); Pixir's own fold and compaction produced them.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { listTree, readEvents, readLog, run, tempDir, ULID } from "./support/cli.js";
-import { readVectors, type Vector } from "./support/context-vectors.js";
+import { listTree, readEvents, readLog, ROOT, run, tempDir, ULID } from "./support/cli.js";
+import { readVectors, VECTORS_SPEC, type Vector } from "./support/context-vectors.js";
 
 const vectors = readVectors();
 
@@ -28,6 +29,13 @@ describe("context-vectors.md", () => {
   it("holds the 52 vectors the specification announces", () => {
     expect(vectors.map((v) => v.id)).toHaveLength(52);
     expect(new Set(vectors.map((v) => v.id)).size).toBe(52);
+  });
+
+  const noSpec = !existsSync(VECTORS_SPEC);
+  it.skipIf(noSpec)(`the repository's copy is the specification's text${noSpec ? ` (skipped: ${VECTORS_SPEC} is absent)` : ""}`, () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/vectors-to-json.mjs"), "--check", VECTORS_SPEC], { encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
   });
 
   for (const v of vectors) {

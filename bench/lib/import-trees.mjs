@@ -1,14 +1,16 @@
 // The generated import sources the import benchmarks share (bench/claude-import.mjs,
 // bench/codex-import.mjs) with the comparison of two builds (bench/compare-builds.mjs): copies of the
-// real sessions of ../shared/fixtures/real-sessions, each with fresh ids, until a tree holds `size` bytes.
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+// real sessions of test/fixtures/real-sessions (and ../shared's unlicensed Codex localpush rollouts when
+// that directory is beside the checkout), each with fresh ids, until a tree holds `size` bytes.
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { repoRoot } from "./data.mjs";
 
-export const CLAUDE_FIXTURES = path.resolve(repoRoot, "../shared/fixtures/real-sessions/claude");
+export const CLAUDE_FIXTURES = path.resolve(repoRoot, "test/fixtures/real-sessions/claude");
 const FIXTURES = CLAUDE_FIXTURES;
-const CODEX_FIXTURES = path.resolve(repoRoot, "../shared/fixtures/real-sessions/codex");
+const CODEX_FIXTURES = path.resolve(repoRoot, "test/fixtures/real-sessions/codex");
+const CODEX_LOCALPUSH = path.resolve(repoRoot, "../shared/fixtures/real-sessions/codex/localpush");
 const UNITS_PER_PROJECT = 50;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -108,6 +110,7 @@ function codexSources() {
     }
   };
   walk(CODEX_FIXTURES);
+  if (existsSync(CODEX_LOCALPUSH)) walk(CODEX_LOCALPUSH);
   return out.map((file) => {
     const text = readFileSync(file, "utf8");
     const id = JSON.parse(text.slice(0, text.indexOf("\n"))).payload.id;

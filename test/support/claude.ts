@@ -5,7 +5,8 @@ import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs
 import path from "node:path";
 import { ROOT, tempDir } from "./cli.js";
 
-export const CLAUDE_FIXTURES = path.resolve(ROOT, "../shared/fixtures/real-sessions/claude");
+/** The licensed real transcripts, in the repository (test/fixtures/real-sessions/README.md). */
+export const CLAUDE_FIXTURES = path.resolve(ROOT, "test/fixtures/real-sessions/claude");
 
 /** Every `.jsonl` file under the fixture folder, relative to it. */
 export function allFixtureFiles(): string[] {

@@ -1,23 +1,38 @@
 // codex-interop.md §7: helpers for the Codex tests, and the oracle of §7.2 computed from a rollout alone
 // (Codex's replay of §1.8 and the signatures of §7.2). Nothing here comes from the importer.
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { ROOT } from "./cli.js";
 
-export const CODEX_FIXTURES_DIR = path.resolve(ROOT, "../shared/fixtures/real-sessions/codex");
+/** The licensed real rollouts, in the repository (test/fixtures/real-sessions/README.md). */
+export const CODEX_FIXTURES_DIR = path.resolve(ROOT, "test/fixtures/real-sessions/codex");
 
-/** Every .jsonl file under the fixtures, relative to CODEX_FIXTURES_DIR. */
+/**
+ * The `localpush` rollouts (the only real Codex compaction) have no licence file, so they are not in the
+ * repository: read from `../shared` beside the checkout when it is there; tests that need them skip otherwise.
+ */
+export const LOCALPUSH_DIR = path.resolve(ROOT, "../shared/fixtures/real-sessions/codex/localpush");
+export const HAS_LOCALPUSH = existsSync(LOCALPUSH_DIR);
+export const LOCALPUSH_MISSING = `needs the unlicensed localpush rollouts, not in the repository: ${LOCALPUSH_DIR} is absent`;
+
+/** The file of a fixture named relative to the fixtures folder (`localpush/…` from `../shared`). */
+export const codexFixturePath = (rel: string): string =>
+  rel.startsWith("localpush/") ? path.join(LOCALPUSH_DIR, rel.slice("localpush/".length)) : path.join(CODEX_FIXTURES_DIR, rel);
+
+const jsonlUnder = (dir: string, rel: string, out: string[]): void => {
+  for (const name of readdirSync(dir).sort()) {
+    const abs = path.join(dir, name);
+    if (statSync(abs).isDirectory()) jsonlUnder(abs, path.join(rel, name), out);
+    else if (name.endsWith(".jsonl")) out.push(path.join(rel, name));
+  }
+};
+
+/** Every .jsonl fixture, relative to CODEX_FIXTURES_DIR (`localpush/…` too when present): see codexFixturePath. */
 export function codexFixtures(): string[] {
   const out: string[] = [];
-  const walk = (dir: string, rel: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const abs = path.join(dir, name);
-      if (statSync(abs).isDirectory()) walk(abs, path.join(rel, name));
-      else if (name.endsWith(".jsonl")) out.push(path.join(rel, name));
-    }
-  };
-  walk(CODEX_FIXTURES_DIR, "");
-  return out;
+  jsonlUnder(CODEX_FIXTURES_DIR, "", out);
+  if (HAS_LOCALPUSH) jsonlUnder(LOCALPUSH_DIR, "localpush", out);
+  return out.sort();
 }
 
 /** The complete, non-blank lines of a rollout. */

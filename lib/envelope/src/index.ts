@@ -59,6 +59,13 @@ export { importClaude } from "./interop/claude/import.js";
 export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
+// archive/ (archive.md §1: session facts, the catalog, id prefixes)
+export { AGENT_RULES, type AgentName, type AgentRules } from "./archive/agents.js";
+export { catalogPath, CATALOG_VERSION, newestFirst, readCatalog } from "./archive/catalog.js";
+export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
+export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
+export { callTotal, type ModelCall, modelCallsOf } from "./archive/model-calls.js";
+
 // view/
 export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";

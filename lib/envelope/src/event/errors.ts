@@ -6,6 +6,7 @@ export type ErrorKind =
   | "usage"
   | "invalid_args"
   | "not_found"
+  | "ambiguous_session_id"
   | "permission_denied"
   | "session_writer_active"
   | "session_writer_stale"
@@ -74,6 +75,7 @@ const KINDS: Record<ErrorKind, KindInfo> = {
   usage: kind(2, "usage error", ["run the command with --help"]),
   invalid_args: kind(2, "invalid arguments", null),
   not_found: kind(2, "session log was not found", null),
+  ambiguous_session_id: kind(2, "session id prefix matches more than one session", ["give more characters of the id", "run pixir ls to see the ids"]),
   permission_denied: kind(3, "permission denied", ["check file permissions on the workspace state"]),
   session_writer_active: kind(5, "Session already has an active writer lease", LEASE_ACTIVE_ACTIONS),
   session_writer_stale: kind(5, "Session has a stale writer lease", LEASE_STALE_ACTIONS),

@@ -18,7 +18,7 @@ export type InjectedKind =
 export interface UserTextClass {
   /** null: typed by a person. */
   injected: InjectedKind | null;
-  /** For a `<command-name>` wrapper: the command line it names (`/review src`), which counts as typed. */
+  /** The part of a wrapped text that a person typed: a `<command-name>` wrapper's command line (`/review src`), the request after an IDE's attached context. */
   commandLine: string | null;
 }
 
@@ -42,6 +42,7 @@ const OPENERS: Array<[string, InjectedKind]> = [
   ["<turn_aborted>", "context"],
   ["<subagent_notification>", "context"],
   ["<additional_context>", "context"],
+  ["[request interrupted by user", "context"],
 ];
 
 const TYPED: UserTextClass = { injected: null, commandLine: null };
@@ -61,9 +62,38 @@ export function classifyUserText(text: string, flags: { isMeta?: boolean; isComp
     const line = commandLineOf(head);
     return line === null ? { injected: "command", commandLine: null } : { injected: null, commandLine: line };
   }
+  const afterIde = withoutIdeBlocks(head);
+  if (afterIde !== head) {
+    if (afterIde.trim() === "") return { injected: "context", commandLine: null };
+    const rest = classifyUserText(afterIde);
+    return rest.injected !== null ? rest : { injected: null, commandLine: rest.commandLine ?? afterIde.trim() };
+  }
   const lowered = lowerHead(head, 96);
+  if (IDE_CONTEXT_HEADS.some((h) => lowered.startsWith(h))) {
+    const request = ideRequestOf(head);
+    return request === null ? { injected: "context", commandLine: null } : { injected: null, commandLine: request };
+  }
   for (const [open, kind] of OPENERS) if (lowered.startsWith(open)) return { injected: kind, commandLine: null };
   return TYPED;
+}
+
+/** Claude Code's IDE integration puts what the editor shows before the words a person typed. */
+const IDE_BLOCK = /^\s*<(ide_selection|ide_opened_file)>[\s\S]*?<\/\1>/;
+
+function withoutIdeBlocks(text: string): string {
+  let rest = text;
+  for (let m = IDE_BLOCK.exec(rest); m !== null; m = IDE_BLOCK.exec(rest)) rest = rest.slice(m[0].length);
+  return rest;
+}
+
+/** Codex's IDE extension puts the files and selection it attached before the request a person typed. */
+const IDE_CONTEXT_HEADS = ["# context from my ide setup", "# files mentioned by the user"];
+const IDE_REQUEST = "## My request for Codex:";
+
+function ideRequestOf(text: string): string | null {
+  const at = text.indexOf(IDE_REQUEST);
+  const request = at < 0 ? "" : text.slice(at + IDE_REQUEST.length).trim();
+  return request === "" ? null : request;
 }
 
 /** `<command-name>/x</command-name> … <command-args>a b</command-args>` → `/x a b`; null when it names none. */

@@ -27,6 +27,16 @@ describe("classifyUserText (archive.md §1, §4)", () => {
     expect(typedText("<command-name>clear</command-name><command-args></command-args>")).toBe("/clear");
     expect(classifyUserText("<command-message>x</command-message>").injected).toBe("command");
   });
+  it("takes the request after an IDE's attached context (Claude Code's ide blocks, Codex's IDE extension)", () => {
+    const claude = "<ide_selection>The user selected the lines 1 to 2 from /x.py:\nfoo\n</ide_selection>\nHow do I install this?";
+    expect(typedText(claude)).toBe("How do I install this?");
+    expect(classifyUserText("<ide_opened_file>The user opened /README.md</ide_opened_file>").injected).toBe("context");
+    expect(typedText("<ide_opened_file>x</ide_opened_file><system-reminder>y</system-reminder>")).toBeNull();
+    const codex = "\n# Files mentioned by the user:\n\n## a.vtt: /tmp/a.vtt\n\n## My request for Codex:\nsummarize the action items\n";
+    expect(typedText(codex)).toBe("summarize the action items");
+    expect(classifyUserText("# Context from my IDE setup:\n\n## Open tabs:\n- a.ts").injected).toBe("context");
+    expect(classifyUserText("[Request interrupted by user for tool use]").injected).toBe("context");
+  });
   it("gives blank text no title", () => {
     expect(typedText("   \n ")).toBeNull();
   });

@@ -14,7 +14,7 @@ import { recordDrafts, usageDraft, type MapContext } from "../../src/interop/cla
 import { factsOfTape, factsOfValue, recordTape } from "../../src/interop/claude/record-facts.js";
 import { parseLine } from "../../src/interop/claude/transcript.js";
 
-const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../../shared/fixtures/real-sessions/claude");
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../test/fixtures/real-sessions/claude");
 const tape = recordTape();
 
 function realLines(): string[] {

@@ -2,7 +2,7 @@
 // the plain rule writes (eventLine over lineEvents(mapLine(…)), as stream.ts runs it), with the running
 // state moved the same way, and where it declines the plain rule takes the line. These tests hold it to
 // that on the real rollouts of the fixtures, on generated records, and on their lines mutated.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
@@ -14,7 +14,9 @@ import { CodexLineBytes, OutBytes } from "../../src/interop/codex/line-bytes.js"
 import { eventLine, lineEvents } from "../../src/interop/codex/line-events.js";
 import { mapLine, RunningState } from "../../src/interop/codex/line-map.js";
 
-const FIXTURES = fileURLToPath(new URL("../../../../../shared/fixtures/real-sessions/codex", import.meta.url));
+// The licensed rollouts are in the repository; the unlicensed localpush ones are read from ../shared when present.
+const FIXTURES = fileURLToPath(new URL("../../../../test/fixtures/real-sessions/codex", import.meta.url));
+const LOCALPUSH = fileURLToPath(new URL("../../../../../shared/fixtures/real-sessions/codex/localpush", import.meta.url));
 const THREAD = "019f0000-0000-7000-8000-00000000002a";
 const SESSION = THREAD;
 
@@ -96,6 +98,7 @@ function fixtureFiles(): string[] {
     }
   };
   walk(FIXTURES);
+  if (existsSync(LOCALPUSH)) walk(LOCALPUSH);
   return out;
 }
 
@@ -198,7 +201,7 @@ describe.each([
     walk.kernel = stringKernel;
   });
 
-  it.each(fixtureFiles().map((f) => [path.relative(FIXTURES, f), f]))("writes the plain rule's bytes for every line of %s", (_rel, file) => {
+  it.each(fixtureFiles().map((f) => [f.startsWith(LOCALPUSH) ? `localpush/${path.basename(f)}` : path.relative(FIXTURES, f), f]))("writes the plain rule's bytes for every line of %s", (_rel, file) => {
     const lines = linesOf(readFileSync(file, "utf8"));
     const written = holdToPlain(lines, twin);
     // The point of the twin: nearly every line of a real rollout takes it (not line 1, compacted records,

@@ -1,0 +1,224 @@
+// archive.md §1: the facts one Log holds about itself, in one pass over its bytes. Most lines are only
+// counted from their envelope head (fast/line-head.ts); a line is parsed only when it can hold a fact:
+// the first line, lineage, a title record, an import's header, user messages until the first prompt.
+import { open } from "node:fs/promises";
+import { isJsonObject, type JsonObject } from "../event/envelope.js";
+import { oneLine, typedText } from "../event/injected.js";
+import { CANONICAL_TYPES } from "../event/vocabulary.js";
+import { LineHead, readHead } from "../fast/line-head.js";
+import { lineBlocks } from "../store/log-read.js";
+import { AGENT_RULES, agentOfData, TITLE_ORDER, type AgentName, type AgentRules, type NamedTitle } from "./agents.js";
+
+/** What a Log says about itself; the catalog joins these into SessionFacts (lineage, inherited counts). */
+export interface LogScan {
+  agent: AgentName | null;
+  cwd: string | null;
+  /** The title the agent recorded (archive.md §1's per-agent order), before the first-prompt fallback. */
+  named_title: string | null;
+  first_prompt: string | null;
+  started: string | null;
+  updated: string | null;
+  /** user and assistant messages among the Log's own Events, and their seqs (a share child counts its parent's up to its fork point). */
+  messages: number;
+  message_seqs: number[];
+  events: number;
+  fork: { parent: string; forked_to_seq: number | null; strategy: string | null; branch: boolean } | null;
+  /** child_session_id of this Log's subagent runs. */
+  subagents: string[];
+  /** The first problem met (an unreadable Log or a line that is not JSON); the facts cover what was read. */
+  problem: string | null;
+}
+
+const WORKFLOW = CANONICAL_TYPES.indexOf("workflow_event");
+const USER = CANONICAL_TYPES.indexOf("user_message");
+const ASSISTANT = CANONICAL_TYPES.indexOf("assistant_message");
+const SUBAGENT = CANONICAL_TYPES.indexOf("subagent_event");
+const FORK = CANONICAL_TYPES.indexOf("session_fork");
+/** How far into `data` the markers of a workflow_event are looked for (they follow its `event` name). */
+const MARKER_WINDOW = 160;
+const MARKERS = AGENT_RULES.flatMap((r) => r.markers.map((m) => Buffer.from(m, "utf8")));
+const PROVENANCE = new Set(AGENT_RULES.flatMap((r) => r.provenanceOnly));
+const EVENT_KEY = Buffer.from('{"event":"', "utf8");
+
+/** One Log's own facts, reading its first `size` bytes. */
+export async function scanLogFacts(abs: string, size: number): Promise<LogScan> {
+  const scan = new ScanState();
+  let file;
+  try {
+    file = await open(abs, "r");
+  } catch (err) {
+    scan.problem = (err as NodeJS.ErrnoException).code === "EACCES" ? "permission_denied" : "log_read_failed";
+    return scan.result();
+  }
+  try {
+    for await (const block of lineBlocks(file, size)) scan.block(block.bytes, block.end);
+  } catch {
+    scan.problem ??= "log_read_failed";
+  } finally {
+    await file.close();
+  }
+  return scan.result();
+}
+
+class ScanState {
+  private readonly head = new LineHead();
+  private agent: AgentRules | null = null;
+  private cwd: string | null = null;
+  private readonly titles = new Map<string, NamedTitle>();
+  private readonly summaries: NamedTitle[] = [];
+  private leaf: string | null = null;
+  private firstPrompt: string | null = null;
+  private started: string | null = null;
+  private updated: string | null = null;
+  private readonly messageSeqs: number[] = [];
+  private events = 0;
+  private fork: LogScan["fork"] = null;
+  private readonly subagents = new Set<string>();
+  problem: string | null = null;
+
+  block(b: Buffer, end: number): void {
+    let s = 0;
+    while (s < end) {
+      let e = b.indexOf(0x0a, s);
+      if (e < 0 || e > end) e = end;
+      if (e > s) this.line(b, s, e);
+      s = e + 1;
+    }
+  }
+
+  private line(b: Buffer, s: number, e: number): void {
+    const t = readHead(b, s, e, this.head);
+    if (t < 0) return this.parsedLine(b, s, e);
+    const first = this.events === 0;
+    this.events++;
+    const ts = b.toString("latin1", this.head.tsStart, this.head.tsEnd);
+    if (t === WORKFLOW) {
+      const name = this.eventName(b, e);
+      if (!PROVENANCE.has(name)) this.stamp(ts);
+      if (first || this.hasMarker(b, e) || this.wantsCwd()) this.facts(t, this.head.seq, this.dataAt(b, s, e));
+      return;
+    }
+    this.stamp(ts);
+    if (t === USER || t === ASSISTANT) this.messageSeqs.push(this.head.seq ?? -1);
+    const wanted = first || t === FORK || t === SUBAGENT || (t === USER && this.firstPrompt === null) || this.wantsCwd();
+    if (wanted) this.facts(t, this.head.seq, this.dataAt(b, s, e));
+  }
+
+  /** A line in another layout than our writers': decoded in full (or skipped as a problem). */
+  private parsedLine(b: Buffer, s: number, e: number): void {
+    let v: unknown;
+    try {
+      v = JSON.parse(b.toString("utf8", s, e));
+    } catch {
+      this.problem ??= "corrupt_log_line";
+      return;
+    }
+    if (!isJsonObject(v) || typeof v.type !== "string") {
+      this.problem ??= "corrupt_log_line";
+      return;
+    }
+    this.events++;
+    const t = CANONICAL_TYPES.indexOf(v.type as (typeof CANONICAL_TYPES)[number]);
+    const data = isJsonObject(v.data) ? v.data : {};
+    if (typeof v.ts === "string" && !(t === WORKFLOW && PROVENANCE.has(String(data.event)))) this.stamp(v.ts);
+    const seq = typeof v.seq === "number" ? v.seq : null;
+    if (t === USER || t === ASSISTANT) this.messageSeqs.push(seq ?? -1);
+    this.facts(t, seq, data);
+  }
+
+  private dataAt(b: Buffer, s: number, e: number): JsonObject {
+    try {
+      const v = JSON.parse(b.toString("utf8", s, e)) as JsonObject;
+      return isJsonObject(v.data) ? v.data : {};
+    } catch {
+      this.problem ??= "corrupt_log_line";
+      return {};
+    }
+  }
+
+  private eventName(b: Buffer, e: number): string {
+    const at = this.head.dataOpen;
+    if (b.compare(EVENT_KEY, 0, EVENT_KEY.length, at, Math.min(at + EVENT_KEY.length, e)) !== 0) return "";
+    const start = at + EVENT_KEY.length;
+    const close = b.indexOf(0x22, start);
+    return close < 0 || close > e ? "" : b.toString("latin1", start, close);
+  }
+
+  private hasMarker(b: Buffer, e: number): boolean {
+    const windowEnd = Math.min(e, this.head.dataOpen + MARKER_WINDOW);
+    const window = b.subarray(this.head.dataOpen, windowEnd);
+    return MARKERS.some((m) => window.includes(m));
+  }
+
+  /** Claude keeps the cwd on every record: read lines until one names it. */
+  private wantsCwd(): boolean {
+    return this.cwd === null && this.agent?.agent === "claude";
+  }
+
+  private stamp(ts: string): void {
+    if (this.started === null || ts < this.started) this.started = ts;
+    if (this.updated === null || ts > this.updated) this.updated = ts;
+  }
+
+  private facts(t: number, seq: number | null, data: JsonObject): void {
+    this.agent ??= agentOfData(data);
+    const rules = this.agent;
+    if (rules !== null) {
+      this.cwd ??= rules.cwdOf(data);
+      this.leaf ??= rules.leafOf(data);
+      const title = rules.titleOf(data);
+      if (title?.slot === "summary") this.summaries.push(title);
+      else if (title !== null) this.titles.set(title.slot, title); // the newest of each kind wins
+    }
+    if (t === FORK && seq === 0 && typeof data.parent_session_id === "string") this.fork = forkOf(data);
+    if (t === SUBAGENT && typeof data.child_session_id === "string" && data.child_session_id !== "") this.subagents.add(data.child_session_id);
+    if (this.firstPrompt !== null) return;
+    const prompt = t === USER ? (typeof data.text === "string" ? data.text : null) : t === WORKFLOW ? (rules?.promptOf(data) ?? null) : null;
+    const typed = prompt === null ? null : typedText(prompt, t === USER ? (rules?.userFlags(data) ?? {}) : {});
+    if (typed !== null) this.firstPrompt = oneLine(typed);
+  }
+
+  private namedTitle(): string | null {
+    for (const slot of TITLE_ORDER) {
+      if (slot === "summary") {
+        const leafSummary = this.summaries.findLast((s) => this.leaf !== null && s.leaf === this.leaf);
+        if (leafSummary !== undefined) return oneLine(leafSummary.text);
+        continue;
+      }
+      const t = this.titles.get(slot);
+      if (t !== undefined) return oneLine(t.text);
+    }
+    return null;
+  }
+
+  result(): LogScan {
+    return {
+      agent: this.agent?.agent ?? null,
+      cwd: this.cwd,
+      named_title: this.namedTitle(),
+      first_prompt: this.firstPrompt,
+      started: this.started,
+      updated: this.updated,
+      messages: this.messageSeqs.length,
+      message_seqs: this.messageSeqs,
+      events: this.events,
+      fork: this.fork,
+      subagents: [...this.subagents],
+      problem: this.problem,
+    };
+  }
+}
+
+/** A first-line session_fork: the parent, the fork point, and whether an agent's import made it as a branch. */
+function forkOf(data: JsonObject): LogScan["fork"] {
+  const agentData = AGENT_RULES.map((r) => data[r.key]).find(isJsonObject);
+  const forkKind = typeof agentData?.fork_kind === "string" ? agentData.fork_kind : "";
+  return {
+    parent: data.parent_session_id as string,
+    forked_to_seq: typeof data.forked_to_seq === "number" ? data.forked_to_seq : null,
+    strategy: typeof data.strategy === "string" ? data.strategy : null,
+    // A rewind or an edited prompt (Claude's branches, and a transcript's second root) against a fork someone made.
+    branch: forkKind === "claude_branch" || forkKind === "claude_root",
+  };
+}
+
