@@ -156,5 +156,7 @@ for (const [name, after] of times.after) {
   if (peak !== undefined && peak > RSS_BOUND_KIB) slower++;
   const rss = peak === undefined ? "" : `  peak RSS ${(peaks.before.get(name) / 1024).toFixed(0)} → ${(peak / 1024).toFixed(0)} MiB${peak > RSS_BOUND_KIB ? " OVER 256" : ""}`;
   console.log(`${name.padEnd(64)} ${was.toFixed(2).padStart(7)} s ${now.toFixed(2).padStart(7)} s  after/before ${ratio.toFixed(3)}${ratio > 1 + args.tolerance ? "  SLOWER" : ""}${rss}`);
+  // Every round's figure too: on a shared machine the spread says how far a median can be trusted.
+  console.log(`${"".padEnd(64)} rounds: ${(times.before.get(name) ?? []).map((t) => t.toFixed(2)).join(", ")} / ${after.map((t) => t.toFixed(2)).join(", ")}`);
 }
 process.exitCode = slower === 0 ? 0 : 1;
