@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CLAUDE_FIXTURES as FIXTURES, freshUuid, generateClaudeTree } from "./lib/import-trees.mjs";
+import { FIXTURES, freshUuid, generate } from "./lib/claude-tree.mjs";
 import { parseSize, sizeLabel } from "./lib/util.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -46,7 +46,7 @@ function timed(command, argv, options = {}) {
 const tmp = mkdtempSync(path.join(os.tmpdir(), "pixir-claude-bench-"));
 try {
   const projects = path.join(tmp, "projects");
-  const { written, units, paths } = generateClaudeTree(projects, size);
+  const { written, units, paths } = generate(projects, size);
   // The generated tree goes to the disk before the clock starts: the import's fsyncs would otherwise wait
   // behind the write-back of the whole tree, which is the generator's work, not the import's.
   spawnSync("sync");

@@ -64,7 +64,14 @@ export { AGENT_RULES, type AgentName, type AgentRules } from "./archive/agents.j
 export { catalogPath, CATALOG_VERSION, newestFirst, readCatalog } from "./archive/catalog.js";
 export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
 export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
-export { callTotal, type ModelCall, modelCallsOf } from "./archive/model-calls.js";
+// archive/ (archive.md §3: model calls, prices, usage)
+export { callTotal, type ModelCall, ModelCallCounter, modelCallsOf } from "./archive/model-calls.js";
+export { callCost, COST_MODES, type CostMode, loadPrices, priceOf } from "./archive/prices.js";
+export { PRICE_TABLE, PRICE_TABLE_DATE } from "./archive/price-table.js";
+export { readModelCalls } from "./archive/usage-index.js";
+export { USAGE_GROUPINGS, usageReport, type UsageReport, type UsageRow, type UsageSession } from "./archive/usage.js";
+export { usageNote, usageQueryOf, workspaceUsage } from "./archive/usage-job.js";
+export { usageText } from "./archive/usage-text.js";
 
 // view/
 export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";

@@ -308,11 +308,36 @@ and checkpoints as quotes; reasoning is left out. The same Log gives the same by
   ],
 };
 
+const usage: CommandDecl = {
+  command: "usage",
+  describe: "what the model calls cost: tokens and USD by day, week, month, session, family, model, project or agent",
+  description: `Count the model calls of the Workspace's Logs and price them, each call exactly once: a Claude
+response written over several records is one call, a fork's copied prefix is counted at the Log that
+owns it, subagents in their own Logs, Codex calls from token_count, pi and Pixir from provider_usage.
+Without flags: by day over the last 30 days. --session ID gives that session, its forks, branches and
+subagents one row each, and the family total: what each branch cost, the abandoned ones too. Prices are
+USD per million tokens from the table in the repository (its date and source are in its header); a
+model without a price is counted with cost "unknown" (null), never 0. Derived data is kept in
+.pixir/index/usage.json and rebuilt from the Logs when they change.`,
+  options: {
+    by: { type: "string", value: "mode", choices: ["day", "week", "month", "session", "family", "model", "project", "agent"], describe: "the rows (default: day)" },
+    since: { type: "string", value: "text", placeholder: "DATE", describe: "calls on or after this local date (YYYY-MM-DD or YYYYMMDD)" },
+    until: { type: "string", value: "text", placeholder: "DATE", describe: "calls on or before this local date" },
+    session: { type: "string", value: "session id", describe: "one row per member of this session's family below it (forks, branches, subagents), and their total" },
+    agent: { type: "string", value: "text", placeholder: "AGENT", describe: "only sessions of this agent (claude, codex, pi, gemini, opencode, pixir)" },
+    project: { type: "string", value: "text", placeholder: "SUBSTR", describe: "only sessions whose project contains this text" },
+    prices: { type: "string", value: "path", placeholder: "FILE", describe: 'a JSON object {"<model>": {input, output, cache_read, cache_write_5m, cache_write_1h}} in USD per million tokens, over the built-in table' },
+    mode: { type: "string", value: "mode", choices: ["auto", "calculate", "recorded"], default: "auto", describe: "recorded: the cost the source wrote (pi, old Claude costUSD); calculate: the price table; auto: recorded, else calculated" },
+  },
+  examples: ["$0", "$0 --by month --since 2026-01-01", "$0 --session 0d3a8e6f-290f-4105-a327-a2496e5e2a83", "$0 --by model --json | jq -c 'select(.key) | {key, total, cost_usd}'", "$0 --prices my-prices.json --by model"],
+  handler: async (args, ctx) => (await import("./commands/usage.js")).runUsage(args, ctx),
+};
+
 export const tool: ToolSpec = {
   program: "pixir",
   version: __PIXIR_VERSION__,
   description: "Common jobs on pixir Session Logs, run in one process under the Writer Lease.",
-  commands: [fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand],
+  commands: [fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand, usage],
 };
 
 export function main(argv: string[], io: CliIo = processIo()): Promise<number> {

@@ -26,7 +26,10 @@ export interface ModelCall {
   reasoning: number | null;
   /** A cost the source recorded (pi `usage.cost.total`, Claude `costUSD`), in USD. */
   recorded_cost_usd: number | null;
-  /** Claude: `message.id` + `requestId`, the identity of one API response across Logs; else null. */
+  /**
+   * The identity of one call across Logs, where a copy can hold it again: Claude `message.id` + `requestId`;
+   * pi the entry id + timestamp (a pi `/fork` file copies its parent's entries); else null.
+   */
   dedupe_key: string | null;
 }
 
@@ -35,13 +38,49 @@ export const callTotal = (c: ModelCall): number => (c.input ?? 0) + (c.output ??
 
 /** The model calls recorded in a Log's OWN Events (not the prefix it inherits), in seq order. */
 export function modelCallsOf(events: readonly PixirEvent[], agent: AgentName): ModelCall[] {
-  if (agent === "claude") return claudeCalls(events);
-  const calls: ModelCall[] = [];
-  for (const e of events) {
-    if (e.type !== "provider_usage") continue;
-    calls.push(agent === "codex" ? codexCall(e) : usageEventCall(e));
+  const counter = new ModelCallCounter(agent);
+  for (const e of events) counter.push(e);
+  return counter.calls();
+}
+
+/** modelCallsOf one Event at a time, for a reader that streams a Log: it holds the calls, not the Events. */
+export class ModelCallCounter {
+  private readonly found: ModelCall[] = [];
+  /** Claude: the index in `found` of each response's call and its output so far. */
+  private readonly responses = new Map<string, { index: number; output: number }>();
+
+  constructor(private readonly agent: AgentName) {}
+
+  push(e: PixirEvent): void {
+    if (this.agent === "claude") this.pushClaude(e);
+    else if (e.type === "provider_usage") this.found.push(this.agent === "codex" ? codexCall(e) : this.agent === "pi" ? piCall(e) : usageEventCall(e));
   }
-  return calls;
+
+  calls(): ModelCall[] {
+    return this.found;
+  }
+
+  /**
+   * Claude (archive.md §3): the records of one API response (same `message.id` and `requestId`) are one
+   * call, with the usage of the record with the most output tokens (streamed records repeat usage while
+   * `output_tokens` grows). The call sits at its first record's Event.
+   */
+  private pushClaude(e: PixirEvent): void {
+    const found = claudeUsageRecord(e);
+    if (found === null) return;
+    const key = typeof found.message.id === "string" ? `${found.message.id}\u0000${str(found.record.requestId) ?? ""}` : null;
+    const call = claudeCall(e, found.message, found.usage, found.record, key);
+    const output = call.output ?? 0;
+    const seen = key === null ? undefined : this.responses.get(key);
+    if (seen === undefined) {
+      if (key !== null) this.responses.set(key, { index: this.found.length, output });
+      this.found.push(call);
+    } else if (output > seen.output) {
+      const first = this.found[seen.index]!;
+      this.found[seen.index] = { ...call, seq: first.seq, ts: first.ts };
+      seen.output = output;
+    }
+  }
 }
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
@@ -88,6 +127,14 @@ function usageEventCall(e: PixirEvent): ModelCall {
     reasoning: pick(d, "reasoning", "reasoning_tokens"),
     recorded_cost_usd: num(cost) ?? (isJsonObject(cost) ? num(cost.total) : null),
   };
+}
+
+/** pi (pi-interop.md §3): a provider_usage, keyed by its entry, which a `/fork` copy keeps. */
+function piCall(e: PixirEvent): ModelCall {
+  const pi = e.data.pi;
+  const entry = isJsonObject(pi) ? str(pi.entry_id) : null;
+  const at = isJsonObject(pi) ? (str(pi.entry_ts) ?? "") : "";
+  return { ...usageEventCall(e), dedupe_key: entry === null ? null : `pi:${entry}\u0000${at}` };
 }
 
 /**
@@ -137,33 +184,6 @@ function claudeUsageRecord(e: PixirEvent): { message: JsonObject; usage: JsonObj
   const message = record.message;
   if (!isJsonObject(message.usage) || message.model === "<synthetic>") return null;
   return { message, usage: message.usage, record };
-}
-
-/**
- * Claude (archive.md §3): the records of one API response (same `message.id` and `requestId`) are one call,
- * with the usage of the record with the most output tokens (streamed records repeat usage while
- * `output_tokens` grows). The call sits at its first record's Event.
- */
-function claudeCalls(events: readonly PixirEvent[]): ModelCall[] {
-  const calls: ModelCall[] = [];
-  const best = new Map<string, { index: number; output: number }>();
-  for (const e of events) {
-    const found = claudeUsageRecord(e);
-    if (found === null) continue;
-    const key = typeof found.message.id === "string" ? `${found.message.id}\u0000${str(found.record.requestId) ?? ""}` : null;
-    const call = claudeCall(e, found.message, found.usage, found.record, key);
-    const output = call.output ?? 0;
-    const seen = key === null ? undefined : best.get(key);
-    if (seen === undefined) {
-      if (key !== null) best.set(key, { index: calls.length, output });
-      calls.push(call);
-    } else if (output > seen.output) {
-      const first = calls[seen.index]!;
-      calls[seen.index] = { ...call, seq: first.seq, ts: first.ts };
-      seen.output = output;
-    }
-  }
-  return calls;
 }
 
 function claudeCall(e: PixirEvent, message: JsonObject, usage: JsonObject, record: JsonObject, key: string | null): ModelCall {

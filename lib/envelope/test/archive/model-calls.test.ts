@@ -80,8 +80,8 @@ describe("modelCallsOf: Codex, pi, Pixir", () => {
   });
 
   it("reads pi usage and its recorded cost", () => {
-    const e = ev("provider_usage", { model: "claude-sonnet-4-5", input: 30, output: 40, cache_read: 9000, cache_write: 200, total_tokens: 9270, cost: { total: 0.00414 } });
-    expect(modelCallsOf([e], "pi")[0]).toMatchObject({ input: 30, output: 40, cache_read: 9000, cache_write: 200, recorded_cost_usd: 0.00414 });
+    const e = ev("provider_usage", { model: "claude-sonnet-4-5", input: 30, output: 40, cache_read: 9000, cache_write: 200, total_tokens: 9270, cost: { total: 0.00414 }, pi: { entry_id: "a6d89f85", entry_ts: "2026-01-10T09:02:16.700Z" } });
+    expect(modelCallsOf([e], "pi")[0]).toMatchObject({ input: 30, output: 40, cache_read: 9000, cache_write: 200, recorded_cost_usd: 0.00414, dedupe_key: "pi:a6d89f85\u00002026-01-10T09:02:16.700Z" });
   });
 
   it("leaves a count Pixir did not record null, never 0", () => {
