@@ -6,6 +6,7 @@
 //   node bench/tree.mjs --check         # exit 1 if the targets (3 s, 256 MiB) are missed
 //   node bench/tree.mjs --regenerate    # rebuild the Workspace even if it is up to date
 //   node bench/tree.mjs --skip-jq       # leave out the jq pass over every Log (about a minute)
+//   node bench/tree.mjs --generate-only # generate (once) and print the Workspace's path (bench/ls.mjs)
 //
 // The Workspace (bench/.data/tree-ws, git-ignored) holds 10,000 Logs, 1 GiB in all, generated
 // deterministically (seeded PRNG, no clock): 2,500 root Sessions, 7,500 fork children chained up to
@@ -343,6 +344,11 @@ if (!existsSync(BIN) || !existsSync(path.join(ROOT, "tools", "pixir-tree", "dist
 }
 let manifest = flag("--regenerate") ? null : upToDate();
 if (manifest === null) manifest = generate();
+// bench/ls.mjs measures `pixir ls` over the same Workspace: it asks for the Workspace only.
+if (flag("--generate-only")) {
+  console.log(WS);
+  process.exit(0);
+}
 
 const sessions = path.join(WS, ".pixir", "sessions");
 const files = readdirSync(sessions).map((f) => path.join(sessions, f));

@@ -261,7 +261,7 @@ describe("B22 help and version", () => {
     const logHelp = helpOf("pixir", ["help", "log"]);
     for (const c of ["cat", "write", "append", "ls", "check", "repair", "materialize", "rm"]) expect(logHelp).toMatch(new RegExp(`^  pixir log ${c}\\b`, "m"));
     expect(helpOf("pixir", ["log", "cat", "--help"])).toBe(helpOf("pixir-log", ["cat", "--help"]).replaceAll("pixir-log cat", "pixir log cat"));
-    expect(helpOf("pixir", ["help", "tree"]).split("\n")[0]).toBe("Usage: pixir tree [<id>] [--max-depth N] [--format text|json|dot|mermaid]");
+    expect(helpOf("pixir", ["help", "tree"]).split("\n")[0]).toBe("Usage: pixir tree [<id>] [--max-depth N] [--format text|json|dot|mermaid] [--verbose]");
     expect(helpOf("pixir", ["append", "--help"]).split("\n")[0]).toBe("Usage: pixir append <id> [--drop-ephemeral] [--wait SECONDS] [--dry-run] [--take-over-dead-writer]");
     // A bare group is its help, as a bare tool is (cli.md §6).
     expect(run("pixir", ["log"], { cwd: ws }).stdout).toBe(logHelp);

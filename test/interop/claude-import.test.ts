@@ -247,7 +247,7 @@ describe("the Logs of the fixtures (claude-interop.md §6 table)", () => {
     expect(tree.code, tree.stderr).toBe(0);
     const text = JSON.stringify(tree.json);
     for (const child of ["agent-ea02459f", "agent-2b93909d", "agent-645808c9"]) expect(text).toContain(`cb2e607c-c758-415a-8b45-c49e4631906a.${child}`);
-    const plain = run("pixir", ["tree", "258c7280-ae70-4798-800f-63464d01a85d"], { cwd: ws });
+    const plain = run("pixir", ["tree", "258c7280-ae70-4798-800f-63464d01a85d", "--verbose"], { cwd: ws });
     expect(plain.stdout).toContain("subagent acompact-fffbd0 (compact)");
     expect(plain.stdout).toContain("258c7280-ae70-4798-800f-63464d01a85d.agent-a881341");
   });

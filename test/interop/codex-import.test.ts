@@ -409,7 +409,7 @@ describe("case S: a subagent (§7.4)", () => {
     const link = cat(ws, "P")[5];
     expect(link).toMatchObject({ seq: 5, type: "subagent_event" });
     expect(link.data).toMatchObject({ subagent_id: "S", child_session_id: "S", event: "spawned", agent: "explorer", depth: 1, task: "inspect logs" });
-    const tree = run("pixir", ["tree", "P"], { cwd: ws });
+    const tree = run("pixir", ["tree", "P", "--verbose"], { cwd: ws });
     expect(tree.stdout.split(ws).join("<ws>")).toBe(
       [
         "session P (events=6)",

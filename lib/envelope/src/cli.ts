@@ -5,4 +5,4 @@ export { runProcess, runTool } from "./cli/app.js";
 export { type CommandClass, type CommandContext, type CommandDecl, mountedCommands, type OptionDecl, type ParsedArgs, synopsisOf, type ToolSpec, toolSynopsis } from "./cli/command.js";
 export { type CliIo, processIo } from "./cli/io.js";
 // The choices of the flags that take one, from the vocabulary (light: no module of the library's work).
-export { CONTEXT_FORMATS, FORK_STRATEGIES, MD_TOOL_MODES, SUMMARY_FORMATS, TREE_FORMATS } from "./event/vocabulary.js";
+export { AGENT_NAMES, CONTEXT_FORMATS, FORK_STRATEGIES, MD_TOOL_MODES, SESSION_KINDS, SUMMARY_FORMATS, TREE_FORMATS } from "./event/vocabulary.js";

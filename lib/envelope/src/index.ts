@@ -53,6 +53,7 @@ export { importPiFiles } from "./interop/pi/import.js";
 
 // interop/claude/
 export { finishClaudeExport, planClaudeExport } from "./interop/claude/export.js";
+export { defaultProjectsRoot } from "./interop/claude/discover.js";
 export { importClaude } from "./interop/claude/import.js";
 
 // interop/codex/
@@ -63,6 +64,7 @@ export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/im
 export { AGENT_RULES, type AgentName, type AgentRules } from "./archive/agents.js";
 export { catalogPath, CATALOG_VERSION, newestFirst, readCatalog } from "./archive/catalog.js";
 export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
+export { emptyWorkspaceNote, familyText, nothingFoundNote, listSessions, type ListOptions, parseDateFlag, parseKinds, type SessionRow } from "./archive/session-list.js";
 export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
 // archive/ (archive.md §3: model calls, prices, usage)
 export { callTotal, type ModelCall, ModelCallCounter, modelCallsOf } from "./archive/model-calls.js";
@@ -74,6 +76,8 @@ export { usageNote, usageQueryOf, workspaceUsage } from "./archive/usage-job.js"
 export { usageText } from "./archive/usage-text.js";
 
 // view/
+export { lsLines, localMinute, tokensText } from "./view/ls-text.js";
+export { renderReadableTree } from "./view/tree-text.js";
 export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
 export { exportToFile, streamExport } from "./view/view-output.js";

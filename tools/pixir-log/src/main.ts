@@ -42,7 +42,7 @@ is appended to all or nothing. A stream that starts with a session_fork header i
 header's counts and prefix_digest are verified, referenced resources are copied, and the child Log is
 created only if everything matches. Takes the Session's Writer Lease.`,
   writer: true,
-  positionals: { id: { describe: "the Session (default: the stream's one session_id)", value: "session id" } },
+  positionals: { id: { describe: "the Session (default: the stream's one session_id)", value: "session id", newSession: true } },
   options: {
     "allow-empty": { type: "boolean", describe: "create an empty Log from empty input (a no-op on an existing Log)" },
     "dry-run": flag("check the whole stream, write nothing"),
@@ -59,7 +59,8 @@ needs a canonical "type"; data defaults to {}. Ephemeral types are refused (ephe
 unless --drop-ephemeral skips them. All or nothing; a missing Log is created. The Writer Lease is
 taken before stdin is read; a held lease fails at once (exit 5) unless --wait is given.`,
   writer: true,
-  positionals: { id: session },
+  // A missing Log is created: the id is taken literally, never completed from a prefix (archive.md §1).
+  positionals: { id: { ...session, newSession: true } },
   options: {
     "drop-ephemeral": { type: "boolean", describe: "skip ephemeral Events (deltas, status) instead of failing" },
     wait: { type: "string", value: "number", placeholder: "SECONDS", describe: "retry a held lease every 100 ms for up to SECONDS" },

@@ -17,7 +17,9 @@ export const tree: CommandDecl = {
 Subagent children come from a Session's subagent_event records (grouped by subagent_id); fork
 children are the Logs whose first line is a session_fork naming the Session as parent. Each node
 shows its event count over the resolved History (a share_v1 child counts its inherited prefix).
-With <id>, the tree below that Session; without it, the forest of every root Log in the Workspace,
+The text shows the Workspace once and each node as "id  title  (agent, kind, N events, last update)",
+children in the order they started and each subagent once, under its parent; --verbose shows every
+node's details instead. With <id>, the tree below that Session; without it, the forest of every root Log in the Workspace,
 including orphans whose parent Log is missing (parent_missing). A Log that cannot be read is shown
 with an error and does not stop the others. --json is the same as --format json:
 {"ok":true,"tree":...} or {"ok":true,"forest":[...]}.`,
@@ -25,6 +27,7 @@ with an error and does not stop the others. --json is the same as --format json:
   options: {
     "max-depth": { type: "string", value: "number", default: "32", describe: "truncate nodes deeper than N (the root has depth 0)" },
     format: { type: "string", value: "format", choices: TREE_FORMATS, describe: "text (the default), json, dot (Graphviz) or mermaid" },
+    verbose: { type: "boolean", describe: "text: every node's details (workspace, subagent records, fork points), as tree.md §4 draws them" },
   },
   jsonWhen: formatJson,
   examples: ["$0 P", "$0 --json | jq -r '.forest[] | select(.parent_missing) | .session_id'", "$0 --format dot | dot -Tsvg > tree.svg"],

@@ -1,7 +1,7 @@
 // pixir: the wrapper for common jobs. It runs the same stages as the single tools, in-process, and
 // holds the Writer Lease itself. This file only declares the commands: its own, and those of
 // pixir-log and pixir-tree mounted under it (`pixir log …`, `pixir append`, `pixir tree`).
-import { CONTEXT_FORMATS, MD_TOOL_MODES, processIo, runProcess, runTool, type CliIo, type CommandDecl, type ToolSpec } from "@pixir/envelope/cli";
+import { AGENT_NAMES, CONTEXT_FORMATS, MD_TOOL_MODES, SESSION_KINDS, processIo, runProcess, runTool, type CliIo, type CommandDecl, type ToolSpec } from "@pixir/envelope/cli";
 import { FORK_OPTIONS } from "pixir-fork";
 import { append, flag, session, tool as logTool } from "pixir-log";
 import { MODEL_OPTIONS } from "pixir-summarize";
@@ -308,6 +308,31 @@ and checkpoints as quotes; reasoning is left out. The same Log gives the same by
   ],
 };
 
+const ls: CommandDecl = {
+  command: "ls",
+  describe: "list the sessions of the Workspace: id, agent, project, date, messages, tokens, title",
+  description: `List the sessions of the Workspace, newest first: id, agent, project (the last part of the
+directory the agent ran in), last update (local time), messages, tokens and title (the title the agent
+gave the session, else its first prompt). Forks are rows of their own; branches (rewinds, edited
+prompts) and subagents are counted on their parent's row ("+2 branches, 6 subagents") unless --all or
+--kind lists them. On a terminal ids are cut to their shortest unique prefix (at least 8 characters;
+every command takes a unique prefix of 4 or more) and rows to the terminal's width; in a pipe the same
+columns are separated by tabs, with full ids and nothing cut. --json prints one object per line with
+every fact: session_id, agent, kind, cwd, project, title, first_prompt, started, updated, messages,
+tokens, parent, children, events, log_bytes.`,
+  options: {
+    agent: { type: "string", value: "type", choices: AGENT_NAMES, describe: "only sessions of this agent" },
+    project: { type: "string", value: "text", placeholder: "SUBSTR", describe: "only projects whose name contains SUBSTR (any case)" },
+    since: { type: "string", value: "text", placeholder: "DATE", describe: "only sessions updated since DATE (2026-05-01, 2026-05-01T14:00, or an age: 12h, 7d, 2w)" },
+    until: { type: "string", value: "text", placeholder: "DATE", describe: "only sessions started before the end of DATE" },
+    kind: { type: "string", value: "type", placeholder: `${SESSION_KINDS.join("|")}[,…]`, describe: "exactly the sessions of these kinds, each a row" },
+    all: { type: "boolean", describe: "every session a row, branches and subagents too" },
+    limit: { type: "string", value: "positive integer", placeholder: "N", describe: "the N newest rows" },
+  },
+  examples: ["$0", "$0 --agent claude --project api --since 7d", "$0 --all --json | jq -r 'select(.kind == \"subagent\") | .title'", "pixir context $(pixir ls --limit 1 | cut -f1)"],
+  handler: async (args, ctx) => (await import("./commands/ls.js")).runLs(args, ctx),
+};
+
 const usage: CommandDecl = {
   command: "usage",
   describe: "what the model calls cost: tokens and USD by day, week, month, session, family, model, project or agent",
@@ -337,7 +362,7 @@ export const tool: ToolSpec = {
   program: "pixir",
   version: __PIXIR_VERSION__,
   description: "Common jobs on pixir Session Logs, run in one process under the Writer Lease.",
-  commands: [fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand, usage],
+  commands: [ls, fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand, usage],
 };
 
 export function main(argv: string[], io: CliIo = processIo()): Promise<number> {

@@ -1,8 +1,9 @@
 // archive.md §1: what each agent's import keeps of the facts a person finds a session by (agent, cwd, a
 // title the agent gave it, injected-text flags). One row per agent; adding an agent is adding a row.
 import { isJsonObject, type JsonObject } from "../event/envelope.js";
+import type { AGENT_NAMES } from "../event/vocabulary.js";
 
-export type AgentName = "claude" | "codex" | "pi" | "gemini" | "opencode" | "pixir";
+export type AgentName = (typeof AGENT_NAMES)[number];
 
 /** Which of the titles an agent records: Claude's custom and AI titles, Codex's and pi's session name. */
 export type TitleSlot = "custom" | "ai" | "name" | "summary";

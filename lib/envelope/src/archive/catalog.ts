@@ -7,10 +7,10 @@ import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeC
 import { listLogs } from "../store/ls.js";
 import { isJsonObject } from "../event/envelope.js";
 import { joinFacts, type ScannedLog, type SessionFacts } from "./facts.js";
-import { scanLogFacts, type LogScan } from "./log-facts.js";
+import { ScanBuffer, scanLogFacts, type LogScan } from "./log-facts.js";
 
 /** Bumped whenever LogScan or a rule that fills it changes: an older cache is then rebuilt whole. */
-export const CATALOG_VERSION = 1;
+export const CATALOG_VERSION = 2;
 const SCAN_CONCURRENCY = 8;
 
 export const indexDir = (ws: string) => new StatePath(ws, [STATE_DIR, "index"], "directory");
@@ -36,8 +36,8 @@ export async function readCatalog(workspace: string): Promise<SessionFacts[]> {
     else todo.push({ id, size: st?.size ?? 0, mtime: st?.mtime ?? 0 });
   }
   if (todo.length > 0) changed = true;
-  await inParallel(todo, SCAN_CONCURRENCY, async ({ id, size, mtime }) => {
-    fresh.set(id, { size, mtime_ms: mtime, scan: await scanLogFacts(logPath(workspace, id).abs, size) });
+  await inParallel(todo, SCAN_CONCURRENCY, async ({ id, size, mtime }, scratch) => {
+    fresh.set(id, { size, mtime_ms: mtime, scan: await scanLogFacts(logPath(workspace, id).abs, size, scratch) });
   });
   if (changed && listing.sessionIds.length > 0) writeCache(workspace, listing.sessionIds, fresh);
   const logs: ScannedLog[] = listing.sessionIds.map((id) => ({ id, bytes: fresh.get(id)!.size, scan: fresh.get(id)!.scan }));
@@ -90,10 +90,12 @@ function writeCache(ws: string, ids: readonly string[], logs: Map<string, Cached
   }
 }
 
-async function inParallel<T>(items: readonly T[], width: number, job: (item: T) => Promise<void>): Promise<void> {
+/** `job` over `items`, `width` at a time; each lane has its own ScanBuffer. */
+async function inParallel<T>(items: readonly T[], width: number, job: (item: T, scratch: ScanBuffer) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < items.length) await job(items[next++]!);
+    const scratch = new ScanBuffer();
+    while (next < items.length) await job(items[next++]!, scratch);
   };
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }

@@ -2,11 +2,12 @@
 // lineage (parent, children, kind), what a child inherits (messages of a shared prefix, agent, cwd), and
 // the title's fallback to the first prompt.
 import path from "node:path";
+import { SESSION_KINDS } from "../event/vocabulary.js";
 import type { AgentName } from "./agents.js";
 import type { LogScan } from "./log-facts.js";
 
 export type { AgentName } from "./agents.js";
-export type SessionKind = "root" | "fork" | "branch" | "subagent";
+export type SessionKind = (typeof SESSION_KINDS)[number];
 
 export interface SessionFacts {
   session_id: string;
@@ -30,7 +31,7 @@ export interface SessionFacts {
   error?: string;
 }
 
-export const SESSION_KINDS: readonly SessionKind[] = ["root", "fork", "branch", "subagent"];
+export { SESSION_KINDS };
 
 export interface ScannedLog {
   id: string;
@@ -71,7 +72,7 @@ export function joinFacts(logs: readonly ScannedLog[]): SessionFacts[] {
       started: l.scan.started,
       updated: l.scan.updated,
       messages: l.scan.messages + inheritedMessages(l, byId),
-      tokens: null,
+      tokens: l.scan.tokens,
       parent: parentOf(l),
       children: kids,
       events: l.scan.events,

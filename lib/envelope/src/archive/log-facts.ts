@@ -1,13 +1,15 @@
 // archive.md §1: the facts one Log holds about itself, in one pass over its bytes. Most lines are only
 // counted from their envelope head (fast/line-head.ts); a line is parsed only when it can hold a fact:
 // the first line, lineage, a title record, an import's header, user messages until the first prompt.
+import { closeSync, openSync, readSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { isJsonObject, type JsonObject } from "../event/envelope.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { oneLine, typedText } from "../event/injected.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { LineHead, readHead } from "../fast/line-head.js";
 import { lineBlocks } from "../store/log-read.js";
 import { AGENT_RULES, agentOfData, TITLE_ORDER, type AgentName, type AgentRules, type NamedTitle } from "./agents.js";
+import { callTotal, modelCallsOf } from "./model-calls.js";
 
 /** What a Log says about itself; the catalog joins these into SessionFacts (lineage, inherited counts). */
 export interface LogScan {
@@ -21,6 +23,8 @@ export interface LogScan {
   /** user and assistant messages among the Log's own Events, and their seqs (a share child counts its parent's up to its fork point). */
   messages: number;
   message_seqs: number[];
+  /** The Log's own model calls' tokens (archive.md §3, model-calls.ts), or null when it records none. */
+  tokens: number | null;
   events: number;
   fork: { parent: string; forked_to_seq: number | null; strategy: string | null; branch: boolean } | null;
   /** child_session_id of this Log's subagent runs. */
@@ -34,15 +38,30 @@ const USER = CANONICAL_TYPES.indexOf("user_message");
 const ASSISTANT = CANONICAL_TYPES.indexOf("assistant_message");
 const SUBAGENT = CANONICAL_TYPES.indexOf("subagent_event");
 const FORK = CANONICAL_TYPES.indexOf("session_fork");
+const PROVIDER_USAGE = CANONICAL_TYPES.indexOf("provider_usage");
+/** A line that may hold a model call: a `provider_usage`, or a source record with a usage (Claude's assistant records). */
+const USAGE_KEY = Buffer.from('"usage":{', "utf8");
 /** How far into `data` the markers of a workflow_event are looked for (they follow its `event` name). */
 const MARKER_WINDOW = 160;
 const MARKERS = AGENT_RULES.flatMap((r) => r.markers.map((m) => Buffer.from(m, "utf8")));
 const PROVENANCE = new Set(AGENT_RULES.flatMap((r) => r.provenanceOnly));
 const EVENT_KEY = Buffer.from('{"event":"', "utf8");
 
+/** Logs up to this size are read whole into a buffer the caller reuses: a Workspace holds thousands of small Logs. */
+const WHOLE_READ_MAX = 16 * 1024 * 1024;
+
+/** A buffer one scanner reuses from Log to Log (allocating per Log costs more than reading it). */
+export class ScanBuffer {
+  bytes: Buffer = Buffer.allocUnsafe(1024 * 1024);
+}
+
 /** One Log's own facts, reading its first `size` bytes. */
-export async function scanLogFacts(abs: string, size: number): Promise<LogScan> {
+export async function scanLogFacts(abs: string, size: number, scratch: ScanBuffer = new ScanBuffer()): Promise<LogScan> {
   const scan = new ScanState();
+  if (size <= WHOLE_READ_MAX) {
+    readWhole(abs, size, scratch, scan);
+    return scan.result();
+  }
   let file;
   try {
     file = await open(abs, "r");
@@ -60,6 +79,35 @@ export async function scanLogFacts(abs: string, size: number): Promise<LogScan> 
   return scan.result();
 }
 
+/** `key` occurs in `b[from, to)` (Buffer.indexOf would search on past `to`, to the end of the block). */
+function hasBytes(b: Buffer, key: Buffer, from: number, to: number): boolean {
+  const at = b.indexOf(key[0]!, from);
+  for (let i = at; i >= 0 && i + key.length <= to; i = b.indexOf(key[0]!, i + 1)) {
+    if (b.compare(key, 0, key.length, i, i + key.length) === 0) return true;
+  }
+  return false;
+}
+
+function readWhole(abs: string, size: number, scratch: ScanBuffer, scan: ScanState): void {
+  if (scratch.bytes.length < size) scratch.bytes = Buffer.allocUnsafe(size);
+  let fd: number;
+  try {
+    fd = openSync(abs, "r");
+  } catch (err) {
+    scan.problem = (err as NodeJS.ErrnoException).code === "EACCES" ? "permission_denied" : "log_read_failed";
+    return;
+  }
+  let have = 0;
+  try {
+    for (let n = -1; have < size && n !== 0; have += n) n = readSync(fd, scratch.bytes, have, size - have, have);
+  } catch {
+    scan.problem ??= "log_read_failed";
+  } finally {
+    closeSync(fd);
+  }
+  scan.block(scratch.bytes, have);
+}
+
 class ScanState {
   private readonly head = new LineHead();
   private agent: AgentRules | null = null;
@@ -74,6 +122,8 @@ class ScanState {
   private events = 0;
   private fork: LogScan["fork"] = null;
   private readonly subagents = new Set<string>();
+  /** The Events that may hold model calls, their bulky text dropped, for model-calls.ts at the end. */
+  private readonly usageEvents: PixirEvent[] = [];
   problem: string | null = null;
 
   block(b: Buffer, end: number): void {
@@ -100,8 +150,20 @@ class ScanState {
     }
     this.stamp(ts);
     if (t === USER || t === ASSISTANT) this.messageSeqs.push(this.head.seq ?? -1);
-    const wanted = first || t === FORK || t === SUBAGENT || (t === USER && this.firstPrompt === null) || this.wantsCwd();
-    if (wanted) this.facts(t, this.head.seq, this.dataAt(b, s, e));
+    const usage = t === PROVIDER_USAGE || (this.agent?.agent === "claude" && t !== USER && hasBytes(b, USAGE_KEY, this.head.dataOpen, e));
+    const wanted = first || usage || t === FORK || t === SUBAGENT || (t === USER && this.firstPrompt === null) || this.wantsCwd();
+    if (!wanted) return;
+    const data = this.dataAt(b, s, e);
+    this.facts(t, this.head.seq, data);
+    if (usage) this.keepUsage(t, this.head.seq, ts, data);
+  }
+
+  private keepUsage(t: number, seq: number | null, ts: string | null, data: JsonObject): void {
+    const claude = isJsonObject(data.claude) ? data.claude : null;
+    const record = claude !== null && isJsonObject(claude.record) ? claude.record : null;
+    const message = record !== null && isJsonObject(record.message) ? record.message : null;
+    const slim = message === null ? data : { ...data, text: undefined, claude: { ...claude, record: { ...record, message: { ...message, content: [] } } } };
+    this.usageEvents.push({ id: null, session_id: null, seq, ts, type: CANONICAL_TYPES[t]!, data: slim });
   }
 
   /** A line in another layout than our writers': decoded in full (or skipped as a problem). */
@@ -124,6 +186,7 @@ class ScanState {
     const seq = typeof v.seq === "number" ? v.seq : null;
     if (t === USER || t === ASSISTANT) this.messageSeqs.push(seq ?? -1);
     this.facts(t, seq, data);
+    if (t >= 0 && (t === PROVIDER_USAGE || JSON.stringify(data).includes('"usage":{'))) this.keepUsage(t, seq, typeof v.ts === "string" ? v.ts : null, data);
   }
 
   private dataAt(b: Buffer, s: number, e: number): JsonObject {
@@ -191,6 +254,12 @@ class ScanState {
     return null;
   }
 
+  private tokens(): number | null {
+    if (this.usageEvents.length === 0) return null;
+    const calls = modelCallsOf(this.usageEvents, this.agent?.agent ?? "pixir");
+    return calls.length === 0 ? null : calls.reduce((sum, c) => sum + callTotal(c), 0);
+  }
+
   result(): LogScan {
     return {
       agent: this.agent?.agent ?? null,
@@ -201,6 +270,7 @@ class ScanState {
       updated: this.updated,
       messages: this.messageSeqs.length,
       message_seqs: this.messageSeqs,
+      tokens: this.tokens(),
       events: this.events,
       fork: this.fork,
       subagents: [...this.subagents],

@@ -2,6 +2,7 @@
 // this module mounts them as yargs command modules, renders errors by channel class, and turns every
 // failure into a documented exit.
 import yargs, { type Argv, type CommandModule } from "yargs";
+import { resolveSessionArgs } from "./session-args.js";
 import { errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
 import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
 import { complete } from "./completion.js";
@@ -132,7 +133,9 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     active: undefined,
     helpTopic: undefined,
     running: undefined,
-    execute: async (m, parsed) => {
+    execute: async (m, given) => {
+      args = given;
+      const parsed = await resolveSessionArgs(m.decl, given, io);
       args = parsed;
       const code = await m.decl.handler!(parsed, makeContext(m, parsed, io, out, jsonMode(run)));
       await out.finish();

@@ -16,7 +16,7 @@ export interface OptionDecl {
   describe: string;
   /** Every string option says what it takes; a session id is offered by shell completion... */
   value?: ValueKind;
-  /** ...unless the flag names a Session to be made (a fork's --child-id). */
+  /** ...unless the flag names a Session to be made (a fork's --child-id); an existing one's unique prefix is resolved. */
   newSession?: true;
   /** The value's name in the synopsis (default: from the kind, or the choices). */
   placeholder?: string;
@@ -28,8 +28,10 @@ export interface OptionDecl {
 
 export interface PositionalDecl {
   describe: string;
-  /** A session id is offered by shell completion. */
+  /** A session id is offered by shell completion, and a unique prefix of an existing one is resolved (archive.md §1)... */
   value?: "session id";
+  /** ...unless the Session may be made by the command (append, write): then the id is taken literally. */
+  newSession?: true;
 }
 
 export interface ParsedArgs {
@@ -125,7 +127,7 @@ export interface Mounted {
 export const commandName = (decl: CommandDecl): string => decl.command.split(" ")[0]!;
 
 /** The positional names of a command string, in order, and whether each is variadic. */
-function positionalsOf(decl: CommandDecl): Array<{ name: string; required: boolean; variadic: boolean }> {
+export function positionalsOf(decl: CommandDecl): Array<{ name: string; required: boolean; variadic: boolean }> {
   return decl.command
     .split(" ")
     .slice(1)

@@ -15,6 +15,8 @@ export interface CliIo {
   signal?: AbortSignal;
   /** stderr is a terminal (progress is shown only then). */
   stderrIsTty?: boolean;
+  /** stdout is a terminal this many columns wide; undefined when it is not a terminal (`pixir ls` cuts rows to it). */
+  stdoutColumns?: number;
 }
 
 let stderrGuarded = false;
@@ -42,6 +44,9 @@ export function processIo(signal?: AbortSignal): CliIo {
     signal,
     get stderrIsTty() {
       return Boolean(processStderr().isTTY);
+    },
+    get stdoutColumns() {
+      return process.stdout.isTTY ? process.stdout.columns || 80 : undefined;
     },
   };
 }

@@ -62,6 +62,8 @@ export function classifyUserText(text: string, flags: { isMeta?: boolean; isComp
     const line = commandLineOf(head);
     return line === null ? { injected: "command", commandLine: null } : { injected: null, commandLine: line };
   }
+  const shell = /^<bash-input>([\s\S]*?)<\/bash-input>\s*$/.exec(head);
+  if (shell !== null) return shell[1]!.trim() === "" ? { injected: "command", commandLine: null } : { injected: null, commandLine: `! ${shell[1]!.trim()}` };
   const afterIde = withoutIdeBlocks(head);
   if (afterIde !== head) {
     if (afterIde.trim() === "") return { injected: "context", commandLine: null };
@@ -113,9 +115,21 @@ export function typedText(text: string, flags: { isMeta?: boolean; isCompactSumm
   return typed.trim() === "" ? null : typed;
 }
 
-/** Whitespace collapsed and cut at `max` characters (code points) with `…`: a title or a one-line preview. */
+/** Whitespace collapsed, control characters escaped, cut at `max` characters (code points) with `…`: a title or a one-line preview. */
 export function oneLine(text: string, max = 120): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  const points = Array.from(flat);
-  return points.length <= max ? flat : `${points.slice(0, max - 1).join("")}…`;
+  const points: string[] = [];
+  let space = false;
+  // Code points one by one, stopping past `max`: a title of a long prompt costs its first words only.
+  for (const ch of text) {
+    if (/\s/.test(ch)) {
+      space = points.length > 0;
+      continue;
+    }
+    if (space) points.push(" ");
+    space = false;
+    // Other control characters (an escape sequence in a Log) are shown as JSON escapes: they cannot drive a terminal.
+    points.push(/[\u0000-\u001f\u007f-\u009f]/.test(ch) ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}` : ch);
+    if (points.length > max) break;
+  }
+  return points.length <= max ? points.join("") : `${points.slice(0, max - 1).join("")}…`;
 }

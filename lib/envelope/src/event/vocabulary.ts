@@ -56,3 +56,7 @@ export type MdToolMode = (typeof MD_TOOL_MODES)[number];
 /** fork.md §3.2 (branch_summary_strategy), summarize.md §2: the strategies a branch_summary names. */
 export const DETERMINISTIC_SUMMARY = "deterministic_operational_summary_v1";
 export const MODEL_SUMMARY = "model_assisted_operational_summary_v1";
+
+/** archive.md §1: the agents a session can come from (`pixir`: made by pixir itself), and a session's kinds. */
+export const AGENT_NAMES = ["claude", "codex", "pi", "gemini", "opencode", "pixir"] as const;
+export const SESSION_KINDS = ["root", "fork", "branch", "subagent"] as const;

@@ -37,6 +37,9 @@ describe("classifyUserText (archive.md §1, §4)", () => {
     expect(classifyUserText("# Context from my IDE setup:\n\n## Open tabs:\n- a.ts").injected).toBe("context");
     expect(classifyUserText("[Request interrupted by user for tool use]").injected).toBe("context");
   });
+  it("shows a shell command typed in Claude Code's bash mode as `! command`", () => {
+    expect(typedText("<bash-input>uv run pytest</bash-input>")).toBe("! uv run pytest");
+  });
   it("gives blank text no title", () => {
     expect(typedText("   \n ")).toBeNull();
   });
@@ -45,6 +48,7 @@ describe("classifyUserText (archive.md §1, §4)", () => {
 describe("oneLine", () => {
   it("collapses whitespace and cuts with an ellipsis", () => {
     expect(oneLine("a\n\n b\tc")).toBe("a b c");
+    expect(oneLine("red \u001b[31mtext\u0007")).toBe("red \\u001b[31mtext\\u0007");
     const cut = oneLine("x".repeat(200));
     expect(Array.from(cut)).toHaveLength(120);
     expect(cut.endsWith("…")).toBe(true);

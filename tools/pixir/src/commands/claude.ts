@@ -1,6 +1,6 @@
 // pixir import claude / pixir export claude (claude-interop.md §4–§5).
 import path from "node:path";
-import { assertSessionId, boolFlag, finishClaudeExport, importClaude, planClaudeExport, stringFlag, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+import { assertSessionId, boolFlag, defaultProjectsRoot, nothingFoundNote, finishClaudeExport, importClaude, planClaudeExport, stringFlag, type CommandContext, type ParsedArgs } from "@pixir/envelope";
 
 export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const paths = args.positionals;
@@ -14,6 +14,7 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
     signal: ctx.signal,
     progress: progress.say,
   }).finally(progress.end);
+  if (result.imports.length === 0 && !ctx.json) ctx.io.stderr.write(`${nothingFoundNote("Claude Code", paths.length > 0 ? paths : [defaultProjectsRoot(ctx.io.env)], "pixir import claude ~/.claude/projects")}\n`);
   const lines: string[] = [];
   for (const imp of result.imports) {
     if (imp.status === "skipped" || imp.status === "empty") {

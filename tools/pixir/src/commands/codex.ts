@@ -6,6 +6,7 @@ import {
   defaultCodexSessionsDir,
   finishCodexExport,
   importCodexRollouts,
+  nothingFoundNote,
   planCodexExport,
   stringFlag,
   type CommandContext,
@@ -26,6 +27,7 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
     progress: say === undefined ? undefined : (i, n, file) => ctx.io.stderr.write(`\r[${i}/${n}] ${file}\x1b[K`),
   });
   if (say !== undefined) ctx.io.stderr.write("\r\x1b[K");
+  if (result.imports.length === 0 && !ctx.json) ctx.io.stderr.write(`${nothingFoundNote("Codex", paths.map((p) => p.display), "pixir import codex ~/.codex/sessions")}\n`);
   for (const imp of result.imports) {
     if (imp.skipped_lines > 0) ctx.warn("malformed_line", `${imp.file}: skipped ${imp.skipped_lines} line(s) that are not valid records`);
   }
