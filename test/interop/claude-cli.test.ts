@@ -148,7 +148,12 @@ describe("pixir export claude to stdout (§5.4)", () => {
     ]);
     expect(readdirSync(out)).toEqual([]);
     const text = run("pixir", ["export", "claude", ID, "--out", out], { cwd: ws });
-    expect(text.stdout.trim().split("\n")).toEqual([`written -src-experiments-claude-p/${ID}.jsonl (6 records)`, `written -src-experiments-claude-p/${ID}/subagents/agent-a2271d1.jsonl (59 records)`]);
+    expect(text.stdout.trim().split("\n")).toEqual([
+      `written -src-experiments-claude-p/${ID}.jsonl (6 records)`,
+      `written -src-experiments-claude-p/${ID}/subagents/agent-a2271d1.jsonl (59 records)`,
+      // archive.md §5: the command that resumes it, in the directory the session recorded.
+      expect.stringMatching(new RegExp(`^resume: cd \\S+ && claude --resume ${ID}$`)),
+    ]);
     const again = run("pixir", ["export", "claude", ID, "--out", out, "--json"], { cwd: ws });
     expect(again.json.files.map((f: any) => f.status)).toEqual(["unchanged", "unchanged"]);
     writeFileSync(path.join(out, "-src-experiments-claude-p", `${ID}.jsonl`), "other\n");

@@ -64,6 +64,10 @@ describe("acceptance 66: round trip of the main tree", () => {
         { session_id: MAIN_ID, parent_session_id: null, strategy: null, entry_count: 19 },
       ],
       leaf_entry_id: "723e727b",
+      // archive.md §5: the header's cwd, and the command that resumes the file.
+      cwd: "/home/user/demo",
+      status: "written",
+      resume_command: `pi --session ${file}`,
     });
     expect(readFileSync(file, "utf8")).toBe(exportPi(ws, MAIN_ID).stdout);
     expect(readdirSync(dir)).toEqual(["out.jsonl"]);
@@ -71,7 +75,7 @@ describe("acceptance 66: round trip of the main tree", () => {
     expect(again.code).toBe(1);
     expect(again.json.error).toMatchObject({ kind: "already_exists", details: { file } });
     const text = run("pixir", ["export", "pi", MAIN_ID, "--out", path.join(dir, "t.jsonl"), "--workspace", ws], { cwd: dir });
-    expect(text.stdout).toBe(`Exported 33 entries of 2 sessions to ${path.join(dir, "t.jsonl")}; pi resumes 723e727b.\n`);
+    expect(text.stdout).toBe(`Exported 33 entries of 2 sessions to ${path.join(dir, "t.jsonl")}; pi resumes 723e727b.\nresume: pi --session ${path.join(dir, "t.jsonl")}\n`);
   });
 
   it("--out FILE that cannot be written whole (a file-size limit, as a full disk) fails and leaves nothing", () => {
@@ -107,7 +111,7 @@ describe("acceptance 66: round trip of the main tree", () => {
     expect(dry.code).toBe(0);
     expect(dry.json).toMatchObject({ ok: true, recorded: false, dry_run: true, entry_count: 33, leaf_entry_id: "723e727b" });
     const plain = run("pixir", ["export", "pi", MAIN_ID, "--dry-run", "--workspace", ws], { cwd: dir });
-    expect(plain.stdout).toBe("Would export 33 entries of 2 sessions to stdout.\n");
+    expect(plain.stdout).toBe("Would export 33 entries of 2 sessions to stdout.\nresume: pi --session FILE\n");
     expect(readdirSync(dir)).toEqual([]);
     const missing = run("pixir", ["export", "pi", MAIN_ID, "--out", path.join(dir, "no", "x.jsonl"), "--json", "--workspace", ws], { cwd: dir });
     expect(missing.code).toBe(2);
@@ -384,8 +388,8 @@ describe("arguments and errors", () => {
   });
 
   it.each([
-    [["export", "pi"], "pixir export pi <id> [--out FILE|DIR] [--dry-run]"],
-    [["export", "pi", "a", "b"], "pixir export pi <id> [--out FILE|DIR] [--dry-run]"],
+    [["export", "pi"], "pixir export pi <id> [--out FILE|DIR] [--cwd DIR] [--install] [--dry-run]"],
+    [["export", "pi", "a", "b"], "pixir export pi <id> [--out FILE|DIR] [--cwd DIR] [--install] [--dry-run]"],
   ])("%j is a usage error", (args, synopsis) => {
     const r = run("pixir", args, { cwd: tempDir() });
     expect(r.code).toBe(2);
@@ -406,7 +410,7 @@ describe("arguments and errors", () => {
     }
     expect(run("pixir", ["import", "pi", "--help"], { cwd: ws }).stdout).toMatch(/^Usage: pixir import pi <file>\.\.\. \[--lenient\] \[--dry-run\]/);
     const exportPi = run("pixir", ["export", "pi", "--help"], { cwd: ws }).stdout;
-    expect(exportPi).toMatch(/^Usage: pixir export pi <id> \[--out FILE\|DIR\] \[--dry-run\]/);
+    expect(exportPi).toMatch(/^Usage: pixir export pi <id> \[--out FILE\|DIR\] \[--cwd DIR\] \[--install\] \[--dry-run\]/);
     expect(exportPi).toContain("Examples:");
   });
 });

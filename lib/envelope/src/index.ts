@@ -58,6 +58,7 @@ export { importClaude } from "./interop/claude/import.js";
 
 // interop/codex/
 export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
+export { shownThreadId } from "./interop/codex/format.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 
 // archive/ (archive.md §1: session facts, the catalog, id prefixes)
@@ -74,6 +75,9 @@ export { readModelCalls } from "./archive/usage-index.js";
 export { USAGE_GROUPINGS, usageReport, type UsageReport, type UsageRow, type UsageSession } from "./archive/usage.js";
 export { usageNote, usageQueryOf, workspaceUsage } from "./archive/usage-job.js";
 export { usageText } from "./archive/usage-text.js";
+// archive/ (archive.md §5: hand-off)
+export { handBackFiles, handBackLine } from "./archive/reimport.js";
+export { assertOnePlace, claudeInstallRoot, codexInstallRoot, handoffCwd, installDir, piInstallDir, resumeCommand } from "./archive/handoff.js";
 
 // view/
 export { lsLines, localMinute, tokensText } from "./view/ls-text.js";

@@ -219,6 +219,15 @@ refused, nothing written): a complete, append-only backup from cron.`,
 /** An export writes to stdout (a stream command) unless --out or --dry-run makes it a report. */
 const exportClass = (args: { flags: Record<string, unknown> }) => (args.flags.out !== undefined || args.flags["dry-run"] === true ? "report" : "stream");
 const exportDryRun = flag("report what would be written; write nothing");
+/** archive.md §5: an export to an agent also writes into the agent's own store (--install), a report. */
+const agentExportClass = (args: { flags: Record<string, unknown> }) => (args.flags.install === true ? "report" : exportClass(args));
+const handoffOptions = {
+  cwd: { type: "string", value: "path", placeholder: "DIR", describe: "the project directory the agent resumes the session in (default: the cwd the session recorded)" },
+  install: flag("write into the agent's own session store (its home, or $CLAUDE_CONFIG_DIR, $CODEX_HOME, $PI_CODING_AGENT_DIR)"),
+} as const;
+const HANDOFF_HELP = `A session from another agent is written for the project directory it recorded (or --cwd DIR); without
+either the export stops (exit 2). --install writes into the agent's own store, never over a different
+file. The report names the command that resumes the export (resume_command with --json).`;
 
 const exportCommand: CommandDecl = {
   command: "export",
@@ -233,10 +242,11 @@ const exportCommand: CommandDecl = {
 entries come back verbatim (ids, parents, timestamps, content, labels); native Events become the
 nearest pi entries. The Log <id> goes last, so its last entry is the leaf pi resumes. Without --out the
 file is printed on stdout (a stream command); with --out it is written atomically, and an existing
-file is refused. --out DIR writes DIR/<timestamp>_<header id>.jsonl, pi's own file name.`,
-      class: exportClass,
+file is refused. --out DIR writes DIR/<timestamp>_<header id>.jsonl, pi's own file name.
+${HANDOFF_HELP}`,
+      class: agentExportClass,
       positionals: { id: session },
-      options: { out: { type: "string", value: "path", placeholder: "FILE|DIR", describe: "write the file there instead of stdout" }, "dry-run": exportDryRun },
+      options: { out: { type: "string", value: "path", placeholder: "FILE|DIR", describe: "write the file there instead of stdout" }, ...handoffOptions, "dry-run": exportDryRun },
       examples: [
         "$0 19460c51-3e55-4ee0-ba8f-b97bb5a88301 > session.jsonl",
         "$0 19460c51-3e55-4ee0-ba8f-b97bb5a88301.a9bcedc7 --out exported/",
@@ -249,11 +259,12 @@ file is refused. --out DIR writes DIR/<timestamp>_<header id>.jsonl, pi's own fi
       describe: "write an imported thread's rollout back, or a new rollout Codex resumes as a fork",
       description: `Write an imported thread's rollout back byte for byte; a Log with Events added by pixir (a pixir fork,
 Events appended) becomes a new rollout that codex resume continues as a fork (forked_from_id).
---out DIR writes DIR/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl, Codex's own layout.`,
-      class: exportClass,
+--out DIR writes DIR/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl, Codex's own layout.
+${HANDOFF_HELP}`,
+      class: agentExportClass,
       positionals: { id: session },
-      options: { out: { type: "string", value: "path", placeholder: "DIR", describe: "write the rollout under this directory instead of stdout" }, "dry-run": exportDryRun },
-      examples: ["$0 019e1625-789d-76c0-80ab-3724b5ddb799 > rollout.jsonl", "$0 try-2 --out ~/.codex/sessions"],
+      options: { out: { type: "string", value: "path", placeholder: "DIR", describe: "write the rollout under this directory instead of stdout" }, ...handoffOptions, "dry-run": exportDryRun },
+      examples: ["$0 019e1625-789d-76c0-80ab-3724b5ddb799 > rollout.jsonl", "$0 try-2 --install"],
       handler: async (args, ctx) => (await import("./commands/codex.js")).runCodexExport(args, ctx, __PIXIR_VERSION__),
     },
     {
@@ -262,11 +273,12 @@ Events appended) becomes a new rollout that codex resume continues as a fork (fo
       description: `Write a Log made by pixir import claude back as its Claude Code transcripts, byte for byte: to stdout
 (the session file), or with --out DIR (an existing directory) every file of the session under
 DIR/<escaped cwd>/, so --out ~/.claude/projects restores a session Claude deleted. An existing file
-with other bytes is refused; one with the same bytes is left alone.`,
-      class: exportClass,
+with other bytes is refused; one with the same bytes is left alone.
+${HANDOFF_HELP}`,
+      class: agentExportClass,
       positionals: { id: session },
-      options: { out: { type: "string", value: "path", placeholder: "DIR", describe: "write every file of the session under this directory instead of stdout" }, "dry-run": exportDryRun },
-      examples: ["$0 0d3a8e6f-290f-4105-a327-a2496e5e2a83 --out ~/.claude/projects"],
+      options: { out: { type: "string", value: "path", placeholder: "DIR", describe: "write every file of the session under this directory instead of stdout" }, ...handoffOptions, "dry-run": exportDryRun },
+      examples: ["$0 0d3a8e6f-290f-4105-a327-a2496e5e2a83 --out ~/.claude/projects", "$0 019e1625-789d-76c0-80ab-3724b5ddb799 --install --cwd ~/src/project"],
       handler: async (args, ctx) => (await import("./commands/claude.js")).runClaudeExport(args, ctx),
     },
     {

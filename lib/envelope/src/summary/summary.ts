@@ -22,6 +22,8 @@ import { assertSessionId } from "../event/session-id.js";
 import { truncate } from "../event/text.js";
 import { etrim, excerptOf, hasKey, isTermObject, orElse, str, termObject, termOfJs, type TermObject } from "../event/elixir.js";
 import { renderBranchSummaryText } from "./render.js";
+import { agentOfEvent, agentTodoList, agentToolPaths, isInjectedUserMessage } from "./agent-facts.js";
+import { commandLineOf, oneLine } from "../event/injected.js";
 
 export const DETERMINISTIC_SUMMARY_LIMITATIONS = [
   "Deterministic branch summary condenses the forked prefix; it is not a semantic substitute for the full replayed Log.",
@@ -165,6 +167,50 @@ export function eventExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
   return parts === null || parts[1] === "" ? "" : parts[0] + parts[1];
 }
 
+/**
+ * The excerpt of a candidate: summarize.md §3 for a Pixir-native Event; for an agent's (archive.md §5) an
+ * injected user text is no fact, and a slash-command wrapper reads as the command line typed.
+ */
+export function candidateExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
+  if (agentOfEvent(e) === null) return eventExcerpt(e);
+  // An agent's blank message (a tool-use turn's " ") says nothing either.
+  if (typeof e.data.text === "string" && e.data.text.trim() === "") return "";
+  if (e.type !== "user_message") return eventExcerpt(e);
+  if (isInjectedUserMessage(e)) return "";
+  const line = typeof e.data.text === "string" ? commandLineOf(e.data.text) : null;
+  return eventExcerpt(line === null ? e : { type: e.type, data: { ...e.data, text: line } });
+}
+
+/** The bytes of a tool call's data name an importer's carrier: the call is an agent's, read by archive.md §5. */
+const CARRIER_KEYS = ['"claude":{', '"codex":{', '"pi":{'].map((k) => Buffer.from(k));
+const carriesSource = (b: Buffer, start: number, end: number): boolean => {
+  const data = b.subarray(start, end);
+  return CARRIER_KEYS.some((k) => data.includes(k));
+};
+
+/** archive.md §5: an agent's summary stays at most 80 lines and 8 KB as the model reads it. */
+export const AGENT_SUMMARY_MAX_LINES = 80;
+export const AGENT_SUMMARY_MAX_BYTES = 8 * 1024;
+const AGENT_OPEN_TASKS_LIMIT = 20;
+const AGENT_TASK_MAX_CHARS = 200;
+
+/** Drop what the model can do without (files last in order, then tasks, then the oldest facts) until the text fits. */
+function fitAgentSummary(data: BranchSummaryData, bullets: string[], n: number, counts: Record<string, number>): BranchSummaryData {
+  const fits = () => {
+    const text = renderBranchSummaryText(data as unknown as Record<string, unknown>);
+    return text.split("\n").length <= AGENT_SUMMARY_MAX_LINES && Buffer.byteLength(text, "utf8") <= AGENT_SUMMARY_MAX_BYTES;
+  };
+  while (!fits()) {
+    if (data.files_touched.length > 0) data.files_touched = data.files_touched.slice(0, -1);
+    else if (data.open_tasks.length > 0) data.open_tasks = data.open_tasks.slice(0, -1);
+    else if (bullets.length > 0) {
+      bullets = bullets.slice(1);
+      data.summary = summaryText(n, counts, bullets);
+    } else break;
+  }
+  return data;
+}
+
 /** summarize.md §2 files_touched: the top-level string values (and string array elements) that look like paths. */
 export function toolCallPaths(e: Pick<PixirEvent, "type" | "data">): string[] {
   const out: string[] = [];
@@ -279,6 +325,10 @@ export class BranchSummaryBuilder {
   private arena: Buffer | null = null;
   private readonly window: number;
   private sourceCount = 0;
+  /** archive.md §5: an agent's Event was read, so its rules shape the summary. */
+  private agentSeen = false;
+  /** The unfinished items of the last TodoWrite / update_plan, or null before one. */
+  private todo: string[] | null = null;
 
   constructor(options: BranchSummaryBuilderOptions = {}) {
     this.window = Math.max(OPEN_TASKS_LIMIT, SUMMARY_BULLETS_LIMIT, options.excerptWindow ?? 0);
@@ -294,8 +344,9 @@ export class BranchSummaryBuilder {
     this.counts.set(e.type, (this.counts.get(e.type) ?? 0) + 1);
     if (e.type === "tool_call") this.addToolCall(seq, e);
     if (!isSummaryCandidate(e)) return;
+    if (agentOfEvent(e) !== null) this.agentSeen = true;
     // §3.2: empty excerpts are dropped before the last K are taken.
-    const text = eventExcerpt(e);
+    const text = candidateExcerpt(e);
     if (text === "") return;
     this.recent.push(text);
     if (this.recent.length > this.window) this.recent.shift();
@@ -309,7 +360,7 @@ export class BranchSummaryBuilder {
   addChecked(type: PixirEvent["type"], seq: number | null, b: Buffer, dataStart: number, dataEnd: number): void {
     this.sourceCount++;
     this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
-    if (type === "tool_call" && !this.addToolCallBytes(seq, b, dataStart, dataEnd)) {
+    if (type === "tool_call" && (carriesSource(b, dataStart, dataEnd) || !this.addToolCallBytes(seq, b, dataStart, dataEnd))) {
       this.addToolCall(seq, { type, data: JSON.parse(b.toString("utf8", dataStart, dataEnd)) as JsonObject });
     }
     if (type !== "user_message" && type !== "assistant_message" && type !== "subagent_event") return;
@@ -346,7 +397,14 @@ export class BranchSummaryBuilder {
 
   private addToolCall(seq: number | null, e: Pick<PixirEvent, "type" | "data">): void {
     this.toolCalls.push({ seq, call_id: e.data.call_id ?? null, name: e.data.name ?? null });
-    for (const p of toolCallPaths(e)) this.files.add(p);
+    const agent = agentOfEvent(e);
+    if (agent === null) {
+      for (const p of toolCallPaths(e)) this.files.add(p);
+      return;
+    }
+    this.agentSeen = true;
+    for (const p of agentToolPaths(agent, e.data.name, e.data.args)) this.files.add(p);
+    this.todo = agentTodoList(e.data.name, e.data.args) ?? this.todo;
   }
 
   /**
@@ -358,7 +416,10 @@ export class BranchSummaryBuilder {
     const found: string[] = [];
     for (let i = this.pending.length - 1; i >= 0 && found.length < this.window; i--) {
       const e = this.pending[i]!;
-      const text = isSummaryCandidate(e) ? eventExcerpt(e) : "";
+      if (!isSummaryCandidate(e)) continue;
+      const data = e.data;
+      if (agentOfEvent({ data }) !== null) this.agentSeen = true;
+      const text = candidateExcerpt({ type: e.type, data });
       if (text !== "") found.push(text);
     }
     found.reverse();
@@ -382,7 +443,8 @@ export class BranchSummaryBuilder {
     const h = header.data;
     const eventCounts: Record<string, number> = {};
     for (const [type, n] of this.counts) eventCounts[type] = n;
-    return {
+    const bullets = this.excerpts(SUMMARY_BULLETS_LIMIT);
+    const data: BranchSummaryData = {
       strategy: DETERMINISTIC_SUMMARY,
       parent_session_id: h.parent_session_id ?? null,
       forked_to_seq: h.forked_to_seq ?? null,
@@ -393,8 +455,12 @@ export class BranchSummaryBuilder {
       files_touched: this.files.list(),
       open_tasks: this.excerpts(OPEN_TASKS_LIMIT),
       limitations: [...DETERMINISTIC_SUMMARY_LIMITATIONS],
-      summary: summaryText(this.sourceCount, eventCounts, this.excerpts(SUMMARY_BULLETS_LIMIT)),
+      summary: summaryText(this.sourceCount, eventCounts, bullets),
     };
+    if (!this.agentSeen) return data;
+    // archive.md §5: an agent's open tasks are its own last task list, never its last messages.
+    data.open_tasks = (this.todo ?? []).slice(0, AGENT_OPEN_TASKS_LIMIT).map((t) => oneLine(t, AGENT_TASK_MAX_CHARS));
+    return fitAgentSummary(data, bullets, this.sourceCount, eventCounts);
   }
 }
 

@@ -1,12 +1,34 @@
 // pixir import claude / pixir export claude (claude-interop.md §4–§5).
 import path from "node:path";
-import { assertSessionId, boolFlag, defaultProjectsRoot, nothingFoundNote, finishClaudeExport, importClaude, planClaudeExport, stringFlag, type CommandContext, type ParsedArgs } from "@pixir/envelope";
+import {
+  assertOnePlace,
+  assertSessionId,
+  boolFlag,
+  claudeInstallRoot,
+  handBackFiles,
+  handBackLine,
+  finishClaudeExport,
+  handoffCwd,
+  defaultProjectsRoot,
+  nothingFoundNote,
+  importClaude,
+  installDir,
+  planClaudeExport,
+  resumeCommand,
+  stringFlag,
+  type CommandContext,
+  type ParsedArgs,
+} from "@pixir/envelope";
 
 export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const paths = args.positionals;
+  const paths = args.positionals.map((p) => path.resolve(ctx.io.cwd, p));
   const progress = progressLines(ctx);
-  const result = await importClaude(ctx.workspace(), {
-    paths: paths.map((p) => path.resolve(ctx.io.cwd, p)),
+  const ws = ctx.workspace();
+  const common = { program: ctx.program, env: ctx.io.env, signal: ctx.signal, dryRun: boolFlag(args, "dry-run") };
+  const handed = await handBackFiles(ws, "claude", paths.map((p) => ({ path: p, display: p })), common);
+  const imported = await importClaude(ws, {
+    paths,
+    skipFile: handed.skipFile,
     lenient: boolFlag(args, "lenient"),
     dryRun: boolFlag(args, "dry-run"),
     program: ctx.program,
@@ -14,8 +36,9 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
     signal: ctx.signal,
     progress: progress.say,
   }).finally(progress.end);
-  if (result.imports.length === 0 && !ctx.json) ctx.io.stderr.write(`${nothingFoundNote("Claude Code", paths.length > 0 ? paths : [defaultProjectsRoot(ctx.io.env)], "pixir import claude ~/.claude/projects")}\n`);
-  const lines: string[] = [];
+  const result = { ...imported, ...(handed.reports.length > 0 ? { handed_back: handed.reports } : {}) };
+  if (result.imports.length === 0 && handed.reports.length === 0 && !ctx.json) ctx.io.stderr.write(`${nothingFoundNote("Claude Code", paths.length > 0 ? paths : [defaultProjectsRoot(ctx.io.env)], "pixir import claude ~/.claude/projects")}\n`);
+  const lines: string[] = handed.reports.map(handBackLine);
   for (const imp of result.imports) {
     if (imp.status === "skipped" || imp.status === "empty") {
       const reason = imp.error ? ` (${String(imp.error.kind)}: ${String((imp.error.details as Record<string, unknown> | undefined)?.reason ?? "")})` : "";
@@ -54,17 +77,23 @@ function progressLines(ctx: CommandContext) {
 export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const [id] = args.positionals;
   assertSessionId(id);
-  const out = stringFlag(args, "out");
+  const install = boolFlag(args, "install");
   const dryRun = boolFlag(args, "dry-run");
-  const plan = await planClaudeExport(ctx.workspace(), id);
+  assertOnePlace(stringFlag(args, "out"), install, ctx.synopsis);
+  const ws = ctx.workspace();
+  const plan = await planClaudeExport(ws, id, { cwd: await handoffCwd(ws, id, "claude", stringFlag(args, "cwd"), ctx.io.cwd) });
+  const resume = resumeCommand("claude", { cwd: plan.cwd, id: plan.claudeSessionId, file: null });
   for (const w of plan.fork?.warnings ?? []) ctx.warn(w, "the source session's Logs are not in the Workspace; copied the fork's own Claude prefix");
-  if (out === undefined && !dryRun) {
+  const out = install ? (installDir(claudeInstallRoot(ctx.io.env), dryRun) ?? undefined) : stringFlag(args, "out");
+  if (out === undefined && !dryRun && !install) {
     // Stream command (§5.4): the file holding <id>'s records is the output.
     if (plan.subagentFiles > 0) ctx.warn("claude_subagents_not_written", String(plan.subagentFiles), { count: plan.subagentFiles });
     await ctx.out.write(plan.main.bytes);
+    ctx.progress("resume")?.(resume);
     return 0;
   }
-  const report = finishClaudeExport(plan, { out, cwd: ctx.io.cwd, dryRun });
-  await ctx.report(report as unknown as Record<string, unknown>, report.files.map((f) => `${f.status} ${f.path} (${f.records} records)`));
+  const report = { ...finishClaudeExport(plan, { out, cwd: ctx.io.cwd, dryRun }), resume_command: resume };
+  const lines = report.files.map((f) => `${f.status} ${f.path} (${f.records} records)`);
+  await ctx.report(report as unknown as Record<string, unknown>, [...lines, `resume: ${resume}`]);
   return 0;
 }

@@ -1,13 +1,21 @@
 // pixir import codex / pixir export codex (codex-interop.md §4–§5).
 import path from "node:path";
 import {
+  assertOnePlace,
   assertSessionId,
   boolFlag,
+  codexInstallRoot,
   defaultCodexSessionsDir,
   finishCodexExport,
+  handBackFiles,
+  handBackLine,
+  handoffCwd,
   importCodexRollouts,
+  installDir,
   nothingFoundNote,
   planCodexExport,
+  resumeCommand,
+  shownThreadId,
   stringFlag,
   type CommandContext,
   type ParsedArgs,
@@ -17,8 +25,11 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
   const given = args.positionals;
   const paths = given.length > 0 ? given.map((p) => ({ path: path.resolve(ctx.io.cwd, p), display: p })) : [{ path: defaultCodexSessionsDir(ctx.io.env), display: defaultCodexSessionsDir(ctx.io.env) }];
   const say = ctx.progress("pixir import codex");
-  const result = await importCodexRollouts(ctx.workspace(), {
+  const ws = ctx.workspace();
+  const handed = await handBackFiles(ws, "codex", paths, { program: ctx.program, env: ctx.io.env, signal: ctx.signal, dryRun: boolFlag(args, "dry-run") });
+  const imported = await importCodexRollouts(ws, {
     paths,
+    skipFile: handed.skipFile,
     lenient: boolFlag(args, "lenient"),
     dryRun: boolFlag(args, "dry-run"),
     program: ctx.program,
@@ -27,11 +38,12 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
     progress: say === undefined ? undefined : (i, n, file) => ctx.io.stderr.write(`\r[${i}/${n}] ${file}\x1b[K`),
   });
   if (say !== undefined) ctx.io.stderr.write("\r\x1b[K");
-  if (result.imports.length === 0 && !ctx.json) ctx.io.stderr.write(`${nothingFoundNote("Codex", paths.map((p) => p.display), "pixir import codex ~/.codex/sessions")}\n`);
+  const result = { ...imported, ...(handed.reports.length > 0 ? { handed_back: handed.reports } : {}) };
+  if (result.imports.length === 0 && handed.reports.length === 0 && !ctx.json) ctx.io.stderr.write(`${nothingFoundNote("Codex", paths.map((p) => p.display), "pixir import codex ~/.codex/sessions")}\n`);
   for (const imp of result.imports) {
     if (imp.skipped_lines > 0) ctx.warn("malformed_line", `${imp.file}: skipped ${imp.skipped_lines} line(s) that are not valid records`);
   }
-  const lines: string[] = [];
+  const lines: string[] = handed.reports.map(handBackLine);
   for (const imp of result.imports) {
     for (const s of imp.sessions) {
       lines.push(
@@ -50,18 +62,23 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
 export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, version: string): Promise<number> {
   const [id] = args.positionals;
   assertSessionId(id);
-  const out = stringFlag(args, "out");
+  const install = boolFlag(args, "install");
   const dryRun = boolFlag(args, "dry-run");
-  const plan = await planCodexExport(ctx.workspace(), id, version);
+  assertOnePlace(stringFlag(args, "out"), install, ctx.synopsis);
+  const ws = ctx.workspace();
+  const plan = await planCodexExport(ws, id, version, { cwd: await handoffCwd(ws, id, "codex", stringFlag(args, "cwd"), ctx.io.cwd) });
+  const resume = resumeCommand("codex", { cwd: plan.cwd ?? ws, id: shownThreadId(plan.threadId) ?? plan.threadId, file: null });
   if (plan.missingLines.length > 0) {
     ctx.warn("codex_lines_missing", `lines ${plan.missingLines.join(", ")} were skipped by a lenient import and are not in the export`, { missing_lines: plan.missingLines });
   }
-  if (out === undefined && !dryRun) {
+  const out = install ? (installDir(codexInstallRoot(ctx.io.env), dryRun) ?? undefined) : stringFlag(args, "out");
+  if (out === undefined && !dryRun && !install) {
     // Stream command: the rollout itself is the output.
     await ctx.out.write(plan.text);
+    ctx.progress("resume")?.(resume);
     return 0;
   }
-  const report = finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun });
+  const report = { ...finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun }), resume_command: resume };
   const where = report.path ?? report.file;
   const text =
     report.status === "unchanged"
@@ -69,6 +86,6 @@ export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, vers
       : report.status === "created"
         ? `Wrote ${where} (${report.line_count} lines, ${report.export}).`
         : `Would write ${where} (${report.line_count} lines, ${report.export}).`;
-  await ctx.report(report as unknown as Record<string, unknown>, text);
+  await ctx.report(report as unknown as Record<string, unknown>, [text, `resume: ${resume}`]);
   return 0;
 }

@@ -1,21 +1,30 @@
 // pixir import pi / pixir export pi (cli.md §12.9, pi-interop.md §3–§4).
 import path from "node:path";
 import {
+  assertOnePlace,
   assertSessionId,
   boolFlag,
   finishPiExport,
+  handBackFiles,
+  handBackLine,
+  handoffCwd,
   importPiFiles,
+  installDir,
+  piInstallDir,
   planPiExport,
+  resumeCommand,
   stringFlag,
   type CommandContext,
   type ParsedArgs,
 } from "@pixir/envelope";
 
 export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const files = args.positionals;
+  const given = args.positionals.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f }));
   const ws = ctx.workspace();
-  const result = await importPiFiles(ws, {
-    files: files.map((f) => ({ path: path.resolve(ctx.io.cwd, f), display: f })),
+  const handed = await handBackFiles(ws, "pi", given, { program: ctx.program, env: ctx.io.env, signal: ctx.signal, dryRun: boolFlag(args, "dry-run") });
+  const files = given.filter((f) => !handed.skipFile(f.path));
+  const imported = await importPiFiles(ws, {
+    files,
     lenient: boolFlag(args, "lenient"),
     dryRun: boolFlag(args, "dry-run"),
     program: ctx.program,
@@ -23,7 +32,8 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<
     signal: ctx.signal,
     progress: ctx.progress("pixir import pi"),
   });
-  const { skipped, ...report } = result;
+  const { skipped, ...rest } = imported;
+  const report = { ...rest, ...(handed.reports.length > 0 ? { handed_back: handed.reports } : {}) };
   if (!ctx.json) {
     for (const s of skipped ?? []) for (const line of s.lines) ctx.warn("malformed_line", `${s.file}:${line}: skipped a line that is not valid JSON`);
     for (const imp of report.imports) {
@@ -32,7 +42,7 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<
       }
     }
   }
-  const lines = report.imports.flatMap((imp) => imp.sessions.map((s) => `${s.status} ${s.session_id} (${s.role}, ${s.event_count} events)`));
+  const lines = [...handed.reports.map(handBackLine), ...report.imports.flatMap((imp) => imp.sessions.map((s) => `${s.status} ${s.session_id} (${s.role}, ${s.event_count} events)`))];
   await ctx.report(report as unknown as Record<string, unknown>, lines);
   return 0;
 }
@@ -40,21 +50,30 @@ export async function runImport(args: ParsedArgs, ctx: CommandContext): Promise<
 export async function runExport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const [id] = args.positionals;
   assertSessionId(id);
-  const out = stringFlag(args, "out");
+  const install = boolFlag(args, "install");
   const dryRun = boolFlag(args, "dry-run");
-  const plan = await planPiExport(ctx.workspace(), id);
+  assertOnePlace(stringFlag(args, "out"), install, ctx.synopsis);
+  const ws = ctx.workspace();
+  const plan = await planPiExport(ws, id, { cwd: await handoffCwd(ws, id, "pi", stringFlag(args, "cwd"), ctx.io.cwd) });
   for (const w of plan.warnings) ctx.warn(w.code, w.text, w.details);
-  if (out === undefined && !dryRun) {
+  const cwd = typeof plan.header.cwd === "string" ? plan.header.cwd : ws;
+  const out = install ? (installDir(piInstallDir(ctx.io.env, cwd), dryRun) ?? undefined) : stringFlag(args, "out");
+  if (out === undefined && !dryRun && !install) {
     // Stream command: the pi file itself is the output.
     await ctx.out.write(plan.text);
+    ctx.progress("resume")?.(resumeCommand("pi", { cwd, id, file: null }));
     return 0;
   }
-  const report = finishPiExport(plan, { out, cwd: ctx.io.cwd, dryRun });
+  const finished = finishPiExport(plan, { out: install && out !== undefined ? `${out}/` : out, cwd: ctx.io.cwd, dryRun, sameIsUnchanged: install });
+  const report = { ...finished, resume_command: resumeCommand("pi", { cwd, id, file: finished.file }) };
   const where = report.file ?? "stdout";
   const sessions = report.sessions.length;
-  const text = report.recorded
-    ? `Exported ${report.entry_count} entries of ${sessions} sessions to ${where}; pi resumes ${report.leaf_entry_id}.`
-    : `Would export ${report.entry_count} entries of ${sessions} sessions to ${where}.`;
-  await ctx.report(report as unknown as Record<string, unknown>, text);
+  const text =
+    report.status === "unchanged"
+      ? `Unchanged ${where}; pi resumes ${report.leaf_entry_id}.`
+      : report.recorded
+        ? `Exported ${report.entry_count} entries of ${sessions} sessions to ${where}; pi resumes ${report.leaf_entry_id}.`
+        : `Would export ${report.entry_count} entries of ${sessions} sessions to ${where}.`;
+  await ctx.report(report as unknown as Record<string, unknown>, [text, `resume: ${report.resume_command}`]);
   return 0;
 }

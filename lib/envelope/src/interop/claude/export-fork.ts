@@ -18,6 +18,9 @@ export function uuidFromHex(h: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${v}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** §5.3 step 1: the Claude session id of a Log's export (archive.md §5 recognises a re-imported export by it). */
+export const claudeExportSessionId = (logId: string): string => uuidFromHex(sha(`pixir:claude:session:${logId}`));
+
 /** §3.7 std(r): the record as `/branch` stamps a copy of it. */
 export function stampCopied(r: JsonObject, forkId: string, source: string, parent: string | null): JsonObject {
   const out: JsonObject = {};
@@ -38,6 +41,8 @@ export function stampCopied(r: JsonObject, forkId: string, source: string, paren
 export interface ForkExportInput {
   ws: string;
   id: string;
+  /** archive.md §5: the working directory the new records name; else the copied records' own, else the Workspace. */
+  cwd?: string;
   /** Rebuilds the main transcript file of a Claude session whose Logs are in the Workspace, else null. */
   sourceFile(sessionId: string): Promise<{ bytes: Buffer; projectDir: unknown } | null>;
 }
@@ -71,7 +76,7 @@ const recordOf = (e: PixirEvent): JsonObject | null => {
 
 export async function planForkExport(input: ForkExportInput): Promise<ForkExport> {
   const { ws, id } = input;
-  const u = uuidFromHex(sha(`pixir:claude:session:${id}`));
+  const u = claudeExportSessionId(id);
   const history: PixirEvent[] = [];
   for await (const item of (await openHistory(ws, id)).items()) history.push(item.event);
   const isNative = (e: PixirEvent) => !isJsonObject(e.data.claude) && e.type !== "session_fork";
@@ -128,9 +133,10 @@ export async function planForkExport(input: ForkExportInput): Promise<ForkExport
   }
   parent = lastForParent;
   const last = copied.at(-1) ?? {};
-  const cwd = typeof copied.find((x) => typeof x.cwd === "string")?.cwd === "string" ? (copied.find((x) => typeof x.cwd === "string")!.cwd as string) : ws;
+  const firstCwd = copied.find((x) => typeof x.cwd === "string")?.cwd;
+  const cwd = input.cwd ?? (typeof firstCwd === "string" ? firstCwd : ws);
   const base = {
-    cwd: typeof last.cwd === "string" ? last.cwd : ws,
+    cwd: input.cwd ?? (typeof last.cwd === "string" ? last.cwd : ws),
     version: typeof last.version === "string" ? last.version : "0.0.0",
     gitBranch: typeof last.gitBranch === "string" ? last.gitBranch : "",
   };

@@ -32,6 +32,9 @@ export interface ClaudeExportReport {
   session_id: string;
   out: string | null;
   project_dir: string;
+  /** archive.md §5: the working directory the file's records name, and the session id Claude resumes. */
+  cwd: string;
+  claude_session_id: string;
   files: ClaudeExportFile[];
   forked_from: { session_id: string; message_uuid: string } | null;
   copied_records: number;
@@ -55,6 +58,10 @@ export interface ClaudeExportPlan {
   mode: "original" | "fork";
   sessionId: string;
   projectDir: string;
+  /** The working directory Claude runs the session in (archive.md §5). */
+  cwd: string;
+  /** The id `claude --resume` takes: the main file's name. */
+  claudeSessionId: string;
   files: RebuiltFile[];
   /** The file that goes to stdout without --out. */
   main: RebuiltFile;
@@ -169,7 +176,12 @@ const NEWLINE = Buffer.from("\n");
 /** An agent id that can be part of a file name (never a path). */
 const SAFE_NAME = /^(?!\.\.?$)[^/\\\u0000]{1,200}$/;
 
-export async function planClaudeExport(ws: string, id: string): Promise<ClaudeExportPlan> {
+export interface ClaudeExportOptions {
+  /** archive.md §5: the working directory to record (--cwd, or the cwd another agent recorded). */
+  cwd?: string;
+}
+
+export async function planClaudeExport(ws: string, id: string, options: ClaudeExportOptions = {}): Promise<ClaudeExportPlan> {
   assertSessionId(id);
   const p = logPath(ws, id);
   if (inspectStatePath(p) === "missing") throw notFoundError(id, ws, p.rel, "pixir export claude");
@@ -189,7 +201,7 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
   for (const ids of sources.values()) ids.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
   // §5.1: mode fork for anything that is not purely import-made.
   if (claude === null || typeof claude.source !== "string" || !own.every((e) => isJsonObject(e.data.claude))) {
-    return forkPlan(ws, id, sources);
+    return forkPlan(ws, id, sources, options.cwd);
   }
   const source = claude.source;
   // §5.2: the unit of the source (a subagent's session, when its Logs are here).
@@ -217,7 +229,7 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
     rebuilt.push({ ...r, source: s, ids });
   }
   const session = rebuilt[0]!;
-  const cwd = session.cwd ?? ws;
+  const cwd = options.cwd ?? session.cwd ?? ws;
   const projectDir = projectDirFor(session.carrier?.project_dir, cwd);
   const files: RebuiltFile[] = rebuilt.map((r) => {
     const c = r.carrier ?? {};
@@ -235,15 +247,17 @@ export async function planClaudeExport(ws: string, id: string): Promise<ClaudeEx
     return { rel, kind: isSub ? "subagent" : "session", bytes: r.bytes, records: r.records, holdsTarget: r.source === source };
   });
   const main = files.find((f) => f.holdsTarget)!;
-  return { mode: "original", sessionId: id, projectDir, files, main, subagentFiles: files.filter((f) => f.kind === "subagent").length, fork: null };
+  const claudeSessionId = path.basename(main.rel, ".jsonl");
+  return { mode: "original", sessionId: id, projectDir, cwd, claudeSessionId, files, main, subagentFiles: files.filter((f) => f.kind === "subagent").length, fork: null };
 }
 
 /** §5.3: a new session file for a Log that is not purely import-made. */
-async function forkPlan(ws: string, id: string, sources: Map<string, string[]>): Promise<ClaudeExportPlan> {
+async function forkPlan(ws: string, id: string, sources: Map<string, string[]>, cwd: string | undefined): Promise<ClaudeExportPlan> {
   const cache = new Map<string, { bytes: Buffer; projectDir: unknown } | null>();
   const fork = await planForkExport({
     ws,
     id,
+    cwd,
     sourceFile: async (sessionId) => {
       if (!cache.has(sessionId)) {
         const ids = sources.get(sessionId);
@@ -256,7 +270,7 @@ async function forkPlan(ws: string, id: string, sources: Map<string, string[]>):
   const projectDir = projectDirFor(fork.recordedProjectDir, fork.cwd);
   const bytes = Buffer.from(fork.lines.map((l) => `${l}\n`).join(""), "utf8");
   const file: RebuiltFile = { rel: path.join(projectDir, `${fork.forkId}.jsonl`), kind: "session", bytes, records: fork.lines.length, holdsTarget: true };
-  return { mode: "fork", sessionId: id, projectDir, files: [file], main: file, subagentFiles: 0, fork };
+  return { mode: "fork", sessionId: id, projectDir, cwd: fork.cwd, claudeSessionId: fork.forkId, files: [file], main: file, subagentFiles: 0, fork };
 }
 
 function existing(p: string): Buffer | null {
@@ -306,6 +320,8 @@ export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: strin
     session_id: plan.sessionId,
     out: options.out ?? null,
     project_dir: plan.projectDir,
+    cwd: plan.cwd,
+    claude_session_id: plan.claudeSessionId,
     files,
     forked_from: plan.fork?.forkedFrom ?? null,
     copied_records: plan.fork?.copied ?? 0,

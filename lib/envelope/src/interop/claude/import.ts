@@ -73,6 +73,8 @@ export interface ClaudeImportOptions {
   signal?: AbortSignal;
   /** §4.5 progress: source file `i` of `n` is being read; `percent` of its bytes read, for files of 1 MiB or more. */
   progress?: (i: number, n: number, file: string, percent: number | null) => void;
+  /** archive.md §5: session files another stage takes (a file pixir exported from a Log of this Workspace). */
+  skipFile?: (abs: string) => boolean;
 }
 
 /** One Log's writes of a planned file. */
@@ -946,7 +948,7 @@ class PreparedCommits {
 export async function importClaude(ws: string, options: ClaudeImportOptions): Promise<ClaudeImportResult> {
   const paths = options.paths.length > 0 ? options.paths : [defaultProjectsRoot(options.env)];
   for (const p of paths) if (!existsSync(p)) throw new PixirError("not_found", "path was not found", { path: p, next_actions: ["pass the path of a Claude Code projects directory", "set CLAUDE_CONFIG_DIR"] });
-  const units = discoverUnits(paths);
+  const units = discoverUnits(paths).filter((u) => u.session === null || options.skipFile?.(u.session.abs) !== true);
   const wsLogs = new WorkspaceLogs(ws);
 
   // §4.2 duplicate_session: the later file (path order) of one identity.

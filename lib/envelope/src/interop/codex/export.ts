@@ -24,6 +24,8 @@ export interface CodexExportPlan {
   kind: CodexExportKind;
   threadId: string;
   forkedFromId: string | null;
+  /** session_meta.cwd: where Codex resumes the thread (archive.md §5); null when line 1 names none. */
+  cwd: string | null;
   /** The rollout's name under DIR (§5.5). */
   name: string;
   text: string;
@@ -137,8 +139,15 @@ function convert(e: PixirEvent, writtenCalls: Set<string>, history: PixirEvent[]
   }
 }
 
+export interface CodexExportOptions {
+  /** archive.md §5: the working directory a new rollout records (--cwd, or the cwd another agent recorded). */
+  cwd?: string;
+}
+
+const cwdOf = (meta: JsonObject): string | null => (typeof meta.cwd === "string" ? meta.cwd : null);
+
 /** §5.1–§5.4: what `pixir export codex <id>` writes. */
-export async function planCodexExport(ws: string, id: string, version: string): Promise<CodexExportPlan> {
+export async function planCodexExport(ws: string, id: string, version: string, options: CodexExportOptions = {}): Promise<CodexExportPlan> {
   const history = await openHistory(ws, id, { notFound: () => notFoundError(id, ws, logPath(ws, id).rel, "pixir export codex") });
   const events: PixirEvent[] = [];
   for await (const item of history.items()) events.push(item.event);
@@ -172,6 +181,7 @@ export async function planCodexExport(ws: string, id: string, version: string): 
         kind: "original",
         threadId: t,
         forkedFromId: null,
+        cwd: isJsonObject(loaded.lineOne.payload) ? cwdOf(loaded.lineOne.payload) : null,
         name: codexExportName(t, header.file, loaded.lineOne),
         text: kept.map((l) => `${l}\n`).join(""),
         lineCount: kept.length,
@@ -197,6 +207,7 @@ export async function planCodexExport(ws: string, id: string, version: string): 
       }
     }
     meta.timestamp = t0;
+    if (options.cwd !== undefined) meta.cwd = options.cwd;
     const out: string[] = [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta })];
     const { kept, missing } = familyLines(id, lines, x);
     for (const l of kept) {
@@ -210,7 +221,7 @@ export async function planCodexExport(ws: string, id: string, version: string): 
   const anchor = events[0]!;
   const t0 = anchor.ts ?? EPOCH;
   const newId = codexForkThreadId(id, anchor.id ?? "", t0);
-  const meta: JsonObject = { id: newId, timestamp: t0, cwd: ws, originator: "pixir", cli_version: version, source: "cli" };
+  const meta: JsonObject = { id: newId, timestamp: t0, cwd: options.cwd ?? ws, originator: "pixir", cli_version: version, source: "cli" };
   return newRollout(id, "new", null, meta, [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta })], events, events, []);
 }
 
@@ -224,6 +235,7 @@ function newRollout(id: string, kind: "fork" | "new", forkedFromId: string | nul
     kind,
     threadId,
     forkedFromId,
+    cwd: cwdOf(meta),
     name: codexExportName(threadId, null, { timestamp: meta.timestamp, payload: meta }),
     text: out.map((l) => `${l}\n`).join(""),
     lineCount: out.length,
@@ -278,6 +290,8 @@ export interface CodexExportReport {
   export: CodexExportKind;
   thread_id: string | null;
   forked_from_id: string | null;
+  /** archive.md §5: session_meta.cwd of the rollout. */
+  cwd: string | null;
   file: string;
   path: string | null;
   line_count: number;
@@ -345,6 +359,7 @@ export function finishCodexExport(plan: CodexExportPlan, options: { out?: string
     export: plan.kind,
     thread_id: shownThreadId(plan.threadId),
     forked_from_id: plan.forkedFromId === null ? null : shownThreadId(plan.forkedFromId),
+    cwd: plan.cwd,
     file: plan.name,
     path: target,
     line_count: plan.lineCount,

@@ -62,6 +62,8 @@ export interface CodexImportOptions {
   signal?: AbortSignal;
   /** `[i/n] file` lines; the caller passes it only when stderr is a terminal. */
   progress?: (i: number, n: number, file: string) => void;
+  /** archive.md §5: files another stage takes (a rollout pixir exported from a Log of this Workspace). */
+  skipFile?: (abs: string) => boolean;
 }
 
 /** §4.1: the default directory. */
@@ -574,7 +576,7 @@ function lenientSkip(err: unknown, lenient: boolean, file: string): SkippedFile 
 
 export async function importCodexRollouts(ws: string, options: CodexImportOptions): Promise<CodexImportResult> {
   const lenient = Boolean(options.lenient);
-  const inputs = listRolloutFiles(options.paths);
+  const inputs = listRolloutFiles(options.paths).filter((i) => options.skipFile?.(i.path) !== true);
   const items: RunItem[] = [];
   const skippedFiles: SkippedFile[] = [];
   const seenThreads = new Map<string, string>();

@@ -2,7 +2,7 @@
 // become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
 // on the command line goes last so that pi resumes its leaf.
 import { createHash } from "node:crypto";
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
@@ -77,13 +77,17 @@ async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog
   return { root, all, named: all.find((l) => l.sessionId === id)! };
 }
 
+/** §4 step 2: the header id of a family pi did not write, from its root Log (archive.md §5 recognises a re-import by it). */
+export function piExportHeaderId(rootId: string): string {
+  const hex = sha256Hex(`pixir:${rootId}`);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
 /** §4 step 2: the header carrier's header with version 3, or a header made for a native family. */
-function fileHeader(ws: string, root: FamilyLog): JsonObject {
+function fileHeader(ws: string, root: FamilyLog, cwd: string | undefined): JsonObject {
   const first = root.events[0];
   if (first !== undefined && isCarrier(first)) return { ...((first.data.pi as JsonObject).header as JsonObject), version: 3 };
-  const hex = sha256Hex(`pixir:${root.sessionId}`);
-  const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-  return { type: "session", version: 3, id: uuid, timestamp: first?.ts ?? new Date(0).toISOString(), cwd: ws };
+  return { type: "session", version: 3, id: piExportHeaderId(root.sessionId), timestamp: first?.ts ?? new Date(0).toISOString(), cwd: cwd ?? ws };
 }
 
 function isCarrier(e: PixirEvent): boolean {
@@ -370,7 +374,12 @@ class NativeIds {
 }
 
 /** §4: the pi file of the fork family of `id`, computed in memory. Writes nothing. */
-export async function planPiExport(ws: string, id: string): Promise<PiExportPlan> {
+export interface PiExportOptionsPlan {
+  /** archive.md §5: the header's cwd for a family pi did not write (--cwd, or the cwd another agent recorded). */
+  cwd?: string;
+}
+
+export async function planPiExport(ws: string, id: string, options: PiExportOptionsPlan = {}): Promise<PiExportPlan> {
   assertSessionId(id);
   if (inspectStatePath(logPath(ws, id)) === "missing") throw notFoundError(id, ws, logPath(ws, id).rel, "pixir export pi");
   const { root, all, named } = await discoverFamily(ws, id);
@@ -412,7 +421,7 @@ export async function planPiExport(ws: string, id: string): Promise<PiExportPlan
   };
   visit(root, null);
 
-  const header = fileHeader(ws, root);
+  const header = fileHeader(ws, root, options.cwd);
   const lines = order.filter((l) => l !== named).concat(named);
   const parts = [`${JSON.stringify(header)}\n`];
   let count = 0;
@@ -447,6 +456,8 @@ export interface PiExportOptions {
   out?: string;
   cwd: string;
   dryRun?: boolean;
+  /** --install: an existing file with the same bytes is `unchanged`, not refused. */
+  sameIsUnchanged?: boolean;
 }
 
 export interface PiExportReport {
@@ -458,6 +469,9 @@ export interface PiExportReport {
   entry_count: number;
   sessions: PiExportSession[];
   leaf_entry_id: string | null;
+  /** The header's cwd: where pi runs the session. */
+  cwd: string | null;
+  status: "written" | "unchanged" | "would_write" | "stdout";
 }
 
 /** pi's own file name: `<timestamp with : and . as ->_<id>.jsonl`, when both parts are safe. */
@@ -501,20 +515,36 @@ function writeExportFile(target: string, text: string, display: string): void {
 /** §4 step 6 with --out or --dry-run: the report; with --out and no --dry-run the file is written. */
 export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): PiExportReport {
   let file: string | null = null;
+  let status: PiExportReport["status"] = "stdout";
   if (options.out !== undefined) {
     file = exportTarget(options.out, options.cwd, plan.header);
-    if (options.dryRun) {
+    if (options.sameIsUnchanged === true && sameFile(file, plan.text)) status = "unchanged";
+    else if (options.dryRun) {
       if (pathExists(file)) throw exportExists(options.out);
-    } else writeExportFile(file, plan.text, options.out);
+      status = "would_write";
+    } else {
+      writeExportFile(file, plan.text, options.out);
+      status = "written";
+    }
   }
   return {
     ok: true,
-    recorded: file !== null && !options.dryRun,
+    recorded: status === "written",
     dry_run: Boolean(options.dryRun),
     file,
     header_id: isValidSessionId(plan.header.id) ? plan.header.id : null,
     entry_count: plan.entryCount,
     sessions: plan.sessions,
     leaf_entry_id: plan.leafEntryId,
+    cwd: typeof plan.header.cwd === "string" ? plan.header.cwd : null,
+    status,
   };
+}
+
+function sameFile(file: string, text: string): boolean {
+  try {
+    return readFileSync(file).equals(Buffer.from(text, "utf8"));
+  } catch {
+    return false;
+  }
 }
