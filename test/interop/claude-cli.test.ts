@@ -126,7 +126,7 @@ describe("pixir export claude to stdout (§5.4)", () => {
     const res = run("pixir", ["export", "claude", ID], { cwd: ws });
     expect(res.code).toBe(0);
     expect(res.stdout).toBe(readFileSync(path.join(CLAUDE_FIXTURES, SESSION), "utf8"));
-    expect(res.stderr).toBe("warning: claude_subagents_not_written: 1\n");
+    expect(res.stderr).toBe("warning: claude_subagents_not_written: 1 subagent file was not written: stdout holds the session file only (--out DIR writes them too)\n");
     // A subagent Log alone gives its own file.
     const sub = run("pixir", ["export", "claude", `${ID}.agent-a2271d1`], { cwd: ws });
     expect(sub.stdout).toBe(readFileSync(path.join(CLAUDE_FIXTURES, SUBAGENT), "utf8"));

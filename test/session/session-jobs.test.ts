@@ -311,7 +311,7 @@ describe("pixir merge (§12.13)", () => {
       while (!existsSync(path.join(ws, pidFile)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       job.child.kill("SIGINT");
       const r = await job.done;
-      expect([r.code, r.stdout, r.stderr]).toEqual([130, "", "error: interrupted: interrupted\nhint: rerun; nothing was written\n"]);
+      expect([r.code, r.stdout, r.stderr]).toEqual([130, "", "error: interrupted: stopped by SIGINT before it finished\nhint: rerun; nothing was written\n"]);
       const pid = Number(readFileSync(path.join(ws, pidFile), "utf8"));
       // Killed: gone, or a zombie that nobody has reaped yet.
       let stat = "";

@@ -438,7 +438,7 @@ describe("model-assisted summaries (acceptance 49)", () => {
     summarizer.child.kill("SIGINT");
     const r = await summarizer.done;
     expect(r.code).toBe(130);
-    expect(r.stderr).toBe("error: interrupted: interrupted\nhint: rerun; nothing was written\n");
+    expect(r.stderr).toBe("error: interrupted: stopped by SIGINT before it finished\nhint: rerun; nothing was written\n");
     expect(r.stdout).not.toContain("branch_summary");
     expect(Date.now() - interrupted).toBeLessThan(8000);
   });

@@ -195,9 +195,16 @@ export function errorEnvelope(err: PixirError): ErrorEnvelope {
  * as `stdin`), then each next action as a `hint:` line. The JSON envelope keeps the default message and
  * every detail; this text is for people, who would otherwise have to rerun with --json to learn where.
  */
+/** Text-only sentences for kinds whose spec'd message is the kind itself (`error: interrupted: interrupted`). */
+const TEXT_SENTENCES: Partial<Record<ErrorKind, (details: Record<string, unknown>) => string>> = {
+  interrupted: (d) => `stopped by ${typeof d.signal === "string" ? d.signal : "a signal"} before it finished`,
+};
+
 export function errorText(err: PixirError): string {
+  const sentence = err.message === err.kind ? TEXT_SENTENCES[err.kind] : undefined;
   // A usage error's message is the synopsis, which already reads `usage: …`: said once, not twice.
-  const head = err.kind === "usage" && err.message.startsWith("usage: ") ? `error: ${err.message}` : `error: ${err.kind}: ${err.message}`;
+  const head =
+    err.kind === "usage" && err.message.startsWith("usage: ") ? `error: ${err.message}` : `error: ${err.kind}: ${sentence === undefined ? err.message : sentence(err.details)}`;
   const about = detailsText(err.kind, err.details);
   const actions = Array.isArray(err.details.next_actions) ? err.details.next_actions.filter((a): a is string => typeof a === "string") : [];
   // Some spec'd actions are codes (`pass_a_valid_session_id`): read as words.

@@ -9,6 +9,7 @@ import { type ParentSource, type PrefixFacts, PrefixScanner } from "./fork-plan.
 import { checkLine, LineFacts } from "../fast/line-check.js";
 import { LineHead, readHead, sessionIs } from "../fast/line-head.js";
 import { corruptLineError, lineBlocks, readFileChunks } from "../store/log-read.js";
+import { stdinLineActions } from "../lines/foreign.js";
 import { dataTextOf, type DecodedLine, decodeOwnHead, isLineProblem, lineDataText, serializeEvent } from "../event/envelope.js";
 import { assertSessionId, isValidSessionId } from "../event/session-id.js";
 import { type HistoryItem } from "../store/loader.js";
@@ -70,7 +71,12 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
     // The input is a History as `pixir-log cat` prints it, so the reading rules apply
     // (envelope-and-log.md §7): a missing or null id or ts is tolerated, as through --parent.
     const decoded = decodeLogLine(bytes, !terminated, decoder);
-    if (isLineProblem(decoded)) throw corruptLineError(decoded, lineNo, STDIN_PATH);
+    if (isLineProblem(decoded)) {
+      const err = corruptLineError(decoded, lineNo, STDIN_PATH);
+      // A torn tail is the stream's; anything else is about what was piped in, not about a Log.
+      if (decoded.reason !== "torn_tail") err.details.next_actions = stdinLineActions(bytes);
+      throw err;
+    }
     const sessionId = decoded.event.session_id;
     const parentId = first.parentId;
     const scanner = parentId === null ? startParent(sessionId) : first.scanner!;

@@ -8,6 +8,7 @@ import { deepWellFormed, isCanonicalType, isIsoUtc, isUtf8UpToCut, isReplayType,
 import { PixirError } from "../event/errors.js";
 import { IdSet } from "../event/id-set.js";
 import { sessionIdProblem } from "../event/session-id.js";
+import { stdinLineActions } from "./foreign.js";
 
 export const STDIN_PATH = "-";
 const NEWLINE = 0x0a;
@@ -19,8 +20,10 @@ export interface InputEvent {
   lineNo: number;
 }
 
-function corruptInput(reason: string, lineNo: number, extra: Record<string, unknown> = {}): PixirError {
-  return new PixirError("corrupt_log_line", undefined, { reason, line: lineNo, path: STDIN_PATH, ...extra });
+function corruptInput(reason: string, lineNo: number, extra: Record<string, unknown> = {}, bytes?: Uint8Array): PixirError {
+  // The Log is not the problem (`pixir-log check` would find nothing): the hint is about the input.
+  const next_actions = stdinLineActions(bytes ?? new Uint8Array());
+  return new PixirError("corrupt_log_line", undefined, { reason, line: lineNo, path: STDIN_PATH, ...extra, next_actions });
 }
 
 export interface DecodeInputOptions {
@@ -46,12 +49,12 @@ export function decodeInputLine(raw: RawLine, options: DecodeInputOptions = {}):
   if (nestsDeeperThan(raw.bytes)) throw corruptInput("nesting_too_deep", raw.lineNo, { max_nesting_depth: MAX_NESTING_DEPTH });
   if (!isJsonObject(value)) throw corruptInput("unexpected_shape", raw.lineNo);
   const type = value.type;
-  if (typeof type !== "string") throw corruptInput("missing_event_type", raw.lineNo);
+  if (typeof type !== "string") throw corruptInput("missing_event_type", raw.lineNo, {}, raw.bytes);
   if (isEphemeralType(type)) {
     if (options.dropEphemeral) return null;
     throw new PixirError("ephemeral_not_loggable", undefined, { type, line: raw.lineNo });
   }
-  if (!isCanonicalType(type)) throw corruptInput("unknown_event_type", raw.lineNo, { type: typeForDetails(type) });
+  if (!isCanonicalType(type)) throw corruptInput("unknown_event_type", raw.lineNo, { type: typeForDetails(type) }, raw.bytes);
   if (value.seq !== undefined && value.seq !== null && !isSeq(value.seq)) throw corruptInput("invalid_seq", raw.lineNo);
   if (value.data !== undefined && !isJsonObject(value.data)) throw corruptInput("invalid_data", raw.lineNo);
   for (const field of ["id", "ts"] as const) {

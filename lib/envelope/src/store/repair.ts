@@ -7,6 +7,7 @@ import { readJournal, scanLog } from "./log-read.js";
 import { fsyncDir, recoverJournal } from "./log-write.js";
 import { notFoundError } from "./loader.js";
 import { inspectStatePath, logPath, logTempOwner, sessionsDir } from "./paths.js";
+import { isValidSessionId } from "../event/session-id.js";
 
 export interface RepairResult {
   ok: true;
@@ -112,6 +113,38 @@ export async function repairLog(ws: string, id: string, options: RepairOptions):
     // A refused or empty repair leaves no lease directory behind (cli-contract.md: refused writes).
     lease.release(!changed);
   }
+}
+
+/**
+ * The temp files of every Log left by a write that died (an import killed with -9, say), each Log's removed
+ * under its own Writer Lease as repairLog does; a Log whose lease cannot be taken now is left alone. Run by
+ * the importers before they write, so the next import cleans up after a killed one. Returns what went.
+ */
+export async function sweepStaleTempFiles(ws: string, options: Omit<RepairOptions, "dryRun">): Promise<string[]> {
+  let names: string[];
+  try {
+    names = readdirSync(sessionsDir(ws).abs);
+  } catch {
+    return [];
+  }
+  const owners = [...new Set(names.map(logTempOwner).filter((id): id is string => id !== null && isValidSessionId(id)))].sort();
+  const removed: string[] = [];
+  for (const id of owners) {
+    let lease;
+    try {
+      lease = await acquireLease(ws, id, options);
+    } catch {
+      continue; // another writer's, or a dead one's: pixir-log check still names it
+    }
+    let temps: string[] = [];
+    try {
+      if (lease.owned) temps = removeTempFiles(ws, id);
+    } finally {
+      lease.release(temps.length === 0);
+    }
+    removed.push(...temps);
+  }
+  return removed;
 }
 
 function removeTempFiles(ws: string, id: string): string[] {

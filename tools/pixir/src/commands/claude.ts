@@ -20,6 +20,15 @@ import {
   type ParsedArgs,
 } from "@pixir/envelope";
 
+/** claude-interop.md §4.1: a symbolic link met while listing is not followed; naming it imports it. */
+export const symlinkNote = "a symbolic link, not followed: name it on the command line to import it";
+
+/** A last line without its newline is one the agent is still writing: said in the text report too. */
+export const pendingLine = (file: string): string => `pending ${file}: 1 line pending (no newline yet; imported once it is complete)`;
+
+/** An import that found nothing to read says so, rather than printing nothing. */
+export const nothingFound = (what: string, where: string[]): string => `nothing imported: no ${what} found in ${where.join(", ")}`;
+
 export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Promise<number> {
   const paths = args.positionals.map((p) => path.resolve(ctx.io.cwd, p));
   const progress = progressLines(ctx);
@@ -41,7 +50,7 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
   const lines: string[] = handed.reports.map(handBackLine);
   for (const imp of result.imports) {
     if (imp.status === "skipped" || imp.status === "empty") {
-      const reason = imp.error ? ` (${String(imp.error.kind)}: ${String((imp.error.details as Record<string, unknown> | undefined)?.reason ?? "")})` : "";
+      const reason = imp.error === undefined ? "" : imp.error.kind === "unit_skipped" ? ` (${String(imp.error.message)})` : ` (${String(imp.error.kind)}: ${String((imp.error.details as Record<string, unknown> | undefined)?.reason ?? "")})`;
       lines.push(`${imp.status} ${imp.file}${reason}`);
       continue;
     }
@@ -50,6 +59,9 @@ export async function runClaudeImport(args: ParsedArgs, ctx: CommandContext): Pr
       lines.push(`${log.status} ${log.session_id} (${log.role}, ${added}${log.event_count} events)`);
     }
   }
+  for (const imp of result.imports) if (imp.pending_tail_bytes > 0) lines.push(pendingLine(imp.file));
+  for (const s of result.skipped_files ?? []) lines.push(`skipped ${s.file} (${symlinkNote})`);
+  if (result.imports.length === 0) lines.push(nothingFound("Claude Code session files (*.jsonl)", paths.length > 0 ? paths : ["the Claude Code projects directory"]));
   await ctx.report(result as unknown as Record<string, unknown>, lines);
   return 0;
 }
@@ -87,7 +99,10 @@ export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Pr
   const out = install ? (installDir(claudeInstallRoot(ctx.io.env), dryRun) ?? undefined) : stringFlag(args, "out");
   if (out === undefined && !dryRun && !install) {
     // Stream command (§5.4): the file holding <id>'s records is the output.
-    if (plan.subagentFiles > 0) ctx.warn("claude_subagents_not_written", String(plan.subagentFiles), { count: plan.subagentFiles });
+    if (plan.subagentFiles > 0) {
+      const n = plan.subagentFiles;
+      ctx.warn("claude_subagents_not_written", `${n} subagent file${n === 1 ? " was" : "s were"} not written: stdout holds the session file only (--out DIR writes them too)`, { count: n });
+    }
     await ctx.out.write(plan.main.bytes);
     ctx.progress("resume")?.(resume);
     return 0;

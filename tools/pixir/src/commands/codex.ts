@@ -1,5 +1,6 @@
 // pixir import codex / pixir export codex (codex-interop.md §4–§5).
 import path from "node:path";
+import { nothingFound, pendingLine, symlinkNote } from "./claude.js";
 import {
   assertOnePlace,
   assertSessionId,
@@ -53,8 +54,10 @@ export async function runCodexImport(args: ParsedArgs, ctx: CommandContext): Pro
       );
     }
   }
+  for (const imp of result.imports) if (imp.pending_tail) lines.push(pendingLine(imp.file));
   for (const l of result.links) lines.push(`${l.status === "created" ? "linked" : "would link"} ${l.parent_session_id} -> ${l.child_session_id}`);
-  for (const s of result.skipped_files) lines.push(`skipped ${s.file} (${s.reason})`);
+  for (const s of result.skipped_files) lines.push(`skipped ${s.file} (${s.reason === "symlink" ? symlinkNote : s.reason})`);
+  if (result.imports.length === 0 && result.skipped_files.length === 0) lines.push(nothingFound("Codex rollouts (*.jsonl)", paths.map((p) => p.display)));
   await ctx.report(result as unknown as Record<string, unknown>, lines);
   return 0;
 }

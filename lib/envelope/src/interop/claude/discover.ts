@@ -134,14 +134,17 @@ function notFound(p: string): PixirError {
 }
 
 /** A directory entry's kind without following a symlink (listing never follows them). */
-function entryKind(abs: string): "file" | "dir" | "other" {
+function entryKind(abs: string): "file" | "dir" | "symlink" | "other" {
   try {
     const st = lstatSync(abs);
-    return st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
+    return st.isFile() ? "file" : st.isDirectory() ? "dir" : st.isSymbolicLink() ? "symlink" : "other";
   } catch {
     return "other";
   }
 }
+
+/** Symbolic links met while listing (§4.1): not followed, reported so the user can name them instead. */
+export type MetSymlinks = string[];
 
 const sortedNames = (dir: string): string[] => {
   try {
@@ -158,18 +161,23 @@ interface Found {
   subagentsOf: string | null;
 }
 
-/** §4.1: the files of one project directory. */
-function projectFiles(dir: string, out: Found[]): void {
+/** §4.1: the files of one project directory (symbolic links met go to `links` when given). */
+function projectFiles(dir: string, out: Found[], links?: MetSymlinks): void {
   for (const name of sortedNames(dir)) {
     const abs = path.join(dir, name);
     const kind = entryKind(abs);
     if (kind === "file" && isJsonl(name)) out.push({ abs, projectDirAbs: dir, subagentsOf: null });
+    else if (kind === "symlink") links?.push(abs);
     else if (kind === "dir") {
       const sub = path.join(abs, "subagents");
-      if (entryKind(sub) !== "dir") continue;
+      const subKind = entryKind(sub);
+      if (subKind === "symlink") links?.push(sub);
+      if (subKind !== "dir") continue;
       for (const n of sortedNames(sub)) {
         const f = path.join(sub, n);
-        if (isAgentFile(n) && entryKind(f) === "file") out.push({ abs: f, projectDirAbs: dir, subagentsOf: name });
+        const k = entryKind(f);
+        if (isAgentFile(n) && k === "file") out.push({ abs: f, projectDirAbs: dir, subagentsOf: name });
+        else if (k === "symlink") links?.push(f);
       }
     }
   }
@@ -185,8 +193,8 @@ function namedFile(abs: string): Found {
   return { abs, projectDirAbs: dir, subagentsOf: null };
 }
 
-/** §4.1: the units of a run, in import order. */
-export function discoverUnits(paths: string[]): ImportUnit[] {
+/** §4.1: the units of a run, in import order; symbolic links met while listing a directory go to `links`. */
+export function discoverUnits(paths: string[], links: MetSymlinks = []): ImportUnit[] {
   const found: Found[] = [];
   for (const p of paths) {
     let st;
@@ -210,8 +218,13 @@ export function discoverUnits(paths: string[]): ImportUnit[] {
       }
     } else if (st.isDirectory()) {
       const names = sortedNames(abs);
-      if (names.some((n) => isJsonl(n) && entryKind(path.join(abs, n)) === "file")) projectFiles(abs, found);
-      else for (const n of names) if (entryKind(path.join(abs, n)) === "dir") projectFiles(path.join(abs, n), found);
+      if (names.some((n) => isJsonl(n) && entryKind(path.join(abs, n)) === "file")) projectFiles(abs, found, links);
+      else
+        for (const n of names) {
+          const kind = entryKind(path.join(abs, n));
+          if (kind === "dir") projectFiles(path.join(abs, n), found, links);
+          else if (kind === "symlink") links.push(path.join(abs, n));
+        }
     } else throw notFound(p);
   }
   const unique = new Map<string, Found>();

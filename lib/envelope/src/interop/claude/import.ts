@@ -10,6 +10,7 @@ import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
 import { acquireLease, acquireLeases, WriterLease } from "../../store/lease.js";
 import { readFirstLine } from "../../store/log-read.js";
+import { sweepStaleTempFiles } from "../../store/repair.js";
 import { openHistory } from "../../store/loader.js";
 import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, prepareLog, readTail, receivedPrepared, sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
 import { listLogs } from "../../store/ls.js";
@@ -61,6 +62,8 @@ export interface ClaudeImportResult {
   dry_run: boolean;
   workspace: string;
   imports: ClaudeFileReport[];
+  /** §4.1: symbolic links met while listing, not read; the key is there only when one was met (§4.5's shape). */
+  skipped_files?: Array<{ file: string; reason: "symlink" }>;
 }
 
 export interface ClaudeImportOptions {
@@ -948,7 +951,11 @@ class PreparedCommits {
 export async function importClaude(ws: string, options: ClaudeImportOptions): Promise<ClaudeImportResult> {
   const paths = options.paths.length > 0 ? options.paths : [defaultProjectsRoot(options.env)];
   for (const p of paths) if (!existsSync(p)) throw new PixirError("not_found", "path was not found", { path: p, next_actions: ["pass the path of a Claude Code projects directory", "set CLAUDE_CONFIG_DIR"] });
-  const units = discoverUnits(paths).filter((u) => u.session === null || options.skipFile?.(u.session.abs) !== true);
+  // A killed earlier import's temp files go first (under each Log's lease), so check finds none after this run.
+  if (!options.dryRun) await sweepStaleTempFiles(ws, { program: options.program, env: options.env, signal: options.signal });
+  const links: string[] = [];
+  const units = discoverUnits(paths, links).filter((u) => u.session === null || options.skipFile?.(u.session.abs) !== true);
+  const skippedFiles = links.map((file) => ({ file, reason: "symlink" as const }));
   const wsLogs = new WorkspaceLogs(ws);
 
   // §4.2 duplicate_session: the later file (path order) of one identity.
@@ -1029,7 +1036,10 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     const isUnitError = err instanceof PixirError && (err.kind === "invalid_claude_session" || err.kind === "already_exists");
     if (!options.lenient || !isUnitError) throw err;
     const error = { kind: err.kind, message: err.message, details: err.details };
-    return files.map((f) => skippedReport(f, error));
+    // Only the file the error names has that problem; the unit's other files are skipped with it, not changed.
+    const culprit = typeof err.details.file === "string" ? err.details.file : null;
+    const withIt = { kind: "unit_skipped", message: `not imported: ${culprit ?? "a file"} of the same session was skipped`, details: { reason: "unit_skipped", file: culprit } };
+    return files.map((f) => skippedReport(f, culprit === null || f.file === culprit ? error : withIt));
   };
 
   const freshUnits = units.filter((u) => !duplicates.has(u) && fresh(u, unitFiles(u)));
@@ -1171,7 +1181,7 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
       }
     }
   }
-  return { ok: true, recorded, dry_run: Boolean(options.dryRun), workspace: ws, imports: reports.flatMap((r) => r ?? []) };
+  return { ok: true, recorded, dry_run: Boolean(options.dryRun), workspace: ws, imports: reports.flatMap((r) => r ?? []), ...(skippedFiles.length > 0 ? { skipped_files: skippedFiles } : {}) };
 }
 
 /**

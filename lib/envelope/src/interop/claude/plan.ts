@@ -789,6 +789,7 @@ function subagentLinks(input: BatchInput, records: ClaudeRecord[], groupStarts: 
   const links = new Map<ClaudeRecord, Link>();
   const inlineLinked = new Set<number>();
   const compactLinked = new Set<string>();
+  const boundaries: ClaudeRecord[] = [];
   // The first text of each inline group, read when a Task prompt is first compared with them.
   let groupTexts: string[] | null = null;
   const groupText = (i: number): string => {
@@ -829,6 +830,7 @@ function subagentLinks(input: BatchInput, records: ClaudeRecord[], groupStarts: 
         }
       }
     } else if (r.type === "system" && f.compactBoundary && f.logicalParentUuid !== null) {
+      boundaries.push(r);
       const lp = f.logicalParentUuid;
       for (const [agentId, target] of input.subagents) {
         if (!target.compaction || compactLinked.has(agentId) || !target.parentUuids().has(lp)) continue;
@@ -837,7 +839,24 @@ function subagentLinks(input: BatchInput, records: ClaudeRecord[], groupStarts: 
       }
     }
   }
+  linkUnmatchedCompactions(input, boundaries, compactLinked, links);
   return links;
+}
+
+/**
+ * A compaction transcript whose records name none of the boundaries' logical parents (both files may lose
+ * records) is still this session's compaction: its file is in the session's folder, under its sessionId.
+ * Each is linked, in name order, from the next boundary that links nothing yet, rather than left `detected`.
+ */
+function linkUnmatchedCompactions(input: BatchInput, boundaries: ClaudeRecord[], compactLinked: Set<string>, links: Map<ClaudeRecord, Link>): void {
+  const free = boundaries.filter((b) => !links.has(b));
+  const unmatched = [...input.subagents].filter(([agentId, t]) => t.compaction && !compactLinked.has(agentId)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [agentId, target] of unmatched) {
+    const at = free.shift();
+    if (at === undefined) return;
+    compactLinked.add(agentId);
+    links.set(at, { subagentId: subagentIdOf(agentId), childId: target.rootId, status: "completed", agent: "compact", task: null, elapsed: null });
+  }
 }
 
 export const planSha256 = sha256Hex;

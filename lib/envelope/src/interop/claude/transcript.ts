@@ -3,12 +3,15 @@
 // the lines of one file. The oracle tests do not use them: test/support/claude-oracle.ts is written apart.
 import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import { factsOfTape, factsOfValue, recordTape, type RecordFacts } from "./record-facts.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
 
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a byte-order mark in the text: a line that starts with one is not JSON, so it is a malformed
+// line (named, or kept raw under --lenient and given back byte for byte), never a line silently 3 bytes short.
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
 const TYPE = Buffer.from("type");
 
@@ -126,6 +129,11 @@ function isBlank(bytes: Buffer, start: number, end: number): boolean {
  */
 export function parseLine(bytes: Buffer, start: number, end: number, line: number, checkOnly = false, tape: JsonTape | null = null, keep = true): ClaudeRecord {
   const rec = new ClaudeRecord(line, bytes, start, end, keep);
+  // JSON nested deeper than a Log may hold (envelope-and-log.md §7) is a malformed line: refused, or kept raw.
+  if (end - start > MAX_NESTING_DEPTH && nestsDeeperThan(bytes.subarray(start, end))) {
+    rec.problem = "malformed_line";
+    return rec;
+  }
   if (tape !== null && readJsonLine(bytes, start, end, tape)) {
     const type = memberOf(tape, bytes, 0, TYPE);
     if (type >= 0 && tape.kind[type] === J_STRING) {

@@ -4,11 +4,14 @@ import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { isEncodable, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
+import { nestsDeeperThan } from "../../event/nesting.js";
 import { isValidSessionId } from "../../event/session-id.js";
 
 export const EPOCH = "1970-01-01T00:00:00.000Z";
 const MAX_BASE_BYTES = 200;
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a byte-order mark in the text: a line that starts with one is not JSON, so it is a malformed
+// line (named, or kept raw under --lenient and given back byte for byte), never a line silently 3 bytes short.
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 export const sha256Hex = (s: string | Buffer): string => createHash("sha256").update(s).digest("hex");
 
@@ -88,6 +91,8 @@ function parseLine(bytes: Buffer): { record: JsonObject; text: string } | { prob
   } catch {
     return { problem: "malformed_line", text: bytes.toString("utf8") };
   }
+  // JSON nested deeper than a Log may hold (envelope-and-log.md §7) is a malformed line, named like any other.
+  if (nestsDeeperThan(bytes)) return { problem: "malformed_line", text };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -168,7 +173,8 @@ export function scanRollout(
     const handle = (bytes: Buffer): void => {
       if (isBlank(bytes, 0, bytes.length)) return;
       n++;
-      if (n > 1 && onBytes?.(bytes, n)) return;
+      // A line nested too deep is malformed (parseLine); the byte path must not walk it either.
+      if (n > 1 && !nestsDeeperThan(bytes) && onBytes?.(bytes, n)) return;
       const parsed = parseLine(bytes);
       if (n === 1) {
         const meta = "record" in parsed ? parsed.record.payload : null;

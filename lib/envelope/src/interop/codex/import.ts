@@ -9,6 +9,7 @@ import { afterEarlierWrites } from "../../event/os-fault.js";
 import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
 import { appendJournaled, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
+import { sweepStaleTempFiles } from "../../store/repair.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, removeCreatedDirs, sessionsDir } from "../../store/paths.js";
 import { excerptOf, termOfJs } from "../../event/elixir.js";
@@ -82,8 +83,8 @@ interface Input {
   named: boolean;
 }
 
-/** §4.1: files and walked directories, in run order, each real file once. */
-export function listRolloutFiles(paths: Array<{ path: string; display: string }>): Input[] {
+/** §4.1: files and walked directories, in run order, each real file once; symbolic links met go to `links`. */
+export function listRolloutFiles(paths: Array<{ path: string; display: string }>, links: string[] = []): Input[] {
   const out: Input[] = [];
   const seen = new Set<string>();
   const add = (p: string, display: string, named: boolean): void => {
@@ -116,8 +117,8 @@ export function listRolloutFiles(paths: Array<{ path: string; display: string }>
       } catch {
         continue; // gone since the directory was listed
       }
-      if (st.isSymbolicLink()) continue;
-      if (st.isDirectory()) walk(abs, shown);
+      if (st.isSymbolicLink()) links.push(shown);
+      else if (st.isDirectory()) walk(abs, shown);
       else if (st.isFile() && name.endsWith(".jsonl")) add(abs, shown, false);
     }
   };
@@ -166,8 +167,15 @@ function runOrder<R extends { threadId: string; meta: JsonObject }>(rollouts: R[
 const REMOVE_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
 const DIVERGED_ACTIONS = ["fork the imported Log before adding Events to it (pixir fork), then import again"];
 
+/** What each refusal means, in words (the reason stays the spec's machine word). */
+const REFUSAL_MESSAGES: Record<string, string> = {
+  rollout_changed: "the Codex rollout changed after it was imported",
+  not_a_codex_import: "the log was not made by pixir import codex",
+  log_diverged: "the imported log has Events of its own after the rollout's lines",
+};
+
 function refused(ws: string, sessionId: string, reason: string, file: string, line: number | null): PixirError {
-  return new PixirError("already_exists", "session log already exists", {
+  return new PixirError("already_exists", REFUSAL_MESSAGES[reason] ?? "session log already exists", {
     session_id: sessionId,
     log_path: logPath(ws, sessionId).rel,
     reason,
@@ -576,9 +584,12 @@ function lenientSkip(err: unknown, lenient: boolean, file: string): SkippedFile 
 
 export async function importCodexRollouts(ws: string, options: CodexImportOptions): Promise<CodexImportResult> {
   const lenient = Boolean(options.lenient);
-  const inputs = listRolloutFiles(options.paths).filter((i) => options.skipFile?.(i.path) !== true);
+  // A killed earlier import's temp files go first (under each Log's lease), so check finds none after this run.
+  if (!options.dryRun) await sweepStaleTempFiles(ws, { program: options.program, env: options.env, signal: options.signal });
+  const links: string[] = [];
+  const inputs = listRolloutFiles(options.paths, links).filter((i) => options.skipFile?.(i.path) !== true);
   const items: RunItem[] = [];
-  const skippedFiles: SkippedFile[] = [];
+  const skippedFiles: SkippedFile[] = links.map((file) => ({ file, reason: "symlink" }));
   const seenThreads = new Map<string, string>();
   for (const input of inputs) {
     let head: ReturnType<typeof readRolloutHead>;

@@ -386,24 +386,26 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
   // the later mentions are `unchanged`, which is what they find. Two different plans conflict.
   const planned = new Map<string, PlannedPiLog>();
   const status = new Map<string, PiImportStatus>();
-  const conflicts: Array<{ session_id: string; log_path: string }> = [];
+  const conflicts: Array<{ session_id: string; log_path: string; file: string }> = [];
   for (const family of families) {
     for (const log of family.logs) {
       const seen = planned.get(log.sessionId);
       if (seen !== undefined) {
-        if (!seen.bytes.equals(log.bytes)) conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel });
+        if (!seen.bytes.equals(log.bytes)) conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
         continue;
       }
       planned.set(log.sessionId, log);
       const disk = statusOnDisk(ws, log);
-      if (disk === "different") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel });
+      if (disk === "different") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
       else status.set(log.sessionId, disk === "identical" ? "unchanged" : options.dryRun ? "would_create" : "created");
     }
   }
   if (conflicts.length > 0) {
-    throw new PixirError("already_exists", "session log already exists", {
+    // The refusal names the pi file whose Log differs, not only the Log.
+    throw new PixirError("already_exists", "a Log this pi session gives exists already, with other content", {
       session_id: conflicts[0]!.session_id,
       log_path: conflicts[0]!.log_path,
+      file: conflicts[0]!.file,
       conflicts,
       next_actions: REMOVE_ACTIONS,
     });
