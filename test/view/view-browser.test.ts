@@ -53,19 +53,22 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
       void d.dismiss();
     });
     await page.goto(pathToFileURL(file).href + hash);
-    await page.locator(".card").first().waitFor();
+    await page.locator(".card:visible").first().waitFor();
     return opened;
   }
 
   /** Wait until every card of the shown History is in the page (they come in slices). */
   const settled = (page: Page) => page.waitForFunction(() => document.querySelector(".cards")?.getAttribute("aria-busy") === "false");
 
-  /** Cards a History gives: one per Event but provider_usage, and a result joins its call's card. */
+  /** The id of the Log shown (its title heads the page, the id is on hover). */
+  const shownId = (page: Page) => page.locator(".session-header h1").getAttribute("title");
+  const node = (page: Page, id: string) => page.locator(`.tree .node-label:has([data-id="${id}"])`);
+
+  /** Cards a History gives: one per Event, and a result joins its call's card (records are cards, hidden). */
   function expectedCards(events: Array<{ type: string; data: Record<string, unknown> }>): number {
     const open = new Set<unknown>();
     let n = 0;
     for (const e of events) {
-      if (e.type === "provider_usage") continue;
       if (e.type === "tool_result" && open.delete(e.data.call_id)) continue;
       if (e.type === "tool_call") open.add(e.data.call_id);
       n++;
@@ -80,15 +83,29 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
     it("shows the named Log's cards, a sidebar node per Log with the current one marked, and saves a screenshot", async () => {
       const { page, errors, requests, dialogs } = await open(file);
       await settled(page);
-      expect(await page.locator(".cards > .card").count()).toBe(expectedCards(readEvents(ws, "demo")));
+      const events = readEvents(ws, "demo");
+      expect(await page.locator(".cards > .card").count()).toBe(expectedCards(events));
+      // Usage records are cards only with "all records".
+      const usage = events.filter((e) => e.type === "provider_usage").length;
+      expect(usage).toBeGreaterThan(0);
+      expect(await page.locator(".cards > .card:visible").count()).toBe(expectedCards(events) - usage);
+      await page.getByLabel("all records").check();
+      expect(await page.locator(".cards > .card:visible").count()).toBe(expectedCards(events));
+      await page.getByLabel("all records").uncheck();
       const nodes = page.getByRole("treeitem");
       expect(await nodes.count()).toBe(DEMO_LOGS.length);
-      for (const id of DEMO_LOGS) await expect(page.locator(".tree .node-id", { hasText: new RegExp(`^${id}$`) }).count()).resolves.toBe(1);
-      expect(await page.locator('[role=treeitem][aria-selected="true"] > .node-label .node-id').textContent()).toBe("demo");
-      expect(await page.locator(".session-header h1").textContent()).toBe("Session demo");
+      for (const id of DEMO_LOGS) await expect(page.locator(`.tree .node-title[data-id="${id}"]`).count()).resolves.toBe(1);
+      expect(await page.locator('[role=treeitem][aria-selected="true"] > .node-label .node-title').getAttribute("data-id")).toBe("demo");
+      expect(await shownId(page)).toBe("demo");
+      // The title heads the page: the first prompt of a Log with no other title.
+      const first = events.find((e) => e.type === "user_message")!.data.text as string;
+      expect(await page.locator(".session-header h1").textContent()).toBe(first.replace(/\s+/g, " ").trim().slice(0, 120));
       // The fork points of both children and the subagent child are marked in demo's History.
-      expect(await page.locator(".fork-marker").allTextContents()).toEqual(["forked here at seq 4 → demo-alt", "forked here at seq 8 → demo-utc-fix"]);
-      expect(await page.locator(".subagent-marker").textContent()).toBe("subagent → demo-sub");
+      expect(await page.locator(".fork-marker").evaluateAll((ms) => ms.map((m: any) => [m.firstChild.textContent, m.querySelector(".log-link").title]))).toEqual([
+        ["forked here at seq 4 → ", "demo-alt"],
+        ["forked here at seq 8 → ", "demo-utc-fix"],
+      ]);
+      expect(await page.locator(".subagent-marker .log-link").getAttribute("title")).toBe("demo-sub");
       await page.screenshot({ path: path.join(VIEW_OUTPUT, "demo-family.png"), fullPage: true });
       expect(errors).toEqual([]);
       expect(dialogs).toEqual([]);
@@ -98,32 +115,42 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
 
     it("moves to a child from the sidebar (and with the keyboard), showing its inherited prefix and its own Events", async () => {
       const { page, errors, requests } = await open(file);
-      await page.locator(".tree .node-label", { hasText: "demo-utc-fix" }).click();
+      await node(page, "demo-utc-fix").click();
       await settled(page);
-      expect(await page.locator(".session-header h1").textContent()).toBe("Session demo-utc-fix");
-      expect(await page.locator('[role=treeitem][aria-selected="true"] .node-id').first().textContent()).toBe("demo-utc-fix");
-      expect(await page.locator(".session-header").textContent()).toContain("fork of demo at seq 8");
+      expect(await shownId(page)).toBe("demo-utc-fix");
+      expect(await page.locator('[role=treeitem][aria-selected="true"] .node-title').first().getAttribute("data-id")).toBe("demo-utc-fix");
+      expect(await page.locator(".session-header").textContent()).toMatch(/fork of .* at seq 8/);
       // The markdown of its own answer is rendered: a table, highlighted code.
       await expect(page.locator(".card.message table td code").first().textContent()).resolves.toBe("2026-07-20");
       expect(await page.locator(".card.message pre code .hljs-keyword").count()).toBeGreaterThan(0);
       expect(await page.locator(".card.branch-summary").count()).toBe(1);
-      expect(await page.locator(".card.inherited").count()).toBeGreaterThan(0);
+      // The inherited prefix is one folded block until it is opened.
+      const inherited = await page.locator(".card.inherited").count();
+      expect(inherited).toBeGreaterThan(0);
+      expect(await page.locator(".card.inherited:visible").count()).toBe(0);
+      expect(await page.locator(".inherited-marker .fold").textContent()).toMatch(/^▸ inherited from .* \(\d+ cards?\)$/);
+      await page.locator(".inherited-marker .fold").click();
+      expect(await page.locator(".card.inherited:visible").count()).toBeGreaterThan(0);
       // Keyboard: from the focused node, ArrowUp reaches the parent and Enter shows it.
       await page.getByRole("treeitem", { selected: true }).focus();
       await page.keyboard.press("ArrowUp");
       await page.keyboard.press("ArrowUp");
       await page.keyboard.press("Enter");
-      expect(await page.locator(".session-header h1").textContent()).toBe("Session demo");
+      expect(await shownId(page)).toBe("demo");
       // A fork marker leads to its child.
-      await page.locator(".fork-marker .log-link", { hasText: "demo-alt" }).click();
-      expect(await page.locator(".session-header h1").textContent()).toBe("Session demo-alt");
+      await page.locator('.fork-marker .log-link[title="demo-alt"]').click();
+      expect(await shownId(page)).toBe("demo-alt");
       expect(await page.locator(".card.tool .status.failed").count()).toBe(1);
       // Its checkpoint has a card of its own, and the cards it stands for (seq ≤ 6) are dimmed, not hidden.
       expect(await page.locator(".card.checkpoint").count()).toBe(1);
       const dimmed = await page.locator(".card.dimmed").evaluateAll((cards) => cards.map((c: any) => Number(c.id.split("/")[1])));
       expect(dimmed.length).toBeGreaterThan(0);
       expect(dimmed.every((seq) => seq <= 6)).toBe(true);
+      // Dimmed cards are there (inherited ones once their block is open), with a legend saying why.
+      if (!(await page.locator(".card.dimmed").first().isVisible())) await page.locator(".inherited-marker .fold").click();
       expect(await page.locator(".card.dimmed").first().isVisible()).toBe(true);
+      expect(await page.locator(".session-header .legend").textContent()).toContain("the model no longer sees them");
+      expect(await page.locator(".card.checkpoint").textContent()).toContain("compacted here");
       expect(errors).toEqual([]);
       expect(requests).toEqual([pathToFileURL(file).href]);
       await page.close();
@@ -134,7 +161,7 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
       for (const type of ["assistant_message", "tool_result"]) {
         const seq = events.findLast((e) => e.type === type).seq;
         const { page } = await open(file, `#demo-utc-fix/${seq}`);
-        expect(await page.locator(".session-header h1").textContent()).toBe("Session demo-utc-fix");
+        expect(await shownId(page)).toBe("demo-utc-fix");
         const target = page.locator(`[id="demo-utc-fix/${seq}"]`);
         expect(await target.count()).toBe(1);
         expect(await target.isVisible()).toBe(true);
@@ -145,13 +172,15 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
     it("searches (every word must match) and filters", async () => {
       const { page } = await open(file, "#demo-utc-fix");
       await settled(page);
-      const total = await page.locator(".cards > .card").count();
       const visibleCards = () => page.locator(".cards > .card:visible").count();
+      // A search looks in the folded inherited block too; records are counted only with "all records".
+      const total = await page.locator(".cards > .card:not(.record)").count();
+      const atFirst = await visibleCards();
       await page.getByRole("searchbox").fill("UTC PASS");
       await expect.poll(visibleCards).toBe(1);
       expect(await page.locator(".match-count").textContent()).toBe(`1 of ${total} cards match`);
       await page.getByRole("searchbox").fill("");
-      await expect.poll(visibleCards).toBe(total);
+      await expect.poll(visibleCards).toBe(atFirst);
       await page.getByLabel("messages only").check();
       expect(await page.locator(".cards > .card:visible").evaluateAll((cards) => cards.every((c) => c.classList.contains("message")))).toBe(true);
       await page.getByLabel("messages only").uncheck();
@@ -186,8 +215,9 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
     expect(await page.getByRole("treeitem").count()).toBe(index.logs.length);
     for (const [i, log] of index.logs.entries()) {
       await page.locator(`[role=treeitem][data-log="${i}"] > .node-label`).click();
-      expect(await page.locator(".session-header h1").textContent()).toBe(`Session ${log.id}`);
+      expect(await shownId(page)).toBe(log.id);
       await settled(page);
+      if ((await page.locator(".inherited-marker .fold").count()) > 0) await page.locator(".inherited-marker .fold").click();
       const shown = await page.locator(".cards").innerText();
       const r = run("pixir-log", ["cat", log.id], { cwd: ws });
       for (const line of r.stdout.trim().split("\n")) {

@@ -182,7 +182,8 @@ describe("pixir export md", () => {
     const a = exportMd(ws, "kid");
     expect(a.code, a.stderr).toBe(0);
     expect(exportMd(ws, "kid").stdout).toBe(a.stdout);
-    expect(a.stdout.startsWith("# Session kid\n")).toBe(true);
+    // Headed by the session's title (archive.md §1: a Log with no other title is named by its first prompt).
+    expect(a.stdout.startsWith("# Try it another way\n")).toBe(true);
     expect(a.stdout).toContain("_Forked from `chat` at seq 6 (share_v1)._");
     expect(a.stdout).toContain("<details><summary>tool: read_file src/sum.ts</summary>");
     expect(a.stdout).not.toContain("Read the file first."); // reasoning is left out
@@ -209,7 +210,8 @@ describe("pixir export md", () => {
     const md = exportMd(w, "s").stdout;
     expect(md).toContain("const open = 1;\n<details>\n```\n");
     expect(md).toContain("``````\n`````\n</details>\n# not a heading\n`````\n``````\n");
-    expect(md).toContain("<summary>tool: bash cat ````notes```` (failed)</summary>");
+    expect(md).toContain("<summary>$ cat ````notes```` (failed)</summary>");
+    expect(md).toContain("`````sh\n$ cat ````notes````\n`````\n");
     expect(md).toContain("done &lt;img src=x onerror=alert(1)>");
   });
 
@@ -227,8 +229,7 @@ describe("flags of the export formats", () => {
   const ws = goldenWorkspace();
   it.each([
     ["md", "kid", "--tools", "all"],
-    ["md", "kid", "--family"],
-    ["md", "kid", "--max-depth", "2"],
+    ["md", "kid", "--max-depth", "-1"],
     ["html", "kid", "--tools", "full"],
     ["html", "kid", "--family", "--no-family"],
     ["html", "kid", "--max-depth", "-1"],

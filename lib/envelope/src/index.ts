@@ -82,7 +82,8 @@ export { assertOnePlace, claudeInstallRoot, codexInstallRoot, handoffCwd, instal
 // view/
 export { lsLines, localMinute, tokensText } from "./view/ls-text.js";
 export { renderReadableTree } from "./view/tree-text.js";
-export { htmlPageChunks, planHtmlExport, viewSessions } from "./view/html-export.js";
+export { htmlPageChunks, type PageFacts, planHtmlExport, viewSessions } from "./view/html-export.js";
+export { exportSite, type SiteReport } from "./view/site.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
 export { exportToFile, streamExport } from "./view/view-output.js";
 

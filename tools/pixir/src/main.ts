@@ -282,23 +282,27 @@ ${HANDOFF_HELP}`,
       handler: async (args, ctx) => (await import("./commands/claude.js")).runClaudeExport(args, ctx),
     },
     {
-      command: "html <id>",
-      describe: "write one safe, self-contained web page of a Session and its fork family",
+      command: "html [id]",
+      describe: "write one safe, self-contained web page of a Session and its family, or with --all a site of the Workspace",
       description: `Write one web page of <id> and its fork family (the root found by walking fork parents up, every
 fork descendant, and the subagent children pixir tree shows, to --max-depth): a tree of the Logs beside
 the chosen one's History as cards (Markdown rendered, code highlighted, reasoning and long tool output
 collapsed, tool calls with their results), with search and filters. The page is self-contained and
-safe to open whatever the Logs hold: it loads nothing and runs only its own script.`,
-      class: exportClass,
-      positionals: { id: session },
+safe to open whatever the Logs hold: it loads nothing and runs only its own script.
+With --all --out DIR: a static site of the whole Workspace, an index.html of the sessions grouped by
+project (with a filter box) and one page per root family, linked relatively so it works from file://.
+Run again, it rewrites only the pages whose Logs changed, and the index.`,
+      class: (args) => (args.flags.all === true ? "report" : exportClass(args)),
+      positionals: { id: { ...session, describe: "the Session (not with --all)" } },
       options: {
-        out: { type: "string", value: "path", placeholder: "FILE", describe: "write the page there instead of stdout" },
+        out: { type: "string", value: "path", placeholder: "FILE|DIR", describe: "write the page there instead of stdout (with --all: the site's folder)" },
+        all: flag("every session of the Workspace as a static site in --out DIR"),
         family: flag("the whole family (the default)"),
         "no-family": flag("only the History of <id>"),
         "max-depth": { type: "string", value: "number", describe: "how deep the family goes below its root (default 32)" },
         "dry-run": exportDryRun,
       },
-      examples: ["$0 s1 --out s1.html && xdg-open s1.html", "$0 s1 --no-family --dry-run --json | jq .bytes"],
+      examples: ["$0 s1 --out s1.html && xdg-open s1.html", "$0 s1 --no-family --dry-run --json | jq .bytes", "$0 --all --out site/ && xdg-open site/index.html"],
       handler: async (args, ctx) => (await import("./commands/view.js")).runHtmlExport(args, ctx),
     },
     {
@@ -311,10 +315,12 @@ and checkpoints as quotes; reasoning is left out. The same Log gives the same by
       positionals: { id: session },
       options: {
         out: { type: "string", value: "path", placeholder: "FILE", describe: "write the Markdown there instead of stdout" },
-        tools: { type: "string", value: "mode", choices: MD_TOOL_MODES, default: "full", describe: "full: every tool call with its arguments and output; summary: one line per call; none: no tool calls" },
+        tools: { type: "string", value: "mode", choices: MD_TOOL_MODES, default: "full", describe: "full: every tool call by its job (edits as diffs, commands and their output); summary: one line per call; none: no tool calls" },
+        family: flag("the whole family: forks and subagents as sections"),
+        "max-depth": { type: "string", value: "number", describe: "with --family: how deep the family goes below its root (default 32)" },
         "dry-run": exportDryRun,
       },
-      examples: ["$0 s1 --tools summary > session.md"],
+      examples: ["$0 s1 --tools summary > session.md", "$0 s1 --family --out family.md"],
       handler: async (args, ctx) => (await import("./commands/view.js")).runMdExport(args, ctx),
     },
   ],

@@ -50,8 +50,10 @@ export class ExportFile {
     private readonly target: string,
     private readonly display: string,
     private readonly what: string,
+    /** Replace an existing file (a page of `export html --all` rewritten on a rerun) instead of refusing it. */
+    private readonly replace = false,
   ) {
-    if (pathExists(target)) throw exportExists(display);
+    if (!replace && pathExists(target)) throw exportExists(display);
     this.tmp = `${target}.tmp-${randomHex(4)}`;
     try {
       this.fd = openSync(this.tmp, "wx", 0o644);
@@ -77,7 +79,7 @@ export class ExportFile {
     } catch (err) {
       throw this.fault(err, "write");
     }
-    if (pathExists(this.target)) throw exportExists(this.display);
+    if (!this.replace && pathExists(this.target)) throw exportExists(this.display);
     try {
       renameSync(this.tmp, this.target);
     } catch (err) {

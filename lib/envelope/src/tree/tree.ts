@@ -580,6 +580,18 @@ export function buildSessionTree(ws: string, id: string, options: TreeOptions = 
 }
 
 /**
+ * Trees of several Logs of one Workspace (a site of every family) that share one index of the Workspace
+ * and one scan of each Log, where buildSessionTree per Log would read the Workspace again each time.
+ */
+export function sessionTreeMaker(options: TreeOptions = {}): (ws: string, id: string) => TreeNode {
+  const builder = new TreeBuilder(maxDepthOf(options));
+  return (ws, id) => {
+    assertSessionId(id);
+    return builder.node(ws, id, 0, new Set(), {}, true);
+  };
+}
+
+/**
  * tree.md §3: every root Log of the Workspace, sorted by id. A Log hidden below a node that could
  * not be read (which is not recursed into) becomes a root of its own, flagged `parent_unreadable`,
  * so that no Log of the Workspace is missing from the forest; Logs left over after that sit on a

@@ -5,7 +5,7 @@
 import path from "node:path";
 import { inspectStatePath, logPath } from "../store/paths.js";
 import { notFoundError } from "../store/loader.js";
-import { forkRootOf, readForkLinks } from "../tree/fork-family.js";
+import { forkRootOf, readForkLinks, type ForkLink } from "../tree/fork-family.js";
 import { buildSessionTree, DEFAULT_TREE_MAX_DEPTH, type TreeNode } from "../tree/tree.js";
 import type { PageRelation } from "./page-index.js";
 
@@ -26,6 +26,8 @@ export interface FamilyOptions {
   /** false: only the named Log (`--no-family`). */
   family: boolean;
   maxDepth?: number;
+  /** The Workspace's fork links and a tree maker, shared by the pages of a site (read once, not per page). */
+  shared?: { links: ReadonlyMap<string, ForkLink | null>; tree: (ws: string, id: string) => TreeNode };
 }
 
 const textOrNull = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
@@ -36,8 +38,8 @@ export async function familyMembers(ws: string, id: string, options: FamilyOptio
   if (inspectStatePath(p) === "missing") throw notFoundError(id, ws, p.rel, command);
   const lone: FamilyMember = { id, ws, parent: null, relation: "root", forkedToSeq: null, strategy: null, missing: false, subagent: null };
   if (!options.family) return [lone];
-  const root = forkRootOf(await readForkLinks(ws), id);
-  const tree = buildSessionTree(ws, root, { maxDepth: options.maxDepth ?? DEFAULT_TREE_MAX_DEPTH });
+  const root = forkRootOf(options.shared?.links ?? (await readForkLinks(ws)), id);
+  const tree = options.shared !== undefined ? options.shared.tree(ws, root) : buildSessionTree(ws, root, { maxDepth: options.maxDepth ?? DEFAULT_TREE_MAX_DEPTH });
   const members: FamilyMember[] = [];
   const seen = new Set<string>();
   const add = (node: TreeNode, member: Omit<FamilyMember, "id" | "ws" | "missing">): void => {

@@ -26,7 +26,14 @@ export interface HtmlExportPlan {
   /** The Workspace's last path component. */
   workspaceName: string;
   members: PageMember[];
+  /** The session facts of the page's Logs (archive.md §1), when the export read them: titles and agents. */
+  facts?: PageFacts;
+  /** A relative link back to a site's index (`export html --all`), or none. */
+  home?: string;
 }
+
+/** Titles and agents of Logs by session id (archive.md §1 facts). */
+export type PageFacts = ReadonlyMap<string, { title: string | null; agent: string | null }>;
 
 /** One line of a session report: what the page (or Markdown) holds of each Session. */
 export interface ViewSession {
@@ -43,7 +50,7 @@ export function contentSecurityPolicy(scriptSource = pageScriptSource()): string
 }
 
 /** Open (and so check) every Log of the page, before anything is written. */
-export async function planHtmlExport(ws: string, id: string, options: FamilyOptions): Promise<HtmlExportPlan> {
+export async function planHtmlExport(ws: string, id: string, options: FamilyOptions, extra: { facts?: PageFacts; home?: string } = {}): Promise<HtmlExportPlan> {
   const family = await familyMembers(ws, id, options, "pixir export html");
   const members: PageMember[] = [];
   for (const member of family) {
@@ -53,7 +60,7 @@ export async function planHtmlExport(ws: string, id: string, options: FamilyOpti
     const replayEventCount = history?.share?.replayEventCount ?? (typeof count === "number" ? count : 0);
     members.push({ ...member, history, inherits: member.relation === "fork" && member.parent !== null, replayEventCount });
   }
-  return { named: id, workspaceName: path.basename(path.resolve(ws)), members };
+  return { named: id, workspaceName: path.basename(path.resolve(ws)), members, ...extra };
 }
 
 export function viewSessions(plan: HtmlExportPlan): ViewSession[] {
@@ -72,8 +79,10 @@ export function pageIndex(plan: HtmlExportPlan): PageIndex {
     missing: m.history === null,
     subagent: m.subagent,
     event_count: m.history?.eventCount ?? 0,
+    title: plan.facts?.get(m.id)?.title ?? null,
+    agent: plan.facts?.get(m.id)?.agent ?? null,
   }));
-  return { format: "pixir-page-v1", named: plan.named, workspace: plan.workspaceName, logs };
+  return { format: "pixir-page-v1", named: plan.named, workspace: plan.workspaceName, logs, ...(plan.home === undefined ? {} : { home: plan.home }) };
 }
 
 const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -125,7 +134,7 @@ async function* blockEvents(m: PageMember): AsyncGenerator<{ event: PixirEvent; 
 }
 
 function head(plan: HtmlExportPlan): string {
-  const title = escapeHtml(`Session ${plan.named} · pixir`);
+  const title = escapeHtml(`${plan.facts?.get(plan.named)?.title ?? `Session ${plan.named}`} · pixir`);
   return [
     "<!DOCTYPE html>",
     '<html lang="en">',

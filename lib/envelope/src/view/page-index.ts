@@ -25,6 +25,10 @@ export interface PageLog {
   subagent: { agent: string | null; status: string | null; task: string | null } | null;
   /** Events of the resolved History. */
   event_count: number;
+  /** The session's title (archive.md §1), or null when the export knows none. */
+  title: string | null;
+  /** The agent that wrote it (`claude`, `codex`, `pi`, `pixir`), or null. */
+  agent: string | null;
 }
 
 export interface PageIndex {
@@ -34,6 +38,8 @@ export interface PageIndex {
   /** The Workspace's last path component (never the absolute path, view.md §1.2). */
   workspace: string;
   logs: PageLog[];
+  /** A relative link to the site's index, when the page is one of `export html --all`. */
+  home?: string;
 }
 
 /** Element ids of the page's data blocks (`<script type="application/json">`). */

@@ -93,7 +93,8 @@ describe("markdownChunks", () => {
   ];
   const render = async (t: string, tools: (typeof MD_TOOL_MODES)[number]) => {
     const events = history(t);
-    const plan = { id: "s", tools, history: { eventCount: events.length, items: async function* () { for (const e of events) yield { event: e }; } } } as unknown as MdExportPlan;
+    const log = { eventCount: events.length, items: async function* () { for (const e of events) yield { event: e }; } };
+    const plan = { id: "s", tools, title: "Session s", sections: [{ id: "s", skip: 0, heading: null, history: log }] } as unknown as MdExportPlan;
     let out = "";
     for await (const chunk of markdownChunks(plan)) out += chunk;
     return out;
@@ -105,7 +106,7 @@ describe("markdownChunks", () => {
         const tokens = html.parse(await render(t, tools), {});
         expect(tokens.at(-2)).toMatchObject({ type: "inline", content: "SENTINEL" });
         expect(tokens.at(-3)).toMatchObject({ type: "paragraph_open", level: 0 });
-        for (const b of tokens.filter((k) => k.type === "html_block")) expect(b.content).toMatch(/^(<details><summary>[^<>\n]*<\/summary>|<\/details>)\n$/);
+        for (const b of tokens.filter((k) => k.type === "html_block")) expect(b.content).toMatch(/^(<details( open)?><summary>[^<>\n]*<\/summary>|<\/details>)\n$/);
         const inline = tokens.flatMap((k) => k.children ?? []).filter((k) => k.type === "html_inline");
         expect(inline.filter((k) => k.content !== "<code>" && k.content !== "</code>")).toEqual([]);
       }),

@@ -1,13 +1,22 @@
-// view.md §1.1 item 3: the History as cards. A tool call and its result share one card; checkpoints and
-// branch summaries have cards of their own; what a checkpoint replaces is dimmed; the fork points of
-// child Logs are marked where they happened. A card's nodes are built only when it is first shown.
-import { imageResources, inlineImages, isFailedResult, messageText, oneLine, reasoningText, resourceKey, toolCallSummary, toolResultText } from "../event-text.js";
+// view.md §1.1 item 3 and archive.md §4: the History as cards, as a person reads it. A tool call and its
+// result share one card; injected text is a small folded "context" card; provenance and usage records and
+// turns with nothing to show are "record" cards, shown only with "all records"; a checkpoint is a divider
+// and what it replaced is dimmed; an inherited prefix is one folded block. Fork points of child Logs are
+// marked where they happened. A card's nodes are built only when it is first shown.
+import { classifyUserText, type InjectedKind } from "../../event/injected.js";
+import { isRecordOnly } from "../../event/provenance.js";
+import { imageResources, inlineImages, messageText, reasoningText, resourceKey, toolResultText } from "../event-text.js";
 import type { PageLog } from "../page-index.js";
 import type { FamilyData, LogEvent, ShownEvent } from "./data.js";
-import { el, lazyDetails, lineCount, pre } from "./dom.js";
+import { el, lazyDetails, pre } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { localTime, logTitle, spanText } from "./people.js";
+import { outputBlock, toolParts } from "./tools.js";
 
-export type CardKind = "message" | "reasoning" | "tool" | "result" | "summary" | "event" | "marker";
+/** Folded groups: an inherited prefix; injected context before the first prompt. */
+export type FoldGroup = "inherited" | "preamble";
+
+export type CardKind = "message" | "context" | "reasoning" | "tool" | "result" | "summary" | "event" | "record" | "marker";
 
 export interface Card {
   kind: CardKind;
@@ -16,30 +25,40 @@ export interface Card {
   /** A tool card's result. */
   result?: ShownEvent;
   dimmed: boolean;
-  /** A marker's text and the Log it leads to. */
-  marker?: { text: string; log: number | null; className: string };
+  /** A marker's text and the Log it leads to; `fold` makes it the head of a folded group of cards. */
+  marker?: { text: string; log: number | null; className: string; fold?: FoldGroup };
+  /** The folded group the card belongs to: hidden until its head is opened. */
+  group?: FoldGroup;
+  /** Time since the card before it, when over a minute. */
+  gapMs?: number;
   node?: HTMLElement;
   search?: string;
 }
 
-/** Output of more lines than this starts collapsed (view.md §1.1). */
-export const OPEN_LINES = 20;
-const OPEN_CHARS = 4000;
 /** The data of a small card starts open when it is this short. */
 const OPEN_DATA_LINES = 8;
+const GAP_SHOWN_MS = 60_000;
 
-const MESSAGE_TYPES = new Set(["user_message", "assistant_message"]);
+const INJECTED_LABELS: Record<InjectedKind, string> = {
+  environment: "environment",
+  instructions: "instructions (AGENTS.md)",
+  system_reminder: "system reminder",
+  task_notification: "task notification",
+  command: "command",
+  command_output: "command output",
+  caveat: "caveat",
+  compact_summary: "summary of the compacted conversation",
+  context: "injected context",
+};
 
-/** The cards of Log `i`'s History, in seq order, with fork and subagent markers. */
+/** The cards of Log `i`'s History, in seq order, with fork, subagent and inherited markers. */
 export function buildCards(data: FamilyData, i: number): Card[] {
   const history = data.history(i);
-  const log = data.logs[i]!;
   // A result joins the first call before it with its call_id that has no result yet.
   const open = new Map<string, Card>();
   const cards: Card[] = [];
   for (const shown of history) {
     const e = shown.event;
-    if (e.type === "provider_usage") continue;
     const callId = typeof e.data.call_id === "string" ? e.data.call_id : null;
     if (e.type === "tool_result" && callId !== null && open.has(callId)) {
       open.get(callId)!.result = shown;
@@ -51,17 +70,27 @@ export function buildCards(data: FamilyData, i: number): Card[] {
     cards.push(card);
   }
   dimReplaced(cards);
-  return withMarkers(data, i, log, cards);
+  markGaps(cards);
+  return withMarkers(data, i, data.logs[i]!, cards);
 }
 
 function kindOf(e: LogEvent): CardKind {
-  if (MESSAGE_TYPES.has(e.type)) return "message";
-  if (e.type === "reasoning") return "reasoning";
+  const d = e.data;
+  if (isRecordOnly(e.type, d)) return "record";
+  if (e.type === "user_message") {
+    const text = messageText(d);
+    if (classifyUserText(text, { isMeta: d.meta === true }).injected !== null) return "context";
+    return text.trim() === "" && !hasImages(d) ? "record" : "message";
+  }
+  if (e.type === "assistant_message") return messageText(d).trim() === "" && !hasImages(d) && typeof d.error_message !== "string" && d.api_error !== true ? "record" : "message";
+  if (e.type === "reasoning") return reasoningText(d).trim() === "" ? "record" : "reasoning";
   if (e.type === "tool_call") return "tool";
   if (e.type === "tool_result") return "result";
   if (e.type === "branch_summary" || e.type === "history_compaction") return "summary";
   return "event";
 }
+
+const hasImages = (d: Record<string, unknown>): boolean => inlineImages(d).length > 0 || imageResources(d).length > 0;
 
 /** A checkpoint replaces, in the model's view, every earlier Event through its `range.to_seq`. */
 function dimReplaced(cards: Card[]): void {
@@ -76,13 +105,21 @@ function dimReplaced(cards: Card[]): void {
   }
 }
 
+/** archive.md §4: durations between turns over a minute are shown (on the reading cards, not on records). */
+function markGaps(cards: Card[]): void {
+  let last: number | null = null;
+  for (const card of cards) {
+    if (card.kind === "record") continue;
+    const t = Date.parse(card.shown!.event.ts);
+    if (Number.isNaN(t)) continue;
+    if (last !== null && t - last > GAP_SHOWN_MS) card.gapMs = t - last;
+    last = t;
+  }
+}
+
 function withMarkers(data: FamilyData, i: number, log: PageLog, cards: Card[]): Card[] {
   const after = new Map<number, Card[]>();
-  const place = (position: number, card: Card) => {
-    const list = after.get(position) ?? [];
-    list.push(card);
-    after.set(position, list);
-  };
+  const place = (position: number, card: Card) => after.set(position, [...(after.get(position) ?? []), card]);
   data.logs.forEach((child, c) => {
     if (child.parent !== i) return;
     if (child.relation === "fork") {
@@ -102,23 +139,42 @@ function withMarkers(data: FamilyData, i: number, log: PageLog, cards: Card[]): 
       place(position, { kind: "marker", dimmed: false, marker: { text: "subagent → ", log: c, className: "subagent-marker" } });
     }
   });
-  const firstInherited = cards.findIndex((card) => card.shown!.inherited);
-  let lastInherited = -1;
-  cards.forEach((card, k) => card.shown!.inherited && (lastInherited = k));
-  const out: Card[] = [];
-  for (const card of after.get(-1) ?? []) out.push(card);
+  const inherited = cards.filter((card) => card.shown!.inherited && card.kind !== "record").length;
+  const firstInherited = log.parent === null ? -1 : cards.findIndex((card) => card.shown!.inherited);
+  if (firstInherited !== -1) for (const card of cards) if (card.shown!.inherited) card.group = "inherited";
+  const preamble = firstInherited === -1 ? leadingContext(cards) : [];
+  const out: Card[] = [...(after.get(-1) ?? [])];
   cards.forEach((card, k) => {
-    if (k === firstInherited && log.parent !== null) {
-      out.push({ kind: "marker", dimmed: false, marker: { text: `inherited from `, log: log.parent, className: "inherited-marker" } });
+    if (k === firstInherited) {
+      const title = logTitle(data.logs[log.parent!]!);
+      out.push({ kind: "marker", dimmed: false, marker: { text: `inherited from ${title} (${inherited} card${inherited === 1 ? "" : "s"})`, log: log.parent, className: "inherited-marker", fold: "inherited" } });
     }
+    if (card === preamble[0]) out.push({ kind: "marker", dimmed: false, marker: { text: preambleText(preamble), log: null, className: "preamble-marker", fold: "preamble" } });
     out.push(card);
-    if (k === lastInherited) {
-      out.push({ kind: "marker", dimmed: false, marker: { text: `${log.id} continues from here`, log: null, className: "inherited-marker" } });
-    }
-    for (const marker of after.get(k) ?? []) out.push(marker);
+    out.push(...(after.get(k) ?? []));
   });
   return out;
 }
+
+/** Injected context before the first message: folded, so a session opens with its first prompt. */
+function leadingContext(cards: Card[]): Card[] {
+  const out: Card[] = [];
+  for (const card of cards) {
+    if (card.kind === "message" || card.kind === "tool" || card.kind === "summary") break;
+    if (card.kind === "context") {
+      card.group = "preamble";
+      out.push(card);
+    }
+  }
+  return out;
+}
+
+function preambleText(cards: Card[]): string {
+  const kinds = new Set(cards.map((c) => INJECTED_LABELS[injectedKind(c.shown!.event)]));
+  return `context given before the first prompt: ${[...kinds].join(", ")}`;
+}
+
+const injectedKind = (e: LogEvent): InjectedKind => classifyUserText(messageText(e.data), { isMeta: e.data.meta === true }).injected ?? "context";
 
 // ---------------------------------------------------------------------------------------------------
 // Nodes.
@@ -129,11 +185,14 @@ export interface CardContext {
   log: PageLog;
   /** A button that shows Log `i`. */
   logButton(i: number): HTMLElement;
+  /** A folded group was opened or closed. */
+  onFold(group: FoldGroup, open: boolean): void;
 }
 
 const anchorId = (log: PageLog, seq: number | null): string | null => (seq === null ? null : `${log.id}/${seq}`);
 
-function head(ctx: CardContext, shown: ShownEvent, label: string, ...extra: Array<Node | string | null>): HTMLElement {
+function head(ctx: CardContext, card: Card, label: string, ...extra: Array<Node | string | null>): HTMLElement {
+  const shown = card.shown!;
   const id = anchorId(ctx.log, shown.seq);
   const owner = ctx.data.logs[shown.owner]!;
   return el(
@@ -142,9 +201,9 @@ function head(ctx: CardContext, shown: ShownEvent, label: string, ...extra: Arra
     el("span", { class: "kind" }, label),
     ...extra,
     el("span", { class: "spacer" }),
-    shown.inherited ? el("span", { class: "from", title: `seq ${shown.ownerSeq} of ${owner.id}` }, `from ${owner.id}`) : null,
-    id === null ? el("span", { class: "seq" }, "seq –") : el("a", { class: "seq", href: `#${encodeURIComponent(ctx.log.id)}/${shown.seq}` }, `#${shown.seq}`),
-    el("time", { datetime: shown.event.ts }, shown.event.ts),
+    card.gapMs === undefined ? null : el("span", { class: "gap", title: "time since the card before" }, `+${spanText(card.gapMs)}`),
+    id === null ? el("span", { class: "seq" }, "seq –") : el("a", { class: "seq", href: `#${encodeURIComponent(ctx.log.id)}/${shown.seq}`, title: shown.inherited ? `seq ${shown.ownerSeq} of ${owner.id}` : `seq ${shown.seq}` }, `#${shown.seq}`),
+    localTime(shown.event.ts),
   );
 }
 
@@ -158,78 +217,90 @@ function images(ctx: CardContext, data: Record<string, unknown>): Node | null {
   return el("div", { class: "images" }, ...sources.map((s) => el("img", { src: s.src, alt: s.alt, loading: "lazy" })));
 }
 
-function messageNode(ctx: CardContext, shown: ShownEvent): HTMLElement {
-  const d = shown.event.data;
-  const role = shown.event.type === "user_message" ? "user" : "assistant";
+function messageNode(ctx: CardContext, card: Card): HTMLElement {
+  const d = card.shown!.event.data;
+  const role = card.shown!.event.type === "user_message" ? "user" : "assistant";
   const metadata = d.metadata as Record<string, unknown> | undefined;
   const tags = [
-    d.meta === true ? "meta" : null,
     d.origin === "extension" ? "extension" : null,
     metadata?.partial === true ? "partial" : null,
-    typeof d.stop_reason === "string" && d.stop_reason !== "stop" && d.stop_reason !== "end_turn" ? d.stop_reason : null,
+    typeof d.stop_reason === "string" && !["stop", "end_turn", "tool_use", "toolUse"].includes(d.stop_reason) ? d.stop_reason : null,
   ].filter((t): t is string => t !== null);
-  const text = messageText(d);
+  const raw = messageText(d);
+  // A command wrapper counts as typed: it shows as the command line it names.
+  const text = role === "user" ? (classifyUserText(raw).commandLine ?? raw) : raw;
   const error = typeof d.error_message === "string" ? d.error_message : d.api_error === true ? "API error" : null;
   return el(
     "article",
     { class: `card message ${role}${text === "" ? " empty" : ""}` },
-    head(ctx, shown, role, ...tags.map((t) => el("span", { class: "tag" }, t))),
-    el("div", { class: "body markdown" }, text === "" ? el("span", { class: "muted" }, "(no text)") : renderMarkdown(text)),
+    head(ctx, card, role, ...tags.map((t) => el("span", { class: "tag" }, t))),
+    text === "" ? null : el("div", { class: "body markdown" }, renderMarkdown(text)),
     error === null ? null : el("div", { class: "error-line" }, error),
     images(ctx, d),
   );
 }
 
-function reasoningNode(ctx: CardContext, shown: ShownEvent): HTMLElement {
-  const text = reasoningText(shown.event.data);
+function contextNode(ctx: CardContext, card: Card): HTMLElement {
+  const text = messageText(card.shown!.event.data);
+  const kind = injectedKind(card.shown!.event);
   return el(
     "article",
-    { class: "card reasoning" },
-    head(ctx, shown, "reasoning"),
-    text === ""
-      ? el("div", { class: "body muted" }, "(no readable text: redacted or encrypted)")
-      : lazyDetails("reasoning-text", [el("span", { class: "preview" }, oneLine(text, 140))], false, () => el("div", { class: "markdown" }, renderMarkdown(text))),
+    { class: "card context" },
+    head(ctx, card, "context", el("span", { class: "context-kind" }, INJECTED_LABELS[kind])),
+    lazyDetails("context-text", [`${text.length.toLocaleString("en-US")} characters`], false, () => pre(text, "context-text")),
   );
 }
 
-function outputNode(ctx: CardContext, result: ShownEvent, standalone: boolean): HTMLElement {
-  const d = result.event.data;
-  const text = toolResultText(d);
-  const lines = lineCount(text);
-  const failed = isFailedResult(d);
-  const label = [el("span", { class: failed ? "status failed" : "status ok" }, failed ? "failed" : "ok"), ` output · ${lines} line${lines === 1 ? "" : "s"}`];
-  const section = el(
-    "section",
-    { class: `tool-output${failed ? " failed" : ""}` },
-    standalone ? null : el("div", { class: "result-head" }, el("a", { class: "seq", href: `#${encodeURIComponent(ctx.log.id)}/${result.seq}` }, `#${result.seq}`), el("time", { datetime: result.event.ts }, result.event.ts)),
-    lazyDetails("output", label, lines <= OPEN_LINES && text.length <= OPEN_CHARS, () => pre(text, "output-text")),
-    images(ctx, d),
+function reasoningNode(ctx: CardContext, card: Card): HTMLElement {
+  const text = reasoningText(card.shown!.event.data);
+  return el(
+    "article",
+    { class: "card reasoning" },
+    head(ctx, card, "thinking"),
+    lazyDetails("reasoning-text", [el("span", { class: "preview" }, text.replace(/\s+/g, " ").trim().slice(0, 140))], false, () => el("div", { class: "markdown" }, renderMarkdown(text))),
   );
-  const id = anchorId(ctx.log, result.seq);
-  if (!standalone && id !== null) section.id = id;
-  return section;
 }
 
 function toolNode(ctx: CardContext, card: Card): HTMLElement {
   const d = card.shown!.event.data;
   const name = typeof d.name === "string" ? d.name : "tool";
-  const summary = toolCallSummary(d.args);
-  return el(
+  const result = card.result?.event.data ?? null;
+  const parts = toolParts(name, d.args, result, () => subagentLink(ctx, card));
+  const node = el(
     "article",
-    { class: "card tool" },
-    head(ctx, card.shown!, "tool", el("span", { class: "tool-name" }, name), summary === "" ? null : el("code", { class: "tool-summary" }, summary), card.result === undefined ? el("span", { class: "tag" }, "no result") : null),
-    lazyDetails("args", ["arguments"], false, () => pre(JSON.stringify(d.args ?? null, null, 2), "json")),
-    card.result === undefined ? null : outputNode(ctx, card.result, false),
+    { class: `card tool tool-${parts.view.kind}` },
+    head(ctx, card, "tool", el("span", { class: "tool-name" }, name), ...parts.title, card.result === undefined ? el("span", { class: "tag" }, "no result") : null),
+    ...parts.body,
+    parts.view.kind === "generic" ? lazyDetails("args", ["arguments"], false, () => pre(JSON.stringify(d.args ?? null, null, 2), "json")) : null,
+    card.result === undefined || parts.ownsResult ? null : outputBlock(toolResultText(result!), isFailedShown(card.result), null),
   );
+  const resultId = card.result === undefined ? null : anchorId(ctx.log, card.result.seq);
+  if (resultId !== null) node.append(el("span", { id: resultId, class: "result-anchor" }));
+  return node;
 }
 
-function resultNode(ctx: CardContext, shown: ShownEvent): HTMLElement {
-  const d = shown.event.data;
+const isFailedShown = (result: ShownEvent): boolean => {
+  const d = result.event.data;
+  return d.ok === false || d.is_error === true || (d.error !== undefined && d.error !== null && d.ok !== true);
+};
+
+/** The subagent Log this Task/Agent call started: the child whose task is the call's description. */
+function subagentLink(ctx: CardContext, card: Card): HTMLElement | null {
+  const args = card.shown!.event.data.args as Record<string, unknown> | undefined;
+  const description = typeof args?.description === "string" ? args.description : null;
+  if (description === null) return null;
+  const owner = card.shown!.owner;
+  const child = ctx.data.logs.findIndex((l) => l.parent === owner && l.relation === "subagent" && l.subagent?.task === description);
+  return child === -1 ? null : ctx.logButton(child);
+}
+
+function resultNode(ctx: CardContext, card: Card): HTMLElement {
+  const d = card.shown!.event.data;
   return el(
     "article",
     { class: "card result" },
-    head(ctx, shown, "tool result", typeof d.tool_name === "string" ? el("span", { class: "tool-name" }, d.tool_name) : null, typeof d.call_id === "string" ? el("code", { class: "tool-summary" }, d.call_id) : null),
-    outputNode(ctx, shown, true),
+    head(ctx, card, "tool result", typeof d.tool_name === "string" ? el("span", { class: "tool-name" }, d.tool_name) : null),
+    outputBlock(toolResultText(d), isFailedShown(card.shown!), null),
   );
 }
 
@@ -239,16 +310,20 @@ function rangeText(range: unknown): string | null {
   return `seq ${r.from_seq ?? "…"}–${r.to_seq ?? "…"}`;
 }
 
-function summaryNode(ctx: CardContext, shown: ShownEvent): HTMLElement {
-  const d = shown.event.data;
-  const checkpoint = shown.event.type === "history_compaction";
-  const range = rangeText(d.range);
-  return el(
-    "article",
-    { class: `card summary ${checkpoint ? "checkpoint" : "branch-summary"}` },
-    head(ctx, shown, checkpoint ? "checkpoint" : "branch summary", range === null ? null : el("span", { class: "tag" }, range), typeof d.strategy === "string" ? el("span", { class: "tag" }, d.strategy) : null),
-    el("div", { class: "body markdown" }, renderMarkdown(typeof d.summary === "string" ? d.summary : "")),
-  );
+function summaryNode(ctx: CardContext, card: Card): HTMLElement {
+  const d = card.shown!.event.data;
+  const summary = typeof d.summary === "string" ? d.summary : "";
+  if (card.shown!.event.type === "history_compaction") {
+    // archive.md §4: a checkpoint is a labelled divider, its summary folded.
+    const range = rangeText(d.range);
+    return el(
+      "article",
+      { class: "card summary checkpoint", role: "separator" },
+      head(ctx, card, "compacted here", el("span", { class: "divider-text" }, "the model no longer sees the cards above"), range === null ? null : el("span", { class: "tag" }, range)),
+      lazyDetails("checkpoint-summary", ["the summary it sees instead"], false, () => el("div", { class: "markdown" }, renderMarkdown(summary))),
+    );
+  }
+  return el("article", { class: "card summary branch-summary" }, head(ctx, card, "branch summary"), el("div", { class: "body markdown" }, renderMarkdown(summary)));
 }
 
 /** What a small card says in its title, by type. */
@@ -259,39 +334,52 @@ function eventLine(ctx: CardContext, e: LogEvent): Array<Node | string> {
     const i = typeof id === "string" ? ctx.data.indexOf(id) : -1;
     return i === -1 ? str(id) : ctx.logButton(i);
   };
+  const short = (v: unknown, n: number) => str(v).replace(/\s+/g, " ").trim().slice(0, n);
   switch (e.type) {
     case "session_fork":
       return ["forked from ", linkTo(d.parent_session_id), ` at seq ${str(d.forked_to_seq)} (${str(d.strategy)}, ${str(d.replay_event_count)} inherited)`];
     case "subagent_event":
-      return [[str(d.event), str(d.agent), str(d.status)].filter((s) => s !== "").join(" · "), d.task ? ` — ${oneLine(str(d.task), 100)}` : "", ...(d.child_session_id ? [" ", linkTo(d.child_session_id)] : [])];
+      return [[str(d.event), str(d.agent), str(d.status)].filter((s) => s !== "").join(" · "), d.task ? ` — ${short(d.task, 100)}` : "", ...(d.child_session_id ? [" ", linkTo(d.child_session_id)] : [])];
     case "workflow_event":
-      return [[str(d.event), str(d.entry_type)].filter((s) => s !== "").join(" · ")];
+      return [[str(d.event), str(d.record_type ?? d.entry_type), str(d.item_type ?? d.subtype)].filter((s) => s !== "").join(" · ")];
+    case "provider_usage":
+      return [[str(d.model), `${str(d.input_tokens ?? d.input)} in`, `${str(d.output_tokens ?? d.output)} out`].join(" · ")];
     case "turn_failed":
-      return [oneLine(str(d.error ?? d.reason ?? d.message), 140)];
+      return [short(d.error ?? d.reason ?? d.message, 140)];
     case "permission_decision":
       return [[str(d.decision), str(d.call_id)].filter((s) => s !== "").join(" · ")];
     case "skill_activation":
-      return [oneLine(str(d.skill ?? d.name), 100)];
+      return [short(d.skill ?? d.name, 100)];
     default:
       return [];
   }
 }
 
-function eventNode(ctx: CardContext, shown: ShownEvent): HTMLElement {
-  const e = shown.event;
+function eventNode(ctx: CardContext, card: Card): HTMLElement {
+  const e = card.shown!.event;
   const json = JSON.stringify(e.data, null, 2);
-  const lines = lineCount(json);
+  const lines = json.split("\n").length;
   return el(
     "article",
-    { class: `card event ${e.type.replace(/[^a-z_]/g, "")}` },
-    head(ctx, shown, e.type.replace(/_/g, " "), el("span", { class: "event-line" }, ...eventLine(ctx, e))),
+    { class: `card event ${card.kind === "record" ? "record " : ""}${e.type.replace(/[^a-z_]/g, "")}` },
+    head(ctx, card, e.type.replace(/_/g, " "), el("span", { class: "event-line" }, ...eventLine(ctx, e))),
     // A fork header's line says what matters; its data (digests, limitations) stays folded.
-    lazyDetails("json", ["data"], e.type !== "session_fork" && lines <= OPEN_DATA_LINES && json.length <= OPEN_CHARS, () => pre(json, "json")),
+    lazyDetails("json", ["data"], card.kind !== "record" && e.type !== "session_fork" && lines <= OPEN_DATA_LINES && json.length <= 4000, () => pre(json, "json")),
   );
 }
 
 function markerNode(ctx: CardContext, card: Card): HTMLElement {
   const m = card.marker!;
+  if (m.fold !== undefined) {
+    const button = el("button", { type: "button", class: "fold", "aria-expanded": "false" }, "▸ ", m.text);
+    button.addEventListener("click", () => {
+      const open = button.getAttribute("aria-expanded") !== "true";
+      button.setAttribute("aria-expanded", String(open));
+      button.firstChild!.textContent = open ? "▾ " : "▸ ";
+      ctx.onFold(m.fold!, open);
+    });
+    return el("div", { class: `marker ${m.className}`, role: "note" }, button, " ", m.log === null ? null : ctx.logButton(m.log));
+  }
   return el("div", { class: `marker ${m.className}`, role: "note" }, m.text, m.log === null ? null : ctx.logButton(m.log));
 }
 
@@ -299,23 +387,35 @@ function markerNode(ctx: CardContext, card: Card): HTMLElement {
 export function cardNode(ctx: CardContext, card: Card): HTMLElement {
   if (card.node !== undefined) return card.node;
   const shown = card.shown;
-  let node: HTMLElement;
-  if (card.kind === "marker") node = markerNode(ctx, card);
-  else if (card.kind === "message") node = messageNode(ctx, shown!);
-  else if (card.kind === "reasoning") node = reasoningNode(ctx, shown!);
-  else if (card.kind === "tool") node = toolNode(ctx, card);
-  else if (card.kind === "result") node = resultNode(ctx, shown!);
-  else if (card.kind === "summary") node = summaryNode(ctx, shown!);
-  else node = eventNode(ctx, shown!);
+  const build: Record<CardKind, (ctx: CardContext, card: Card) => HTMLElement> = {
+    marker: markerNode,
+    message: messageNode,
+    context: contextNode,
+    reasoning: reasoningNode,
+    tool: toolNode,
+    result: resultNode,
+    summary: summaryNode,
+    event: eventNode,
+    record: (c, k) => (k.shown!.event.type === "user_message" || k.shown!.event.type === "assistant_message" ? messageNode(c, k) : k.shown!.event.type === "reasoning" ? emptyReasoningNode(c, k) : eventNode(c, k)),
+  };
+  const node = build[card.kind](ctx, card);
   if (shown !== undefined) {
     const id = anchorId(ctx.log, shown.seq);
     if (id !== null) node.id = id;
     node.dataset.type = shown.event.type;
     if (shown.inherited) node.classList.add("inherited");
+    if (card.kind === "record") node.classList.add("record");
   }
-  if (card.dimmed) node.classList.add("dimmed");
+  if (card.dimmed) {
+    node.classList.add("dimmed");
+    node.title = "compacted away: the model no longer sees this card";
+  }
   card.node = node;
   return node;
+}
+
+function emptyReasoningNode(ctx: CardContext, card: Card): HTMLElement {
+  return el("article", { class: "card reasoning" }, head(ctx, card, "thinking"), el("div", { class: "body muted" }, "(no readable text: redacted or encrypted)"));
 }
 
 /** Lower-case text a search looks in: everything the card can show, collapsed parts included. */
@@ -326,14 +426,14 @@ export function searchText(card: Card): string {
   if (e !== undefined) {
     const d = e.data;
     parts.push(e.type.replace(/_/g, " "));
-    if (card.kind === "message") parts.push(messageText(d));
+    if (card.kind === "message" || card.kind === "context") parts.push(messageText(d));
     else if (card.kind === "reasoning") parts.push(reasoningText(d));
     else if (card.kind === "tool") parts.push(String(d.name ?? ""), JSON.stringify(d.args ?? null));
     else if (card.kind === "summary") parts.push(String(d.summary ?? ""));
     else if (card.kind !== "result") parts.push(JSON.stringify(d));
     if (card.kind === "result") parts.push(toolResultText(d));
     if (card.result !== undefined) parts.push(toolResultText(card.result.event.data));
-  }
+  } else if (card.marker !== undefined) parts.push(card.marker.text);
   card.search = parts.join("\n").toLowerCase();
   return card.search;
 }

@@ -2,9 +2,10 @@
 // and shows one Log's History at a time, with the family tree beside it, search and filters. Built into
 // the page by scripts/page.mjs; it loads nothing and needs no server (works from file://).
 import type { PageLog } from "../page-index.js";
-import { buildCards, cardNode, searchText, type Card, type CardContext } from "./cards.js";
+import { buildCards, cardNode, searchText, type Card, type CardContext, type FoldGroup } from "./cards.js";
 import { FamilyData, type ShownEvent } from "./data.js";
-import { el } from "./dom.js";
+import { el, lazyDetails } from "./dom.js";
+import { localTime, logTitle } from "./people.js";
 import { Sidebar } from "./sidebar.js";
 
 /** Cards put in the page at once; the rest follow in slices between frames (view.md §1.3). */
@@ -17,21 +18,31 @@ const logs = data.logs;
 const header = el("header", { class: "session-header" });
 const search = el("input", { type: "search", placeholder: "Search this History (every word must match)", "aria-label": "Search", class: "search" });
 const filter = (name: string, text: string) => el("label", { class: "filter" }, el("input", { type: "checkbox", name }), ` ${text}`);
-const filters = el("div", { class: "filters" }, filter("messages", "messages only"), filter("tool-output", "hide tool output"), filter("reasoning", "hide reasoning"));
+const filters = el(
+  "div",
+  { class: "filters" },
+  filter("messages", "messages only"),
+  filter("tool-output", "hide tool output"),
+  filter("reasoning", "hide reasoning"),
+  // archive.md §4: provenance, usage and empty records are not cards unless asked for.
+  filter("records", "all records"),
+);
 const count = el("output", { class: "match-count", "aria-live": "polite" });
 const toolbar = el("div", { class: "toolbar", role: "search" }, search, filters, count);
 const list = el("div", { class: "cards", role: "feed", "aria-label": "Events" });
 const main = el("main", { class: "main" }, header, toolbar, list);
-const sidebar = new Sidebar(logs, data.index.named, (i) => show(i));
+const sidebar = new Sidebar(logs, data.index.named, (i) => show(i), data.index.home);
 
 let current = -1;
 let cards: Card[] = [];
 let rendered = 0;
 let generation = 0;
 let ctx: CardContext;
+/** The folded groups opened by the reader. */
+const openGroups = new Set<FoldGroup>();
 
 function logButton(i: number): HTMLElement {
-  const button = el("button", { type: "button", class: "log-link", "data-log": String(i) }, logs[i]!.id);
+  const button = el("button", { type: "button", class: "log-link", "data-log": String(i), title: logs[i]!.id }, logTitle(logs[i]!));
   button.addEventListener("click", () => show(i));
   return button;
 }
@@ -74,31 +85,48 @@ function renderHeader(log: PageLog, history: ShownEvent[]): void {
   }
   const first = history[0]?.event.ts ?? "–";
   const last = history.at(-1)?.event.ts ?? "–";
+  const dimmed = cards.some((c) => c.dimmed);
   const row = (term: string, ...value: Array<Node | string>) => [el("dt", null, term), el("dd", null, ...value)];
+  const tokens = [...usage.values()].reduce((n, totals) => n + totals[4]!, 0);
+  const dot = () => el("span", { class: "dot" }, " · ");
+  // archive.md §4: the title heads the page; one line says who, where, when; the rest is folded.
   header.replaceChildren(
-    el("h1", null, "Session ", el("code", null, log.id)),
+    el("h1", { title: log.id }, logTitle(log)),
     el(
-      "dl",
-      { class: "facts" },
-      ...row("workspace", data.index.workspace),
-      ...row("lineage", ...relationText(log)),
-      ...row("time", el("time", { datetime: first }, first), " → ", el("time", { datetime: last }, last)),
-      ...row("events", `${history.length}: `, ...[...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, n]) => el("span", { class: "chip" }, `${t} ${n}`))),
-      ...(models.size === 0 ? [] : row("models", [...models].sort().join(", "))),
-      ...(usage.size === 0
-        ? []
-        : row(
-            "usage",
-            el(
-              "table",
-              { class: "usage" },
-              el("thead", null, el("tr", null, el("th", null, "model"), ...USAGE_FIELDS.map(([name]) => el("th", null, name)))),
-              el("tbody", null, ...[...usage].map(([model, totals]) => el("tr", null, el("td", null, model), ...totals.map((n) => el("td", null, n.toLocaleString("en-US")))))),
-            ),
-          )),
+      "p",
+      { class: "subline" },
+      ...(log.agent === null ? [] : [el("span", { class: "agent" }, log.agent), dot()]),
+      localTime(first, true),
+      " → ",
+      localTime(last, true),
+      dot(),
+      ...relationText(log),
+      ...(models.size === 0 ? [] : [dot(), [...models].sort().join(", ")]),
+      ...(tokens === 0 ? [] : [dot(), `${tokens.toLocaleString("en-US")} tokens`]),
+    ),
+    ...(dimmed ? [el("p", { class: "legend" }, el("span", { class: "legend-dimmed" }, "dimmed cards"), " were compacted away: the model no longer sees them")] : []),
+    lazyDetails("session-details", ["session details"], false, () =>
+      el(
+        "dl",
+        { class: "facts" },
+        ...row("session", el("code", null, log.id)),
+        ...row("workspace", data.index.workspace),
+        ...row("events", `${history.length}: `, ...[...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, n]) => el("span", { class: "chip" }, `${t} ${n}`))),
+        ...(usage.size === 0
+          ? []
+          : row(
+              "usage",
+              el(
+                "table",
+                { class: "usage" },
+                el("thead", null, el("tr", null, el("th", null, "model"), ...USAGE_FIELDS.map(([name]) => el("th", null, name)))),
+                el("tbody", null, ...[...usage].map(([model, totals]) => el("tr", null, el("td", null, model), ...totals.map((n) => el("td", null, n.toLocaleString("en-US")))))),
+              ),
+            )),
+      ),
     ),
   );
-  document.title = `Session ${log.id} · pixir`;
+  document.title = `${logTitle(log)} · pixir`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -110,8 +138,11 @@ function words(): string[] {
 
 const checked = (name: string) => (filters.querySelector(`input[name="${name}"]`) as HTMLInputElement).checked;
 
-function visible(card: Card, query: string[], messagesOnly: boolean, hideReasoning: boolean, hideOutput: boolean): boolean {
+function visible(card: Card, query: string[], messagesOnly: boolean, hideReasoning: boolean, hideOutput: boolean, allRecords: boolean): boolean {
   if (card.kind === "marker") return query.length === 0 && !messagesOnly;
+  if (card.kind === "record" && !allRecords) return false;
+  // A folded group opens on a click; a search looks inside it.
+  if (card.group !== undefined && !openGroups.has(card.group) && query.length === 0) return false;
   if (messagesOnly && card.kind !== "message") return false;
   if (hideReasoning && card.kind === "reasoning") return false;
   if (hideOutput && card.kind === "result") return false;
@@ -125,18 +156,19 @@ function applyFilters(): void {
   const messagesOnly = checked("messages");
   const hideReasoning = checked("reasoning");
   const hideOutput = checked("tool-output");
+  const allRecords = checked("records");
   list.classList.toggle("hide-tool-output", hideOutput);
   let shown = 0;
   let total = 0;
   for (const card of cards) {
-    const show = visible(card, query, messagesOnly, hideReasoning, hideOutput);
-    if (card.kind !== "marker") {
+    const show = visible(card, query, messagesOnly, hideReasoning, hideOutput, allRecords);
+    if (card.kind !== "marker" && (card.kind !== "record" || allRecords)) {
       total++;
       if (show) shown++;
     }
     if (card.node !== undefined) card.node.hidden = !show;
   }
-  count.value = query.length === 0 && !messagesOnly && !hideReasoning && !hideOutput ? `${total} cards` : `${shown} of ${total} cards match`;
+  count.value = query.length === 0 && !messagesOnly && !hideReasoning && !hideOutput && !allRecords ? `${total} cards` : `${shown} of ${total} cards match`;
 }
 
 let searchTimer: ReturnType<typeof setTimeout> | undefined;
@@ -149,19 +181,25 @@ filters.addEventListener("change", applyFilters);
 // ---------------------------------------------------------------------------------------------------
 // Showing a Log: the first cards at once, the rest in slices, so a long History opens at once.
 
-function renderUpTo(end: number): void {
+/** Put cards in the page up to `end`, or until `shownLimit` of them are visible. */
+function renderUpTo(end: number, shownLimit = Infinity): void {
   if (end <= rendered) return;
   const query = words();
-  const flags = [checked("messages"), checked("reasoning"), checked("tool-output")] as const;
+  const flags = [checked("messages"), checked("reasoning"), checked("tool-output"), checked("records")] as const;
   const fragment = document.createDocumentFragment();
-  for (; rendered < end; rendered++) {
+  let shown = 0;
+  for (; rendered < end && shown < shownLimit; rendered++) {
     const card = cards[rendered]!;
     const node = cardNode(ctx, card);
     node.hidden = !visible(card, query, ...flags);
+    if (!node.hidden) shown++;
     fragment.append(node);
   }
   list.append(fragment);
 }
+
+/** The first FIRST_CARDS cards a reader sees (hidden records and the folded prefix do not count). */
+const renderFirst = (): void => renderUpTo(cards.length, FIRST_CARDS);
 
 function pump(gen: number): void {
   if (gen !== generation) return;
@@ -175,15 +213,16 @@ function show(i: number, seq: number | null = null): void {
   if (i !== current) {
     current = i;
     const log = logs[i]!;
-    ctx = { data, log, logButton };
-    renderHeader(log, data.history(i));
+    ctx = { data, log, logButton, onFold };
+    openGroups.clear();
     sidebar.select(i);
     cards = buildCards(data, i);
+    renderHeader(log, data.history(i));
     rendered = 0;
     generation++;
     list.replaceChildren();
     list.setAttribute("aria-busy", "true");
-    renderUpTo(Math.min(cards.length, FIRST_CARDS));
+    renderFirst();
     applyFilters();
     const gen = generation;
     setTimeout(() => pump(gen), 0);
@@ -191,6 +230,24 @@ function show(i: number, seq: number | null = null): void {
     if (seq === null && decodeURIComponent(location.hash) !== `#${log.id}`) replaceHash(hash);
   }
   if (seq !== null) reveal(seq);
+}
+
+function onFold(group: FoldGroup, open: boolean): void {
+  if (open) {
+    openGroups.add(group);
+    let last = -1;
+    cards.forEach((c, k) => c.group === group && (last = k));
+    renderUpTo(last + 1);
+  } else openGroups.delete(group);
+  applyFilters();
+}
+
+function openFold(group: FoldGroup): void {
+  const k = cards.findIndex((c) => c.marker?.fold === group);
+  if (k !== -1) renderUpTo(k + 1);
+  const button = k === -1 ? null : cards[k]!.node?.querySelector(".fold");
+  if (button != null && button.getAttribute("aria-expanded") !== "true") (button as HTMLElement).click();
+  else onFold(group, true);
 }
 
 function replaceHash(hash: string): void {
@@ -206,6 +263,11 @@ function reveal(seq: number): void {
   const id = `${logs[current]!.id}/${seq}`;
   const k = cards.findIndex((c) => c.shown?.seq === seq || c.result?.seq === seq);
   if (k === -1) return;
+  // A link to a record or an inherited card opens what hides it.
+  const card = cards[k]!;
+  if (card.kind === "record") (filters.querySelector('input[name="records"]') as HTMLInputElement).checked = true;
+  if (card.group !== undefined) openFold(card.group);
+  applyFilters();
   renderUpTo(k + 1);
   const target = document.getElementById(id);
   target?.scrollIntoView({ block: "start" });

@@ -3,6 +3,7 @@
 // Home and End move; Enter or Space shows the Log.
 import type { PageLog } from "../page-index.js";
 import { el } from "./dom.js";
+import { logTitle } from "./people.js";
 
 export class Sidebar {
   readonly node: HTMLElement;
@@ -13,6 +14,7 @@ export class Sidebar {
     private readonly logs: PageLog[],
     private readonly named: string,
     private readonly onSelect: (i: number) => void,
+    home?: string,
   ) {
     const tree = el("ul", { role: "tree", "aria-label": "Logs of this family", class: "tree" });
     const groups = new Map<number | null, HTMLElement>([[null, tree]]);
@@ -38,7 +40,14 @@ export class Sidebar {
       if (item !== null) this.choose(Number((item as HTMLElement).dataset.log));
     });
     tree.addEventListener("keydown", (ev) => this.key(ev));
-    this.node = el("nav", { class: "sidebar", "aria-label": "Family" }, el("h2", null, `Family · ${logs.length} Log${logs.length === 1 ? "" : "s"}`), tree);
+    this.node = el(
+      "nav",
+      { class: "sidebar", "aria-label": "Family" },
+      // The home link is the export's own relative path (`../index.html`), never a Log's text.
+      home === undefined ? null : el("a", { class: "home", href: home }, "← all sessions"),
+      el("h2", null, `Family · ${logs.length} Log${logs.length === 1 ? "" : "s"}`),
+      tree,
+    );
   }
 
   private depthOf(i: number): number {
@@ -54,9 +63,10 @@ export class Sidebar {
       const s = log.subagent;
       parts.push(el("span", { class: "edge", title: [s?.task, s?.status].filter(Boolean).join(" · ") || "subagent" }, `subagent${s?.agent ? ` ${s.agent}` : ""}`));
     }
-    parts.push(el("span", { class: "node-id" }, log.id));
+    // archive.md §4: a Log is named by its title, its id on hover.
+    parts.push(el("span", { class: "node-title", title: log.id, "data-id": log.id }, logTitle(log)));
     if (log.id === this.named) parts.push(el("span", { class: "tag" }, "named"));
-    parts.push(el("span", { class: "count" }, log.missing ? "missing" : String(log.event_count)));
+    parts.push(el("span", { class: "count", title: "events" }, log.missing ? "missing" : String(log.event_count)));
     return parts;
   }
 
