@@ -31,7 +31,7 @@ const claudeUnitWorker = path.join(root, "lib/envelope/src/interop/claude/unit-w
  * PixirError is recognised across copies (errors.ts), and nothing else crosses from it to the runner but
  * plain values.
  */
-const SOLO_COMMANDS = { "pixir-log": ["append"] };
+const SOLO_COMMANDS = { "pixir-log": ["append"], pixir: ["search"] };
 
 /** The web page of `pixir export html`, bundled first and defined into every build (scripts/page.mjs). */
 const pageDefine = await pageDefines();

@@ -47,6 +47,11 @@ export { mergeSession } from "./session/merge.js";
 export { repairSession } from "./session/session-repair.js";
 export { writeStream } from "./session/write.js";
 
+// interop/gemini/ and interop/opencode/
+export { finishGeminiExport, planGeminiExport } from "./interop/gemini/export.js";
+export { importGeminiFiles } from "./interop/gemini/import.js";
+export { finishOpencodeExport, planOpencodeExport } from "./interop/opencode/export.js";
+export { importOpencode } from "./interop/opencode/import.js";
 // interop/pi/
 export { finishPiExport, planPiExport } from "./interop/pi/export.js";
 export { importPiFiles } from "./interop/pi/import.js";
@@ -86,6 +91,12 @@ export { htmlPageChunks, type PageFacts, planHtmlExport, viewSessions } from "./
 export { exportSite, type SiteReport } from "./view/site.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
 export { exportToFile, streamExport } from "./view/view-output.js";
+
+// archive/search (archive.md §2)
+export { indexWorkspace, type IndexReport } from "./archive/search/job.js";
+export { searchSessions, type SearchOptions } from "./archive/search/run.js";
+export { indexText, searchText } from "./archive/search/render.js";
+export { type SearchSort } from "./archive/search/search.js";
 
 // cli/
 export { boolFlag, listFlag, parseNonNegativeInt, stringFlag } from "./cli/args.js";

@@ -158,7 +158,7 @@ const importDryRun = flag("plan and check everything; create nothing, take no le
 
 const importCommand: CommandDecl = {
   command: "import",
-  describe: "import the session files of pi, Codex or Claude Code as Logs",
+  describe: "import the sessions of pi, Codex, Claude Code, Gemini CLI or opencode as Logs",
   description: "Import the session files of another agent as fork families of Logs. Importing again changes nothing that is unchanged.",
   subcommandWord: "import format",
   commands: [
@@ -213,6 +213,37 @@ refused, nothing written): a complete, append-only backup from cron.`,
       examples: ["$0", "$0 ~/.claude/projects/-home-user-demo --dry-run --json | jq '.imports[] | {file, status}'"],
       handler: async (args, ctx) => (await import("./commands/claude.js")).runClaudeImport(args, ctx),
     },
+    {
+      command: "gemini [paths..]",
+      describe: "import Gemini CLI sessions",
+      description: `Import Gemini CLI sessions (files, or directories walked for *.jsonl and legacy session-*.json;
+default $GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp). Each session becomes a Log named by its
+session id; a /rewind, a $set.messages replacement (compression) or a message changed in place continues
+in a share_v1 child <id>.rewind-<line> (replace-, edit-) forked after the last message both share, so
+rewound work stays readable. Subagents are Logs of their own, linked from the tool call that ran them.
+Every line is kept, so export gemini gives the file back byte for byte. Again: unchanged sessions are
+skipped, grown ones get only their new lines appended, a changed earlier line is refused.`,
+      writer: true,
+      positionals: { paths: { describe: "session files or directories (default: Gemini's tmp directory)" } },
+      options: { lenient: flag("keep lines that are not valid JSON verbatim (reported as skipped_lines) instead of failing"), "dry-run": importDryRun },
+      examples: ["$0", "$0 ~/.gemini/tmp/*/chats --dry-run --json | jq '.imports[].sessions[] | {session_id, status}'"],
+      handler: async (args, ctx) => (await import("./commands/gemini.js")).runGeminiImport(args, ctx),
+    },
+    {
+      command: "opencode [paths..]",
+      describe: "import opencode sessions",
+      description: `Import opencode sessions from its SQLite database (opencode.db, opened read-only) or its legacy
+storage/ JSON tree (default $XDG_DATA_HOME/opencode, else ~/.local/share/opencode). Each session
+becomes a Log named by its id; a child session (subagent) is linked from the task tool call that ran
+it; a compaction's summary becomes a checkpoint; a pending revert leaves the reverted messages in a
+share_v1 child <id>.reverted. Every message and part is kept, so export opencode gives them back.
+Again: unchanged sessions are skipped, grown ones appended, a changed earlier message refused.`,
+      writer: true,
+      positionals: { paths: { describe: "opencode.db, the data directory or a storage/ tree (default: opencode's data directory)" } },
+      options: { lenient: flag("skip records that are not valid JSON (listed in skipped_records) instead of failing"), "dry-run": importDryRun },
+      examples: ["$0", "$0 ~/.local/share/opencode/opencode.db --dry-run --json | jq '.imports[] | {session_id, title}'"],
+      handler: async (args, ctx) => (await import("./commands/opencode.js")).runOpencodeImport(args, ctx),
+    },
   ],
 };
 
@@ -231,7 +262,7 @@ file. The report names the command that resumes the export (resume_command with 
 
 const exportCommand: CommandDecl = {
   command: "export",
-  describe: "write a Session as the session files of pi, Codex or Claude Code, a web page or Markdown",
+  describe: "write a Session as the sessions of pi, Codex, Claude Code, Gemini CLI or opencode, a web page or Markdown",
   description: "Write a Session (with its fork family) as another agent's session files, a web page or Markdown: to stdout, or with --out to a file or directory.",
   subcommandWord: "export format",
   commands: [
@@ -266,6 +297,41 @@ ${HANDOFF_HELP}`,
       options: { out: { type: "string", value: "path", placeholder: "DIR", describe: "write the rollout under this directory instead of stdout" }, ...handoffOptions, "dry-run": exportDryRun },
       examples: ["$0 019e1625-789d-76c0-80ab-3724b5ddb799 > rollout.jsonl", "$0 try-2 --install"],
       handler: async (args, ctx) => (await import("./commands/codex.js")).runCodexExport(args, ctx, __PIXIR_VERSION__),
+    },
+    {
+      command: "gemini <id>",
+      describe: "write an imported Gemini CLI session back, or a new session Gemini resumes",
+      description: `Write an imported Gemini CLI session file back byte for byte (rewinds and replacements included);
+a Log with Events added by pixir (a pixir fork, Events appended) becomes a new session holding what
+pixir context shows, which gemini --resume continues. --out DIR writes DIR/session-<time>-<id8>.jsonl;
+--install writes it into ~/.gemini/tmp/<project>/chats/ (an existing file is refused, never replaced).`,
+      class: (args) => (args.flags.out !== undefined || args.flags.install === true || args.flags["dry-run"] === true ? "report" : "stream"),
+      positionals: { id: session },
+      options: {
+        out: { type: "string", value: "path", placeholder: "FILE|DIR", describe: "write the session file there instead of stdout" },
+        install: flag("write the session into Gemini's own chats directory of its project"),
+        "dry-run": exportDryRun,
+      },
+      examples: ["$0 8a1b2c3d-0000-4000-8000-000000000001 > session.jsonl", "$0 try-2 --install"],
+      handler: async (args, ctx) => (await import("./commands/gemini.js")).runGeminiExport(args, ctx),
+    },
+    {
+      command: "opencode <id>",
+      describe: "write a session as opencode export JSON, or install it for opencode import",
+      description: `Write a session in the shape opencode export prints and opencode import reads ({info, messages:
+[{info, parts}]}): an imported session gives back its info, messages and parts as opencode stored
+them; a pixir fork becomes a new session holding what pixir context shows. --out DIR writes
+DIR/<session id>.json. --install writes that file under opencode's data directory (pixir-exports/)
+and names the opencode import command to run: pixir never writes opencode's live database.`,
+      class: (args) => (args.flags.out !== undefined || args.flags.install === true || args.flags["dry-run"] === true ? "report" : "stream"),
+      positionals: { id: session },
+      options: {
+        out: { type: "string", value: "path", placeholder: "FILE|DIR", describe: "write the JSON there instead of stdout" },
+        install: flag("write the file under opencode's data directory, ready for opencode import"),
+        "dry-run": exportDryRun,
+      },
+      examples: ["$0 ses_abc > ses_abc.json && opencode import ses_abc.json", "$0 try-2 --install"],
+      handler: async (args, ctx) => (await import("./commands/opencode.js")).runOpencodeExport(args, ctx),
     },
     {
       command: "claude <id>",
@@ -326,6 +392,55 @@ and checkpoints as quotes; reasoning is left out. The same Log gives the same by
   ],
 };
 
+const search: CommandDecl = {
+  command: "search [query..]",
+  describe: "search every Session of the Workspace",
+  description: `Find Events in every Log of the Workspace: the words of QUERY must all match (case-insensitive,
+punctuation between a word's letters and digits does not matter, the last piece of each word matches as a
+prefix); "a phrase" matches in order; -word excludes (quote the query or put it after --, so the shell and
+the flag parser leave -word alone). Searched: user and assistant messages, reasoning, tool names, arguments
+and outputs, branch summaries and checkpoints; never import provenance or raw source records. An Event of
+a shared fork prefix is one hit at the Log that owns it (inherited_by counts the forks that hold it);
+in_context is false when a checkpoint replaced it in the model-visible context. The index
+.pixir/index/search.sqlite is brought up to date first (no Writer Lease is taken). Text output groups
+hits by session and ends each group with the commands that open it; --json prints one hit per line.`,
+  class: "stream",
+  positionals: { query: { describe: "the words to find" } },
+  options: {
+    agent: { type: "string", value: "text", placeholder: "AGENT", describe: "only sessions of this agent (claude, codex, pi, pixir, ...)" },
+    project: { type: "string", value: "text", placeholder: "SUBSTR", describe: "only sessions whose project contains SUBSTR" },
+    session: { type: "string", value: "session id", describe: "only the History of this session (its own Events and the prefix it inherits)" },
+    type: { type: "string", value: "type", placeholder: "T[,T...]", describe: "only these Event types (user_message, assistant_message, reasoning, tool_call, tool_result, branch_summary, history_compaction)" },
+    tool: { type: "string", value: "text", placeholder: "NAME", describe: "only calls and outputs of this tool (Bash, Edit, exec_command, ...)" },
+    file: { type: "string", value: "path", placeholder: "PATH", describe: "only tool calls whose file argument names PATH (the path, a path ending in /PATH, or a file below it)" },
+    since: { type: "string", value: "text", placeholder: "DATE", describe: "only Events at or after DATE (YYYY-MM-DD, local time, or an ISO time)" },
+    until: { type: "string", value: "text", placeholder: "DATE", describe: "only Events before the end of DATE (a day) or before the ISO time" },
+    sort: { type: "string", value: "mode", choices: ["time", "rank"], default: "time", describe: "time: newest first; rank: most relevant first" },
+    limit: { type: "string", value: "positive integer", placeholder: "N", default: "50", describe: "at most N hits" },
+  },
+  examples: [
+    "$0 parse_line",
+    "$0 '\"connection refused\" -docker' --agent claude",
+    "$0 --file src/lib/parser.ts",
+    "$0 migration --project api --since 2026-01-01 --sort rank",
+    "$0 useState --json | jq -r '[.session_id, .seq] | @tsv'",
+  ],
+  handler: async (args, ctx) => (await import("./commands/search.js")).runSearchCommand(args, ctx),
+};
+
+const indexCommand: CommandDecl = {
+  command: "index",
+  describe: "bring the search index up to date with the Logs",
+  description: `Bring .pixir/index/search.sqlite up to date with the Logs, as every pixir search does first:
+Logs that grew are read from their old length, new Logs added, removed ones dropped, a Log changed before
+its old length read again. --rebuild starts from an empty index. Reports counts and sizes. The index is a
+derived cache: deleting it loses nothing.`,
+  class: "report",
+  options: { rebuild: flag("build the index again from all the Logs") },
+  examples: ["$0", "$0 --rebuild --json | jq '{documents, index_bytes, log_bytes}'"],
+  handler: async (args, ctx) => (await import("./commands/search.js")).runIndexCommand(args, ctx),
+};
+
 const ls: CommandDecl = {
   command: "ls",
   describe: "list the sessions of the Workspace: id, agent, project, date, messages, tokens, title",
@@ -380,7 +495,7 @@ export const tool: ToolSpec = {
   program: "pixir",
   version: __PIXIR_VERSION__,
   description: "Common jobs on pixir Session Logs, run in one process under the Writer Lease.",
-  commands: [ls, fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand, usage],
+  commands: [ls, fork, tree, log, append, lock, context, compact, repair, diff, merge, importCommand, exportCommand, usage, search, indexCommand],
 };
 
 export function main(argv: string[], io: CliIo = processIo()): Promise<number> {

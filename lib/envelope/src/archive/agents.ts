@@ -96,20 +96,33 @@ const pi: AgentRules = {
   leafOf: () => null,
 };
 
-/** Agents whose import is not written yet still get their name from the key their records sit under. */
-const plain = (agent: "gemini" | "opencode"): AgentRules => ({
-  agent,
-  key: agent,
-  provenanceOnly: [],
-  markers: [`"event":"${agent}_`],
-  cwdOf: (d) => str(sub(d, agent).cwd),
-  titleOf: () => null,
+const gemini: AgentRules = {
+  agent: "gemini",
+  key: "gemini",
+  // The header and the `$set`/`$rewindTo` records are file bookkeeping, not the conversation.
+  provenanceOnly: ["gemini_session_meta", "gemini_record"],
+  markers: ['"event":"gemini_session_meta"', '"event":"gemini_record"'],
+  cwdOf: (d) => (d.event === "gemini_session_meta" ? str(d.cwd) : null),
+  // Gemini's `summary` is a title its model writes for the session.
+  titleOf: (d) => (d.event === "gemini_session_meta" || d.event === "gemini_record" ? titled("ai", d.title) : null),
   userFlags: () => ({}),
   promptOf: () => null,
   leafOf: () => null,
-});
+};
 
-export const AGENT_RULES: readonly AgentRules[] = [claude, codex, pi, plain("gemini"), plain("opencode")];
+const opencode: AgentRules = {
+  agent: "opencode",
+  key: "opencode",
+  provenanceOnly: ["opencode_session"],
+  markers: ['"event":"opencode_session"'],
+  cwdOf: (d) => (d.event === "opencode_session" ? str(d.cwd) : null),
+  titleOf: (d) => (d.event === "opencode_session" ? titled("name", d.title) : null),
+  userFlags: () => ({}),
+  promptOf: () => null,
+  leafOf: () => null,
+};
+
+export const AGENT_RULES: readonly AgentRules[] = [claude, codex, pi, gemini, opencode];
 
 function titled(slot: TitleSlot, v: unknown): NamedTitle | null {
   const text = str(v);

@@ -288,7 +288,8 @@ function forkOf(data: JsonObject): LogScan["fork"] {
     forked_to_seq: typeof data.forked_to_seq === "number" ? data.forked_to_seq : null,
     strategy: typeof data.strategy === "string" ? data.strategy : null,
     // A rewind or an edited prompt (Claude's branches, and a transcript's second root) against a fork someone made.
-    branch: forkKind === "claude_branch" || forkKind === "claude_root",
+    // Gemini's rewinds, replacements and edits, and opencode's pending revert, are branches too.
+    branch: forkKind === "claude_branch" || forkKind === "claude_root" || agentData?.synthetic === "branch_fork" || agentData?.synthetic === "reverted",
   };
 }
 

@@ -300,9 +300,13 @@ export function commandModule(m: Mounted, run: RunState, asDefault = false): Com
         run.helpTopic = path.slice(1);
         return;
       }
-      // Words after a literal `--` are positionals too: one more than the command takes is a usage error.
-      if (argv._.length > path.length - 1) throw usageError(`usage: ${synopsisOf(m)}`);
-      run.running = run.execute(m, parsedArgs(decl, argv));
+      // Words after a literal `--` are positionals too: they join a final variadic positional
+      // (`pixir search -- foo -bar`); one more than the command takes is a usage error.
+      const rest = argv._.slice(path.length - 1).map(String);
+      if (rest.length > 0 && positionalsOf(decl).at(-1)?.variadic !== true) throw usageError(`usage: ${synopsisOf(m)}`);
+      const parsed = parsedArgs(decl, argv);
+      parsed.positionals.push(...rest);
+      run.running = run.execute(m, parsed);
     },
   };
 }

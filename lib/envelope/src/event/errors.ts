@@ -33,6 +33,8 @@ export type ErrorKind =
   | "claude_export_incomplete"
   | "invalid_codex_session"
   | "codex_export_incomplete"
+  | "invalid_gemini_session"
+  | "invalid_opencode_session"
   | "interrupted"
   | "internal_error";
 
@@ -100,6 +102,8 @@ const KINDS: Record<ErrorKind, KindInfo> = {
   invalid_pi_session: kind(1, "pi session file is invalid", ["check that the file is a pi session file", "use --lenient to skip malformed lines"]),
   invalid_claude_session: kind(1, "Claude session file is invalid", ["check that the file is a Claude Code transcript", "use --lenient to keep malformed lines verbatim and skip invalid sessions"]),
   claude_export_incomplete: kind(1, "imported Claude session is incomplete", ["import the session again with pixir import claude", "restore the missing logs"]),
+  invalid_gemini_session: kind(1, "Gemini CLI session file is invalid", ["check that the file is a Gemini CLI session (~/.gemini/tmp/<project>/chats/session-*.jsonl)", "use --lenient to skip malformed lines"]),
+  invalid_opencode_session: kind(1, "opencode session data is invalid", ["check that the path is opencode's data directory, its opencode.db or its storage/ tree", "use --lenient to skip malformed records"]),
   invalid_codex_session: kind(1, "Codex rollout is invalid", ["check that the file is a Codex rollout (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)", "use --lenient to skip malformed lines"]),
   codex_export_incomplete: kind(1, "Codex rollout could not be exported whole", ["restore the missing logs", "remove the family's logs with pixir-log rm, then import the rollout again"]),
   interrupted: kind(130, "interrupted", ["rerun; nothing was written"]),

@@ -1,0 +1,134 @@
+// `pixir search` and `pixir index` as jobs: open the index, bring it up to date (or say why it could not
+// be), then search. Every SQLite fault becomes a PixirError in pixir's words: a full disk is
+// `log_write_failed` naming the index, a corrupt file is rebuilt with a note, a query the engine cannot
+// run is a usage error.
+import type Database from "better-sqlite3";
+import { statSync } from "node:fs";
+import { PixirError } from "../../event/errors.js";
+import { closeSearchIndex, isBusy, isCorruption, indexWriteFault, openSearchIndex, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
+import { runSearch, type SearchHit, type SearchRequest } from "./search.js";
+import { updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
+
+export interface IndexNote {
+  code: string;
+  text: string;
+}
+
+export interface IndexState {
+  mode: IndexMode;
+  counts: UpdateCounts | null;
+  notes: IndexNote[];
+}
+
+const readOnlyCode = (err: unknown): boolean => (sqliteCode(err) ?? "").startsWith("SQLITE_READONLY");
+
+/** Bring the index up to date; a corrupt file is replaced once, a busy or read-only one is used as it is. */
+function freshIndex(ws: string, rebuild: boolean, progress?: UpdateProgress): { index: OpenIndex; state: IndexState } {
+  let index = openSearchIndex(ws, rebuild);
+  const notes: IndexNote[] = [...index.notes];
+  for (let attempt = 0; ; attempt++) {
+    if (index.mode === "as_is") return { index, state: { mode: index.mode, counts: null, notes } };
+    try {
+      const counts = updateSearchIndex(index.db, ws, progress);
+      return { index, state: { mode: index.mode, counts, notes } };
+    } catch (err) {
+      if (isBusy(err)) {
+        notes.push({ code: "index_may_be_stale", text: "another pixir process is updating the search index: searching it as it is, which may miss recent changes" });
+        return { index, state: { mode: "as_is", counts: null, notes } };
+      }
+      if (readOnlyCode(err)) {
+        notes.push({ code: "index_may_be_stale", text: `${index.path.rel} cannot be written: searching it as it is, which may miss recent changes to the Logs` });
+        return { index, state: { mode: "as_is", counts: null, notes } };
+      }
+      index.db.close();
+      if (!isCorruption(err) || attempt > 0) throw indexWriteFault(err, index.path);
+      index = openSearchIndex(ws, true);
+      notes.push({ code: "index_rebuilt", text: `${index.path.rel} was unreadable (corrupt); rebuilding it from the Logs` });
+    }
+  }
+}
+
+export interface SearchResult {
+  hits: SearchHit[];
+  index: IndexState;
+}
+
+/** archive.md §2: bring the index up to date with the Logs, then search it. */
+export function searchWorkspace(ws: string, req: SearchRequest, progress?: UpdateProgress): SearchResult {
+  const { index, state } = freshIndex(ws, false, progress);
+  try {
+    return { hits: runSearch(index.db, ws, req), index: state };
+  } catch (err) {
+    if (err instanceof PixirError) throw err;
+    if (isCorruption(err)) {
+      throw new PixirError("log_read_failed", `the search index ${index.path.rel} is corrupt`, { path: index.path.rel, reason: "corrupt_index", next_actions: ["search again: the index is rebuilt from the Logs"] });
+    }
+    if (sqliteCode(err) !== null) throw new PixirError("usage", "pixir could not run this query: quote words that hold punctuation, e.g. \"a-b\"", { field: "query", reason: "unrunnable_query" });
+    throw err;
+  } finally {
+    closeSearchIndex(index);
+  }
+}
+
+export interface IndexReport {
+  index_path: string;
+  mode: IndexMode;
+  rebuilt: boolean;
+  logs: number;
+  added: number;
+  grown: number;
+  reindexed: number;
+  removed: number;
+  unchanged: number;
+  indexed_bytes: number;
+  indexed_events: number;
+  documents: number;
+  log_bytes: number;
+  index_bytes: number;
+  notes: IndexNote[];
+}
+
+function fileBytes(abs: string): number {
+  let n = 0;
+  for (const suffix of ["", "-wal"]) {
+    try {
+      n += statSync(abs + suffix).size;
+    } catch {
+      // absent: nothing to count
+    }
+  }
+  return n;
+}
+
+function sizes(db: Database.Database): { documents: number; log_bytes: number } {
+  const docs = db.prepare("SELECT count(*) AS n FROM docs").get() as { n: number };
+  const bytes = db.prepare("SELECT coalesce(sum(bytes), 0) AS n FROM logs").get() as { n: number };
+  return { documents: docs.n, log_bytes: bytes.n };
+}
+
+/** `pixir index [--rebuild]`: the same update a search makes, alone, with counts and sizes. */
+export function indexWorkspace(ws: string, rebuild: boolean, progress?: UpdateProgress): IndexReport {
+  const { index, state } = freshIndex(ws, rebuild, progress);
+  try {
+    const c = state.counts;
+    if (state.mode === "update") index.db.pragma("wal_checkpoint(TRUNCATE)");
+    return {
+      index_path: index.path.rel,
+      mode: state.mode,
+      rebuilt: rebuild || state.notes.some((n) => n.code === "index_rebuilt"),
+      logs: c?.logs ?? 0,
+      added: c?.added ?? 0,
+      grown: c?.grown ?? 0,
+      reindexed: c?.reindexed ?? 0,
+      removed: c?.removed ?? 0,
+      unchanged: c?.unchanged ?? 0,
+      indexed_bytes: c?.indexed_bytes ?? 0,
+      indexed_events: c?.indexed_events ?? 0,
+      ...sizes(index.db),
+      index_bytes: state.mode === "memory" ? 0 : fileBytes(index.path.abs),
+      notes: state.notes,
+    };
+  } finally {
+    closeSearchIndex(index);
+  }
+}

@@ -1,0 +1,107 @@
+// archive.md §2: the query language. Words must all match (AND), `"a phrase"` matches in order, `-word`
+// excludes, `word*` is a prefix. Matching is case-insensitive and does not depend on punctuation: a word
+// is its pieces (letters, digits) in order, so `parse_line`, `src/lib` and `0x1F` match inside code and
+// paths. Every word is handed to the engine as a quoted phrase, never read as the engine's syntax.
+import { PixirError } from "../../event/errors.js";
+
+/**
+ * The pieces the index splits text into: runs of letters, digits and marks (SQLite's unicode61 tokenizer;
+ * everything else separates). A query word is found where its pieces stand in the same order, whatever
+ * punctuation lies between them, the last piece as a prefix: `parse_line` finds `parse_line()` and
+ * `parse-lines`, `src/lib` finds `/home/me/src/lib/x.ts`.
+ */
+const PIECE = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+
+export const piecesOf = (term: string): string[] => term.match(PIECE) ?? [];
+
+export interface ParsedQuery {
+  /** The words and phrases that must occur, as typed (without quotes, `-` or a final `*`). */
+  include: string[];
+  /** The words and phrases that must not occur. */
+  exclude: string[];
+}
+
+function usage(message: string, reason: string): PixirError {
+  return new PixirError("usage", `${message}`, { field: "query", reason });
+}
+
+/** Split the query into terms: quoted phrases, and words separated by whitespace. */
+function* terms(query: string): Generator<{ text: string; negated: boolean; quoted: boolean }> {
+  let i = 0;
+  while (i < query.length) {
+    while (i < query.length && /\s/.test(query[i])) i++;
+    if (i >= query.length) return;
+    let negated = false;
+    if (query[i] === "-" && i + 1 < query.length && !/\s/.test(query[i + 1])) {
+      negated = true;
+      i++;
+    }
+    if (query[i] === '"') {
+      const end = query.indexOf('"', i + 1);
+      if (end < 0) throw usage('the query has an opening " without its closing "', "unbalanced_quote");
+      yield { text: query.slice(i + 1, end), negated, quoted: true };
+      i = end + 1;
+      continue;
+    }
+    let j = i;
+    while (j < query.length && !/\s/.test(query[j]) && query[j] !== '"') j++;
+    yield { text: query.slice(i, j), negated, quoted: false };
+    i = j;
+  }
+}
+
+/** Parse the words of `pixir search QUERY…` (joined by spaces). An unusable query is a usage error in pixir's words. */
+export function parseQuery(words: readonly string[]): ParsedQuery {
+  const q: ParsedQuery = { include: [], exclude: [] };
+  for (const t of terms(words.join(" "))) {
+    let text = t.quoted ? t.text.replace(/\s+/g, " ").trim() : t.text;
+    if (!t.quoted && text.length > 1 && text.endsWith("*")) text = text.replace(/\*+$/, "");
+    if (text === "" || (!t.quoted && /^[-*]+$/.test(text))) {
+      throw usage(t.quoted ? "the query has an empty phrase" : `the query has a lone "${t.text}" with no word`, "empty_term");
+    }
+    (t.negated ? q.exclude : q.include).push(text);
+  }
+  return q;
+}
+
+/** Whether the index can find this term: it has a letter or a digit (else it is checked on the Event's text). */
+export const isIndexable = (term: string): boolean => piecesOf(term).length > 0;
+
+/** An FTS5 phrase of the term's pieces, the last one a prefix: the engine reads nothing in it as syntax. */
+export const ftsString = (term: string): string => `"${piecesOf(term).join(" ")}"*`;
+
+/** The FTS5 expression that all indexable terms of `terms` match, or null when none is indexable. */
+export function ftsAll(terms: readonly string[]): string | null {
+  const parts = terms.filter(isIndexable).map(ftsString);
+  return parts.length === 0 ? null : parts.join(" AND ");
+}
+
+/** The FTS5 expression that any indexable term of `terms` matches, or null. */
+export function ftsAny(terms: readonly string[]): string | null {
+  const parts = terms.filter(isIndexable).map(ftsString);
+  return parts.length === 0 ? null : parts.join(" OR ");
+}
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** What the index matches for a term, as a pattern on the text: its pieces in order, anything but a piece between. */
+function termSource(term: string): string {
+  const pieces = piecesOf(term);
+  return pieces.length === 0 ? escapeRegExp(term) : pieces.map(escapeRegExp).join("[^\\p{L}\\p{N}\\p{M}\\p{Co}]+");
+}
+
+/** A case-insensitive pattern that finds any of the terms in a text (longest first, so a phrase wins over its words). */
+export function termPattern(terms: readonly string[]): RegExp | null {
+  if (terms.length === 0) return null;
+  const sorted = [...terms].sort((a, b) => b.length - a.length);
+  return new RegExp(sorted.map(termSource).join("|"), "giu");
+}
+
+/** Whether a text satisfies the terms the index could not check (those without a letter or digit). */
+export function textMatches(text: string, q: ParsedQuery): boolean {
+  const lower = text.toLowerCase();
+  const has = (t: string) => lower.includes(t.toLowerCase());
+  for (const t of q.include) if (!isIndexable(t) && !has(t)) return false;
+  for (const t of q.exclude) if (!isIndexable(t) && has(t)) return false;
+  return true;
+}

@@ -1,0 +1,70 @@
+// pixir search as the command runs it: the filters that need session facts (--agent, --project, an id
+// prefix for --session) are read from the catalog (archive.md §1), the index is brought up to date and
+// searched, and each hit gets its session's agent, project and title.
+import { PixirError } from "../../event/errors.js";
+import { readCatalog } from "../catalog.js";
+import type { SessionFacts } from "../facts.js";
+import { resolveExistingSessionId } from "../resolve.js";
+import { searchWorkspace, type IndexState } from "./job.js";
+import { parseQuery } from "./query.js";
+import type { Hit } from "./render.js";
+import { SEARCHED_TYPES } from "./searchable.js";
+import type { SearchSort } from "./search.js";
+import type { UpdateProgress } from "./update.js";
+import { dateBound } from "./when.js";
+
+export interface SearchOptions {
+  query: readonly string[];
+  agent?: string;
+  project?: string;
+  session?: string;
+  types?: readonly string[];
+  tool?: string;
+  file?: string;
+  since?: string;
+  until?: string;
+  sort: SearchSort;
+  limit: number;
+}
+
+function checkTypes(types: readonly string[]): void {
+  const known = new Set<string>(SEARCHED_TYPES);
+  const bad = types.find((t) => !known.has(t));
+  if (bad !== undefined) throw new PixirError("invalid_args", `--type takes the searched Event types: ${SEARCHED_TYPES.join(", ")}`, { field: "type", reason: "unknown_type", allowed: [...SEARCHED_TYPES] });
+}
+
+/** The sessions --agent and --project leave, or null when neither is given. */
+function sessionsOf(facts: readonly SessionFacts[], o: SearchOptions): Set<string> | null {
+  if (o.agent === undefined && o.project === undefined) return null;
+  const project = o.project?.toLowerCase();
+  return new Set(
+    facts
+      .filter((f) => (o.agent === undefined || f.agent === o.agent) && (project === undefined || (f.project ?? "").toLowerCase().includes(project)))
+      .map((f) => f.session_id),
+  );
+}
+
+export interface SearchRun {
+  hits: Hit[];
+  index: IndexState;
+}
+
+/** archive.md §2: `pixir search`. */
+export async function searchSessions(ws: string, o: SearchOptions, progress?: UpdateProgress): Promise<SearchRun> {
+  const query = parseQuery(o.query);
+  if (o.types !== undefined) checkTypes(o.types);
+  const since = o.since === undefined ? null : dateBound(o.since, "since", false);
+  const until = o.until === undefined ? null : dateBound(o.until, "until", true);
+  const session = o.session === undefined ? null : await resolveExistingSessionId(ws, o.session);
+  const facts = await readCatalog(ws);
+  const filters = { sessions: sessionsOf(facts, o), session, types: o.types ?? null, tool: o.tool ?? null, file: o.file ?? null, since, until };
+  const { hits, index } = searchWorkspace(ws, { query, filters, sort: o.sort, limit: o.limit }, progress);
+  const byId = new Map(facts.map((f) => [f.session_id, f]));
+  return {
+    index,
+    hits: hits.map((h) => {
+      const f = byId.get(h.session_id);
+      return { ...h, agent: f?.agent ?? null, project: f?.project ?? null, title: f?.title ?? null };
+    }),
+  };
+}

@@ -1,0 +1,267 @@
+// archive.md §2: running a search on the index. A hit is one Event, at the Log that owns it; `inherited_by`
+// counts the forks and branches whose History holds it (from lineage, not from copies), `in_context`
+// says whether the owner's latest checkpoint left it in the model-visible context
+// (context-and-compaction.md §1.1). Snippets are cut from the Event as the Log holds it now.
+import type Database from "better-sqlite3";
+import { closeSync, openSync, readSync, constants as fsConstants } from "node:fs";
+import { PixirError } from "../../event/errors.js";
+import { isReplayType, REPLAY_TYPES } from "../../event/vocabulary.js";
+import { logPath } from "../../store/paths.js";
+import { ftsAll, ftsAny, isIndexable, type ParsedQuery, termPattern, textMatches } from "./query.js";
+import { searchableOf } from "./searchable.js";
+
+export type SearchSort = "rank" | "time";
+
+export interface SearchFilters {
+  /** Only these sessions (from --agent/--project), or null for all. */
+  sessions: ReadonlySet<string> | null;
+  /** --session: the History of this session (its own Events and the prefixes it inherits). */
+  session: string | null;
+  types: readonly string[] | null;
+  tool: string | null;
+  file: string | null;
+  since: string | null;
+  until: string | null;
+}
+
+export interface SearchHit {
+  session_id: string;
+  seq: number;
+  type: string;
+  role: string;
+  tool: string | null;
+  ts: string;
+  snippet: string;
+  /** [start, end) of each match in `snippet`, in UTF-16 code units. */
+  match_offsets: Array<[number, number]>;
+  in_context: boolean;
+  inherited_by: number;
+}
+
+interface DocRow {
+  doc: number;
+  session_id: string;
+  seq: number;
+  type: string;
+  role: string;
+  tool: string | null;
+  ts: string;
+  ordinal: number;
+  offset: number;
+  length: number;
+  cp_seq: number | null;
+  cp_to: number | null;
+}
+
+interface Lineage {
+  parent: string | null;
+  forked_to_seq: number | null;
+}
+
+const SNIPPET_CHARS = 160;
+const SNIPPET_BEFORE = 50;
+/** How far a lineage walk goes (fork.md: a share chain is at most 32 deep). */
+const MAX_DEPTH = 64;
+
+/** The SQL conditions of --session ID: its own docs, and each ancestor's docs within the prefix the session holds. */
+function historyCondition(db: Database.Database, id: string, params: unknown[]): string {
+  const lineage = new Map((db.prepare("SELECT session_id, parent, forked_to_seq FROM logs").all() as Array<Lineage & { session_id: string }>).map((r) => [r.session_id, r]));
+  const parts = ["l.session_id = ?"];
+  params.push(id);
+  let ordinalCap = Number.MAX_SAFE_INTEGER;
+  const replay = REPLAY_TYPES.map((t) => `'${t}'`).join(",");
+  let child = lineage.get(id);
+  for (let depth = 0; child?.parent && child.forked_to_seq !== null && depth < MAX_DEPTH; depth++) {
+    parts.push(`(l.session_id = ? AND d.seq <= ? AND d.ordinal <= ? AND d.type IN (${replay}))`);
+    params.push(child.parent, child.forked_to_seq, ordinalCap);
+    ordinalCap = Math.min(ordinalCap, child.forked_to_seq);
+    child = lineage.get(child.parent);
+  }
+  return `(${parts.join(" OR ")})`;
+}
+
+/** `*`, `?` and `[` are GLOB's: a path names them literally. */
+const globLiteral = (s: string): string => s.replace(/[*?[]/g, (c) => `[${c}]`);
+
+/** --file PATH: the path itself, a path ending in `/PATH`, or a path below the directory PATH. */
+function fileCondition(file: string, params: unknown[]): string {
+  const p = globLiteral(file.replace(/\/+$/, ""));
+  params.push(file, `*/${p}`, `${p}/*`, `*/${p}/*`);
+  return "d.doc IN (SELECT doc FROM files WHERE path = ? OR path GLOB ? OR path GLOB ? OR path GLOB ?)";
+}
+
+function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, params: unknown[]): string[] {
+  const where: string[] = [];
+  const excluded = ftsAny(q.exclude);
+  if (excluded !== null) {
+    where.push("d.doc NOT IN (SELECT rowid FROM fts WHERE fts MATCH ?)");
+    params.push(excluded);
+  }
+  if (f.sessions !== null) {
+    where.push("l.session_id IN (SELECT value FROM json_each(?))");
+    params.push(JSON.stringify([...f.sessions]));
+  }
+  if (f.session !== null) where.push(historyCondition(db, f.session, params));
+  if (f.types !== null) {
+    where.push("d.type IN (SELECT value FROM json_each(?))");
+    params.push(JSON.stringify(f.types));
+  }
+  if (f.tool !== null) {
+    where.push("d.tool = ? COLLATE NOCASE");
+    params.push(f.tool);
+  }
+  if (f.file !== null) where.push(fileCondition(f.file, params));
+  if (f.since !== null) {
+    where.push("d.ts >= ?");
+    params.push(f.since);
+  }
+  if (f.until !== null) {
+    where.push("d.ts < ?");
+    params.push(f.until);
+  }
+  return where;
+}
+
+const COLUMNS = "d.doc, l.session_id, d.seq, d.type, d.role, d.tool, d.ts, d.ordinal, d.offset, d.length, l.cp_seq, l.cp_to";
+
+/** The candidate rows in the order asked for, lazily: short words are checked on each Event's text after. */
+function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sort: SearchSort, limit: number | null): IterableIterator<DocRow> {
+  const params: unknown[] = [];
+  const match = ftsAll(q.include);
+  const where = whereClause(db, q, f, params);
+  const tail = limit === null ? "" : ` LIMIT ${limit}`;
+  if (match !== null && sort === "rank") {
+    const sql = `SELECT ${COLUMNS} FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${where.map((w) => ` AND ${w}`).join("")} ORDER BY fts.rank${tail}`;
+    return db.prepare(sql).iterate(match, ...params) as IterableIterator<DocRow>;
+  }
+  if (match !== null) {
+    where.unshift("d.doc IN (SELECT rowid FROM fts WHERE fts MATCH ?)");
+    params.unshift(match);
+  }
+  const sql = `SELECT ${COLUMNS} FROM docs d JOIN logs l ON l.log = d.log${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY d.ts DESC, d.doc DESC${tail}`;
+  return db.prepare(sql).iterate(...params) as IterableIterator<DocRow>;
+}
+
+/** Reads the Events of hits back from their Logs (one descriptor per Log). */
+class EventReader {
+  private readonly fds = new Map<string, number>();
+
+  constructor(private readonly ws: string) {}
+
+  /** The searchable text of the Event at `offset`, or null when the Log no longer holds it there. */
+  text(r: DocRow): string | null {
+    let fd = this.fds.get(r.session_id);
+    try {
+      if (fd === undefined) {
+        fd = openSync(logPath(this.ws, r.session_id).abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+        this.fds.set(r.session_id, fd);
+      }
+      const buf = Buffer.allocUnsafe(r.length);
+      if (readSync(fd, buf, 0, r.length, r.offset) !== r.length) return null;
+      const e = JSON.parse(buf.toString("utf8")) as { seq?: unknown; type?: unknown; data?: unknown };
+      if (e.seq !== r.seq || e.type !== r.type || typeof e.data !== "object" || e.data === null) return null;
+      return searchableOf(r.type, e.data as Record<string, unknown>)?.text ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  close(): void {
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
+  }
+}
+
+/** About 160 characters around the first match, whitespace collapsed, with the matches' places. */
+export function snippetOf(text: string, pattern: RegExp | null): { snippet: string; match_offsets: Array<[number, number]> } {
+  const flat = text.replace(/\s+/g, " ").trim();
+  pattern?.lastIndex !== undefined && (pattern.lastIndex = 0);
+  const first = pattern === null ? null : pattern.exec(flat);
+  const start = first === null ? 0 : Math.max(0, first.index - SNIPPET_BEFORE);
+  const end = Math.min(flat.length, start + SNIPPET_CHARS);
+  const lead = start > 0 ? "…" : "";
+  const snippet = `${lead}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`;
+  const offsets: Array<[number, number]> = [];
+  if (pattern !== null) {
+    pattern.lastIndex = 0;
+    const body = flat.slice(start, end);
+    for (let m = pattern.exec(body); m !== null; m = pattern.exec(body)) {
+      if (m[0].length === 0) {
+        pattern.lastIndex++;
+        continue;
+      }
+      offsets.push([m.index + lead.length, m.index + lead.length + m[0].length]);
+    }
+  }
+  return { snippet, match_offsets: offsets };
+}
+
+/** How many forks and branches hold Event (owner, seq, ordinal) in their History, transitively. */
+export class InheritanceCounter {
+  private readonly children = new Map<string, Array<{ id: string; to: number }>>();
+
+  constructor(db: Database.Database) {
+    for (const r of db.prepare("SELECT session_id, parent, forked_to_seq FROM logs WHERE parent IS NOT NULL AND forked_to_seq IS NOT NULL").all() as Array<{ session_id: string; parent: string; forked_to_seq: number }>) {
+      const list = this.children.get(r.parent) ?? [];
+      list.push({ id: r.session_id, to: r.forked_to_seq });
+      this.children.set(r.parent, list);
+    }
+  }
+
+  /** Forks see a replayed Event at its ordinal k; so does every fork of theirs that kept at least k Events. */
+  count(owner: string, seq: number, ordinal: number, type: string): number {
+    if (!isReplayType(type)) return 0;
+    let n = 0;
+    for (const c of this.children.get(owner) ?? []) if (c.to >= seq) n += 1 + this.below(c.id, ordinal, 1);
+    return n;
+  }
+
+  private below(id: string, k: number, depth: number): number {
+    if (depth > MAX_DEPTH) return 0;
+    let n = 0;
+    for (const c of this.children.get(id) ?? []) if (c.to >= k) n += 1 + this.below(c.id, k, depth + 1);
+    return n;
+  }
+}
+
+/** context-and-compaction.md §1.1: after the latest checkpoint only Events past its to_seq (and it) are seen. */
+const inContext = (r: DocRow): boolean => (r.cp_seq === null ? true : r.type === "history_compaction" ? r.seq === r.cp_seq : r.cp_to !== null && r.seq > r.cp_to);
+
+export interface SearchRequest {
+  query: ParsedQuery;
+  filters: SearchFilters;
+  sort: SearchSort;
+  limit: number;
+}
+
+function hasFilter(f: SearchFilters): boolean {
+  return f.sessions !== null || f.session !== null || f.types !== null || f.tool !== null || f.file !== null || f.since !== null || f.until !== null;
+}
+
+/** Run a search on an up-to-date index. */
+export function runSearch(db: Database.Database, ws: string, req: SearchRequest): SearchHit[] {
+  const { query: q, filters: f } = req;
+  if (q.include.length === 0 && !hasFilter(f)) {
+    throw new PixirError("usage", "give words to search for, or a filter such as --file PATH", { field: "query", reason: "empty_query" });
+  }
+  if (q.include.length > 0 && !q.include.some(isIndexable) && !hasFilter(f)) {
+    throw new PixirError("usage", "a search needs a word with a letter or a digit, or a filter such as --session ID or --type T", { field: "query", reason: "no_word" });
+  }
+  const needsText = [...q.include, ...q.exclude].some((t) => !isIndexable(t));
+  const reader = new EventReader(ws);
+  const pattern = termPattern(q.include);
+  const inherited = new InheritanceCounter(db);
+  const hits: SearchHit[] = [];
+  try {
+    for (const r of candidates(db, q, f, req.sort, needsText ? null : req.limit)) {
+      const text = reader.text(r);
+      if (needsText && (text === null || !textMatches(text, q))) continue;
+      const { snippet, match_offsets } = snippetOf(text ?? "", pattern);
+      hits.push({ session_id: r.session_id, seq: r.seq, type: r.type, role: r.role, tool: r.tool, ts: r.ts, snippet, match_offsets, in_context: inContext(r), inherited_by: inherited.count(r.session_id, r.seq, r.ordinal, r.type) });
+      if (hits.length >= req.limit) break;
+    }
+  } finally {
+    reader.close();
+  }
+  return hits;
+}

@@ -1,0 +1,329 @@
+// archive.md §2: every search first brings the index up to date with the Logs. A Log that grew is read
+// from its old length on (Logs are append-only); a new Log is read whole; a removed one is dropped; a Log
+// whose bytes before its old length changed (its first or last indexed line differs, or it got shorter) is
+// read again from the start. Writes go in batches of a few MB, each one transaction that first re-reads
+// where its Log stands, so two searches updating at once never index a line twice; readers (WAL) never
+// wait, and no Writer Lease is taken: a Log is read only up to its committed length.
+import type Database from "better-sqlite3";
+import { createHash } from "node:crypto";
+import { closeSync, lstatSync, openSync, readdirSync, readSync, constants as fsConstants } from "node:fs";
+import path from "node:path";
+import { isReplayType } from "../../event/vocabulary.js";
+import { isValidSessionId } from "../../event/session-id.js";
+import { committedLength } from "../../store/log-read.js";
+import { inspectStatePath, sessionsDir } from "../../store/paths.js";
+import { searchableOf } from "./searchable.js";
+
+/** Log bytes per write transaction: bounds memory and how long another search waits for the lock. */
+const BATCH_BYTES = 8 << 20;
+const READ_BYTES = 1 << 20;
+/** How much of a first or last line its digest covers. */
+const DIGEST_SPAN = 64 << 10;
+const NEWLINE = 0x0a;
+
+export interface LogRow {
+  log: number;
+  session_id: string;
+  bytes: number;
+  stat_key: string | null;
+  head_digest: string | null;
+  tail_start: number;
+  tail_digest: string | null;
+  parent: string | null;
+  forked_to_seq: number | null;
+  inherited_count: number;
+  replay_count: number;
+  cp_seq: number | null;
+  cp_to: number | null;
+  events: number;
+}
+
+export interface UpdateCounts {
+  logs: number;
+  added: number;
+  grown: number;
+  reindexed: number;
+  removed: number;
+  unchanged: number;
+  indexed_bytes: number;
+  indexed_events: number;
+}
+
+export type UpdateProgress = (doneBytes: number, totalBytes: number) => void;
+
+interface LogFile {
+  id: string;
+  abs: string;
+  statKey: string;
+  size: number;
+}
+
+/** The Logs of the Workspace with what tells a changed file from an unchanged one without reading it. */
+function listLogFiles(ws: string): LogFile[] {
+  const dir = sessionsDir(ws);
+  if (inspectStatePath(dir) === "missing") return [];
+  const out: LogFile[] = [];
+  for (const name of readdirSync(dir.abs)) {
+    if (!name.endsWith(".ndjson")) continue;
+    const id = name.slice(0, -".ndjson".length);
+    if (!isValidSessionId(id)) continue;
+    const abs = path.join(dir.abs, name);
+    let st;
+    try {
+      st = lstatSync(abs);
+    } catch {
+      continue; // removed while we listed
+    }
+    if (st.isFile()) out.push({ id, abs, size: st.size, statKey: `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` });
+  }
+  return out;
+}
+
+function digestAt(fd: number, start: number, end: number): string {
+  const n = Math.min(end - start, DIGEST_SPAN);
+  const buf = Buffer.allocUnsafe(n);
+  const got = n > 0 ? readSync(fd, buf, 0, n, start) : 0;
+  return createHash("sha256").update(buf.subarray(0, got)).update(`:${end - start}`).digest("hex");
+}
+
+/** Where the first line ends (just after its newline), reading at most `limit` bytes; -1 when not found. */
+function firstLineEnd(fd: number, limit: number): number {
+  const buf = Buffer.allocUnsafe(Math.min(limit, READ_BYTES));
+  for (let pos = 0; pos < limit; ) {
+    const got = readSync(fd, buf, 0, Math.min(buf.length, limit - pos), pos);
+    if (got === 0) return -1;
+    const i = buf.subarray(0, got).indexOf(NEWLINE);
+    if (i >= 0) return pos + i + 1;
+    pos += got;
+  }
+  return -1;
+}
+
+/** Whether the bytes the index holds of this Log are still the Log's (its first and last indexed lines). */
+function stillPrefix(fd: number, row: LogRow, committed: number): boolean {
+  if (committed < row.bytes) return false;
+  if (row.bytes === 0) return true;
+  const headEnd = firstLineEnd(fd, row.bytes);
+  if (headEnd < 0 || digestAt(fd, 0, headEnd) !== row.head_digest) return false;
+  return digestAt(fd, row.tail_start, row.bytes) === row.tail_digest;
+}
+
+/** One complete line of a Log read in blocks, with its place. */
+interface Line {
+  bytes: Buffer;
+  offset: number;
+}
+
+/** The complete lines of `[start, end)`, in blocks of up to `BATCH_BYTES`; a torn tail is left for later. */
+function* lineBatches(fd: number, start: number, end: number): Generator<Line[]> {
+  let buf = Buffer.allocUnsafe(READ_BYTES);
+  let have = 0;
+  let bufStart = start;
+  let pos = start;
+  let batch: Line[] = [];
+  let batchBytes = 0;
+  while (pos < end) {
+    if (have === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, have);
+      buf = bigger;
+    }
+    const got = readSync(fd, buf, have, Math.min(buf.length - have, end - pos), pos);
+    if (got === 0) break;
+    pos += got;
+    have += got;
+    let lineStart = 0;
+    for (let nl = buf.indexOf(NEWLINE, 0); nl >= 0 && nl < have; nl = buf.indexOf(NEWLINE, lineStart)) {
+      batch.push({ bytes: Buffer.from(buf.subarray(lineStart, nl)), offset: bufStart + lineStart });
+      batchBytes += nl + 1 - lineStart;
+      lineStart = nl + 1;
+      if (batchBytes >= BATCH_BYTES) {
+        yield batch;
+        batch = [];
+        batchBytes = 0;
+      }
+    }
+    buf.copy(buf, 0, lineStart, have);
+    have -= lineStart;
+    bufStart += lineStart;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** The prepared statements of one update run. */
+class Statements {
+  readonly row: Database.Statement;
+  readonly newLog: Database.Statement;
+  readonly saveLog: Database.Statement;
+  readonly doc: Database.Statement;
+  readonly fts: Database.Statement;
+  readonly file: Database.Statement;
+  readonly dropFts: Database.Statement;
+  readonly dropFiles: Database.Statement;
+  readonly dropDocs: Database.Statement;
+  readonly dropLog: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.row = db.prepare("SELECT * FROM logs WHERE session_id = ?");
+    this.newLog = db.prepare("INSERT INTO logs (session_id, bytes, tail_start) VALUES (?, 0, 0)");
+    this.saveLog = db.prepare(
+      `UPDATE logs SET bytes = @bytes, stat_key = @stat_key, head_digest = @head_digest, tail_start = @tail_start, tail_digest = @tail_digest,
+       parent = @parent, forked_to_seq = @forked_to_seq, inherited_count = @inherited_count, replay_count = @replay_count,
+       cp_seq = @cp_seq, cp_to = @cp_to, events = @events WHERE log = @log`,
+    );
+    this.doc = db.prepare("INSERT INTO docs (log, seq, type, role, tool, ts, ordinal, offset, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    this.fts = db.prepare("INSERT INTO fts (rowid, body) VALUES (?, ?)");
+    this.file = db.prepare("INSERT INTO files (doc, path) VALUES (?, ?)");
+    this.dropFts = db.prepare("DELETE FROM fts WHERE rowid IN (SELECT doc FROM docs WHERE log = ?)");
+    this.dropFiles = db.prepare("DELETE FROM files WHERE doc IN (SELECT doc FROM docs WHERE log = ?)");
+    this.dropDocs = db.prepare("DELETE FROM docs WHERE log = ?");
+    this.dropLog = db.prepare("DELETE FROM logs WHERE log = ?");
+  }
+
+  dropContent(log: number): void {
+    this.dropFts.run(log);
+    this.dropFiles.run(log);
+    this.dropDocs.run(log);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const intOrNull = (v: unknown): number | null => (typeof v === "number" && Number.isSafeInteger(v) ? v : null);
+
+/** Index one line into `row` (its running state). A line that is not an Event is skipped: the index is not the checker. */
+function indexLine(st: Statements, row: LogRow, line: Line): boolean {
+  let e: unknown;
+  try {
+    e = JSON.parse(line.bytes.toString("utf8"));
+  } catch {
+    return false;
+  }
+  if (!isObject(e) || typeof e.type !== "string" || !isObject(e.data)) return false;
+  const seq = intOrNull(e.seq);
+  if (seq === null) return false;
+  const data = e.data;
+  row.events++;
+  if (line.offset === 0 && e.type === "session_fork") {
+    row.parent = typeof data.parent_session_id === "string" ? data.parent_session_id : null;
+    row.forked_to_seq = intOrNull(data.forked_to_seq);
+    const n = intOrNull(data.replay_event_count) ?? 0;
+    // A replay_v1 child's seqs 1..N copy its parent's Events: they are indexed once, at the parent.
+    if (data.strategy === "replay_v1") row.inherited_count = n;
+    else row.replay_count = n;
+    return true;
+  }
+  if (isReplayType(e.type)) row.replay_count++;
+  if (e.type === "history_compaction" && (row.cp_seq === null || seq > row.cp_seq)) {
+    row.cp_seq = seq;
+    row.cp_to = isObject(data.range) ? intOrNull(data.range.to_seq) : null;
+  }
+  if (seq >= 1 && seq <= row.inherited_count) return true;
+  const doc = searchableOf(e.type, data);
+  if (doc === null) return true;
+  const ts = typeof e.ts === "string" ? e.ts : "";
+  const id = Number(st.doc.run(row.log, seq, e.type, doc.role, doc.tool, ts, row.replay_count, line.offset, line.bytes.length).lastInsertRowid);
+  st.fts.run(id, doc.text);
+  for (const p of doc.paths) st.file.run(id, p);
+  return true;
+}
+
+/** Bring one Log up to date. Returns what happened to it. */
+function updateLog(db: Database.Database, st: Statements, ws: string, file: LogFile, counts: UpdateCounts, progress: () => void): void {
+  let fd: number;
+  try {
+    fd = openSync(file.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  } catch {
+    return; // removed since it was listed: the next search drops it
+  }
+  try {
+    const committed = committedLength(ws, file.id, fd).byteLength;
+    let first = true;
+    for (;;) {
+      const begin = db.transaction(() => planBatch(st, fd, file, committed, counts, first));
+      const work = begin.immediate();
+      first = false;
+      if (work === null) return;
+      progress();
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * One write transaction: where the Log stands in the index now (another search may have moved it), then up
+ * to one batch of its new lines. Null when the Log is up to date.
+ */
+function planBatch(st: Statements, fd: number, file: LogFile, committed: number, counts: UpdateCounts, first: boolean): number | null {
+  let row = st.row.get(file.id) as LogRow | undefined;
+  if (row !== undefined && row.stat_key === file.statKey && row.bytes === committed) {
+    if (first) counts.unchanged++;
+    return null;
+  }
+  if (row === undefined) {
+    st.newLog.run(file.id);
+    row = st.row.get(file.id) as LogRow;
+    if (first) counts.added++;
+  } else if (!stillPrefix(fd, row, committed)) {
+    st.dropContent(row.log);
+    row = { ...row, bytes: 0, head_digest: null, tail_start: 0, tail_digest: null, parent: null, forked_to_seq: null, inherited_count: 0, replay_count: 0, cp_seq: null, cp_to: null, events: 0 };
+    if (first) counts.reindexed++;
+  } else if (first && row.bytes < committed) counts.grown++;
+  else if (first) counts.unchanged++;
+  const start = row.bytes;
+  let last: Line | null = null;
+  let headEnd = -1;
+  const batch = start < committed ? lineBatches(fd, start, committed).next() : null;
+  if (batch !== null && batch.done !== true) {
+    for (const line of batch.value) {
+      if (line.offset === 0) headEnd = line.bytes.length + 1;
+      if (indexLine(st, row, line)) counts.indexed_events++;
+      last = line;
+    }
+  }
+  if (last !== null) {
+    row.bytes = last.offset + last.bytes.length + 1;
+    row.tail_start = last.offset;
+    row.tail_digest = digestAt(fd, last.offset, row.bytes);
+    if (headEnd > 0) row.head_digest = digestAt(fd, 0, headEnd);
+    counts.indexed_bytes += row.bytes - start;
+  }
+  // Caught up (nothing new, or only a torn tail): remember the file as it is, so an unchanged one is not opened.
+  const done = last === null;
+  row.stat_key = done && row.bytes === committed ? file.statKey : null;
+  st.saveLog.run(row);
+  return done ? null : row.bytes;
+}
+
+/** Bring the whole index up to date with the Logs of `ws`. */
+export function updateSearchIndex(db: Database.Database, ws: string, onProgress?: UpdateProgress): UpdateCounts {
+  const st = new Statements(db);
+  const files = listLogFiles(ws);
+  const counts: UpdateCounts = { logs: files.length, added: 0, grown: 0, reindexed: 0, removed: 0, unchanged: 0, indexed_bytes: 0, indexed_events: 0 };
+  const present = new Set(files.map((f) => f.id));
+  const gone = (db.prepare("SELECT log, session_id FROM logs").all() as Array<{ log: number; session_id: string }>).filter((r) => !present.has(r.session_id));
+  if (gone.length > 0) {
+    db.transaction(() => {
+      for (const r of gone) {
+        st.dropContent(r.log);
+        st.dropLog.run(r.log);
+      }
+    }).immediate();
+    counts.removed = gone.length;
+  }
+  const known = new Map((db.prepare("SELECT session_id, stat_key, bytes FROM logs").all() as Array<{ session_id: string; stat_key: string | null; bytes: number }>).map((r) => [r.session_id, r]));
+  const total = files.reduce((n, f) => n + f.size, 0);
+  let done = 0;
+  for (const f of files) {
+    const k = known.get(f.id);
+    if (k !== undefined && k.stat_key === f.statKey && k.bytes === f.size) {
+      counts.unchanged++;
+      done += f.size;
+      continue;
+    }
+    const before = counts.indexed_bytes;
+    updateLog(db, st, ws, f, counts, () => onProgress?.(done + counts.indexed_bytes - before, total));
+    done += f.size;
+  }
+  return counts;
+}

@@ -1,0 +1,247 @@
+// docs/gemini-opencode-interop.md §3: `pixir import gemini [PATH…]`. Every file is read and planned, every
+// Log compared with the disk, and every refusal found before anything is written. A Log on disk that is
+// a prefix of its plan gets the rest appended; one that differs otherwise is refused.
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { PixirError } from "../../event/errors.js";
+import { isValidSessionId } from "../../event/session-id.js";
+import { logPath } from "../../store/paths.js";
+import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
+import { parseGeminiFile, readGeminiFile, invalidGeminiSession } from "./format.js";
+import { planGeminiFamily, type PlannedGeminiFamily } from "./plan.js";
+
+export type ImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
+
+export interface GeminiImportOptions {
+  /** Paths as given; none means Gemini's own home. */
+  paths: Array<{ path: string; display: string }>;
+  lenient?: boolean;
+  dryRun?: boolean;
+  program: string;
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  progress?: (text: string) => void;
+}
+
+export interface GeminiImportSession {
+  session_id: string;
+  role: "root" | "branch";
+  branch: string | null;
+  parent_session_id: string | null;
+  forked_to_seq: number | null;
+  event_count: number;
+  new_event_count: number;
+  status: ImportStatus;
+}
+
+export interface GeminiImportFile {
+  file: string;
+  session_id: string | null;
+  legacy: boolean;
+  line_count: number;
+  pending_tail: boolean;
+  skipped_lines: number;
+  message_count: number;
+  sessions: GeminiImportSession[];
+  leaf_session_id: string;
+}
+
+export interface GeminiImportResult {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  workspace: string;
+  imports: GeminiImportFile[];
+  skipped_files: Array<{ file: string; reason: string }>;
+}
+
+/** Gemini's data directory: `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini` (Gemini's own rule). */
+export function geminiHome(env: NodeJS.ProcessEnv): string {
+  const home = env.GEMINI_CLI_HOME && env.GEMINI_CLI_HOME.trim() !== "" ? env.GEMINI_CLI_HOME : (env.HOME ?? os.homedir());
+  return path.join(home, ".gemini");
+}
+
+const isSessionFile = (name: string): boolean => name.endsWith(".jsonl") || (name.startsWith("session-") && name.endsWith(".json"));
+
+/** Walk a directory: names in byte order, symbolic links neither followed nor read. */
+function walk(dir: string, display: string, out: Array<{ path: string; display: string }>): void {
+  const names = readdirSync(dir).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  for (const name of names) {
+    const abs = path.join(dir, name);
+    const st = lstatSync(abs);
+    if (st.isDirectory()) walk(abs, path.join(display, name), out);
+    else if (st.isFile() && isSessionFile(name)) out.push({ path: abs, display: path.join(display, name) });
+  }
+}
+
+/** The files of a run: named files as they are, directories walked; a file reached twice is read once. */
+export function geminiInputs(options: Pick<GeminiImportOptions, "paths" | "env">): Array<{ path: string; display: string }> {
+  const roots = options.paths.length > 0 ? options.paths : [{ path: path.join(geminiHome(options.env), "tmp"), display: path.join(geminiHome(options.env), "tmp") }];
+  const files: Array<{ path: string; display: string }> = [];
+  for (const r of roots) {
+    let st;
+    try {
+      st = lstatSync(r.path);
+    } catch {
+      throw new PixirError("not_found", "Gemini CLI session path was not found", { path: r.display, next_actions: ["check the path", "set GEMINI_CLI_HOME or pass the chats directory"] });
+    }
+    if (st.isDirectory()) walk(r.path, r.display, files);
+    else files.push(r);
+  }
+  const seen = new Set<string>();
+  return files.filter((f) => {
+    const real = realpathSync(f.path);
+    if (seen.has(real)) return false;
+    seen.add(real);
+    return true;
+  });
+}
+
+const NEXT_ACTIONS: Record<string, string[]> = {
+  source_changed: ["remove the existing logs with pixir-log rm, then import again"],
+  log_diverged: ["fork the imported Log before adding Events to it (pixir fork), then import again"],
+};
+
+/** What a run keeps of a planned Log between its passes: no Events, no bytes (memory stays per file). */
+interface Work {
+  sessionId: string;
+  report: Omit<GeminiImportSession, "status" | "new_event_count">;
+  disk: DiskState;
+  before: number;
+}
+
+/** What a run keeps of a file between its passes. */
+interface FileWork {
+  input: { path: string; display: string };
+  baseSessionId: string;
+  legacy: boolean;
+  report: Omit<GeminiImportFile, "sessions">;
+  work: Work[];
+}
+
+/** A duplicate session id across files: the `.jsonl` Gemini migrated a legacy `.json` into wins. */
+function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_files"], lenient: boolean): FileWork[] {
+  const bySession = new Map<string, FileWork>();
+  const out: FileWork[] = [];
+  for (const f of files) {
+    const other = bySession.get(f.baseSessionId);
+    if (other === undefined) {
+      bySession.set(f.baseSessionId, f);
+      out.push(f);
+      continue;
+    }
+    const legacyOne = f.legacy && !other.legacy ? f : !f.legacy && other.legacy ? other : null;
+    if (legacyOne !== null) {
+      skipped.push({ file: legacyOne.input.display, reason: "superseded_by_jsonl" });
+      if (legacyOne === other) out[out.indexOf(other)] = f;
+      bySession.set(f.baseSessionId, legacyOne === other ? f : other);
+      continue;
+    }
+    if (lenient) skipped.push({ file: f.input.display, reason: "duplicate_session_id" });
+    else throw invalidGeminiSession("duplicate_session_id", 1, f.input.display, { other_file: other.input.display });
+  }
+  return out;
+}
+
+/** Read, parse and plan one file (null: empty). */
+function planFile(ws: string, input: { path: string; display: string }, lenient: boolean): PlannedGeminiFamily | null {
+  const bytes = readGeminiFile(input.path, input.display);
+  if (bytes.length === 0) return null;
+  return planGeminiFamily(ws, parseGeminiFile(bytes, { file: input.display, lenient }), input.display);
+}
+
+/** The first pass over a file: its plan compared with the disk; a refusal is thrown before anything is written. */
+function checkFile(ws: string, input: { path: string; display: string }, family: PlannedGeminiFamily): FileWork {
+  const work = family.logs.map((log): Work => {
+    const disk = diskState(ws, log.sessionId, log.bytes);
+    if (disk.state === "changed" || disk.state === "diverged") {
+      const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
+      throw new PixirError("already_exists", "session log already exists", {
+        session_id: log.sessionId,
+        log_path: logPath(ws, log.sessionId).rel,
+        reason,
+        file: family.file,
+        next_actions: NEXT_ACTIONS[reason],
+      });
+    }
+    const before = disk.state === "prefix" ? countLines(log.bytes.subarray(0, disk.size)) : disk.state === "same" ? log.stored.length : 0;
+    return {
+      sessionId: log.sessionId,
+      report: { session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length },
+      disk,
+      before,
+    };
+  });
+  const parsed = family.parsed;
+  return {
+    input,
+    baseSessionId: family.baseSessionId,
+    legacy: parsed.legacy,
+    report: {
+      file: family.file,
+      session_id: isValidSessionId(family.sessionIdRaw) ? family.sessionIdRaw : null,
+      legacy: parsed.legacy,
+      line_count: parsed.lines.length,
+      pending_tail: parsed.pendingTail,
+      skipped_lines: parsed.skippedLines.length,
+      message_count: family.messages.length,
+      leaf_session_id: family.leaf.sessionId,
+    },
+    work,
+  };
+}
+
+const needsWrite = (w: Work): boolean => w.disk.state === "absent" || w.disk.state === "prefix";
+
+export async function importGeminiFiles(ws: string, options: GeminiImportOptions): Promise<GeminiImportResult> {
+  const skipped: GeminiImportResult["skipped_files"] = [];
+  const inputs = geminiInputs(options);
+  const lenient = Boolean(options.lenient);
+  // Pass 1: plan every file and compare it with the disk, keeping only statuses. Every refusal of the run
+  // is found here, before anything is written.
+  let files: FileWork[] = [];
+  inputs.forEach((input, i) => {
+    options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
+    const family = planFile(ws, input, lenient);
+    if (family === null) skipped.push({ file: input.display, reason: "empty" });
+    else files.push(checkFile(ws, input, family));
+  });
+  files = dropMigrated(files, skipped, lenient);
+  // Pass 2: plan again, one file at a time, and write what pass 1 found missing.
+  if (!options.dryRun) {
+    for (const f of files) {
+      if (!f.work.some(needsWrite)) continue;
+      // Checked again: the file may have grown meanwhile (then more is written, never something else).
+      const family = planFile(ws, f.input, lenient)!;
+      const now = checkFile(ws, f.input, family).work;
+      const toWrite = family.logs.flatMap((log, i) => (needsWrite(now[i]!) ? [{ log, disk: now[i]!.disk }] : []));
+      await writePlannedLogs(ws, toWrite, options);
+    }
+  }
+  const dryRun = Boolean(options.dryRun);
+  return {
+    ok: true,
+    recorded: !dryRun && files.some((f) => f.work.some(needsWrite)),
+    dry_run: dryRun,
+    workspace: ws,
+    imports: files.map((f) => ({
+      ...f.report,
+      sessions: f.work.map((w) => ({ ...w.report, new_event_count: w.report.event_count - w.before, status: statusOf(w, dryRun) })),
+    })),
+    skipped_files: skipped,
+  };
+}
+
+function statusOf(w: Work, dryRun: boolean): ImportStatus {
+  if (w.disk.state === "same") return "unchanged";
+  if (w.disk.state === "prefix") return dryRun ? "would_append" : "appended";
+  return dryRun ? "would_create" : "created";
+}
+
+const countLines = (b: Buffer): number => {
+  let n = 0;
+  for (let i = b.indexOf(0x0a); i !== -1; i = b.indexOf(0x0a, i + 1)) n++;
+  return n;
+};
+

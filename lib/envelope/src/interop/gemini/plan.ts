@@ -1,0 +1,350 @@
+// docs/gemini-opencode-interop.md §2–§3: plan the Logs of one Gemini session file. Lines are read in file
+// order and each one's Events go to the current Log. When a line makes Gemini's message list something
+// other than an extension of what the current Log shows (a `$rewindTo`, a `$set.messages` replacement, a
+// message changed in place), the current Log is kept as it is and the session continues in a new
+// share_v1 child forked just after the last message both agree on. Planning depends only on the lines, so
+// a file imported in steps gives the same Logs as one import of the final file.
+import { createHash } from "node:crypto";
+import path from "node:path";
+import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
+import { IdSet } from "../../event/id-set.js";
+import { derivedUlid } from "../../event/ids.js";
+import { isValidSessionId } from "../../event/session-id.js";
+import { SHARE_LIMITATIONS } from "../../fork/fork.js";
+import { OpenCalls } from "../../fork/fork-plan.js";
+import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
+import type { GeminiLine, ParsedGeminiFile } from "./format.js";
+import { extensionDrafts, fullDrafts, showsSame, shownOf, type GeminiDraft, type ShownMessage } from "./message-map.js";
+
+export type GeminiBranchKind = "rewind" | "replace" | "edit";
+
+export interface PlannedGeminiLog {
+  sessionId: string;
+  role: "root" | "branch";
+  branch: GeminiBranchKind | null;
+  parent: PlannedGeminiLog | null;
+  forkedToSeq: number | null;
+  /** The Events stored in the Log, seq order. */
+  stored: PixirEvent[];
+  /** Its resolved History (a child: header, inherited Events, own Events). */
+  resolved: PixirEvent[];
+  bytes: Buffer;
+}
+
+export interface PlannedGeminiFamily {
+  file: string;
+  sessionIdRaw: string;
+  baseSessionId: string;
+  parsed: ParsedGeminiFile;
+  logs: PlannedGeminiLog[];
+  /** The Log holding the last line: what Gemini resumes. */
+  leaf: PlannedGeminiLog;
+  /** The messages Gemini holds after the last line (for the report and the export). */
+  messages: JsonObject[];
+}
+
+interface Shown {
+  shown: ShownMessage;
+  /** Seq of the message's last Event in the current Log's resolved History. */
+  lastSeq: number;
+}
+
+const MAX_BASE_BYTES = 200;
+const EPOCH = "1970-01-01T00:00:00.000Z";
+const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
+
+/** A Gemini session id as a Log id: itself when valid, else a hash (an invalid id is never echoed). */
+export function geminiBaseSessionId(sessionId: string): string {
+  return isValidSessionId(sessionId) && Buffer.byteLength(sessionId, "utf8") <= MAX_BASE_BYTES ? sessionId : `gemini-${sha256Hex(sessionId).slice(0, 32)}`;
+}
+
+/** Where the file sits in Gemini's tree: `<project>` of `tmp/<project>/chats/`, and a subagent's parent id. */
+export function placeOf(file: string): { project: string | null; parentSessionId: string | null } {
+  const parts = path.resolve(file).split(path.sep);
+  const chats = parts.lastIndexOf("chats");
+  if (chats < 1) return { project: null, parentSessionId: null };
+  const project = parts[chats - 2] === "tmp" ? parts[chats - 1]! : null;
+  const parentSessionId = parts.length - chats === 3 ? parts[chats + 1]! : null;
+  return { project, parentSessionId };
+}
+
+/** The running state of Gemini's replay: the message list, in order, last copy winning. */
+class MessageList {
+  ids: string[] = [];
+  byId = new Map<string, JsonObject>();
+  /** Since the last reconcile: the ids upserted, and whether messages were dropped or replaced. */
+  touched = new Set<string>();
+  structural = false;
+  upsert(msg: JsonObject): void {
+    const id = msg.id as string;
+    if (!this.byId.has(id)) this.ids.push(id);
+    this.byId.set(id, msg);
+    this.touched.add(id);
+  }
+  /** `$rewindTo`: drop that message and every later one; an unknown id drops all (as Gemini's loader does). */
+  rewind(id: string): void {
+    const at = this.ids.indexOf(id);
+    for (const gone of this.ids.splice(at === -1 ? 0 : at)) this.byId.delete(gone);
+    this.structural = true;
+  }
+  replace(messages: unknown[]): void {
+    this.ids = [];
+    this.byId.clear();
+    this.structural = true;
+    for (const m of messages) if (isJsonObject(m) && typeof m.id === "string") this.upsert(m);
+  }
+  get length(): number {
+    return this.ids.length;
+  }
+  at(i: number): JsonObject {
+    return this.byId.get(this.ids[i]!)!;
+  }
+  list(): JsonObject[] {
+    return this.ids.map((id) => this.byId.get(id)!);
+  }
+}
+
+class FamilyPlanner {
+  readonly logs: PlannedGeminiLog[] = [];
+  current: PlannedGeminiLog;
+  shown: Shown[] = [];
+  shownById = new Map<string, Shown>();
+  /** Position of each shown message (ids are unique in Gemini's list). */
+  shownIndex = new Map<string, number>();
+  readonly list = new MessageList();
+  lastTs: string;
+
+  constructor(
+    private readonly ws: string,
+    private readonly parsed: ParsedGeminiFile,
+    readonly sessionIdRaw: string,
+    readonly base: string,
+  ) {
+    this.lastTs = typeof parsed.metadata.startTime === "string" ? parsed.metadata.startTime : EPOCH;
+    this.current = this.newLog(base, "root", null, null, null);
+  }
+
+  private newLog(sessionId: string, role: PlannedGeminiLog["role"], branch: GeminiBranchKind | null, parent: PlannedGeminiLog | null, forkedToSeq: number | null): PlannedGeminiLog {
+    const log: PlannedGeminiLog = { sessionId, role, branch, parent, forkedToSeq, stored: [], resolved: [], bytes: Buffer.alloc(0) };
+    this.logs.push(log);
+    return log;
+  }
+
+  eventId(line: number, part: string, ts: string): string {
+    return derivedUlid(`gemini:${this.sessionIdRaw}:${line}#${part}`, ts);
+  }
+
+  private push(type: PixirEvent["type"], data: JsonObject, id: string, ts: string): PixirEvent {
+    const log = this.current;
+    const event: PixirEvent = { id, session_id: log.sessionId, seq: log.resolved.length, ts, type, data };
+    log.stored.push(event);
+    log.resolved.push(event);
+    return event;
+  }
+
+  /** Append one line's drafts (or a carrier when it has none); the first Event keeps the line's text. */
+  emitLine(l: GeminiLine, drafts: Array<GeminiDraft & { message?: string }>, carrier: JsonObject): void {
+    const list = drafts.length > 0 ? drafts : [{ type: "workflow_event" as const, part: "record", data: carrier }];
+    list.forEach((d, i) => {
+      const ts = d.ts ?? this.lastTs;
+      this.lastTs = ts;
+      const gemini: JsonObject = { session: this.sessionIdRaw, line: l.line, part: d.part };
+      if (i === 0 && !(this.parsed.legacy && l.line === 1 && this.current.stored.length > 0)) {
+        gemini.raw = l.raw;
+        if (l.rawBase64) gemini.raw_base64 = true;
+      }
+      const data = d.type === "subagent_event" ? { ...d.data, workspace: this.ws } : d.data;
+      const event = this.push(d.type, { ...data, gemini }, this.eventId(l.line, d.part, ts), ts);
+      const s = d.message === undefined ? undefined : this.shownById.get(d.message);
+      if (s !== undefined) s.lastSeq = event.seq!;
+    });
+  }
+
+  /** Keep `shown[0..k)` and continue in a share_v1 child of the current Log forked after message k−1. */
+  branch(k: number, kind: GeminiBranchKind, line: number, ts: string): void {
+    // Nothing kept (a compression, a rewind to the start): fork the root, so chains stay shallow.
+    const parent = k === 0 ? this.logs[0]! : this.current;
+    const toSeq = k === 0 ? 0 : this.shown[k - 1]!.lastSeq;
+    const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
+    const digest = new PrefixDigest();
+    const open = new OpenCalls(new IdSet());
+    for (const e of inherited) {
+      digest.add(e);
+      open.add(e);
+    }
+    const child = this.newLog(`${this.base}.${kind}-${line}`, "branch", kind, parent, toSeq);
+    const header: PixirEvent = {
+      id: derivedUlid(`gemini:${this.sessionIdRaw}:branch:${line}`, ts),
+      session_id: child.sessionId,
+      seq: 0,
+      ts,
+      type: "session_fork",
+      data: {
+        parent_session_id: parent.sessionId,
+        fork_root_session_id: this.base,
+        forked_to_seq: toSeq,
+        parent_workspace: this.ws,
+        child_workspace: this.ws,
+        replay_event_count: inherited.length,
+        from_seq: inherited[0]?.seq ?? null,
+        strategy: "share_v1",
+        limitations: SHARE_LIMITATIONS,
+        prefix_digest: digest.digest(),
+        open_tool_calls: open.list(),
+        gemini: { synthetic: "branch_fork", session: this.sessionIdRaw, line, branch: kind },
+      },
+    };
+    child.stored.push(header);
+    child.resolved.push(header);
+    const seqMap = new Map<number, number>();
+    inherited.forEach((e, i) => {
+      const { event } = inheritedItem({ event: e }, header.id!, child.sessionId, i + 1);
+      seqMap.set(e.seq!, i + 1);
+      child.resolved.push(event);
+    });
+    this.shown = this.shown.slice(0, k).map((s) => ({ shown: s.shown, lastSeq: seqMap.get(s.lastSeq) ?? 0 }));
+    this.shownById = new Map(this.shown.map((s) => [s.shown.id, s]));
+    this.shownIndex = new Map(this.shown.map((s, i) => [s.shown.id, i]));
+    this.current = child;
+  }
+
+  /** Bring the Log to Gemini's new message list: deltas, or a branch and the messages from there on. */
+  reconcile(l: GeminiLine, kind: GeminiBranchKind, carrier: JsonObject): void {
+    const next = this.list;
+    let k = this.firstDifference(next);
+    const drafts: Array<GeminiDraft & { message?: string }> = [];
+    if (k === this.shown.length - 1 && k < next.length && next.at(k).id === this.shown[k]!.shown.id) {
+      const added = extensionDrafts(this.shown[k]!.shown, next.at(k), geminiBaseSessionId);
+      if (added !== null) {
+        for (const d of added) drafts.push({ ...d, part: `${k}:${d.part}`, message: next.at(k).id as string });
+        this.shown[k]!.shown = shownOf(next.at(k));
+        k++;
+      }
+    }
+    if (k < this.shown.length) this.branch(k, kind, l.line, this.tsOf(k < next.length ? next.at(k) : undefined) ?? this.lastTs);
+    for (let i = k; i < next.length; i++) {
+      const msg = next.at(i);
+      const s = { shown: shownOf(msg), lastSeq: 0 };
+      this.shownIndex.set(s.shown.id, this.shown.length);
+      this.shown.push(s);
+      this.shownById.set(s.shown.id, s);
+      for (const d of fullDrafts(msg, geminiBaseSessionId)) drafts.push({ ...d, part: `${i}:${d.part}`, message: msg.id as string });
+    }
+    this.emitLine(l, drafts, carrier);
+  }
+
+  /**
+   * The first message the Log does not show as it is now. Without a rewind or a replacement only the
+   * messages upserted since the last line can differ, so only they are compared (a long session stays
+   * linear); otherwise the whole list is.
+   */
+  private firstDifference(next: MessageList): number {
+    const list = this.list;
+    const touched = list.touched;
+    const structural = list.structural;
+    list.touched = new Set();
+    list.structural = false;
+    const same = (k: number): boolean => next.at(k).id === this.shown[k]!.shown.id && showsSame(this.shown[k]!.shown, next.at(k));
+    const limit = Math.min(this.shown.length, next.length);
+    if (structural) {
+      let k = 0;
+      while (k < limit && same(k)) k++;
+      return k;
+    }
+    let first = limit;
+    for (const id of touched) {
+      const at = this.shownIndex.get(id);
+      if (at !== undefined && at < first && !same(at)) first = at;
+    }
+    return first;
+  }
+
+  private tsOf(msg: JsonObject | undefined): string | undefined {
+    return msg !== undefined && typeof msg.timestamp === "string" ? msg.timestamp : undefined;
+  }
+}
+
+/** The data of the header carrier (line 1): the session facts Gemini records. */
+function headerData(parsed: ParsedGeminiFile, file: string): JsonObject {
+  const m = parsed.metadata;
+  const place = placeOf(file);
+  const dirs = Array.isArray(m.directories) ? m.directories.filter((d) => typeof d === "string") : [];
+  const parentSessionId = m.kind === "subagent" || place.parentSessionId !== null ? place.parentSessionId : null;
+  return {
+    event: "gemini_session_meta",
+    agent: "gemini",
+    session_id: m.sessionId as string,
+    project_hash: typeof m.projectHash === "string" ? m.projectHash : null,
+    start_time: typeof m.startTime === "string" ? m.startTime : null,
+    kind: typeof m.kind === "string" ? m.kind : "main",
+    cwd: (dirs[0] as string | undefined) ?? null,
+    title: typeof m.summary === "string" ? m.summary : null,
+    parent_session_id: parentSessionId,
+    file: path.basename(file),
+    project: place.project,
+    legacy: parsed.legacy,
+  };
+}
+
+/** The carrier data of a line that gives no other Event. */
+function carrierData(l: GeminiLine): JsonObject {
+  const r = l.record;
+  if (l.kind === "set" && r !== null && isJsonObject(r.$set)) {
+    const set = r.$set;
+    const facts: JsonObject = { event: "gemini_record", record: "set", keys: Object.keys(set) };
+    if (typeof set.summary === "string") facts.title = set.summary;
+    if (typeof set.lastUpdated === "string") facts.last_updated = set.lastUpdated;
+    return facts;
+  }
+  if (l.kind === "rewind" && r !== null) return { event: "gemini_record", record: "rewind", rewind_to: r.$rewindTo as string };
+  return { event: "gemini_record", record: l.kind };
+}
+
+/** Plan every Log of one parsed file. Writes nothing. */
+export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: string): PlannedGeminiFamily {
+  const sessionIdRaw = parsed.metadata.sessionId as string;
+  const base = geminiBaseSessionId(sessionIdRaw);
+  const p = new FamilyPlanner(ws, parsed, sessionIdRaw, base);
+  for (const l of parsed.lines) {
+    const r = l.record;
+    if (l.line === parsed.lines[0]!.line) {
+      p.emitLine(l, [{ type: "workflow_event", part: "header", ts: p.lastTs, data: headerData(parsed, file) }], {});
+      if (parsed.legacy) {
+        parsed.legacyMessages.forEach((msg) => {
+          if (typeof msg.id === "string") p.list.upsert(msg);
+        });
+        p.reconcile(l, "replace", {});
+      }
+      continue;
+    }
+    if (r === null || l.kind === "other" || l.kind === "metadata") {
+      p.emitLine(l, [], carrierData(l));
+    } else if (l.kind === "message") {
+      p.list.upsert(r);
+      p.reconcile(l, "edit", carrierData(l));
+    } else if (l.kind === "rewind") {
+      p.list.rewind(r.$rewindTo as string);
+      p.reconcile(l, "rewind", carrierData(l));
+    } else {
+      const set = r.$set as JsonObject;
+      if (Array.isArray(set.messages)) p.list.replace(set.messages);
+      p.reconcile(l, "replace", carrierData(l));
+    }
+  }
+  for (const log of p.logs) log.bytes = serialize(log, file);
+  return { file, sessionIdRaw, baseSessionId: base, parsed, logs: p.logs, leaf: p.current, messages: p.list.list() };
+}
+
+function serialize(log: PlannedGeminiLog, file: string): Buffer {
+  const lines: string[] = [];
+  for (const e of log.stored) {
+    const text = serializeEvent(e);
+    if (!isEncodable(text, e.data)) {
+      const g = e.data.gemini;
+      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: isJsonObject(g) ? (g.line ?? null) : null, file });
+    }
+    lines.push(text);
+  }
+  return Buffer.from(lines.join(""), "utf8");
+}
