@@ -12,63 +12,21 @@
 // copy (`cp -r`). Targets: the import at least 2× the throughput of jq, peak RSS at most 256 MiB, and
 // the unchanged import at most 2 s per 1,000 rollouts.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { generateCodexTree } from "./lib/import-trees.mjs";
 import { parseArgs, parseSize, sizeLabel } from "./lib/util.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(ROOT, "tools", "pixir", "bin", "pixir.js");
-const FIXTURES = path.resolve(ROOT, "test/fixtures/real-sessions/codex");
-// The unlicensed localpush rollouts are not in the repository: used when ../shared is beside the checkout.
-const LOCALPUSH = path.resolve(ROOT, "../shared/fixtures/real-sessions/codex/localpush");
 const TARGET_JQ_RATIO = 2;
 const TARGET_RSS_MIB = 256;
 const TARGET_UNCHANGED_MS_PER_1000 = 2000;
 
 const opts = parseArgs(process.argv.slice(2), { size: { type: "string" }, check: { type: "boolean" }, keep: { type: "boolean" } });
 const size = parseSize(opts.size ?? "1GiB");
-
-/** The real rollouts that are written by Codex (the hand-made composite is left out). */
-function sources() {
-  const out = [];
-  const walk = (dir) => {
-    for (const name of readdirSync(dir).sort()) {
-      const abs = path.join(dir, name);
-      if (statSync(abs).isDirectory()) walk(abs);
-      else if (name.endsWith(".jsonl") && !abs.includes("agent-sessions")) out.push(abs);
-    }
-  };
-  walk(FIXTURES);
-  if (existsSync(LOCALPUSH)) walk(LOCALPUSH);
-  return out.map((file) => {
-    const text = readFileSync(file, "utf8");
-    const id = JSON.parse(text.slice(0, text.indexOf("\n"))).payload.id;
-    return { text, id };
-  });
-}
-
-/** A UUID whose last 12 hex digits count the copies. */
-const copyId = (n) => `019f0000-0000-7000-8000-${n.toString(16).padStart(12, "0")}`;
-
-function generate(dir) {
-  const src = sources();
-  let bytes = 0;
-  let n = 0;
-  while (bytes < size) {
-    const s = src[n % src.length];
-    const id = copyId(n);
-    const day = 1 + (n % 28);
-    const sub = path.join(dir, "sessions", "2026", "01", String(day).padStart(2, "0"));
-    mkdirSync(sub, { recursive: true });
-    const text = s.text.split(s.id).join(id);
-    writeFileSync(path.join(sub, `rollout-2026-01-${String(day).padStart(2, "0")}T10-00-00-${id}.jsonl`), text);
-    bytes += Buffer.byteLength(text);
-    n++;
-  }
-  return { bytes, count: n };
-}
 
 /** Run a command under /usr/bin/time: wall ms and peak RSS in KiB. */
 function timed(command, argv, shell = false) {
@@ -88,7 +46,7 @@ function timed(command, argv, shell = false) {
 const base = mkdtempSync(path.join(os.tmpdir(), "pixir-codex-bench-"));
 try {
   const home = path.join(base, "codex");
-  const { bytes, count } = generate(home);
+  const { bytes, count } = generateCodexTree(home, size);
   // The generated tree goes to the disk before the clock starts: the import's fsyncs would otherwise wait
   // behind the write-back of the whole tree, which is the generator's work, not the import's.
   spawnSync("sync");

@@ -46,5 +46,5 @@ export function main(argv: string[], io: CliIo = processIo()): Promise<number> {
 }
 
 export function run(): Promise<void> {
-  return runProcess(main, processIo, () => false);
+  return runProcess(main, processIo);
 }

@@ -503,5 +503,5 @@ export function main(argv: string[], io: CliIo = processIo()): Promise<number> {
 }
 
 export function run(): Promise<void> {
-  return runProcess(main, processIo, (argv) => argv[0] !== "tree");
+  return runProcess(main, processIo);
 }

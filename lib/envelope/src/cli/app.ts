@@ -7,7 +7,6 @@ import { errorEnvelope, errorText, PixirError, usageError } from "../event/error
 import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
 import { complete } from "./completion.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
-import { GROW_PIPE_AFTER, pipeBytes } from "./pipe-size.js";
 import { resolveWorkspace } from "../store/workspace.js";
 import { helpTopic, usageFailure, YARGS_STRINGS } from "./usage.js";
 
@@ -138,9 +137,6 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
       args = given;
       const parsed = await resolveSessionArgs(m.decl, given, io);
       args = parsed;
-      const pipe = pipeBytes(io.env);
-      if (pipe > 0 && io.growStdoutPipe !== undefined) out.growPipeAfter(GROW_PIPE_AFTER, () => io.growStdoutPipe!(pipe));
-      await io.beforeCommand?.();
       const code = await m.decl.handler!(parsed, makeContext(m, parsed, io, out, jsonMode(run)));
       await out.finish();
       return code;
@@ -239,17 +235,10 @@ function makeContext(m: Mounted, args: ParsedArgs, io: CliIo, out: Output, json:
   };
 }
 
-/**
- * The bin entry: wires process signals to an AbortSignal and sets the exit code. Unless `steadyNursery`
- * says no for these arguments, V8's young generation is kept from growing: a reader checking a large
- * Log makes short-lived objects fast enough that V8 would grow it to 3 × 16 MiB, which alone takes
- * `pixir-log cat` of 1 GiB past its 128 MiB bound (docs/performance.md). The Session Tree opts out:
- * it is bound by time, not by that limit.
- */
+/** The bin entry: wires process signals to an AbortSignal and sets the exit code. */
 export async function runProcess(
   main: (argv: string[], io: CliIo) => Promise<number>,
   makeIo: (signal: AbortSignal) => CliIo,
-  steadyNursery: (argv: string[]) => boolean = () => true,
 ): Promise<void> {
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -260,8 +249,6 @@ export async function runProcess(
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, onSignal);
   const io = makeIo(controller.signal);
-  // Set before the command loads; help, version and usage errors run none and need no node:v8.
-  if (steadyNursery(process.argv.slice(2))) io.beforeCommand = async () => (await import("node:v8")).setFlagsFromString("--semi-space-growth-factor=1");
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;
   for (const s of signals) process.off(s, onSignal);

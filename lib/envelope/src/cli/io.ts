@@ -1,7 +1,6 @@
 // The world a CLI runs in, passed as an argument so tests and the wrapper can supply their own.
 import type { Writable } from "node:stream";
 import { PixirError } from "../event/errors.js";
-import { growPipe } from "./pipe-size.js";
 import { streamLineBlocks, type LineBlock, type SplitOptions } from "../lines/codec.js";
 import { isPipeOrSocket, LINE_BLOCKS, PipeReader, type LineBlockSource } from "../lines/pipe-read.js";
 
@@ -18,10 +17,6 @@ export interface CliIo {
   stderrIsTty?: boolean;
   /** stdout is a terminal this many columns wide; undefined when it is not a terminal (`pixir ls` cuts rows to it). */
   stdoutColumns?: number;
-  /** Ask for stdout's pipe, if it is one, to hold `bytes` (pipe-size.ts); only a process's own io can. */
-  growStdoutPipe?: (bytes: number) => void;
-  /** Called once before a command's implementation runs (a process's own io steadies V8's nursery then). */
-  beforeCommand?: () => Promise<void>;
 }
 
 let stderrGuarded = false;
@@ -53,7 +48,6 @@ export function processIo(signal?: AbortSignal): CliIo {
     get stdoutColumns() {
       return process.stdout.isTTY ? process.stdout.columns || 80 : undefined;
     },
-    growStdoutPipe: (bytes) => growPipe(1, bytes),
   };
 }
 
@@ -102,9 +96,6 @@ export class ProcessStdin implements AsyncIterable<Buffer>, LineBlockSource {
 export class Output {
   closed = false;
   private failure: PixirError | undefined;
-  /** Called once, when the bytes written pass `untilGrow` (growPipeAfter). */
-  private grow: (() => void) | null = null;
-  private untilGrow = 0;
 
   /** `signal` ends a wait for a reader to drain the pipe: an interrupted run must not wait on it. */
   constructor(
@@ -115,12 +106,6 @@ export class Output {
       if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") this.closed = true;
       else this.failure ??= outputFailed(err);
     });
-  }
-
-  /** Call `grow` once this output has taken `bytes` more: a large output is worth a larger pipe. */
-  growPipeAfter(bytes: number, grow: () => void): void {
-    this.untilGrow = bytes;
-    this.grow = grow;
   }
 
   /** A write failed for another reason than a reader gone (a full disk, `>/dev/full`): nothing more goes out. */
@@ -143,11 +128,6 @@ export class Output {
   async write(chunk: string | Buffer): Promise<void> {
     if (this.failure) throw this.failure;
     if (this.closed || chunk.length === 0) return;
-    if (this.grow !== null && (this.untilGrow -= chunk.length) <= 0) {
-      const grow = this.grow;
-      this.grow = null;
-      grow();
-    }
     if (this.stream.write(chunk)) return;
     const signal = this.signal;
     await new Promise<void>((resolve) => {

@@ -10,7 +10,7 @@ import { forkPlan, type ForkPlan } from "./fork.js";
 import type { ForkStrategy } from "../event/vocabulary.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { ParentPrefixCursor, parentFromOurLog } from "./parent-log.js";
-import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireIsoTs, requireStamped, stampedEvent, StreamIds, type InputStream } from "../lines/input.js";
+import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, inputLine, integrityError, requireIsoTs, requireStamped, stampedEvent, StreamIds, type InputBlock, type InputEvent, type InputStream } from "../lines/input.js";
 import { checkLine, LineFacts } from "../fast/line-check.js";
 import { IS_REPLAY, readHead, stampedOf, TS_KEY_LENGTH } from "../fast/line-head.js";
 import { acquireLease, type WriterLease } from "../store/lease.js";
@@ -124,6 +124,210 @@ export function resourceSources(parent: History | null, parentId: string): strin
   return out;
 }
 
+/**
+ * A fork stream's lines after its header, checked, digested and emitted as they are read: the header and
+ * the own Events' ids, the seqs, the inherited lines' digest and resources, a summary's strategy.
+ */
+class ForkStreamBody {
+  readonly refs: ResourceRef[] = [];
+  summaryStrategy: string | null = null;
+  private readonly seenResources = new Set<string>();
+  /** The stream's own digest of the inherited lines; null while it reads in step with the parent. */
+  private streamed: PrefixDigest | null;
+  // The header's and the own Events' ids must differ. Inherited ids are derived from the header by rule
+  // (fork.md §4.2) and are not kept: an index of every one would grow with the Log (§12).
+  private readonly ids = new StreamIds();
+  private readonly seqs: ForkStreamSeqs;
+  private lastLine: number;
+  private readonly childBytes: Buffer;
+  /** What readHead and checkLine found in the line at hand. */
+  private readonly lineFacts = new LineFacts();
+  private emit: LineSink = () => undefined;
+
+  /**
+   * A replay stream of a pass-through parent is read in step with the parent (`cursor`): an inherited
+   * line equal to the parent's from `"ts":` on is checked and digested by the parent's pass, which is
+   * also the parent's own check. Until a line is not (then `streamed` takes over the digest so far), the
+   * stream has no digest of its own.
+   */
+  constructor(
+    private readonly first: InputEvent,
+    private readonly header: HeaderFacts,
+    private readonly childId: string,
+    private readonly cursor: ParentPrefixCursor | null,
+  ) {
+    this.streamed = cursor === null ? new PrefixDigest() : null;
+    this.seqs = new ForkStreamSeqs(header.n, header.strategy === "share_v1");
+    this.lastLine = first.lineNo;
+    this.childBytes = Buffer.from(childId, "utf8");
+  }
+
+  /** The header, then the rest of stdin in blocks; at the end, the inherited lines against the header. */
+  async read(stream: InputStream, emit: LineSink): Promise<void> {
+    this.emit = emit;
+    emit(inputLine(this.first, this.header.event));
+    this.ids.admit(this.header.event.id as string, this.first.lineNo);
+    let lineNo = stream.linesRead;
+    for await (const block of stream.restBlocks()) lineNo = await this.readBlock(block, lineNo);
+    // Every inherited line matched the parent's: the stream's digest is the parent's so far.
+    const digest = this.streamed ?? this.leaveStep(false);
+    if (this.seqs.end()) checkStreamedPrefix(digest, { ...this.header, childId: this.childId }, this.lastLine);
+  }
+
+  /**
+   * A block of whole lines: a line our tools wrote (stamped, of this child, in our layout) is checked
+   * where it lies and written as its bytes, in runs; any other is decoded in full. The last line number.
+   */
+  private async readBlock(block: InputBlock, lineNo: number): Promise<number> {
+    let { bytes: b, start, end } = block;
+    if (block.tail) {
+      // A last line without its `\n` is read as a line and written with one.
+      b = Buffer.concat([b.subarray(start, end), NEWLINE]);
+      start = 0;
+      end = b.length;
+    }
+    const utf8 = isUtf8(b.subarray(start, end));
+    /** [run, s) is checked lines not yet written. */
+    let run = start;
+    for (let s = start, e = 0; s < end; s = e + 1) {
+      e = b.indexOf(0x0a, s);
+      lineNo++;
+      if (e !== s) {
+        this.lastLine = lineNo;
+        if (this.streamed === null) {
+          let matched = this.matchParent(b, s, e, utf8);
+          while (matched === "more") {
+            await this.cursor!.load();
+            matched = this.matchParent(b, s, e, utf8);
+          }
+          if (matched) continue;
+        }
+        if (checkLine(b, s, e, this.lineFacts, utf8) >= 0 && stampedOf(b, this.childBytes, this.lineFacts.head)) {
+          if (!this.checked(b, s, e, lineNo)) continue;
+        } else {
+          if (run < s) this.emit(b.subarray(run, s));
+          run = e + 1;
+          this.decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !(block.tail && e === end - 1) });
+          continue;
+        }
+      }
+      // A blank line, or an inherited one that stays in the parent: not written.
+      if (run < s) this.emit(b.subarray(run, s));
+      run = e + 1;
+    }
+    if (run < end) this.emit(b.subarray(run, end));
+    return lineNo;
+  }
+
+  /**
+   * In step with the parent, the next inherited line with its head in our layout: true when it equals the
+   * parent's from `"ts":` on (the parent's pass has checked and digested these very bytes); "more" when the
+   * cursor must read on first; false once the stream has left the step (any other line goes the usual
+   * way, which checks it and names its problem).
+   */
+  private matchParent(b: Buffer, s: number, e: number, utf8: boolean): boolean | "more" {
+    const head = this.lineFacts.head;
+    const seqs = this.seqs;
+    const type = utf8 ? readHead(b, s, e, head) : -1;
+    if (!(type >= 0 && head.seq === seqs.next && seqs.next <= this.header.n && IS_REPLAY[type] && stampedOf(b, this.childBytes, head))) {
+      this.leaveStep(false);
+      return false;
+    }
+    const found = this.cursor!.next();
+    if (found === "more") return "more";
+    const p = this.cursor!.line;
+    const tsKey = head.tsStart - TS_KEY_LENGTH;
+    if (found === true && e - tsKey === p.end - p.tsKey && b.compare(p.bytes, p.tsKey, p.end, tsKey, e) === 0) {
+      this.admit(CANONICAL_TYPES[type]!, seqs.next);
+      if (p.hasResources) this.addResources(b.subarray(s, e));
+      return true;
+    }
+    this.leaveStep(found === true);
+    return false;
+  }
+
+  /** A line the byte check accepted; true when it is not written in the run (a share stream's inherited line). */
+  private checked(b: Buffer, s: number, e: number, lineNo: number): boolean {
+    const facts = this.lineFacts;
+    const head = facts.head;
+    if (this.admit(CANONICAL_TYPES[facts.type]!, facts.seq!)) { // stampedOf: an integer seq
+      this.streamed!.addChecked(b, facts);
+      if (facts.hasResources) this.addResources(b.subarray(s, e));
+      // A resolved share stream's inherited lines stay in the parent.
+      return this.header.strategy !== "replay_v1";
+    }
+    requireIsoTs(b.toString("latin1", head.tsStart, head.tsEnd), lineNo);
+    this.ids.admit(b.toString("utf8", head.idStart, head.idEnd), lineNo);
+    if (facts.type === T_BRANCH_SUMMARY && this.summaryStrategy === null && facts.strategyStart >= 0) {
+      // A summary's data can be large (one record per inherited tool call): its kind is read alone.
+      this.summaryStrategy = JSON.parse(b.toString("utf8", facts.strategyStart - 1, facts.strategyEnd + 1)) as string;
+    }
+    return false;
+  }
+
+  /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
+  private decodeLine(raw: RawLine): void {
+    const e = decodeInputLine(raw, { nullTs: true })!;
+    checkInputSessionId(e.value.session_id, this.childId, e.lineNo);
+    requireStamped(e, true);
+    const event = stampedEvent(e);
+    const inPrefix = this.admit(event.type, event.seq!);
+    if (inPrefix) {
+      this.streamed!.add(event);
+      for (const d of resourceDescriptors(event, this.seenResources)) this.refs.push(checkDescriptor(d));
+    } else {
+      // Only inherited Events carry the parent's ts as it is (null, say); the child's own Events need ours.
+      requireStamped(e);
+      this.ids.admit(event.id as string, e.lineNo);
+      if (event.type === "branch_summary" && this.summaryStrategy === null) {
+        this.summaryStrategy = typeof event.data.strategy === "string" ? event.data.strategy : null;
+      }
+    }
+    if (!inPrefix || this.header.strategy === "replay_v1") this.emit(inputLine(e, event));
+  }
+
+  /** Whether a line of this type and seq is inherited (ForkStreamSeqs checks the order). */
+  private admit(type: string, seq: number): boolean {
+    return this.seqs.admit(type, seq, this.lastLine);
+  }
+
+  /** Go on without the parent's pass for this and the later lines; `found`: the cursor holds a line the stream did not match. */
+  private leaveStep(found: boolean): PrefixDigest {
+    return (this.streamed = this.cursor!.digestSoFar(found));
+  }
+
+  /** The resource descriptors of an inherited line the byte check accepted (few lines have any). */
+  private addResources(line: Buffer): void {
+    const own = Buffer.from(line);
+    const facts = new LineFacts();
+    checkLine(own, 0, own.length, facts);
+    for (const d of resourceDescriptors(checkedLine(own, facts).event, this.seenResources)) this.refs.push(checkDescriptor(d));
+  }
+}
+
+/**
+ * The parent's prefix is checked while the stream is read: in step with it (the cursor), or else by a
+ * pass of its own, started by the first call, since a pipeline's last stage mostly waits for its input.
+ * Every call answers with the one check; `signal` (a failed stream) stops it.
+ */
+function parentCheck(ws: string, childId: string, header: HeaderFacts, cursor: ParentPrefixCursor | null, signal: AbortSignal): () => Promise<History | null> {
+  let check: Promise<History | null> | null = null;
+  return () => {
+    if (check === null) {
+      check = (async () => {
+        if (cursor !== null) {
+          const facts = await cursor.finish(signal);
+          if (facts !== null && facts.eventCount === header.n && facts.prefixDigest === header.digest) return null;
+        }
+        // Anything the cursor could not settle, a mismatch included, goes the general way, which names the problem.
+        return checkParentPrefix(ws, childId, header, signal);
+      })();
+      check.catch(() => undefined);
+    }
+    return check;
+  };
+}
+
 export async function writeForkStream(ws: string, targetArg: string | undefined, stream: InputStream, options: ForkWriteOptions): Promise<ForkWriteResult> {
   const first = (await stream.next())!;
   requireStamped(first);
@@ -136,170 +340,21 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
     throw integrityError("fork_header_on_existing_log", "a new child log", "an existing log", first.lineNo);
   }
 
-  const refs: ResourceRef[] = [];
-  let summaryStrategy: string | null = null;
-  let resourceCount = 0;
-  const seenResources = new Set<string>();
-  // A replay stream of a pass-through parent is read in step with the parent (ParentPrefixCursor): an
-  // inherited line equal to the parent's from `"ts":` on is checked and digested by the parent's pass,
-  // which is also the parent's own check. Until a line is not (then `streamed` takes over the digest so
-  // far), the stream has no digest of its own.
   const cursor = header.strategy === "replay_v1" ? await ParentPrefixCursor.open(ws, header.parentId, header.toSeq) : null;
-  let streamed: PrefixDigest | null = cursor === null ? new PrefixDigest() : null;
-  /** Go on without the parent's pass for this and the later lines; `found`: the cursor holds a line the stream did not match. */
-  const leaveStep = (found: boolean): PrefixDigest => (streamed = cursor!.digestSoFar(found));
-
-  const produce = async (emit: LineSink) => {
-    emit(inputLine(first, header.event));
-    // The header's and the own Events' ids must differ. Inherited ids are derived from the header by rule
-    // (fork.md §4.2) and are not kept: an index of every one would grow with the Log (§12).
-    const ids = new StreamIds();
-    ids.admit(header.event.id as string, first.lineNo);
-    const seqs = new ForkStreamSeqs(header.n, header.strategy === "share_v1");
-    let lastLine = first.lineNo;
-    const childBytes = Buffer.from(childId, "utf8");
-    /** What readHead and checkLine found in the line at hand. */
-    const lineFacts = new LineFacts();
-    const lineHead = lineFacts.head;
-    const admit = (type: string, seq: number): boolean => seqs.admit(type, seq, lastLine);
-    /** A line the byte check did not accept: decoded in full, checked, written as inputLine writes it. */
-    const decodeLine = (raw: RawLine) => {
-      const e = decodeInputLine(raw, { nullTs: true })!;
-      checkInputSessionId(e.value.session_id, childId, e.lineNo);
-      requireStamped(e, true);
-      const event = stampedEvent(e);
-      const inPrefix = admit(event.type, event.seq!);
-      if (inPrefix) {
-        streamed!.add(event);
-        for (const d of resourceDescriptors(event, seenResources)) refs.push(checkDescriptor(d));
-      } else {
-        // Only inherited Events carry the parent's ts as it is (null, say); the child's own Events need ours.
-        requireStamped(e);
-        ids.admit(event.id as string, e.lineNo);
-        if (event.type === "branch_summary" && summaryStrategy === null) {
-          summaryStrategy = typeof event.data.strategy === "string" ? event.data.strategy : null;
-        }
-      }
-      if (!inPrefix || header.strategy === "replay_v1") emit(inputLine(e, event));
-    };
-
-    // The rest of stdin in blocks: a line our tools wrote (stamped, of this child, in our layout) is
-    // checked where it lies and written as its bytes, in runs; any other is decoded in full.
-    let lineNo = stream.linesRead;
-    for await (const block of stream.restBlocks()) {
-      let b = block.bytes;
-      let start = block.start;
-      let end = block.end;
-      if (block.tail) {
-        // A last line without its `\n` is read as a line and written with one.
-        b = Buffer.concat([b.subarray(start, end), NEWLINE]);
-        start = 0;
-        end = b.length;
-      }
-      const utf8 = isUtf8(b.subarray(start, end));
-      /** [run, s) is checked lines not yet written. */
-      let run = start;
-      const writeRun = (upTo: number) => {
-        if (run < upTo) emit(b.subarray(run, upTo));
-      };
-      for (let s = start; s < end; ) {
-        const e = b.indexOf(0x0a, s);
-        lineNo++;
-        if (e === s) {
-          writeRun(s);
-          run = s = e + 1;
-          continue;
-        }
-        lastLine = lineNo;
-        if (streamed === null) {
-          // Only the next inherited line, with its head in our layout, is compared with the parent's;
-          // any other line goes the usual way below, which checks it and names its problem.
-          const type = utf8 ? readHead(b, s, e, lineHead) : -1;
-          if (type >= 0 && lineHead.seq === seqs.next && seqs.next <= header.n && IS_REPLAY[type] && stampedOf(b, childBytes, lineHead)) {
-            const tsKey = lineHead.tsStart - TS_KEY_LENGTH;
-            let found = cursor!.next();
-            while (found === "more") {
-              await cursor!.load();
-              found = cursor!.next();
-            }
-            const p = cursor!.line;
-            if (found === true && e - tsKey === p.end - p.tsKey && b.compare(p.bytes, p.tsKey, p.end, tsKey, e) === 0) {
-              // The parent's pass has checked and digested these very bytes; the head is checked above.
-              admit(CANONICAL_TYPES[type]!, seqs.next);
-              if (p.hasResources) addResources(b.subarray(s, e));
-              s = e + 1;
-              continue;
-            }
-            leaveStep(found === true);
-          } else leaveStep(false);
-        }
-        if (checkLine(b, s, e, lineFacts, utf8) >= 0 && stampedOf(b, childBytes, lineHead)) {
-          const typeIndex = lineFacts.type;
-          if (admit(CANONICAL_TYPES[typeIndex]!, lineFacts.seq!)) { // stampedOf: an integer seq
-            streamed!.addChecked(b, lineFacts);
-            if (lineFacts.hasResources) addResources(b.subarray(s, e));
-            if (header.strategy !== "replay_v1") {
-              // A resolved share stream's inherited lines stay in the parent.
-              writeRun(s);
-              run = e + 1;
-            }
-          } else {
-            requireIsoTs(b.toString("latin1", lineHead.tsStart, lineHead.tsEnd), lineNo);
-            ids.admit(b.toString("utf8", lineHead.idStart, lineHead.idEnd), lineNo);
-            if (typeIndex === T_BRANCH_SUMMARY && summaryStrategy === null && lineFacts.strategyStart >= 0) {
-              // A summary's data can be large (one record per inherited tool call): its kind is read alone.
-              summaryStrategy = JSON.parse(b.toString("utf8", lineFacts.strategyStart - 1, lineFacts.strategyEnd + 1)) as string;
-            }
-          }
-        } else {
-          writeRun(s);
-          run = e + 1;
-          decodeLine({ bytes: Buffer.from(b.subarray(s, e)), lineNo, offset: 0, terminated: !(block.tail && e === end - 1) });
-        }
-        s = e + 1;
-      }
-      writeRun(end);
-    }
-    // Every inherited line matched the parent's: the stream's digest is the parent's so far.
-    const digest = streamed ?? leaveStep(false);
-    if (seqs.end()) checkStreamedPrefix(digest, { ...header, childId }, lastLine);
-  };
-  /** The resource descriptors of an inherited line the byte check accepted (few lines have any). */
-  const addResources = (line: Buffer) => {
-    const own = Buffer.from(line);
-    const facts = new LineFacts();
-    checkLine(own, 0, own.length, facts);
-    for (const d of resourceDescriptors(checkedLine(own, facts).event, seenResources)) refs.push(checkDescriptor(d));
-  };
-  // The parent's prefix is checked while the stream is read: in step with it (the cursor), or else by a
-  // pass of its own that starts now, since a pipeline's last stage mostly waits for its input. A failed
-  // stream stops it.
+  const body = new ForkStreamBody(first, header, childId, cursor);
   const parentAbort = new AbortController();
-  let parentCheck: Promise<History | null> | null = null;
-  const checkParent = () => {
-    if (parentCheck === null) {
-      parentCheck = (async () => {
-        if (cursor !== null) {
-          const facts = await cursor.finish(parentAbort.signal);
-          if (facts !== null && facts.eventCount === header.n && facts.prefixDigest === header.digest) return null;
-        }
-        // Anything the cursor could not settle, a mismatch included, goes the general way, which names the problem.
-        return checkParentPrefix(ws, childId, header, parentAbort.signal);
-      })();
-      parentCheck.catch(() => undefined);
-    }
-    return parentCheck;
-  };
+  const checkParent = parentCheck(ws, childId, header, cursor, parentAbort.signal);
   const produceChecking = async (emit: LineSink) => {
     if (cursor === null) void checkParent();
-    await produce(emit);
+    await body.read(stream, emit);
   };
+  let resourceCount = 0;
   const payloads = new PayloadWrites();
   const beforeCommit = async (verifyOnly: boolean) => {
     const parent = await checkParent();
     if (header.strategy === "share_v1") assertShareChildDepth(parent, header.parentId, childId);
-    if (header.strategy === "replay_v1" && refs.length > 0) {
-      resourceCount = copyResources(ws, resourceSources(parent, header.parentId), childId, refs, verifyOnly, payloads);
+    if (header.strategy === "replay_v1" && body.refs.length > 0) {
+      resourceCount = copyResources(ws, resourceSources(parent, header.parentId), childId, body.refs, verifyOnly, payloads);
     }
   };
   const plan = (recorded: boolean) =>
@@ -317,7 +372,7 @@ export async function writeForkStream(ws: string, targetArg: string | undefined,
         resourceCount,
       },
       header.strategy,
-      { recorded, dryRun: Boolean(options.dryRun), summaryStrategy },
+      { recorded, dryRun: Boolean(options.dryRun), summaryStrategy: body.summaryStrategy },
     );
 
   try {

@@ -37,20 +37,7 @@ const CR = 0x0d;
  * full (decodeLogLine), which tolerates what the reading rules tolerate and names every problem.
  */
 export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number | undefined, signal?: AbortSignal): Promise<ParentSource> {
-  let dir: string;
-  try {
-    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-fork-"));
-  } catch (err) {
-    throw spoolError(err, os.tmpdir());
-  }
-  const spool = path.join(dir, "inherited.ndjson");
-  let fd: number;
-  try {
-    fd = openSync(spool, "wx", 0o600);
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw spoolError(err, dir);
-  }
+  const { dir, spool, fd } = openSpool();
   // Set by the first line (closures assign them, so they live in one record).
   const first: { parentId: string | null; parentBytes: Buffer | null; scanner: PrefixScanner | null } = { parentId: null, parentBytes: null, scanner: null };
   let prevSeq: number | null = null;
@@ -59,23 +46,7 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
   // The spool is written by libuv's threads while this one checks the next input (it is a temp file:
   // nothing asks the kernel to write it back).
   const writer = new BlockWriter(fd, { background: true, writeBack: false, paced: true });
-  // Only the spool's own writes fail as temp_spool_failed; an error reading stdin stays what it is.
-  const spooled = {
-    add(part: string | Buffer): void {
-      try {
-        writer.add(part);
-      } catch (err) {
-        throw spoolError(err, dir);
-      }
-    },
-    async drain(): Promise<void> {
-      try {
-        await writer.drain();
-      } catch (err) {
-        throw spoolError(err, dir);
-      }
-    },
-  };
+  const spooled = spoolWrites(writer, dir);
   const startParent = (sessionId: string | null) => {
     assertSessionId(sessionId);
     first.parentId = sessionId;
@@ -187,6 +158,48 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  return spoolSource(dir, spool, parentId, facts, decoder);
+}
+
+/** A temp directory of this process's own and the spool file in it, opened for writing. */
+function openSpool(): { dir: string; spool: string; fd: number } {
+  let dir: string;
+  try {
+    dir = mkdtempSync(path.join(os.tmpdir(), "pixir-fork-"));
+  } catch (err) {
+    throw spoolError(err, os.tmpdir());
+  }
+  const spool = path.join(dir, "inherited.ndjson");
+  try {
+    return { dir, spool, fd: openSync(spool, "wx", 0o600) };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw spoolError(err, dir);
+  }
+}
+
+/** The spool's writer as the reading pass uses it: only the spool's own writes fail as temp_spool_failed; an error reading stdin stays what it is. */
+function spoolWrites(writer: BlockWriter, dir: string): { add(part: string | Buffer): void; drain(): Promise<void> } {
+  return {
+    add(part: string | Buffer): void {
+      try {
+        writer.add(part);
+      } catch (err) {
+        throw spoolError(err, dir);
+      }
+    },
+    async drain(): Promise<void> {
+      try {
+        await writer.drain();
+      } catch (err) {
+        throw spoolError(err, dir);
+      }
+    },
+  };
+}
+
+/** The parent read from a finished spool: its inherited lines, for either copying pass; dispose() removes the spool. */
+function spoolSource(dir: string, spool: string, parentId: string, facts: PrefixFacts, decoder: LineDecoder): ParentSource {
   const spooledLines = () => splitLines(readFileChunks(spool), { path: STDIN_PATH });
   // The spool holds lines this process wrote from checked input; an inherited Event may still lack an
   // id or ts (null), exactly as it may through --parent.

@@ -8,9 +8,8 @@ import { fstatSync } from "node:fs";
 import { lineTooLong, LINE_BLOCK, MAX_LINE_BYTES, newlinesBefore, streamLineBlocks, type LineBlock, type SplitOptions } from "./codec.js";
 
 /**
- * The most one read takes: a quarter of the pipe we ask for (cli/pipe-size.ts). Larger reads make larger
- * blocks, which a stage then holds on to longer: at 1 MiB, pixir-summarize in the pipeline took 10 MiB
- * more memory, for no gain in time.
+ * The most one read takes. Larger reads make larger blocks, which a stage then holds on to longer: at
+ * 1 MiB, pixir-summarize in the pipeline took 10 MiB more memory, for no gain in time.
  */
 const READ_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;

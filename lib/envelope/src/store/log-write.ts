@@ -11,7 +11,6 @@ import {
   unlinkSync,
   writeSync,
   fstatSync,
-  rmSync,
   write,
   fdatasync,
 } from "node:fs";
@@ -24,7 +23,6 @@ import { PixirError } from "../event/errors.js";
 import { osWriteFault } from "../event/os-fault.js";
 import { corruptLineError, journalText, readJournal } from "./log-read.js";
 import { otherWriterAlive, writerProcess, type WriterLease } from "./lease.js";
-import { DirectBlockWriter, O_DIRECT, releaseDirectBlock, takeDirectBlock } from "./direct-writer.js";
 import { ensureStateDir, inspectStatePath, journalPath, logPath, placeComplete, removeCreatedDirs, sessionsDir, tempSibling, type StatePath } from "./paths.js";
 
 const FLUSH_BYTES = 256 * 1024;
@@ -340,31 +338,18 @@ export async function prepareLog(
   const tmp = tempSibling(final);
   const overlapped = mode === "overlapped";
   let fd: number | undefined;
-  let out: BlockWriter | DirectBlockWriter | undefined;
+  let out: BlockWriter | undefined;
   let prepared = false;
-  // A Log made among many (a Claude unit's) goes around the page cache (direct-writer.ts says why).
-  let direct = overlapped ? takeDirectBlock() : null;
   try {
     const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
-    const open = (extra: number): Promise<number> | number => (overlapped ? openAsync(tmp.abs, flags | extra, 0o644) : openSync(tmp.abs, flags | extra, 0o644));
     try {
-      try {
-        fd = await open(direct !== null ? O_DIRECT : 0);
-      } catch (err) {
-        if (direct === null || (err as NodeJS.ErrnoException).code !== "EINVAL") throw err;
-        // A file system without O_DIRECT refuses the open once it has made the file (it is ours: O_EXCL).
-        releaseDirectBlock(direct);
-        direct = null;
-        rmSync(tmp.abs, { force: true });
-        fd = await open(0);
-      }
+      fd = overlapped ? await openAsync(tmp.abs, flags, 0o644) : openSync(tmp.abs, flags, 0o644);
     } catch (err) {
       throw writeFailed(err, final, "open");
     }
     // A write of the temp file that fails is reported for the Log it was to become (the temp file goes).
     const fault = (err: unknown): PixirError => writeFailed(err, final, "write");
-    out = direct !== null ? new DirectBlockWriter(fd, direct, { fault }) : new BlockWriter(fd, { background: mode !== "worker", fault });
-    direct = null;
+    out = new BlockWriter(fd, { background: mode !== "worker", fault });
     const writer = out;
     await produce(
       (line) => {
@@ -401,7 +386,6 @@ export async function prepareLog(
     // Background writes still in flight would otherwise land on whatever file reuses the descriptor.
     await out?.settle();
     out?.release();
-    if (direct !== null) releaseDirectBlock(direct);
     if (fd !== undefined) closeSync(fd);
     if (!prepared) discardPreparedLog({ id, final, tmp, bytes: 0, createdDirs });
   }

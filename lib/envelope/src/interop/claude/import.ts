@@ -4,7 +4,6 @@
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, statSync, unlinkSync, type Stats } from "node:fs";
 import path from "node:path";
-import { setFlagsFromString } from "node:v8";
 import { envelopeHead, isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
 import { PixirError } from "../../event/errors.js";
@@ -833,19 +832,6 @@ const UNITS_PER_WORKER = 1;
  */
 const WORKER_YOUNG_MB = 8;
 
-/**
- * V8's flags while a run's workers live (docs/performance.md, "Claude import"): each isolate optimises its
- * code in its own thread (V8's shared compile threads otherwise keep the peak of every worker's compiles in
- * their allocator arenas), and an old generation grows to twice what the last full GC kept rather than up
- * to four times. A 1 GiB import then peaks at 192–234 MiB instead of 249–271, for some 8% more wall time.
- * V8's flags belong to the process: they are set back to V8's defaults once the workers are gone.
- */
-const LEAN_WORKER_FLAGS = ["--no-concurrent-recompilation", "--heap-growing-percent=100"];
-const V8_DEFAULT_FLAGS = ["--concurrent-recompilation", "--heap-growing-percent=0"];
-const setV8Flags = (flags: string[]): void => {
-  for (const f of flags) setFlagsFromString(f);
-};
-
 /** The temp files a unit cut short left beside its Logs (`<base>*.ndjson.tmp-*`). */
 function removeUnitTempFiles(task: UnitTask): void {
   const dir = sessionsDir(task.ws).abs;
@@ -1059,8 +1045,6 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
   const freshUnits = units.filter((u) => !duplicates.has(u) && fresh(u, unitFiles(u)));
   const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
   const threads = freshUnits.length === 0 ? 1 : Math.min(scanThreadCount(options.env, freshBytes(freshUnits), PARALLEL_UNIT_BYTES), asked ? Infinity : MAX_UNIT_THREADS);
-  const lean = threads > 1;
-  if (lean) setV8Flags(LEAN_WORKER_FLAGS);
   const pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), threads, (task) => prepareFreshUnit(task), removeUnitTempFiles, { perWorker: UNITS_PER_WORKER, limits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
   const stop = (): void => void pool.close({ kind: "stopped" });
   options.signal?.addEventListener("abort", stop, { once: true });
@@ -1182,7 +1166,6 @@ export async function importClaude(ws: string, options: ClaudeImportOptions): Pr
     options.signal?.removeEventListener("abort", stop);
     wsLogs.index.close();
     await pool.close({ kind: "stopped" });
-    if (lean) setV8Flags(V8_DEFAULT_FLAGS);
     // Whatever was prepared and not put in place goes, with the state directories made for it if empty.
     for (const job of inFlight.splice(0)) {
       const outcome = await job.done;

@@ -8,7 +8,7 @@ import type { JsonObject } from "../../event/envelope.js";
 import { randomHex } from "../../event/ids.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { codexBaseId, edgeDigests, type EdgeDigests } from "./format.js";
-import type { CodexImportReport } from "./import.js";
+import type { CodexImportReport } from "./report.js";
 
 /** What the index keeps of a file as it was read. */
 export interface ReadFacts {

@@ -26,7 +26,6 @@ import {
   pushEvent,
   rolloutLines,
   shareChild,
-  type CodexLogRole,
   type Family,
   type PlannedLog,
 } from "./family.js";
@@ -44,6 +43,7 @@ import {
   type Rollout,
   type RolloutLine,
 } from "./format.js";
+import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
@@ -51,7 +51,7 @@ import { mapLine, RunningState } from "./line-map.js";
 import { codexOf, lineOf } from "./rebuild.js";
 import { eventLine, forkedFromOf, lineEvents, lineOneCodex, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
 
-export type CodexImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
+export type { CodexImportReport, CodexImportResult, CodexImportStatus, CodexSessionReport, SkippedFile } from "./report.js";
 
 export interface CodexImportOptions {
   /** Paths as given (resolved against cwd by the caller into `path`), or none for the default directory. */
@@ -65,45 +65,6 @@ export interface CodexImportOptions {
   progress?: (i: number, n: number, file: string) => void;
   /** archive.md §5: files another stage takes (a rollout pixir exported from a Log of this Workspace). */
   skipFile?: (abs: string) => boolean;
-}
-
-export interface CodexSessionReport {
-  session_id: string;
-  role: CodexLogRole;
-  parent_session_id: string | null;
-  forked_to_seq: number | null;
-  event_count: number;
-  new_event_count: number;
-  status: CodexImportStatus;
-}
-
-export interface CodexImportReport {
-  file: string;
-  thread_id: string | null;
-  cli_version: string | null;
-  line_count: number;
-  pending_tail: boolean;
-  skipped_lines: number;
-  fork: { source_thread_id: string | null; shared: boolean; copied_lines: number; fork_status: string | null } | null;
-  sessions: CodexSessionReport[];
-  leaf_session_id: string;
-}
-
-export interface CodexImportResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  workspace: string;
-  imports: CodexImportReport[];
-  links: Array<{ parent_session_id: string; child_session_id: string; status: "created" | "would_create" }>;
-  skipped_files: SkippedFile[];
-}
-
-/** A file the run did not import: not a rollout, empty, or (with --lenient) refused, with its error. */
-export interface SkippedFile {
-  file: string;
-  reason: string;
-  error?: { kind: string; message: string; details: Record<string, unknown> };
 }
 
 /** §4.1: the default directory. */

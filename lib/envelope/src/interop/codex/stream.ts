@@ -12,7 +12,7 @@ import { logPath, sessionsDir } from "../../store/paths.js";
 import { WorkerPool } from "../../store/worker-pool.js";
 import { codexBaseId, EPOCH, isBoundaryItem, scanRollout, shownThreadId, validTimestamp, type RolloutScan } from "./format.js";
 import { indexDir, placeIndexEntry, prepareImportRecord, recordImport, type ReadFacts } from "./import-index.js";
-import type { CodexImportReport } from "./import.js";
+import type { CodexImportReport } from "./report.js";
 import { eventLine, lineEvents, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
 import { CodexLineBytes, OutBytes } from "./line-bytes.js";
 import { mapLine, RunningState } from "./line-map.js";

@@ -1,0 +1,311 @@
+// pixir export html in a real browser (view.md §3): Chromium from Debian's packages, driven by
+// playwright-core, opens the page from file:// and is used as a person would: the family tree, a child
+// and its fork point, search, filters, a long output opened; nothing logged as an error and no request
+// made. A hostile Log stays text: no script runs, no handler is kept, nothing reaches a local listener.
+import { createServer, type Server } from "node:http";
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readEvents, run, tempDir, workspace, writeRaw, type Ev } from "../support/cli.js";
+import { MAIN_ID, MAIN_TREE, piFixture } from "../support/pi.js";
+import { browserAvailable, DEMO_LOGS, demoFamily, hostileEvents, launchBrowser, VIEW_OUTPUT } from "../support/view.js";
+
+// The callbacks of page.evaluate run in the page; the type check of this Node program knows no DOM.
+declare const document: any;
+declare const window: any;
+
+const exportPage = (ws: string, id: string, ...args: string[]): string => {
+  const file = path.join(tempDir("pixir-view-page-"), `${id}.html`);
+  const r = run("pixir", ["export", "html", id, "--out", file, ...args], { cwd: ws });
+  expect(r.code, r.stderr).toBe(0);
+  return file;
+};
+
+interface Opened {
+  page: Page;
+  /** Console errors and uncaught exceptions. */
+  errors: string[];
+  /** Every URL the page asked for, the page itself included. */
+  requests: string[];
+  dialogs: string[];
+}
+
+describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
+  let browser: BrowserContext;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function open(file: string, hash = ""): Promise<Opened> {
+    const page = await browser.newPage();
+    const opened: Opened = { page, errors: [], requests: [], dialogs: [] };
+    page.on("console", (m) => m.type() === "error" && opened.errors.push(m.text()));
+    page.on("pageerror", (e) => opened.errors.push(String(e)));
+    page.on("request", (r) => opened.requests.push(r.url()));
+    page.on("dialog", (d) => {
+      opened.dialogs.push(d.message());
+      void d.dismiss();
+    });
+    await page.goto(pathToFileURL(file).href + hash);
+    await page.locator(".card:visible").first().waitFor();
+    return opened;
+  }
+
+  /** Wait until every card of the shown History is in the page (they come in slices). */
+  const settled = (page: Page) => page.waitForFunction(() => document.querySelector(".cards")?.getAttribute("aria-busy") === "false");
+
+  /** The id of the Log shown (its title heads the page, the id is on hover). */
+  const shownId = (page: Page) => page.locator(".session-header h1").getAttribute("title");
+  const node = (page: Page, id: string) => page.locator(`.tree .node-label:has([data-id="${id}"])`);
+
+  /** Cards a History gives: one per Event, and a result joins its call's card (records are cards, hidden). */
+  function expectedCards(events: Array<{ type: string; data: Record<string, unknown> }>): number {
+    const open = new Set<unknown>();
+    let n = 0;
+    for (const e of events) {
+      if (e.type === "tool_result" && open.delete(e.data.call_id)) continue;
+      if (e.type === "tool_call") open.add(e.data.call_id);
+      n++;
+    }
+    return n;
+  }
+
+  describe("the demo family", () => {
+    const ws = demoFamily();
+    const file = exportPage(ws, "demo");
+
+    it("shows the named Log's cards, a sidebar node per Log with the current one marked, and saves a screenshot", async () => {
+      const { page, errors, requests, dialogs } = await open(file);
+      await settled(page);
+      const events = readEvents(ws, "demo");
+      expect(await page.locator(".cards > .card").count()).toBe(expectedCards(events));
+      // Usage records are cards only with "all records".
+      const usage = events.filter((e) => e.type === "provider_usage").length;
+      expect(usage).toBeGreaterThan(0);
+      expect(await page.locator(".cards > .card:visible").count()).toBe(expectedCards(events) - usage);
+      await page.getByLabel("all records").check();
+      expect(await page.locator(".cards > .card:visible").count()).toBe(expectedCards(events));
+      await page.getByLabel("all records").uncheck();
+      const nodes = page.getByRole("treeitem");
+      expect(await nodes.count()).toBe(DEMO_LOGS.length);
+      for (const id of DEMO_LOGS) await expect(page.locator(`.tree .node-title[data-id="${id}"]`).count()).resolves.toBe(1);
+      expect(await page.locator('[role=treeitem][aria-selected="true"] > .node-label .node-title').getAttribute("data-id")).toBe("demo");
+      expect(await shownId(page)).toBe("demo");
+      // The title heads the page: the first prompt of a Log with no other title.
+      const first = events.find((e) => e.type === "user_message")!.data.text as string;
+      expect(await page.locator(".session-header h1").textContent()).toBe(first.replace(/\s+/g, " ").trim().slice(0, 120));
+      // The fork points of both children and the subagent child are marked in demo's History.
+      expect(await page.locator(".fork-marker").evaluateAll((ms) => ms.map((m: any) => [m.firstChild.textContent, m.querySelector(".log-link").title]))).toEqual([
+        ["forked here at seq 4 → ", "demo-alt"],
+        ["forked here at seq 8 → ", "demo-utc-fix"],
+      ]);
+      expect(await page.locator(".subagent-marker .log-link").getAttribute("title")).toBe("demo-sub");
+      await page.screenshot({ path: path.join(VIEW_OUTPUT, "demo-family.png"), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(dialogs).toEqual([]);
+      expect(requests).toEqual([pathToFileURL(file).href]);
+      await page.close();
+    });
+
+    it("moves to a child from the sidebar (and with the keyboard), showing its inherited prefix and its own Events", async () => {
+      const { page, errors, requests } = await open(file);
+      await node(page, "demo-utc-fix").click();
+      await settled(page);
+      expect(await shownId(page)).toBe("demo-utc-fix");
+      expect(await page.locator('[role=treeitem][aria-selected="true"] .node-title').first().getAttribute("data-id")).toBe("demo-utc-fix");
+      expect(await page.locator(".session-header").textContent()).toMatch(/fork of .* at seq 8/);
+      // The markdown of its own answer is rendered: a table, highlighted code.
+      await expect(page.locator(".card.message table td code").first().textContent()).resolves.toBe("2026-07-20");
+      expect(await page.locator(".card.message pre code .hljs-keyword").count()).toBeGreaterThan(0);
+      expect(await page.locator(".card.branch-summary").count()).toBe(1);
+      // The inherited prefix is one folded block until it is opened.
+      const inherited = await page.locator(".card.inherited").count();
+      expect(inherited).toBeGreaterThan(0);
+      expect(await page.locator(".card.inherited:visible").count()).toBe(0);
+      expect(await page.locator(".inherited-marker .fold").textContent()).toMatch(/^▸ inherited from .* \(\d+ cards?\)$/);
+      await page.locator(".inherited-marker .fold").click();
+      expect(await page.locator(".card.inherited:visible").count()).toBeGreaterThan(0);
+      // Keyboard: from the focused node, ArrowUp reaches the parent and Enter shows it.
+      await page.getByRole("treeitem", { selected: true }).focus();
+      await page.keyboard.press("ArrowUp");
+      await page.keyboard.press("ArrowUp");
+      await page.keyboard.press("Enter");
+      expect(await shownId(page)).toBe("demo");
+      // A fork marker leads to its child.
+      await page.locator('.fork-marker .log-link[title="demo-alt"]').click();
+      expect(await shownId(page)).toBe("demo-alt");
+      expect(await page.locator(".card.tool .status.failed").count()).toBe(1);
+      // Its checkpoint has a card of its own, and the cards it stands for (seq ≤ 6) are dimmed, not hidden.
+      expect(await page.locator(".card.checkpoint").count()).toBe(1);
+      const dimmed = await page.locator(".card.dimmed").evaluateAll((cards) => cards.map((c: any) => Number(c.id.split("/")[1])));
+      expect(dimmed.length).toBeGreaterThan(0);
+      expect(dimmed.every((seq) => seq <= 6)).toBe(true);
+      // Dimmed cards are there (inherited ones once their block is open), with a legend saying why.
+      if (!(await page.locator(".card.dimmed").first().isVisible())) await page.locator(".inherited-marker .fold").click();
+      expect(await page.locator(".card.dimmed").first().isVisible()).toBe(true);
+      expect(await page.locator(".session-header .legend").textContent()).toContain("the model no longer sees them");
+      expect(await page.locator(".card.checkpoint").textContent()).toContain("compacted here");
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([pathToFileURL(file).href]);
+      await page.close();
+    });
+
+    it("opens at an anchor #<session_id>/<seq>, a tool result's too", async () => {
+      const events = readEvents(ws, "demo-utc-fix");
+      for (const type of ["assistant_message", "tool_result"]) {
+        const seq = events.findLast((e) => e.type === type).seq;
+        const { page } = await open(file, `#demo-utc-fix/${seq}`);
+        expect(await shownId(page)).toBe("demo-utc-fix");
+        const target = page.locator(`[id="demo-utc-fix/${seq}"]`);
+        expect(await target.count()).toBe(1);
+        expect(await target.isVisible()).toBe(true);
+        await page.close();
+      }
+    });
+
+    it("searches (every word must match) and filters", async () => {
+      const { page } = await open(file, "#demo-utc-fix");
+      await settled(page);
+      const visibleCards = () => page.locator(".cards > .card:visible").count();
+      // A search looks in the folded inherited block too; records are counted only with "all records".
+      const total = await page.locator(".cards > .card:not(.record)").count();
+      const atFirst = await visibleCards();
+      await page.getByRole("searchbox").fill("UTC PASS");
+      await expect.poll(visibleCards).toBe(1);
+      expect(await page.locator(".match-count").textContent()).toBe(`1 of ${total} cards match`);
+      await page.getByRole("searchbox").fill("");
+      await expect.poll(visibleCards).toBe(atFirst);
+      await page.getByLabel("messages only").check();
+      expect(await page.locator(".cards > .card:visible").evaluateAll((cards) => cards.every((c) => c.classList.contains("message")))).toBe(true);
+      await page.getByLabel("messages only").uncheck();
+      await page.getByLabel("hide reasoning").check();
+      expect(await page.locator(".card.reasoning:visible").count()).toBe(0);
+      await page.getByLabel("hide tool output").check();
+      expect(await page.locator(".tool-output:visible").count()).toBe(0);
+      expect(await page.locator(".card.tool:visible").count()).toBeGreaterThan(0);
+      await page.close();
+    });
+
+    it("keeps a long tool output collapsed until it is opened, then shows all of it", async () => {
+      const { page, errors } = await open(file, "#demo-utc-fix");
+      const output = page.locator(".card.tool", { hasText: "npm test -- dates" }).locator("details.output");
+      expect(await output.getAttribute("open")).toBeNull();
+      expect(await output.locator("pre").count()).toBe(0); // not even built yet
+      await output.locator("summary").click();
+      const text = await output.locator("pre").textContent();
+      expect(text?.split("\n")).toHaveLength(40);
+      expect(await output.locator("pre").isVisible()).toBe(true);
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+  });
+
+  it("shows every message of every Log of a real pi family, the tree naming every Log", async () => {
+    const ws = tempDir("pixir-view-pi-");
+    expect(run("pixir", ["import", "pi", piFixture(MAIN_TREE)], { cwd: ws }).code).toBe(0);
+    const file = exportPage(ws, MAIN_ID);
+    const index = JSON.parse(/<script type="application\/json" id="pixir-index">(.*?)<\/script>/.exec(readFileSync(file, "utf8"))![1]!);
+    const { page, errors } = await open(file);
+    expect(await page.getByRole("treeitem").count()).toBe(index.logs.length);
+    for (const [i, log] of index.logs.entries()) {
+      await page.locator(`[role=treeitem][data-log="${i}"] > .node-label`).click();
+      expect(await shownId(page)).toBe(log.id);
+      await settled(page);
+      if ((await page.locator(".inherited-marker .fold").count()) > 0) await page.locator(".inherited-marker .fold").click();
+      const shown = await page.locator(".cards").innerText();
+      const r = run("pixir-log", ["cat", log.id], { cwd: ws });
+      for (const line of r.stdout.trim().split("\n")) {
+        const e = JSON.parse(line);
+        if (e.type !== "user_message" && e.type !== "assistant_message") continue;
+        const text = typeof e.data.text === "string" ? e.data.text : "";
+        // Markdown is rendered, so compare the words.
+        for (const word of text.split(/\s+/).filter((w: string) => /^[A-Za-z]{4,}$/.test(w)).slice(0, 5)) expect(shown, `${log.id} seq ${e.seq}`).toContain(word);
+      }
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  describe("a hostile Log", () => {
+    let server: Server;
+    const hits: string[] = [];
+    let listener = "";
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        hits.push(req.url ?? "");
+        res.end("no");
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      listener = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it("renders as text: no script runs, no handler is kept, nothing is loaded", async () => {
+      const ws = workspace({ evil: hostileEvents(listener) as Ev[] });
+      const file = exportPage(ws, "evil");
+      const { page, errors, requests, dialogs } = await open(file);
+      await settled(page);
+      // Open every collapsed part: they are built when opened.
+      await page.locator("details").evaluateAll((all) => all.forEach((d: any) => (d.open = true)));
+      await page.locator("pre.output-text").first().waitFor();
+      for (const button of await page.locator(".cards summary").all()) await button.hover().catch(() => undefined);
+      await page.waitForTimeout(500);
+      expect(await page.evaluate(() => window.__pwned)).toBeUndefined();
+      expect(dialogs).toEqual([]);
+      expect(hits).toEqual([]);
+      expect(requests.filter((u) => !u.startsWith("data:"))).toEqual([pathToFileURL(file).href]);
+      expect(errors).toEqual([]);
+      const found = await page.evaluate(() => ({
+        scripts: [...document.scripts].filter((s) => s.type !== "application/json").length,
+        handlers: [...document.querySelectorAll("*")].flatMap((el) => [...el.attributes].filter((a) => a.name.startsWith("on")).map((a) => `${el.tagName}[${a.name}]`)),
+        styled: document.querySelectorAll("[style]").length,
+        dangerous: [...document.querySelectorAll("svg, iframe, object, embed, form, base, link, meta[http-equiv=refresh], math")].map((el) => el.tagName),
+        links: [...document.querySelectorAll("a[href]")].map((a) => a.getAttribute("href")!).filter((h) => !/^(#|https?:)/.test(h)),
+        images: [...document.querySelectorAll("img")].map((i) => i.getAttribute("src") ?? "").filter((s) => !s.startsWith("data:image/")),
+        text: document.querySelector(".cards")!.textContent!,
+      }));
+      expect(found.scripts).toBe(1);
+      expect(found.handlers).toEqual([]);
+      expect(found.styled).toBe(0);
+      expect(found.dangerous).toEqual([]);
+      expect(found.links).toEqual([]);
+      expect(found.images).toEqual([]);
+      // The markup is there, as text.
+      expect(found.text).toContain("<script>window.__pwned = 'script'</script>");
+      expect(found.text).toContain(`<img src="${listener}/img-tag" onerror="window.__pwned='onerror'">`);
+      expect(found.text).toContain("</script><script>window.__pwned='fence'</script>");
+      expect(found.text).toContain("<b onmouseover=alert(1)>fetch</b>");
+      // The megabyte line is shown whole once opened.
+      expect(found.text).toContain("A".repeat(1024 * 1024));
+      await page.close();
+    });
+  });
+
+  it("opens a page of 10,000 Events with its first cards in under a second", async () => {
+    const events: Ev[] = [];
+    for (let i = 0; events.length < 10_000; i++) {
+      events.push({ type: "user_message", data: { text: `Question ${i}: what does **step ${i}** do? ${"lorem ipsum ".repeat(40)}` } });
+      events.push({ type: "tool_call", data: { call_id: `c${i}`, name: "bash", args: { command: `cat step-${i}.txt` } } });
+      events.push({ type: "tool_result", data: { call_id: `c${i}`, ok: true, output: `line\n`.repeat(30) } });
+      events.push({ type: "assistant_message", data: { text: `Step ${i} prints:\n\n\`\`\`bash\necho step ${i}\n\`\`\`\n${"dolor sit amet ".repeat(30)}` } });
+    }
+    const ws = tempDir("pixir-view-10k-");
+    writeRaw(ws, "big", events);
+    const file = exportPage(ws, "big");
+    // The best of three openings: the machine is shared with other tests, the page's speed is not.
+    const times: number[] = [];
+    for (let i = 0; i < 3 && !(times.length > 0 && Math.min(...times) < 1000); i++) {
+      const page = await browser.newPage();
+      await page.goto(pathToFileURL(file).href, { waitUntil: "commit" });
+      times.push(Number(await (await page.waitForFunction(() => document.querySelector(".card") !== null && performance.now(), undefined, { polling: 10 })).jsonValue()));
+      await page.close();
+    }
+    expect(Math.min(...times)).toBeLessThan(1000);
+  });
+});
