@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { assistant, call, ev, listTree, logFile, rawLine, run, sh, tempDir, toolResult, user, workspace, writeRaw, type Ev } from "../support/cli.js";
 import { writeFork } from "../support/tree.js";
 
-// The details of tree.md §4 are --verbose since archive.md §1 (the readable text is tested in test/ls.test.ts).
+// The details of tree.md §4 are --verbose since archive.md §1 (the readable text is tested in test/archive/ls.test.ts).
 const tree = (ws: string, ...args: string[]) => run("pixir-tree", [...args, "--verbose"], { cwd: ws });
 
 /** Every node of a JSON tree, depth first. */

@@ -1,5 +1,5 @@
 // archive/search: the query language, what an Event gives the index, snippets, file arguments, and the
-// index itself on small generated Workspaces (the real transcripts are in test/search.test.ts).
+// index itself on small generated Workspaces (the real transcripts are in test/archive/search.test.ts).
 import Database from "better-sqlite3";
 import { mkdirSync, mkdtempSync, rmSync, appendFileSync, writeFileSync } from "node:fs";
 import os from "node:os";

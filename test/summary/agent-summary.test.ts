@@ -3,9 +3,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir } from "./support/cli.js";
-import { CLAUDE_FIXTURES, sessionFixtures } from "./support/claude.js";
-import { CODEX_FIXTURES_DIR, codexFixtures } from "./support/codex.js";
+import { run, tempDir } from "../support/cli.js";
+import { CLAUDE_FIXTURES, sessionFixtures } from "../support/claude.js";
+import { CODEX_FIXTURES_DIR, codexFixtures } from "../support/codex.js";
 
 const records = (file: string): any[] =>
   readFileSync(file, "utf8")

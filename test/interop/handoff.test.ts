@@ -3,9 +3,9 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir } from "./support/cli.js";
-import { CLAUDE_FIXTURES } from "./support/claude.js";
-import { CODEX_FIXTURES_DIR } from "./support/codex.js";
+import { run, tempDir } from "../support/cli.js";
+import { CLAUDE_FIXTURES } from "../support/claude.js";
+import { CODEX_FIXTURES_DIR } from "../support/codex.js";
 
 const CLAUDE_ID = "4379d1bf-ccb1-414e-a856-9791b73f3af2";
 const CLAUDE_FILE = path.join(CLAUDE_FIXTURES, "claude-code-log", `${CLAUDE_ID}.jsonl`);

@@ -5,11 +5,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { applyPatchFiles, commandOutput, toolView, type DiffFile } from "../lib/envelope/src/view/tool-view.js";
-import { allFixtureFiles, CLAUDE_FIXTURES } from "./support/claude.js";
-import { CODEX_FIXTURES_DIR } from "./support/codex.js";
+import { applyPatchFiles, commandOutput, toolView, type DiffFile } from "../../lib/envelope/src/view/tool-view.js";
+import { allFixtureFiles, CLAUDE_FIXTURES } from "../support/claude.js";
+import { CODEX_FIXTURES_DIR } from "../support/codex.js";
 import { cpSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { run, tempDir } from "./support/cli.js";
+import { run, tempDir } from "../support/cli.js";
 
 type Json = Record<string, unknown>;
 

@@ -4,9 +4,9 @@
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readCatalog } from "../lib/envelope/src/archive/catalog.js";
-import { callTotal, modelCallsOf } from "../lib/envelope/src/archive/model-calls.js";
-import { logFile, run, tempDir } from "./support/cli.js";
+import { readCatalog } from "../../lib/envelope/src/archive/catalog.js";
+import { callTotal, modelCallsOf } from "../../lib/envelope/src/archive/model-calls.js";
+import { logFile, run, tempDir } from "../support/cli.js";
 import {
   contextAsOracle,
   GEMINI_HOME,
@@ -19,7 +19,7 @@ import {
   SUB_ID,
   UNKNOWN_REWIND_FILE,
   UNKNOWN_REWIND_ID,
-} from "./support/gemini.js";
+} from "../support/gemini.js";
 
 const pixir = (ws: string, ...args: string[]) => run("pixir", args, { cwd: ws });
 const importGemini = (ws: string, ...paths: string[]) => pixir(ws, "import", "gemini", ...paths, "--json");

@@ -5,8 +5,8 @@ import { spawn } from "node:child_process";
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { binPath, run, tempDir, type RunResult } from "./support/cli.js";
-import { allFixtureFiles, CLAUDE_FIXTURES, logIds, storedEvents, type StoredEvent } from "./support/claude.js";
+import { binPath, run, tempDir, type RunResult } from "../support/cli.js";
+import { allFixtureFiles, CLAUDE_FIXTURES, logIds, storedEvents, type StoredEvent } from "../support/claude.js";
 
 const SPOTTER = "258c7280-ae70-4798-800f-63464d01a85d";
 const SPOTTER_FILE = `spotter/${SPOTTER}.jsonl`;

@@ -7,9 +7,9 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, tempDir } from "./support/cli.js";
+import { ROOT, tempDir } from "../support/cli.js";
 // @ts-expect-error: a plain .mjs script, shared with bench/startup.mjs
-import { packRuntimeDependencies } from "../scripts/pack-deps.mjs";
+import { packRuntimeDependencies } from "../../scripts/pack-deps.mjs";
 
 const TOOLS = ["pixir", "pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize"] as const;
 

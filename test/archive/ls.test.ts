@@ -5,9 +5,9 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CLAUDE_FIXTURES } from "./support/claude.js";
-import { binPath, run, tempDir } from "./support/cli.js";
-import { CODEX_FIXTURES_DIR } from "./support/codex.js";
+import { CLAUDE_FIXTURES } from "../support/claude.js";
+import { binPath, run, tempDir } from "../support/cli.js";
+import { CODEX_FIXTURES_DIR } from "../support/codex.js";
 
 const UTC = { TZ: "UTC" };
 const full = "0d3a8e6f-290f-4105-a327-a2496e5e2a83";

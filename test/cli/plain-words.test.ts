@@ -3,9 +3,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir } from "./support/cli.js";
-import { CLAUDE_FIXTURES } from "./support/claude.js";
-import { CODEX_FIXTURES_DIR } from "./support/codex.js";
+import { run, tempDir } from "../support/cli.js";
+import { CLAUDE_FIXTURES } from "../support/claude.js";
+import { CODEX_FIXTURES_DIR } from "../support/codex.js";
 
 const firstLines = (file: string, n: number) => readFileSync(file, "utf8").split("\n").slice(0, n).join("\n") + "\n";
 const CLAUDE_LINES = firstLines(path.join(CLAUDE_FIXTURES, "agent-history/session-01.jsonl"), 2);

@@ -10,10 +10,10 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readEvents, run, tempDir, writeRaw, type Ev } from "./support/cli.js";
-import { CLAUDE_FIXTURES } from "./support/claude.js";
-import { CODEX_FIXTURES_DIR } from "./support/codex.js";
-import { browserAvailable, hostileEvents, launchBrowser, VIEW_OUTPUT } from "./support/view.js";
+import { readEvents, run, tempDir, writeRaw, type Ev } from "../support/cli.js";
+import { CLAUDE_FIXTURES } from "../support/claude.js";
+import { CODEX_FIXTURES_DIR } from "../support/codex.js";
+import { browserAvailable, hostileEvents, launchBrowser, VIEW_OUTPUT } from "../support/view.js";
 
 // The callbacks of page.evaluate run in the page; the type check of this Node program knows no DOM.
 declare const document: any;

@@ -8,8 +8,8 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, r
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { run, tempDir } from "./support/cli.js";
-import { CLAUDE_FIXTURES } from "./support/claude.js";
+import { run, tempDir } from "../support/cli.js";
+import { CLAUDE_FIXTURES } from "../support/claude.js";
 
 const SPOTTER = "258c7280-ae70-4798-800f-63464d01a85d";
 const mounted: string[] = [];

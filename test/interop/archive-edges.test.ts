@@ -4,10 +4,10 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir } from "./support/cli.js";
-import { CLAUDE_FIXTURES, storedEvents } from "./support/claude.js";
-import { CODEX_FIXTURES_DIR } from "./support/codex.js";
-import { PI_DIR } from "./support/pi.js";
+import { run, tempDir } from "../support/cli.js";
+import { CLAUDE_FIXTURES, storedEvents } from "../support/claude.js";
+import { CODEX_FIXTURES_DIR } from "../support/codex.js";
+import { PI_DIR } from "../support/pi.js";
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 const CLAUDE_ONE = path.join(CLAUDE_FIXTURES, "agent-history/session-01.jsonl");

@@ -3,10 +3,10 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { run, tempDir } from "./support/cli.js";
-import { allFixtureFiles, CLAUDE_FIXTURES, projectsRoot } from "./support/claude.js";
-import { CODEX_FIXTURES_DIR, HAS_LOCALPUSH, LOCALPUSH_DIR } from "./support/codex.js";
-import { PI_DIR } from "./support/pi.js";
+import { run, tempDir } from "../support/cli.js";
+import { allFixtureFiles, CLAUDE_FIXTURES, projectsRoot } from "../support/claude.js";
+import { CODEX_FIXTURES_DIR, HAS_LOCALPUSH, LOCALPUSH_DIR } from "../support/codex.js";
+import { PI_DIR } from "../support/pi.js";
 
 interface Count {
   calls: number;

@@ -4,10 +4,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readCatalog } from "../lib/envelope/src/archive/catalog.js";
-import { callTotal, modelCallsOf } from "../lib/envelope/src/archive/model-calls.js";
-import { logFile, run, tempDir } from "./support/cli.js";
-import { buildOpencodeDb, contextAsOracle, Database, LEGACY_STORAGE, opencodeOracle, SESSIONS } from "./support/opencode.js";
+import { readCatalog } from "../../lib/envelope/src/archive/catalog.js";
+import { callTotal, modelCallsOf } from "../../lib/envelope/src/archive/model-calls.js";
+import { logFile, run, tempDir } from "../support/cli.js";
+import { buildOpencodeDb, contextAsOracle, Database, LEGACY_STORAGE, opencodeOracle, SESSIONS } from "../support/opencode.js";
 
 const pixir = (ws: string, ...args: string[]) => run("pixir", args, { cwd: ws });
 const contextOf = (ws: string, id: string) => pixir(ws, "context", id, "--format", "ndjson").stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
