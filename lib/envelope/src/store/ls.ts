@@ -25,9 +25,10 @@ export function listLogs(ws: string): LogListing {
   if (inspectStatePath(dir) === "missing") return { sessionIds: [], sizes, mtimes, ignoredEntries: 0 };
   const ids: string[] = [];
   let ignored = 0;
-  for (const name of readdirSync(dir.abs)) {
+  const dirAbs = dir.abs; // a getter that joins paths: once, not once per Log
+  for (const name of readdirSync(dirAbs)) {
     const id = name.endsWith(LOG_SUFFIX) ? name.slice(0, -LOG_SUFFIX.length) : null;
-    const st = id === null || !isValidSessionId(id) ? null : lstatSync(path.join(dir.abs, name));
+    const st = id === null || !isValidSessionId(id) ? null : lstatSync(dirAbs + path.sep + name);
     if (id === null || st === null || !st.isFile()) {
       ignored++;
       continue;
