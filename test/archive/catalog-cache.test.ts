@@ -49,6 +49,20 @@ describe("the catalog's cache on the real fixtures", () => {
   });
 });
 
+describe("the scan on worker threads", () => {
+  it("gives the facts one thread gives (PIXIR_SCAN_THREADS), the built tool's worker file", () => {
+    const ls = (threads: string) => {
+      rmSync(path.join(ws, ".pixir", "index"), { recursive: true, force: true });
+      const r = run("pixir", ["ls", "--all", "--json"], { cwd: ws, env: { PIXIR_SCAN_THREADS: threads } });
+      expect(r.code).toBe(0);
+      return r.stdout;
+    };
+    const one = ls("1");
+    expect(one.split("\n").length).toBeGreaterThan(40);
+    expect(ls("3")).toBe(one);
+  });
+});
+
 describe("latin1Compare", () => {
   it("orders bytes read as latin1 as < and > order the strings", () => {
     const cases = ["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.001Z", "2026-01-01T00:00:00Z", "2025-12-31T23:59:59.999Z", "", "é", "2026"];

@@ -9,7 +9,9 @@ import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeC
 import { listLogs, type LogListing } from "../store/ls.js";
 import { isJsonObject } from "../event/envelope.js";
 import { joinFacts, type ScannedLog, type SessionFacts } from "./facts.js";
-import { ScanBuffer, scanLogFacts, type LogScan } from "./log-facts.js";
+import { emptyScan, ScanBuffer, scanLogFacts, type LogScan } from "./log-facts.js";
+import { scanThreadCount } from "../store/threads.js";
+import { WorkerPool } from "../store/worker-pool.js";
 
 /** Bumped whenever LogScan, SessionFacts or a rule that fills them changes: older files are then rebuilt whole. */
 export const CATALOG_VERSION = 3;
@@ -46,9 +48,7 @@ export async function readCatalogListed(workspace: string): Promise<{ facts: Ses
     if (hit !== undefined && hit.size === size && hit.mtime_ms === mtime) fresh.set(id, hit);
     else todo.push({ id, size, mtime });
   }
-  await inParallel(todo, SCAN_CONCURRENCY, async ({ id, size, mtime }, scratch) => {
-    fresh.set(id, { size, mtime_ms: mtime, scan: await scanLogFacts(logPath(workspace, id).abs, size, scratch) });
-  });
+  await scanChanged(workspace, todo, fresh);
   const logs: ScannedLog[] = listing.sessionIds.map((id) => ({ id, bytes: fresh.get(id)!.size, scan: fresh.get(id)!.scan }));
   const facts = joinFacts(logs).sort(newestFirst);
   if (listing.sessionIds.length > 0) {
@@ -118,6 +118,37 @@ export function newestFirst(a: SessionFacts, b: SessionFacts): number {
   const y = b.updated ?? "";
   if (x !== y) return x < y ? 1 : -1;
   return a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0;
+}
+
+type ScanTask = { abs: string; size: number };
+const WORKER_FILE = "./catalog-scan-worker.js";
+/** Tasks a worker holds at once, so that it never waits on this thread for its next Log. */
+const TASKS_PER_WORKER = 8;
+
+/**
+ * Scan the changed Logs into `fresh`: on worker threads when there are bytes enough to pay for starting
+ * them (threads.ts, PIXIR_SCAN_THREADS), else in this thread, SCAN_CONCURRENCY at a time.
+ */
+async function scanChanged(ws: string, todo: ReadonlyArray<{ id: string; size: number; mtime: number }>, fresh: Map<string, CachedLog>): Promise<void> {
+  const threads = scanThreadCount(process.env, todo.reduce((n, t) => n + t.size, 0));
+  const scratch = new ScanBuffer();
+  const here = ({ abs, size }: ScanTask) => scanLogFacts(abs, size, scratch);
+  if (threads <= 1) {
+    await inParallel(todo, SCAN_CONCURRENCY, async ({ id, size, mtime }, lane) => {
+      fresh.set(id, { size, mtime_ms: mtime, scan: await scanLogFacts(logPath(ws, id).abs, size, lane) });
+    });
+    return;
+  }
+  const pool = WorkerPool.open<ScanTask, LogScan>(new URL(WORKER_FILE, import.meta.url), threads, here, () => {}, { perWorker: TASKS_PER_WORKER });
+  try {
+    await Promise.all(
+      todo.map(async ({ id, size, mtime }) => {
+        fresh.set(id, { size, mtime_ms: mtime, scan: await pool.run({ abs: logPath(ws, id).abs, size }) });
+      }),
+    );
+  } finally {
+    await pool.close(emptyScan());
+  }
 }
 
 /** `job` over `items`, `width` at a time; each lane has its own ScanBuffer. */

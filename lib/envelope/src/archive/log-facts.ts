@@ -108,6 +108,11 @@ function readWhole(abs: string, size: number, scratch: ScanBuffer, scan: ScanSta
   scan.block(scratch.bytes, have);
 }
 
+/** The scan of a Log with no bytes read: what a scan cut short by a closed worker pool stands for. */
+export function emptyScan(): LogScan {
+  return new ScanState().result();
+}
+
 class ScanState {
   private readonly head = new LineHead();
   private agent: AgentRules | null = null;
