@@ -12,7 +12,7 @@ const line = (e: object) => `${JSON.stringify(e)}\n`;
 
 describe("pixir-log append is built as one module", () => {
   it("main.js loads ./commands/append.js, which imports nothing but Node's builtins", () => {
-    expect(readFileSync(path.join(dist, "main.js"), "utf8")).toContain('import("../commands/append.js")');
+    expect(readFileSync(path.join(dist, "main.js"), "utf8")).toContain('import("./commands/append.js")');
     const bundle = readFileSync(path.join(dist, "commands", "append.js"), "utf8");
     const specifiers = [...bundle.matchAll(/(?:^|\n)\s*(?:import|export)\b[^"'\n;]*?(?:from\s*)?["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]!);
     expect(specifiers.length).toBeGreaterThan(0);

@@ -567,7 +567,7 @@ describe("dry run, output and arguments", () => {
 
   const SYNOPSIS = "usage: pixir import pi <file>... [--lenient] [--dry-run] [--take-over-dead-writer]";
   it.each([
-    [["import", "tar", "x.jsonl"], 'unknown import format "tar"', "usage: pixir import <pi|codex|claude> [args]"],
+    [["import", "tar", "x.jsonl"], 'unknown import format "tar"', "usage: pixir import <pi|codex|claude|gemini|opencode> [args]"],
     [["import", "pi"], SYNOPSIS, SYNOPSIS],
     [["import", "pi", "x.jsonl", "--bogus"], "unknown flag --bogus", SYNOPSIS],
   ])("%j is a usage error", (args, message, synopsis) => {

@@ -98,7 +98,7 @@ function addonFault(err: unknown): PixirError {
   return new PixirError("internal_error", "the SQLite addon of the search index (better-sqlite3) could not be loaded", {
     reason: "sqlite_addon_missing",
     cause: String((err as Error | null)?.message ?? err).split("\n")[0],
-    next_actions: ["reinstall pixir where python3, make and a C++ compiler are available (on Debian also: export npm_config_nodedir=/usr); see the README's Install", "every other command works without it"],
+    next_actions: ["build better-sqlite3 from source where python3, make and a C++ compiler are available (on Debian also: export npm_config_nodedir=/usr), then install again; see the README's Install", "every other command works without it"],
   });
 }
 
