@@ -92,7 +92,7 @@ describe("a Claude session whose last prompt is edited and resent 40 times", () 
   const EDITS = 40;
   const importFile = (ws: string, root: string) => importClaude(ws, { paths: [root], program: "pixir import claude", env: {} });
 
-  it.skip("imported after every step: bounded share chains, check passes, the leaf's context is the path, the export gives the file back", async () => {
+  it("imported after every step: bounded share chains, check passes, the leaf's context is the path, the export gives the file back", async () => {
     const root = tempDir("pixir-lineage-");
     mkdirSync(path.join(root, "proj"));
     const file = path.join(root, "proj", `${SESSION}.jsonl`);
