@@ -166,7 +166,8 @@ describe.each([false, true])("a Codex rollout with 120 successive rollbacks (nes
     if (!nested) expect(lineage(ws).maxHops).toBe(1); // every rollback cuts in the root: one hop
   }, 60_000);
 
-  it("grown in steps, imported after each, reads back", async () => {
+  // Grown in steps, the nested shape makes replay_v1 children across imports (the other adds nothing to it).
+  it.runIf(nested)("grown in steps, imported after each, reads back", async () => {
     const ws = tempDir();
     const file = path.join(tempDir(), "rollout.jsonl");
     for (const n of [3, 40, 80, ROLLBACKS]) {
