@@ -101,6 +101,24 @@ export function forkPlan(
   };
 }
 
+/**
+ * The importers' lineage bound: a branch (Claude) or rollback child (Codex) is a share_v1 child of the Log
+ * that owns its fork point while its chain of share hops stays within this; the one that would pass it
+ * stores its prefix (replay_v1) and the chain starts again from it. Far below the readers' guard
+ * (MAX_FORK_DEPTH, 32): a leaf resolves at most 4 parents, a share fork of it still has room, and a long
+ * chain stores the prefix in one branch of four.
+ */
+export const MAX_IMPORT_SHARE_HOPS = 4;
+
+/**
+ * fork.md §4.3: how many inherited Events a Log stores after its header: a replay_v1 child (written so, or
+ * a share child pixir-log materialize turned) holds copies of its parent's prefix, which are not its own.
+ */
+export function storedPrefixCount(first: PixirEvent): number {
+  const d = first.data;
+  return first.type === "session_fork" && first.seq === 0 && d.strategy === "replay_v1" && typeof d.replay_event_count === "number" ? d.replay_event_count : 0;
+}
+
 /** fork.md §10: --strict-boundary refuses a cut that leaves tool calls open. */
 export function checkBoundary(facts: PrefixFacts, requestedToSeq: number | undefined): void {
   if (facts.openToolCalls.length === 0) return;

@@ -11,6 +11,7 @@ import { notFoundError, openHistory } from "../../store/loader.js";
 import { listLogs } from "../../store/ls.js";
 import { existingOutDir, inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
 import { assertSessionId } from "../../event/session-id.js";
+import { storedPrefixCount } from "../../fork/fork.js";
 import { planForkExport, type ForkExport } from "./export-fork.js";
 import { rebuildCopied, type CopiedEntry } from "./fork-file.js";
 import { readTranscriptBytes } from "./transcript.js";
@@ -115,11 +116,12 @@ async function firstEvents(ws: string): Promise<FamilyLog[]> {
 /** §4.3 step 4: the own Events of a Log (after a share header's inherited prefix). */
 async function ownEvents(ws: string, id: string): Promise<PixirEvent[]> {
   const history = await openHistory(ws, id);
-  const skip = history.share ? history.share.replayEventCount + 1 : 0;
+  let skip = history.share ? history.share.replayEventCount + 1 : 0;
   const out: PixirEvent[] = [];
   let i = 0;
   for await (const item of history.items()) {
-    if (i === 0 && skip > 0) out.push(item.event); // the header
+    if (i === 0 && skip === 0) skip = storedPrefixCount(item.event) + 1;
+    if (i === 0) out.push(item.event); // the header, or the Log's first own Event
     else if (i >= skip) out.push(item.event);
     i++;
   }

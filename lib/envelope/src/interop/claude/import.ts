@@ -11,7 +11,8 @@ import { afterEarlierWrites } from "../../event/os-fault.js";
 import { acquireLease, acquireLeases, WriterLease } from "../../store/lease.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { sweepStaleTempFiles } from "../../store/repair.js";
-import { openHistory } from "../../store/loader.js";
+import { openHistory, type History } from "../../store/loader.js";
+import { storedPrefixCount } from "../../fork/fork.js";
 import { appendJournaled, commitPreparedLog, createLogAtomically, discardPreparedLog, fsyncDir, prepareLog, readTail, receivedPrepared, sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
 import { listLogs } from "../../store/ls.js";
 import { inspectStatePath, logPath, logTempOwner, sessionsDir } from "../../store/paths.js";
@@ -228,7 +229,9 @@ async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
     const history = await openHistory(ws, id);
     const events: PixirEvent[] = [];
     for await (const item of history.items()) events.push(item.event);
-    logs.push({ id, first: events[0]!, events, replayCount: history.share?.replayEventCount ?? 0 });
+    let shareHops = 0;
+    for (let h: History | null = history; h?.share; h = h.share.parent) shareHops++;
+    logs.push({ id, first: events[0]!, events, replayCount: history.share?.replayEventCount ?? storedPrefixCount(events[0]!), shareHops });
   }
   // Parents before children.
   const byId = new Map(logs.map((l) => [l.id, l]));
@@ -298,7 +301,10 @@ function* childrenNamedIn(ws: string, ids: string[]): Iterable<string> {
 /** The records the own Events of these Logs hold (§4.3 step 4), counted from their lines on disk. */
 function heldRecordCount(ws: string, ids: string[]): number {
   let n = 0;
+  let copies = 0; // a replay_v1 branch's stored prefix: its parent's records, not its own
   for (const e of eventsOnDisk(ws, ids, '"claude":')) {
+    if (e.seq === 0) copies = storedPrefixCount(e);
+    if (typeof e.seq === "number" && e.seq > 0 && e.seq <= copies) continue;
     const c = e.data?.claude;
     if (heldLine(e) !== null) n++;
     else if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) n += c.copied.length;

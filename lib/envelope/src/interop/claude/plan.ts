@@ -4,7 +4,7 @@
 // and an incremental one (the family's Logs, read from disk, hold the earlier lines).
 import { envelopeHead, isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { shareHeaderData } from "../../fork/fork.js";
+import { MAX_IMPORT_SHARE_HOPS, REPLAY_LIMITATIONS, shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import { isValidSessionId } from "../../event/session-id.js";
@@ -43,6 +43,8 @@ export interface LogPlan {
   lastSeq: Map<ClaudeRecord, number>;
   forkPoint: ClaudeRecord | null;
   forkedToSeq: number | null;
+  /** share_v1 hops from this Log to a self-contained one (0: it holds its whole History). */
+  shareHops: number;
   /** The Events of this batch, to write (for a new Log: every stored Event). */
   batch: PixirEvent[];
 }
@@ -81,6 +83,8 @@ export interface ExistingLog {
   first: PixirEvent;
   events: PixirEvent[];
   replayCount: number;
+  /** share_v1 hops from it to a self-contained Log (the loader's count). */
+  shareHops: number;
 }
 
 export interface BatchPlan {
@@ -154,6 +158,7 @@ const newLog = (id: string, role: LogRole, parent: LogPlan | null, transcript: n
   lastSeq: new Map(),
   forkPoint: null,
   forkedToSeq: null,
+  shareHops: 0,
   batch: [],
 });
 
@@ -194,6 +199,7 @@ export function planBatch(input: BatchInput): BatchPlan {
     log.existed = true;
     log.events = ex.events;
     log.diskEvents = ex.events.length;
+    log.shareHops = ex.shareHops;
     log.ownStart = header !== null ? ex.replayCount + 1 : 0;
     if (header !== null) {
       log.forkedToSeq = typeof header.data.forked_to_seq === "number" ? header.data.forked_to_seq : 0;
@@ -679,23 +685,34 @@ function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf: (r: Cl
   while (familyRoot.parent !== null) familyRoot = familyRoot.parent;
   const key = `claude:${src.sourceKey}:fork:${head.uuid}`;
   const claude = { source: src.sourceKey, fork_kind: f === null ? "claude_root" : "claude_branch", fork_point_uuid: f?.uuid ?? null, head_uuid: head.uuid };
-  const inherited = addShareHeader(ws, log, { id: g.id, forkRoot: familyRoot.id, events: g.events }, toSeq, key, ts, claude, texts);
+  const replay = g.shareHops + 1 > MAX_IMPORT_SHARE_HOPS;
+  const inherited = addShareHeader(ws, log, { id: g.id, forkRoot: familyRoot.id, events: g.events }, toSeq, key, ts, claude, texts, replay);
+  log.shareHops = replay ? 0 : g.shareHops + 1;
   carryCheckpoint(log, g.events, inherited, toSeq, `${key}#checkpoint`, ts);
 }
 
-/** fork.md §4.3: a share_v1 header of `log` at `toSeq` of `parent`, and the prefix it stands for; returns that prefix. */
-function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject, texts: EventTexts): PixirEvent[] {
+/**
+ * fork.md §4.3: a share_v1 header of `log` at `toSeq` of `parent`, and the prefix it stands for; returns
+ * that prefix. `replay`: the header says replay_v1 and the prefix is stored in the Log (as pixir-log
+ * materialize writes a share child), the same History either way.
+ */
+function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot: string; events: PixirEvent[] }, toSeq: number, key: string, ts: string, claude: JsonObject, texts: EventTexts, replay = false): PixirEvent[] {
   const inherited = parent.events.filter((e) => isInherited(e, toSeq));
+  const shared = texts.shareData(ws, parent, toSeq, inherited);
   const header: PixirEvent = {
     id: derivedUlid(key, ts),
     session_id: log.id,
     seq: 0,
     ts,
     type: "session_fork",
-    data: { ...texts.shareData(ws, parent, toSeq, inherited), claude },
+    data: replay ? { ...shared, strategy: "replay_v1", limitations: REPLAY_LIMITATIONS, claude } : { ...shared, claude },
   };
   push(log, header);
-  inherited.forEach((e, i) => log.events.push(texts.inheritedCopy(e, header.id!, log.id, i + 1)));
+  for (let i = 0; i < inherited.length; i++) {
+    const copy = texts.inheritedCopy(inherited[i]!, header.id!, log.id, i + 1);
+    if (replay) push(log, copy);
+    else log.events.push(copy);
+  }
   log.ownStart = log.events.length;
   return inherited;
 }

@@ -3,7 +3,7 @@
 import { readdirSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { shareHeaderData } from "../../fork/fork.js";
+import { REPLAY_LIMITATIONS, shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
@@ -118,9 +118,11 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
  * fork.md §3.1 steps 6–8 and §4.3 on `parent` at `toSeq`, plus the carried checkpoint of §3.4: the child's
  * header (built by `header`) and resolved prefix.
  */
-export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">): void {
+export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">, replay = false): void {
   const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  const h = header(shareHeaderData(ws, parent.sessionId, parent.forkRoot, toSeq, inherited));
+  const shared = shareHeaderData(ws, parent.sessionId, parent.forkRoot, toSeq, inherited);
+  // replay_v1 (MAX_IMPORT_SHARE_HOPS): the same header and History, the prefix stored as materialize stores it.
+  const h = header(replay ? { ...shared, strategy: "replay_v1", limitations: REPLAY_LIMITATIONS } : shared);
   const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };
   child.parentId = parent.sessionId;
   child.forkedToSeq = toSeq;
@@ -128,7 +130,11 @@ export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, to
   child.stored.push(event);
   child.resolved.push(event);
   if (lineOf(event) === 1) child.lineSeq.set(1, 0);
-  inherited.forEach((e, i) => child.resolved.push(inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event));
+  inherited.forEach((e, i) => {
+    const copy = inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event;
+    child.resolved.push(copy);
+    if (replay) child.stored.push(copy);
+  });
   // §3.4: the parent's latest checkpoint at or before the cut rides along, renumbered.
   const cp = carriedCheckpoint(parent, toSeq);
   if (cp === null) return;
@@ -148,6 +154,30 @@ export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, to
     type: "history_compaction",
     data: data2,
   });
+}
+
+const isShareChild = (log: PlannedLog): boolean => log.stored[0]?.type === "session_fork" && log.stored[0].data.strategy === "share_v1";
+
+/**
+ * The Log of the family that owns seq `toSeq` of `log`'s History, and that seq there: a seq in a share
+ * child's inherited prefix is its parent's (the same Events, so a child forked there has the same History).
+ */
+export function prefixOwner(logs: readonly PlannedLog[], log: PlannedLog, toSeq: number): { log: PlannedLog; toSeq: number } {
+  let at = { log, toSeq };
+  for (;;) {
+    const l = at.log;
+    const parent = isShareChild(l) && at.toSeq <= l.replayEventCount ? logs.find((p) => p.sessionId === l.parentId) : undefined;
+    if (parent === undefined) return at;
+    const inherited = at.toSeq === 0 ? [] : parent.resolved.filter((e) => isInherited(e, l.forkedToSeq ?? 0));
+    at = { log: parent, toSeq: at.toSeq === 0 ? 0 : inherited[at.toSeq - 1]!.seq! };
+  }
+}
+
+/** Share hops from `log` up its family (a fork root's hops into its source thread are not counted). */
+export function familyShareHops(logs: readonly PlannedLog[], log: PlannedLog): number {
+  let hops = 0;
+  for (let l: PlannedLog | undefined = log; l !== undefined && isShareChild(l) && hops <= MAX_FORK_DEPTH; l = logs.find((p) => p.sessionId === l!.parentId)) hops++;
+  return hops;
 }
 
 // ---------------------------------------------------------------------------------------------------

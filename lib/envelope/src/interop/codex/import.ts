@@ -7,6 +7,7 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
 import { derivedUlid } from "../../event/ids.js";
+import { MAX_IMPORT_SHARE_HOPS } from "../../fork/fork.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
 import { appendJournaled, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
 import { sweepStaleTempFiles } from "../../store/repair.js";
@@ -26,6 +27,8 @@ import {
   pushEvent,
   rolloutLines,
   shareChild,
+  prefixOwner,
+  familyShareHops,
   type Family,
   type PlannedLog,
 } from "./family.js";
@@ -255,15 +258,17 @@ class Mapper {
     });
     const cut = dropTurnsCut(boundaries, k);
     if (cut === null) return;
-    const F = cut === 0 ? 0 : history[cut - 1]!.seq!;
-    const child = newLog(`${this.family.baseId}.rollback-${line.n}`, "rollback", L.forkRoot);
+    // The child hangs off the Log that owns the cut, so that rollbacks to one turn stay one hop deep.
+    const at = prefixOwner(this.family.logs, L, cut === 0 ? 0 : history[cut - 1]!.seq!);
+    const replay = familyShareHops(this.family.logs, at.log) + 1 > MAX_IMPORT_SHARE_HOPS;
+    const child = newLog(`${this.family.baseId}.rollback-${line.n}`, "rollback", at.log.forkRoot);
     const ts = this.tsOf(line, L);
-    shareChild(this.ws, L, child, F, (data) => ({
+    shareChild(this.ws, at.log, child, at.toSeq, (data) => ({
       id: derivedUlid(`codex:${this.family.threadId}:rollback:${line.n}`, ts),
       ts,
       type: "session_fork",
       data: { ...data, codex: { synthetic: "rollback_fork", thread: this.family.threadId, line: line.n, num_turns: k } },
-    }));
+    }), replay);
     this.family.logs.push(child);
     this.current = child;
   }
