@@ -237,9 +237,16 @@ export function snapshot(dir: string): Map<string, string> {
   return out;
 }
 
+/**
+ * The catalog a reader computed before its own write failed (archive.md §1: derived data under
+ * .pixir/index/, written whole or not at all): a complete cache file is no change to the Workspace. A
+ * temp file there still is.
+ */
+const DERIVED_CACHE = /(^|\/)\.pixir\/index(\/(catalog|catalog-scans)\.json)?$/;
+
 export function snapshotDiff(before: Map<string, string>, after: Map<string, string>): string[] {
   const diff: string[] = [];
-  for (const [k, v] of after) if (before.get(k) !== v) diff.push(`${before.has(k) ? "changed" : "added"} ${k}`);
+  for (const [k, v] of after) if (before.get(k) !== v && !(DERIVED_CACHE.test(k) && !before.has(k))) diff.push(`${before.has(k) ? "changed" : "added"} ${k}`);
   for (const k of before.keys()) if (!after.has(k)) diff.push(`removed ${k}`);
   return diff;
 }

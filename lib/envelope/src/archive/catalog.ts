@@ -4,7 +4,7 @@
 // scan, read only when some Log changed, so that only the changed Logs are scanned again before the join.
 // The Logs stay the truth: a file that is missing, corrupt or of another version is rebuilt, one that
 // cannot be written (a read-only Workspace) is skipped.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, tempSibling } from "../store/paths.js";
 import { listLogs, type LogListing } from "../store/ls.js";
 import { isJsonObject } from "../event/envelope.js";
@@ -104,11 +104,26 @@ function writeScans(ws: string, ids: readonly string[], logs: Map<string, Cached
 }
 
 function writeIndexFile(ws: string, target: StatePath, value: unknown): void {
+  const dir = indexDir(ws);
+  const made = !existsSync(dir.abs);
+  const temp = tempSibling(target);
   try {
-    ensureStateDir(indexDir(ws));
-    placeComplete(tempSibling(target), target, JSON.stringify(value), "rename");
+    ensureStateDir(dir);
+    placeComplete(temp, target, JSON.stringify(value), "rename");
   } catch {
-    // A read-only or full Workspace still lists: the facts were computed in memory.
+    // A read-only or full Workspace still lists: the facts were computed in memory. What this run began
+    // to write goes again, so a failed cache leaves the Workspace as it was.
+    rmSync(temp.abs, { force: true });
+    if (made) removeIfEmpty(dir.abs);
+  }
+}
+
+/** rmdir, which refuses a folder another process has written into meanwhile. */
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Not empty, or gone: either way nothing of this run's is left.
   }
 }
 
