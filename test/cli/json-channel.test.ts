@@ -4,7 +4,7 @@
 // stderr, stdout empty). Each command is run in every class it can take (an export to stdout is a
 // stream; with --out, --install or --dry-run a report). The class itself is checked against the shape
 // of the command's --json output: one object per line (rows) is a stream.
-import { mkdirSync } from "node:fs";
+import { cpSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mountedCommands, type CommandDecl, type ParsedArgs, type ToolSpec } from "@pixir/envelope/cli";
@@ -14,7 +14,7 @@ import { tool as treeTool } from "pixir-tree";
 import { tool as summarizeTool } from "pixir-summarize";
 import { tool as wrapperTool } from "../../tools/pixir/src/main.js";
 import { freshDir, removeDir, runInProcess } from "../hardening/support.js";
-import type { Tool } from "../support/cli.js";
+import { ROOT, type Tool } from "../support/cli.js";
 
 const SPECS: Record<Tool, ToolSpec> = { pixir: wrapperTool, "pixir-log": logTool, "pixir-fork": forkTool, "pixir-tree": treeTool, "pixir-summarize": summarizeTool };
 /** A Session id of the grammar that no Workspace of this test holds. */
@@ -103,5 +103,27 @@ describe("--json error envelopes go to the channel of the command's class (cli.m
     expect(lines, `${c.channel} holds the envelope alone`).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, error: { kind: expect.any(String), message: expect.any(String), details: expect.any(Object) } });
     expect(there, "the other channel is empty").toBe("");
+  });
+});
+
+describe("export html|md --json without --out (cli.md §5, view.md §1–§2)", () => {
+  // A stream command keeps its data on stdout unchanged; --json only turns its errors and warnings into
+  // JSON on stderr. So the page (or the Markdown) is printed as without --json, and nothing else.
+  let golden: string;
+  beforeAll(() => {
+    golden = freshDir("pixir-channel-golden-");
+    cpSync(path.join(ROOT, "test", "cases", "workspace"), golden, { recursive: true });
+  });
+  afterAll(() => removeDir(golden));
+
+  it.each(["html", "md"])("export %s prints the same bytes with --json, stderr empty; an error is one envelope on stderr", async (format) => {
+    const plain = await runInProcess("pixir", ["export", format, "kid"], { cwd: golden });
+    const json = await runInProcess("pixir", ["export", format, "kid", "--json"], { cwd: golden });
+    expect([plain.code, json.code, json.stderr]).toEqual([0, 0, ""]);
+    expect(json.stdout.length).toBeGreaterThan(100);
+    expect(json.stdout).toBe(plain.stdout);
+    const missing = await runInProcess("pixir", ["export", format, MISSING, "--json"], { cwd: golden });
+    expect([missing.code, missing.stdout, missing.errJson?.error?.kind]).toEqual([2, "", "not_found"]);
+    expect(missing.stderr.trim().split("\n")).toHaveLength(1);
   });
 });
