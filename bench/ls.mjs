@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmark of `pixir ls` (archive.md §1): the catalog of a Workspace with nothing cached (no
-// .pixir/index/catalog.json) and again when no Log changed (the catalog read from the cache), against
+// .pixir/index/catalog.json nor catalog-scans.json) and again when no Log changed (the catalog read from the cache), against
 // what a user would run instead over the same Logs in the same run: `pixir-log ls` (ids only), `cat` of
 // every Log (the floor of reading each byte once) and `pixir tree --json` (lineage and counts).
 //
@@ -73,10 +73,10 @@ function row(name, ws) {
   const sessions = path.join(ws, ".pixir", "sessions");
   const names = readdirSync(sessions).filter((f) => f.endsWith(".ndjson"));
   const bytes = names.reduce((n, f) => n + statSync(path.join(sessions, f)).size, 0);
-  const catalog = path.join(ws, ".pixir", "index", "catalog.json");
+  const catalog = ["catalog.json", "catalog-scans.json"].map((f) => path.join(ws, ".pixir", "index", f));
   const ls = () => timed(process.execPath, [PIXIR, "ls", "--workspace", ws]);
   const load = os.loadavg()[0];
-  const cold = measure("pixir ls, nothing cached", ls, () => rmSync(catalog, { force: true }));
+  const cold = measure("pixir ls, nothing cached", ls, () => catalog.forEach((f) => rmSync(f, { force: true })));
   const cached = measure("pixir ls, no Log changed", ls);
   const cat = measure("cat every Log", () => timed("bash", ["-c", `cd ${JSON.stringify(sessions)} && cat -- * > /dev/null`]));
   const logLs = measure("pixir-log ls", () => timed(process.execPath, [PIXIR_LOG, "ls", "--workspace", ws]));

@@ -23,6 +23,7 @@ const scanWorker = path.join(root, "lib/envelope/src/tree/tree-scan-worker.ts");
 const checkWorker = path.join(root, "lib/envelope/src/store/check-worker.ts");
 const codexStreamWorker = path.join(root, "lib/envelope/src/interop/codex/stream-worker.ts");
 const claudeUnitWorker = path.join(root, "lib/envelope/src/interop/claude/unit-worker.ts");
+const catalogScanWorker = path.join(root, "lib/envelope/src/archive/catalog-scan-worker.ts");
 
 /**
  * Commands built as one self-contained module each (dist/commands/<name>.js) instead of sharing chunks:
@@ -88,7 +89,7 @@ async function buildTool(name) {
       ...common,
       // The workers of the parallel Log scan and check and of the Codex import live next to the chunks that
       // start them (lib/envelope/src/tree/tree-scan.ts, store/log-read.ts, interop/codex/stream.ts).
-      entryPoints: { main: mainFile, "chunks/tree-scan-worker": scanWorker, "chunks/check-worker": checkWorker, "chunks/codex-stream-worker": codexStreamWorker, "chunks/claude-unit-worker": claudeUnitWorker },
+      entryPoints: { main: mainFile, "chunks/tree-scan-worker": scanWorker, "chunks/check-worker": checkWorker, "chunks/codex-stream-worker": codexStreamWorker, "chunks/claude-unit-worker": claudeUnitWorker, "chunks/catalog-scan-worker": catalogScanWorker },
       outdir,
       chunkNames: "chunks/[name]-[hash]",
       define,
@@ -110,7 +111,7 @@ async function buildLibrary() {
   await build({
     ...common,
     splitting: false,
-    entryPoints: { index: path.join(dir, "src/index.ts"), cli: path.join(dir, "src/cli.ts"), "tree-scan-worker": scanWorker, "check-worker": checkWorker, "codex-stream-worker": codexStreamWorker, "claude-unit-worker": claudeUnitWorker },
+    entryPoints: { index: path.join(dir, "src/index.ts"), cli: path.join(dir, "src/cli.ts"), "tree-scan-worker": scanWorker, "check-worker": checkWorker, "codex-stream-worker": codexStreamWorker, "claude-unit-worker": claudeUnitWorker, "catalog-scan-worker": catalogScanWorker },
     outdir: path.join(dir, "dist"),
     packages: "external",
     define: pageDefine,

@@ -1,20 +1,25 @@
-// archive.md §1: the catalog, every Log's session facts. Each Log's own scan is kept in a derived file,
-// .pixir/index/catalog.json, keyed by the Log's size and mtime; a Log whose key changed (or the whole
-// file when missing, corrupt or of another version) is scanned again. The Logs stay the truth: a cache
-// that cannot be read is rebuilt, one that cannot be written (a read-only Workspace) is skipped.
-import { lstatSync, readFileSync } from "node:fs";
+// archive.md §1: the catalog, every Log's session facts. Two derived files under .pixir/index/, both keyed
+// by each Log's size and mtime (one lstat per Log, from the listing): catalog.json holds the joined facts,
+// in order, so that when no Log changed they are the answer as read; catalog-scans.json holds each Log's own
+// scan, read only when some Log changed, so that only the changed Logs are scanned again before the join.
+// The Logs stay the truth: a file that is missing, corrupt or of another version is rebuilt, one that
+// cannot be written (a read-only Workspace) is skipped.
+import { readFileSync } from "node:fs";
 import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, tempSibling } from "../store/paths.js";
-import { listLogs } from "../store/ls.js";
+import { listLogs, type LogListing } from "../store/ls.js";
 import { isJsonObject } from "../event/envelope.js";
 import { joinFacts, type ScannedLog, type SessionFacts } from "./facts.js";
-import { ScanBuffer, scanLogFacts, type LogScan } from "./log-facts.js";
+import { emptyScan, ScanBuffer, scanLogFacts, type LogScan } from "./log-facts.js";
+import { scanThreadCount } from "../store/threads.js";
+import { WorkerPool } from "../store/worker-pool.js";
 
-/** Bumped whenever LogScan or a rule that fills it changes: an older cache is then rebuilt whole. */
-export const CATALOG_VERSION = 2;
+/** Bumped whenever LogScan, SessionFacts or a rule that fills them changes: older files are then rebuilt whole. */
+export const CATALOG_VERSION = 3;
 const SCAN_CONCURRENCY = 8;
 
 export const indexDir = (ws: string) => new StatePath(ws, [STATE_DIR, "index"], "directory");
 export const catalogPath = (ws: string) => indexDir(ws).child("catalog.json", "file");
+export const catalogScansPath = (ws: string) => indexDir(ws).child("catalog-scans.json", "file");
 
 interface CachedLog {
   size: number;
@@ -24,24 +29,87 @@ interface CachedLog {
 
 /** Every Log of the Workspace, newest `updated` first, from the cache where each Log is unchanged. */
 export async function readCatalog(workspace: string): Promise<SessionFacts[]> {
+  return (await readCatalogListed(workspace)).facts;
+}
+
+/** readCatalog with the listing it was keyed by (each Log's size and mtime), for other derived data keyed the same way. */
+export async function readCatalogListed(workspace: string): Promise<{ facts: SessionFacts[]; listing: LogListing }> {
   const listing = listLogs(workspace);
-  const cached = readCache(workspace);
+  const keys = keysOf(listing);
+  const answer = readJoined(workspace, keys);
+  if (answer !== null) return { facts: answer, listing };
+  const cached = readScans(workspace);
   const fresh = new Map<string, CachedLog>();
-  let changed = cached.size !== listing.sessionIds.length;
   const todo: Array<{ id: string; size: number; mtime: number }> = [];
   for (const id of listing.sessionIds) {
-    const st = statOf(workspace, id);
+    const size = listing.sizes.get(id)!;
+    const mtime = listing.mtimes.get(id)!;
     const hit = cached.get(id);
-    if (hit !== undefined && st !== null && hit.size === st.size && hit.mtime_ms === st.mtime) fresh.set(id, hit);
-    else todo.push({ id, size: st?.size ?? 0, mtime: st?.mtime ?? 0 });
+    if (hit !== undefined && hit.size === size && hit.mtime_ms === mtime) fresh.set(id, hit);
+    else todo.push({ id, size, mtime });
   }
-  if (todo.length > 0) changed = true;
-  await inParallel(todo, SCAN_CONCURRENCY, async ({ id, size, mtime }, scratch) => {
-    fresh.set(id, { size, mtime_ms: mtime, scan: await scanLogFacts(logPath(workspace, id).abs, size, scratch) });
-  });
-  if (changed && listing.sessionIds.length > 0) writeCache(workspace, listing.sessionIds, fresh);
+  await scanChanged(workspace, todo, fresh);
   const logs: ScannedLog[] = listing.sessionIds.map((id) => ({ id, bytes: fresh.get(id)!.size, scan: fresh.get(id)!.scan }));
-  return joinFacts(logs).sort(newestFirst);
+  const facts = joinFacts(logs).sort(newestFirst);
+  if (listing.sessionIds.length > 0) {
+    if (todo.length > 0 || cached.size !== listing.sessionIds.length) writeScans(workspace, listing.sessionIds, fresh);
+    writeIndexFile(workspace, catalogPath(workspace), { version: CATALOG_VERSION, keys, facts });
+  }
+  return { facts, listing };
+}
+
+/** The listing as one flat array, id, size, mtime, ...: compared whole against the one the facts were joined from. */
+function keysOf(listing: LogListing): Array<string | number> {
+  const keys: Array<string | number> = [];
+  for (const id of listing.sessionIds) keys.push(id, listing.sizes.get(id)!, listing.mtimes.get(id)!);
+  return keys;
+}
+
+/** The joined facts of catalog.json when they were joined from exactly these Logs, else null. */
+function readJoined(ws: string, keys: ReadonlyArray<string | number>): SessionFacts[] | null {
+  const v = readIndexFile(catalogPath(ws));
+  if (!isJsonObject(v) || v.version !== CATALOG_VERSION || !Array.isArray(v.keys) || !Array.isArray(v.facts)) return null;
+  if (v.keys.length !== keys.length || v.facts.length * 3 !== keys.length) return null;
+  for (let i = 0; i < keys.length; i++) if (v.keys[i] !== keys[i]) return null;
+  for (const f of v.facts) if (!isJsonObject(f) || typeof f.session_id !== "string" || !Array.isArray(f.children)) return null;
+  return v.facts as unknown as SessionFacts[];
+}
+
+function readScans(ws: string): Map<string, CachedLog> {
+  const out = new Map<string, CachedLog>();
+  const v = readIndexFile(catalogScansPath(ws));
+  if (!isJsonObject(v) || v.version !== CATALOG_VERSION || !isJsonObject(v.logs)) return out;
+  for (const [id, entry] of Object.entries(v.logs)) if (isCachedLog(entry)) out.set(id, entry);
+  return out;
+}
+
+/** A derived file's JSON, or undefined when it is missing, unsafe, unreadable or corrupt (it is then rebuilt). */
+function readIndexFile(target: StatePath): unknown {
+  try {
+    if (inspectStatePath(target) === "missing") return undefined;
+    return JSON.parse(readFileSync(target.abs, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function isCachedLog(v: unknown): v is CachedLog {
+  return isJsonObject(v) && typeof v.size === "number" && typeof v.mtime_ms === "number" && isJsonObject(v.scan) && Array.isArray(v.scan.message_seqs);
+}
+
+function writeScans(ws: string, ids: readonly string[], logs: Map<string, CachedLog>): void {
+  const entries: Record<string, CachedLog> = {};
+  for (const id of ids) entries[id] = logs.get(id)!;
+  writeIndexFile(ws, catalogScansPath(ws), { version: CATALOG_VERSION, logs: entries });
+}
+
+function writeIndexFile(ws: string, target: StatePath, value: unknown): void {
+  try {
+    ensureStateDir(indexDir(ws));
+    placeComplete(tempSibling(target), target, JSON.stringify(value), "rename");
+  } catch {
+    // A read-only or full Workspace still lists: the facts were computed in memory.
+  }
 }
 
 /** Newest `updated` first; a Log without times last; ties by id, so the order is the same every run. */
@@ -52,41 +120,34 @@ export function newestFirst(a: SessionFacts, b: SessionFacts): number {
   return a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0;
 }
 
-function statOf(ws: string, id: string): { size: number; mtime: number } | null {
-  try {
-    const st = lstatSync(logPath(ws, id).abs);
-    return { size: st.size, mtime: st.mtimeMs };
-  } catch {
-    return null;
+type ScanTask = { abs: string; size: number };
+const WORKER_FILE = "./catalog-scan-worker.js";
+/** Tasks a worker holds at once, so that it never waits on this thread for its next Log. */
+const TASKS_PER_WORKER = 8;
+
+/**
+ * Scan the changed Logs into `fresh`: on worker threads when there are bytes enough to pay for starting
+ * them (threads.ts, PIXIR_SCAN_THREADS), else in this thread, SCAN_CONCURRENCY at a time.
+ */
+async function scanChanged(ws: string, todo: ReadonlyArray<{ id: string; size: number; mtime: number }>, fresh: Map<string, CachedLog>): Promise<void> {
+  const threads = scanThreadCount(process.env, todo.reduce((n, t) => n + t.size, 0));
+  const scratch = new ScanBuffer();
+  const here = ({ abs, size }: ScanTask) => scanLogFacts(abs, size, scratch);
+  if (threads <= 1) {
+    await inParallel(todo, SCAN_CONCURRENCY, async ({ id, size, mtime }, lane) => {
+      fresh.set(id, { size, mtime_ms: mtime, scan: await scanLogFacts(logPath(ws, id).abs, size, lane) });
+    });
+    return;
   }
-}
-
-function readCache(ws: string): Map<string, CachedLog> {
-  const out = new Map<string, CachedLog>();
+  const pool = WorkerPool.open<ScanTask, LogScan>(new URL(WORKER_FILE, import.meta.url), threads, here, () => {}, { perWorker: TASKS_PER_WORKER });
   try {
-    if (inspectStatePath(catalogPath(ws)) === "missing") return out;
-    const v: unknown = JSON.parse(readFileSync(catalogPath(ws).abs, "utf8"));
-    if (!isJsonObject(v) || v.version !== CATALOG_VERSION || !isJsonObject(v.logs)) return out;
-    for (const [id, entry] of Object.entries(v.logs)) if (isCachedLog(entry)) out.set(id, entry);
-  } catch {
-    out.clear(); // unsafe, unreadable or corrupt: rebuilt from the Logs
-  }
-  return out;
-}
-
-function isCachedLog(v: unknown): v is CachedLog {
-  return isJsonObject(v) && typeof v.size === "number" && typeof v.mtime_ms === "number" && isJsonObject(v.scan) && Array.isArray(v.scan.message_seqs);
-}
-
-function writeCache(ws: string, ids: readonly string[], logs: Map<string, CachedLog>): void {
-  const entries: Record<string, CachedLog> = {};
-  for (const id of ids) entries[id] = logs.get(id)!;
-  const target = catalogPath(ws);
-  try {
-    ensureStateDir(indexDir(ws));
-    placeComplete(tempSibling(target), target, JSON.stringify({ version: CATALOG_VERSION, logs: entries }), "rename");
-  } catch {
-    // A read-only or full Workspace still lists: the facts were computed in memory.
+    await Promise.all(
+      todo.map(async ({ id, size, mtime }) => {
+        fresh.set(id, { size, mtime_ms: mtime, scan: await pool.run({ abs: logPath(ws, id).abs, size }) });
+      }),
+    );
+  } finally {
+    await pool.close(emptyScan());
   }
 }
 

@@ -108,6 +108,11 @@ function readWhole(abs: string, size: number, scratch: ScanBuffer, scan: ScanSta
   scan.block(scratch.bytes, have);
 }
 
+/** The scan of a Log with no bytes read: what a scan cut short by a closed worker pool stands for. */
+export function emptyScan(): LogScan {
+  return new ScanState().result();
+}
+
 class ScanState {
   private readonly head = new LineHead();
   private agent: AgentRules | null = null;
@@ -141,21 +146,20 @@ class ScanState {
     if (t < 0) return this.parsedLine(b, s, e);
     const first = this.events === 0;
     this.events++;
-    const ts = b.toString("latin1", this.head.tsStart, this.head.tsEnd);
     if (t === WORKFLOW) {
       const name = this.eventName(b, e);
-      if (!PROVENANCE.has(name)) this.stamp(ts);
+      if (!PROVENANCE.has(name)) this.stampBytes(b);
       if (first || this.hasMarker(b, e) || this.wantsCwd()) this.facts(t, this.head.seq, this.dataAt(b, s, e));
       return;
     }
-    this.stamp(ts);
+    this.stampBytes(b);
     if (t === USER || t === ASSISTANT) this.messageSeqs.push(this.head.seq ?? -1);
     const usage = t === PROVIDER_USAGE || (this.agent?.agent === "claude" && t !== USER && hasBytes(b, USAGE_KEY, this.head.dataOpen, e));
     const wanted = first || usage || t === FORK || t === SUBAGENT || (t === USER && this.firstPrompt === null) || this.wantsCwd();
     if (!wanted) return;
     const data = this.dataAt(b, s, e);
     this.facts(t, this.head.seq, data);
-    if (usage) this.keepUsage(t, this.head.seq, ts, data);
+    if (usage) this.keepUsage(t, this.head.seq, b.toString("latin1", this.head.tsStart, this.head.tsEnd), data);
   }
 
   private keepUsage(t: number, seq: number | null, ts: string | null, data: JsonObject): void {
@@ -218,6 +222,13 @@ class ScanState {
     return this.cwd === null && this.agent?.agent === "claude";
   }
 
+  /** stamp() of the line's ts as latin1, compared in place: a string is made only for a new first or last time. */
+  private stampBytes(b: Buffer): void {
+    const { tsStart, tsEnd } = this.head;
+    if (this.started === null || latin1Compare(b, tsStart, tsEnd, this.started) < 0) this.started = b.toString("latin1", tsStart, tsEnd);
+    if (this.updated === null || latin1Compare(b, tsStart, tsEnd, this.updated) > 0) this.updated = b.toString("latin1", tsStart, tsEnd);
+  }
+
   private stamp(ts: string): void {
     if (this.started === null || ts < this.started) this.started = ts;
     if (this.updated === null || ts > this.updated) this.updated = ts;
@@ -277,6 +288,16 @@ class ScanState {
       problem: this.problem,
     };
   }
+}
+
+/** The order of `b[s, e)` read as latin1 against `text`, as `<` and `>` on the two strings would give it. */
+export function latin1Compare(b: Buffer, s: number, e: number, text: string): number {
+  const n = Math.min(e - s, text.length);
+  for (let i = 0; i < n; i++) {
+    const d = b[s + i]! - text.charCodeAt(i);
+    if (d !== 0) return d;
+  }
+  return e - s - text.length;
 }
 
 /** A first-line session_fork: the parent, the fork point, and whether an agent's import made it as a branch. */

@@ -7,6 +7,7 @@ import { open } from "node:fs/promises";
 import { isJsonObject, type PixirEvent } from "../event/envelope.js";
 import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, tempSibling } from "../store/paths.js";
 import { lineBlocks } from "../store/log-read.js";
+import type { LogListing } from "../store/ls.js";
 import { ModelCallCounter, type AgentName, type ModelCall } from "./model-calls.js";
 
 /** Bumped whenever ModelCall or a counting rule changes: an older file is then rebuilt whole. */
@@ -31,13 +32,21 @@ interface CachedLog {
   calls: StoredCall[];
 }
 
-/** The model calls of each Log, from the index where the Log is unchanged; `progress` hears of the Logs read again. */
-export async function readModelCalls(workspace: string, logs: readonly UsageLog[], progress?: (text: string) => void): Promise<Map<string, ModelCall[]>> {
+/**
+ * The model calls of each Log, from the index where the Log is unchanged; `progress` hears of the Logs read
+ * again. `listed`: the Logs' sizes and mtimes already read (readCatalogListed), instead of an lstat each.
+ */
+export async function readModelCalls(
+  workspace: string,
+  logs: readonly UsageLog[],
+  progress?: (text: string) => void,
+  listed?: Pick<LogListing, "sizes" | "mtimes">,
+): Promise<Map<string, ModelCall[]>> {
   const cached = readIndex(workspace);
   const fresh = new Map<string, CachedLog>();
   const todo: Array<{ log: UsageLog; size: number; mtime: number }> = [];
   for (const log of logs) {
-    const st = statOf(workspace, log.session_id);
+    const st = listedKey(listed, log.session_id) ?? statOf(workspace, log.session_id);
     const hit = cached.get(log.session_id);
     if (hit !== undefined && st !== null && hit.size === st.size && hit.mtime_ms === st.mtime && hit.agent === log.agent) fresh.set(log.session_id, hit);
     else todo.push({ log, size: st?.size ?? 0, mtime: st?.mtime ?? 0 });
@@ -138,6 +147,13 @@ const fromStored = (session_id: string, s: StoredCall): ModelCall => {
     dedupe_key: s[11] as string | null,
   };
 };
+
+/** A Log's size and mtime as the catalog's listing saw them (one lstat per Log for both), when it was given. */
+function listedKey(listed: Pick<LogListing, "sizes" | "mtimes"> | undefined, id: string): { size: number; mtime: number } | null {
+  const size = listed?.sizes.get(id);
+  const mtime = listed?.mtimes.get(id);
+  return size === undefined || mtime === undefined ? null : { size, mtime };
+}
 
 function statOf(ws: string, id: string): { size: number; mtime: number } | null {
   try {

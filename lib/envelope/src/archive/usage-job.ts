@@ -2,7 +2,7 @@
 // facts, every Log's model calls (usage-index.ts), then the report.
 import { usageError } from "../event/errors.js";
 import { AGENT_RULES } from "./agents.js";
-import { readCatalog } from "./catalog.js";
+import { readCatalogListed } from "./catalog.js";
 import { COST_MODES, loadPrices, type CostMode } from "./prices.js";
 import { resolveSessionId } from "./resolve.js";
 import { readModelCalls } from "./usage-index.js";
@@ -65,7 +65,7 @@ export function usageNote(q: ReturnType<typeof usageQueryOf>, report: UsageRepor
 /** The report of a Workspace for `q`; `--session` takes a unique prefix of an existing id. `progress`: a terminal's progress lines. */
 export async function workspaceUsage(workspace: string, q: UsageQuery, progress?: (text: string) => void): Promise<UsageReport> {
   const session = q.session === null ? null : await resolveSessionId(workspace, q.session);
-  const sessions = await readCatalog(workspace);
-  const calls = await readModelCalls(workspace, sessions, progress);
+  const { facts: sessions, listing } = await readCatalogListed(workspace);
+  const calls = await readModelCalls(workspace, sessions, progress, listing);
   return usageReport(sessions, calls, { ...q, session });
 }

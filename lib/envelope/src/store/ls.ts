@@ -10,6 +10,8 @@ export interface LogListing {
   sessionIds: string[];
   /** Each Log's size in bytes when it was listed. */
   sizes: Map<string, number>;
+  /** Each Log's mtime (ms) when it was listed: with the size, the key of derived data (one lstat per Log). */
+  mtimes: Map<string, number>;
   ignoredEntries: number;
 }
 
@@ -19,21 +21,30 @@ const LOG_SUFFIX = ".ndjson";
 export function listLogs(ws: string): LogListing {
   const dir = sessionsDir(ws);
   const sizes = new Map<string, number>();
-  if (inspectStatePath(dir) === "missing") return { sessionIds: [], sizes, ignoredEntries: 0 };
+  const mtimes = new Map<string, number>();
+  if (inspectStatePath(dir) === "missing") return { sessionIds: [], sizes, mtimes, ignoredEntries: 0 };
   const ids: string[] = [];
   let ignored = 0;
-  for (const name of readdirSync(dir.abs)) {
+  const dirAbs = dir.abs; // a getter that joins paths: once, not once per Log
+  for (const name of readdirSync(dirAbs)) {
     const id = name.endsWith(LOG_SUFFIX) ? name.slice(0, -LOG_SUFFIX.length) : null;
-    const st = id === null || !isValidSessionId(id) ? null : lstatSync(path.join(dir.abs, name));
+    const st = id === null || !isValidSessionId(id) ? null : lstatSync(dirAbs + path.sep + name);
     if (id === null || st === null || !st.isFile()) {
       ignored++;
       continue;
     }
     ids.push(id);
     sizes.set(id, st.size);
+    mtimes.set(id, st.mtimeMs);
   }
-  ids.sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
-  return { sessionIds: ids, sizes, ignoredEntries: ignored };
+  return { sessionIds: byteOrder(ids), sizes, mtimes, ignoredEntries: ignored };
+}
+
+/** Sorted by UTF-8 byte order; each id encoded once, not once per comparison. */
+function byteOrder(ids: string[]): string[] {
+  const keyed = ids.map((id) => ({ id, bytes: Buffer.from(id, "utf8") }));
+  keyed.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
+  return keyed.map((k) => k.id);
 }
 
 export interface LogEntry {

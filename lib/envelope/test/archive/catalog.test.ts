@@ -1,11 +1,11 @@
 // archive.md §1: the catalog's rules on small Logs written here (title order per agent, times without
 // provenance, a share child's inherited messages), its cache under .pixir/index/ (used while a Log is
 // unchanged, rebuilt when stale or corrupt, skipped in a read-only Workspace), and id prefixes.
-import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { catalogPath, readCatalog } from "../../src/archive/catalog.js";
+import { catalogPath, catalogScansPath, readCatalog } from "../../src/archive/catalog.js";
 import { resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "../../src/archive/resolve.js";
 import { parseDateFlag } from "../../src/archive/session-list.js";
 import { tokensText } from "../../src/view/ls-text.js";
@@ -82,17 +82,38 @@ describe("lineage", () => {
 
 describe("the cache under .pixir/index/", () => {
   it("is used while a Log's size and mtime are unchanged, and rebuilt when the Log grows or the cache is corrupt", async () => {
-    const ws = workspace({ a: [user("first")] });
+    const ws = workspace({ a: [user("first")], b: [user("second")] });
     await readCatalog(ws);
-    const cache = JSON.parse(readFileSync(catalogPath(ws).abs, "utf8"));
-    cache.logs.a.scan.first_prompt = "from the cache";
-    writeFileSync(catalogPath(ws).abs, JSON.stringify(cache));
-    expect((await byId(ws)).get("a")!.title).toBe("from the cache");
-    appendFileSync(path.join(ws, ".pixir", "sessions", "a.ndjson"), `${JSON.stringify({ id: "E9", session_id: "a", seq: 1, ts: "2026-02-01T00:00:00.000Z", type: "assistant_message", data: { text: "ok" } })}\n`);
-    expect((await byId(ws)).get("a")).toMatchObject({ title: "first", messages: 2, updated: "2026-02-01T00:00:00.000Z" });
+    // No Log changed: the joined facts of catalog.json are the answer as read.
+    const joined = JSON.parse(readFileSync(catalogPath(ws).abs, "utf8"));
+    joined.facts.find((f: { session_id: string }) => f.session_id === "a").title = "from the facts";
+    writeFileSync(catalogPath(ws).abs, JSON.stringify(joined));
+    expect((await byId(ws)).get("a")!.title).toBe("from the facts");
+    // Without them, each unchanged Log's scan comes from catalog-scans.json and is joined again.
     writeFileSync(catalogPath(ws).abs, "{not json");
+    const scans = JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8"));
+    scans.logs.a.scan.first_prompt = "from the scans";
+    writeFileSync(catalogScansPath(ws).abs, JSON.stringify(scans));
+    expect((await byId(ws)).get("a")!.title).toBe("from the scans");
+    // A Log that grew is scanned again; the other keeps its cached scan.
+    appendFileSync(path.join(ws, ".pixir", "sessions", "a.ndjson"), `${JSON.stringify({ id: "E9", session_id: "a", seq: 1, ts: "2026-02-01T00:00:00.000Z", type: "assistant_message", data: { text: "ok" } })}\n`);
+    const grown = await byId(ws);
+    expect(grown.get("a")).toMatchObject({ title: "first", messages: 2, updated: "2026-02-01T00:00:00.000Z" });
+    expect(grown.get("b")!.title).toBe("second");
+    writeFileSync(catalogPath(ws).abs, "{not json");
+    writeFileSync(catalogScansPath(ws).abs, "[]");
     expect((await byId(ws)).get("a")!.title).toBe("first");
-    expect(JSON.parse(readFileSync(catalogPath(ws).abs, "utf8")).version).toBe(2);
+    expect(JSON.parse(readFileSync(catalogPath(ws).abs, "utf8")).version).toBe(3);
+    expect(JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8")).version).toBe(3);
+  });
+
+  it("a Log added or removed is seen though no other Log changed", async () => {
+    const ws = workspace({ a: [user("first")] });
+    expect((await readCatalog(ws)).map((f) => f.session_id)).toEqual(["a"]);
+    writeLog(ws, "b", [user("second")]);
+    expect((await readCatalog(ws)).map((f) => f.session_id).sort()).toEqual(["a", "b"]);
+    rmSync(path.join(ws, ".pixir", "sessions", "a.ndjson"));
+    expect((await readCatalog(ws)).map((f) => f.session_id)).toEqual(["b"]);
   });
 
   it.skipIf(process.getuid?.() === 0)("a read-only Workspace still lists", async () => {

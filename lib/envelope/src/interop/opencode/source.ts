@@ -6,7 +6,8 @@
 import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import Database from "better-sqlite3";
+import { createRequire } from "node:module";
+import type Database from "better-sqlite3";
 import { isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 
@@ -75,11 +76,15 @@ function sessionInfoOfRow(r: Record<string, unknown>, file: string, lenient: boo
   return info;
 }
 
+/** The SQLite addon, loaded when an opencode.db is read: every other command of the bundle that holds this module starts without it. */
+const loadSqlite = (): typeof Database => createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+
 /** Every session of an `opencode.db`, opened read-only (opencode may be writing it: WAL readers are safe). */
 export function readOpencodeDatabase(abs: string, display: string, lenient: boolean, skipped: string[]): OpencodeSession[] {
   let db: Database.Database;
   try {
-    db = new Database(abs, { readonly: true, fileMustExist: true });
+    const Sqlite = loadSqlite();
+    db = new Sqlite(abs, { readonly: true, fileMustExist: true });
   } catch {
     throw invalidOpencode("unreadable_database", display);
   }
