@@ -303,7 +303,7 @@ describe("pixir usage: prices", () => {
   it("an unreadable or malformed price file is a structured error, exit 2", () => {
     const res = run("pixir", ["usage", "--prices", "/nonexistent/prices.json", "--json"], { cwd: ws });
     expect(res.code).toBe(2);
-    expect(res.json.error).toMatchObject({ kind: "invalid_args" });
+    expect(res.errJson.error).toMatchObject({ kind: "invalid_args" });
     const bad = path.join(tempDir("pixir-prices-"), "p.json");
     writeFileSync(bad, JSON.stringify({ m: { input: "cheap" } }));
     const r2 = run("pixir", ["usage", "--prices", bad], { cwd: ws });

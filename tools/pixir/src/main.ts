@@ -453,6 +453,8 @@ every command takes a unique prefix of 4 or more) and rows to the terminal's wid
 columns are separated by tabs, with full ids and nothing cut. --json prints one object per line with
 every fact: session_id, agent, kind, cwd, project, title, first_prompt, started, updated, messages,
 tokens, parent, children, events, log_bytes.`,
+  // --json prints one object per line (archive.md §1): rows, so an error goes to stderr (cli.md §2).
+  class: "stream",
   options: {
     agent: { type: "string", value: "type", choices: AGENT_NAMES, describe: "only sessions of this agent" },
     project: { type: "string", value: "text", placeholder: "SUBSTR", describe: "only projects whose name contains SUBSTR (any case)" },
@@ -477,6 +479,8 @@ subagents one row each, and the family total: what each branch cost, the abandon
 USD per million tokens from the table in the repository (its date and source are in its header); a
 model without a price is counted with cost "unknown" (null), never 0. Derived data is kept in
 .pixir/index/usage.json and rebuilt from the Logs when they change.`,
+  // --json prints one object per row (archive.md §3): rows, so an error goes to stderr (cli.md §2).
+  class: "stream",
   options: {
     by: { type: "string", value: "mode", choices: ["day", "week", "month", "session", "family", "model", "project", "agent"], describe: "the rows (default: day)" },
     since: { type: "string", value: "text", placeholder: "DATE", describe: "calls on or after this local date (YYYY-MM-DD or YYYYMMDD)" },

@@ -7,6 +7,7 @@ import path from "node:path";
 import { isJsonObject } from "../../event/envelope.js";
 import { PixirError, mapOsRefusal } from "../../event/errors.js";
 import { isValidSessionId, MAX_SESSION_ID_BYTES } from "../../event/session-id.js";
+import { MAX_LINE_BYTES } from "../../lines/codec.js";
 
 export const UUID_PATTERN = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const SAFE_AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -73,7 +74,9 @@ const LINE_CHUNK = 64 * 1024;
 
 /**
  * Read a file line by line, from the start, until `pick` returns something for a line's parsed value
- * (lines that are not JSON are passed over); null at the end. Only as much of the file as needed is read.
+ * (lines that are not JSON are passed over); null at the end, or at a line longer than a Log line may
+ * be (the import refuses that file: claude/import.ts readSource). Only as much of the file as needed is
+ * read, and a line's chunks are joined once, at its newline.
  */
 function firstLineWith<T>(abs: string, pick: (value: unknown) => T | undefined): T | null {
   let fd: number;
@@ -83,32 +86,41 @@ function firstLineWith<T>(abs: string, pick: (value: unknown) => T | undefined):
     return null;
   }
   try {
-    let pending = Buffer.alloc(0);
+    const parts: Buffer[] = [];
+    let partBytes = 0;
     let pos = 0;
-    const chunk = Buffer.allocUnsafe(LINE_CHUNK);
     for (;;) {
+      const chunk = Buffer.allocUnsafe(LINE_CHUNK);
       const n = readSync(fd, chunk, 0, chunk.length, pos);
       if (n <= 0) return null;
       pos += n;
-      let buf = Buffer.concat([pending, chunk.subarray(0, n)]);
+      let rest = chunk.subarray(0, n);
       let nl: number;
-      while ((nl = buf.indexOf(0x0a)) >= 0) {
-        const text = buf.subarray(0, nl).toString("utf8");
-        buf = buf.subarray(nl + 1);
-        let value: unknown;
-        try {
-          value = JSON.parse(text);
-        } catch {
-          continue;
-        }
-        const found = pick(value);
+      while ((nl = rest.indexOf(0x0a)) >= 0) {
+        const line = Buffer.concat([...parts, rest.subarray(0, nl)]);
+        parts.length = 0;
+        partBytes = 0;
+        rest = rest.subarray(nl + 1);
+        const found = pickLine(line, pick);
         if (found !== undefined) return found;
       }
-      pending = Buffer.from(buf);
+      parts.push(rest);
+      partBytes += rest.length;
+      if (partBytes > MAX_LINE_BYTES) return null;
     }
   } finally {
     closeSync(fd);
   }
+}
+
+function pickLine<T>(line: Buffer, pick: (value: unknown) => T | undefined): T | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  return pick(value);
 }
 
 /** The `sessionId` of the first line of a file that has a string one (§3.1). */

@@ -6,6 +6,7 @@ import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, 
 import path from "node:path";
 import { envelopeHead, isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
+import { overlongLine } from "../../lines/line-bound.js";
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
 import { acquireLease, acquireLeases, WriterLease } from "../../store/lease.js";
@@ -175,13 +176,35 @@ function readingSource<T>(src: SourceFile, read: () => T): T {
   try {
     return read();
   } catch (err) {
+    if (err instanceof PixirError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new PixirError("permission_denied", undefined, { path: src.file, operation: "read" });
     throw new PixirError("invalid_claude_session", undefined, { reason: "unreadable_file", file: src.file });
   }
 }
 
-const readSource = (src: SourceFile, files?: FileBuffers): Buffer => readingSource(src, () => (files !== undefined ? files.read(src.abs) : readFileSync(src.abs)));
+/**
+ * A source file, read whole once no line of it is longer than a Log line may be: a record that long
+ * can never be stored (its Event holds it), so it is refused before the file is buffered, at the first
+ * MAX_LINE_BYTES + 1 bytes of that line, `--lenient` or not (no Log line can keep it raw either).
+ */
+const readSource = (src: SourceFile, files?: FileBuffers): Buffer =>
+  readingSource(src, () => {
+    const line = overlongLine(src.abs);
+    if (line !== null) throw overlongSourceLine(src, line);
+    return files !== undefined ? files.read(src.abs) : readFileSync(src.abs);
+  });
+
+function overlongSourceLine(src: SourceFile, line: number): PixirError {
+  return new PixirError("log_encode_failed", "a line of the transcript is longer than a Log line may be", {
+    reason: "line_too_long",
+    type: null,
+    file: src.file,
+    line,
+    max_line_bytes: MAX_LINE_BYTES,
+    next_actions: ["this transcript cannot be imported whole: the line is refused with --lenient too"],
+  });
+}
 
 /**
  * Source files read into buffers that the next unit uses again once the unit that read them is prepared
@@ -396,7 +419,7 @@ const parentUuidsOf = (src: SourceFile) => {
     if (cache === null) {
       cache = new Set();
       try {
-        for (const r of readTranscriptBytes(readFileSync(src.abs), src.file, true, undefined, true, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
+        for (const r of readTranscriptBytes(readSource(src), src.file, true, undefined, true, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
       } catch {
         /* unreadable: links nothing */
       }
