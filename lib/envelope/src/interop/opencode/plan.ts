@@ -5,12 +5,10 @@
 import { createHash } from "node:crypto";
 import { isEncodable, isJsonObject, serializeEvent, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { IdSet } from "../../event/id-set.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { SHARE_LIMITATIONS } from "../../fork/fork.js";
-import { OpenCalls } from "../../fork/fork-plan.js";
-import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
+import { shareHeaderData } from "../../fork/fork.js";
+import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { OpencodeMessage, OpencodeSession } from "./source.js";
 
 export interface PlannedOpencodeLog {
@@ -226,32 +224,13 @@ function shareHeader(child: PlannedOpencodeLog, ws: string, rootId: string, id: 
   const parent = child.parent!;
   const toSeq = child.forkedToSeq!;
   const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  const digest = new PrefixDigest();
-  const open = new OpenCalls(new IdSet());
-  for (const e of inherited) {
-    digest.add(e);
-    open.add(e);
-  }
   const header: PixirEvent = {
     id,
     session_id: child.sessionId,
     seq: 0,
     ts,
     type: "session_fork",
-    data: {
-      parent_session_id: parent.sessionId,
-      fork_root_session_id: rootId,
-      forked_to_seq: toSeq,
-      parent_workspace: ws,
-      child_workspace: ws,
-      replay_event_count: inherited.length,
-      from_seq: inherited[0]?.seq ?? null,
-      strategy: "share_v1",
-      limitations: SHARE_LIMITATIONS,
-      prefix_digest: digest.digest(),
-      open_tool_calls: open.list(),
-      opencode,
-    },
+    data: { ...shareHeaderData(ws, parent.sessionId, rootId, toSeq, inherited), opencode },
   };
   child.stored.push(header);
   child.resolved.push(header);
