@@ -113,8 +113,16 @@ function writeIndexFile(ws: string, target: StatePath, value: unknown): void {
   } catch {
     // A read-only or full Workspace still lists: the facts were computed in memory. What this run began
     // to write goes again, so a failed cache leaves the Workspace as it was.
-    rmSync(temp.abs, { force: true });
+    removeQuietly(temp.abs);
     if (made) removeIfEmpty(dir.abs);
+  }
+}
+
+function removeQuietly(file: string): void {
+  try {
+    rmSync(file, { force: true });
+  } catch {
+    // The index path is not a folder (nothing of ours is there) or not ours to change.
   }
 }
 
