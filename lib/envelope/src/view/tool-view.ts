@@ -195,7 +195,7 @@ function lookupTarget(args: unknown): string | null {
   if (!isObject(args)) return null;
   const target = str(args.file_path) ?? str(args.path) ?? str(args.pattern) ?? str(args.query) ?? str(args.url) ?? str(args.notebook_path);
   if (target === null) return null;
-  // A search names where it looked when it says so: `Grep TODO in src/`.
+  // A search names where it looked when it says so: `Grep parseLine in src/`.
   const where = target !== args.path ? str(args.path) : null;
   return where === null ? target : `${target} in ${where}`;
 }
