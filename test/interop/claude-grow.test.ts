@@ -9,7 +9,7 @@ import { planClaudeExport } from "../../lib/envelope/src/interop/claude/export.j
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
 import { tempDir } from "../support/cli.js";
 import { CLAUDE_FIXTURES, heldLines, lineCuts, logsDir, nonBlankLines, sessionFixtures, snapshot, unitFiles } from "../support/claude.js";
-import { contextViewInProcess, oracleItems } from "../support/claude-oracle.js";
+import { contextView, oracleItems } from "../support/claude-oracle.js";
 
 const SESSIONS = sessionFixtures().filter((f) => f !== "agent-sessions/small.jsonl");
 const importAll = (ws: string, root: string) => importClaude(ws, { paths: [root], program: "pixir import claude", env: {} });
@@ -38,7 +38,7 @@ describe.each(SESSIONS)("a transcript that grows in 20 steps: %s (§6 step 6)", 
       const held = [...heldLines(ws, mine.session_id!).values()].flat().sort((a, b) => a - b);
       expect(held).toEqual(nonBlankLines(prefix));
       expect((await planClaudeExport(ws, mine.logs[0]!.session_id)).main.bytes.equals(prefix)).toBe(true);
-      if (mine.leaf_session_id !== null) expect(await contextViewInProcess(ws, mine.leaf_session_id)).toEqual(oracleItems(prefix));
+      if (mine.leaf_session_id !== null) expect(await contextView(ws, mine.leaf_session_id)).toEqual(oracleItems(prefix));
       before = snapshot(ws);
     }
   });

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { planClaudeExport } from "../../lib/envelope/src/interop/claude/export.js";
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
 import { run, tempDir } from "../support/cli.js";
-import { contextViewInProcess, oracleItems } from "../support/claude-oracle.js";
+import { contextView, oracleItems } from "../support/claude-oracle.js";
 import { CLAUDE_FIXTURES, heldLines, lineCuts as lineCutsOf, logIds, logsDir, nonBlankLines, sessionFixtures, snapshot, unitFiles } from "../support/claude.js";
 
 const SESSIONS = sessionFixtures().filter((f) => f !== "agent-sessions/small.jsonl");
@@ -43,7 +43,7 @@ describe.each(SESSIONS)("incremental import of %s (§6 step 6)", (rel) => {
     for (const [id, bytes] of before) expect(readFileSync(path.join(logsDir(ws), `${id}.ndjson`)).subarray(0, bytes.length).equals(bytes), id).toBe(true);
     const exported = await planClaudeExport(ws, grown.logs[0]!.session_id);
     expect(exported.main.bytes.equals(full)).toBe(true);
-    expect(await contextViewInProcess(ws, grown.leaf_session_id!)).toEqual(oracleItems(full));
+    expect(await contextView(ws, grown.leaf_session_id!)).toEqual(oracleItems(full));
     // A third run finds nothing new.
     const third = await importAll(ws, root);
     expect(third.imports.every((i) => i.status === "unchanged")).toBe(true);

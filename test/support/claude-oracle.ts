@@ -7,7 +7,7 @@
 //
 // `contextView` is the one place that reads `pixir context` output, so a change of its line shape
 // (issue 24: one `{"seq","id","type","item"}` per line) is met here only.
-import { run } from "./cli.js";
+import { runInProcess } from "./in-process.js";
 
 export interface OracleItem {
   type: "user_message" | "assistant_message" | "tool_call" | "tool_result" | "history_compaction";
@@ -212,10 +212,12 @@ const ITEM_SHAPE: Record<string, (item: any) => boolean> = {
  * `pixir-log cat <id>`, the resolved History) as {type, uuid, part, fields}. Reasoning lines, which the
  * fold may still list, and synthetic orphan outputs are dropped.
  */
-export function contextView(ws: string, id: string): OracleItem[] {
-  const ctx = run("pixir", ["context", id], { cwd: ws });
+export async function contextView(ws: string, id: string): Promise<OracleItem[]> {
+  // In-process: the same commands as the binaries, without two process starts per view (the tests compare
+  // many views; test/session/context.test.ts runs the real `pixir context`).
+  const ctx = await runInProcess("pixir", ["context", id], { cwd: ws });
   if (ctx.code !== 0) throw new Error(`pixir context ${id} failed: ${ctx.stderr}`);
-  const cat = run("pixir-log", ["cat", id], { cwd: ws });
+  const cat = await runInProcess("pixir-log", ["cat", id], { cwd: ws });
   if (cat.code !== 0) throw new Error(`pixir-log cat ${id} failed: ${cat.stderr}`);
   const byId = new Map<string, any>(cat.lines.map((e: any) => [e.id, e]));
   return ctx.lines
@@ -227,23 +229,4 @@ export function contextView(ws: string, id: string): OracleItem[] {
       if (l.item !== undefined && shape !== undefined && !shape(l.item)) throw new Error(`pixir context ${id}: the item of ${l.id} (${e.type}) has the wrong shape`);
       return { type: e.type, uuid: e.data.claude?.uuid, part: partOf(e), fields: comparedFields(e.type, e.data) };
     });
-}
-
-/** `contextView` in-process (the fold of lib/envelope's session/context.ts), for tests that import many times. */
-export async function contextViewInProcess(ws: string, id: string): Promise<OracleItem[]> {
-  const { openHistory } = await import("../../lib/envelope/src/store/loader.js");
-  const { contextItems, resourceLookupOf } = await import("../../lib/envelope/src/session/context.js");
-  const events = new Map<string, any>();
-  for await (const item of (await openHistory(ws, id)).items()) events.set(item.event.id!, item.event);
-  const out: OracleItem[] = [];
-  const history = await openHistory(ws, id);
-  for await (const c of contextItems(history, resourceLookupOf(ws, history)) as AsyncIterable<any>) {
-    if (c.type === "reasoning" || (c.type === "tool_call" && c.item?.type === "function_call_output")) continue;
-    const e = events.get(c.id);
-    if (e === undefined) throw new Error(`the context of ${id} names ${c.id}, which is not in its History`);
-    const shape = ITEM_SHAPE[e.type as string];
-    if (shape !== undefined && !shape(c.item)) throw new Error(`the context of ${id}: the item of ${c.id} (${e.type}) has the wrong shape`);
-    out.push({ type: e.type, uuid: e.data.claude?.uuid, part: partOf(e), fields: comparedFields(e.type, e.data) });
-  }
-  return out;
 }

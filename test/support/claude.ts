@@ -63,12 +63,18 @@ export function ownEvents(ws: string, id: string): StoredEvent[] {
   return first.type === "session_fork" ? all.filter((e) => e.seq > first.data.replay_event_count) : all;
 }
 
+/** A Log's first Event, without parsing the rest of it. */
+function firstEvent(ws: string, id: string): StoredEvent {
+  const text = readFileSync(path.join(logsDir(ws), `${id}.ndjson`), "utf8");
+  const end = text.indexOf("\n");
+  return JSON.parse(end < 0 ? text : text.slice(0, end));
+}
+
 /** Lines held by each Log of a source (by `data.claude.source` of the Log's first Event). */
 export function heldLines(ws: string, source: string): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const id of logIds(ws)) {
-    const first = storedEvents(ws, id)[0]!;
-    if (first.data.claude?.source !== source) continue;
+    if (firstEvent(ws, id).data.claude?.source !== source) continue;
     const lines: number[] = [];
     for (const e of ownEvents(ws, id)) {
       const c = e.data.claude;

@@ -58,7 +58,7 @@ export function runResult(code: number, stdout: string, stderr: string): RunResu
   };
 }
 
-function childEnv(extra: RunOptions["env"]): NodeJS.ProcessEnv {
+export function childEnv(extra: RunOptions["env"]): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
   delete env.PIXIR_WORKSPACE;
   delete env.PIXIR_WRITER_LEASE;
@@ -70,7 +70,7 @@ function childEnv(extra: RunOptions["env"]): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Run a built binary to completion. */
+/** Run a built binary to completion (a real process: start-up, exit code, signals; see in-process.ts for the cheap way). */
 export function run(tool: Tool, args: string[], options: RunOptions): RunResult {
   const r = spawnSync(process.execPath, [options.bin ?? binPath(tool), ...args], {
     cwd: options.cwd,
