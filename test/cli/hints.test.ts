@@ -160,7 +160,7 @@ async function printedHints(): Promise<Array<{ where: string; text: string }>> {
   });
   const out: Array<{ where: string; text: string }> = [];
   const runText = async (tool: Tool, argv: string[], stdin?: string) => {
-    const r = await runInProcess(tool, argv, { cwd: ws, stdin });
+    const r = await runInProcess(tool, argv, { cwd: ws, input: stdin });
     for (const line of r.stderr.split("\n")) if (line.startsWith("hint: ")) out.push({ where: `${tool} ${argv.join(" ")}`, text: line.slice(6) });
     return r;
   };

@@ -3,7 +3,9 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, logFile, readEvents, readLog, run, sh, tempDir, user, workspace, writeRaw, type Ev } from "../support/cli.js";
+import { assistant, call, ev, listTree, logFile, readEvents, readLog, sh, tempDir, user, workspace, writeRaw, type Ev } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); the pipelines below are processes.
+import { runInThread as run } from "../support/thread.js";
 import {
   derivedUlid,
   expectJsonError,

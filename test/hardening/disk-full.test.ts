@@ -73,7 +73,7 @@ async function faulted(fault: Fault, tool: "pixir" | "pixir-log", argv: string[]
   state.fault = fault;
   let r;
   try {
-    r = await runInProcess(tool, [...argv, "--json"], { cwd: ws, stdin });
+    r = await runInProcess(tool, [...argv, "--json"], { cwd: ws, input: stdin });
   } finally {
     state.fault = null;
   }
@@ -99,7 +99,7 @@ describe("the append journal under a full disk", () => {
     const cat = await runInProcess("pixir-log", ["cat", "s", "--raw"], { cwd: ws });
     expect(cat.code).toBe(0);
     expect(cat.stdout).toBe(before.toString());
-    const again = await runInProcess("pixir-log", ["append", "s", "--json"], { cwd: ws, stdin: LINE });
+    const again = await runInProcess("pixir-log", ["append", "s", "--json"], { cwd: ws, input: LINE });
     expect(again.json).toMatchObject({ ok: true, first_seq: 2 });
     expect(readFileSync(file, "utf8").startsWith(before.toString())).toBe(true);
     expect(rawLine("s", 0, user("a"))).toBe(before.toString().split("\n")[0]);
@@ -167,7 +167,7 @@ describe("fsync, rename, link and the codes a tmpfs never gives", () => {
 
   it("a forced release whose record cannot be written (ENOSPC): the lease stays, no releases directory", async () => {
     const ws = workspace({ s: [user("a")] });
-    const held = await runInProcess("pixir-log", ["append", "s", "--json"], { cwd: ws, stdin: LINE });
+    const held = await runInProcess("pixir-log", ["append", "s", "--json"], { cwd: ws, input: LINE });
     expect(held.code).toBe(0);
     // A stale lease, as a SIGKILLed writer leaves it.
     const leaseFile = path.join(ws, ".pixir", "session_leases", "s.json");

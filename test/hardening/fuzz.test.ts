@@ -334,7 +334,7 @@ describe("fuzz: large inputs, once each in every run", () => {
       for (const argv of [["write", ID, "--json"], ["append", ID, "--json"]]) {
         await withWorkspace({}, async (ws) => {
           const before = snapshot(ws);
-          const r = await runInProcess("pixir-log", argv, { cwd: ws, stdin: streamBytes(c) });
+          const r = await runInProcess("pixir-log", argv, { cwd: ws, input: streamBytes(c) });
           if (judge(r, defect!.write, "report", true) !== null) return nothingWritten(ws, before);
           const cat = await runInProcess("pixir-log", ["cat", ID], { cwd: ws });
           expect(storedDataTexts(cat.stdout)[1]).toBe(defect!.storedData!(c.lines[1]!));
@@ -400,14 +400,14 @@ function stampedCase(opts: { maxExisting: number; partialLines?: boolean; defect
 // ---------------------------------------------------------------------------------------------
 // Runners and checks
 
-type Runner = (tool: Tool, argv: string[], options: { cwd: string; stdin?: Buffer }) => Promise<RunResult & { hung?: boolean }>;
+type Runner = (tool: Tool, argv: string[], options: { cwd: string; input?: Buffer }) => Promise<RunResult & { hung?: boolean }>;
 
 const inProcess: Runner = (tool, argv, options) => runInProcess(tool, argv, options);
 
 const spawned: Runner = async (tool, argv, options) => {
   const r = spawnSync(process.execPath, [binPath(tool), ...argv], {
     cwd: options.cwd,
-    input: options.stdin ?? "",
+    input: options.input ?? "",
     env: cleanEnv({ TMPDIR: tmpRoot }),
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
@@ -541,7 +541,7 @@ describe("fuzz: pixir-log write and append", () => {
       await withWorkspace(c.existing.length > 0 ? { [ID]: existingLog(c.existing) } : {}, async (ws) => {
         const before = snapshot(ws);
         const argv = [...(viaWrapper ? ["log"] : []), "write", ID, ...(json ? ["--json"] : [])];
-        const r = await runner(viaWrapper ? "pixir" : "pixir-log", argv, { cwd: ws, stdin: streamBytes(c) });
+        const r = await runner(viaWrapper ? "pixir" : "pixir-log", argv, { cwd: ws, input: streamBytes(c) });
         const expected = c.torn && !("ok" in c.defect.write) ? corrupt("torn_tail") : c.torn ? OK : c.defect.write;
         if (judge(r, expected, "report", json, c.defect.secret) !== null) return nothingWritten(ws, before);
         const log = readFileSync(path.join(ws, ".pixir", "sessions", `${ID}.ndjson`), "utf8");
@@ -559,7 +559,7 @@ describe("fuzz: pixir-log write and append", () => {
       await withWorkspace(c.existing.length > 0 ? { [ID]: existingLog(c.existing) } : {}, async (ws) => {
         const before = snapshot(ws);
         const argv = ["append", ID, ...(json ? ["--json"] : [])];
-        const r = await runner(viaWrapper ? "pixir" : "pixir-log", argv, { cwd: ws, stdin: streamBytes(c) });
+        const r = await runner(viaWrapper ? "pixir" : "pixir-log", argv, { cwd: ws, input: streamBytes(c) });
         const expected = c.torn && !("ok" in c.defect.append) ? corrupt("torn_tail") : c.torn ? OK : c.defect.append;
         if (judge(r, expected, "report", json, c.defect.secret) !== null) return nothingWritten(ws, before);
         const log = readFileSync(path.join(ws, ".pixir", "sessions", `${ID}.ndjson`), "utf8");
@@ -577,7 +577,7 @@ describe("fuzz: pixir-log write and append", () => {
     await property("append-flags", arb, async ([c, flags], runner) => {
       await withWorkspace(c.existing.length > 0 ? { [ID]: existingLog(c.existing) } : {}, async (ws) => {
         const before = snapshot(ws);
-        const r = await runner("pixir-log", ["append", ID, "--json", ...flags], { cwd: ws, stdin: streamBytes(c) });
+        const r = await runner("pixir-log", ["append", ID, "--json", ...flags], { cwd: ws, input: streamBytes(c) });
         const dropped = flags.includes("--drop-ephemeral") && c.defect.name === "ephemeral_type" && !c.torn;
         // A dropped Event takes no seq: a stamped line after it then carries a seq one too high.
         const stampedAfter = c.lines.slice(c.defectAt + 1).some((p) => p.fields.some(([k]) => k === "seq"));
@@ -714,7 +714,7 @@ describe("fuzz: readers of a defective Log", () => {
       await withWorkspace({ [ID]: bytes, t: existingLog([stamped(0, "user_message", '{"text":"t"}', "t")]) }, async (ws) => {
         const before = snapshot(ws);
         const stdin = cmd.name === "fork stdin" ? bytes : undefined;
-        const r = await runner(cmd.tool, cmd.argv, { cwd: ws, stdin });
+        const r = await runner(cmd.tool, cmd.argv, { cwd: ws, input: stdin });
         let read = c.torn && !("ok" in c.defect.read) ? corrupt("torn_tail") : c.defect.read;
         // Every fork, and its dry run, refuses an inherited lone surrogate: the child could not store it
         // (docs/cli-contract.md, "An inherited Event with a lone surrogate").
@@ -833,7 +833,7 @@ describe("fuzz: fork streams, summaries and merge", () => {
         const before = snapshot(ws);
         let input = stdin;
         if (viaSummarize) {
-          const s = await runner("pixir-summarize", ["--json"], { cwd: ws, stdin });
+          const s = await runner("pixir-summarize", ["--json"], { cwd: ws, input: stdin });
           expect(s.hung ?? false).toBe(false);
           expect(s.stderr).not.toMatch(STACK);
           if (s.code !== 0) {
@@ -842,7 +842,7 @@ describe("fuzz: fork streams, summaries and merge", () => {
           }
           input = Buffer.from(s.stdout);
         }
-        const r = await runner("pixir-log", ["write", "--json"], { cwd: ws, stdin: input });
+        const r = await runner("pixir-log", ["write", "--json"], { cwd: ws, input });
         expect(r.hung ?? false).toBe(false);
         expect(r.stderr).not.toMatch(STACK);
         if (r.code === 0) {
@@ -997,7 +997,7 @@ describe("fuzz: bad argv tokens", () => {
         if (argv.length === cmd.argv.length && argv.every((a, i) => a === cmd.argv[i])) return; // the command has no id to replace
         if (json) argv.push("--json");
         const before = snapshot(ws);
-        const r = await runner(cmd.tool, argv, { cwd: ws, stdin: cmd.stdin === undefined ? undefined : Buffer.from(cmd.stdin) });
+        const r = await runner(cmd.tool, argv, { cwd: ws, input: cmd.stdin === undefined ? undefined : Buffer.from(cmd.stdin) });
         expect(r.hung ?? false).toBe(false);
         expect(r.stderr).not.toMatch(STACK);
         const leaked = [SECRET, "b".repeat(236), "é".repeat(118)].filter((s) => r.stdout.includes(s) || r.stderr.includes(s));

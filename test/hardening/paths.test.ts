@@ -102,7 +102,7 @@ describe("invalid ids (envelope-and-log.md §5)", () => {
           const before = snapshot(parent);
           const argv = [...cmd.argv.map((a) => (a === ID ? value : a)), "--json"];
           // A positional id cannot hold NUL on a real command line; in-process it can.
-          const r = await runInProcess(cmd.tool, argv, { cwd: ws, stdin: cmd.stdin?.(value) });
+          const r = await runInProcess(cmd.tool, argv, { cwd: ws, input: cmd.stdin?.(value) });
           figures.invalid_id_runs++;
           const where = `${cmd.tool} ${cmd.argv.join(" ")} with ${JSON.stringify(value).slice(0, 40)}`;
           expect(r.hung, where).toBe(false);
@@ -133,7 +133,7 @@ describe("invalid ids (envelope-and-log.md §5)", () => {
         const { ws, parent } = setup();
         try {
           const before = snapshot(parent);
-          const r = await runInProcess(cmd.tool, [...cmd.argv.map((a) => (a === ID ? value : a)), "--json"], { cwd: ws, stdin: cmd.stdin?.(value) });
+          const r = await runInProcess(cmd.tool, [...cmd.argv.map((a) => (a === ID ? value : a)), "--json"], { cwd: ws, input: cmd.stdin?.(value) });
           figures.invalid_id_runs++;
           const err = expectDocumentedFailure(r, cmd.channel === "stream" && !r.stdout.startsWith("{") ? "stream" : "report", true);
           expect(["usage", "invalid_args"]).toContain(err.kind);
@@ -410,7 +410,7 @@ describe("symlinked state paths (envelope-and-log.md §6)", () => {
             c.make(ws, outside);
             const before = snapshot(outside);
             const inWs = snapshot(ws);
-            const r = await runInProcess(command.tool, [...command.argv, "--json"], { cwd: ws, stdin: command.stdin?.("") });
+            const r = await runInProcess(command.tool, [...command.argv, "--json"], { cwd: ws, input: command.stdin?.("") });
             figures.symlink_runs++;
             const where = `${c.name}: ${command.tool} ${command.argv.join(" ")}`;
             expect(r.hung, where).toBe(false);

@@ -5,9 +5,8 @@ import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Readable, Writable } from "node:stream";
 import { expect } from "vitest";
-import { parseMaybe, ROOT, runResult, type RunResult, type Tool } from "../support/cli.js";
+import { childEnv, parseMaybe, ROOT, type RunResult } from "../support/cli.js";
 
 // ---------------------------------------------------------------------------------------------
 // Scale and seed
@@ -79,76 +78,12 @@ export function freshDir(prefix = "pixir-hard-"): string {
 export const removeDir = (dir: string): void => rmSync(dir, { recursive: true, force: true });
 
 // ---------------------------------------------------------------------------------------------
-// In-process runs: the tools' main(argv, io)
+// In-process runs: the tools' main(argv, io) (test/support/in-process.ts)
 
-type Main = (argv: string[], io: import("@pixir/envelope").CliIo) => Promise<number>;
+export { loadMain, runInProcess, type InProcessResult } from "../support/in-process.js";
 
-const LOADERS: Record<Tool, () => Promise<{ main: Main }>> = {
-  "pixir-log": () => import("../../tools/pixir-log/src/main.js"),
-  "pixir-fork": () => import("../../tools/pixir-fork/src/main.js"),
-  "pixir-tree": () => import("../../tools/pixir-tree/src/main.js"),
-  "pixir-summarize": () => import("../../tools/pixir-summarize/src/main.js"),
-  pixir: () => import("../../tools/pixir/src/main.js"),
-};
-const mains = new Map<Tool, Main>();
-
-export async function loadMain(tool: Tool): Promise<Main> {
-  let main = mains.get(tool);
-  if (main === undefined) {
-    main = (await LOADERS[tool]()).main;
-    mains.set(tool, main);
-  }
-  return main;
-}
-
-class Collector extends Writable {
-  chunks: Buffer[] = [];
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-    cb();
-  }
-  text(): string {
-    return Buffer.concat(this.chunks).toString("utf8");
-  }
-}
-
-export interface InProcessResult extends RunResult {
-  /** The run did not finish within the time limit (a hang). */
-  hung: boolean;
-}
-
-/** The environment of every run: none of the caller's PIXIR_* variables. */
-export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
-  for (const k of Object.keys(env)) if (k.startsWith("PIXIR_")) delete env[k];
-  return { ...env, ...extra };
-}
-
-/**
- * Run a tool's main() in this process, with its own stdin, collected stdout/stderr, env and cwd.
- * A run that does not finish within `timeoutMs` is reported as hung (never awaited forever).
- */
-export async function runInProcess(
-  tool: Tool,
-  argv: string[],
-  options: { cwd: string; stdin?: Buffer | string; env?: Record<string, string>; timeoutMs?: number },
-): Promise<InProcessResult> {
-  const main = await loadMain(tool);
-  const stdout = new Collector();
-  const stderr = new Collector();
-  const input = options.stdin === undefined ? Buffer.alloc(0) : Buffer.isBuffer(options.stdin) ? options.stdin : Buffer.from(options.stdin);
-  const stdin = input.length === 0 ? Readable.from([]) : Readable.from([input]);
-  const io = { stdin, stdout, stderr, env: cleanEnv(options.env), cwd: options.cwd };
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<"hung">((resolve) => {
-    timer = setTimeout(() => resolve("hung"), options.timeoutMs ?? 30_000);
-  });
-  const outcome = await Promise.race([main(argv, io), limit]);
-  clearTimeout(timer);
-  const out = stdout.text();
-  const err = stderr.text();
-  return { ...runResult(outcome === "hung" ? -1 : outcome, out, err), hung: outcome === "hung" };
-}
+/** The environment of every run: none of the caller's PIXIR_* variables (test/support/cli.ts childEnv). */
+export const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => childEnv(extra);
 
 // ---------------------------------------------------------------------------------------------
 // Structured errors (cli.md §2–§4)

@@ -1,7 +1,7 @@
 // Test support for pixir import/export claude (claude-interop.md §6): the real transcripts copied into
 // a temporary projects root (each source folder one project directory), and readers of the Logs made.
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { closeSync, cpSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { ROOT, tempDir } from "./cli.js";
 
@@ -63,11 +63,22 @@ export function ownEvents(ws: string, id: string): StoredEvent[] {
   return first.type === "session_fork" ? all.filter((e) => e.seq > first.data.replay_event_count) : all;
 }
 
-/** A Log's first Event, without parsing the rest of it. */
+/** A Log's first Event, without reading the rest of it. */
 function firstEvent(ws: string, id: string): StoredEvent {
-  const text = readFileSync(path.join(logsDir(ws), `${id}.ndjson`), "utf8");
-  const end = text.indexOf("\n");
-  return JSON.parse(end < 0 ? text : text.slice(0, end));
+  const fd = openSync(path.join(logsDir(ws), `${id}.ndjson`), "r");
+  try {
+    const chunks: Buffer[] = [];
+    for (let at = 0; ; ) {
+      const chunk = Buffer.alloc(64 * 1024);
+      const n = readSync(fd, chunk, 0, chunk.length, at);
+      const end = chunk.subarray(0, n).indexOf(0x0a);
+      chunks.push(chunk.subarray(0, end < 0 ? n : end));
+      if (end >= 0 || n === 0) return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      at += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Lines held by each Log of a source (by `data.claude.source` of the Log's first Event). */

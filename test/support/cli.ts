@@ -60,9 +60,8 @@ export function runResult(code: number, stdout: string, stderr: string): RunResu
 
 export function childEnv(extra: RunOptions["env"]): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
-  delete env.PIXIR_WORKSPACE;
-  delete env.PIXIR_WRITER_LEASE;
-  delete env.PIXIR_TAKE_OVER_DEAD_WRITER;
+  // None of the test runner's own PIXIR_* settings (a Workspace, a lease, a take-over, a scale).
+  for (const k of Object.keys(env)) if (k.startsWith("PIXIR_")) delete env[k];
   for (const [k, v] of Object.entries(extra ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
