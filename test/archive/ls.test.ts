@@ -6,7 +6,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
-import { binPath, run, tempDir } from "../support/cli.js";
+import { binPath, tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { CODEX_FIXTURES_DIR } from "../support/codex.js";
 
 const UTC = { TZ: "UTC" };

@@ -5,7 +5,9 @@ import { spawn } from "node:child_process";
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { binPath, run, tempDir, type RunResult } from "../support/cli.js";
+import { binPath, tempDir, type RunResult } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { allFixtureFiles, CLAUDE_FIXTURES, logIds, storedEvents, type StoredEvent } from "../support/claude.js";
 
 const SPOTTER = "258c7280-ae70-4798-800f-63464d01a85d";

@@ -3,7 +3,9 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { run, tempDir } from "../support/cli.js";
+import { tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { allFixtureFiles, CLAUDE_FIXTURES, projectsRoot } from "../support/claude.js";
 import { CODEX_FIXTURES_DIR, HAS_LOCALPUSH, LOCALPUSH_DIR } from "../support/codex.js";
 import { PI_DIR } from "../support/pi.js";

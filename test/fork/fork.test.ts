@@ -2,7 +2,9 @@
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, logFile, readEvents, readLog, run, sh, toolResult, ULID, user, workspace } from "../support/cli.js";
+import { assistant, call, ev, listTree, logFile, readEvents, readLog, sh, toolResult, ULID, user, workspace } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import {
   derivedUlid,
   EMPTY_DIGEST,

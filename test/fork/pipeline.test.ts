@@ -2,7 +2,9 @@
 // themselves, so a cut, forged or mixed-up stream never becomes a child Log.
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, readEvents, readLog, run, sh, start, tempDir, toolResult, user, workspace, type Ev } from "../support/cli.js";
+import { assistant, call, ev, listTree, readEvents, readLog, sh, start, tempDir, toolResult, user, workspace, type Ev } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import {
   derivedUlid,
   expectJsonError,

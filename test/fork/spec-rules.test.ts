@@ -6,7 +6,9 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, readEvents, readLog, run, sh, tempDir, user, workspace, writeRaw, type Ev } from "../support/cli.js";
+import { assistant, call, ev, listTree, readEvents, readLog, sh, tempDir, user, workspace, writeRaw, type Ev } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import {
   expectJsonError,
   expectJsonOk,

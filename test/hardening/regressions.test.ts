@@ -8,7 +8,9 @@ import { describe, expect, it } from "vitest";
 import { buildSessionTree, scanLog } from "@pixir/envelope";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../lib/envelope/src/event/nesting.js";
 import { rawDataText } from "../../lib/envelope/src/event/envelope.js";
-import { binPath, listTree, ROOT, logFile, rawLine, readLog, run, sh, tempDir, toolCopyForAnyUser, user, workspace, type Tool } from "../support/cli.js";
+import { binPath, listTree, ROOT, logFile, rawLine, readLog, sh, tempDir, toolCopyForAnyUser, user, workspace, type Tool } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 
 const nested = (d: number) => `${"[".repeat(d)}${"]".repeat(d)}`;
 const dataOf = (line: string) => line.slice(line.indexOf('"data":') + 7, line.lastIndexOf("}"));

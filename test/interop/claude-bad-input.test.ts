@@ -4,7 +4,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir } from "../support/cli.js";
+import { tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { heldLines, logIds, nonBlankLines } from "../support/claude.js";
 
 const SID = "11111111-2222-4333-8444-555555555555";

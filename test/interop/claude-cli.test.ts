@@ -3,7 +3,9 @@
 import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir, toolCopyForAnyUser } from "../support/cli.js";
+import { tempDir, toolCopyForAnyUser } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
 
 const SESSION = "claude-code-log/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl";

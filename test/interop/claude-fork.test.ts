@@ -4,7 +4,9 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { stampCopied } from "../../lib/envelope/src/interop/claude/export-fork.js";
-import { run, tempDir } from "../support/cli.js";
+import { tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
 import { contextView, oracleItems, resumedRecords } from "../support/claude-oracle.js";
 

@@ -4,7 +4,9 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { binPath, run, tempDir } from "../support/cli.js";
+import { binPath, tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { contextView, oracleItems } from "../support/claude-oracle.js";
 import { allFixtureFiles, CLAUDE_FIXTURES, heldLines, logIds, nonBlankLines, ownEvents, projectsRoot, r, sessionFixtures, storedEvents } from "../support/claude.js";
 

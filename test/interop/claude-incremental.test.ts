@@ -7,7 +7,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { planClaudeExport } from "../../lib/envelope/src/interop/claude/export.js";
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
-import { run, tempDir } from "../support/cli.js";
+import { tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { contextView, oracleItems } from "../support/claude-oracle.js";
 import { CLAUDE_FIXTURES, heldLines, lineCuts as lineCutsOf, logIds, logsDir, nonBlankLines, sessionFixtures, snapshot, unitFiles } from "../support/claude.js";
 

@@ -6,7 +6,9 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir } from "../support/cli.js";
+import { tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { CLAUDE_FIXTURES, logIds, logsDir, projectsRoot, sessionFixtures } from "../support/claude.js";
 
 const importWith = (threads: string, ws: string, ...args: string[]) => run("pixir", ["import", "claude", ...args, "--json"], { cwd: ws, env: { PIXIR_SCAN_THREADS: threads } });

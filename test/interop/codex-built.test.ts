@@ -6,7 +6,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, readFileSyn
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir, toolCopyForAnyUser } from "../support/cli.js";
+import { tempDir, toolCopyForAnyUser } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import {
   A,
   CODEX_FIXTURES_DIR,

@@ -3,7 +3,9 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ev, run, tempDir, workspace } from "../support/cli.js";
+import { ev, tempDir, workspace } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import {
   A,
   CODEX_FIXTURES_DIR,

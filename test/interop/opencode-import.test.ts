@@ -6,7 +6,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readCatalog } from "../../lib/envelope/src/archive/catalog.js";
 import { callTotal, modelCallsOf } from "../../lib/envelope/src/archive/model-calls.js";
-import { logFile, run, tempDir } from "../support/cli.js";
+import { logFile, tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { buildOpencodeDb, contextAsOracle, Database, LEGACY_STORAGE, opencodeOracle, SESSIONS } from "../support/opencode.js";
 
 const pixir = (ws: string, ...args: string[]) => run("pixir", args, { cwd: ws });

@@ -3,7 +3,9 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, run, sh, tempDir } from "../support/cli.js";
+import { ROOT, sh, tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { jsonl, MAIN_ID, MAIN_TREE, oracleOf, piFixture, rawEvents, resumedPath } from "../support/pi.js";
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");

@@ -3,7 +3,9 @@
 import { writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, readEvents, readLog, run, ULID, user, workspace } from "../support/cli.js";
+import { assistant, call, ev, listTree, readEvents, readLog, ULID, user, workspace } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 
 const LIMITATIONS = [
   "Deterministic compaction keeps operational facts and recent tail; it is not a semantic substitute for the full Log.",

@@ -5,7 +5,9 @@ import { createHash } from "node:crypto";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, run, sh, tempDir, toolResult, user, workspace, writeRaw } from "../support/cli.js";
+import { assistant, call, ev, listTree, sh, tempDir, toolResult, user, workspace, writeRaw } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 
 /** summarize.md §6: the golden branch_summary data and its provider rendering. */
 const GOLDEN_SUMMARY = {

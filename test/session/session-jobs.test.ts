@@ -3,7 +3,9 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, logFile, readEvents, readLog, run, start, toolResult, ULID, user, workspace } from "../support/cli.js";
+import { assistant, call, ev, listTree, logFile, readEvents, readLog, start, toolResult, ULID, user, workspace } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 
 const append = (ws: string, id: string, events: object[]) =>
   run("pixir-log", ["append", id], { cwd: ws, input: events.map((e) => `${JSON.stringify(e)}\n`).join("") });

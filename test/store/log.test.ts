@@ -3,7 +3,9 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSyn
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CANONICAL_TYPES, EPHEMERAL_TYPES } from "../../lib/envelope/src/event/vocabulary.js";
-import { assistant, call, ev, listTree, logFile, rawLine, readLog, run, sh, tempDir, user, workspace, writeRaw } from "../support/cli.js";
+import { assistant, call, ev, listTree, logFile, rawLine, readLog, sh, tempDir, user, workspace, writeRaw } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 
 // The vocabulary as the library has it; lib/envelope/test/event/vocabulary.test.ts holds it to the spec's text.
 const CANONICAL = [...CANONICAL_TYPES];

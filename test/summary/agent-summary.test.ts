@@ -3,7 +3,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { run, tempDir } from "../support/cli.js";
+import { tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { CLAUDE_FIXTURES, sessionFixtures } from "../support/claude.js";
 import { CODEX_FIXTURES_DIR, codexFixtures } from "../support/codex.js";
 

@@ -4,7 +4,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { buildPiContext, derivePiOracle, describePiContext, type PiOracle } from "../../lib/envelope/src/interop/pi/oracle.js";
 import { parsePiSession, PiTree } from "../../lib/envelope/src/interop/pi/format.js";
-import { listTree, ROOT, run } from "./cli.js";
+import { listTree, ROOT } from "./cli.js";
+import { runInThread } from "./thread.js";
 
 export const PI_DIR = path.join(ROOT, "test", "fixtures", "pi");
 export const piFixture = (rel: string): string => path.join(PI_DIR, rel);
@@ -54,7 +55,7 @@ export function resumedPath(text: string): { pathIds: string[]; context: any; le
 }
 
 export function rawEvents(ws: string, id: string): any[] {
-  const r = run("pixir-log", ["cat", id, "--raw"], { cwd: ws });
+  const r = runInThread("pixir-log", ["cat", id, "--raw"], { cwd: ws });
   if (r.code !== 0) throw new Error(`cat --raw ${id} failed: ${r.stderr}`);
   return r.lines;
 }

@@ -3,7 +3,9 @@ import { spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, logFile, rawLine, run, sh, tempDir, toolResult, user, workspace, writeRaw, type Ev } from "../support/cli.js";
+import { assistant, call, ev, listTree, logFile, rawLine, sh, tempDir, toolResult, user, workspace, writeRaw, type Ev } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { writeFork } from "../support/tree.js";
 
 // The details of tree.md §4 are --verbose since archive.md §1 (the readable text is tested in test/archive/ls.test.ts).

@@ -4,7 +4,9 @@ import { spawn } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { binPath, readEvents, ROOT, run, sh, tempDir, workspace, type Ev } from "../support/cli.js";
+import { binPath, readEvents, ROOT, sh, tempDir, workspace, type Ev } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 
 const FIXTURE = path.join(ROOT, "test", "cases", "workspace");
 
