@@ -2,28 +2,16 @@
 // prefixes in the wrapper and the plumbing, the readable `pixir tree`, and the empty-Workspace note. The
 // expected titles, agents, cwds and times are read from the source files here, not from the importer.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
-import { binPath, tempDir } from "../support/cli.js";
+import { binPath, tempDir, jsonRecords as records } from "../support/cli.js";
 // The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
 import { runInThread as run } from "../support/thread.js";
 import { CODEX_FIXTURES_DIR } from "../support/codex.js";
 
 const UTC = { TZ: "UTC" };
 const full = "0d3a8e6f-290f-4105-a327-a2496e5e2a83";
-const records = (file: string): any[] =>
-  readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l)];
-      } catch {
-        return [];
-      }
-    });
 
 /** Whitespace collapsed, cut at 120 characters with `…` (archive.md §1). */
 const titleOf = (text: string) => {

@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../support/cli.js";
+import { tempDir, jsonRecords as jsonLines } from "../support/cli.js";
 // The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
 import { runInThread as run } from "../support/thread.js";
 import { allFixtureFiles, CLAUDE_FIXTURES, projectsRoot } from "../support/claude.js";
@@ -16,17 +16,6 @@ interface Count {
 }
 const add = (a: Count, b: Count): Count => ({ calls: a.calls + b.calls, total: a.total + b.total });
 const ZERO: Count = { calls: 0, total: 0 };
-const jsonLines = (file: string): any[] =>
-  readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l)];
-      } catch {
-        return [];
-      }
-    });
 
 /** Claude: one call per API response (message.id + requestId), the usage of its record with the most output. */
 function claudeResponses(file: string): Map<string, any> {

@@ -3,23 +3,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { tempDir } from "../support/cli.js";
+import { tempDir, jsonRecords as records } from "../support/cli.js";
 // The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
 import { runInThread as run } from "../support/thread.js";
 import { CLAUDE_FIXTURES, sessionFixtures } from "../support/claude.js";
 import { CODEX_FIXTURES_DIR, codexFixtures } from "../support/codex.js";
 
-const records = (file: string): any[] =>
-  readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l)];
-      } catch {
-        return [];
-      }
-    });
 
 /** Claude: `file_path`, `notebook_path`, and Glob/Grep `path` of every tool_use block in the file. */
 function claudeNamedPaths(file: string): Set<string> {

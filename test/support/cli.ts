@@ -191,6 +191,16 @@ export function workspace(logs: Record<string, Ev[] | string> = {}): string {
   return ws;
 }
 
+/** The records of a JSONL source file (a transcript, a rollout): each non-blank line that parses, the rest skipped. */
+export const jsonRecords = (file: string): any[] =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .flatMap((l) => {
+      const v = parseMaybe(l);
+      return v === undefined ? [] : [v];
+    });
+
 export const readLog = (ws: string, id: string): string => readFileSync(logFile(ws, id), "utf8");
 export const readEvents = (ws: string, id: string): any[] =>
   readLog(ws, id)
