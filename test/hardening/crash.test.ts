@@ -8,8 +8,10 @@ import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { binPath, rawLine, ROOT, run, type Tool } from "../support/cli.js";
-import { ageLease, cleanEnv, freshDir, nonEmptyLines, recordFigures, removeDir, Rng, runInProcess, scaled, subSeed } from "./support.js";
+import { binPath, rawLine, ROOT, type Tool } from "../support/cli.js";
+// Setup, reads, repair and rerun on the tool thread (test/support/thread.ts); every run that is killed is a process (killAfter).
+import { runInThread as run } from "../support/thread.js";
+import { ageLease, cleanEnv, freshDir, nonEmptyLines, recordFigures, removeDir, Rng, scaled, subSeed } from "./support.js";
 
 const TRIALS = scaled(2, 100);
 const figures: Record<string, unknown> = { trials_per_path: TRIALS };
@@ -221,11 +223,11 @@ const logBytes = (ws: string, id: string): Buffer | null => {
 };
 
 /** What readers see of a Log: `pixir-log cat --raw` (the journal limits it to the original length). */
-async function readerView(ws: string, id: string): Promise<Buffer | null | "unreadable"> {
-  const r = await runInProcess("pixir-log", ["cat", id, "--raw", "--json"], { cwd: ws });
+function readerView(ws: string, id: string): Buffer | null | "unreadable" {
+  const r = run("pixir-log", ["cat", id, "--raw", "--json"], { cwd: ws });
   if (r.code === 2 && r.errJson?.error?.kind === "not_found") return null;
   if (r.code !== 0) return "unreadable";
-  return Buffer.from(r.stdout);
+  return r.bytes;
 }
 
 /** Temp files, journals and `.steal` files anywhere under `.pixir`. */
@@ -315,7 +317,7 @@ describe("SIGKILL at random points of every write path", () => {
             // 1. Readers see each Log as before or complete.
             const states: Record<string, "before" | "complete" | "intermediate"> = {};
             for (const id of p.logs) {
-              const view = await readerView(ws, id);
+              const view = readerView(ws, id);
               const b = before.get(id)!;
               const c = complete.get(id)!;
               const inter = p.intermediate?.(id, b) ?? undefined;
@@ -334,7 +336,7 @@ describe("SIGKILL at random points of every write path", () => {
             const left = leftovers(ws);
             stats.leftover_files += left.length;
             if (left.length > 0) {
-              const check = await runInProcess("pixir-log", ["check", "--json"], { cwd: ws });
+              const check = run("pixir-log", ["check", "--json"], { cwd: ws });
               const report = check.stdout;
               for (const f of left) {
                 const id = path.basename(f).replace(/\.ndjson\.(tmp-[0-9a-f]{8}|append-journal)$/, "");
@@ -370,7 +372,7 @@ describe("SIGKILL at random points of every write path", () => {
               expect(again.code, `${where}: rerun: ${again.stderr}`).toBe(0);
               for (const id of p.logs) expect(normalize(logBytes(ws, id), ws), `${where}: ${id} after the rerun`).toBe(normalize(complete.get(id)!, cal));
             }
-            const check = await runInProcess("pixir-log", ["check", "--json"], { cwd: ws });
+            const check = run("pixir-log", ["check", "--json"], { cwd: ws });
             expect(check.code, `${where}: check after recovery: ${check.stdout.slice(0, 800)}`).toBe(0);
           } finally {
             removeDir(ws);

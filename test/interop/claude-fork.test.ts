@@ -246,7 +246,7 @@ describe("native Events of a pixir fork, converted by the export (§5.3 step 6)"
 });
 
 describe("a rewind inside a shared fork file's copied records (§3.4 with §3.7)", () => {
-  it("is a branch of the fork file's Log at the source record's last Event, and shows the oracle's context", async () => {
+  it("is a branch of the fork file's Log at the source record's last Event, and shows the oracle's context", () => {
     const text = forkFile();
     const copied = text.trim().split("\n").slice(0, -2).map((l) => JSON.parse(l));
     // Rewind to the third copied record: a new prompt and answer hang from it.
@@ -266,7 +266,7 @@ describe("a rewind inside a shared fork file's copied records (§3.4 with §3.7)
     // The seq, in the fork file's History, of the last Event of the third copied record's source record.
     const inherited = run("pixir-log", ["cat", FORK], { cwd: ws }).lines.filter((e: any) => e.data.claude?.uuid === at.uuid);
     expect(fork.logs.find((l: any) => l.session_id === branchId)).toMatchObject({ role: "branch", parent_session_id: FORK, forked_to_seq: inherited.at(-1).seq });
-    expect(await contextView(ws, branchId)).toEqual(oracleItems(Buffer.from(file)));
+    expect(contextView(ws, branchId)).toEqual(oracleItems(Buffer.from(file)));
     const out = tempDir();
     const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });
     expect(exp.code, exp.stdout).toBe(0);
@@ -275,7 +275,7 @@ describe("a rewind inside a shared fork file's copied records (§3.4 with §3.7)
 });
 
 describe("a fork file whose source was imported by an earlier run (§3.7 'its Logs are in the Workspace')", () => {
-  it("is shared with the source's Logs, grows by appends, and exports byte for byte", async () => {
+  it("is shared with the source's Logs, grows by appends, and exports byte for byte", () => {
     const ws = tempDir();
     const root = projectWith({ [`${SOURCE}.jsonl`]: sourceBytes });
     expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
@@ -297,7 +297,7 @@ describe("a fork file whose source was imported by an earlier run (§3.7 'its Lo
     const entry = grown.json.imports.find((i: any) => i.session_id === FORK);
     expect(entry).toMatchObject({ status: "appended", new_records: 1, records: lines.length, leaf_session_id: FORK });
     expect(readFileSync(path.join(ws, ".pixir/sessions", `${FORK}.ndjson`)).subarray(0, before.length).equals(before)).toBe(true);
-    expect(await contextView(ws, FORK)).toEqual(oracleItems(Buffer.from(text)));
+    expect(contextView(ws, FORK)).toEqual(oracleItems(Buffer.from(text)));
     const out = tempDir();
     const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });
     expect(readFileSync(path.join(out, exp.json.files[0].path), "utf8")).toBe(text);
@@ -305,7 +305,7 @@ describe("a fork file whose source was imported by an earlier run (§3.7 'its Lo
 });
 
 describe("a fork file with new uuids (the Agent SDK's forkSession, §1.9)", () => {
-  it("is shared with its source all the same: forkedFrom.messageUuid names the source record", async () => {
+  it("is shared with its source all the same: forkedFrom.messageUuid names the source record", () => {
     const text = forkFile();
     const fresh = new Map<string, string>();
     const renamed = text
@@ -327,7 +327,7 @@ describe("a fork file with new uuids (the Agent SDK's forkSession, §1.9)", () =
     const fork = res.json.imports.find((i: any) => i.session_id === FORK);
     expect(fork).toMatchObject({ kind: "fork_session", forked_from: { session_id: SOURCE, shared: true }, logs: [{ role: "fork_session", parent_session_id: SOURCE }] });
     // The context shows the source's records for the copies (by their source uuids), then the fork's own.
-    const texts = (await contextView(ws, FORK)).map((i) => i.fields.text ?? i.fields.output ?? i.fields.call_id);
+    const texts = contextView(ws, FORK).map((i) => i.fields.text ?? i.fields.output ?? i.fields.call_id);
     expect(texts).toEqual(oracleItems(Buffer.from(file)).map((i) => i.fields.text ?? i.fields.output ?? i.fields.call_id));
     const out = tempDir();
     const exp = run("pixir", ["export", "claude", FORK, "--out", out, "--json"], { cwd: ws });

@@ -38,7 +38,7 @@ describe.each(SESSIONS)("a transcript that grows in 20 steps: %s (§6 step 6)", 
       const held = [...heldLines(ws, mine.session_id!).values()].flat().sort((a, b) => a - b);
       expect(held).toEqual(nonBlankLines(prefix));
       expect((await planClaudeExport(ws, mine.logs[0]!.session_id)).main.bytes.equals(prefix)).toBe(true);
-      if (mine.leaf_session_id !== null) expect(await contextView(ws, mine.leaf_session_id)).toEqual(oracleItems(prefix));
+      if (mine.leaf_session_id !== null) expect(contextView(ws, mine.leaf_session_id)).toEqual(oracleItems(prefix));
       before = snapshot(ws);
     }
   });

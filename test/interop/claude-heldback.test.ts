@@ -5,8 +5,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { run, tempDir } from "../support/cli.js";
-import { runInProcess } from "../support/in-process.js";
+import { tempDir } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { allFixtureFiles, CLAUDE_FIXTURES, heldLines, nonBlankLines, remapUuids, rewindOf, sessionFixtures, storedEvents, type Rewound } from "../support/claude.js";
 import { contextView, oracleItems, resumedRecords } from "../support/claude-oracle.js";
 
@@ -56,12 +57,11 @@ function importRoot(root: string): Imported {
 }
 
 /** Every non-blank line held by exactly one Log, and the session file exported byte for byte. */
-async function expectHeldAndExported(imp: Imported, rel: string, bytes: Buffer): Promise<void> {
+function expectHeldAndExported(imp: Imported, rel: string, bytes: Buffer): void {
   const entry = imp.entry(rel);
   const held = [...heldLines(imp.ws, entry.session_id).values()].flat().sort((a, b) => a - b);
   expect(held, rel).toEqual(nonBlankLines(bytes));
-  // In-process (one export per case; the spawned export is claude-import.test.ts's): stdout's exact bytes.
-  const exp = await runInProcess("pixir", ["export", "claude", entry.logs[0].session_id], { cwd: imp.ws });
+  const exp = run("pixir", ["export", "claude", entry.logs[0].session_id], { cwd: imp.ws });
   expect(exp.code, exp.stderr).toBe(0);
   expect(exp.bytes.equals(bytes), rel).toBe(true);
 }
@@ -83,11 +83,11 @@ describe("copies of every fixture with fresh ids", () => {
     expect([...heldLines(imp.ws, source).values()].flat().sort((a, b) => a - b)).toEqual(nonBlankLines(bytes));
   });
 
-  it.each(SESSIONS)("%s: pixir context equals the oracle, and the export gives the copy back", async (rel) => {
+  it.each(SESSIONS)("%s: pixir context equals the oracle, and the export gives the copy back", (rel) => {
     const bytes = Buffer.from(remapUuids(fixture(rel).toString("utf8"), "fresh"), "utf8");
     const entry = imp.entry(renamed(rel));
-    expect(await contextView(imp.ws, entry.leaf_session_id)).toEqual(oracleItems(bytes));
-    await expectHeldAndExported(imp, renamed(rel), bytes);
+    expect(contextView(imp.ws, entry.leaf_session_id)).toEqual(oracleItems(bytes));
+    expectHeldAndExported(imp, renamed(rel), bytes);
   });
 
   it("the subagents of the copies are in the tree", () => {
@@ -120,13 +120,13 @@ describe("a rewind in every real session (FORMAT-NOTES.md §1.4)", () => {
     expect([...cases.keys()]).toEqual(SESSIONS);
   });
 
-  it.each(SESSIONS)("%s: the live prompt is on the primary, the abandoned conversation on a branch", async (rel) => {
+  it.each(SESSIONS)("%s: the live prompt is on the primary, the abandoned conversation on a branch", (rel) => {
     const rw = cases.get(rel)!;
     const entry = imp.entry(rel);
     const primary = entry.logs[0].session_id;
     // The leaf is the last copy: pixir context of the primary is the oracle of the rewound file.
     expect(entry.leaf_session_id).toBe(primary);
-    expect(await contextView(imp.ws, primary)).toEqual(oracleItems(rw.bytes));
+    expect(contextView(imp.ws, primary)).toEqual(oracleItems(rw.bytes));
     const pathLines = storedEvents(imp.ws, primary)
       .filter((e) => e.data.claude?.path === true)
       .map((e) => e.data.claude.line);
@@ -141,8 +141,8 @@ describe("a rewind in every real session (FORMAT-NOTES.md §1.4)", () => {
       const log = entry.logs.find((l: any) => l.session_id === holder(line));
       expect(["branch", "root_branch"]).toContain(log.role);
     }
-    expect(await contextView(imp.ws, holder(rw.originalLeafLine))).toEqual(oracleItems(fixture(rel)));
-    await expectHeldAndExported(imp, rel, rw.bytes);
+    expect(contextView(imp.ws, holder(rw.originalLeafLine))).toEqual(oracleItems(fixture(rel)));
+    expectHeldAndExported(imp, rel, rw.bytes);
   });
 });
 
@@ -164,18 +164,18 @@ describe("prefixes of every real session, cut at a line boundary", () => {
     imp = importRoot(root);
   });
 
-  it.each(SESSIONS)("%s: pixir context equals the oracle of the prefix", async (rel) => {
+  it.each(SESSIONS)("%s: pixir context equals the oracle of the prefix", (rel) => {
     const bytes = cuts.get(rel)!;
     const entry = imp.entry(rel);
     if (entry.leaf_session_id === null) expect(oracleItems(bytes)).toEqual([]);
-    else expect(await contextView(imp.ws, entry.leaf_session_id)).toEqual(oracleItems(bytes));
-    await expectHeldAndExported(imp, rel, bytes);
+    else expect(contextView(imp.ws, entry.leaf_session_id)).toEqual(oracleItems(bytes));
+    expectHeldAndExported(imp, rel, bytes);
   });
 });
 
 describe("a rewind after an auto-compaction (claude-interop.md §3.8 carried checkpoint)", () => {
   const COMPACTED = ["codemie-code/session-624a4a58.jsonl", "spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"];
-  it.each(COMPACTED)("%s: the abandoned branch starts with the checkpoint carried from the primary", async (rel) => {
+  it.each(COMPACTED)("%s: the abandoned branch starts with the checkpoint carried from the primary", (rel) => {
     const bytes = fixture(rel);
     const rw = rewindOf(bytes, resumedRecords(bytes), "last")!;
     // The prompt rewound to comes after the compact summary.
@@ -186,13 +186,13 @@ describe("a rewind after an auto-compaction (claude-interop.md §3.8 carried che
     for (const sub of subagentFiles(rel)) write(root, sub, fixture(sub));
     const imp = importRoot(root);
     const entry = imp.entry(rel);
-    const leafView = await contextView(imp.ws, entry.leaf_session_id);
+    const leafView = contextView(imp.ws, entry.leaf_session_id);
     expect(leafView[0]).toMatchObject({ type: "history_compaction" });
     expect(leafView).toEqual(oracleItems(rw.bytes));
     const branch = [...heldLines(imp.ws, entry.session_id)].find(([, lines]) => lines.includes(rw.originalLeafLine))![0];
     const own = storedEvents(imp.ws, branch).filter((e) => e.seq > storedEvents(imp.ws, branch)[0]!.data.replay_event_count);
     expect(own[0]).toMatchObject({ type: "history_compaction", data: { strategy: "claude_compaction", claude: { uuid: expect.any(String), carried_from: expect.any(String) } } });
-    const view = await contextView(imp.ws, branch);
+    const view = contextView(imp.ws, branch);
     expect(view[0]).toMatchObject({ type: "history_compaction" });
     expect(view).toEqual(oracleItems(bytes));
   });
@@ -226,16 +226,16 @@ describe("a rewind between two imports (claude-interop.md §3.4: held records ne
     expect(run("pixir-log", ["check"], { cwd: first.ws }).code).toBe(0);
   });
 
-  it.each(SESSIONS)("%s: the primary keeps the old path, leaf_session_id names the new branch", async (rel) => {
+  it.each(SESSIONS)("%s: the primary keeps the old path, leaf_session_id names the new branch", (rel) => {
     const rw = cases.get(rel)!;
     const entry = second.imports.find((i: any) => i.file === rel);
     expect(entry.status).toBe("appended");
     const primary = entry.logs[0].session_id;
     expect(entry.leaf_session_id).not.toBe(primary);
     expect(entry.logs.find((l: any) => l.session_id === entry.leaf_session_id)).toMatchObject({ status: "created", parent_session_id: expect.any(String) });
-    expect(await contextView(first.ws, entry.leaf_session_id)).toEqual(oracleItems(rw.bytes));
-    expect(await contextView(first.ws, first.entry(rel).leaf_session_id)).toEqual(oracleItems(fixture(rel)));
-    await expectHeldAndExported({ ...first, entry: () => entry }, rel, rw.bytes);
+    expect(contextView(first.ws, entry.leaf_session_id)).toEqual(oracleItems(rw.bytes));
+    expect(contextView(first.ws, first.entry(rel).leaf_session_id)).toEqual(oracleItems(fixture(rel)));
+    expectHeldAndExported({ ...first, entry: () => entry }, rel, rw.bytes);
   });
 });
 

@@ -5,7 +5,9 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { listTree, readEvents, readLog, ROOT, run, tempDir, ULID } from "../support/cli.js";
+import { listTree, readEvents, readLog, ROOT, tempDir, ULID } from "../support/cli.js";
+// The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
+import { runInThread as run } from "../support/thread.js";
 import { readVectors, VECTORS_SPEC, type Vector } from "../support/context-vectors.js";
 
 const vectors = readVectors();

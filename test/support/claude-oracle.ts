@@ -7,7 +7,7 @@
 //
 // `contextView` is the one place that reads `pixir context` output, so a change of its line shape
 // (issue 24: one `{"seq","id","type","item"}` per line) is met here only.
-import { runInProcess } from "./in-process.js";
+import { runInThread } from "./thread.js";
 
 export interface OracleItem {
   type: "user_message" | "assistant_message" | "tool_call" | "tool_result" | "history_compaction";
@@ -212,12 +212,12 @@ const ITEM_SHAPE: Record<string, (item: any) => boolean> = {
  * `pixir-log cat <id>`, the resolved History) as {type, uuid, part, fields}. Reasoning lines, which the
  * fold may still list, and synthetic orphan outputs are dropped.
  */
-export async function contextView(ws: string, id: string): Promise<OracleItem[]> {
-  // In-process: the same commands as the binaries, without two process starts per view (the tests compare
-  // many views; test/session/context.test.ts runs the real `pixir context`).
-  const ctx = await runInProcess("pixir", ["context", id], { cwd: ws });
+export function contextView(ws: string, id: string): OracleItem[] {
+  // On the tool thread: the built commands without two process starts per view (the tests compare many
+  // views; test/cli/processes.test.ts runs `pixir context` as a process).
+  const ctx = runInThread("pixir", ["context", id], { cwd: ws });
   if (ctx.code !== 0) throw new Error(`pixir context ${id} failed: ${ctx.stderr}`);
-  const cat = await runInProcess("pixir-log", ["cat", id], { cwd: ws });
+  const cat = runInThread("pixir-log", ["cat", id], { cwd: ws });
   if (cat.code !== 0) throw new Error(`pixir-log cat ${id} failed: ${cat.stderr}`);
   const byId = new Map<string, any>(cat.lines.map((e: any) => [e.id, e]));
   return ctx.lines

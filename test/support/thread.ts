@@ -24,11 +24,19 @@ afterAll(async () => {
   worker = null;
 });
 
+/** A finished run on the tool thread: as run() gives it, and stdout's exact bytes. */
+export interface ThreadResult extends RunResult {
+  bytes: Buffer;
+}
+
 /** run() on the tool thread: the same result, without a process start. */
-export function runInThread(tool: Tool, args: string[], options: RunOptions): RunResult {
+export function runInThread(tool: Tool, args: string[], options: RunOptions): ThreadResult {
   const env = childEnv(options.env);
   // The time zone is the process's own: a run that sets one needs a process of its own.
-  if (options.bin !== undefined || options.uid !== undefined || options.gid !== undefined || options.env?.TZ !== undefined) return run(tool, args, options);
+  if (options.bin !== undefined || options.uid !== undefined || options.gid !== undefined || options.env?.TZ !== undefined) {
+    const spawned = run(tool, args, options);
+    return { ...spawned, bytes: Buffer.from(spawned.stdout, "utf8") };
+  }
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const { port1, port2 } = new MessageChannel();
   const input = Buffer.from(options.input ?? "");
@@ -40,5 +48,6 @@ export function runInThread(tool: Tool, args: string[], options: RunOptions): Ru
   }
   const answer = receiveMessageOnPort(port1)?.message as { code: number; stdout: Uint8Array; stderr: Uint8Array };
   port1.close();
-  return runResult(answer.code, Buffer.from(answer.stdout).toString("utf8"), Buffer.from(answer.stderr).toString("utf8"));
+  const bytes = Buffer.from(answer.stdout);
+  return { ...runResult(answer.code, bytes.toString("utf8"), Buffer.from(answer.stderr).toString("utf8")), bytes };
 }

@@ -3,7 +3,8 @@
 import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "vitest";
-import { ROOT, run, tempDir, type Ev } from "./cli.js";
+import { ROOT, tempDir, type Ev } from "./cli.js";
+import { runInThread } from "./thread.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
 /** Where the browser tests leave what a person may want to look at (screenshots). */
@@ -47,7 +48,7 @@ export async function launchBrowser() {
 }
 
 const pixir = (ws: string, args: string[], input?: string) => {
-  const r = run("pixir", args, { cwd: ws, input });
+  const r = runInThread("pixir", args, { cwd: ws, input });
   expect(r.code, `pixir ${args.join(" ")}: ${r.stderr}`).toBe(0);
   return r;
 };
