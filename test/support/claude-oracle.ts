@@ -216,7 +216,7 @@ export function contextView(ws: string, id: string): OracleItem[] {
   // On the tool thread: the built commands without two process starts per view (the tests compare many
   // views; test/cli/processes.test.ts runs `pixir context` as a process).
   const ctx = runInThread("pixir", ["context", id], { cwd: ws });
-  if (ctx.code !== 0) throw new Error(`pixir context ${id} failed: ${ctx.stderr}`);
+  if (ctx.code !== 0) throw new Error(`pixir context ${id} failed (exit ${ctx.code}): ${ctx.stderr}`);
   const cat = runInThread("pixir-log", ["cat", id], { cwd: ws });
   if (cat.code !== 0) throw new Error(`pixir-log cat ${id} failed: ${cat.stderr}`);
   const byId = new Map<string, any>(cat.lines.map((e: any) => [e.id, e]));
