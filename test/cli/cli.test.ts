@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { INVALID_SESSION_IDS, listTree, logFile, readLog, ROOT, run, tempDir, user, workspace, type Tool } from "../support/cli.js";
+import { runInThread } from "../support/thread.js";
 
 const EVENT = '{"type":"user_message","data":{"text":"hi"}}\n';
 const ULID_ID = "01JH8Z6Q4K3M2N1P0R9S8T7V6W";
@@ -287,7 +288,8 @@ describe("B22 help and version", () => {
     const undocumented: string[] = [];
     for (const [tool, list] of Object.entries(HELP_COMMANDS) as [Tool, string[][]][]) {
       for (const args of list) {
-        const help = run(tool, [...args, "--help"], { cwd: ws });
+        // On the tool thread (this reads the texts); the test above and the golden help cases run help as processes.
+        const help = runInThread(tool, [...args, "--help"], { cwd: ws });
         expect([help.code, help.stderr], `${tool} ${args.join(" ")}`).toEqual([0, ""]);
         for (const flag of new Set(help.stdout.match(/--[a-z][a-z-]*/g) ?? [])) {
           const named = new RegExp(`${flag}(?![a-z-])`);
