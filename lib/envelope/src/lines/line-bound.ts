@@ -2,8 +2,26 @@
 // file larger than the bound is read, one pass with a small buffer finds a line longer than the bound and
 // stops there, so a 200 MB line or a sparse 4 GB file of zeros is refused after MAX_LINE_BYTES + 1 bytes
 // of it, not after it has been buffered whole.
+// Importers that stream a source (Codex) hold the carried part of a line to the same bound and refuse it
+// with the same error as soon as it passes (sourceLineTooLong).
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { PixirError } from "../event/errors.js";
 import { MAX_LINE_BYTES } from "./codec.js";
+
+/**
+ * A source line longer than a Log line may be: its record can never be stored (its Event holds it), nor
+ * kept raw, so it is refused, `--lenient` or not. `what` names the source ("transcript", "rollout").
+ */
+export function sourceLineTooLong(what: string, file: string, line: number): PixirError {
+  return new PixirError("log_encode_failed", `a line of the ${what} is longer than a Log line may be`, {
+    reason: "line_too_long",
+    type: null,
+    file,
+    line,
+    max_line_bytes: MAX_LINE_BYTES,
+    next_actions: [`this ${what} cannot be imported whole: the line is refused with --lenient too`],
+  });
+}
 
 const SCAN_BLOCK = 1 << 20;
 /** Files already scanned in this process, by path, size and mtime: an import reads a file more than once. */

@@ -6,7 +6,7 @@ import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, 
 import path from "node:path";
 import { envelopeHead, isJsonObject, serializeEvent, isEncodable, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { lineTooLongToWrite, MAX_LINE_BYTES } from "../../lines/codec.js";
-import { overlongLine } from "../../lines/line-bound.js";
+import { overlongLine, sourceLineTooLong } from "../../lines/line-bound.js";
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
 import { acquireLease, acquireLeases, WriterLease } from "../../store/lease.js";
@@ -191,20 +191,9 @@ function readingSource<T>(src: SourceFile, read: () => T): T {
 const readSource = (src: SourceFile, files?: FileBuffers): Buffer =>
   readingSource(src, () => {
     const line = overlongLine(src.abs);
-    if (line !== null) throw overlongSourceLine(src, line);
+    if (line !== null) throw sourceLineTooLong("transcript", src.file, line);
     return files !== undefined ? files.read(src.abs) : readFileSync(src.abs);
   });
-
-function overlongSourceLine(src: SourceFile, line: number): PixirError {
-  return new PixirError("log_encode_failed", "a line of the transcript is longer than a Log line may be", {
-    reason: "line_too_long",
-    type: null,
-    file: src.file,
-    line,
-    max_line_bytes: MAX_LINE_BYTES,
-    next_actions: ["this transcript cannot be imported whole: the line is refused with --lenient too"],
-  });
-}
 
 /**
  * Source files read into buffers that the next unit uses again once the unit that read them is prepared
