@@ -33,12 +33,23 @@ export function diskState(ws: string, sessionId: string, bytes: Buffer): DiskSta
 
 /** Take every lease (byte order of id), then append and create in plan order (parents first). */
 export async function writePlannedLogs(ws: string, work: PlannedWrite[], options: WriteOptions): Promise<void> {
-  const ordered = [...work].sort((a, b) => Buffer.compare(Buffer.from(a.log.sessionId), Buffer.from(b.log.sessionId)));
+  await withPlannedWrites(ws, work.map((w) => w.log.sessionId), options, async (write) => {
+    for (const w of work) await write(w);
+  });
+}
+
+/**
+ * The Writer Lease of every Log in `sessionIds` (byte order of id), held while `body` writes them one at a
+ * time with `write` (each Log appended to or created as its disk state says), all released at the end: an
+ * importer that plans a session at a time hands each Log over when it has its bytes again.
+ */
+export async function withPlannedWrites(ws: string, sessionIds: string[], options: WriteOptions, body: (write: (w: PlannedWrite) => Promise<void>) => Promise<void>): Promise<void> {
+  const ordered = [...new Set(sessionIds)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   const leases = new Map<string, WriterLease>();
   let ok = false;
   try {
-    for (const w of ordered) leases.set(w.log.sessionId, await acquireLease(ws, w.log.sessionId, { program: options.program, env: options.env, signal: options.signal }));
-    for (const w of work) {
+    for (const id of ordered) leases.set(id, await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal }));
+    await body(async (w) => {
       const lease = leases.get(w.log.sessionId)!;
       if (w.disk.state === "prefix") {
         const tail = readTail(ws, w.log.sessionId);
@@ -48,7 +59,7 @@ export async function writePlannedLogs(ws: string, work: PlannedWrite[], options
       } else {
         await createLogAtomically(ws, w.log.sessionId, async (emit) => emit(w.log.bytes), { lease, signal: options.signal });
       }
-    }
+    });
     ok = true;
   } finally {
     for (const lease of [...leases.values()].reverse()) lease.release(!ok);

@@ -1,0 +1,72 @@
+// pixir import opencode reads sessions one at a time (docs/gemini-opencode-interop.md §8): what it plans is
+// kept between the check and the write only up to a budget, past it a session is read and planned again to
+// be written. With no budget at all (every session planned twice, fork copies' sources read again) the
+// Logs and the report are those of the default run, on the HAND-MADE database and legacy tree, first and
+// incremental imports alike.
+import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { importOpencode, type OpencodeImportOptions } from "../../lib/envelope/src/interop/opencode/import.js";
+import { tempDir } from "../support/cli.js";
+import { buildOpencodeDb, LEGACY_STORAGE, SESSIONS } from "../support/opencode.js";
+
+const logsOf = (ws: string): Record<string, string> => {
+  const dir = path.join(ws, ".pixir", "sessions");
+  return Object.fromEntries(readdirSync(dir).sort().map((n) => [n, readFileSync(path.join(dir, n), "utf8")]));
+};
+
+/**
+ * Two runs into the same Workspace path (subagent links and fork headers name it, and prefix digests cover
+ * them): the first run's Workspace is moved aside before the second. Returns [first, second] Workspaces.
+ */
+async function twoRuns(setup: (ws: string) => Promise<void>, first: (ws: string) => Promise<unknown>, second: (ws: string) => Promise<unknown>) {
+  const ws = tempDir();
+  await setup(ws);
+  const aside = `${ws}.first`;
+  cpSync(ws, aside, { recursive: true });
+  const a = await first(ws);
+  renameSync(ws, `${ws}.done`);
+  renameSync(aside, ws);
+  const b = await second(ws);
+  return { a, b, wsA: `${ws}.done`, wsB: ws };
+}
+
+async function importInto(ws: string, paths: string[], extra: Partial<OpencodeImportOptions> = {}) {
+  const r = await importOpencode(ws, { paths: paths.map((p) => ({ path: p, display: p })), program: "pixir import opencode", env: { HOME: tempDir() }, ...extra });
+  return { ...r, workspace: "" };
+}
+
+describe("import opencode a session at a time", () => {
+  it("with no kept bytes, writes the same Logs and reports the same as the default run", async () => {
+    const db = buildOpencodeDb(tempDir());
+    const { a, b, wsA, wsB } = await twoRuns(
+      async (ws) => mkdirSync(ws, { recursive: true }),
+      (ws) => importInto(ws, [db, LEGACY_STORAGE]),
+      (ws) => importInto(ws, [db, LEGACY_STORAGE], { keptBytes: 0 }),
+    );
+    expect(b).toEqual(a);
+    expect((a as Awaited<ReturnType<typeof importInto>>).imports.some((i) => i.sessions.some((s) => s.role === "fork"))).toBe(true);
+    expect(logsOf(wsB)).toEqual(logsOf(wsA));
+    expect(Object.keys(logsOf(wsA)).length).toBeGreaterThan(3);
+  });
+
+  it("with no kept bytes, a grown session is appended as by the default run; a dry run writes nothing", async () => {
+    const child = SESSIONS[1];
+    const first = buildOpencodeDb(tempDir(), [{ ...child, messages: child.messages.slice(0, 1) }]);
+    const whole = buildOpencodeDb(tempDir(), [child]);
+    const { a, b, wsA, wsB } = await twoRuns(
+      async (ws) => void (await importInto(ws, [first])),
+      (ws) => importInto(ws, [whole]),
+      async (ws) => {
+        const before = logsOf(ws);
+        const dry = await importInto(ws, [whole], { keptBytes: 0, dryRun: true });
+        expect(dry.imports[0]!.sessions[0]).toMatchObject({ status: "would_append", new_event_count: 2 });
+        expect(logsOf(ws)).toEqual(before);
+        return importInto(ws, [whole], { keptBytes: 0 });
+      },
+    );
+    expect(b).toEqual(a);
+    expect((b as Awaited<ReturnType<typeof importInto>>).imports[0]!.sessions[0]).toMatchObject({ status: "appended", new_event_count: 2 });
+    expect(logsOf(wsB)).toEqual(logsOf(wsA));
+  });
+});
