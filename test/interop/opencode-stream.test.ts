@@ -40,7 +40,7 @@ describe("import opencode a session at a time", () => {
   it("with no kept bytes, writes the same Logs and reports the same as the default run", async () => {
     const db = buildOpencodeDb(tempDir());
     const { a, b, wsA, wsB } = await twoRuns(
-      async (ws) => mkdirSync(ws, { recursive: true }),
+      async (ws) => void mkdirSync(ws, { recursive: true }),
       (ws) => importInto(ws, [db, LEGACY_STORAGE]),
       (ws) => importInto(ws, [db, LEGACY_STORAGE], { keptBytes: 0 }),
     );
