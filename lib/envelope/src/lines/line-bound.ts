@@ -64,3 +64,59 @@ function scanLines(fd: number, max: number): number | null {
     pos += n;
   }
 }
+
+/**
+ * The complete lines of an open file, read in blocks of 1 MiB: `next()` gives the next line's bytes without
+ * its `\n` (a view valid until the following call), or null at the end. A line is gathered across blocks
+ * only up to `max` bytes: past it `tooLong(line)` is thrown before more of it is read. After the end,
+ * `tailBytes` is the length of a last line without `\n` (pending: its writer may be writing it).
+ */
+export class FileLines {
+  /** The 1-based number of the line `next()` gave last. */
+  line = 0;
+  tailBytes = 0;
+  private readonly block = Buffer.allocUnsafe(SCAN_BLOCK);
+  private got = 0;
+  private start = 0;
+  private pos = 0;
+  private carry: Buffer[] = [];
+  private carryBytes = 0;
+  private ended = false;
+
+  constructor(
+    private readonly fd: number,
+    private readonly tooLong: (line: number) => Error,
+    private readonly max: number = MAX_LINE_BYTES,
+  ) {}
+
+  next(): Buffer | null {
+    for (;;) {
+      const nl = this.start < this.got ? this.block.indexOf(0x0a, this.start) : -1;
+      if (nl !== -1 && nl < this.got) {
+        const from = this.start;
+        this.start = nl + 1;
+        this.line++;
+        if (this.carryBytes === 0) return this.block.subarray(from, nl);
+        if (this.carryBytes + nl - from > this.max) throw this.tooLong(this.line);
+        const whole = Buffer.concat([...this.carry, this.block.subarray(from, nl)]);
+        this.carry = [];
+        this.carryBytes = 0;
+        return whole;
+      }
+      if (this.ended) return null;
+      if (this.start < this.got) {
+        // The start of a line that goes on in the next block: copied, since the block is read into again.
+        this.carry.push(Buffer.from(this.block.subarray(this.start, this.got)));
+        this.carryBytes += this.got - this.start;
+        if (this.carryBytes > this.max) throw this.tooLong(this.line + 1);
+      }
+      this.got = readSync(this.fd, this.block, 0, this.block.length, this.pos);
+      this.pos += this.got;
+      this.start = 0;
+      if (this.got === 0) {
+        this.ended = true;
+        this.tailBytes = this.carryBytes;
+      }
+    }
+  }
+}

@@ -8,7 +8,7 @@ import { PixirError } from "../../event/errors.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { logPath } from "../../store/paths.js";
 import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { parseGeminiFile, readGeminiFile, invalidGeminiSession } from "./format.js";
+import { invalidGeminiSession, readGeminiSession } from "./format.js";
 import { planGeminiFamily, type PlannedGeminiFamily } from "./plan.js";
 
 export type ImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
@@ -146,9 +146,13 @@ function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_fi
 
 /** Read, parse and plan one file (null: empty). */
 function planFile(ws: string, input: { path: string; display: string }, lenient: boolean): PlannedGeminiFamily | null {
-  const bytes = readGeminiFile(input.path, input.display);
-  if (bytes.length === 0) return null;
-  return planGeminiFamily(ws, parseGeminiFile(bytes, { file: input.display, lenient }), input.display);
+  const parsed = readGeminiSession(input.path, input.display, lenient);
+  if (parsed === null) return null;
+  try {
+    return planGeminiFamily(ws, parsed, input.display);
+  } finally {
+    parsed.close();
+  }
 }
 
 /** The first pass over a file: its plan compared with the disk; a refusal is thrown before anything is written. */
@@ -182,7 +186,7 @@ function checkFile(ws: string, input: { path: string; display: string }, family:
       file: family.file,
       session_id: isValidSessionId(family.sessionIdRaw) ? family.sessionIdRaw : null,
       legacy: parsed.legacy,
-      line_count: parsed.lines.length,
+      line_count: parsed.lineCount,
       pending_tail: parsed.pendingTail,
       skipped_lines: parsed.skippedLines.length,
       message_count: family.messages.length,
