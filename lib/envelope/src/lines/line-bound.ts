@@ -96,8 +96,8 @@ export class FileLines {
         const from = this.start;
         this.start = nl + 1;
         this.line++;
-        if (this.carryBytes === 0) return this.block.subarray(from, nl);
         if (this.carryBytes + nl - from > this.max) throw this.tooLong(this.line);
+        if (this.carryBytes === 0) return this.block.subarray(from, nl);
         const whole = Buffer.concat([...this.carry, this.block.subarray(from, nl)]);
         this.carry = [];
         this.carryBytes = 0;
