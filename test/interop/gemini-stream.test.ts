@@ -2,11 +2,16 @@
 // gathered across read blocks are planned as a file read whole was, a torn last line stays pending, and a
 // line longer than a Log line may be is refused as soon as it passes the bound (MAX_LINE_BYTES), `--lenient`
 // or not, nothing written; a legacy whole-file `.json` is read whole only up to that bound. Generated inputs.
+// The bytes planned in the check are kept for the write up to a budget; past it a file is planned again, and
+// the Logs are the same (on the HAND-MADE fixtures).
 import { closeSync, existsSync, openSync, readFileSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { importGeminiFiles, type GeminiImportOptions } from "../../lib/envelope/src/interop/gemini/import.js";
 import { MAX_LINE_BYTES } from "../../lib/envelope/src/lines/codec.js";
 import { run, tempDir } from "../support/cli.js";
+import { GEMINI_HOME, MAIN_FILE } from "../support/gemini.js";
+import { logsOf, twoRuns } from "../support/two-runs.js";
 
 const SID = "9a9a9a9a-1111-4222-8333-444455556666";
 const meta = JSON.stringify({ sessionId: SID, projectHash: "f".repeat(64), startTime: "2026-01-01T00:00:00.000Z", lastUpdated: "2026-01-01T00:00:00.000Z", kind: "main" });
@@ -74,5 +79,31 @@ describe("a Gemini session read a line at a time", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.imports[0]).toMatchObject({ legacy: true, message_count: 1 });
     expect(run("pixir", ["export", "gemini", SID], { cwd: ws }).stdout).toBe(readFileSync(legacy, "utf8"));
+  });
+});
+
+describe("a Gemini run's planned bytes, kept or planned again", () => {
+  const importInto = async (ws: string, paths: string[], extra: Partial<GeminiImportOptions> = {}) => {
+    const r = await importGeminiFiles(ws, { paths: paths.map((p) => ({ path: p, display: p })), program: "pixir import gemini", env: { HOME: tempDir() }, ...extra });
+    return { ...r, workspace: "" };
+  };
+
+  it("with no kept bytes, the Logs and the report are those of the default run, first and incremental", async () => {
+    const home = path.join(GEMINI_HOME, ".gemini/tmp");
+    const full = await twoRuns(async () => undefined, (ws) => importInto(ws, [home]), (ws) => importInto(ws, [home], { keptBytes: 0 }));
+    expect(full.b).toEqual(full.a);
+    expect(Object.keys(logsOf(full.wsA)).length).toBeGreaterThan(4);
+    expect(logsOf(full.wsB)).toEqual(logsOf(full.wsA));
+    const text = readFileSync(MAIN_FILE, "utf8");
+    const part = path.join(tempDir(), path.basename(MAIN_FILE));
+    writeFileSync(part, text.split("\n").slice(0, 3).join("\n") + "\n");
+    const grown = await twoRuns(
+      async (ws) => void (await importInto(ws, [part])),
+      (ws) => (writeFileSync(part, text), importInto(ws, [part])),
+      (ws) => importInto(ws, [part], { keptBytes: 0 }),
+    );
+    expect(grown.b).toEqual(grown.a);
+    expect(grown.a.imports[0]!.sessions.map((s) => s.status)).toContain("appended");
+    expect(logsOf(grown.wsB)).toEqual(logsOf(grown.wsA));
   });
 });

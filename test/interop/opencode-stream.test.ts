@@ -3,33 +3,12 @@
 // be written. With no budget at all (every session planned twice, fork copies' sources read again) the
 // Logs and the report are those of the default run, on the HAND-MADE database and legacy tree, first and
 // incremental imports alike.
-import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
-import path from "node:path";
+import { mkdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { importOpencode, type OpencodeImportOptions } from "../../lib/envelope/src/interop/opencode/import.js";
 import { tempDir } from "../support/cli.js";
 import { buildOpencodeDb, LEGACY_STORAGE, SESSIONS } from "../support/opencode.js";
-
-const logsOf = (ws: string): Record<string, string> => {
-  const dir = path.join(ws, ".pixir", "sessions");
-  return Object.fromEntries(readdirSync(dir).sort().map((n) => [n, readFileSync(path.join(dir, n), "utf8")]));
-};
-
-/**
- * Two runs into the same Workspace path (subagent links and fork headers name it, and prefix digests cover
- * them): the first run's Workspace is moved aside before the second. Returns [first, second] Workspaces.
- */
-async function twoRuns(setup: (ws: string) => Promise<void>, first: (ws: string) => Promise<unknown>, second: (ws: string) => Promise<unknown>) {
-  const ws = tempDir();
-  await setup(ws);
-  const aside = `${ws}.first`;
-  cpSync(ws, aside, { recursive: true });
-  const a = await first(ws);
-  renameSync(ws, `${ws}.done`);
-  renameSync(aside, ws);
-  const b = await second(ws);
-  return { a, b, wsA: `${ws}.done`, wsB: ws };
-}
+import { logsOf, twoRuns } from "../support/two-runs.js";
 
 async function importInto(ws: string, paths: string[], extra: Partial<OpencodeImportOptions> = {}) {
   const r = await importOpencode(ws, { paths: paths.map((p) => ({ path: p, display: p })), program: "pixir import opencode", env: { HOME: tempDir() }, ...extra });

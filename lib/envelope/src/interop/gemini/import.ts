@@ -22,6 +22,8 @@ export interface GeminiImportOptions {
   env: NodeJS.ProcessEnv;
   signal?: AbortSignal;
   progress?: (text: string) => void;
+  /** Planned bytes kept from the check to the write (default KEPT_BYTES_BUDGET); past it a file is planned again. */
+  keptBytes?: number;
 }
 
 export interface GeminiImportSession {
@@ -118,7 +120,12 @@ interface FileWork {
   legacy: boolean;
   report: Omit<GeminiImportFile, "sessions">;
   work: Work[];
+  /** The planned bytes of the Logs to write, kept from pass 1 while the run's budget allows (else planned again). */
+  kept: Buffer[] | null;
 }
+
+/** Planned bytes a run keeps from its check to its write; past it a file is planned again to be written. */
+export const KEPT_BYTES_BUDGET = 32 * 1024 * 1024;
 
 /** A duplicate session id across files: the `.jsonl` Gemini migrated a legacy `.json` into wins. */
 function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_files"], lenient: boolean): FileWork[] {
@@ -193,6 +200,7 @@ function checkFile(ws: string, input: { path: string; display: string }, family:
       leaf_session_id: family.leaf.sessionId,
     },
     work,
+    kept: null,
   };
 }
 
@@ -205,17 +213,31 @@ export async function importGeminiFiles(ws: string, options: GeminiImportOptions
   // Pass 1: plan every file and compare it with the disk, keeping only statuses. Every refusal of the run
   // is found here, before anything is written.
   let files: FileWork[] = [];
+  let kept = 0;
   inputs.forEach((input, i) => {
     options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
     const family = planFile(ws, input, lenient);
-    if (family === null) skipped.push({ file: input.display, reason: "empty" });
-    else files.push(checkFile(ws, input, family));
+    if (family === null) return void skipped.push({ file: input.display, reason: "empty" });
+    const f = checkFile(ws, input, family);
+    const bytes = family.logs.filter((_, j) => needsWrite(f.work[j]!)).map((log) => log.bytes);
+    const size = bytes.reduce((n, b) => n + b.length, 0);
+    if (!options.dryRun && size > 0 && kept + size <= (options.keptBytes ?? KEPT_BYTES_BUDGET)) {
+      kept += size;
+      f.kept = bytes;
+    }
+    files.push(f);
   });
   files = dropMigrated(files, skipped, lenient);
-  // Pass 2: plan again, one file at a time, and write what pass 1 found missing.
+  // Pass 2: one file at a time, write what pass 1 found missing: its bytes as kept, or planned again.
   if (!options.dryRun) {
     for (const f of files) {
       if (!f.work.some(needsWrite)) continue;
+      if (f.kept !== null) {
+        const bytes = f.kept;
+        await writePlannedLogs(ws, f.work.filter(needsWrite).map((w, j) => ({ log: { sessionId: w.sessionId, bytes: bytes[j]! }, disk: w.disk })), options);
+        f.kept = null;
+        continue;
+      }
       // Checked again: the file may have grown meanwhile (then more is written, never something else).
       const family = planFile(ws, f.input, lenient)!;
       const now = checkFile(ws, f.input, family).work;
