@@ -82,7 +82,7 @@ const loadSqlite = (): typeof Database => createRequire(import.meta.url)("better
 /**
  * A session of the source, not yet read: its id, and how to read it (again). A run reads each session once
  * to plan it and may read one again (a fork copy's source, a session whose planned bytes were let go), so
- * only one session's records are in memory at a time.
+ * only the session being planned (and a fork copy's source) is in memory at a time.
  */
 export interface OpencodeSessionRef {
   id: string;
