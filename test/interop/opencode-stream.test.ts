@@ -3,11 +3,13 @@
 // be written. With no budget at all (every session planned twice, fork copies' sources read again) the
 // Logs and the report are those of the default run, on the HAND-MADE database and legacy tree, first and
 // incremental imports alike.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { importOpencode, type OpencodeImportOptions } from "../../lib/envelope/src/interop/opencode/import.js";
 import { tempDir } from "../support/cli.js";
 import { buildOpencodeDb, LEGACY_STORAGE, SESSIONS } from "../support/opencode.js";
+import { logFile } from "../support/cli.js";
 import { logsOf, twoRuns } from "../support/two-runs.js";
 
 async function importInto(ws: string, paths: string[], extra: Partial<OpencodeImportOptions> = {}) {
@@ -47,5 +49,17 @@ describe("import opencode a session at a time", () => {
     expect(b).toEqual(a);
     expect((b as Awaited<ReturnType<typeof importInto>>).imports[0]!.sessions[0]).toMatchObject({ status: "appended", new_event_count: 2 });
     expect(logsOf(wsB)).toEqual(logsOf(wsA));
+  });
+
+  it("a refusal found after new Logs were prepared takes their temp files back: nothing written", async () => {
+    const ws = tempDir();
+    const changed = structuredClone(SESSIONS[1]);
+    changed.messages[0].parts[0].text = "Find the lexer bug";
+    await importInto(ws, [buildOpencodeDb(tempDir(), [changed])]);
+    const log = readFileSync(logFile(ws, "ses_child01"), "utf8");
+    const db = buildOpencodeDb(tempDir());
+    await expect(importInto(ws, [db], { keptBytes: 0 })).rejects.toMatchObject({ kind: "already_exists", details: { reason: "source_changed", session_id: "ses_child01" } });
+    expect(readdirSync(path.join(ws, ".pixir", "sessions"))).toEqual(["ses_child01.ndjson"]);
+    expect(readFileSync(logFile(ws, "ses_child01"), "utf8")).toBe(log);
   });
 });

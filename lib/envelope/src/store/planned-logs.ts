@@ -4,12 +4,14 @@
 import { readFileSync } from "node:fs";
 import { PixirError } from "../event/errors.js";
 import { acquireLease, type WriterLease } from "./lease.js";
-import { appendJournaled, createLogAtomically, readTail } from "./log-write.js";
+import { appendJournaled, commitPreparedLog, createLogAtomically, readTail, type PreparedLog } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 
 export interface PlannedWrite {
   log: { sessionId: string; bytes: Buffer };
   disk: DiskState;
+  /** A new Log whose temp file was made before the leases were taken (then `bytes` is not read): renamed into place. */
+  prepared?: PreparedLog;
 }
 
 export interface WriteOptions {
@@ -51,7 +53,9 @@ export async function withPlannedWrites(ws: string, sessionIds: string[], option
     for (const id of ordered) leases.set(id, await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal }));
     await body(async (w) => {
       const lease = leases.get(w.log.sessionId)!;
-      if (w.disk.state === "prefix") {
+      if (w.prepared !== undefined) {
+        commitPreparedLog(ws, w.prepared, { lease, signal: options.signal });
+      } else if (w.disk.state === "prefix") {
         const tail = readTail(ws, w.log.sessionId);
         if (tail.size !== w.disk.size) throw new PixirError("log_write_failed", undefined, { reason: "log_changed_during_import", path: logPath(ws, w.log.sessionId).rel });
         const rest = w.log.bytes.subarray(w.disk.size);

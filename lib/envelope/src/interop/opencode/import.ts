@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { logPath } from "../../store/paths.js";
+import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { diskState, withPlannedWrites, type DiskState } from "../../store/planned-logs.js";
 import { PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
 import { opencodeHome, openOpencodePath, type OpencodeSessionRef, type OpencodeSource } from "./source.js";
@@ -49,6 +50,8 @@ interface LogWork {
   /** The planned bytes, kept for the write when they fit the budget; else null and `digest` checks the plan made again. */
   bytes: Buffer | null;
   digest: string;
+  /** A new Log past the budget: its temp file, made during the check and renamed into place by the write. */
+  prepared: PreparedLog | null;
 }
 
 interface SessionWork {
@@ -73,35 +76,40 @@ const countLines = (b: Buffer, end: number): number => {
   for (let i = b.indexOf(0x0a); i !== -1 && i < end; i = b.indexOf(0x0a, i + 1)) n++;
   return n;
 };
+const EMPTY = Buffer.alloc(0);
 const sha256 = (b: Buffer): string => createHash("sha256").update(b).digest("hex");
 const toWrite = (w: LogWork): boolean => w.disk.state === "absent" || w.disk.state === "prefix";
 
 /**
  * Sessions are read, planned and compared with the disk one at a time (a changed Log refuses the run before
- * anything is written); only what the output and the write need is kept. Then the Logs to write are leased
- * and written a session at a time, their bytes kept from the check or planned again (the database is read in
- * one transaction, so again means the same).
+ * any Log is written); only what the output and the write need is kept: a Log's bytes within the budget, past
+ * it a new Log's temp file. Then the Logs to write are leased and put in place a session at a time (a temp file
+ * renamed, kept bytes written, or, for an append past the budget, the session planned again: the database is
+ * read in one transaction, so again means the same).
  */
 export async function importOpencode(ws: string, options: OpencodeImportOptions): Promise<OpencodeImportResult> {
   const skipped: string[] = [];
   const home = opencodeHome(options.env);
   const roots = options.paths.length > 0 ? options.paths : [{ path: home, display: home }];
   const sources: OpencodeSource[] = [];
+  const work: SessionWork[] = [];
   try {
     for (const r of roots) sources.push(...openOpencodePath(r.path, r.display, Boolean(options.lenient), skipped));
     const planned = new PlannedSessions();
-    const work = checkSessions(ws, sources, planned, { lenient: Boolean(options.lenient), budget: options.keptBytes ?? KEPT_BYTES_BUDGET }, skipped);
+    await checkSessions(ws, sources, planned, work, { ...options, budget: options.keptBytes ?? KEPT_BYTES_BUDGET }, skipped);
     const writing = work.flatMap((s) => s.logs.filter(toWrite).map((l) => l.sessionId));
     if (!options.dryRun && writing.length > 0) await writeSessions(ws, work, planned, options);
     return result(ws, work, Boolean(options.dryRun), writing.length > 0, skipped);
   } finally {
+    // A refusal or a failure: the temp files of the new Logs not yet in place go (the last made first, as it
+    // made no directory the others need).
+    for (const l of work.flatMap((s) => s.logs).reverse()) if (l.prepared !== null) discardPreparedLog(l.prepared);
     for (const s of sources) s.close();
   }
 }
 
 /** Read, plan and compare every session with the disk, in order; a Log that differs otherwise refuses the run. */
-function checkSessions(ws: string, sources: OpencodeSource[], planned: PlannedSessions, { lenient, budget }: { lenient: boolean; budget: number }, skipped: string[]): SessionWork[] {
-  const out: SessionWork[] = [];
+async function checkSessions(ws: string, sources: OpencodeSource[], planned: PlannedSessions, out: SessionWork[], options: OpencodeImportOptions & { budget: number }, skipped: string[]): Promise<void> {
   const seen = new Set<string>();
   let kept = 0;
   for (const source of sources) {
@@ -109,29 +117,33 @@ function checkSessions(ws: string, sources: OpencodeSource[], planned: PlannedSe
       // A session both in the database and in a leftover storage/ tree: the database (read first) wins.
       if (seen.has(ref.id)) continue;
       seen.add(ref.id);
-      const session = ref.read(lenient, skipped);
+      const session = ref.read(Boolean(options.lenient), skipped);
       const logs = planOpencodeSession(ws, session, planned);
       const index = planned.size;
       planned.add(ref, session);
-      out.push({
+      const entry: SessionWork = {
         index,
         ref,
         parentId: typeof session.info.parentID === "string" ? session.info.parentID : null,
         title: typeof session.info.title === "string" ? session.info.title : null,
         messageCount: session.messages.length,
-        logs: logs.map((log) => {
-          const w = checkLog(ws, log, session.source);
-          if (!toWrite(w)) return w;
-          if (kept + log.bytes.length <= budget) {
-            kept += log.bytes.length;
-            w.bytes = log.bytes;
-          } else w.digest = sha256(log.bytes);
-          return w;
-        }),
-      });
+        logs: [],
+      };
+      out.push(entry);
+      for (const log of logs) {
+        const w = checkLog(ws, log, session.source);
+        entry.logs.push(w);
+        if (!toWrite(w)) continue;
+        if (kept + log.bytes.length <= options.budget) {
+          kept += log.bytes.length;
+          w.bytes = log.bytes;
+        } else if (w.disk.state === "absent" && !options.dryRun) {
+          // Past the budget a new Log goes to its temp file now, so that it is planned once.
+          w.prepared = await prepareLog(ws, log.sessionId, async (emit) => emit(log.bytes), { lease: null, signal: options.signal });
+        } else w.digest = sha256(log.bytes);
+      }
     }
   }
-  return out;
 }
 
 function checkLog(ws: string, log: PlannedOpencodeLog, source: string): LogWork {
@@ -141,7 +153,7 @@ function checkLog(ws: string, log: PlannedOpencodeLog, source: string): LogWork 
     throw new PixirError("already_exists", "session log already exists", { session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, reason, file: source, next_actions: NEXT_ACTIONS[reason] });
   }
   const before = disk.state === "same" ? log.stored.length : disk.state === "prefix" ? countLines(log.bytes, disk.size) : 0;
-  return { sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, disk, before, bytes: null, digest: "" };
+  return { sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, disk, before, bytes: null, digest: "", prepared: null };
 }
 
 /** Lease every Log to write, then write them a session at a time, parents first (plan order). */
@@ -151,8 +163,14 @@ async function writeSessions(ws: string, work: SessionWork[], planned: PlannedSe
     for (const s of work) {
       const logs = s.logs.filter(toWrite);
       if (logs.length === 0) continue;
-      const again = logs.some((l) => l.bytes === null) ? planOpencodeSession(ws, s.ref.read(true, []), planned, s.index) : [];
+      const again = logs.some((l) => l.bytes === null && l.prepared === null) ? planOpencodeSession(ws, s.ref.read(true, []), planned, s.index) : [];
       for (const l of logs) {
+        if (l.prepared !== null) {
+          const prepared = l.prepared;
+          l.prepared = null; // committed, or taken back by the commit that failed
+          await write({ log: { sessionId: l.sessionId, bytes: EMPTY }, disk: l.disk, prepared });
+          continue;
+        }
         const bytes = l.bytes ?? again.find((p) => p.sessionId === l.sessionId)?.bytes ?? null;
         if (bytes === null || (l.bytes === null && sha256(bytes) !== l.digest)) {
           throw new PixirError("log_write_failed", undefined, { reason: "source_changed_during_import", path: logPath(ws, l.sessionId).rel, file: s.ref.source });
