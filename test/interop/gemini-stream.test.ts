@@ -4,7 +4,7 @@
 // or not, nothing written; a legacy whole-file `.json` is read whole only up to that bound. Generated inputs.
 // The bytes planned in the check are kept for the write up to a budget; past it a file is planned again, and
 // the Logs are the same (on the HAND-MADE fixtures).
-import { closeSync, existsSync, openSync, readFileSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { importGeminiFiles, type GeminiImportOptions } from "../../lib/envelope/src/interop/gemini/import.js";
@@ -105,5 +105,20 @@ describe("a Gemini run's planned bytes, kept or planned again", () => {
     expect(grown.b).toEqual(grown.a);
     expect(grown.a.imports[0]!.sessions.map((s) => s.status)).toContain("appended");
     expect(logsOf(grown.wsB)).toEqual(logsOf(grown.wsA));
+  });
+
+  it("a refusal found after new Logs' temp files were made takes them back: nothing written", async () => {
+    const dir = tempDir();
+    const other = "8b8b8b8b-1111-4222-8333-444455556666";
+    const session = (sid: string, text: string) => `${meta.replace(SID, sid)}\n${user("u1", text)}\n`;
+    writeFileSync(path.join(dir, "a.jsonl"), session(SID, "hi"));
+    writeFileSync(path.join(dir, "b.jsonl"), session(other, "changed"));
+    const ws = tempDir();
+    await importInto(ws, [path.join(dir, "b.jsonl")]);
+    const before = logsOf(ws);
+    writeFileSync(path.join(dir, "b.jsonl"), session(other, "hello"));
+    await expect(importInto(ws, [dir], { keptBytes: 0 })).rejects.toMatchObject({ kind: "already_exists", details: { reason: "source_changed" } });
+    expect(logsOf(ws)).toEqual(before);
+    expect(readdirSync(path.join(ws, ".pixir", "sessions"))).toEqual([`${other}.ndjson`]);
   });
 });
