@@ -66,7 +66,7 @@ function scanLines(fd: number, max: number): number | null {
 }
 
 /**
- * The complete lines of an open file, read in blocks of 1 MiB: `next()` gives the next line's bytes without
+ * The complete lines of an open file, read in blocks (1 MiB at most): `next()` gives the next line's bytes without
  * its `\n` (a view valid until the following call), or null at the end. A line is gathered across blocks
  * only up to `max` bytes: past it `tooLong(line)` is thrown before more of it is read. After the end,
  * `tailBytes` is the length of a last line without `\n` (pending: its writer may be writing it).
@@ -75,7 +75,7 @@ export class FileLines {
   /** The 1-based number of the line `next()` gave last. */
   line = 0;
   tailBytes = 0;
-  private readonly block = Buffer.allocUnsafe(SCAN_BLOCK);
+  private readonly block: Buffer;
   private got = 0;
   private start = 0;
   private pos = 0;
@@ -83,11 +83,15 @@ export class FileLines {
   private carryBytes = 0;
   private ended = false;
 
+  /** `blockBytes`: smaller for a small file (many small files do not each take a 1 MiB buffer). */
   constructor(
     private readonly fd: number,
     private readonly tooLong: (line: number) => Error,
     private readonly max: number = MAX_LINE_BYTES,
-  ) {}
+    blockBytes: number = SCAN_BLOCK,
+  ) {
+    this.block = Buffer.allocUnsafe(Math.max(1, Math.min(blockBytes, SCAN_BLOCK)));
+  }
 
   next(): Buffer | null {
     for (;;) {

@@ -43,10 +43,10 @@ describe("overlongLine", () => {
 });
 
 /** Every line FileLines gives for `content` with bound `max`, its number, and the pending tail's length; or the line it refused. */
-function readAll(content: string, max: number): { lines: Array<[number, string]>; tail: number } | { refused: number } {
+function readAll(content: string, max: number, block?: number): { lines: Array<[number, string]>; tail: number } | { refused: number } {
   const fd = openSync(file(content), "r");
   try {
-    const r = new FileLines(fd, (line) => Object.assign(new Error("too long"), { line }), max);
+    const r = new FileLines(fd, (line) => Object.assign(new Error("too long"), { line }), max, block);
     const lines: Array<[number, string]> = [];
     for (let b = r.next(); b !== null; b = r.next()) lines.push([r.line, b.toString("utf8")]);
     return { lines, tail: r.tailBytes };
@@ -64,6 +64,9 @@ describe("FileLines", () => {
     expect(readAll("", 10)).toEqual({ lines: [], tail: 0 });
     expect(readAll("ab\n0123456789\n", 10)).toEqual({ lines: [[1, "ab"], [2, "0123456789"]], tail: 0 });
     expect(readAll("ab\n0123456789X\n", 10)).toEqual({ refused: 2 });
+    // The same with a block of 3 bytes: lines gathered across many blocks.
+    expect(readAll("a\n\nbcdefg\ntorn", 10, 3)).toEqual({ lines: [[1, "a"], [2, ""], [3, "bcdefg"]], tail: 4 });
+    expect(readAll("ab\n0123456789X\n", 10, 3)).toEqual({ refused: 2 });
   });
 
   it("gathers lines across its 1 MiB blocks, and refuses one past the bound by its number as it passes", () => {

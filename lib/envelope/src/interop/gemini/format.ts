@@ -76,7 +76,7 @@ export function readGeminiSession(abs: string, file: string, lenient: boolean): 
   let legacy: Buffer | null;
   try {
     legacy = size === 0 ? null : isLegacy(fd, file, size);
-    if (size > 0 && legacy === null) return openJsonl(fd, file, lenient);
+    if (size > 0 && legacy === null) return openJsonl(fd, file, lenient, size);
   } catch (err) {
     closeSync(fd);
     throw unreadable(err, file);
@@ -99,7 +99,7 @@ function isLegacy(fd: number, file: string, size: number): Buffer | null {
     return bytes.subarray(0, got);
   };
   if (file.endsWith(".json")) return whole();
-  const first = new FileLines(fd, tooLong(file)).next();
+  const first = new FileLines(fd, tooLong(file), MAX_LINE_BYTES, Math.min(size, 64 * 1024)).next();
   // No complete line: nothing to read yet (missing_metadata, as for a file of blank lines).
   if (first === null || tryParse(first.toString("utf8")).ok) return null;
   // Past the bound, a first line that opens an object is taken for a legacy file too large to keep.
@@ -109,8 +109,9 @@ function isLegacy(fd: number, file: string, size: number): Buffer | null {
 }
 
 /** A JSONL session file: line 1 (the metadata) read now, the rest as the lines are iterated. */
-function openJsonl(fd: number, file: string, lenient: boolean): ParsedGeminiFile {
-  const reader = new FileLines(fd, tooLong(file));
+function openJsonl(fd: number, file: string, lenient: boolean, size: number): ParsedGeminiFile {
+  // A block of the file's size (a file that grows meanwhile is read in more blocks), 1 MiB at most.
+  const reader = new FileLines(fd, tooLong(file), MAX_LINE_BYTES, size + 1);
   const options = { file, lenient };
   const skippedLines: number[] = [];
   let first: GeminiLine | null = null;
