@@ -70,20 +70,27 @@ export async function exportSite(ws: string, options: SiteOptions): Promise<Site
   const sharedOnce = async () => (shared ??= { links: await readForkLinks(ws), tree: sessionTreeMaker({ maxDepth: options.maxDepth ?? DEFAULT_TREE_MAX_DEPTH }) });
   const manifest: Manifest = { format: SITE_FORMAT, pages: {} };
   const report: SiteReport = { ok: true, dir: options.dir, pages: roots.length, written: 0, unchanged: 0, removed: 0, sessions: 0, bytes: 0 };
-  for (const [k, root] of roots.entries()) {
-    const members = familyOf(root, byId);
-    report.sessions += members.length;
-    const print = fingerprint(listing, members);
-    manifest.pages[root.session_id] = print;
-    const file = path.join(options.dir, sitePagePath(root.session_id));
-    if (old.pages[root.session_id] === print && pagesThere.has(path.basename(file))) report.unchanged++;
-    else {
-      const plan = await planHtmlExport(ws, root.session_id, { family: true, maxDepth: options.maxDepth, shared: await sharedOnce() }, { facts: titles, home: "../index.html" });
-      report.bytes += await writeWhole(file, htmlPageChunks(plan, options.onWarning), options.display);
-      report.written++;
+  const placing = new Placing();
+  try {
+    for (const [k, root] of roots.entries()) {
+      const members = familyOf(root, byId);
+      report.sessions += members.length;
+      const print = fingerprint(listing, members);
+      manifest.pages[root.session_id] = print;
+      const file = path.join(options.dir, sitePagePath(root.session_id));
+      if (old.pages[root.session_id] === print && pagesThere.has(path.basename(file))) report.unchanged++;
+      else {
+        const plan = await planHtmlExport(ws, root.session_id, { family: true, maxDepth: options.maxDepth, shared: await sharedOnce() }, { facts: titles, home: "../index.html" });
+        report.bytes += await writeWhole(file, htmlPageChunks(plan, options.onWarning), options.display, placing);
+        report.written++;
+      }
+      options.onPage?.(k + 1, roots.length);
     }
-    options.onPage?.(k + 1, roots.length);
+  } finally {
+    // Every page placed (or its temp file gone) before the manifest says so, or before an error leaves.
+    await placing.settle();
   }
+  await placing.drain();
   for (const id of Object.keys(old.pages)) {
     if (manifest.pages[id] !== undefined) continue;
     removeQuietly(path.join(options.dir, sitePagePath(id)));
@@ -177,8 +184,33 @@ function siteRow(root: SessionFacts, byId: Map<string, SessionFacts>): SiteRow {
   };
 }
 
-/** Write `file` whole (temp + rename, replacing an old one); the bytes written. */
-async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, display: string): Promise<number> {
+/** Pages whose sync and rename are under way (ExportFile.commitAsync), at most PLACING_MAX: the next page is made meanwhile. */
+const PLACING_MAX = 4;
+
+class Placing {
+  private pending: Array<Promise<void>> = [];
+  private failed: unknown[] = [];
+
+  async add(placed: Promise<void>): Promise<void> {
+    this.pending.push(placed.catch((err: unknown) => void this.failed.push(err)));
+    if (this.pending.length >= PLACING_MAX) await this.pending.shift();
+    if (this.failed.length > 0) throw this.failed[0];
+  }
+
+  /** Wait for every page under way. */
+  async settle(): Promise<void> {
+    await Promise.all(this.pending.splice(0));
+  }
+
+  /** settle(), then the first failure, if any. */
+  async drain(): Promise<void> {
+    await this.settle();
+    if (this.failed.length > 0) throw this.failed[0];
+  }
+}
+
+/** Write `file` whole (temp + rename, replacing an old one); the bytes written. With `placing`, the sync and rename may finish later. */
+async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, display: string, placing?: Placing): Promise<number> {
   const out = new ExportFile(file, path.join(display, path.basename(file)), "the site's page", true);
   let bytes = 0;
   try {
@@ -187,10 +219,13 @@ async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> |
       out.write(b);
       bytes += b.length;
     }
-    out.commit();
-  } finally {
+  } catch (err) {
     out.discard();
+    throw err;
   }
+  const placed = out.commitAsync().finally(() => out.discard());
+  if (placing === undefined) await placed;
+  else await placing.add(placed);
   return bytes;
 }
 
