@@ -81,7 +81,7 @@ export async function exportSite(ws: string, options: SiteOptions): Promise<Site
       if (old.pages[root.session_id] === print && pagesThere.has(path.basename(file))) report.unchanged++;
       else {
         const plan = await planHtmlExport(ws, root.session_id, { family: true, maxDepth: options.maxDepth, shared: await sharedOnce() }, { facts: titles, home: "../index.html" });
-        report.bytes += await writeWhole(file, htmlPageChunks(plan, options.onWarning), options.display, placing);
+        report.bytes += await writeWhole(file, htmlPageChunks(plan, options.onWarning), path.join(options.display, sitePagePath(root.session_id)), placing);
         report.written++;
       }
       options.onPage?.(k + 1, roots.length);
@@ -97,8 +97,8 @@ export async function exportSite(ws: string, options: SiteOptions): Promise<Site
     report.removed++;
   }
   const index = siteIndexHtml(path.basename(path.resolve(ws)), roots.map((r) => siteRow(r, byId)));
-  report.bytes += await writeWhole(path.join(options.dir, "index.html"), [index], options.display);
-  await writeWhole(path.join(options.dir, MANIFEST), [`${JSON.stringify(manifest)}\n`], options.display);
+  report.bytes += await writeWhole(path.join(options.dir, "index.html"), [index], path.join(options.display, "index.html"));
+  await writeWhole(path.join(options.dir, MANIFEST), [`${JSON.stringify(manifest)}\n`], path.join(options.display, MANIFEST));
   return report;
 }
 
@@ -209,9 +209,12 @@ class Placing {
   }
 }
 
-/** Write `file` whole (temp + rename, replacing an old one); the bytes written. With `placing`, the sync and rename may finish later. */
+/**
+ * Write `file` whole (temp + rename, replacing an old one), named `display` in errors; the bytes written.
+ * With `placing`, the sync and rename may finish later.
+ */
 async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, display: string, placing?: Placing): Promise<number> {
-  const out = new ExportFile(file, path.join(display, path.basename(file)), "the site's page", true);
+  const out = new ExportFile(file, display, "the site's page", true);
   let bytes = 0;
   try {
     for await (const chunk of chunks) {
