@@ -65,7 +65,6 @@ const MAX_FUNCTION_LINES = 150;
  */
 const LONG_FUNCTIONS: Record<string, string> = {
   "interop/claude/import.ts:importClaude": "split after the archive issues merge (the importers are being edited beside issue 38)",
-  "interop/claude/plan.ts:planBatch": "split after the archive issues merge (the importers are being edited beside issue 38)",
 };
 
 /** The name a function is known by: its own, the variable or property it is assigned to, or its class's method. */
