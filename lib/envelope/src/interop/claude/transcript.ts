@@ -268,8 +268,6 @@ export function assignTranscripts(records: ClaudeRecord[], subagentFile: boolean
 
 const messageId = (r: ClaudeRecord): string | null => r.facts?.messageId ?? null;
 
-export const recordMessageId = messageId;
-
 /** `message.content` holds a `tool_result` block. */
 export const hasToolResultBlock = (r: ClaudeRecord): boolean => (r.facts?.toolResults.length ?? 0) > 0;
 
