@@ -201,33 +201,51 @@ export const unitFiles = (unit: ImportUnit): SourceFile[] => [...unit.subagents,
  */
 export async function planUnit(run: PlanRun, unit: ImportUnit, says?: Map<SourceFile, Say | undefined>): Promise<FilePlan[]> {
   const { ws, wsLogs, options } = run;
-  const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource: run.forkSource, linkedBySubagents: [], files: run.prepare ? new FileBuffers() : undefined };
+  const state: UnitState = { subagents: new Map(), createdSubagent: false, forkSource: run.forkSource, linkedBySubagents: [] };
   for (const sub of unit.subagents) state.subagents.set(sub.agentId!, { rootId: sub.rootId, parentUuids: parentUuidsOf(sub), compaction: sub.agentId!.startsWith("acompact-") });
   const plans: FilePlan[] = [];
+  // Each file's buffer goes back to be used again once its Logs are in their temp files; at most
+  // PREPARING_FILES files are being prepared at once, so a folder of many subagents keeps a flat memory.
+  const released: Array<Promise<void>> = [];
+  const planOne = async (src: SourceFile): Promise<FilePlan> => {
+    state.files = run.prepare ? new FileBuffers() : undefined;
+    const files = state.files;
+    const p = await planFile(ws, src, state, wsLogs, options, says?.get(src), run.prepare).catch((err: unknown) => {
+      files?.done();
+      throw err;
+    });
+    released.push(Promise.allSettled(p.preparing ?? []).then(() => files?.done()));
+    if (released.length > PREPARING_FILES) await released[released.length - PREPARING_FILES - 1];
+    return p;
+  };
   try {
     for (const sub of unit.subagents) {
-      const p = await planFile(ws, sub, state, wsLogs, options, says?.get(sub), run.prepare);
+      const p = await planOne(sub);
       if (p.report.status === "empty") state.subagents.get(sub.agentId!)!.rootId = null;
-      const batch = p.batch;
+      // Only the child ids are kept of a subagent's plan, not the plan (it holds the file's records).
       const familyIds = p.report.logs.map((l) => l.session_id);
-      state.linkedBySubagents.push(batch !== undefined ? () => childrenNamedInPlan(batch) : () => childrenNamedIn(ws, familyIds));
+      const named = p.batch !== undefined ? childrenNamedInPlan(p.batch) : null;
+      state.linkedBySubagents.push(named !== null ? () => named : () => childrenNamedIn(ws, familyIds));
       if (p.writes.some((w) => w.id === sub.rootId && !w.existed) || p.report.logs.some((l) => l.session_id === sub.rootId && l.status === "created")) state.createdSubagent = true;
       plans.push({ report: p.report, writes: p.writes, prepared: [], preparing: p.preparing, known: p.known });
     }
-    if (unit.session) plans.push(await planFile(ws, unit.session, state, wsLogs, options, says?.get(unit.session), run.prepare));
+    if (unit.session) plans.push(await planOne(unit.session));
   } catch (err) {
     await discardPreparing(plans.map((p) => p.preparing ?? []));
-    state.files?.done();
+    await Promise.all(released);
     throw err;
   }
   // The unit's Logs are written to their temp files together: one's fsync waits while the next is made.
-  const prepared = await settlePrepared(plans.map((p) => p.preparing ?? [])).finally(() => state.files?.done());
+  const prepared = await settlePrepared(plans.map((p) => p.preparing ?? [])).finally(() => Promise.all(released));
   plans.forEach((p, i) => {
     p.prepared = prepared[i]!;
     p.preparing = undefined;
   });
   return plans;
 }
+
+/** Files of a unit whose Logs are being written to temp files at once (planUnit). */
+const PREPARING_FILES = 8;
 
 /** A fresh unit to prepare (on a worker thread, or in this one). */
 export interface UnitTask {
