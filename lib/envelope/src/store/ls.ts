@@ -40,8 +40,13 @@ export function listLogs(ws: string): LogListing {
   return { sessionIds: byteOrder(ids), sizes, mtimes, ignoredEntries: ignored };
 }
 
+/** A surrogate: the one place where UTF-16 order (JS's `<`) and UTF-8 byte order disagree. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /** Sorted by UTF-8 byte order; each id encoded once, not once per comparison. */
 function byteOrder(ids: string[]): string[] {
+  // Without surrogates, code-unit order is byte order: the plain sort, no Buffer per id.
+  if (!ids.some((id) => SURROGATE.test(id))) return ids.sort();
   const keyed = ids.map((id) => ({ id, bytes: Buffer.from(id, "utf8") }));
   keyed.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
   return keyed.map((k) => k.id);

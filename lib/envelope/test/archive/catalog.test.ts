@@ -5,7 +5,8 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { catalogPath, catalogScansPath, readCatalog } from "../../src/archive/catalog.js";
+import { CATALOG_VERSION, SCANS_VERSION, catalogPath, catalogScansPath, factsOfRows, readCatalog } from "../../src/archive/catalog.js";
+import { factsToRow } from "../../src/archive/catalog-rows.js";
 import { resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "../../src/archive/resolve.js";
 import { parseDateFlag } from "../../src/archive/session-list.js";
 import { tokensText } from "../../src/view/ls-text.js";
@@ -86,7 +87,9 @@ describe("the cache under .pixir/index/", () => {
     await readCatalog(ws);
     // No Log changed: the joined facts of catalog.json are the answer as read.
     const joined = JSON.parse(readFileSync(catalogPath(ws).abs, "utf8"));
-    joined.facts.find((f: { session_id: string }) => f.session_id === "a").title = "from the facts";
+    const facts = factsOfRows(joined.rows)!;
+    facts.find((f) => f.session_id === "a")!.title = "from the facts";
+    joined.rows = facts.map(factsToRow);
     writeFileSync(catalogPath(ws).abs, JSON.stringify(joined));
     expect((await byId(ws)).get("a")!.title).toBe("from the facts");
     // Without them, each unchanged Log's scan comes from catalog-scans.json and is joined again.
@@ -103,8 +106,8 @@ describe("the cache under .pixir/index/", () => {
     writeFileSync(catalogPath(ws).abs, "{not json");
     writeFileSync(catalogScansPath(ws).abs, "[]");
     expect((await byId(ws)).get("a")!.title).toBe("first");
-    expect(JSON.parse(readFileSync(catalogPath(ws).abs, "utf8")).version).toBe(3);
-    expect(JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8")).version).toBe(3);
+    expect(JSON.parse(readFileSync(catalogPath(ws).abs, "utf8")).version).toBe(CATALOG_VERSION);
+    expect(JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8")).version).toBe(SCANS_VERSION);
   });
 
   it("a Log added or removed is seen though no other Log changed", async () => {
