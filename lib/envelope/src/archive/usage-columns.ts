@@ -25,9 +25,10 @@ const LOG_FIELDS = 5;
  */
 export const keyHash = (key: string): string => createHash("sha256").update(key).digest("base64url").slice(0, 16);
 
-/** A call counted from a Log, its dedupe key hashed as the file keeps it (fresh and stored calls then compare). */
-export function indexedCall(c: ModelCall): CountedCall {
+/** A call counted from Log `logId` (whatever its Event says), its dedupe key hashed as the file keeps it, so fresh and stored calls compare. */
+export function indexedCall(logId: string, c: ModelCall): CountedCall {
   const counted = countedCall(c);
+  counted.session_id = logId;
   if (counted.dedupe_key !== null) counted.dedupe_key = keyHash(counted.dedupe_key);
   return counted;
 }

@@ -48,13 +48,13 @@ export async function readModelCalls(
   let done = 0;
   await inParallel(todo, READ_CONCURRENCY, async ({ log, size, mtime }) => {
     const calls = await callsOfLog(logPath(workspace, log.session_id).abs, size, log.agent);
-    fresh.set(log.session_id, { size, mtime_ms: mtime, agent: log.agent, calls: calls.map(indexedCall) });
+    fresh.set(log.session_id, { size, mtime_ms: mtime, agent: log.agent, calls: calls.map((c) => indexedCall(log.session_id, c)) });
     if (++done % PROGRESS_EVERY === 0 || done === todo.length) progress?.(`counted the model calls of ${done} of ${todo.length} changed Logs`);
   });
-  if (todo.length > 0 || cached.size !== logs.length) writeIndex(workspace, fresh);
-  const out = new Map<string, CountedCall[]>();
-  for (const [id, entry] of fresh) out.set(id, entry.calls);
-  return out;
+  // In the order given (the Logs read again finish in any order), so the same Logs give the same file.
+  const inOrder = new Map(logs.map((l) => [l.session_id, fresh.get(l.session_id)!]));
+  if (todo.length > 0 || cached.size !== logs.length) writeIndex(workspace, inOrder);
+  return new Map([...inOrder].map(([id, entry]) => [id, entry.calls]));
 }
 
 /** Only lines that can hold a call are parsed: a provider_usage, or (Claude) a record with usage. */
