@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, tempSibling } from "../store/paths.js";
 import { listLogs, type LogListing } from "../store/ls.js";
 import { isJsonObject } from "../event/envelope.js";
-import { joinFacts, type ScannedLog, type SessionFacts } from "./facts.js";
+import { joinFacts, sharesParentMessages, type ScannedLog, type SessionFacts } from "./facts.js";
 import { factsToRow, rowToFacts } from "./catalog-rows.js";
 import { emptyScan, ScanBuffer, scanLogFacts, type LogScan } from "./log-facts.js";
 import { scanThreadCount } from "../store/threads.js";
@@ -52,10 +52,14 @@ export async function readCatalogListed(workspace: string): Promise<{ facts: Ses
     else todo.push({ id, size, mtime });
   }
   await scanChanged(workspace, todo, fresh);
+  // A Log whose message seqs the cache did not keep, and that a share child now counts: scanned again.
+  const needed = seqsNeeded(fresh.values());
+  const again = [...needed].filter((id) => fresh.get(id)?.scan.message_seqs === null).map((id) => ({ id, size: fresh.get(id)!.size, mtime: fresh.get(id)!.mtime_ms }));
+  if (again.length > 0) await scanChanged(workspace, again, fresh);
   const logs: ScannedLog[] = listing.sessionIds.map((id) => ({ id, bytes: fresh.get(id)!.size, scan: fresh.get(id)!.scan }));
   const facts = joinFacts(logs).sort(newestFirst);
   if (listing.sessionIds.length > 0) {
-    if (todo.length > 0 || cached.size !== listing.sessionIds.length) writeScans(workspace, listing.sessionIds, fresh);
+    if (todo.length > 0 || again.length > 0 || cached.size !== listing.sessionIds.length) writeScans(workspace, listing.sessionIds, fresh, needed);
     writeIndexFile(workspace, catalogPath(workspace), { version: CATALOG_VERSION, keys, rows: facts.map(factsToRow) });
   }
   return { facts, listing };
@@ -107,12 +111,23 @@ function readIndexFile(target: StatePath): unknown {
 }
 
 function isCachedLog(v: unknown): v is CachedLog {
-  return isJsonObject(v) && typeof v.size === "number" && typeof v.mtime_ms === "number" && isJsonObject(v.scan) && Array.isArray(v.scan.message_seqs);
+  return isJsonObject(v) && typeof v.size === "number" && typeof v.mtime_ms === "number" && isJsonObject(v.scan) && (Array.isArray(v.scan.message_seqs) || v.scan.message_seqs === null);
 }
 
-function writeScans(ws: string, ids: readonly string[], logs: Map<string, CachedLog>): void {
+/** The Logs whose message seqs a share child counts (facts.ts), of all the Logs' scans. */
+function seqsNeeded(logs: Iterable<CachedLog>): Set<string> {
+  const out = new Set<string>();
+  for (const { scan } of logs) if (scan.fork !== null && sharesParentMessages(scan.fork)) out.add(scan.fork.parent);
+  return out;
+}
+
+/** Each Log's scan, its message seqs kept only where a share child needs them (they were most of the file). */
+function writeScans(ws: string, ids: readonly string[], logs: Map<string, CachedLog>, needed: ReadonlySet<string>): void {
   const entries: Record<string, CachedLog> = {};
-  for (const id of ids) entries[id] = logs.get(id)!;
+  for (const id of ids) {
+    const log = logs.get(id)!;
+    entries[id] = needed.has(id) ? log : { ...log, scan: { ...log.scan, message_seqs: null } };
+  }
   writeIndexFile(ws, catalogScansPath(ws), { version: SCANS_VERSION, logs: entries });
 }
 

@@ -95,17 +95,22 @@ export function projectOf(cwd: string | null): string | null {
   return segment === "" ? (path.isAbsolute(cwd) ? null : cwd) : segment;
 }
 
+/** Whether a fork's History starts with its parent's messages (share_v1, up to a known fork point): the child counts them. */
+export function sharesParentMessages(fork: NonNullable<LogScan["fork"]>): boolean {
+  return fork.strategy === "share_v1" && fork.forked_to_seq !== null;
+}
+
 /** A share_v1 child's History starts with its parent's, up to the fork point: those messages are its too. */
 function inheritedMessages(l: ScannedLog, byId: Map<string, ScannedLog>): number {
   let total = 0;
   let upTo = Number.POSITIVE_INFINITY;
   const seen = new Set<string>([l.id]);
-  for (let fork = l.scan.fork; fork !== null && fork.strategy === "share_v1" && fork.forked_to_seq !== null; ) {
+  for (let fork = l.scan.fork; fork !== null && sharesParentMessages(fork); ) {
     const parent = byId.get(fork.parent);
     if (parent === undefined || seen.has(parent.id)) break;
     seen.add(parent.id);
-    upTo = Math.min(upTo, fork.forked_to_seq);
-    total += countAtMost(parent.scan.message_seqs, upTo);
+    upTo = Math.min(upTo, fork.forked_to_seq!);
+    total += countAtMost(parent.scan.message_seqs ?? [], upTo);
     fork = parent.scan.fork;
   }
   return total;

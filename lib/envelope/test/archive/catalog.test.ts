@@ -110,6 +110,20 @@ describe("the cache under .pixir/index/", () => {
     expect(JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8")).version).toBe(SCANS_VERSION);
   });
 
+  it("keeps message seqs only for a share child's parent, and scans a parent again when a share child turns up", async () => {
+    const ws = workspace({ p: [user("one"), { type: "assistant_message", data: { text: "a" } }, user("two")], q: [user("alone")] });
+    await readCatalog(ws);
+    const seqs = () => JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8")).logs as Record<string, { scan: { message_seqs: number[] | null } }>;
+    expect(seqs().p!.scan.message_seqs).toBeNull();
+    writeLog(ws, "f", [{ type: "session_fork", data: { parent_session_id: "p", forked_to_seq: 1, strategy: "share_v1" } }, user("more")]);
+    const withChild = await byId(ws);
+    expect(withChild.get("f")).toMatchObject({ kind: "fork", messages: 3 });
+    expect(seqs().p!.scan.message_seqs).toEqual([0, 1, 2]);
+    expect(seqs().q!.scan.message_seqs).toBeNull();
+    rmSync(path.join(ws, ".pixir", "index"), { recursive: true });
+    expect(await byId(ws)).toEqual(withChild);
+  });
+
   it("a Log added or removed is seen though no other Log changed", async () => {
     const ws = workspace({ a: [user("first")] });
     expect((await readCatalog(ws)).map((f) => f.session_id)).toEqual(["a"]);
