@@ -7,6 +7,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CATALOG_VERSION, SCANS_VERSION, catalogPath, catalogScansPath, factsOfRows, readCatalog } from "../../src/archive/catalog.js";
 import { factsToRow } from "../../src/archive/catalog-rows.js";
+import { joinFacts, type ScannedLog } from "../../src/archive/facts.js";
+import { emptyScan, type LogScan } from "../../src/archive/log-facts.js";
 import { resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "../../src/archive/resolve.js";
 import { parseDateFlag } from "../../src/archive/session-list.js";
 import { tokensText } from "../../src/view/ls-text.js";
@@ -184,5 +186,25 @@ describe("flags and figures", () => {
   });
   it("writes token counts as 950, 12.3k, 1.2M", () => {
     expect([null, 950, 12_345, 999_999, 1_234_567].map(tokensText)).toEqual(["-", "950", "12.3k", "1.0M", "1.2M"]);
+  });
+});
+
+describe("inherited agent and cwd (joinFacts)", () => {
+  it("come from the nearest Log up the lineage, through a fork cycle too, whatever order the Logs are joined in", () => {
+    const scan = (over: Partial<LogScan>): LogScan => ({ ...emptyScan(), ...over });
+    const fork = (parent: string) => ({ parent, forked_to_seq: null, strategy: "copy_v1", branch: false });
+    const logs: ScannedLog[] = [
+      { id: "c", bytes: 1, scan: scan({ fork: fork("b") }) },
+      { id: "b", bytes: 1, scan: scan({ fork: fork("a"), agent: "codex" }) },
+      { id: "a", bytes: 1, scan: scan({ fork: fork("b"), cwd: "/w/x" }) },
+      { id: "d", bytes: 1, scan: scan({ fork: fork("e") }) },
+      { id: "e", bytes: 1, scan: scan({ fork: fork("d") }) },
+      { id: "g", bytes: 1, scan: scan({ fork: fork("c"), cwd: "/w/own" }) },
+    ];
+    const expected = { a: ["codex", "/w/x"], b: ["codex", "/w/x"], c: ["codex", "/w/x"], d: ["pixir", null], e: ["pixir", null], g: ["codex", "/w/own"] };
+    for (const order of [logs, [...logs].reverse()]) {
+      const got = Object.fromEntries(joinFacts(order).map((f) => [f.session_id, [f.agent, f.cwd]]));
+      expect(got).toEqual(expected);
+    }
   });
 });
