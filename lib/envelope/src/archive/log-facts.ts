@@ -20,9 +20,12 @@ export interface LogScan {
   first_prompt: string | null;
   started: string | null;
   updated: string | null;
-  /** user and assistant messages among the Log's own Events, and their seqs (a share child counts its parent's up to its fork point). */
+  /**
+   * user and assistant messages among the Log's own Events, and their seqs (a share child counts its parent's
+   * up to its fork point); the seqs are null where catalog-scans.json did not keep them (no share child needed them).
+   */
   messages: number;
-  message_seqs: number[];
+  message_seqs: number[] | null;
   /** The Log's own model calls' tokens (archive.md §3, model-calls.ts), or null when it records none. */
   tokens: number | null;
   events: number;
