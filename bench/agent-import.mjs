@@ -118,14 +118,17 @@ async function generateOpencode(dir) {
 function timed(command, argv, shell = false) {
   const start = process.hrtime.bigint();
   const r = shell
-    ? spawnSync("/usr/bin/time", ["-f", "%M", "bash", "-c", command], { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] })
-    : spawnSync("/usr/bin/time", ["-f", "%M", command, ...argv], { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
+    ? spawnSync("/usr/bin/time", ["-f", "%M %U %S", "bash", "-c", command], { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] })
+    : spawnSync("/usr/bin/time", ["-f", "%M %U %S", command, ...argv], { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.status !== 0) {
     process.stderr.write(`${command} ${argv.join(" ")} failed (exit ${r.status}):\n${r.stderr}`);
     process.exit(2);
   }
-  return { ms, rssKiB: Number(r.stderr.trim().split("\n").at(-1)) };
+  // Peak RSS, and the CPU seconds (user + system) of the command and its children: on a loaded machine the
+  // wall time includes waiting for a core, the CPU time much less so.
+  const [rss, user, sys] = r.stderr.trim().split("\n").at(-1).split(" ").map(Number);
+  return { ms, rssKiB: rss, cpuMs: (user + sys) * 1000 };
 }
 
 const base = mkdtempSync(path.join(os.tmpdir(), `pixir-${agent}-bench-`));
@@ -141,7 +144,8 @@ try {
   const jq = timed(`${files} | jq -c . > /dev/null`, [], true);
   const mib = gen.bytes / 1024 ** 2;
   const rate = (t) => `${(mib / (t.ms / 1000)).toFixed(1)} MiB/s`;
-  const row = (label, t, rss = false) => `${label.padEnd(34)} ${t.ms.toFixed(0).padStart(7)} ms  ${rate(t).padStart(13)}${rss ? `  peak RSS ${(t.rssKiB / 1024).toFixed(0)} MiB` : ""}`;
+  const row = (label, t, rss = false) =>
+    `${label.padEnd(34)} ${t.ms.toFixed(0).padStart(7)} ms  ${rate(t).padStart(13)}  cpu ${t.cpuMs.toFixed(0).padStart(7)} ms${rss ? `  peak RSS ${(t.rssKiB / 1024).toFixed(0)} MiB` : ""}`;
   process.stdout.write(
     [
       `${agent} import benchmark: ${gen.count} sessions of ${TURNS} turns, ${sizeLabel(gen.bytes)} of records (--size ${sizeLabel(size)}), node ${process.version}, ${os.cpus().length} cores`,
@@ -150,6 +154,7 @@ try {
       row("cat", cat),
       row("jq -c .", jq),
       `import: ${(jq.ms / imp.ms).toFixed(2)}× jq, ${(cat.ms / imp.ms).toFixed(2)}× cat (throughput ratios); unchanged re-import ${(again.ms / imp.ms).toFixed(2)}× the first import`,
+      `CPU time: import ${(jq.cpuMs / imp.cpuMs).toFixed(2)}× jq; unchanged re-import ${(jq.cpuMs / again.cpuMs).toFixed(2)}× jq`,
       "",
     ].join("\n"),
   );

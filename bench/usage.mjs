@@ -96,6 +96,12 @@ try {
     return { ms: a.ms + b.ms, cpuMs: a.cpuMs + b.cpuMs, stdout: b.stdout };
   });
   const cc = median(() => timed(CCUSAGE, ["daily", "--json", "--offline"], { CLAUDE_CONFIG_DIR: config }));
+  // Per process, Node's own start and the command's module are a floor no Workspace changes: the same
+  // report on an empty Workspace and `node -e 0`, in the same run, so the work for this archive is apart.
+  const empty = path.join(tmp, "empty");
+  mkdirSync(empty);
+  const floor = median(() => pixir(empty, ...ALL_DAYS, "--json"));
+  const node = median(() => timed(process.execPath, ["-e", "0"]));
 
   const mine = pixirDays(importAndUsage.stdout);
   const theirs = JSON.parse(cc.stdout);
@@ -110,6 +116,8 @@ try {
     `pixir usage, up to date (all days, --json)      ${t(upToDate)}  median of ${RUNS}`,
     `pixir usage, up to date (default report)        ${t(upToDateDefault)}  median of ${RUNS}`,
     `pixir import claude && pixir usage (unchanged)  ${t(importAndUsage)}  median of ${RUNS}`,
+    `start-up floor: pixir usage, empty Workspace    ${t(floor)}  median of ${RUNS}; node -e 0 ${t(node)}`,
+    `pixir usage up to date, less the floor (CPU): ${(upToDate.cpuMs - floor.cpuMs).toFixed(0)} ms all days --json, ${(upToDateDefault.cpuMs - floor.cpuMs).toFixed(0)} ms the default report`,
     `ccusage daily --json --offline                  ${t(cc)}  median of ${RUNS}`,
     `import && usage: ${(cc.ms / importAndUsage.ms).toFixed(2)}× ccusage wall, ${(cc.cpuMs / importAndUsage.cpuMs).toFixed(2)}× CPU (above 1 is faster)`,
     `target up to date ≤ ${UP_TO_DATE_TARGET_MS} ms on ≥ 1 GiB of Logs: ${logBytes < 1024 ** 3 ? "not measured at this size" : upToDate.ms <= UP_TO_DATE_TARGET_MS ? "met" : "MISSED"}; target import && usage no slower than ccusage: ${importAndUsage.ms <= cc.ms ? "met" : "MISSED"}`,

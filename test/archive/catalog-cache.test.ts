@@ -1,13 +1,13 @@
 // archive.md §1: the catalog's derived files change how fast the facts come, never what they are. On the
 // real fixtures, the facts joined from every Log scanned anew, from each Log's cached scan, and read whole
 // from catalog.json when no Log changed are deep-equal, and a Log that grows is seen.
-import { appendFileSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { catalogPath, catalogScansPath, readCatalog, readCatalogListed } from "../../lib/envelope/src/archive/catalog.js";
+import { catalogPath, catalogScansPath, factsOfRows, readCatalog, readCatalogListed } from "../../lib/envelope/src/archive/catalog.js";
 import { latin1Compare } from "../../lib/envelope/src/archive/log-facts.js";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
-import { run, tempDir } from "../support/cli.js";
+import { ROOT, run, tempDir } from "../support/cli.js";
 import { CODEX_FIXTURES_DIR } from "../support/codex.js";
 
 let ws = "";
@@ -29,7 +29,9 @@ describe("the catalog's cache on the real fixtures", () => {
     const fresh = await uncached();
     expect(fresh.length).toBeGreaterThan(40);
     const joined = JSON.parse(readFileSync(catalogPath(ws).abs, "utf8"));
-    expect(joined.facts).toEqual(fresh);
+    expect(factsOfRows(joined.rows)).toEqual(fresh);
+    // Byte for byte, too: `pixir ls --json` prints these objects as they are (the same keys in the same order).
+    expect(JSON.stringify(factsOfRows(joined.rows))).toBe(JSON.stringify(fresh));
     expect(await readCatalog(ws)).toEqual(fresh);
     rmSync(catalogPath(ws).abs);
     expect(await readCatalog(ws)).toEqual(fresh);
@@ -57,6 +59,10 @@ describe("the scan on worker threads", () => {
       expect(r.code).toBe(0);
       return r.stdout;
     };
+    // `pixir ls`, `usage` and `search` are built solo (scripts/build.mjs): their worker file is next to them,
+    // or the pool would quietly scan in one thread.
+    for (const command of ["ls", "usage", "search"]) expect(existsSync(path.join(ROOT, "tools/pixir/dist/commands", `${command}.js`))).toBe(true);
+    expect(existsSync(path.join(ROOT, "tools/pixir/dist/commands/catalog-scan-worker.js"))).toBe(true);
     const one = ls("1");
     expect(one.split("\n").length).toBeGreaterThan(40);
     expect(ls("3")).toBe(one);

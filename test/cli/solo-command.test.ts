@@ -22,6 +22,26 @@ describe("pixir-log append is built as one module", () => {
   });
 });
 
+describe("pixir ls, usage and search are built as one module each", () => {
+  it("main.js loads each, which imports nothing but Node's builtins and the SQLite addon", () => {
+    const pixirDist = path.join(ROOT, "tools", "pixir", "dist");
+    const main = readFileSync(path.join(pixirDist, "main.js"), "utf8");
+    const builtins = new Set(builtinModules);
+    for (const command of ["ls", "usage", "search"]) {
+      expect(main).toContain(`import("./commands/${command}.js")`);
+      const bundle = readFileSync(path.join(pixirDist, "commands", `${command}.js`), "utf8");
+      const specifiers = [...bundle.matchAll(/(?:^|\n)\s*(?:import|export)\b[^"'\n;]*?(?:from\s*)?["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]!);
+      expect(specifiers.filter((s) => !s.startsWith("node:") && !builtins.has(s) && s !== "better-sqlite3")).toEqual([]);
+    }
+  });
+
+  it("a usage error inside the ls and usage bundles keeps its exit code", () => {
+    const ws = tempDir();
+    expect(run("pixir", ["usage", "--by", "bogus", "--json"], { cwd: ws }).code).toBe(2);
+    expect(run("pixir", ["ls", "--kind", "bogus", "--json"], { cwd: ws }).code).toBe(2);
+  });
+});
+
 describe("errors thrown inside the append bundle keep their kind and exit code", () => {
   it("a held lease is session_writer_active, exit 5; a bad line is corrupt_log_line, exit 1", async () => {
     const ws = tempDir();

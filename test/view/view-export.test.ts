@@ -1,7 +1,7 @@
 // pixir export html and pixir export md on the command line (view.md §1–§2, cli.md): where the output
 // goes, what the page holds of a family, determinism, errors, and the flags each format takes.
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { binPath, readEvents, ROOT, sh, tempDir, workspace, type Ev } from "../support/cli.js";
@@ -137,6 +137,22 @@ describe("pixir export html", () => {
     expect(page).not.toContain(ws);
     expect(page).not.toContain(path.dirname(ws));
     expect(page).toContain(`"workspace":"${path.basename(ws)}"`);
+  });
+
+  it("is the same page whether its Logs' lines are copied as they are or read Event by Event", () => {
+    // A Log of exact lines in order is copied a block at a time; a blank line sends it through the
+    // Event-by-Event reader instead. Both must give the same bytes: whole Logs, inherited prefixes, `<`.
+    const ws = goldenWorkspace();
+    const hostile = workspace({ s: [{ type: "user_message", data: { text: "</script><!--<b>" } }, { type: "tool_result", data: { call_id: "x", output: "a<b" } }] as Ev[] });
+    const pages = (): string[] => [exportHtml(ws, "kid").stdout, exportHtml(ws, "c1").stdout, exportHtml(hostile, "s").stdout];
+    const copied = pages();
+    for (const [w, ids] of [[ws, ["chat", "kid", "p1", "c1"]], [hostile, ["s"]]] as const) {
+      for (const id of ids) appendFileSync(path.join(w, ".pixir", "sessions", `${id}.ndjson`), "\n");
+    }
+    const decoded = pages();
+    expect(decoded.map((p) => p.length)).toEqual(copied.map((p) => p.length));
+    expect(decoded).toEqual(copied);
+    expect(pageData(copied[2]!).logs.get(0)![0].data.text).toBe("</script><!--<b>");
   });
 
   it("carries a Session Resource image as a data: URI", () => {

@@ -293,6 +293,16 @@ describe("pixir export html --all", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("already_exists");
     expect(readdirSync(other)).toEqual(["mine.txt"]);
+    // A page that cannot be put in place (a folder holds its name) fails the run with the cause; the pages
+    // made meanwhile are whole, no temp file is left, and the manifest is not rewritten.
+    const manifest = readFileSync(path.join(out, ".pixir-site.json"), "utf8");
+    writeRaw(ws, "three", [{ type: "user_message", data: { text: "third session" } }]);
+    mkdirSync(path.join(out, "sessions", "three.html", "inside"), { recursive: true });
+    const blocked = run("pixir", ["export", "html", "--all", "--out", out, "--json"], { cwd: ws });
+    expect(blocked.code, blocked.stderr).toBe(1);
+    expect(blocked.stdout + blocked.stderr).toContain(path.join(out, "sessions", "three.html"));
+    expect(readdirSync(path.join(out, "sessions")).filter((f) => f.includes(".tmp-"))).toEqual([]);
+    expect(readFileSync(path.join(out, ".pixir-site.json"), "utf8")).toBe(manifest);
     // --all needs --out and takes no id.
     expect(run("pixir", ["export", "html", "--all"], { cwd: ws }).code).toBe(2);
     expect(run("pixir", ["export", "html", "one", "--all", "--out", out], { cwd: ws }).code).toBe(2);

@@ -68,7 +68,7 @@ export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/im
 
 // archive/ (archive.md §1: session facts, the catalog, id prefixes)
 export { AGENT_RULES, type AgentName, type AgentRules } from "./archive/agents.js";
-export { catalogPath, catalogScansPath, CATALOG_VERSION, newestFirst, readCatalog, readCatalogListed } from "./archive/catalog.js";
+export { catalogPath, catalogScansPath, CATALOG_VERSION, newestFirst, readCatalog, readCatalogListed, SCANS_VERSION } from "./archive/catalog.js";
 export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
 export { emptyWorkspaceNote, familyText, nothingFoundNote, listSessions, type ListOptions, parseDateFlag, parseKinds, type SessionRow } from "./archive/session-list.js";
 export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";

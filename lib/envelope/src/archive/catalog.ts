@@ -8,13 +8,16 @@ import { existsSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, tempSibling } from "../store/paths.js";
 import { listLogs, type LogListing } from "../store/ls.js";
 import { isJsonObject } from "../event/envelope.js";
-import { joinFacts, type ScannedLog, type SessionFacts } from "./facts.js";
+import { joinFacts, sharesParentMessages, type ScannedLog, type SessionFacts } from "./facts.js";
+import { factsToRow, rowToFacts } from "./catalog-rows.js";
 import { emptyScan, ScanBuffer, scanLogFacts, type LogScan } from "./log-facts.js";
 import { scanThreadCount } from "../store/threads.js";
 import { WorkerPool } from "../store/worker-pool.js";
 
-/** Bumped whenever LogScan, SessionFacts or a rule that fills them changes: older files are then rebuilt whole. */
-export const CATALOG_VERSION = 3;
+/** Bumped whenever LogScan or a rule that fills it changes: an older catalog-scans.json is then rebuilt whole. */
+export const SCANS_VERSION = 3;
+/** Bumped whenever SessionFacts, their rows (catalog-rows.ts) or the join changes; also when SCANS_VERSION is. */
+export const CATALOG_VERSION = 4;
 const SCAN_CONCURRENCY = 8;
 
 export const indexDir = (ws: string) => new StatePath(ws, [STATE_DIR, "index"], "directory");
@@ -49,11 +52,15 @@ export async function readCatalogListed(workspace: string): Promise<{ facts: Ses
     else todo.push({ id, size, mtime });
   }
   await scanChanged(workspace, todo, fresh);
+  // A Log whose message seqs the cache did not keep, and that a share child now counts: scanned again.
+  const needed = seqsNeeded(fresh.values());
+  const again = [...needed].filter((id) => fresh.get(id)?.scan.message_seqs === null).map((id) => ({ id, size: fresh.get(id)!.size, mtime: fresh.get(id)!.mtime_ms }));
+  if (again.length > 0) await scanChanged(workspace, again, fresh);
   const logs: ScannedLog[] = listing.sessionIds.map((id) => ({ id, bytes: fresh.get(id)!.size, scan: fresh.get(id)!.scan }));
   const facts = joinFacts(logs).sort(newestFirst);
   if (listing.sessionIds.length > 0) {
-    if (todo.length > 0 || cached.size !== listing.sessionIds.length) writeScans(workspace, listing.sessionIds, fresh);
-    writeIndexFile(workspace, catalogPath(workspace), { version: CATALOG_VERSION, keys, facts });
+    if (todo.length > 0 || again.length > 0 || cached.size !== listing.sessionIds.length) writeScans(workspace, listing.sessionIds, fresh, needed);
+    writeIndexFile(workspace, catalogPath(workspace), { version: CATALOG_VERSION, keys, rows: facts.map(factsToRow) });
   }
   return { facts, listing };
 }
@@ -68,17 +75,27 @@ function keysOf(listing: LogListing): Array<string | number> {
 /** The joined facts of catalog.json when they were joined from exactly these Logs, else null. */
 function readJoined(ws: string, keys: ReadonlyArray<string | number>): SessionFacts[] | null {
   const v = readIndexFile(catalogPath(ws));
-  if (!isJsonObject(v) || v.version !== CATALOG_VERSION || !Array.isArray(v.keys) || !Array.isArray(v.facts)) return null;
-  if (v.keys.length !== keys.length || v.facts.length * 3 !== keys.length) return null;
+  if (!isJsonObject(v) || v.version !== CATALOG_VERSION || !Array.isArray(v.keys) || !Array.isArray(v.rows)) return null;
+  if (v.keys.length !== keys.length || v.rows.length * 3 !== keys.length) return null;
   for (let i = 0; i < keys.length; i++) if (v.keys[i] !== keys[i]) return null;
-  for (const f of v.facts) if (!isJsonObject(f) || typeof f.session_id !== "string" || !Array.isArray(f.children)) return null;
-  return v.facts as unknown as SessionFacts[];
+  return factsOfRows(v.rows);
+}
+
+/** The facts of catalog.json's rows, or null when one is not a row (the file is then rebuilt). */
+export function factsOfRows(rows: readonly unknown[]): SessionFacts[] | null {
+  const facts: SessionFacts[] = [];
+  for (const r of rows) {
+    const f = rowToFacts(r);
+    if (f === null) return null;
+    facts.push(f);
+  }
+  return facts;
 }
 
 function readScans(ws: string): Map<string, CachedLog> {
   const out = new Map<string, CachedLog>();
   const v = readIndexFile(catalogScansPath(ws));
-  if (!isJsonObject(v) || v.version !== CATALOG_VERSION || !isJsonObject(v.logs)) return out;
+  if (!isJsonObject(v) || v.version !== SCANS_VERSION || !isJsonObject(v.logs)) return out;
   for (const [id, entry] of Object.entries(v.logs)) if (isCachedLog(entry)) out.set(id, entry);
   return out;
 }
@@ -94,13 +111,24 @@ function readIndexFile(target: StatePath): unknown {
 }
 
 function isCachedLog(v: unknown): v is CachedLog {
-  return isJsonObject(v) && typeof v.size === "number" && typeof v.mtime_ms === "number" && isJsonObject(v.scan) && Array.isArray(v.scan.message_seqs);
+  return isJsonObject(v) && typeof v.size === "number" && typeof v.mtime_ms === "number" && isJsonObject(v.scan) && (Array.isArray(v.scan.message_seqs) || v.scan.message_seqs === null);
 }
 
-function writeScans(ws: string, ids: readonly string[], logs: Map<string, CachedLog>): void {
+/** The Logs whose message seqs a share child counts (facts.ts), of all the Logs' scans. */
+function seqsNeeded(logs: Iterable<CachedLog>): Set<string> {
+  const out = new Set<string>();
+  for (const { scan } of logs) if (scan.fork !== null && sharesParentMessages(scan.fork)) out.add(scan.fork.parent);
+  return out;
+}
+
+/** Each Log's scan, its message seqs kept only where a share child needs them (they were most of the file). */
+function writeScans(ws: string, ids: readonly string[], logs: Map<string, CachedLog>, needed: ReadonlySet<string>): void {
   const entries: Record<string, CachedLog> = {};
-  for (const id of ids) entries[id] = logs.get(id)!;
-  writeIndexFile(ws, catalogScansPath(ws), { version: CATALOG_VERSION, logs: entries });
+  for (const id of ids) {
+    const log = logs.get(id)!;
+    entries[id] = needed.has(id) ? log : { ...log, scan: { ...log.scan, message_seqs: null } };
+  }
+  writeIndexFile(ws, catalogScansPath(ws), { version: SCANS_VERSION, logs: entries });
 }
 
 function writeIndexFile(ws: string, target: StatePath, value: unknown): void {

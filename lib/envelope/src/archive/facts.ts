@@ -50,13 +50,29 @@ export function joinFacts(logs: readonly ScannedLog[]): SessionFacts[] {
     const p = parentOf(l);
     if (p !== null && p !== l.id) (children.get(p) ?? children.set(p, []).get(p)!).push(l);
   }
+  // A Log's own value, else the nearest one up its lineage. Each walk stops at a Log already answered, and
+  // answers every Log it passed: a family's Logs are walked once, not once per Log below them.
+  const answered = { agent: new Map<string, string | null>(), cwd: new Map<string, string | null>() };
   const inherited = (l: ScannedLog, key: "agent" | "cwd"): string | null => {
+    const memo = answered[key];
+    const passed: string[] = [];
     const seen = new Set<string>();
+    let found: string | null = null;
     for (let at: ScannedLog | undefined = l; at !== undefined && !seen.has(at.id); at = byId.get(parentOf(at) ?? "")) {
+      const known = memo.get(at.id);
+      if (known !== undefined) {
+        found = known;
+        break;
+      }
       seen.add(at.id);
-      if (at.scan[key] !== null) return at.scan[key];
+      passed.push(at.id);
+      if (at.scan[key] !== null) {
+        found = at.scan[key];
+        break;
+      }
     }
-    return null;
+    for (const id of passed) memo.set(id, found);
+    return found;
   };
   return logs.map((l) => {
     const cwd = inherited(l, "cwd");
@@ -95,17 +111,22 @@ export function projectOf(cwd: string | null): string | null {
   return segment === "" ? (path.isAbsolute(cwd) ? null : cwd) : segment;
 }
 
+/** Whether a fork's History starts with its parent's messages (share_v1, up to a known fork point): the child counts them. */
+export function sharesParentMessages(fork: NonNullable<LogScan["fork"]>): boolean {
+  return fork.strategy === "share_v1" && fork.forked_to_seq !== null;
+}
+
 /** A share_v1 child's History starts with its parent's, up to the fork point: those messages are its too. */
 function inheritedMessages(l: ScannedLog, byId: Map<string, ScannedLog>): number {
   let total = 0;
   let upTo = Number.POSITIVE_INFINITY;
   const seen = new Set<string>([l.id]);
-  for (let fork = l.scan.fork; fork !== null && fork.strategy === "share_v1" && fork.forked_to_seq !== null; ) {
+  for (let fork = l.scan.fork; fork !== null && sharesParentMessages(fork); ) {
     const parent = byId.get(fork.parent);
     if (parent === undefined || seen.has(parent.id)) break;
     seen.add(parent.id);
-    upTo = Math.min(upTo, fork.forked_to_seq);
-    total += countAtMost(parent.scan.message_seqs, upTo);
+    upTo = Math.min(upTo, fork.forked_to_seq!);
+    total += countAtMost(parent.scan.message_seqs ?? [], upTo);
     fork = parent.scan.fork;
   }
   return total;

@@ -20,9 +20,12 @@ export interface LogScan {
   first_prompt: string | null;
   started: string | null;
   updated: string | null;
-  /** user and assistant messages among the Log's own Events, and their seqs (a share child counts its parent's up to its fork point). */
+  /**
+   * user and assistant messages among the Log's own Events, and their seqs (a share child counts its parent's
+   * up to its fork point); the seqs are null where catalog-scans.json did not keep them (no share child needed them).
+   */
   messages: number;
-  message_seqs: number[];
+  message_seqs: number[] | null;
   /** The Log's own model calls' tokens (archive.md §3, model-calls.ts), or null when it records none. */
   tokens: number | null;
   events: number;
@@ -79,13 +82,25 @@ export async function scanLogFacts(abs: string, size: number, scratch: ScanBuffe
   return scan.result();
 }
 
-/** `key` occurs in `b[from, to)` (Buffer.indexOf would search on past `to`, to the end of the block). */
-function hasBytes(b: Buffer, key: Buffer, from: number, to: number): boolean {
-  const at = b.indexOf(key[0]!, from);
-  for (let i = at; i >= 0 && i + key.length <= to; i = b.indexOf(key[0]!, i + 1)) {
-    if (b.compare(key, 0, key.length, i, i + key.length) === 0) return true;
+/**
+ * Where the next `"usage":{` lies in a block (-1: none left), kept from line to line: a search starts
+ * again only once a line has passed the last one found, so the block is searched once in all (a search
+ * per line, or a compare at every quote, cost a third of a cold scan of Claude Logs).
+ */
+class KeyCursor {
+  private view: Buffer = Buffer.alloc(0);
+  /** -2: not searched yet in this block. */
+  private at = -2;
+  constructor(private readonly key: Buffer) {}
+  reset(b: Buffer, end: number): void {
+    this.view = b.subarray(0, end);
+    this.at = -2;
   }
-  return false;
+  /** The key occurs in `[from, to)` of the block. */
+  within(from: number, to: number): boolean {
+    if (this.at !== -1 && this.at < from) this.at = this.view.indexOf(this.key, from);
+    return this.at !== -1 && this.at + this.key.length <= to;
+  }
 }
 
 function readWhole(abs: string, size: number, scratch: ScanBuffer, scan: ScanState): void {
@@ -115,6 +130,7 @@ export function emptyScan(): LogScan {
 
 class ScanState {
   private readonly head = new LineHead();
+  private readonly usageKey = new KeyCursor(USAGE_KEY);
   private agent: AgentRules | null = null;
   private cwd: string | null = null;
   private readonly titles = new Map<string, NamedTitle>();
@@ -132,6 +148,7 @@ class ScanState {
   problem: string | null = null;
 
   block(b: Buffer, end: number): void {
+    this.usageKey.reset(b, end);
     let s = 0;
     while (s < end) {
       let e = b.indexOf(0x0a, s);
@@ -154,7 +171,7 @@ class ScanState {
     }
     this.stampBytes(b);
     if (t === USER || t === ASSISTANT) this.messageSeqs.push(this.head.seq ?? -1);
-    const usage = t === PROVIDER_USAGE || (this.agent?.agent === "claude" && t !== USER && hasBytes(b, USAGE_KEY, this.head.dataOpen, e));
+    const usage = t === PROVIDER_USAGE || (this.agent?.agent === "claude" && t !== USER && this.usageKey.within(this.head.dataOpen, e));
     const wanted = first || usage || t === FORK || t === SUBAGENT || (t === USER && this.firstPrompt === null) || this.wantsCwd();
     if (!wanted) return;
     const data = this.dataAt(b, s, e);

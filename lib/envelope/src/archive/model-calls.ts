@@ -33,8 +33,11 @@ export interface ModelCall {
   dedupe_key: string | null;
 }
 
+/** What a call's tokens and cost are computed from. */
+export type CallUsage = Omit<ModelCall, "session_id" | "seq" | "ts" | "dedupe_key">;
+
 /** Tokens of a call: input, output, cache read and cache write (reasoning is inside output). */
-export const callTotal = (c: ModelCall): number => (c.input ?? 0) + (c.output ?? 0) + (c.cache_read ?? 0) + (c.cache_write ?? 0);
+export const callTotal = (c: CallUsage): number => (c.input ?? 0) + (c.output ?? 0) + (c.cache_read ?? 0) + (c.cache_write ?? 0);
 
 /** The model calls recorded in a Log's OWN Events (not the prefix it inherits), in seq order. */
 export function modelCallsOf(events: readonly PixirEvent[], agent: AgentName): ModelCall[] {

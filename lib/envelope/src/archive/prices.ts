@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { isJsonObject } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
-import type { ModelCall } from "./model-calls.js";
+import type { CallUsage } from "./model-calls.js";
 import { PRICE_TABLE, type ModelPrice } from "./price-table.js";
 
 export type { ModelPrice } from "./price-table.js";
@@ -82,7 +82,7 @@ function longestPrefixPrice(table: PriceTable, model: string): ModelPrice | null
 }
 
 /** USD of a call at `price`. A cache write the source does not split is priced as a 5-minute write. */
-export function computedCost(c: ModelCall, price: ModelPrice): number {
+export function computedCost(c: CallUsage, price: ModelPrice): number {
   const split = (c.cache_write_5m ?? 0) + (c.cache_write_1h ?? 0);
   const unsplit = Math.max(0, (c.cache_write ?? 0) - split);
   const micro =
@@ -95,7 +95,7 @@ export function computedCost(c: ModelCall, price: ModelPrice): number {
 }
 
 /** A call's cost in `mode`: recorded (the source's own cost), calculate (the table), auto (recorded, else the table); null when unknown. */
-export function callCost(c: ModelCall, table: PriceTable, mode: CostMode): number | null {
+export function callCost(c: CallUsage, table: PriceTable, mode: CostMode): number | null {
   if (mode !== "calculate" && c.recorded_cost_usd !== null) return c.recorded_cost_usd;
   if (mode === "recorded") return null;
   const price = priceOf(table, c.model);

@@ -56,6 +56,7 @@ function matches(f: SessionFacts, o: ListOptions): boolean {
 /** The forks below a row, and the branches and subagents below it that are not rows (through those, too). */
 function familyOf(f: SessionFacts, byId: Map<string, SessionFacts>, isRow: (f: SessionFacts) => boolean): FamilyCounts {
   const counts: FamilyCounts = { forks: 0, branches: 0, subagents: 0 };
+  if (f.children.length === 0) return counts; // most rows: no walk, no set
   const seen = new Set<string>([f.session_id]);
   const walk = (children: readonly string[]) => {
     for (const id of children) {

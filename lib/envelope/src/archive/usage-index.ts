@@ -9,9 +9,11 @@ import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeC
 import { lineBlocks } from "../store/log-read.js";
 import type { LogListing } from "../store/ls.js";
 import { ModelCallCounter, type AgentName, type ModelCall } from "./model-calls.js";
+import { decodeUsageIndex, encodeUsageIndex, indexedCall, type IndexedLog } from "./usage-columns.js";
+import type { CountedCall } from "./usage.js";
 
-/** Bumped whenever ModelCall or a counting rule changes: an older file is then rebuilt whole. */
-export const USAGE_INDEX_VERSION = 1;
+/** Bumped whenever ModelCall, a counting rule or the stored columns change: an older file is then rebuilt whole. */
+export const USAGE_INDEX_VERSION = 2;
 const READ_CONCURRENCY = 4;
 const PROGRESS_EVERY = 100;
 
@@ -23,14 +25,6 @@ export interface UsageLog {
   agent: AgentName;
 }
 
-/** A call as stored: the ModelCall fields in a fixed order, without the session id. */
-type StoredCall = [number, string, string | null, ...Array<number | null>, string | null];
-interface CachedLog {
-  size: number;
-  mtime_ms: number;
-  agent: AgentName;
-  calls: StoredCall[];
-}
 
 /**
  * The model calls of each Log, from the index where the Log is unchanged; `progress` hears of the Logs read
@@ -41,9 +35,9 @@ export async function readModelCalls(
   logs: readonly UsageLog[],
   progress?: (text: string) => void,
   listed?: Pick<LogListing, "sizes" | "mtimes">,
-): Promise<Map<string, ModelCall[]>> {
+): Promise<Map<string, CountedCall[]>> {
   const cached = readIndex(workspace);
-  const fresh = new Map<string, CachedLog>();
+  const fresh = new Map<string, IndexedLog>();
   const todo: Array<{ log: UsageLog; size: number; mtime: number }> = [];
   for (const log of logs) {
     const st = listedKey(listed, log.session_id) ?? statOf(workspace, log.session_id);
@@ -54,13 +48,13 @@ export async function readModelCalls(
   let done = 0;
   await inParallel(todo, READ_CONCURRENCY, async ({ log, size, mtime }) => {
     const calls = await callsOfLog(logPath(workspace, log.session_id).abs, size, log.agent);
-    fresh.set(log.session_id, { size, mtime_ms: mtime, agent: log.agent, calls: calls.map(toStored) });
+    fresh.set(log.session_id, { size, mtime_ms: mtime, agent: log.agent, calls: calls.map((c) => indexedCall(log.session_id, c)) });
     if (++done % PROGRESS_EVERY === 0 || done === todo.length) progress?.(`counted the model calls of ${done} of ${todo.length} changed Logs`);
   });
-  if (todo.length > 0 || cached.size !== logs.length) writeIndex(workspace, fresh);
-  const out = new Map<string, ModelCall[]>();
-  for (const [id, entry] of fresh) out.set(id, entry.calls.map((c) => fromStored(id, c)));
-  return out;
+  // In the order given (the Logs read again finish in any order), so the same Logs give the same file.
+  const inOrder = new Map(logs.map((l) => [l.session_id, fresh.get(l.session_id)!]));
+  if (todo.length > 0 || cached.size !== logs.length) writeIndex(workspace, inOrder);
+  return new Map([...inOrder].map(([id, entry]) => [id, entry.calls]));
 }
 
 /** Only lines that can hold a call are parsed: a provider_usage, or (Claude) a record with usage. */
@@ -114,40 +108,6 @@ function pushLine(counter: ModelCallCounter, line: string): void {
   });
 }
 
-const toStored = (c: ModelCall): StoredCall => [
-  c.seq,
-  c.ts,
-  c.model,
-  c.input,
-  c.output,
-  c.cache_read,
-  c.cache_write,
-  c.cache_write_5m,
-  c.cache_write_1h,
-  c.reasoning,
-  c.recorded_cost_usd,
-  c.dedupe_key,
-];
-
-const fromStored = (session_id: string, s: StoredCall): ModelCall => {
-  const n = (i: number) => s[i] as number | null;
-  return {
-    session_id,
-    seq: s[0],
-    ts: s[1],
-    model: s[2],
-    input: n(3),
-    output: n(4),
-    cache_read: n(5),
-    cache_write: n(6),
-    cache_write_5m: n(7),
-    cache_write_1h: n(8),
-    reasoning: n(9),
-    recorded_cost_usd: n(10),
-    dedupe_key: s[11] as string | null,
-  };
-};
-
 /** A Log's size and mtime as the catalog's listing saw them (one lstat per Log for both), when it was given. */
 function listedKey(listed: Pick<LogListing, "sizes" | "mtimes"> | undefined, id: string): { size: number; mtime: number } | null {
   const size = listed?.sizes.get(id);
@@ -164,35 +124,22 @@ function statOf(ws: string, id: string): { size: number; mtime: number } | null 
   }
 }
 
-function readIndex(ws: string): Map<string, CachedLog> {
-  const out = new Map<string, CachedLog>();
+function readIndex(ws: string): Map<string, IndexedLog> {
   try {
-    if (inspectStatePath(usageIndexPath(ws)) === "missing") return out;
+    if (inspectStatePath(usageIndexPath(ws)) === "missing") return new Map();
     const v: unknown = JSON.parse(readFileSync(usageIndexPath(ws).abs, "utf8"));
-    if (!isJsonObject(v) || v.version !== USAGE_INDEX_VERSION || !isJsonObject(v.logs)) return out;
-    for (const [id, entry] of Object.entries(v.logs)) if (isCachedLog(entry)) out.set(id, entry);
+    if (!isJsonObject(v) || v.version !== USAGE_INDEX_VERSION) return new Map();
+    return decodeUsageIndex(v);
   } catch {
-    out.clear(); // unsafe, unreadable or corrupt: rebuilt from the Logs
+    return new Map(); // unsafe, unreadable or corrupt: rebuilt from the Logs
   }
-  return out;
 }
 
-function isCachedLog(v: unknown): v is CachedLog {
-  return (
-    isJsonObject(v) &&
-    typeof v.size === "number" &&
-    typeof v.mtime_ms === "number" &&
-    typeof v.agent === "string" &&
-    Array.isArray(v.calls) &&
-    v.calls.every((c) => Array.isArray(c) && c.length === 12 && typeof c[0] === "number" && typeof c[1] === "string")
-  );
-}
-
-function writeIndex(ws: string, logs: Map<string, CachedLog>): void {
+function writeIndex(ws: string, logs: Map<string, IndexedLog>): void {
   const target = usageIndexPath(ws);
   try {
     ensureStateDir(target.parent());
-    placeComplete(tempSibling(target), target, JSON.stringify({ version: USAGE_INDEX_VERSION, logs: Object.fromEntries(logs) }), "rename");
+    placeComplete(tempSibling(target), target, JSON.stringify(encodeUsageIndex(USAGE_INDEX_VERSION, logs)), "rename");
   } catch {
     // A read-only or full Workspace still counts: the calls were computed in memory.
   }

@@ -62,22 +62,40 @@ export interface UsageReport {
   total: UsageTotals;
 }
 
+/**
+ * A call as the report counts it: its time a number (ms since the epoch; -Infinity when unknown or not a
+ * time), so the usage index holds no time strings. Times are compared as instants, not as text.
+ */
+export interface CountedCall extends Omit<ModelCall, "ts"> {
+  time: number;
+}
+
+export function timeOf(ts: string): number {
+  const t = Date.parse(ts);
+  return Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t;
+}
+
+export function countedCall(c: ModelCall): CountedCall {
+  const { ts, ...rest } = c;
+  return { ...rest, time: timeOf(ts) };
+}
+
 /** The report: the calls of the chosen sessions, each counted once, grouped and priced. */
-export function usageReport(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly ModelCall[]>, q: UsageQuery): UsageReport {
+export function usageReport(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly CountedCall[]>, q: UsageQuery): UsageReport {
   const byId = new Map(sessions.map((s) => [s.session_id, s]));
   const owned = countedOnce(sessions, callsOf, byId);
   const members = q.session === null ? null : familyBelow(q.session, sessions);
   const groups = new Map<string, Sum>();
   const all = new Sum();
-  const days = new Map<string, string>();
+  const days = new Map<number, string>();
   if (members !== null) for (const m of members) groups.set(m.session.session_id, new Sum());
   for (const call of owned) {
     const s = byId.get(call.session_id)!;
     if (members !== null && !groups.has(s.session_id)) continue;
     if (q.agent !== null && s.agent !== q.agent) continue;
     if (q.project !== null && !(s.project ?? "").includes(q.project)) continue;
-    const minute = call.ts.slice(0, 16); // time zones shift by whole minutes: one date per minute
-    const day = days.get(minute) ?? days.set(minute, localDay(call.ts)).get(minute)!;
+    const minute = Math.floor(call.time / 60_000); // time zones shift by whole minutes: one date per minute
+    const day = days.get(minute) ?? days.set(minute, localDay(call.time)).get(minute)!;
     if ((q.since !== null && day < q.since) || (q.until !== null && day > q.until)) continue;
     const cost = callCost(call, q.prices, q.mode);
     const key = members !== null ? s.session_id : keyOf(q.by, call, s, day, byId);
@@ -115,7 +133,7 @@ class Sum {
   reasoning: number | null = null;
   readonly models = new Set<string>();
 
-  add(c: ModelCall, cost: number | null): void {
+  add(c: CountedCall, cost: number | null): void {
     this.calls++;
     this.total += callTotal(c);
     if (c.input !== null) this.input = (this.input ?? 0) + c.input;
@@ -159,10 +177,10 @@ class Sum {
  * the Log nearer the root, then the earlier `started`, then the smaller id. Its usage is that of the copy
  * with the most output tokens, as within one Log.
  */
-function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly ModelCall[]>, byId: Map<string, UsageSession>): ModelCall[] {
-  const out: ModelCall[] = [];
+function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly CountedCall[]>, byId: Map<string, UsageSession>): CountedCall[] {
+  const out: CountedCall[] = [];
   // A key's only call, or all its copies once a second one turns up (rare: most keys are held once).
-  const keyed = new Map<string, ModelCall | ModelCall[]>();
+  const keyed = new Map<string, CountedCall | CountedCall[]>();
   for (const s of sessions) {
     for (const c of callsOf.get(s.session_id) ?? []) {
       if (c.dedupe_key === null) {
@@ -182,13 +200,13 @@ function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<str
     }
     const owner = held.reduce((a, b) => (ownsBefore(b, a, byId) ? b : a));
     const most = held.reduce((a, b) => ((b.output ?? 0) > (a.output ?? 0) ? b : a));
-    out.push({ ...most, session_id: owner.session_id, seq: owner.seq, ts: owner.ts });
+    out.push({ ...most, session_id: owner.session_id, seq: owner.seq, time: owner.time });
   }
   return out;
 }
 
-function ownsBefore(a: ModelCall, b: ModelCall, byId: Map<string, UsageSession>): boolean {
-  if (a.ts !== b.ts) return a.ts < b.ts;
+function ownsBefore(a: CountedCall, b: CountedCall, byId: Map<string, UsageSession>): boolean {
+  if (a.time !== b.time) return a.time < b.time;
   // A copy in another family (a file imported as a root of its own): the older family holds the call.
   const ra = byId.get(familyRoot(a.session_id, byId));
   const rb = byId.get(familyRoot(b.session_id, byId));
@@ -242,7 +260,7 @@ function familyBelow(id: string, sessions: readonly UsageSession[]): Array<{ ses
   return out;
 }
 
-function keyOf(by: UsageGrouping, c: ModelCall, s: UsageSession, day: string, byId: ReadonlyMap<string, UsageSession>): string {
+function keyOf(by: UsageGrouping, c: CountedCall, s: UsageSession, day: string, byId: ReadonlyMap<string, UsageSession>): string {
   switch (by) {
     case "day":
       return day;
@@ -271,8 +289,8 @@ function sortRows(rows: UsageRow[], by: UsageGrouping): void {
 
 const pad = (n: number) => String(n).padStart(2, "0");
 
-/** The local calendar date of an ISO time (the process's time zone, as `date` shows it). */
-export function localDay(ts: string): string {
+/** The local calendar date of an ISO time or ms since the epoch (the process's time zone, as `date` shows it). */
+export function localDay(ts: string | number): string {
   const d = new Date(ts);
   if (Number.isNaN(d.getTime())) return "unknown";
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;

@@ -30,8 +30,11 @@ export function sessionIdProblem(value: unknown): { reason: SessionIdReason; obs
   return { reason: "invalid_start", observedBytes: bytes };
 }
 
+/** The ASCII ids PATTERN accepts (ASCII holds no \p{M}), checked without the Unicode tables: listings test thousands. */
+const ASCII_VALID = /^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,234}$/;
+
 export function isValidSessionId(value: unknown): value is string {
-  return typeof value === "string" && sessionIdProblem(value) === null;
+  return typeof value === "string" && (ASCII_VALID.test(value) || sessionIdProblem(value) === null);
 }
 
 /** Throws invalid_args (exit 2) naming only the role of the value and why it failed. */

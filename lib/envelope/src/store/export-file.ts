@@ -1,7 +1,8 @@
 // An exported file written with --out (pi-interop.md §4 step 6, view.md §1): it appears whole or not at
 // all (a temp sibling, fsync, then rename), and an existing file is refused (`already_exists`), never
 // replaced. The bytes may come in pieces, so a large export streams to disk instead of being held whole.
-import { closeSync, fsyncSync, lstatSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { close, closeSync, fsync, fsyncSync, lstatSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { promisify } from "node:util";
 import path from "node:path";
 import { PixirError } from "../event/errors.js";
 import { randomHex } from "../event/ids.js";
@@ -36,6 +37,9 @@ export function assertOutDirectory(target: string): void {
     });
   }
 }
+
+const fsyncAsync = promisify(fsync);
+const closeAsync = promisify(close);
 
 export class ExportFile {
   private fd: number | null;
@@ -79,6 +83,23 @@ export class ExportFile {
     } catch (err) {
       throw this.fault(err, "write");
     }
+    this.place();
+  }
+
+  /** commit() with the sync and close on libuv's threads: a caller writing many files makes the next meanwhile. */
+  async commitAsync(): Promise<void> {
+    try {
+      await fsyncAsync(this.fd!);
+      const fd = this.fd!;
+      this.fd = null;
+      await closeAsync(fd);
+    } catch (err) {
+      throw this.fault(err, "write");
+    }
+    this.place();
+  }
+
+  private place(): void {
     if (!this.replace && pathExists(this.target)) throw exportExists(this.display);
     try {
       renameSync(this.tmp, this.target);

@@ -686,8 +686,11 @@ export interface PositionalReader {
  * longer than a buffer grows it, and from then on reads wait for the reader, in one buffer.
  */
 export async function* lineBlocks(file: PositionalReader, length: number): AsyncGenerator<LineBlock> {
-  let buf: Buffer = Buffer.allocUnsafe(LINE_BLOCK);
-  let spare: Buffer | null = Buffer.allocUnsafe(LINE_BLOCK);
+  // A range that fits one buffer is read into one of its own size: a Workspace is mostly small Logs,
+  // and a megabyte or two of buffers for each would be most of what a pass over them allocates.
+  const size = Math.max(1, Math.min(LINE_BLOCK, length));
+  let buf: Buffer = Buffer.allocUnsafe(size);
+  let spare: Buffer | null = length > size ? Buffer.allocUnsafe(size) : null;
   let have = 0;
   let position = 0;
   /** The read running while the reader handles a block: into `into`, after the `at` bytes of that block's partial line. */

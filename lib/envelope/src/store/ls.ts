@@ -12,6 +12,9 @@ export interface LogListing {
   sizes: Map<string, number>;
   /** Each Log's mtime (ms) when it was listed: with the size, the key of derived data (one lstat per Log). */
   mtimes: Map<string, number>;
+  /** Each Log's inode and ctime (ms): with size and mtime, what the search index keys a Log by. */
+  inos: Map<string, number>;
+  ctimes: Map<string, number>;
   ignoredEntries: number;
 }
 
@@ -22,13 +25,16 @@ export function listLogs(ws: string): LogListing {
   const dir = sessionsDir(ws);
   const sizes = new Map<string, number>();
   const mtimes = new Map<string, number>();
-  if (inspectStatePath(dir) === "missing") return { sessionIds: [], sizes, mtimes, ignoredEntries: 0 };
+  const inos = new Map<string, number>();
+  const ctimes = new Map<string, number>();
+  if (inspectStatePath(dir) === "missing") return { sessionIds: [], sizes, mtimes, inos, ctimes, ignoredEntries: 0 };
   const ids: string[] = [];
   let ignored = 0;
   const dirAbs = dir.abs; // a getter that joins paths: once, not once per Log
   for (const name of readdirSync(dirAbs)) {
     const id = name.endsWith(LOG_SUFFIX) ? name.slice(0, -LOG_SUFFIX.length) : null;
-    const st = id === null || !isValidSessionId(id) ? null : lstatSync(dirAbs + path.sep + name);
+    const st = id === null || !isValidSessionId(id) ? null : lstatSync(dirAbs + path.sep + name, { throwIfNoEntry: false });
+    if (st === undefined) continue; // removed while the folder was read: not listed, not an error
     if (id === null || st === null || !st.isFile()) {
       ignored++;
       continue;
@@ -36,12 +42,19 @@ export function listLogs(ws: string): LogListing {
     ids.push(id);
     sizes.set(id, st.size);
     mtimes.set(id, st.mtimeMs);
+    inos.set(id, st.ino);
+    ctimes.set(id, st.ctimeMs);
   }
-  return { sessionIds: byteOrder(ids), sizes, mtimes, ignoredEntries: ignored };
+  return { sessionIds: byteOrder(ids), sizes, mtimes, inos, ctimes, ignoredEntries: ignored };
 }
+
+/** A surrogate: the one place where UTF-16 order (JS's `<`) and UTF-8 byte order disagree. */
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 /** Sorted by UTF-8 byte order; each id encoded once, not once per comparison. */
 function byteOrder(ids: string[]): string[] {
+  // Without surrogates, code-unit order is byte order: the plain sort, no Buffer per id.
+  if (!ids.some((id) => SURROGATE.test(id))) return ids.sort();
   const keyed = ids.map((id) => ({ id, bytes: Buffer.from(id, "utf8") }));
   keyed.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
   return keyed.map((k) => k.id);

@@ -4,12 +4,14 @@
 import { readFileSync } from "node:fs";
 import { PixirError } from "../event/errors.js";
 import { acquireLease, type WriterLease } from "./lease.js";
-import { appendJournaled, createLogAtomically, readTail } from "./log-write.js";
+import { appendJournaled, commitPreparedLog, createLogAtomically, readTail, type PreparedLog } from "./log-write.js";
 import { inspectStatePath, logPath } from "./paths.js";
 
 export interface PlannedWrite {
   log: { sessionId: string; bytes: Buffer };
   disk: DiskState;
+  /** A new Log whose temp file was made before the leases were taken (then `bytes` is not read): renamed into place. */
+  prepared?: PreparedLog;
 }
 
 export interface WriteOptions {
@@ -33,14 +35,27 @@ export function diskState(ws: string, sessionId: string, bytes: Buffer): DiskSta
 
 /** Take every lease (byte order of id), then append and create in plan order (parents first). */
 export async function writePlannedLogs(ws: string, work: PlannedWrite[], options: WriteOptions): Promise<void> {
-  const ordered = [...work].sort((a, b) => Buffer.compare(Buffer.from(a.log.sessionId), Buffer.from(b.log.sessionId)));
+  await withPlannedWrites(ws, work.map((w) => w.log.sessionId), options, async (write) => {
+    for (const w of work) await write(w);
+  });
+}
+
+/**
+ * The Writer Lease of every Log in `sessionIds` (byte order of id), held while `body` writes them one at a
+ * time with `write` (each Log appended to or created as its disk state says), all released at the end: an
+ * importer that plans a session at a time hands each Log over when it has its bytes again.
+ */
+export async function withPlannedWrites(ws: string, sessionIds: string[], options: WriteOptions, body: (write: (w: PlannedWrite) => Promise<void>) => Promise<void>): Promise<void> {
+  const ordered = [...new Set(sessionIds)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   const leases = new Map<string, WriterLease>();
   let ok = false;
   try {
-    for (const w of ordered) leases.set(w.log.sessionId, await acquireLease(ws, w.log.sessionId, { program: options.program, env: options.env, signal: options.signal }));
-    for (const w of work) {
+    for (const id of ordered) leases.set(id, await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal }));
+    await body(async (w) => {
       const lease = leases.get(w.log.sessionId)!;
-      if (w.disk.state === "prefix") {
+      if (w.prepared !== undefined) {
+        commitPreparedLog(ws, w.prepared, { lease, signal: options.signal });
+      } else if (w.disk.state === "prefix") {
         const tail = readTail(ws, w.log.sessionId);
         if (tail.size !== w.disk.size) throw new PixirError("log_write_failed", undefined, { reason: "log_changed_during_import", path: logPath(ws, w.log.sessionId).rel });
         const rest = w.log.bytes.subarray(w.disk.size);
@@ -48,7 +63,7 @@ export async function writePlannedLogs(ws: string, work: PlannedWrite[], options
       } else {
         await createLogAtomically(ws, w.log.sessionId, async (emit) => emit(w.log.bytes), { lease, signal: options.signal });
       }
-    }
+    });
     ok = true;
   } finally {
     for (const lease of [...leases.values()].reverse()) lease.release(!ok);

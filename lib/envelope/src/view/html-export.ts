@@ -7,7 +7,8 @@ import path from "node:path";
 import { lineDataText, serializeEvent, type PixirEvent } from "../event/envelope.js";
 import type { PixirError } from "../event/errors.js";
 import { openHistory, type History, type HistoryItem } from "../store/loader.js";
-import { historyLines, type LogLine } from "../store/log-read.js";
+import { LineHead, readHead } from "../fast/line-head.js";
+import { historyLines, lineBlocks, openScanned, type LogLine } from "../store/log-read.js";
 import { checkDescriptor, readVerifiedPayload } from "../store/resources.js";
 import { IMAGE_TYPES, imageResources, resourceKey } from "./event-text.js";
 import { familyMembers, type FamilyMember, type FamilyOptions } from "./family.js";
@@ -43,6 +44,8 @@ export interface ViewSession {
 
 /** Output is handed out in slices of about this size: few writes, little memory. */
 const SLICE_BYTES = 256 * 1024;
+/** A part this large is written as it is rather than copied into a slice. */
+const LARGE_PART_BYTES = 64 * 1024;
 
 /** view.md §1.2: a page that may load nothing, send nothing and run only its own script. */
 export function contentSecurityPolicy(scriptSource = pageScriptSource()): string {
@@ -119,6 +122,9 @@ function itemJson(item: HistoryItem): Buffer {
   return item.line !== undefined && item.dataText === undefined ? lineJson(item.line) : Buffer.from(serializeEvent(item.event, item.dataText).trimEnd(), "utf8");
 }
 
+/** An Event of an inheriting member's Log that its parent's block shows (the copied prefix, after its header). */
+const shownByParent = (m: PageMember, seq: number | null): boolean => seq !== null && seq >= 1 && seq <= m.replayEventCount;
+
 /** The Events a member's block holds: its own, or its whole resolved History when it inherits from no one here. */
 async function* blockEvents(m: PageMember): AsyncGenerator<{ event: PixirEvent; json: Buffer }> {
   const history = m.history!;
@@ -127,10 +133,67 @@ async function* blockEvents(m: PageMember): AsyncGenerator<{ event: PixirEvent; 
     return;
   }
   for await (const line of historyLines(history.scan)) {
-    const seq = line.event.seq;
-    if (seq !== null && seq >= 1 && seq <= m.replayEventCount) continue;
+    if (shownByParent(m, line.event.seq)) continue;
     yield { event: line.event, json: lineJson(line) };
   }
+}
+
+/**
+ * A member whose checking pass found every line exact, in History order and nothing else in the file
+ * (`passThrough`, `inOrder`), and whose block is its own lines: the block is those lines' own bytes, so
+ * they are copied a file block at a time with no Event decoded. A second pass that trusts its checking
+ * pass on the same file, as headLines does.
+ */
+function copiesLines(m: PageMember): boolean {
+  const h = m.history!;
+  return h.scan.passThrough && h.scan.inOrder && (m.inherits || h.share === null);
+}
+
+const RESOURCE_KEY = Buffer.from('"resource_id"', "utf8");
+
+/** The `data` of a line that may name an image resource, decoded; the rest of its block is only copied. */
+function lineData(b: Buffer, s: number, e: number): Record<string, unknown> {
+  const v = JSON.parse(b.toString("utf8", s, e)) as { data?: unknown };
+  return typeof v.data === "object" && v.data !== null && !Array.isArray(v.data) ? (v.data as Record<string, unknown>) : {};
+}
+
+/**
+ * blockEvents of a member that copiesLines: per block of the file, its kept lines joined by commas
+ * (a fresh buffer), and the data of the lines among them that name a resource.
+ */
+async function* copiedLines(m: PageMember): AsyncGenerator<{ json: Buffer; withResources: Array<Record<string, unknown>> }> {
+  const scan = m.history!.scan;
+  const head = new LineHead();
+  const file = await openScanned(scan.path, scan.identity);
+  try {
+    for await (const { bytes: b, end } of lineBlocks(file, scan.byteLength)) {
+      const out = Buffer.allocUnsafe(end);
+      const withResources: Array<Record<string, unknown>> = [];
+      let at = 0;
+      let resourceAt = b.indexOf(RESOURCE_KEY);
+      for (let s = 0, e = 0; s < end; s = e + 1) {
+        e = b.indexOf(0x0a, s);
+        if (e < 0 || e > end) e = end;
+        if (e === s) continue;
+        if (m.inherits) {
+          if (shownByParent(m, readHead(b, s, e, head) >= 0 ? head.seq : seqOf(b, s, e))) continue;
+        }
+        // The next `"resource_id"` of the block, searched again only once a line has passed it.
+        if (resourceAt !== -1 && resourceAt < s) resourceAt = b.indexOf(RESOURCE_KEY, s);
+        if (resourceAt !== -1 && resourceAt < e) withResources.push(lineData(b, s, e));
+        if (at > 0) out[at++] = 0x2c;
+        at += b.copy(out, at, s, e);
+      }
+      if (at > 0) yield { json: out.subarray(0, at), withResources };
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+function seqOf(b: Buffer, s: number, e: number): number | null {
+  const v = JSON.parse(b.toString("utf8", s, e)) as { seq?: unknown };
+  return typeof v.seq === "number" ? v.seq : null;
 }
 
 function head(plan: HtmlExportPlan): string {
@@ -175,11 +238,25 @@ export async function* htmlPageChunks(plan: HtmlExportPlan, onWarning: (w: PageW
     parts.push(b);
     size += b.length;
   };
-  const slice = (): Buffer => {
-    const out = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+  /** What was put, as few buffers: runs of small parts joined, a large part (a block of copied lines) as it is. */
+  const slices = function* (): Generator<Buffer> {
+    let run: Buffer[] = [];
+    let runSize = 0;
+    const joined = () => (run.length === 1 ? run[0]! : Buffer.concat(run, runSize));
+    for (const part of parts) {
+      if (part.length < LARGE_PART_BYTES) {
+        run.push(part);
+        runSize += part.length;
+        continue;
+      }
+      if (run.length > 0) yield joined();
+      run = [];
+      runSize = 0;
+      yield part;
+    }
+    if (run.length > 0) yield joined();
     parts = [];
     size = 0;
-    return out;
   };
   put(head(plan));
   put(`<script type="application/json" id="${INDEX_BLOCK_ID}">`);
@@ -190,15 +267,26 @@ export async function* htmlPageChunks(plan: HtmlExportPlan, onWarning: (w: PageW
     if (m.history === null) continue;
     const sources = [m.id, ...plan.members.filter((o) => o !== m && o.ws === m.ws).map((o) => o.id)];
     put(`<script type="application/json" id="${logBlockId(i)}">[`);
+    const wantImages = (data: Record<string, unknown>) => {
+      for (const d of imageResources(data)) if (!images.has(resourceKey(d))) images.set(resourceKey(d), { descriptor: d, ws: m.ws, sources });
+    };
     let first = true;
-    for await (const { event, json } of blockEvents(m)) {
-      if (!first) put(",");
-      first = false;
-      put(scriptSafeJson(json));
-      if (json.includes('"resource_id"')) {
-        for (const d of imageResources(event.data)) if (!images.has(resourceKey(d))) images.set(resourceKey(d), { descriptor: d, ws: m.ws, sources });
+    if (copiesLines(m)) {
+      for await (const { json, withResources } of copiedLines(m)) {
+        if (!first) put(",");
+        first = false;
+        put(scriptSafeJson(json));
+        withResources.forEach(wantImages);
+        if (size >= SLICE_BYTES) yield* slices();
       }
-      if (size >= SLICE_BYTES) yield slice();
+    } else {
+      for await (const { event, json } of blockEvents(m)) {
+        if (!first) put(",");
+        first = false;
+        put(scriptSafeJson(json));
+        if (json.includes('"resource_id"')) wantImages(event.data);
+        if (size >= SLICE_BYTES) yield* slices();
+      }
     }
     put("]</script>\n");
   }
@@ -218,9 +306,9 @@ export async function* htmlPageChunks(plan: HtmlExportPlan, onWarning: (w: PageW
     put(bytes.toString("base64"));
     put('"');
     firstImage = false;
-    if (size >= SLICE_BYTES) yield slice();
+    if (size >= SLICE_BYTES) yield* slices();
   }
   put("}</script>\n");
   put(`<script>${PAGE_SCRIPT}</script>\n</body>\n</html>\n`);
-  yield slice();
+  yield* slices();
 }

@@ -4,16 +4,17 @@
 // (a fingerprint per page in DIR/.pixir-site.json: the page script, and each member Log's facts, size and
 // mtime), removes the pages of families that are gone, and rewrites the index. Each page is written whole
 // or not at all (temp + rename); a folder that is not a pixir site and not empty is refused.
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import type { SessionFacts } from "../archive/facts.js";
-import { readCatalog } from "../archive/catalog.js";
+import { readCatalogListed } from "../archive/catalog.js";
 import { PixirError } from "../event/errors.js";
 import { ExportFile } from "../store/export-file.js";
-import { logPath } from "../store/paths.js";
+import type { LogListing } from "../store/ls.js";
 import { readForkLinks } from "../tree/fork-family.js";
 import { DEFAULT_TREE_MAX_DEPTH, sessionTreeMaker } from "../tree/tree.js";
+import type { FamilyOptions } from "./family.js";
 import { htmlPageChunks, planHtmlExport, type PageWarning } from "./html-export.js";
 import { PAGE_SCRIPT } from "./page-assets.js";
 import { siteIndexHtml, type SiteRow } from "./site-index.js";
@@ -56,38 +57,48 @@ export interface SiteOptions {
 export const sitePagePath = (id: string): string => `${SITE_PAGES_DIR}/${id}.html`;
 
 export async function exportSite(ws: string, options: SiteOptions): Promise<SiteReport> {
-  const facts = await readCatalog(ws);
+  const { facts, listing } = await readCatalogListed(ws);
   const byId = new Map(facts.map((f) => [f.session_id, f]));
   const roots = facts.filter((f) => f.parent === null || !byId.has(f.parent));
   const old = openSite(options);
   mkdirSync(path.join(options.dir, SITE_PAGES_DIR), { recursive: true });
+  const pagesThere = new Set(readdirSync(path.join(options.dir, SITE_PAGES_DIR)));
   const titles = new Map(facts.map((f) => [f.session_id, { title: f.title, agent: f.agent as string | null }]));
-  // One read of the Workspace's fork links and Log heads for every page, not one per page.
-  const shared = { links: await readForkLinks(ws), tree: sessionTreeMaker({ maxDepth: options.maxDepth ?? DEFAULT_TREE_MAX_DEPTH }) };
+  // One read of the Workspace's fork links and Log heads for every page, not one per page; none at all
+  // when no page is written (a rerun with nothing changed decides from the catalog's listing alone).
+  let shared: FamilyOptions["shared"];
+  const sharedOnce = async () => (shared ??= { links: await readForkLinks(ws), tree: sessionTreeMaker({ maxDepth: options.maxDepth ?? DEFAULT_TREE_MAX_DEPTH }) });
   const manifest: Manifest = { format: SITE_FORMAT, pages: {} };
   const report: SiteReport = { ok: true, dir: options.dir, pages: roots.length, written: 0, unchanged: 0, removed: 0, sessions: 0, bytes: 0 };
-  for (const [k, root] of roots.entries()) {
-    const members = familyOf(root, byId);
-    report.sessions += members.length;
-    const print = fingerprint(ws, members);
-    manifest.pages[root.session_id] = print;
-    const file = path.join(options.dir, sitePagePath(root.session_id));
-    if (old.pages[root.session_id] === print && exists(file)) report.unchanged++;
-    else {
-      const plan = await planHtmlExport(ws, root.session_id, { family: true, maxDepth: options.maxDepth, shared }, { facts: titles, home: "../index.html" });
-      report.bytes += await writeWhole(file, htmlPageChunks(plan, options.onWarning), options.display);
-      report.written++;
+  const placing = new Placing();
+  try {
+    for (const [k, root] of roots.entries()) {
+      const members = familyOf(root, byId);
+      report.sessions += members.length;
+      const print = fingerprint(listing, members);
+      manifest.pages[root.session_id] = print;
+      const file = path.join(options.dir, sitePagePath(root.session_id));
+      if (old.pages[root.session_id] === print && pagesThere.has(path.basename(file))) report.unchanged++;
+      else {
+        const plan = await planHtmlExport(ws, root.session_id, { family: true, maxDepth: options.maxDepth, shared: await sharedOnce() }, { facts: titles, home: "../index.html" });
+        report.bytes += await writeWhole(file, htmlPageChunks(plan, options.onWarning), path.join(options.display, sitePagePath(root.session_id)), placing);
+        report.written++;
+      }
+      options.onPage?.(k + 1, roots.length);
     }
-    options.onPage?.(k + 1, roots.length);
+  } finally {
+    // Every page placed (or its temp file gone) before the manifest says so, or before an error leaves.
+    await placing.settle();
   }
+  await placing.drain();
   for (const id of Object.keys(old.pages)) {
     if (manifest.pages[id] !== undefined) continue;
     removeQuietly(path.join(options.dir, sitePagePath(id)));
     report.removed++;
   }
   const index = siteIndexHtml(path.basename(path.resolve(ws)), roots.map((r) => siteRow(r, byId)));
-  report.bytes += await writeWhole(path.join(options.dir, "index.html"), [index], options.display);
-  await writeWhole(path.join(options.dir, MANIFEST), [`${JSON.stringify(manifest)}\n`], options.display);
+  report.bytes += await writeWhole(path.join(options.dir, "index.html"), [index], path.join(options.display, "index.html"));
+  await writeWhole(path.join(options.dir, MANIFEST), [`${JSON.stringify(manifest)}\n`], path.join(options.display, MANIFEST));
   return report;
 }
 
@@ -136,17 +147,21 @@ function familyOf(root: SessionFacts, byId: Map<string, SessionFacts>): SessionF
   return out;
 }
 
-/** What a page depends on: the page's own script, and each member Log's facts, size and mtime. */
-function fingerprint(ws: string, members: SessionFacts[]): string {
-  const hash = createHash("sha256").update(SITE_FORMAT).update(PAGE_SCRIPT);
+/** The hash of what every page shares (the format and the page's script), copied for each page rather than hashed again. */
+let pagePrefix: Hash | null = null;
+
+/**
+ * What a page depends on: the page's own script, and each member Log's facts, size and mtime (the size
+ * and mtime from the listing the catalog was read with: no Log is touched here).
+ */
+function fingerprint(listing: LogListing, members: SessionFacts[]): string {
+  pagePrefix ??= createHash("sha256").update(SITE_FORMAT).update(PAGE_SCRIPT);
+  const hash = pagePrefix.copy();
   for (const m of members) {
-    let stamp = "missing";
-    try {
-      const st = statSync(logPath(ws, m.session_id).abs);
-      stamp = `${st.size}:${st.mtimeMs}`;
-    } catch {
-      /* a Log gone since the catalog was read: the page is written again */
-    }
+    const size = listing.sizes.get(m.session_id);
+    const mtime = listing.mtimes.get(m.session_id);
+    // A Log the listing does not hold (gone since): the page is written again.
+    const stamp = size === undefined || mtime === undefined ? "missing" : `${size}:${mtime}`;
     hash.update(JSON.stringify([m.session_id, m.title, m.agent, m.events, m.updated, m.children, stamp]));
   }
   return hash.digest("hex");
@@ -169,9 +184,37 @@ function siteRow(root: SessionFacts, byId: Map<string, SessionFacts>): SiteRow {
   };
 }
 
-/** Write `file` whole (temp + rename, replacing an old one); the bytes written. */
-async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, display: string): Promise<number> {
-  const out = new ExportFile(file, path.join(display, path.basename(file)), "the site's page", true);
+/** Pages whose sync and rename are under way (ExportFile.commitAsync), at most PLACING_MAX: the next page is made meanwhile. */
+const PLACING_MAX = 4;
+
+class Placing {
+  private pending: Array<Promise<void>> = [];
+  private failed: unknown[] = [];
+
+  async add(placed: Promise<void>): Promise<void> {
+    this.pending.push(placed.catch((err: unknown) => void this.failed.push(err)));
+    if (this.pending.length >= PLACING_MAX) await this.pending.shift();
+    if (this.failed.length > 0) throw this.failed[0];
+  }
+
+  /** Wait for every page under way. */
+  async settle(): Promise<void> {
+    await Promise.all(this.pending.splice(0));
+  }
+
+  /** settle(), then the first failure, if any. */
+  async drain(): Promise<void> {
+    await this.settle();
+    if (this.failed.length > 0) throw this.failed[0];
+  }
+}
+
+/**
+ * Write `file` whole (temp + rename, replacing an old one), named `display` in errors; the bytes written.
+ * With `placing`, the sync and rename may finish later.
+ */
+async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, display: string, placing?: Placing): Promise<number> {
+  const out = new ExportFile(file, display, "the site's page", true);
   let bytes = 0;
   try {
     for await (const chunk of chunks) {
@@ -179,10 +222,13 @@ async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> |
       out.write(b);
       bytes += b.length;
     }
-    out.commit();
-  } finally {
+  } catch (err) {
     out.discard();
+    throw err;
   }
+  const placed = out.commitAsync().finally(() => out.discard());
+  if (placing === undefined) await placed;
+  else await placing.add(placed);
   return bytes;
 }
 

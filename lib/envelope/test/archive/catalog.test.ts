@@ -5,7 +5,10 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { catalogPath, catalogScansPath, readCatalog } from "../../src/archive/catalog.js";
+import { CATALOG_VERSION, SCANS_VERSION, catalogPath, catalogScansPath, factsOfRows, readCatalog } from "../../src/archive/catalog.js";
+import { factsToRow } from "../../src/archive/catalog-rows.js";
+import { joinFacts, type ScannedLog } from "../../src/archive/facts.js";
+import { emptyScan, type LogScan } from "../../src/archive/log-facts.js";
 import { resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "../../src/archive/resolve.js";
 import { parseDateFlag } from "../../src/archive/session-list.js";
 import { tokensText } from "../../src/view/ls-text.js";
@@ -86,7 +89,9 @@ describe("the cache under .pixir/index/", () => {
     await readCatalog(ws);
     // No Log changed: the joined facts of catalog.json are the answer as read.
     const joined = JSON.parse(readFileSync(catalogPath(ws).abs, "utf8"));
-    joined.facts.find((f: { session_id: string }) => f.session_id === "a").title = "from the facts";
+    const facts = factsOfRows(joined.rows)!;
+    facts.find((f) => f.session_id === "a")!.title = "from the facts";
+    joined.rows = facts.map(factsToRow);
     writeFileSync(catalogPath(ws).abs, JSON.stringify(joined));
     expect((await byId(ws)).get("a")!.title).toBe("from the facts");
     // Without them, each unchanged Log's scan comes from catalog-scans.json and is joined again.
@@ -103,8 +108,22 @@ describe("the cache under .pixir/index/", () => {
     writeFileSync(catalogPath(ws).abs, "{not json");
     writeFileSync(catalogScansPath(ws).abs, "[]");
     expect((await byId(ws)).get("a")!.title).toBe("first");
-    expect(JSON.parse(readFileSync(catalogPath(ws).abs, "utf8")).version).toBe(3);
-    expect(JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8")).version).toBe(3);
+    expect(JSON.parse(readFileSync(catalogPath(ws).abs, "utf8")).version).toBe(CATALOG_VERSION);
+    expect(JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8")).version).toBe(SCANS_VERSION);
+  });
+
+  it("keeps message seqs only for a share child's parent, and scans a parent again when a share child turns up", async () => {
+    const ws = workspace({ p: [user("one"), { type: "assistant_message", data: { text: "a" } }, user("two")], q: [user("alone")] });
+    await readCatalog(ws);
+    const seqs = () => JSON.parse(readFileSync(catalogScansPath(ws).abs, "utf8")).logs as Record<string, { scan: { message_seqs: number[] | null } }>;
+    expect(seqs().p!.scan.message_seqs).toBeNull();
+    writeLog(ws, "f", [{ type: "session_fork", data: { parent_session_id: "p", forked_to_seq: 1, strategy: "share_v1" } }, user("more")]);
+    const withChild = await byId(ws);
+    expect(withChild.get("f")).toMatchObject({ kind: "fork", messages: 3 });
+    expect(seqs().p!.scan.message_seqs).toEqual([0, 1, 2]);
+    expect(seqs().q!.scan.message_seqs).toBeNull();
+    rmSync(path.join(ws, ".pixir", "index"), { recursive: true });
+    expect(await byId(ws)).toEqual(withChild);
   });
 
   it("a Log added or removed is seen though no other Log changed", async () => {
@@ -167,5 +186,25 @@ describe("flags and figures", () => {
   });
   it("writes token counts as 950, 12.3k, 1.2M", () => {
     expect([null, 950, 12_345, 999_999, 1_234_567].map(tokensText)).toEqual(["-", "950", "12.3k", "1.0M", "1.2M"]);
+  });
+});
+
+describe("inherited agent and cwd (joinFacts)", () => {
+  it("come from the nearest Log up the lineage, through a fork cycle too, whatever order the Logs are joined in", () => {
+    const scan = (over: Partial<LogScan>): LogScan => ({ ...emptyScan(), ...over });
+    const fork = (parent: string) => ({ parent, forked_to_seq: null, strategy: "copy_v1", branch: false });
+    const logs: ScannedLog[] = [
+      { id: "c", bytes: 1, scan: scan({ fork: fork("b") }) },
+      { id: "b", bytes: 1, scan: scan({ fork: fork("a"), agent: "codex" }) },
+      { id: "a", bytes: 1, scan: scan({ fork: fork("b"), cwd: "/w/x" }) },
+      { id: "d", bytes: 1, scan: scan({ fork: fork("e") }) },
+      { id: "e", bytes: 1, scan: scan({ fork: fork("d") }) },
+      { id: "g", bytes: 1, scan: scan({ fork: fork("c"), cwd: "/w/own" }) },
+    ];
+    const expected = { a: ["codex", "/w/x"], b: ["codex", "/w/x"], c: ["codex", "/w/x"], d: ["pixir", null], e: ["pixir", null], g: ["codex", "/w/own"] };
+    for (const order of [logs, [...logs].reverse()]) {
+      const got = Object.fromEntries(joinFacts(order).map((f) => [f.session_id, [f.agent, f.cwd]]));
+      expect(got).toEqual(expected);
+    }
   });
 });

@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import type { ModelCall } from "../../src/archive/model-calls.js";
 import { callCost, computedCost, loadPrices, priceOf } from "../../src/archive/prices.js";
 import { PRICE_TABLE } from "../../src/archive/price-table.js";
-import { isoWeek, parseDay, usageReport, type UsageQuery, type UsageSession } from "../../src/archive/usage.js";
+import { countedCall, isoWeek, parseDay, usageReport, type CountedCall, type UsageQuery, type UsageSession } from "../../src/archive/usage.js";
 import { usageText } from "../../src/archive/usage-text.js";
 
-const call = (session_id: string, over: Partial<ModelCall> = {}): ModelCall => ({
+const call = (session_id: string, over: Partial<ModelCall> = {}): CountedCall => countedCall({
   session_id,
   seq: 1,
   ts: "2026-03-02T12:00:00.000Z",
@@ -37,7 +37,7 @@ describe("usageReport", () => {
     session("root.abandoned", { kind: "branch", parent: "root", started: "2026-03-03T00:00:00.000Z" }),
     session("other", { agent: "codex", project: "elsewhere" }),
   ];
-  const calls = new Map<string, ModelCall[]>([
+  const calls = new Map<string, CountedCall[]>([
     ["root", [call("root"), call("root", { seq: 2, dedupe_key: "m1", output: 5 })]],
     // A copy of root's response m1 (a file imported as a session of its own): counted once, at root, with the most output.
     ["root.fork", [call("root.fork", { seq: 9, ts: "2026-03-02T12:00:00.000Z", dedupe_key: "m1", output: 50 }), call("root.fork", { ts: "2026-03-04T00:00:00.000Z" })]],

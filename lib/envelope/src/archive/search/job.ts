@@ -8,6 +8,7 @@ import { PixirError } from "../../event/errors.js";
 import { closeSearchIndex, isBusy, isCorruption, indexWriteFault, openSearchIndex, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
 import { runSearch, type SearchHit, type SearchRequest } from "./search.js";
 import { updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
+import type { LogListing } from "../../store/ls.js";
 
 export interface IndexNote {
   code: string;
@@ -23,13 +24,13 @@ export interface IndexState {
 const readOnlyCode = (err: unknown): boolean => (sqliteCode(err) ?? "").startsWith("SQLITE_READONLY");
 
 /** Bring the index up to date; a corrupt file is replaced once, a busy or read-only one is used as it is. */
-function freshIndex(ws: string, rebuild: boolean, progress?: UpdateProgress): { index: OpenIndex; state: IndexState } {
+function freshIndex(ws: string, rebuild: boolean, progress?: UpdateProgress, listing?: LogListing): { index: OpenIndex; state: IndexState } {
   let index = openSearchIndex(ws, rebuild);
   const notes: IndexNote[] = [...index.notes];
   for (let attempt = 0; ; attempt++) {
     if (index.mode === "as_is") return { index, state: { mode: index.mode, counts: null, notes } };
     try {
-      const counts = updateSearchIndex(index.db, ws, progress);
+      const counts = updateSearchIndex(index.db, ws, progress, listing);
       return { index, state: { mode: index.mode, counts, notes } };
     } catch (err) {
       if (isBusy(err)) {
@@ -54,8 +55,9 @@ export interface SearchResult {
 }
 
 /** archive.md §2: bring the index up to date with the Logs, then search it. */
-export function searchWorkspace(ws: string, req: SearchRequest, progress?: UpdateProgress): SearchResult {
-  const { index, state } = freshIndex(ws, false, progress);
+/** `listing`: the Logs as the caller listed them (the catalog's listing), instead of a listing of its own. */
+export function searchWorkspace(ws: string, req: SearchRequest, progress?: UpdateProgress, listing?: LogListing): SearchResult {
+  const { index, state } = freshIndex(ws, false, progress, listing);
   try {
     return { hits: runSearch(index.db, ws, req), index: state };
   } catch (err) {

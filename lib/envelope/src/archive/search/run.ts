@@ -2,7 +2,7 @@
 // prefix for --session) are read from the catalog (archive.md §1), the index is brought up to date and
 // searched, and each hit gets its session's agent, project and title.
 import { PixirError } from "../../event/errors.js";
-import { readCatalog } from "../catalog.js";
+import { readCatalogListed } from "../catalog.js";
 import type { SessionFacts } from "../facts.js";
 import { resolveExistingSessionId } from "../resolve.js";
 import { searchWorkspace, type IndexState } from "./job.js";
@@ -56,9 +56,10 @@ export async function searchSessions(ws: string, o: SearchOptions, progress?: Up
   const since = o.since === undefined ? null : dateBound(o.since, "since", false);
   const until = o.until === undefined ? null : dateBound(o.until, "until", true);
   const session = o.session === undefined ? null : await resolveExistingSessionId(ws, o.session);
-  const facts = await readCatalog(ws);
+  // One listing (an lstat per Log) for both the catalog and the index's look at every Log.
+  const { facts, listing } = await readCatalogListed(ws);
   const filters = { sessions: sessionsOf(facts, o), session, types: o.types ?? null, tool: o.tool ?? null, file: o.file ?? null, since, until };
-  const { hits, index } = searchWorkspace(ws, { query, filters, sort: o.sort, limit: o.limit }, progress);
+  const { hits, index } = searchWorkspace(ws, { query, filters, sort: o.sort, limit: o.limit }, progress, listing);
   const byId = new Map(facts.map((f) => [f.session_id, f]));
   return {
     index,

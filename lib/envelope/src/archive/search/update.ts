@@ -6,12 +6,12 @@
 // wait, and no Writer Lease is taken: a Log is read only up to its committed length.
 import type Database from "better-sqlite3";
 import { createHash } from "node:crypto";
-import { closeSync, lstatSync, openSync, readdirSync, readSync, constants as fsConstants } from "node:fs";
+import { closeSync, openSync, readSync, constants as fsConstants } from "node:fs";
 import path from "node:path";
 import { isReplayType } from "../../event/vocabulary.js";
-import { isValidSessionId } from "../../event/session-id.js";
 import { committedLength } from "../../store/log-read.js";
-import { inspectStatePath, sessionsDir } from "../../store/paths.js";
+import { listLogs, type LogListing } from "../../store/ls.js";
+import { sessionsDir } from "../../store/paths.js";
 import { searchableOf } from "./searchable.js";
 
 /** Log bytes per write transaction: bounds memory and how long another search waits for the lock. */
@@ -58,25 +58,13 @@ interface LogFile {
   size: number;
 }
 
-/** The Logs of the Workspace with what tells a changed file from an unchanged one without reading it. */
-function listLogFiles(ws: string): LogFile[] {
-  const dir = sessionsDir(ws);
-  if (inspectStatePath(dir) === "missing") return [];
-  const out: LogFile[] = [];
-  for (const name of readdirSync(dir.abs)) {
-    if (!name.endsWith(".ndjson")) continue;
-    const id = name.slice(0, -".ndjson".length);
-    if (!isValidSessionId(id)) continue;
-    const abs = path.join(dir.abs, name);
-    let st;
-    try {
-      st = lstatSync(abs);
-    } catch {
-      continue; // removed while we listed
-    }
-    if (st.isFile()) out.push({ id, abs, size: st.size, statKey: `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` });
-  }
-  return out;
+/** The Logs of a listing with what tells a changed file from an unchanged one without reading it. */
+function logFilesOf(ws: string, listing: LogListing): LogFile[] {
+  const dir = sessionsDir(ws).abs;
+  return listing.sessionIds.map((id) => {
+    const size = listing.sizes.get(id)!;
+    return { id, abs: path.join(dir, `${id}.ndjson`), size, statKey: `${listing.inos.get(id)}:${size}:${listing.mtimes.get(id)}:${listing.ctimes.get(id)}` };
+  });
 }
 
 function digestAt(fd: number, start: number, end: number): string {
@@ -296,9 +284,9 @@ function planBatch(st: Statements, fd: number, file: LogFile, committed: number,
 }
 
 /** Bring the whole index up to date with the Logs of `ws`. */
-export function updateSearchIndex(db: Database.Database, ws: string, onProgress?: UpdateProgress): UpdateCounts {
+export function updateSearchIndex(db: Database.Database, ws: string, onProgress?: UpdateProgress, listing: LogListing = listLogs(ws)): UpdateCounts {
   const st = new Statements(db);
-  const files = listLogFiles(ws);
+  const files = logFilesOf(ws, listing);
   const counts: UpdateCounts = { logs: files.length, added: 0, grown: 0, reindexed: 0, removed: 0, unchanged: 0, indexed_bytes: 0, indexed_events: 0 };
   const present = new Set(files.map((f) => f.id));
   const gone = (db.prepare("SELECT log, session_id FROM logs").all() as Array<{ log: number; session_id: string }>).filter((r) => !present.has(r.session_id));

@@ -2,7 +2,6 @@
 // child, a Log with Events appended by other tools). It becomes a new Claude session: the records
 // Claude's own fork would copy (stamped as `/branch` stamps them), then the native Events converted.
 import { createHash } from "node:crypto";
-import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { openHistory } from "../../store/loader.js";
 import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, renderSkillActivation, renderSubagent } from "../../summary/render.js";
@@ -284,5 +283,3 @@ const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v)
 function signedBlock(item: unknown): boolean {
   return isJsonObject(item) && ((item.type === "thinking" && typeof item.signature === "string") || item.type === "redacted_thinking");
 }
-
-export const forkFileName = (forkId: string, projectDir: string): string => path.join(projectDir, `${forkId}.jsonl`);

@@ -8,7 +8,8 @@
 import type { CanonicalType } from "../../event/vocabulary.js";
 import { J_ARRAY, J_NULL, J_NUMBER, J_OBJECT, J_STRING, J_TRUE, memberOf, numberOf, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import type { MapContext } from "./map.js";
-import { K_MESSAGE, K_CONTENT, K_TYPE, K_TEXT, K_ID, K_MODEL, K_NAME, K_INPUT, K_TOOL_USE_ID, K_IS_ERROR, K_IS_META, K_COMPACT, K_API_ERROR, K_STOP, K_USAGE, K_REQUEST, K_INPUT_TOKENS, K_OUTPUT_TOKENS, K_CACHE_READ, K_CACHE_WRITE, L_TEXT, L_IMAGE, L_TOOL_RESULT, L_TOOL_USE, L_SERVER_TOOL_USE, L_THINKING, L_REDACTED, L_SYNTHETIC } from "./record-keys.js";
+import { carriesCompactSummary } from "./transcript.js";
+import { K_MESSAGE, K_CONTENT, K_TYPE, K_TEXT, K_ID, K_MODEL, K_NAME, K_INPUT, K_TOOL_USE_ID, K_IS_ERROR, K_IS_META, K_COMPACT, K_PARENT, K_API_ERROR, K_STOP, K_USAGE, K_REQUEST, K_INPUT_TOKENS, K_OUTPUT_TOKENS, K_CACHE_READ, K_CACHE_WRITE, L_TEXT, L_IMAGE, L_TOOL_RESULT, L_TOOL_USE, L_SERVER_TOOL_USE, L_THINKING, L_REDACTED, L_SYNTHETIC } from "./record-keys.js";
 
 /**
  * A text made of literal strings and byte ranges of one buffer (the source file): an Event's `data`
@@ -151,6 +152,14 @@ class Reader {
     });
     return out.lit('"');
   }
+  /** The text of a string `node`, or of the first `text` block of an array (`""` when that is no string). */
+  firstText(node: number): string {
+    const k = this.kind(node);
+    if (k === J_STRING) return stringOf(this.t, this.b, node);
+    const block = k === J_ARRAY ? this.children(node).find((c) => this.kind(c) === J_OBJECT && this.is(this.member(c, K_TYPE), L_TEXT)) : undefined;
+    const text = block === undefined ? -1 : this.member(block, K_TEXT);
+    return this.kind(text) === J_STRING ? stringOf(this.t, this.b, text) : "";
+  }
   /** contentText / resultOutput: a string as it is, an array's text blocks, else `""`. */
   contentText(out: Spliced, node: number): Spliced {
     const k = this.kind(node);
@@ -169,10 +178,12 @@ class Reader {
 
 /** §2.1 for a path `user` record (map.ts userDrafts); null for a compact summary. */
 function userDrafts(r: Reader, ctx: MapContext): TextDraft[] | null {
-  if (r.isTrue(r.member(0, K_COMPACT))) return null;
-  const meta = r.isTrue(r.member(0, K_IS_META)) ? ',"meta":true' : "";
   const msg = r.member(0, K_MESSAGE);
   const content = r.member(msg, K_CONTENT);
+  if (r.isTrue(r.member(0, K_COMPACT))) return null;
+  // ≤ 1.0.x: a root whose words are a compaction summary (the rule is transcript.ts's, given what it reads).
+  if (r.kind(r.member(0, K_PARENT)) === J_NULL && carriesCompactSummary({ type: "user", parentUuid: null, message: { content: r.firstText(content) } })) return null;
+  const meta = r.isTrue(r.member(0, K_IS_META)) ? ',"meta":true' : "";
   const ck = r.kind(content);
   const fields = () => new Spliced(r.b);
   if (ck === J_STRING) return [{ type: "user_message", part: "text", fields: r.value(fields().lit('"text":'), content).lit(meta) }];

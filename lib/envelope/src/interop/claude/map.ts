@@ -4,7 +4,7 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { wellFormed } from "../../event/text.js";
 import type { CanonicalType } from "../../event/vocabulary.js";
 import type { RecordFacts } from "./record-facts.js";
-import type { ClaudeRecord } from "./transcript.js";
+import { carriesCompactSummary, type ClaudeRecord } from "./transcript.js";
 
 export interface ClaudeEventDraft {
   type: CanonicalType;
@@ -58,7 +58,7 @@ function userDrafts(v: JsonObject, ctx: MapContext): ClaudeEventDraft[] {
   const meta = v.isMeta === true ? { meta: true } : {};
   const msg = isJsonObject(v.message) ? v.message : {};
   const content = msg.content;
-  if (v.isCompactSummary === true) {
+  if (carriesCompactSummary(v)) {
     return [{ type: "history_compaction", part: "summary", data: { strategy: "claude_compaction", summary: contentText(content) }, compaction: true }];
   }
   if (typeof content === "string") return [{ type: "user_message", part: "text", data: { text: wellFormed(content), ...meta } }];

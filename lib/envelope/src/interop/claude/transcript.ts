@@ -3,6 +3,7 @@
 // the lines of one file. The oracle tests do not use them: test/support/claude-oracle.ts is written apart.
 import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
+import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import { factsOfTape, factsOfValue, recordTape, type RecordFacts } from "./record-facts.js";
@@ -268,7 +269,25 @@ export function assignTranscripts(records: ClaudeRecord[], subagentFile: boolean
 
 const messageId = (r: ClaudeRecord): string | null => r.facts?.messageId ?? null;
 
-export const recordMessageId = messageId;
+/**
+ * §1.7, §3.8: a record that carries a compaction summary: `isCompactSummary`, or (≤ 1.0.x, which wrote no
+ * flag) a root `user` record whose text is the summary's (injected.ts names the words).
+ */
+export function carriesCompactSummary(v: JsonObject): boolean {
+  if (v.isCompactSummary === true) return true;
+  if (v.type !== "user" || v.parentUuid !== null || !isJsonObject(v.message)) return false;
+  const content = v.message.content;
+  const first = Array.isArray(content) ? content.find((b) => isJsonObject(b) && b.type === "text") : content;
+  const text = typeof first === "string" ? first : isJsonObject(first) && typeof first.text === "string" ? first.text : "";
+  return classifyUserText(text).injected === "compact_summary";
+}
+
+/** §1.7 (≤ 1.0.x): a root `user` record carrying a compaction summary: the chain restarts from it. */
+function isCompactRestart(r: ClaudeRecord): boolean {
+  if (r.type !== "user" || r.parentUuid !== null) return false;
+  const v = r.value;
+  return v !== null && carriesCompactSummary(v);
+}
 
 /** `message.content` holds a `tool_result` block. */
 export const hasToolResultBlock = (r: ClaudeRecord): boolean => (r.facts?.toolResults.length ?? 0) > 0;
@@ -292,7 +311,7 @@ export class TranscriptTree {
       this.parentOf.set(r, this.resolve(r.parentUuid, i));
       const lp = r.facts!.logicalParentUuid;
       const boundary = r.type === "system" && r.facts!.compactBoundary && r.parentUuid === null && lp !== null;
-      this.logicalOf.set(r, boundary ? this.resolve(lp, i) : this.parentOf.get(r)!);
+      this.logicalOf.set(r, boundary ? this.resolve(lp, i) : i > 0 && isCompactRestart(r) ? this.restartParent(records, i) : this.parentOf.get(r)!);
     });
     for (const r of this.messages) {
       const m = messageId(r);
@@ -304,6 +323,22 @@ export class TranscriptTree {
       const m = p && p.type === "assistant" ? messageId(p) : null;
       if (m !== null) push(this.resultsByMsg, m, r);
     }
+  }
+
+  /**
+   * §1.7 (≤ 1.0.x): the logical parent of a compaction restart (messages[i]): the record on the latest line
+   * before it that a `summary` record's `leafUuid` names, else the message record on the line before it.
+   */
+  private restartParent(records: ClaudeRecord[], i: number): ClaudeRecord {
+    const restart = this.messages[i]!;
+    let named: ClaudeRecord | null = null;
+    for (const r of records) {
+      if (r.type !== "summary" || r.line > restart.line) continue;
+      const leaf = r.value?.leafUuid;
+      const x = typeof leaf === "string" ? this.byUuid.get(leaf) : undefined;
+      if (x !== undefined && x.line < restart.line && (named === null || x.line > named.line)) named = x;
+    }
+    return named ?? this.messages[i - 1]!;
   }
 
   /** bridge(u): progress records are passed through to their own parent, each at most once. */

@@ -6,6 +6,8 @@ import { isEncodable, isJsonObject, type JsonObject } from "../../event/envelope
 import { PixirError } from "../../event/errors.js";
 import { nestsDeeperThan } from "../../event/nesting.js";
 import { isValidSessionId } from "../../event/session-id.js";
+import { MAX_LINE_BYTES } from "../../lines/codec.js";
+import { sourceLineTooLong } from "../../lines/line-bound.js";
 
 export const EPOCH = "1970-01-01T00:00:00.000Z";
 const MAX_BASE_BYTES = 200;
@@ -204,6 +206,7 @@ export function scanRollout(
         const nl = block.indexOf(0x0a, start);
         if (nl === -1 || nl >= got) break;
         if (carryBytes > 0) {
+          if (carryBytes + nl - start > MAX_LINE_BYTES) throw sourceLineTooLong("rollout", file.display, n + 1);
           carry.push(block.subarray(start, nl));
           const whole = Buffer.concat(carry, carryBytes + nl - start);
           carry = [];
@@ -216,6 +219,8 @@ export function scanRollout(
         // The start of a line that goes on in the next block: copied, since the block is read into again.
         carry.push(Buffer.from(block.subarray(start, got)));
         carryBytes += got - start;
+        // Refused as soon as it passes the bound, before more of it is read (a 4 GiB line of zeros).
+        if (carryBytes > MAX_LINE_BYTES) throw sourceLineTooLong("rollout", file.display, n + 1);
       }
     }
     if (carryBytes > 0) {
@@ -365,6 +370,34 @@ export type RolloutHead = { kind: "rollout"; threadId: string; meta: JsonObject 
 
 const HEAD_CHUNK = 64 * 1024;
 
+/**
+ * The bytes of the first complete non-blank line of an open file, or null (none yet). Each chunk is searched
+ * once; a line longer than a Log line may be is refused once it passes the bound, before more is read.
+ */
+function firstNonBlankLine(fd: number, display: string): Buffer | null {
+  const parts: Buffer[] = [];
+  let have = 0;
+  for (let pos = 0; ; ) {
+    // The first chunk is read into the scan block (most first lines fit); a longer line takes more.
+    const buf = parts.length === 0 ? scanBlock.subarray(0, HEAD_CHUNK) : Buffer.allocUnsafe(HEAD_CHUNK);
+    const n = readSync(fd, buf, 0, HEAD_CHUNK, pos);
+    if (n === 0) return null;
+    pos += n;
+    let start = 0;
+    for (let nl = buf.indexOf(0x0a, 0); nl !== -1 && nl < n; nl = buf.indexOf(0x0a, start)) {
+      const line = parts.length === 0 ? buf.subarray(start, nl) : Buffer.concat([...parts, buf.subarray(start, nl)]);
+      if (!isBlank(line, 0, line.length)) return line;
+      parts.length = 0;
+      have = 0;
+      start = nl + 1;
+    }
+    // The start of a line that goes on in the next chunk: copied, since the scan block is read into again.
+    parts.push(Buffer.from(buf.subarray(start, n)));
+    have += n - start;
+    if (have > MAX_LINE_BYTES) throw sourceLineTooLong("rollout", display, 1);
+  }
+}
+
 /** §4.1: line 1 of a file, read without reading the rest: whether it is a rollout, and whose. */
 export function readRolloutHead(file: { path: string; display: string }, named: boolean): RolloutHead {
   let fd: number;
@@ -376,37 +409,15 @@ export function readRolloutHead(file: { path: string; display: string }, named: 
     throw invalidRollout("unreadable_file", file.display, null);
   }
   try {
-    const chunks: Buffer[] = [];
-    let have = 0;
-    let pos = 0;
-    let start = 0;
-    for (;;) {
-      // The first chunk is read into the scan block (most first lines fit); a longer line takes more.
-      const buf = chunks.length === 0 ? scanBlock.subarray(0, HEAD_CHUNK) : Buffer.allocUnsafe(HEAD_CHUNK);
-      const n = readSync(fd, buf, 0, HEAD_CHUNK, pos);
-      if (n === 0) return { kind: "skipped", reason: "empty" };
-      pos += n;
-      chunks.push(buf.subarray(0, n));
-      have += n;
-      const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, have);
-      for (;;) {
-        const nl = all.indexOf(0x0a, start);
-        if (nl === -1) break;
-        if (isBlank(all, start, nl)) {
-          start = nl + 1;
-          continue;
-        }
-        const parsed = parseLine(all.subarray(start, nl));
-        const meta = "record" in parsed ? parsed.record.payload : null;
-        if ("problem" in parsed || parsed.record.type !== "session_meta" || !isJsonObject(meta) || typeof meta.id !== "string") {
-          if (!named) return { kind: "skipped", reason: "not_a_rollout" };
-          throw invalidRollout("missing_session_meta", file.display, 1);
-        }
-        return { kind: "rollout", threadId: meta.id, meta };
-      }
-      chunks.length = 0;
-      chunks.push(all);
+    const line = firstNonBlankLine(fd, file.display);
+    if (line === null) return { kind: "skipped", reason: "empty" };
+    const parsed = parseLine(line);
+    const meta = "record" in parsed ? parsed.record.payload : null;
+    if ("problem" in parsed || parsed.record.type !== "session_meta" || !isJsonObject(meta) || typeof meta.id !== "string") {
+      if (!named) return { kind: "skipped", reason: "not_a_rollout" };
+      throw invalidRollout("missing_session_meta", file.display, 1);
     }
+    return { kind: "rollout", threadId: meta.id, meta };
   } catch (err) {
     if (err instanceof PixirError) throw err;
     throw invalidRollout("unreadable_file", file.display, null);

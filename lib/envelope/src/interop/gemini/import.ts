@@ -7,8 +7,9 @@ import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { logPath } from "../../store/paths.js";
+import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { parseGeminiFile, readGeminiFile, invalidGeminiSession } from "./format.js";
+import { invalidGeminiSession, readGeminiSession } from "./format.js";
 import { planGeminiFamily, type PlannedGeminiFamily } from "./plan.js";
 
 export type ImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
@@ -22,6 +23,8 @@ export interface GeminiImportOptions {
   env: NodeJS.ProcessEnv;
   signal?: AbortSignal;
   progress?: (text: string) => void;
+  /** Planned bytes kept from the check to the write (default KEPT_BYTES_BUDGET); past it a file is planned again. */
+  keptBytes?: number;
 }
 
 export interface GeminiImportSession {
@@ -118,7 +121,14 @@ interface FileWork {
   legacy: boolean;
   report: Omit<GeminiImportFile, "sessions">;
   work: Work[];
+  /** The planned bytes of the Logs to write, kept from pass 1 while the run's budget allows. */
+  kept: Buffer[] | null;
+  /** Past the budget, the temp files of its Logs when they are all new (else it is planned again to be written). */
+  prepared: PreparedLog[] | null;
 }
+
+/** Planned bytes a run keeps from its check to its write; past it a file is planned again to be written. */
+export const KEPT_BYTES_BUDGET = 32 * 1024 * 1024;
 
 /** A duplicate session id across files: the `.jsonl` Gemini migrated a legacy `.json` into wins. */
 function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_files"], lenient: boolean): FileWork[] {
@@ -146,9 +156,13 @@ function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_fi
 
 /** Read, parse and plan one file (null: empty). */
 function planFile(ws: string, input: { path: string; display: string }, lenient: boolean): PlannedGeminiFamily | null {
-  const bytes = readGeminiFile(input.path, input.display);
-  if (bytes.length === 0) return null;
-  return planGeminiFamily(ws, parseGeminiFile(bytes, { file: input.display, lenient }), input.display);
+  const parsed = readGeminiSession(input.path, input.display, lenient);
+  if (parsed === null) return null;
+  try {
+    return planGeminiFamily(ws, parsed, input.display);
+  } finally {
+    parsed.close();
+  }
 }
 
 /** The first pass over a file: its plan compared with the disk; a refusal is thrown before anything is written. */
@@ -182,42 +196,85 @@ function checkFile(ws: string, input: { path: string; display: string }, family:
       file: family.file,
       session_id: isValidSessionId(family.sessionIdRaw) ? family.sessionIdRaw : null,
       legacy: parsed.legacy,
-      line_count: parsed.lines.length,
+      line_count: parsed.lineCount,
       pending_tail: parsed.pendingTail,
       skipped_lines: parsed.skippedLines.length,
       message_count: family.messages.length,
       leaf_session_id: family.leaf.sessionId,
     },
     work,
+    kept: null,
+    prepared: null,
   };
 }
 
 const needsWrite = (w: Work): boolean => w.disk.state === "absent" || w.disk.state === "prefix";
 
+/**
+ * Pass 1: plan every file and compare it with the disk, keeping statuses and, within the run's budget, the
+ * bytes to write; past it a file whose Logs are all new has their temp files made now (so it is planned
+ * once), any other is planned again in pass 2. Every refusal of the run is found here, before a Log is written.
+ */
+async function checkFiles(ws: string, inputs: Array<{ path: string; display: string }>, options: GeminiImportOptions, out: FileWork[], skipped: GeminiImportResult["skipped_files"]): Promise<void> {
+  let kept = 0;
+  for (const [i, input] of inputs.entries()) {
+    options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
+    const family = planFile(ws, input, Boolean(options.lenient));
+    if (family === null) {
+      skipped.push({ file: input.display, reason: "empty" });
+      continue;
+    }
+    const f = checkFile(ws, input, family);
+    out.push(f);
+    const logs = family.logs.filter((_, j) => needsWrite(f.work[j]!));
+    const size = logs.reduce((n, log) => n + log.bytes.length, 0);
+    if (options.dryRun || size === 0) continue;
+    if (kept + size <= (options.keptBytes ?? KEPT_BYTES_BUDGET)) {
+      kept += size;
+      f.kept = logs.map((log) => log.bytes);
+    } else if (f.work.filter(needsWrite).every((w) => w.disk.state === "absent")) {
+      f.prepared = [];
+      for (const log of logs) f.prepared.push(await prepareLog(ws, log.sessionId, async (emit) => emit(log.bytes), { lease: null, signal: options.signal }));
+    }
+  }
+}
+
+/** Pass 2: one file at a time, write what pass 1 found missing: temp files renamed, bytes kept, or planned again. */
+async function writeFiles(ws: string, files: FileWork[], options: GeminiImportOptions): Promise<void> {
+  for (const f of files) {
+    const work = f.work.filter(needsWrite);
+    if (work.length === 0) continue;
+    if (f.prepared !== null || f.kept !== null) {
+      const { prepared, kept } = f;
+      await writePlannedLogs(ws, work.map((w, j) => ({ log: { sessionId: w.sessionId, bytes: kept?.[j] ?? EMPTY }, disk: w.disk, ...(prepared !== null ? { prepared: prepared[j]! } : {}) })), options);
+      // In place now (until here a failure leaves the ones not renamed for the caller to take back).
+      f.prepared = null;
+      f.kept = null;
+      continue;
+    }
+    // Checked again: the file may have grown meanwhile (then more is written, never something else).
+    const family = planFile(ws, f.input, Boolean(options.lenient))!;
+    const now = checkFile(ws, f.input, family).work;
+    const toWrite = family.logs.flatMap((log, i) => (needsWrite(now[i]!) ? [{ log, disk: now[i]!.disk }] : []));
+    await writePlannedLogs(ws, toWrite, options);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
 export async function importGeminiFiles(ws: string, options: GeminiImportOptions): Promise<GeminiImportResult> {
   const skipped: GeminiImportResult["skipped_files"] = [];
   const inputs = geminiInputs(options);
   const lenient = Boolean(options.lenient);
-  // Pass 1: plan every file and compare it with the disk, keeping only statuses. Every refusal of the run
-  // is found here, before anything is written.
-  let files: FileWork[] = [];
-  inputs.forEach((input, i) => {
-    options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
-    const family = planFile(ws, input, lenient);
-    if (family === null) skipped.push({ file: input.display, reason: "empty" });
-    else files.push(checkFile(ws, input, family));
-  });
-  files = dropMigrated(files, skipped, lenient);
-  // Pass 2: plan again, one file at a time, and write what pass 1 found missing.
-  if (!options.dryRun) {
-    for (const f of files) {
-      if (!f.work.some(needsWrite)) continue;
-      // Checked again: the file may have grown meanwhile (then more is written, never something else).
-      const family = planFile(ws, f.input, lenient)!;
-      const now = checkFile(ws, f.input, family).work;
-      const toWrite = family.logs.flatMap((log, i) => (needsWrite(now[i]!) ? [{ log, disk: now[i]!.disk }] : []));
-      await writePlannedLogs(ws, toWrite, options);
-    }
+  const checked: FileWork[] = [];
+  let files: FileWork[];
+  try {
+    await checkFiles(ws, inputs, options, checked, skipped);
+    files = dropMigrated(checked, skipped, lenient);
+    if (!options.dryRun) await writeFiles(ws, files, options);
+  } finally {
+    // A refusal, a failure, or a file dropped as migrated: the temp files not renamed into place go.
+    for (const f of [...checked].reverse()) for (const p of [...(f.prepared ?? [])].reverse()) discardPreparedLog(p);
   }
   const dryRun = Boolean(options.dryRun);
   return {

@@ -160,12 +160,13 @@ function thoughtDraft(msg: JsonObject, t: unknown, i: number): GeminiDraft {
 }
 
 const SHOWN = new WeakMap<JsonObject, ShownMessage>();
-const SHOWN_KEY = new WeakMap<ShownMessage, string>();
-const keyOf = (s: ShownMessage): string => {
-  let k = SHOWN_KEY.get(s);
-  if (k === undefined) SHOWN_KEY.set(s, (k = json(s)));
-  return k;
-};
+
+/** Field by field (its strings are JSON texts already, so no need to write the whole again to compare). */
+function sameShown(a: ShownMessage, b: ShownMessage): boolean {
+  if (a.id !== b.id || a.type !== b.type || a.content !== b.content || a.thoughts !== b.thoughts || a.tokens !== b.tokens) return false;
+  if (a.calls.length !== b.calls.length) return false;
+  return a.calls.every((c, i) => c.id === b.calls[i]!.id && c.call === b.calls[i]!.call && c.result === b.calls[i]!.result);
+}
 
 /** What the Log shows of `msg` once its Events are written (computed once per record). */
 export function shownOf(msg: JsonObject): ShownMessage {
@@ -188,7 +189,7 @@ function computeShown(msg: JsonObject): ShownMessage {
 /** True when `msg` shows exactly what `shown` does (an upsert that changed nothing the model sees). */
 export function showsSame(shown: ShownMessage, msg: JsonObject): boolean {
   const next = shownOf(msg);
-  return next === shown || keyOf(next) === keyOf(shown);
+  return next === shown || sameShown(next, shown);
 }
 
 /**

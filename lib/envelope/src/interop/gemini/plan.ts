@@ -306,9 +306,11 @@ export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: str
   const sessionIdRaw = parsed.metadata.sessionId as string;
   const base = geminiBaseSessionId(sessionIdRaw);
   const p = new FamilyPlanner(ws, parsed, sessionIdRaw, base);
+  let first = true;
   for (const l of parsed.lines) {
     const r = l.record;
-    if (l.line === parsed.lines[0]!.line) {
+    if (first) {
+      first = false;
       p.emitLine(l, [{ type: "workflow_event", part: "header", ts: p.lastTs, data: headerData(parsed, file) }], {});
       if (parsed.legacy) {
         parsed.legacyMessages.forEach((msg) => {

@@ -1,12 +1,14 @@
 // docs/gemini-opencode-interop.md §6: `pixir import opencode [PATH…]`. Every session is read and planned and
 // every Log compared with the disk before anything is written; a Log on disk that is a prefix of its plan
-// gets the rest appended, one that differs otherwise is refused.
+// gets the rest appended, one that differs otherwise is refused. Sessions are read one at a time (§8).
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { logPath } from "../../store/paths.js";
-import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { planOpencodeSession, type PlannedOpencodeLog, type PlannedSessions } from "./plan.js";
-import { opencodeHome, readOpencodePath, type OpencodeSession } from "./source.js";
+import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
+import { diskState, withPlannedWrites, type DiskState } from "../../store/planned-logs.js";
+import { PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
+import { opencodeHome, openOpencodePath, type OpencodeSessionRef, type OpencodeSource } from "./source.js";
 
 export interface OpencodeImportOptions {
   paths: Array<{ path: string; display: string }>;
@@ -15,9 +17,11 @@ export interface OpencodeImportOptions {
   program: string;
   env: NodeJS.ProcessEnv;
   signal?: AbortSignal;
+  /** Planned bytes kept between the check and the write (default KEPT_BYTES_BUDGET); past it a session is planned again. */
+  keptBytes?: number;
 }
 
-type Status = "created" | "appended" | "unchanged" | "would_create" | "would_append";
+type LogStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
 
 export interface OpencodeImportResult {
   ok: true;
@@ -30,15 +34,33 @@ export interface OpencodeImportResult {
     parent_session_id: string | null;
     title: string | null;
     message_count: number;
-    sessions: Array<{ session_id: string; role: string; parent_session_id: string | null; event_count: number; new_event_count: number; status: Status }>;
+    sessions: Array<{ session_id: string; role: string; parent_session_id: string | null; event_count: number; new_event_count: number; status: LogStatus }>;
   }>;
   skipped_records: string[];
 }
 
-interface Work {
-  log: PlannedOpencodeLog;
+/** A planned Log as the run keeps it once its session is let go: its disk state, and its bytes while the budget allows. */
+interface LogWork {
+  sessionId: string;
+  role: string;
+  parentId: string | null;
+  eventCount: number;
   disk: DiskState;
   before: number;
+  /** The planned bytes, kept for the write when they fit the budget; else null and `digest` checks the plan made again. */
+  bytes: Buffer | null;
+  digest: string;
+  /** A new Log past the budget: its temp file, made during the check and renamed into place by the write. */
+  prepared: PreparedLog | null;
+}
+
+interface SessionWork {
+  index: number;
+  ref: OpencodeSessionRef;
+  parentId: string | null;
+  title: string | null;
+  messageCount: number;
+  logs: LogWork[];
 }
 
 const NEXT_ACTIONS: Record<string, string[]> = {
@@ -46,59 +68,136 @@ const NEXT_ACTIONS: Record<string, string[]> = {
   log_diverged: ["fork the imported Log before adding Events to it (pixir fork), then import again"],
 };
 
+/** Planned bytes a run keeps between the check and the write; past it a session is read and planned again to be written. */
+export const KEPT_BYTES_BUDGET = 32 * 1024 * 1024;
+
 const countLines = (b: Buffer, end: number): number => {
   let n = 0;
   for (let i = b.indexOf(0x0a); i !== -1 && i < end; i = b.indexOf(0x0a, i + 1)) n++;
   return n;
 };
+const EMPTY = Buffer.alloc(0);
+const sha256 = (b: Buffer): string => createHash("sha256").update(b).digest("hex");
+const toWrite = (w: LogWork): boolean => w.disk.state === "absent" || w.disk.state === "prefix";
 
+/**
+ * Sessions are read, planned and compared with the disk one at a time (a changed Log refuses the run before
+ * any Log is written); only what the output and the write need is kept: a Log's bytes within the budget, past
+ * it a new Log's temp file. Then the Logs to write are leased and put in place a session at a time (a temp file
+ * renamed, kept bytes written, or, for an append past the budget, the session planned again: the database is
+ * read in one transaction, so again means the same).
+ */
 export async function importOpencode(ws: string, options: OpencodeImportOptions): Promise<OpencodeImportResult> {
   const skipped: string[] = [];
   const home = opencodeHome(options.env);
   const roots = options.paths.length > 0 ? options.paths : [{ path: home, display: home }];
-  const sessions: OpencodeSession[] = [];
+  const sources: OpencodeSource[] = [];
+  const work: SessionWork[] = [];
+  try {
+    for (const r of roots) sources.push(...openOpencodePath(r.path, r.display, Boolean(options.lenient), skipped));
+    const planned = new PlannedSessions();
+    await checkSessions(ws, sources, planned, work, { ...options, budget: options.keptBytes ?? KEPT_BYTES_BUDGET }, skipped);
+    const writing = work.flatMap((s) => s.logs.filter(toWrite).map((l) => l.sessionId));
+    if (!options.dryRun && writing.length > 0) await writeSessions(ws, work, planned, options);
+    return result(ws, work, Boolean(options.dryRun), writing.length > 0, skipped);
+  } finally {
+    // A refusal or a failure: the temp files of the new Logs not yet in place go (the last made first, as it
+    // made no directory the others need).
+    for (const l of work.flatMap((s) => s.logs).reverse()) if (l.prepared !== null) discardPreparedLog(l.prepared);
+    for (const s of sources) s.close();
+  }
+}
+
+/** Read, plan and compare every session with the disk, in order; a Log that differs otherwise refuses the run. */
+async function checkSessions(ws: string, sources: OpencodeSource[], planned: PlannedSessions, out: SessionWork[], options: OpencodeImportOptions & { budget: number }, skipped: string[]): Promise<void> {
   const seen = new Set<string>();
-  for (const r of roots) {
-    for (const s of readOpencodePath(r.path, r.display, Boolean(options.lenient), skipped)) {
+  let kept = 0;
+  for (const source of sources) {
+    for (const ref of source.sessions) {
       // A session both in the database and in a leftover storage/ tree: the database (read first) wins.
-      if (seen.has(String(s.info.id))) continue;
-      seen.add(String(s.info.id));
-      sessions.push(s);
-    }
-  }
-  const known: PlannedSessions = new Map();
-  const planned = sessions.map((s) => ({ session: s, logs: planOpencodeSession(ws, s, known) }));
-  const work = new Map<PlannedOpencodeLog, Work>();
-  for (const { session, logs } of planned) {
-    for (const log of logs) {
-      const disk = diskState(ws, log.sessionId, log.bytes);
-      if (disk.state === "changed" || disk.state === "diverged") {
-        const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
-        throw new PixirError("already_exists", "session log already exists", { session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, reason, file: session.source, next_actions: NEXT_ACTIONS[reason] });
+      if (seen.has(ref.id)) continue;
+      seen.add(ref.id);
+      const session = ref.read(Boolean(options.lenient), skipped);
+      const logs = planOpencodeSession(ws, session, planned);
+      const index = planned.size;
+      planned.add(ref, session);
+      const entry: SessionWork = {
+        index,
+        ref,
+        parentId: typeof session.info.parentID === "string" ? session.info.parentID : null,
+        title: typeof session.info.title === "string" ? session.info.title : null,
+        messageCount: session.messages.length,
+        logs: [],
+      };
+      out.push(entry);
+      for (const log of logs) {
+        const w = checkLog(ws, log, session.source);
+        entry.logs.push(w);
+        if (!toWrite(w)) continue;
+        if (kept + log.bytes.length <= options.budget) {
+          kept += log.bytes.length;
+          w.bytes = log.bytes;
+        } else if (w.disk.state === "absent" && !options.dryRun) {
+          // Past the budget a new Log goes to its temp file now, so that it is planned once.
+          w.prepared = await prepareLog(ws, log.sessionId, async (emit) => emit(log.bytes), { lease: null, signal: options.signal });
+        } else w.digest = sha256(log.bytes);
       }
-      const before = disk.state === "same" ? log.stored.length : disk.state === "prefix" ? countLines(log.bytes, disk.size) : 0;
-      work.set(log, { log, disk, before });
     }
   }
-  const toWrite = [...work.values()].filter((w) => w.disk.state === "absent" || w.disk.state === "prefix");
-  if (!options.dryRun && toWrite.length > 0) await writePlannedLogs(ws, toWrite, options);
-  const dry = Boolean(options.dryRun);
-  const statusOf = (w: Work): Status => (w.disk.state === "same" ? "unchanged" : w.disk.state === "prefix" ? (dry ? "would_append" : "appended") : dry ? "would_create" : "created");
+}
+
+function checkLog(ws: string, log: PlannedOpencodeLog, source: string): LogWork {
+  const disk = diskState(ws, log.sessionId, log.bytes);
+  if (disk.state === "changed" || disk.state === "diverged") {
+    const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
+    throw new PixirError("already_exists", "session log already exists", { session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, reason, file: source, next_actions: NEXT_ACTIONS[reason] });
+  }
+  const before = disk.state === "same" ? log.stored.length : disk.state === "prefix" ? countLines(log.bytes, disk.size) : 0;
+  return { sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, disk, before, bytes: null, digest: "", prepared: null };
+}
+
+/** Lease every Log to write, then write them a session at a time, parents first (plan order). */
+async function writeSessions(ws: string, work: SessionWork[], planned: PlannedSessions, options: OpencodeImportOptions): Promise<void> {
+  const ids = work.flatMap((s) => s.logs.filter(toWrite).map((l) => l.sessionId));
+  await withPlannedWrites(ws, ids, options, async (write) => {
+    for (const s of work) {
+      const logs = s.logs.filter(toWrite);
+      if (logs.length === 0) continue;
+      const again = logs.some((l) => l.bytes === null && l.prepared === null) ? planOpencodeSession(ws, s.ref.read(true, []), planned, s.index) : [];
+      for (const l of logs) {
+        if (l.prepared !== null) {
+          const prepared = l.prepared;
+          l.prepared = null; // committed, or taken back by the commit that failed
+          await write({ log: { sessionId: l.sessionId, bytes: EMPTY }, disk: l.disk, prepared });
+          continue;
+        }
+        const bytes = l.bytes ?? again.find((p) => p.sessionId === l.sessionId)?.bytes ?? null;
+        if (bytes === null || (l.bytes === null && sha256(bytes) !== l.digest)) {
+          throw new PixirError("log_write_failed", undefined, { reason: "source_changed_during_import", path: logPath(ws, l.sessionId).rel, file: s.ref.source });
+        }
+        await write({ log: { sessionId: l.sessionId, bytes }, disk: l.disk });
+        l.bytes = null;
+      }
+    }
+  });
+}
+
+type Status = OpencodeImportResult["imports"][number]["sessions"][number]["status"];
+
+function result(ws: string, work: SessionWork[], dry: boolean, writes: boolean, skipped: string[]): OpencodeImportResult {
+  const statusOf = (w: LogWork): Status => (w.disk.state === "same" ? "unchanged" : w.disk.state === "prefix" ? (dry ? "would_append" : "appended") : dry ? "would_create" : "created");
   return {
     ok: true,
-    recorded: !dry && toWrite.length > 0,
+    recorded: !dry && writes,
     dry_run: dry,
     workspace: path.resolve(ws),
-    imports: planned.map(({ session, logs }) => ({
-      source: session.source,
-      session_id: logs[0]!.sessionId,
-      parent_session_id: typeof session.info.parentID === "string" ? session.info.parentID : null,
-      title: typeof session.info.title === "string" ? session.info.title : null,
-      message_count: session.messages.length,
-      sessions: logs.map((log) => {
-        const w = work.get(log)!;
-        return { session_id: log.sessionId, role: log.role, parent_session_id: log.parent?.sessionId ?? null, event_count: log.stored.length, new_event_count: log.stored.length - w.before, status: statusOf(w) };
-      }),
+    imports: work.map((s) => ({
+      source: s.ref.source,
+      session_id: s.logs[0]!.sessionId,
+      parent_session_id: s.parentId,
+      title: s.title,
+      message_count: s.messageCount,
+      sessions: s.logs.map((w) => ({ session_id: w.sessionId, role: w.role, parent_session_id: w.parentId, event_count: w.eventCount, new_event_count: w.eventCount - w.before, status: statusOf(w) })),
     })),
     skipped_records: skipped,
   };

@@ -9,7 +9,7 @@ import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { shareHeaderData } from "../../fork/fork.js";
 import { inheritedItem, isInherited } from "../../store/loader.js";
-import type { OpencodeMessage, OpencodeSession } from "./source.js";
+import type { OpencodeMessage, OpencodeSession, OpencodeSessionRef } from "./source.js";
 
 export interface PlannedOpencodeLog {
   sessionId: string;
@@ -248,29 +248,70 @@ function summaryTargets(messages: OpencodeMessage[]): Map<string, string> {
   return out;
 }
 
-/** What the planned sessions of a run know about each other (a fork copy needs its source planned first). */
-export type PlannedSessions = Map<string, { session: OpencodeSession; planner: SessionPlanner }>;
-
 const withoutKeys = (o: JsonObject, keys: string[]): string => JSON.stringify(Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k))));
 const messageKey = (m: OpencodeMessage): string =>
   JSON.stringify([withoutKeys(m.info, ["id", "sessionID", "parentID"]), m.parts.map((p) => withoutKeys(p, ["id", "sessionID", "messageID"]))]);
+
+/**
+ * What a run keeps of each session it planned, in order: its reference (to read it again) and a digest of
+ * its first message (ids aside), all a later session needs to tell whether it may be a fork copy of it. The
+ * session itself is let go; a fork copy's source is read and planned again when one is found.
+ */
+export class PlannedSessions {
+  private readonly records: Array<{ ref: OpencodeSessionRef; firstKey: string | null }> = [];
+  private last: { index: number; session: OpencodeSession; planner: SessionPlanner } | null = null;
+
+  get size(): number {
+    return this.records.length;
+  }
+
+  add(ref: OpencodeSessionRef, session: OpencodeSession): void {
+    this.records.push({ ref, firstKey: session.messages.length > 0 ? sha256Hex(messageKey(session.messages[0]!)) : null });
+  }
+
+  /** The sessions before the `limit`-th whose first message is `firstKey`, in order. */
+  candidates(firstKey: string, limit: number): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < limit; i++) if (this.records[i]!.firstKey === firstKey) out.push(i);
+    return out;
+  }
+
+  /** The session at `index` read again (its records as the run first read them; what was skipped then, skipped again). */
+  session(index: number): OpencodeSession {
+    if (this.last?.index === index) return this.last.session;
+    return this.records[index]!.ref.read(true, []);
+  }
+
+  /** The session at `index` read and planned again, as it was planned in its turn (only the sessions before it known). */
+  planned(ws: string, index: number): { session: OpencodeSession; planner: SessionPlanner } {
+    if (this.last?.index !== index) {
+      const session = this.session(index);
+      this.last = { index, session, planner: planSession(ws, session, this, index) };
+    }
+    return this.last;
+  }
+}
 
 /**
  * opencode's fork copies the first messages of a session under new ids and records no link. A session
  * without a parent whose first k ≥ 1 messages equal (ids aside) the first k of an earlier session is its
  * fork: the longest such copy wins, the earlier source on a tie.
  */
-function findForkCopy(session: OpencodeSession, planned: PlannedSessions): ForkCopy | null {
+function findForkCopy(ws: string, session: OpencodeSession, planned: PlannedSessions, limit: number): ForkCopy | null {
   if (typeof session.info.parentID === "string" || session.messages.length === 0) return null;
+  const candidates = planned.candidates(sha256Hex(messageKey(session.messages[0]!)), limit);
+  if (candidates.length === 0) return null;
   const keys = session.messages.map(messageKey);
-  let best: { k: number; source: OpencodeSession; planner: SessionPlanner } | null = null;
-  for (const { session: source, planner } of planned.values()) {
+  let best: { k: number; index: number; source: OpencodeSession } | null = null;
+  for (const index of candidates) {
+    const source = planned.session(index);
     let k = 0;
     while (k < keys.length && k < source.messages.length && keys[k] === messageKey(source.messages[k]!)) k++;
-    if (k > 0 && (best === null || k > best.k)) best = { k, source, planner };
+    if (k > 0 && (best === null || k > best.k)) best = { k, index, source };
   }
   if (best === null) return null;
-  const end = best.planner.messageEnd.get(String(best.source.messages[best.k - 1]!.info.id))!;
+  const { planner } = planned.planned(ws, best.index);
+  const end = planner.messageEnd.get(String(best.source.messages[best.k - 1]!.info.id))!;
   return {
     parent: end.log,
     toSeq: end.seq,
@@ -279,10 +320,11 @@ function findForkCopy(session: OpencodeSession, planned: PlannedSessions): ForkC
   };
 }
 
-export function planOpencodeSession(ws: string, session: OpencodeSession, planned: PlannedSessions = new Map()): PlannedOpencodeLog[] {
+/** The Logs of one session, knowing the first `limit` sessions planned before it. */
+function planSession(ws: string, session: OpencodeSession, planned: PlannedSessions, limit: number): SessionPlanner {
   const base = opencodeBaseSessionId(String(session.info.id));
   const p = new SessionPlanner(ws, session, base);
-  const copy = findForkCopy(session, planned);
+  const copy = findForkCopy(ws, session, planned, limit);
   if (copy === null) p.header();
   else p.forkCopy(copy);
   const revertAt = str(obj(session.info.revert).messageID);
@@ -293,7 +335,15 @@ export function planOpencodeSession(ws: string, session: OpencodeSession, planne
     p.message(m, summaries.get(String(m.info.id)) ?? null);
     p.noteEnd(String(m.info.id));
   });
-  planned.set(String(session.info.id), { session, planner: p });
+  return p;
+}
+
+/**
+ * The Logs of one session and their bytes, the sessions planned before it (the first `limit` of `planned`,
+ * all by default) known for its fork copy. The caller adds it to `planned` once it is the next one.
+ */
+export function planOpencodeSession(ws: string, session: OpencodeSession, planned: PlannedSessions = new PlannedSessions(), limit: number = planned.size): PlannedOpencodeLog[] {
+  const p = planSession(ws, session, planned, limit);
   for (const log of p.logs) log.bytes = serialize(log, session.source);
   return p.logs;
 }

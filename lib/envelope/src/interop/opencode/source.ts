@@ -79,8 +79,25 @@ function sessionInfoOfRow(r: Record<string, unknown>, file: string, lenient: boo
 /** The SQLite addon, loaded when an opencode.db is read: every other command of the bundle that holds this module starts without it. */
 const loadSqlite = (): typeof Database => createRequire(import.meta.url)("better-sqlite3") as typeof Database;
 
-/** Every session of an `opencode.db`, opened read-only (opencode may be writing it: WAL readers are safe). */
-export function readOpencodeDatabase(abs: string, display: string, lenient: boolean, skipped: string[]): OpencodeSession[] {
+/**
+ * A session of the source, not yet read: its id, and how to read it (again). A run reads each session once
+ * to plan it and may read one again (a fork copy's source, a session whose planned bytes were let go), so
+ * only the session being planned (and a fork copy's source) is in memory at a time.
+ */
+export interface OpencodeSessionRef {
+  id: string;
+  source: string;
+  read(lenient: boolean, skipped: string[]): OpencodeSession;
+}
+
+/** Where sessions are read from: a list of them, in order, and the handles to close at the end of the run. */
+export interface OpencodeSource {
+  sessions: OpencodeSessionRef[];
+  close(): void;
+}
+
+/** An `opencode.db`, opened read-only (opencode may be writing it: WAL readers are safe) for the run. */
+export function openOpencodeDatabase(abs: string, display: string): OpencodeSource {
   let db: Database.Database;
   try {
     const Sqlite = loadSqlite();
@@ -91,29 +108,51 @@ export function readOpencodeDatabase(abs: string, display: string, lenient: bool
   try {
     const has = (t: string): boolean => db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?").get(t) !== undefined;
     if (!has("session") || !has("message") || !has("part")) throw invalidOpencode("not_opencode_data", display);
-    const rows = db.prepare("SELECT * FROM session ORDER BY time_created, id").all() as Array<Record<string, unknown>>;
-    const messages = db.prepare("SELECT id, session_id, data FROM message WHERE session_id = ? ORDER BY time_created, id");
-    const parts = db.prepare("SELECT id, message_id, session_id, data FROM part WHERE message_id = ? ORDER BY id");
-    return rows.map((r) => ({
-      info: sessionInfoOfRow(r, display, lenient, skipped),
-      source: display,
-      messages: (messages.all(r.id) as Array<Record<string, string>>).flatMap((m) => {
-        const data = parseJson(m.data!, `${display}#message/${m.id}`, lenient, skipped);
-        if (data === null) return [];
-        const info = { id: m.id!, sessionID: m.session_id!, ...data };
-        const ps = (parts.all(m.id) as Array<Record<string, string>>).flatMap((p) => {
-          const pd = parseJson(p.data!, `${display}#part/${p.id}`, lenient, skipped);
-          return pd === null ? [] : [{ id: p.id!, sessionID: p.session_id!, messageID: p.message_id!, ...pd }];
-        });
-        return [{ info, parts: ps }];
-      }),
-    }));
+    // One read transaction for the run: every session read (and read again) comes from one snapshot of the
+    // database, however opencode writes it meanwhile.
+    db.exec("BEGIN");
+    const ids = db.prepare("SELECT id FROM session ORDER BY time_created, id").pluck().all() as string[];
+    const row = db.prepare("SELECT * FROM session WHERE id = ?");
+    // Messages in order, each with its parts in order (one row per part; a message without parts has one null row).
+    const records = db
+      .prepare(
+        "SELECT m.id AS mid, m.session_id AS msid, m.data AS mdata, p.id AS pid, p.message_id AS pmid, p.session_id AS psid, p.data AS pdata " +
+          "FROM message m LEFT JOIN part p ON p.message_id = m.id WHERE m.session_id = ? ORDER BY m.time_created, m.id, p.id",
+      )
+      .raw();
+    const read = (id: string, lenient: boolean, skipped: string[]): OpencodeSession => {
+      try {
+        const r = row.get(id) as Record<string, unknown> | undefined;
+        if (r === undefined) throw invalidOpencode("unreadable_database", display);
+        return { info: sessionInfoOfRow(r, display, lenient, skipped), source: display, messages: messagesOfRows(records.iterate(id) as Iterable<unknown[]>, display, lenient, skipped) };
+      } catch (err) {
+        if (err instanceof PixirError) throw err;
+        throw invalidOpencode("unreadable_database", display);
+      }
+    };
+    return { sessions: ids.map((id) => ({ id, source: display, read: (lenient, skipped) => read(id, lenient, skipped) })), close: () => db.close() };
   } catch (err) {
+    db.close();
     if (err instanceof PixirError) throw err;
     throw invalidOpencode("unreadable_database", display);
-  } finally {
-    db.close();
   }
+}
+
+/** The rows of one session's messages joined with their parts, as messages (a malformed one skipped under lenient). */
+function messagesOfRows(rows: Iterable<unknown[]>, display: string, lenient: boolean, skipped: string[]): OpencodeMessage[] {
+  const out: OpencodeMessage[] = [];
+  let current: { id: string; message: OpencodeMessage | null } | null = null;
+  for (const [mid, msid, mdata, pid, pmid, psid, pdata] of rows as Iterable<Array<string | null>>) {
+    if (current === null || current.id !== mid) {
+      const data = parseJson(mdata!, `${display}#message/${mid!}`, lenient, skipped);
+      current = { id: mid!, message: data === null ? null : { info: { id: mid!, sessionID: msid!, ...data }, parts: [] } };
+      if (current.message !== null) out.push(current.message);
+    }
+    if (pid === null || current.message === null) continue;
+    const pd = parseJson(pdata!, `${display}#part/${pid}`, lenient, skipped);
+    if (pd !== null) current.message.parts.push({ id: pid!, sessionID: psid!, messageID: pmid!, ...pd });
+  }
+  return out;
 }
 
 function jsonFiles(dir: string): string[] {
@@ -128,48 +167,60 @@ function jsonFiles(dir: string): string[] {
   return out;
 }
 
-/** The legacy JSON tree (`storage/`), as opencode wrote it before the database. */
-export function readOpencodeStorage(storage: string, display: string, lenient: boolean, skipped: string[]): OpencodeSession[] {
-  const read = (abs: string): JsonObject | null => parseJson(readFileSync(abs, "utf8"), path.join(display, path.relative(storage, abs)), lenient, skipped);
-  const sessions = jsonFiles(path.join(storage, "session")).flatMap((f) => {
-    const info = read(f);
-    return info !== null && typeof info.id === "string" ? [{ info, file: f }] : [];
-  });
+/**
+ * The legacy JSON tree (`storage/`), as opencode wrote it before the database. The session infos (small) are
+ * read to order the sessions; a session's message and part files are read when the session is.
+ */
+export function openOpencodeStorage(storage: string, display: string, lenient: boolean, skipped: string[]): OpencodeSource {
+  const shown = (abs: string): string => path.join(display, path.relative(storage, abs));
+  const read = (abs: string, lenient2: boolean, skipped2: string[]): JsonObject | null => parseJson(readFileSync(abs, "utf8"), shown(abs), lenient2, skipped2);
   const created = (o: JsonObject): number => num((o.time as JsonObject | undefined)?.created) ?? 0;
-  sessions.sort((a, b) => created(a.info) - created(b.info) || byId(a.info, b.info));
-  return sessions.map(({ info, file }) => {
-    const messages = jsonFiles(path.join(storage, "message", info.id as string))
-      .map(read)
+  const infos = jsonFiles(path.join(storage, "session")).flatMap((file) => {
+    const info = read(file, lenient, skipped);
+    return info !== null && typeof info.id === "string" ? [{ id: info.id, created: created(info), file }] : [];
+  });
+  infos.sort((a, b) => a.created - b.created || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const session = (file: string, lenient2: boolean, skipped2: string[]): OpencodeSession => {
+    // Read again as it was listed: the list kept only its id, time and file.
+    const info = read(file, true, []) ?? {};
+    const messages = jsonFiles(path.join(storage, "message", String(info.id)))
+      .map((f) => read(f, lenient2, skipped2))
       .filter((m): m is JsonObject => m !== null && typeof m.id === "string");
     messages.sort((a, b) => created(a) - created(b) || byId(a, b));
     return {
       info,
-      source: path.join(display, path.relative(storage, file)),
+      source: shown(file),
       messages: messages.map((m) => ({
         info: m,
         parts: jsonFiles(path.join(storage, "part", m.id as string))
-          .map(read)
+          .map((f) => read(f, lenient2, skipped2))
           .filter((p): p is JsonObject => p !== null)
           .sort(byId),
       })),
     };
-  });
+  };
+  return { sessions: infos.map(({ id, file }) => ({ id, source: shown(file), read: (l, sk) => session(file, l, sk) })), close: () => undefined };
 }
 
 /** A PATH: the database, a data directory holding it (or `storage/`), or a `storage/` tree itself. */
-export function readOpencodePath(abs: string, display: string, lenient: boolean, skipped: string[]): OpencodeSession[] {
+export function openOpencodePath(abs: string, display: string, lenient: boolean, skipped: string[]): OpencodeSource[] {
   let st;
   try {
     st = lstatSync(abs);
   } catch {
     throw new PixirError("not_found", "opencode data path was not found", { path: display, next_actions: ["check the path", "set XDG_DATA_HOME or pass opencode.db"] });
   }
-  if (st.isFile()) return readOpencodeDatabase(abs, display, lenient, skipped);
+  if (st.isFile()) return [openOpencodeDatabase(abs, display)];
   const db = path.join(abs, "opencode.db");
-  const out: OpencodeSession[] = [];
-  if (existsSync(db)) out.push(...readOpencodeDatabase(db, path.join(display, "opencode.db"), lenient, skipped));
   const storage = existsSync(path.join(abs, "storage", "session")) ? path.join(abs, "storage") : existsSync(path.join(abs, "session")) ? abs : null;
-  if (storage !== null) out.push(...readOpencodeStorage(storage, storage === abs ? display : path.join(display, "storage"), lenient, skipped));
   if (!existsSync(db) && storage === null) throw invalidOpencode("not_opencode_data", display);
+  const out: OpencodeSource[] = [];
+  try {
+    if (existsSync(db)) out.push(openOpencodeDatabase(db, path.join(display, "opencode.db")));
+    if (storage !== null) out.push(openOpencodeStorage(storage, storage === abs ? display : path.join(display, "storage"), lenient, skipped));
+  } catch (err) {
+    for (const o of out) o.close();
+    throw err;
+  }
   return out;
 }

@@ -8,8 +8,12 @@ import { el, lazyDetails } from "./dom.js";
 import { localTime, logTitle } from "./people.js";
 import { Sidebar } from "./sidebar.js";
 
-/** Cards put in the page at once; the rest follow in slices between frames (view.md §1.3). */
+/**
+ * Cards put in the page at once: a screenful, found by looking at the list's height every few cards,
+ * and never more than FIRST_CARDS; the rest follow in slices between frames (view.md §1.3).
+ */
 const FIRST_CARDS = 40;
+const SCREEN_STEP = 4;
 const SLICE_MS = 12;
 
 const data = new FamilyData();
@@ -198,8 +202,13 @@ function renderUpTo(end: number, shownLimit = Infinity): void {
   list.append(fragment);
 }
 
-/** The first FIRST_CARDS cards a reader sees (hidden records and the folded prefix do not count). */
-const renderFirst = (): void => renderUpTo(cards.length, FIRST_CARDS);
+/** The first screenful of cards a reader sees (hidden records and the folded prefix do not count). */
+function renderFirst(): void {
+  for (let shown = 0; shown < FIRST_CARDS && rendered < cards.length; shown += SCREEN_STEP) {
+    renderUpTo(cards.length, SCREEN_STEP);
+    if (list.getBoundingClientRect().bottom > window.innerHeight) return;
+  }
+}
 
 function pump(gen: number): void {
   if (gen !== generation) return;

@@ -1,0 +1,201 @@
+// claude-interop.md §2–§3.6: the Events of an import batch, once every record is placed: each Log's first
+// Events (plan-heads.ts), then its records mapped in line order (from their bytes when the line is
+// canonical, map-bytes.ts; else parsed once, map.ts), each followed by the subagent_event it links.
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { derivedUlid } from "../../event/ids.js";
+import { readJsonLine } from "../../fast/json-tape.js";
+import type { SourceFile } from "./discover.js";
+import { recordDrafts, reproduction, usageDraft, usageKeyOf, type ClaudeEventDraft } from "./map.js";
+import { draftTexts, Spliced } from "./map-bytes.js";
+import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts } from "./plan-heads.js";
+import type { Link } from "./plan-links.js";
+import { push, type LogPlan } from "./plan-log.js";
+import type { Placement } from "./plan-place.js";
+import { recordTape } from "./record-facts.js";
+import type { ClaudeRecord } from "./transcript.js";
+
+/** What emission reads of the batch. */
+export interface EmitInput {
+  ws: string;
+  src: SourceFile;
+  records: ClaudeRecord[];
+  placement: Placement;
+  carrierTs: string;
+  tsOf: (r: ClaudeRecord) => string;
+  links: Map<ClaudeRecord, Link>;
+}
+
+type ToolNames = { toolName: (id: string) => string | null };
+
+export class Emission {
+  /** The line of each Event whose `data.claude.record` is a canonical line (so JSON.stringify(record) is that line). */
+  readonly recordText = new Map<PixirEvent, string>();
+  /** The whole `data` text of each Event mapped from its record's bytes. */
+  readonly eventText = new EventTexts();
+  private readonly tape = recordTape();
+  /** Tool names by transcript and tool_use id (the first line naming it). */
+  private readonly toolNames = new Map<string, { line: number; name: string }>();
+  /** The first line of each usage key (§2.4: usage is counted once per message). */
+  private readonly firstUsage = new Map<string, number>();
+
+  constructor(private readonly input: EmitInput) {
+    for (const r of input.records) {
+      const f = r.facts;
+      if (f === null || r.type !== "assistant" || !r.message) continue;
+      for (const b of f.toolUses) {
+        if (b.name === null) continue;
+        const key = `${r.transcript}\u0000${b.id}`;
+        if (!this.toolNames.has(key)) this.toolNames.set(key, { line: r.line, name: b.name });
+      }
+      const k = usageKeyOf(f);
+      if (k !== null && !this.firstUsage.has(k)) this.firstUsage.set(k, r.line);
+    }
+  }
+
+  private eventId(key: string, part: string, ts: string): string {
+    return derivedUlid(`claude:${this.input.src.sourceKey}:${key}#${part}`, ts);
+  }
+
+  /** Every Log's Events, parents before children (creation order does that); true when a Log gained records. */
+  emitLogs(): boolean {
+    const { placement } = this.input;
+    const root = placement.transcriptRoot(0);
+    let changedAny = false;
+    for (const log of placement.logs) {
+      const wasEmpty = log.events.length === 0;
+      if (wasEmpty && log.placed.length === 0 && log !== root) continue;
+      if (!log.existed && wasEmpty) this.opening(log);
+      // §2.4: the Events of a batch follow line order, whichever step placed the record.
+      log.placed.sort((a, b) => a.rec.line - b.rec.line);
+      for (const { rec, path } of log.placed) this.emitRecord(log, rec, path);
+      if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
+    }
+    return changedAny;
+  }
+
+  /** A new Log's first Events: a carrier, a shared fork file's header, or a branch header. */
+  private opening(log: LogPlan): void {
+    const { ws, src, records, placement, carrierTs, tsOf } = this.input;
+    if (log === placement.sharedRoot) addForkFileHeader(ws, log, src, placement.shared!, carrierTs, records, this.eventText);
+    else if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : placement.groupStarts[log.transcript - 1]!, carrierTs, records);
+    else addBranchHeader(ws, log, src, tsOf, this.eventText);
+  }
+
+  private emitRecord(log: LogPlan, rec: ClaudeRecord, path: boolean): void {
+    const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
+    const ts = this.input.tsOf(rec);
+    const ctx: ToolNames = {
+      toolName: (id: string) => {
+        const t = this.toolNames.get(`${rec.transcript}\u0000${id}`);
+        return t !== undefined && t.line < rec.line ? t.name : null;
+      },
+    };
+    const usageKey = rec.message && rec.type === "assistant" && rec.facts !== null ? usageKeyOf(rec.facts) : undefined;
+    const withUsage = usageKey !== undefined && (usageKey === null || this.firstUsage.get(usageKey) === rec.line);
+    // A canonical line is mapped from its bytes (map-bytes.ts), its Events' data written as text.
+    if (!(rec.canonical && this.fromBytes(log, rec, path, key, ts, ctx, withUsage))) this.fromParsed(log, rec, path, key, ts, ctx, withUsage);
+    const link = this.input.links.get(rec);
+    if (link !== undefined) this.linkEvent(log, rec, link, key, ts);
+    log.lastSeq.set(rec, log.events.length - 1);
+  }
+
+  /** The record's Events with their `data` spliced from its bytes; false when the line is not read that way. */
+  private fromBytes(log: LogPlan, rec: ClaudeRecord, path: boolean, key: string, ts: string, ctx: ToolNames, withUsage: boolean): boolean {
+    if (!readJsonLine(rec.bytes, rec.start, rec.end, this.tape, true)) return false;
+    const texts = draftTexts(this.tape, rec.bytes, rec.type!, rec.facts!.subtype, path && rec.message, ctx, withUsage);
+    if (texts === null) return false;
+    const uuid = rec.chain ? `,"uuid":${JSON.stringify(rec.uuid)}` : "";
+    texts.forEach((d, i) => {
+      const data = new Spliced(rec.bytes).lit("{").append(d.fields).lit(`,"claude":{"line":${rec.line}${uuid},"part":"${d.part}"`);
+      if (i === 0) {
+        if (rec.message) data.lit(`,"path":${path}`);
+        data.lit(',"record":').range(rec.start, rec.end);
+      }
+      const event = textEvent(this.eventId(key, d.part, ts), log.id, log.events.length, ts, d.type, data.lit("}}"));
+      this.eventText.set(event, data);
+      push(log, event);
+    });
+    return true;
+  }
+
+  /** The record parsed here, once, and let go with its Events. */
+  private fromParsed(log: LogPlan, rec: ClaudeRecord, path: boolean, key: string, ts: string, ctx: ToolNames, withUsage: boolean): void {
+    const { value: v, text } = rec.read();
+    const drafts: ClaudeEventDraft[] = recordDrafts(rec, v, path && rec.message, ctx);
+    if (withUsage && v !== null) {
+      const u = usageDraft(v);
+      if (u !== null) drafts.push(u);
+    }
+    drafts.forEach((d, i) => {
+      const seq = log.events.length;
+      const data = d.compaction ? compactionData(d.data, seq, rec, this.input.placement.firstByUuid) : d.data;
+      const claude: JsonObject = { line: rec.line, ...(rec.chain ? { uuid: rec.uuid } : {}), part: d.part };
+      if (i === 0) {
+        if (rec.message) claude.path = path;
+        Object.assign(claude, reproduction(rec, v, text));
+      }
+      const event: PixirEvent = { id: this.eventId(key, d.part, ts), session_id: log.id, seq, ts, type: d.type, data: { ...data, claude } };
+      // A canonical line is its record's JSON text (§2.3): the writer puts the line itself in the Event.
+      if ("record" in claude && text !== null) this.recordText.set(event, text);
+      push(log, event);
+    });
+  }
+
+  /** §3.6: the `returned` subagent_event of a record that links a subagent transcript. */
+  private linkEvent(log: LogPlan, rec: ClaudeRecord, link: Link, key: string, ts: string): void {
+    const { ws, src } = this.input;
+    push(log, {
+      id: this.eventId(key, "agent", ts),
+      session_id: log.id,
+      seq: log.events.length,
+      ts,
+      type: "subagent_event",
+      data: {
+        subagent_id: link.subagentId,
+        ...(link.childId !== null ? { child_session_id: link.childId } : {}),
+        event: "returned",
+        status: link.status,
+        agent: link.agent,
+        task: link.task,
+        depth: src.kind === "subagent" ? 2 : 1,
+        ...(link.childId !== null ? { workspace: ws } : {}),
+        ...(link.elapsed !== null ? { elapsed_ms: link.elapsed } : {}),
+        claude: { line: rec.line, ...(rec.chain ? { uuid: rec.uuid } : {}), part: "agent" },
+      },
+    });
+  }
+}
+
+/**
+ * An Event whose `data` is the text `data` (map-bytes.ts): parsed only when something reads it (a share
+ * header's digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record.
+ */
+function textEvent(id: string, sessionId: string, seq: number, ts: string, type: PixirEvent["type"], text: Spliced): PixirEvent {
+  let data: JsonObject | undefined;
+  return {
+    id,
+    session_id: sessionId,
+    seq,
+    ts,
+    type,
+    get data(): JsonObject {
+      return (data ??= JSON.parse(text.toString()) as JsonObject);
+    },
+    set data(value: JsonObject) {
+      data = value;
+    },
+  };
+}
+
+/** §3.8: the range of a compact summary at `seq`. */
+function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: Map<string, ClaudeRecord>): JsonObject {
+  const out: JsonObject = { ...data, range: { from_seq: 0, to_seq: seq - 1 }, source_event_count: seq };
+  const p = rec.parentUuid === null ? undefined : byUuid.get(rec.parentUuid);
+  const v = p !== undefined && p.type === "system" && p.facts?.compactBoundary === true ? p.value : null;
+  if (v) {
+    const meta = isJsonObject(v.compactMetadata) ? v.compactMetadata : {};
+    if (meta.trigger !== undefined) out.trigger = meta.trigger;
+    if (meta.preTokens !== undefined) out.pre_tokens = meta.preTokens;
+  }
+  return out;
+}

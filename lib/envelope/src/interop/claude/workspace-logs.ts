@@ -1,0 +1,154 @@
+// claude-interop.md §4.3 steps 1–5, §3.7: what the Workspace holds of a source file: its family's Logs
+// (listed once per run), their Events, the last checkpoint, the records and links they hold, and a fork
+// file's source session as it is on disk.
+import { readFileSync } from "node:fs";
+import { isJsonObject, type PixirEvent } from "../../event/envelope.js";
+import { storedPrefixCount } from "../../fork/fork.js";
+import { openHistory, type History } from "../../store/loader.js";
+import { readFirstLine } from "../../store/log-read.js";
+import { readTail } from "../../store/log-write.js";
+import { listLogs } from "../../store/ls.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
+import { claudeBaseId } from "./discover.js";
+import type { ForkSource } from "./fork-file.js";
+import { ImportIndex } from "./known.js";
+import { heldLine } from "./map.js";
+import type { ExistingLog } from "./plan-log.js";
+
+/** The run's view of the Workspace's Logs (listed once), and of its import index (known.ts). */
+export class WorkspaceLogs {
+  private ids: string[] | null = null;
+  readonly index: ImportIndex;
+  constructor(private readonly ws: string) {
+    this.index = new ImportIndex(ws);
+  }
+  all(): string[] {
+    this.ids ??= listLogs(this.ws).sessionIds;
+    return this.ids;
+  }
+  exists(id: string): boolean {
+    return inspectStatePath(logPath(this.ws, id)) === "present";
+  }
+  /** §4.3 step 1: the Logs whose first line names `source`. */
+  async family(rootId: string, source: string): Promise<string[]> {
+    return (await this.familyHeads(rootId, source)).map((h) => h.id);
+  }
+  async familyHeads(rootId: string, source: string): Promise<Array<{ id: string; first: PixirEvent }>> {
+    const out: Array<{ id: string; first: PixirEvent }> = [];
+    for (const id of this.all()) {
+      if (id !== rootId && !id.startsWith(`${rootId}.`)) continue;
+      const first = await readFirstLine(logPath(this.ws, id));
+      if (first === null || "problem" in first) continue;
+      const c = first.line.event.data.claude;
+      if (isJsonObject(c) && c.source === source) out.push({ id, first: first.line.event });
+    }
+    return out;
+  }
+}
+
+export async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
+  const logs: ExistingLog[] = [];
+  for (const id of ids) {
+    const history = await openHistory(ws, id);
+    const events: PixirEvent[] = [];
+    for await (const item of history.items()) events.push(item.event);
+    let shareHops = 0;
+    for (let h: History | null = history; h?.share; h = h.share.parent) shareHops++;
+    logs.push({ id, first: events[0]!, events, replayCount: history.share?.replayEventCount ?? storedPrefixCount(events[0]!), shareHops });
+  }
+  // Parents before children.
+  const byId = new Map(logs.map((l) => [l.id, l]));
+  const depth = (l: ExistingLog): number => {
+    let d = 0;
+    for (let p = l; p.first.type === "session_fork" && d < 64; d++) {
+      const next = byId.get(String(p.first.data.parent_session_id));
+      if (next === undefined) break;
+      p = next;
+    }
+    return d;
+  };
+  return logs.sort((a, b) => depth(a) - depth(b));
+}
+
+/** The last `claude_import` checkpoint of a root Log (the tail, else a scan). */
+export async function lastCheckpoint(ws: string, id: string): Promise<Record<string, unknown> | null> {
+  const tail = readTail(ws, id);
+  const isCheckpoint = (e: PixirEvent | null) => e !== null && e.type === "workflow_event" && e.data.event === "claude_import" && isJsonObject(e.data.claude);
+  if (isCheckpoint(tail.last)) return tail.last!.data.claude as Record<string, unknown>;
+  let found: Record<string, unknown> | null = null;
+  for await (const item of (await openHistory(ws, id)).items()) if (isCheckpoint(item.event)) found = item.event.data.claude as Record<string, unknown>;
+  return found;
+}
+
+/**
+ * The Events of these Logs' lines on disk that contain `needle` (a quick look for a few kinds of Event;
+ * the loader names bad lines, so one that does not parse is passed over here).
+ */
+function* eventsOnDisk(ws: string, ids: string[], needle: string): Iterable<PixirEvent> {
+  for (const id of ids) {
+    let text: string;
+    try {
+      text = readFileSync(logPath(ws, id).abs, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n")) {
+      if (!line.includes(needle)) continue;
+      try {
+        yield JSON.parse(line) as PixirEvent;
+      } catch {
+        /* named by the loader when the Log is read */
+      }
+    }
+  }
+}
+
+/** The child_session_ids that subagent_events of these Logs name (a subagent's Logs, read from disk). */
+export function* childrenNamedIn(ws: string, ids: string[]): Iterable<string> {
+  for (const e of eventsOnDisk(ws, ids, '"type":"subagent_event"')) if (typeof e.data?.child_session_id === "string") yield e.data.child_session_id;
+}
+
+/** The records the own Events of these Logs hold (§4.3 step 4), counted from their lines on disk. */
+export function heldRecordCount(ws: string, ids: string[]): number {
+  let n = 0;
+  let copies = 0; // a replay_v1 branch's stored prefix: its parent's records, not its own
+  for (const e of eventsOnDisk(ws, ids, '"claude":')) {
+    if (e.seq === 0) copies = storedPrefixCount(e);
+    if (typeof e.seq === "number" && e.seq > 0 && e.seq <= copies) continue;
+    const c = e.data?.claude;
+    if (heldLine(e) !== null) n++;
+    else if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) n += c.copied.length;
+  }
+  return n;
+}
+
+/** §3.7: a source session's Logs as they are in the Workspace. */
+export async function forkSourceOfWorkspace(ws: string, wsLogs: WorkspaceLogs, sessionId: string): Promise<ForkSource | null> {
+  const rootId = claudeBaseId(sessionId);
+  if (!wsLogs.exists(rootId)) return null;
+  const family = await loadExisting(ws, await wsLogs.family(rootId, sessionId));
+  const logs = new Map<string, { id: string; events: PixirEvent[]; forkRoot: string }>();
+  const byUuid = new Map<string, { value: Record<string, unknown>; logId: string; line: number }>();
+  for (const l of family) {
+    const root = l.first.type === "session_fork" && typeof l.first.data.fork_root_session_id === "string" ? l.first.data.fork_root_session_id : l.id;
+    logs.set(l.id, { id: l.id, events: l.events, forkRoot: root });
+    const own = l.first.type === "session_fork" ? l.events.slice(l.replayCount + 1) : l.events;
+    for (const e of own) {
+      const c = e.data.claude;
+      if (!isJsonObject(c) || typeof c.uuid !== "string" || typeof c.line !== "number" || byUuid.has(c.uuid)) continue;
+      // The record, or a non-canonical line parsed (§2.3 raw_line).
+      const value = isJsonObject(c.record) ? c.record : typeof c.raw_line === "string" ? parsedObject(c.raw_line) : null;
+      if (value !== null) byUuid.set(c.uuid, { value, logId: l.id, line: c.line });
+    }
+  }
+  return { sessionId, logs, byUuid };
+}
+
+function parsedObject(text: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return isJsonObject(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
