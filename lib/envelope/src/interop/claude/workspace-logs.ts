@@ -18,6 +18,7 @@ import type { ExistingLog } from "./plan-log.js";
 /** The run's view of the Workspace's Logs (listed once), and of its import index (known.ts). */
 export class WorkspaceLogs {
   private ids: string[] | null = null;
+  private sorted: number[] | null = null; // indexes of all(), in the order of their ids
   readonly index: ImportIndex;
   constructor(private readonly ws: string) {
     this.index = new ImportIndex(ws);
@@ -25,6 +26,28 @@ export class WorkspaceLogs {
   all(): string[] {
     this.ids ??= listLogs(this.ws).sessionIds;
     return this.ids;
+  }
+  /**
+   * `rootId` and the ids below it (`rootId.…`), in the listing's order. Every id that starts with `rootId`
+   * sits in one run of the sorted ids, so a unit looks at its own family, not at every Log of the Workspace.
+   */
+  private below(rootId: string): string[] {
+    const all = this.all();
+    const sorted = (this.sorted ??= all.map((_, i) => i).sort((a, b) => (all[a]! < all[b]! ? -1 : all[a]! > all[b]! ? 1 : 0)));
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (all[sorted[mid]!]! < rootId) lo = mid + 1;
+      else hi = mid;
+    }
+    const found: number[] = [];
+    const dotted = `${rootId}.`;
+    for (let i = lo; i < sorted.length && all[sorted[i]!]!.startsWith(rootId); i++) {
+      const id = all[sorted[i]!]!;
+      if (id === rootId || id.startsWith(dotted)) found.push(sorted[i]!);
+    }
+    return found.sort((a, b) => a - b).map((i) => all[i]!);
   }
   exists(id: string): boolean {
     return inspectStatePath(logPath(this.ws, id)) === "present";
@@ -35,8 +58,7 @@ export class WorkspaceLogs {
   }
   async familyHeads(rootId: string, source: string): Promise<Array<{ id: string; first: PixirEvent }>> {
     const out: Array<{ id: string; first: PixirEvent }> = [];
-    for (const id of this.all()) {
-      if (id !== rootId && !id.startsWith(`${rootId}.`)) continue;
+    for (const id of this.below(rootId)) {
       const first = await readFirstLine(logPath(this.ws, id));
       if (first === null || "problem" in first) continue;
       const c = first.line.event.data.claude;
