@@ -225,9 +225,18 @@ export function memberOf(t: JsonTape, b: Uint8Array, node: number, key: Uint8Arr
 export function stringOf(t: JsonTape, b: Buffer, node: number): string {
   const s = t.start[node]! + 1;
   const e = t.end[node]! - 1;
-  const slash = b.indexOf(BACKSLASH, s);
-  if (slash < 0 || slash >= e) return b.toString("utf8", s, e);
+  if (!hasBackslash(b, s, e)) return b.toString("utf8", s, e);
   return JSON.parse(b.toString("utf8", s - 1, e + 1)) as string;
+}
+
+/**
+ * Whether `b[s, e)` holds a backslash. Bounded at `e`: `b` is often a whole file, and a search to its end
+ * for every string made a file without escapes cost its length squared.
+ */
+function hasBackslash(b: Buffer, s: number, e: number): boolean {
+  if (e - s > 64) return b.subarray(s, e).indexOf(BACKSLASH) >= 0;
+  for (let i = s; i < e; i++) if (b[i] === BACKSLASH) return true;
+  return false;
 }
 
 /** The number of a J_NUMBER node, as JSON.parse gives it. */
@@ -239,7 +248,6 @@ export function numberOf(t: JsonTape, b: Buffer, node: number): number {
 export function keyOf(t: JsonTape, b: Buffer, node: number): string {
   const s = t.keyStart[node]!;
   const e = t.keyEnd[node]!;
-  const slash = b.indexOf(BACKSLASH, s);
-  if (slash < 0 || slash >= e) return b.toString("utf8", s, e);
+  if (!hasBackslash(b, s, e)) return b.toString("utf8", s, e);
   return JSON.parse(b.toString("utf8", s - 1, e + 1)) as string;
 }
