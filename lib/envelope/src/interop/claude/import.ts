@@ -54,6 +54,14 @@ const UNITS_PER_WORKER = 1;
  */
 const WORKER_YOUNG_MB = 8;
 
+/**
+ * A worker's old generation, at most (MiB). Without a cap V8
+ * let two workers' heaps take a 760 MiB import to 229–266 MiB, with it 203–208 MiB at the same speed
+ * (docs/performance.md, "Claude import"). A worker that still runs out dies alone: the pool runs its unit
+ * again on the main thread.
+ */
+const WORKER_OLD_MB = 64;
+
 /** The temp files a unit cut short left beside its Logs (`<base>*.ndjson.tmp-*`). */
 function removeUnitTempFiles(task: UnitTask): void {
   const dir = sessionsDir(task.ws).abs;
@@ -186,7 +194,7 @@ class ImportRun {
     const freshUnits = units.filter((u) => !this.duplicates.has(u) && this.fresh(u, unitFiles(u)));
     const asked = options.env.PIXIR_SCAN_THREADS !== undefined && options.env.PIXIR_SCAN_THREADS !== "";
     this.threads = freshUnits.length === 0 ? 1 : Math.min(scanThreadCount(options.env, freshBytes(freshUnits), PARALLEL_UNIT_BYTES), asked ? Infinity : MAX_UNIT_THREADS);
-    this.pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), this.threads, (task) => prepareFreshUnit(task), removeUnitTempFiles, { perWorker: UNITS_PER_WORKER, limits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
+    this.pool = WorkerPool.open<UnitTask, UnitOutcome>(new URL(UNIT_WORKER_FILE, import.meta.url), this.threads, (task) => prepareFreshUnit(task), removeUnitTempFiles, { perWorker: UNITS_PER_WORKER, limits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB, maxOldGenerationSizeMb: WORKER_OLD_MB } });
   }
 
   /** §4.5: progress names each source file as the checking pass reads it. */
