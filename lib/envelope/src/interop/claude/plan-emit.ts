@@ -101,12 +101,16 @@ export class Emission {
 
   /** The record's Events with their `data` spliced from its bytes; false when the line is not read that way. */
   private fromBytes(log: LogPlan, rec: ClaudeRecord, path: boolean, key: string, ts: string, ctx: ToolNames, withUsage: boolean): boolean {
-    if (!readJsonLine(rec.bytes, rec.start, rec.end, this.tape, true)) return false;
-    const texts = draftTexts(this.tape, rec.bytes, rec.type!, rec.facts!.subtype, path && rec.message, ctx, withUsage);
+    // The line's bytes where they are now (the file's buffer, or a window of the file): read here, once.
+    const src = rec.bytes;
+    const b = src.hold(rec.start, rec.end);
+    const base = src.base;
+    if (!readJsonLine(b, rec.start - base, rec.end - base, this.tape, true)) return false;
+    const texts = draftTexts(this.tape, b, rec.type!, rec.facts!.subtype, path && rec.message, ctx, withUsage, src, base);
     if (texts === null) return false;
     const uuid = rec.chain ? `,"uuid":${JSON.stringify(rec.uuid)}` : "";
     texts.forEach((d, i) => {
-      const data = new Spliced(rec.bytes).lit("{").append(d.fields).lit(`,"claude":{"line":${rec.line}${uuid},"part":"${d.part}"`);
+      const data = new Spliced(src).lit("{").append(d.fields).lit(`,"claude":{"line":${rec.line}${uuid},"part":"${d.part}"`);
       if (i === 0) {
         if (rec.message) data.lit(`,"path":${path}`);
         data.lit(',"record":').range(rec.start, rec.end);
@@ -169,23 +173,27 @@ export class Emission {
 /**
  * An Event whose `data` is the text `data` (map-bytes.ts): parsed only when something reads it (a share
  * header's digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record.
+ * A class, not an object with its own accessor: one of these per Event of a large unit, each small.
  */
-function textEvent(id: string, sessionId: string, seq: number, ts: string, type: PixirEvent["type"], text: Spliced): PixirEvent {
-  let data: JsonObject | undefined;
-  return {
-    id,
-    session_id: sessionId,
-    seq,
-    ts,
-    type,
-    get data(): JsonObject {
-      return (data ??= JSON.parse(text.toString()) as JsonObject);
-    },
-    set data(value: JsonObject) {
-      data = value;
-    },
-  };
+class TextEvent implements PixirEvent {
+  private parsed: JsonObject | undefined = undefined;
+  constructor(
+    readonly id: string,
+    readonly session_id: string,
+    readonly seq: number,
+    readonly ts: string,
+    readonly type: PixirEvent["type"],
+    private readonly text: Spliced,
+  ) {}
+  get data(): JsonObject {
+    return (this.parsed ??= JSON.parse(this.text.toString()) as JsonObject);
+  }
+  set data(value: JsonObject) {
+    this.parsed = value;
+  }
 }
+
+const textEvent = (id: string, sessionId: string, seq: number, ts: string, type: PixirEvent["type"], text: Spliced): PixirEvent => new TextEvent(id, sessionId, seq, ts, type, text);
 
 /** §3.8: the range of a compact summary at `seq`. */
 function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: Map<string, ClaudeRecord>): JsonObject {

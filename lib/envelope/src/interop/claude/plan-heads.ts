@@ -120,10 +120,12 @@ export class EventTexts extends Map<PixirEvent, Spliced> {
   lineOf(e: PixirEvent): Buffer | null {
     const data = this.get(e);
     if (data === undefined) return null;
-    const parts: Buffer[] = [Buffer.from(envelopeHead(e), "utf8")];
-    data.emit((part) => parts.push(typeof part === "string" ? Buffer.from(part, "utf8") : part));
-    parts.push(CLOSE_LINE);
-    return Buffer.concat(parts);
+    const head = envelopeHead(e);
+    const out = Buffer.allocUnsafe(head.length * 3 + data.maxBytes + 1);
+    let at = out.write(head, 0, "utf8");
+    at = data.writeInto(out, at);
+    out[at++] = 0x7d; // "}"
+    return out.subarray(0, at);
   }
   /** The child's copy of an inherited Event (loader.ts inheritedItem), its data the parent's, read when asked for. */
   inheritedCopy(e: PixirEvent, headerId: string, childId: string, k: number): PixirEvent {
@@ -136,8 +138,6 @@ export class EventTexts extends Map<PixirEvent, Spliced> {
     return copy;
   }
 }
-
-const CLOSE_LINE = Buffer.from("}");
 
 /** §3.8 carried checkpoint: the latest checkpoint of the parent at or before the fork point. */
 function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: PixirEvent[], toSeq: number, key: string, ts: string): void {

@@ -1,13 +1,13 @@
 // claude-interop.md §4.2, §4.3 step 3: reading a source file: its bytes (refused at an over-long line
 // before it is buffered), its prefix's digest, whether it grew a line, and the checking pass's look at it.
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
 import { MAX_LINE_BYTES } from "../../lines/codec.js";
 import { overlongLine, sourceLineTooLong } from "../../lines/line-bound.js";
 import type { SourceFile } from "./discover.js";
 import type { ClaudeImportOptions } from "./report.js";
-import { readTranscriptBytes } from "./transcript.js";
+import { readTranscriptBytes, readTranscriptFile, type ReadFile } from "./transcript.js";
 
 export const PROGRESS_BYTES = 1024 * 1024;
 
@@ -69,6 +69,34 @@ export const readSource = (src: SourceFile, files?: FileBuffers): Buffer =>
     if (line !== null) throw sourceLineTooLong("transcript", src.file, line);
     return files !== undefined ? files.read(src.abs) : readFileSync(src.abs);
   });
+
+/**
+ * A source file at least this large is never held whole: it is read in blocks, and its records' bytes are
+ * read again from the file when its Logs are written (transcript.ts readTranscriptFile). Below it, one read
+ * of the whole file is the cheaper way, and the unit's buffers are used again (FileBuffers).
+ */
+export const WHOLE_FILE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * §4.2, §4.3: a source file's records, and the digest of its complete lines. `wholeBelow`: the size from
+ * which it is read in blocks (WHOLE_FILE_BYTES; tests choose).
+ */
+export function readTranscript(src: SourceFile, lenient: boolean, say?: (percent: number | null) => void, files?: FileBuffers, wholeBelow = WHOLE_FILE_BYTES): { read: ReadFile; sha256: string } {
+  const size = readingSource(src, () => statSync(src.abs).size);
+  const progress = size >= PROGRESS_BYTES ? say : undefined;
+  if (size < wholeBelow) {
+    const bytes = readSource(src, files);
+    const read = readTranscriptBytes(bytes, src.file, lenient, progress, true, true);
+    return { read, sha256: createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex") };
+  }
+  return readingSource(src, () => {
+    const line = overlongLine(src.abs);
+    if (line !== null) throw sourceLineTooLong("transcript", src.file, line);
+    const h = createHash("sha256");
+    const read = readTranscriptFile(src.abs, src.file, lenient, (bytes) => h.update(bytes), progress);
+    return { read, sha256: h.digest("hex") };
+  });
+}
 
 /**
  * Source files read into buffers that the next unit uses again once the unit that read them is prepared

@@ -1,7 +1,6 @@
 // claude-interop.md §4.1–§4.3: planning a unit (its subagent files, then its session file): each file read
 // (source.ts), checked against what the Workspace holds (workspace-logs.ts), its batch planned (plan.ts) and
 // its writes made ready: Log text, or (a fresh unit) temp files written by apply.ts. Nothing is put in place.
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
 import { sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
@@ -13,8 +12,7 @@ import { knownEntry, statFile, stillKnown, type KnownFile } from "./known.js";
 import { planBatch, type BatchPlan } from "./plan.js";
 import { refusal, type LogPlan, type SubagentTarget } from "./plan-log.js";
 import { emptyReport, forkedFromOfRoot, logReport, unchangedLog, type ClaudeFileReport, type ClaudeFileStatus, type ClaudeImportOptions, type ClaudeLogReport, type ClaudeLogStatus, type FilePlan, type LogWrite } from "./report.js";
-import { FileBuffers, hasLineAfter, parentUuidsOf, PROGRESS_BYTES, readingSource, readSource, sha256Prefix } from "./source.js";
-import { readTranscriptBytes } from "./transcript.js";
+import { FileBuffers, hasLineAfter, parentUuidsOf, readingSource, readTranscript, sha256Prefix } from "./source.js";
 import { childrenNamedIn, heldRecordCount, lastCheckpoint, loadExisting, WorkspaceLogs } from "./workspace-logs.js";
 
 interface UnitState {
@@ -80,12 +78,10 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       };
     }
   }
-  const bytes = readSource(src, unit.files);
-  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined, true, true);
+  const { read, sha256 } = readTranscript(src, Boolean(options.lenient), say, unit.files);
   if (read.records.length === 0 && !rootExists) {
     return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [], prepared: [] };
   }
-  const sha256 = createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex");
   const existing = rootExists ? await loadExisting(ws, await wsLogs.family(src.rootId, src.sourceKey)) : [];
   // §3.6: children already named by a subagent_event of the unit's Logs (this file's, its subagents').
   const linked = new Set<string>();
