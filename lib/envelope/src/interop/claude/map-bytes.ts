@@ -19,7 +19,7 @@ import { K_MESSAGE, K_CONTENT, K_TYPE, K_TEXT, K_ID, K_MODEL, K_NAME, K_INPUT, K
  */
 export class Spliced {
   /** Literal strings, and ranges as two numbers (start, end): file offsets. */
-  readonly parts: Array<string | number> = [];
+  parts: Array<string | number> = [];
   readonly src: SourceBytes;
   constructor(
     src: SourceBytes | Buffer,
@@ -38,6 +38,11 @@ export class Spliced {
   }
   append(other: Spliced): this {
     for (const p of other.parts) this.parts.push(p);
+    return this;
+  }
+  /** The text is complete: its parts are kept in an array of their own length (a growing array has room to spare). */
+  seal(): this {
+    this.parts = this.parts.slice();
     return this;
   }
   /**

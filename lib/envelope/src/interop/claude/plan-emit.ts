@@ -37,6 +37,7 @@ export class Emission {
   private readonly toolNames = new Map<string, { line: number; name: string }>();
   /** The first line of each usage key (§2.4: usage is counted once per message). */
   private readonly firstUsage = new Map<string, number>();
+  private readonly partTexts = new Map<string, string>();
 
   constructor(private readonly input: EmitInput) {
     for (const r of input.records) {
@@ -50,6 +51,13 @@ export class Emission {
       const k = usageKeyOf(f);
       if (k !== null && !this.firstUsage.has(k)) this.firstUsage.set(k, r.line);
     }
+  }
+
+  /** `,"part":"<part>"`, one string per part name. */
+  private partText(part: string): string {
+    let text = this.partTexts.get(part);
+    if (text === undefined) this.partTexts.set(part, (text = `,"part":${JSON.stringify(part)}`));
+    return text;
   }
 
   private eventId(key: string, part: string, ts: string): string {
@@ -108,14 +116,15 @@ export class Emission {
     if (!readJsonLine(b, rec.start - base, rec.end - base, this.tape, true)) return false;
     const texts = draftTexts(this.tape, b, rec.type!, rec.facts!.subtype, path && rec.message, ctx, withUsage, src, base);
     if (texts === null) return false;
-    const uuid = rec.chain ? `,"uuid":${JSON.stringify(rec.uuid)}` : "";
+    // One text of the record's `claude` head for all its Events, and one of each part name for the run.
+    const claude = `,"claude":{"line":${rec.line}${rec.chain ? `,"uuid":${JSON.stringify(rec.uuid)}` : ""}`;
     texts.forEach((d, i) => {
-      const data = new Spliced(src).lit("{").append(d.fields).lit(`,"claude":{"line":${rec.line}${uuid},"part":"${d.part}"`);
+      const data = new Spliced(src).lit("{").append(d.fields).lit(claude).lit(this.partText(d.part));
       if (i === 0) {
-        if (rec.message) data.lit(`,"path":${path}`);
+        if (rec.message) data.lit(path ? ',"path":true' : ',"path":false');
         data.lit(',"record":').range(rec.start, rec.end);
       }
-      const event = textEvent(this.eventId(key, d.part, ts), log.id, log.events.length, ts, d.type, data.lit("}}"));
+      const event = textEvent(this.eventId(key, d.part, ts), log.id, log.events.length, ts, d.type, data.lit("}}").seal());
       this.eventText.set(event, data);
       push(log, event);
     });
