@@ -72,7 +72,10 @@ export class FileBytes implements SourceBytes {
       if (st.ino === this.ino && st.size >= this.length) {
         for (let n = -1; got < want && n !== 0; got += n) n = readSync(fd, this.window, got, want - got, start + got);
       }
-    } catch {
+    } catch (err) {
+      // As source.ts readingSource: a refusal is permission_denied (exit 3), anything else the file unreadable.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EACCES" || code === "EPERM") throw new PixirError("permission_denied", undefined, { path: this.file, operation: "read" });
       got = 0;
     } finally {
       if (fd >= 0) closeSync(fd);

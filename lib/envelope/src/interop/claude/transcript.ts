@@ -189,6 +189,7 @@ class LineReader {
   blank = 0;
   private readonly seen = new Set<string>();
   private readonly tape = recordTape();
+  private lastUuid: string | null = null;
 
   constructor(
     private readonly file: string,
@@ -224,6 +225,9 @@ class LineReader {
     }
     this.longestLine = Math.max(this.longestLine, nl - start);
     if (!this.keep) return;
+    // A chain's parent is most often the record before: its uuid string is kept once, not twice.
+    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.parentUuid = rec.facts!.parentUuid = this.lastUuid;
+    if (rec.uuid !== null) this.lastUuid = rec.uuid;
     if (rec.chain) {
       if (this.seen.has(rec.uuid!)) rec.dup = true;
       else this.seen.add(rec.uuid!);
