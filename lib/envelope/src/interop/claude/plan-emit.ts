@@ -7,7 +7,7 @@ import { readJsonLine } from "../../fast/json-tape.js";
 import type { SourceFile } from "./discover.js";
 import { recordDrafts, reproduction, usageDraft, usageKeyOf, type ClaudeEventDraft } from "./map.js";
 import { draftTexts, Spliced } from "./map-bytes.js";
-import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts } from "./plan-heads.js";
+import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, TextEvent } from "./plan-heads.js";
 import type { Link } from "./plan-links.js";
 import { push, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
@@ -124,9 +124,7 @@ export class Emission {
         if (rec.message) data.lit(path ? ',"path":true' : ',"path":false');
         data.lit(',"record":').range(rec.start, rec.end);
       }
-      const event = textEvent(this.eventId(key, d.part, ts), log.id, log.events.length, ts, d.type, data.lit("}}").seal());
-      this.eventText.set(event, data);
-      push(log, event);
+      push(log, new TextEvent(this.eventId(key, d.part, ts), log.id, log.events.length, ts, d.type, data.lit("}}").seal()));
     });
     return true;
   }
@@ -178,31 +176,6 @@ export class Emission {
     });
   }
 }
-
-/**
- * An Event whose `data` is the text `data` (map-bytes.ts): parsed only when something reads it (a share
- * header's digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record.
- * A class, not an object with its own accessor: one of these per Event of a large unit, each small.
- */
-class TextEvent implements PixirEvent {
-  private parsed: JsonObject | undefined = undefined;
-  constructor(
-    readonly id: string,
-    readonly session_id: string,
-    readonly seq: number,
-    readonly ts: string,
-    readonly type: PixirEvent["type"],
-    private readonly text: Spliced,
-  ) {}
-  get data(): JsonObject {
-    return (this.parsed ??= JSON.parse(this.text.toString()) as JsonObject);
-  }
-  set data(value: JsonObject) {
-    this.parsed = value;
-  }
-}
-
-const textEvent = (id: string, sessionId: string, seq: number, ts: string, type: PixirEvent["type"], text: Spliced): PixirEvent => new TextEvent(id, sessionId, seq, ts, type, text);
 
 /** §3.8: the range of a compact summary at `seq`. */
 function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: Map<string, ClaudeRecord>): JsonObject {

@@ -100,12 +100,39 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
 }
 
 /**
+ * An Event whose `data` is the text `data` (map-bytes.ts): parsed only when something reads it (a share
+ * header's digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record.
+ * A class, not an object with its own accessor: one of these per Event of a large unit, each small, and
+ * EventTexts finds its text on it (no map entry per Event).
+ */
+export class TextEvent implements PixirEvent {
+  private parsed: JsonObject | undefined = undefined;
+  constructor(
+    readonly id: string,
+    readonly session_id: string,
+    readonly seq: number,
+    readonly ts: string,
+    readonly type: PixirEvent["type"],
+    readonly text: Spliced,
+  ) {}
+  get data(): JsonObject {
+    return (this.parsed ??= JSON.parse(this.text.toString()) as JsonObject);
+  }
+  set data(value: JsonObject) {
+    this.parsed = value;
+  }
+}
+
+/**
  * The `data` text of the Events mapped from their records' bytes (map-bytes.ts), by Event: the writer
  * writes them from it, and a share header digests their lines from it (a prefix read from bytes, as the
  * loader reads it), so their data is never parsed.
  */
 export class EventTexts extends Map<PixirEvent, Spliced> {
   private readonly shared = new Map<string, JsonObject>();
+  override get(e: PixirEvent): Spliced | undefined {
+    return e instanceof TextEvent ? e.text : super.get(e);
+  }
   /**
    * fork.md §4.3: the share_v1 header data of `parent`'s prefix up to `toSeq` (`inherited`), digested once
    * for every Log that branches at that Event (a record with two or more children).
