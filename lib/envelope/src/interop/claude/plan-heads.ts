@@ -8,7 +8,7 @@ import { MAX_IMPORT_SHARE_HOPS, REPLAY_LIMITATIONS, shareHeaderData } from "../.
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { SourceFile } from "./discover.js";
 import type { SharedFork } from "./fork-file.js";
-import type { Spliced } from "./map-bytes.js";
+import { Spliced } from "./map-bytes.js";
 import { firstTime, push, sourceRecordSeqs, type LogPlan } from "./plan-log.js";
 import type { ClaudeRecord } from "./transcript.js";
 
@@ -99,11 +99,16 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
   return inherited;
 }
 
+/** The `data` texts of a record's Events, made again from the record's bytes when asked for. */
+export interface RecordTexts {
+  at(index: number): Spliced;
+}
+
 /**
- * An Event whose `data` is the text `data` (map-bytes.ts): parsed only when something reads it (a share
- * header's digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record.
- * A class, not an object with its own accessor: one of these per Event of a large unit, each small, and
- * EventTexts finds its text on it (no map entry per Event).
+ * An Event whose `data` is a text (map-bytes.ts): parsed only when something reads it (a share header's
+ * digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record. The text is
+ * held (a file read whole), or made again from the record when written (a file read in blocks: plan-emit.ts
+ * RemadeTexts), so a large unit's plan holds a small object per Event, not its text.
  */
 export class TextEvent implements PixirEvent {
   private parsed: JsonObject | undefined = undefined;
@@ -113,8 +118,13 @@ export class TextEvent implements PixirEvent {
     readonly seq: number,
     readonly ts: string,
     readonly type: PixirEvent["type"],
-    readonly text: Spliced,
+    private readonly made: Spliced | RecordTexts,
+    /** Which of its record's Events it is. */
+    private readonly index: number,
   ) {}
+  get text(): Spliced {
+    return this.made instanceof Spliced ? this.made : this.made.at(this.index);
+  }
   get data(): JsonObject {
     return (this.parsed ??= JSON.parse(this.text.toString()) as JsonObject);
   }
