@@ -82,6 +82,16 @@ export async function scanLogFacts(abs: string, size: number, scratch: ScanBuffe
   return scan.result();
 }
 
+/** One Log to scan: its path and how many of its bytes. */
+export type ScanTask = { abs: string; size: number };
+
+/** A batch's scans in order, one Log after another in one ScanBuffer (a worker's task, or the same here). */
+export async function scanBatch(batch: readonly ScanTask[], scratch: ScanBuffer): Promise<LogScan[]> {
+  const out: LogScan[] = [];
+  for (const { abs, size } of batch) out.push(await scanLogFacts(abs, size, scratch));
+  return out;
+}
+
 /**
  * Where the next `"usage":{` lies in a block (-1: none left), kept from line to line: a search starts
  * again only once a line has passed the last one found, so the block is searched once in all (a search
