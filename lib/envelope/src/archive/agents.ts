@@ -139,7 +139,6 @@ export function agentOfData(data: JsonObject): AgentRules | null {
 /** `event` is `<key>_…` (tested without making the prefix string: this runs on every line a scan parses). */
 const namedFor = (event: string, key: string): boolean => event.length > key.length && event.charCodeAt(key.length) === 0x5f && event.startsWith(key);
 
-export const rulesOf = (agent: AgentName | null): AgentRules | null => AGENT_RULES.find((r) => r.agent === agent) ?? null;
 
 /** Claude: custom-title, then ai-title, then the leaf's summary; Codex and pi: the session name (archive.md §1). */
 export const TITLE_ORDER: readonly TitleSlot[] = ["custom", "ai", "name", "summary"];
