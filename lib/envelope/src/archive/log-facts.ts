@@ -252,8 +252,10 @@ class ScanState {
   /** stamp() of the line's ts as latin1, compared in place: a string is made only for a new first or last time. */
   private stampBytes(b: Buffer): void {
     const { tsStart, tsEnd } = this.head;
-    if (this.started === null || latin1Compare(b, tsStart, tsEnd, this.started) < 0) this.started = b.toString("latin1", tsStart, tsEnd);
-    if (this.updated === null || latin1Compare(b, tsStart, tsEnd, this.updated) > 0) this.updated = b.toString("latin1", tsStart, tsEnd);
+    // Times mostly grow line by line: a time past the last is not before the first (one compare, not two).
+    if (this.updated === null || this.started === null) this.stamp(b.toString("latin1", tsStart, tsEnd));
+    else if (latin1Compare(b, tsStart, tsEnd, this.updated) > 0) this.updated = b.toString("latin1", tsStart, tsEnd);
+    else if (latin1Compare(b, tsStart, tsEnd, this.started) < 0) this.started = b.toString("latin1", tsStart, tsEnd);
   }
 
   private stamp(ts: string): void {
