@@ -2,6 +2,7 @@
 // (source.ts), checked against what the Workspace holds (workspace-logs.ts), its batch planned (plan.ts) and
 // its writes made ready: Log text, or (a fresh unit) temp files written by apply.ts. Nothing is put in place.
 import { readFileSync } from "node:fs";
+import type { PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
 import { logPath } from "../../store/paths.js";
@@ -103,6 +104,12 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     forkSource: src.kind === "fork_session" && existing.length === 0 && unit.forkSource ? await unit.forkSource(String(src.forkedFrom)) : null,
   });
 
+  // A dry run writes nothing: its lines are made and checked (a line too long is named as a run would), not kept.
+  const linesToWrite = (events: PixirEvent[]): string => {
+    if (!dry) return serializeAll(events, src, plan);
+    serializeEach(events, src, plan, () => {});
+    return "";
+  };
   const writes: LogWrite[] = [];
   const preparing: Array<Promise<PreparedLog>> = [];
   const logs: ClaudeLogReport[] = [];
@@ -111,7 +118,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       if (log.existed) {
         if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
         else {
-          writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan), count: log.batch.length });
+          writes.push({ id: log.id, existed: true, lines: linesToWrite(log.batch), count: log.batch.length });
           logs.push(logReport(log, dry ? "would_append" : "appended"));
         }
         continue;
@@ -124,14 +131,13 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
         logs.push(logReport(log, "created"));
         continue;
       }
-      const text = serializeAll(log.batch, src, plan);
       let status: ClaudeLogStatus = dry ? "would_create" : "created";
       if (wsLogs.exists(log.id)) {
-        if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
+        if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== serializeAll(log.batch, src, plan)) {
           throw refusal(ws, src, log.id, "log_differs");
         }
         status = "unchanged";
-      } else writes.push({ id: log.id, existed: false, lines: text, count: log.batch.length });
+      } else writes.push({ id: log.id, existed: false, lines: linesToWrite(log.batch), count: log.batch.length });
       logs.push(logReport(log, status));
     }
   } catch (err) {
