@@ -11,7 +11,9 @@ import { describe, expect, it } from "vitest";
 import { PixirError } from "../../lib/envelope/src/event/errors.js";
 import { serializeAll } from "../../lib/envelope/src/interop/claude/apply.js";
 import { discoverUnits, type SourceFile } from "../../lib/envelope/src/interop/claude/discover.js";
+import type { PixirEvent } from "../../lib/envelope/src/event/envelope.js";
 import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
+import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
 import { FileBytes } from "../../lib/envelope/src/interop/claude/source-bytes.js";
 import { readTranscriptBytes, readTranscriptFile, type ClaudeRecord, type ReadFile } from "../../lib/envelope/src/interop/claude/transcript.js";
@@ -45,7 +47,7 @@ function sourceFiles(root: string): SourceFile[] {
 }
 
 /** The Logs a file's batch plans, as text, read whole or in blocks. */
-function plannedLogs(src: SourceFile, wholeBelow: number): { logs: Array<[string, string]>; sha256: string; records: ClaudeRecord[] } {
+function plannedLogs(src: SourceFile, wholeBelow: number): { logs: Array<[string, string]>; sha256: string; records: ClaudeRecord[]; events: PixirEvent[] } {
   const { read, sha256 } = readTranscript(src, true, undefined, undefined, wholeBelow);
   const plan = planBatch({
     ws: "/ws",
@@ -60,7 +62,7 @@ function plannedLogs(src: SourceFile, wholeBelow: number): { logs: Array<[string
     verifiedLines: 0,
     forkSource: null,
   });
-  return { logs: plan.logs.map((l) => [l.id, serializeAll(l.batch, src, plan)]), sha256, records: read.records };
+  return { logs: plan.logs.map((l) => [l.id, serializeAll(l.batch, src, plan)]), sha256, records: read.records, events: plan.logs.flatMap((l) => l.batch) };
 }
 
 describe("a Claude transcript read in blocks", () => {
@@ -109,11 +111,16 @@ describe("a Claude transcript read in blocks", () => {
     expect(plannedLogs(src!, BLOCKS).logs).toEqual(plannedLogs(src!, WHOLE).logs);
   });
 
-  it("holds a window of the file, not the file, once its unit is planned and written", () => {
+  it("holds a window of the file and no Event text, not the file, once its unit is planned and written", () => {
     const src = sourceFiles(CLAUDE_FIXTURES).sort((a, b) => readFileSync(b.abs).length - readFileSync(a.abs).length)[0]!;
     const size = readFileSync(src.abs).length;
     expect(size).toBeGreaterThan(1024 * 1024);
-    const { records } = plannedLogs(src, BLOCKS);
+    const { records, events } = plannedLogs(src, BLOCKS);
+    // Its Events hold no text of their own: each is made again from the file when written.
+    const texts = events.filter((e): e is TextEvent => e instanceof TextEvent);
+    expect(texts.length).toBeGreaterThan(records.length / 2);
+    expect(texts.filter((e) => e.holdsText)).toEqual([]);
+    expect(plannedLogs(src, WHOLE).events.filter((e) => e instanceof TextEvent && e.holdsText).length).toBe(texts.length);
     const sources = new Set(records.map((r) => r.bytes));
     expect(sources.size).toBe(1);
     const [bytes] = sources;

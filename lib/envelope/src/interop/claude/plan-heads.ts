@@ -125,6 +125,10 @@ export class TextEvent implements PixirEvent {
   get text(): Spliced {
     return this.made instanceof Spliced ? this.made : this.made.at(this.index);
   }
+  /** Its text is held, not made again when asked for. */
+  get holdsText(): boolean {
+    return this.made instanceof Spliced;
+  }
   get data(): JsonObject {
     return (this.parsed ??= JSON.parse(this.text.toString()) as JsonObject);
   }
