@@ -79,21 +79,21 @@ export const WHOLE_FILE_BYTES = 8 * 1024 * 1024;
 
 /**
  * §4.2, §4.3: a source file's records, and the digest of its complete lines. `wholeBelow`: the size from
- * which it is read in blocks (WHOLE_FILE_BYTES; tests choose).
+ * which it is read in blocks (WHOLE_FILE_BYTES; tests choose). With `keep` false its lines are only checked.
  */
-export function readTranscript(src: SourceFile, lenient: boolean, say?: (percent: number | null) => void, files?: FileBuffers, wholeBelow = WHOLE_FILE_BYTES): { read: ReadFile; sha256: string } {
+export function readTranscript(src: SourceFile, lenient: boolean, say?: (percent: number | null) => void, files?: FileBuffers, wholeBelow = WHOLE_FILE_BYTES, keep = true): { read: ReadFile; sha256: string } {
   const size = readingSource(src, () => statSync(src.abs).size);
   const progress = size >= PROGRESS_BYTES ? say : undefined;
   if (size < wholeBelow) {
     const bytes = readSource(src, files);
-    const read = readTranscriptBytes(bytes, src.file, lenient, progress, true, true);
+    const read = readTranscriptBytes(bytes, src.file, lenient, progress, keep, true);
     return { read, sha256: createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex") };
   }
   return readingSource(src, () => {
     const line = overlongLine(src.abs);
     if (line !== null) throw sourceLineTooLong("transcript", src.file, line);
     const h = createHash("sha256");
-    const read = readTranscriptFile(src.abs, src.file, lenient, (bytes) => h.update(bytes), progress);
+    const read = readTranscriptFile(src.abs, src.file, lenient, (bytes) => h.update(bytes), progress, keep);
     return { read, sha256: h.digest("hex") };
   });
 }
@@ -144,7 +144,7 @@ export const parentUuidsOf = (src: SourceFile) => {
     if (cache === null) {
       cache = new Set();
       try {
-        for (const r of readTranscriptBytes(readSource(src), src.file, true, undefined, true, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
+        for (const r of readTranscript(src, true).read.records) if (r.parentUuid !== null) cache.add(r.parentUuid);
       } catch {
         /* unreadable: links nothing */
       }
@@ -161,8 +161,7 @@ export const parentUuidsOf = (src: SourceFile) => {
  */
 export function linesFitLog(src: SourceFile, options: ClaudeImportOptions, say?: (percent: number | null) => void): boolean {
   say?.(null);
-  const bytes = readSource(src);
-  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined, false);
+  const { read } = readTranscript(src, Boolean(options.lenient), say, undefined, WHOLE_FILE_BYTES, false);
   // The record's bytes (a raw_base64 line: a third more), its mapped text at most as long again, the rest.
   return (read.longestLine * 4) / 3 + read.longestLine + 1024 * 1024 <= MAX_LINE_BYTES;
 }

@@ -272,14 +272,14 @@ const READ_BLOCK_BYTES = 1024 * 1024;
 /**
  * readTranscriptBytes (lazy) of a file read in blocks of whole lines, never whole: each record keeps its
  * place and reads its bytes from the file again when mapped (source-bytes.ts FileBytes). `digest` is fed
- * the complete lines (§4.3's digest of the imported prefix).
+ * the complete lines (§4.3's digest of the imported prefix). With `keep` false the lines are only checked.
  */
-export function readTranscriptFile(abs: string, file: string, lenient: boolean, digest: (bytes: Buffer) => void, progress?: (percent: number) => void): ReadFile {
+export function readTranscriptFile(abs: string, file: string, lenient: boolean, digest: (bytes: Buffer) => void, progress?: (percent: number) => void, keep = true): ReadFile {
   const fd = openSync(abs, "r");
   try {
     const st = fstatSync(fd);
     const source = new FileBytes(abs, file, st.ino);
-    const reader = new LineReader(file, lenient, true, true, source);
+    const reader = new LineReader(file, lenient, keep, true, source);
     const tick = progressTicks(st.size, progress);
     let buf = Buffer.allocUnsafe(READ_BLOCK_BYTES);
     let have = 0;
