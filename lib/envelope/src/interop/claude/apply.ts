@@ -162,10 +162,10 @@ export async function writeFile(ws: string, writes: LogWrite[], options: ClaudeI
       const w = writes[i]!;
       const ctx = { lease: leases[i]!, signal: options.signal };
       if (w.existed) {
-        await appendJournaled(ws, w.id, readTail(ws, w.id), async (emit) => emit(w.lines), ctx);
+        await appendJournaled(ws, w.id, readTail(ws, w.id), async (emit) => w.lines(emit), ctx);
         appended = true;
       } else {
-        await createLogAtomically(ws, w.id, async (emit) => emit(w.lines), ctx);
+        await createLogAtomically(ws, w.id, async (emit) => w.lines(emit), ctx);
         created.push(w.id);
       }
     }

@@ -238,7 +238,7 @@ class ImportRun {
       if (this.fresh(unit, files) && files.every((f) => linesFitLog(f, this.options, says.get(f)))) return;
       const plans = await this.planHere(unit, says);
       this.reports[i] = plans.map((p) => p.report);
-      const size = plans.reduce((n, p) => n + p.writes.reduce((m, w) => m + w.lines.length, 0), 0);
+      const size = plans.reduce((n, p) => n + p.writes.reduce((m, w) => m + w.size, 0), 0);
       const keep = this.heldBytes + size <= HELD_PLAN_BYTES;
       if (keep) this.heldBytes += size;
       this.held[i] = keep ? plans : null;

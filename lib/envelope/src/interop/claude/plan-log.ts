@@ -1,10 +1,11 @@
 // claude-interop.md §3.4: a Log of an import batch as it is planned (its records, path, History), the
 // batch's input, and the refusals (§4.3) planning can meet. Shared by the planning steps (plan-*.ts).
-import { isIsoUtc, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { isIsoUtc, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { logPath } from "../../store/paths.js";
 import type { SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
+import { eventFacts } from "./held-event.js";
 import type { ClaudeRecord, ReadFile } from "./transcript.js";
 
 export type LogRole = "primary" | "branch" | "root_branch" | "fork_session" | "subagent" | "inline_subagent";
@@ -137,8 +138,8 @@ export function sourceRecordSeqs(log: LogPlan): Map<string, number> {
   const out = new Map<string, number>();
   for (let i = 1; i < log.ownStart && i < log.events.length; i++) {
     const e = log.events[i]!;
-    const c = e.data.claude;
-    if (isJsonObject(c) && typeof c.uuid === "string" && typeof e.seq === "number") out.set(c.uuid, e.seq);
+    const { uuid } = eventFacts(e);
+    if (uuid !== null && typeof e.seq === "number") out.set(uuid, e.seq);
   }
   return out;
 }

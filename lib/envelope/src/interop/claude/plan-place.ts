@@ -2,7 +2,8 @@
 // Logs hold already are adopted from them; the new ones are placed on the path Claude resumes, on true
 // branches (share_v1 children) or as side records. Pure over the records: no Event is made here.
 import { isJsonObject, type PixirEvent } from "../../event/envelope.js";
-import { heldLine, recordLineOf } from "./map.js";
+import { eventFacts } from "./held-event.js";
+import { recordLineOf } from "./map.js";
 import { childLogId } from "./discover.js";
 import { matchForkFile, type SharedFork } from "./fork-file.js";
 import { isConversation, newLog, refusal, sourceRecordSeqs, type BatchInput, type ExistingLog, type LogPlan, type LogRole } from "./plan-log.js";
@@ -78,10 +79,11 @@ export class Placement {
   /** An own Event of a Log on disk: the record it holds, checked against the file's line. */
   private adoptEvent(log: LogPlan, e: PixirEvent): void {
     const { ws, src, verifiedLines } = this.input;
-    const line = heldLine(e);
-    const c = e.data.claude;
+    const facts = eventFacts(e);
+    const line = facts.held ? facts.line : null;
     // §3.7: the copied records of a shared fork file are held by its root Log through its carrier.
-    if (isJsonObject(c) && e.data.event === "claude_transcript" && Array.isArray(c.copied)) {
+    const c = facts.event === "claude_transcript" ? e.data.claude : null;
+    if (isJsonObject(c) && Array.isArray(c.copied)) {
       const inheritedSeq = sourceRecordSeqs(log);
       for (const entry of c.copied) {
         const at = isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0;
@@ -99,10 +101,10 @@ export class Placement {
       if (rec === undefined || (line > verifiedLines && !sameLine(e, rec))) throw refusal(ws, src, log.id, "transcript_changed", { line });
       if (this.owner.has(rec)) throw refusal(ws, src, log.id, "record_in_two_logs", { line });
       this.owner.set(rec, log);
-      if (isJsonObject(c) && c.path === true) log.path.push(rec);
+      if (facts.path) log.path.push(rec);
     }
-    if (isJsonObject(c) && typeof c.line === "number") {
-      const rec = this.byLine.get(c.line);
+    if (facts.line !== null) {
+      const rec = this.byLine.get(facts.line);
       if (rec !== undefined) log.lastSeq.set(rec, e.seq!);
     }
   }

@@ -4,9 +4,10 @@
 // (plan-emit.ts), then the root Log's tail (detected subagents, the import checkpoint). The same code
 // plans a first import (no Log holds anything) and an incremental one (the family's Logs, read from
 // disk, hold the earlier lines).
-import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { derivedUlid } from "../../event/ids.js";
 import type { Spliced } from "./map-bytes.js";
+import { eventFacts } from "./held-event.js";
 import { Emission } from "./plan-emit.js";
 import { subagentLinks } from "./plan-links.js";
 import { firstTime, push, recordTimes, refusal, type BatchInput, type LogPlan } from "./plan-log.js";
@@ -100,7 +101,7 @@ function appendDetected(input: BatchInput, placement: Placement, root: LogPlan, 
 function appendCheckpoint(input: BatchInput, root: LogPlan, carrierTs: string, leaf: ClaudeRecord | null, leafLog: LogPlan | null): void {
   const { read } = input;
   // Only the Events on disk can be checkpoints: this batch's come after it.
-  const n = 1 + root.events.slice(0, root.diskEvents).filter((e) => e.type === "workflow_event" && e.data.event === "claude_import").length;
+  const n = 1 + root.events.slice(0, root.diskEvents).filter((e) => e.type === "workflow_event" && eventFacts(e).event === "claude_import").length;
   appendTail(input, root, carrierTs, `import:${n}`, "workflow_event", {
     event: "claude_import",
     claude: {
@@ -119,6 +120,6 @@ function appendCheckpoint(input: BatchInput, root: LogPlan, carrierTs: string, l
 function refuseDiverged(input: BatchInput, logs: LogPlan[]): void {
   for (const log of logs) {
     const last = log.existed && log.batch.length > 0 ? log.events[log.diskEvents - 1] : undefined;
-    if (last !== undefined && !isJsonObject(last.data.claude)) throw refusal(input.ws, input.src, log.id, "log_diverged");
+    if (last !== undefined && !eventFacts(last).claude) throw refusal(input.ws, input.src, log.id, "log_diverged");
   }
 }

@@ -2,7 +2,7 @@
 // a planned file's writes, apart from the run so the read, plan and apply stages need not import it.
 import { isJsonObject, type PixirEvent } from "../../event/envelope.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { readTail, type PreparedLog } from "../../store/log-write.js";
+import { readTail, type LineSink, type PreparedLog } from "../../store/log-write.js";
 import type { SourceFile } from "./discover.js";
 import type { KnownFile } from "./known.js";
 import type { BatchPlan } from "./plan.js";
@@ -68,8 +68,13 @@ export interface ClaudeImportOptions {
 export interface LogWrite {
   id: string;
   existed: boolean;
-  /** The Log lines to write ("" in a dry run, which writes nothing: its lines are only checked). */
-  lines: string;
+  /**
+   * Emits the Log lines to write, made again from the plan as they are written (nothing in a dry run,
+   * which writes nothing: its lines are only checked). Every line was made and checked once already.
+   */
+  lines: (emit: LineSink) => void;
+  /** Characters of those lines (what a held plan costs, import.ts). */
+  size: number;
   count: number;
 }
 

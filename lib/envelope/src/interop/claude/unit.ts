@@ -4,11 +4,12 @@
 import { readFileSync } from "node:fs";
 import type { PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
+import { sentPrepared, type LineSink, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
 import { logPath } from "../../store/paths.js";
 import { discardPreparing, prepareNewLog, PrepareFault, serializeAll, serializeEach, settlePrepared } from "./apply.js";
 import { childLogId, subagentIdOf, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
+import { eventFacts } from "./held-event.js";
 import { knownEntry, statFile, stillKnown, type KnownFile } from "./known.js";
 import { planBatch, type BatchPlan } from "./plan.js";
 import { refusal, type LogPlan, type SubagentTarget } from "./plan-log.js";
@@ -30,7 +31,7 @@ interface UnitState {
 }
 
 const childrenNamedInPlan = (plan: BatchPlan): string[] =>
-  plan.logs.flatMap((l) => l.events.filter((e) => e.type === "subagent_event" && typeof e.data.child_session_id === "string").map((e) => e.data.child_session_id as string));
+  plan.logs.flatMap((l) => l.events.flatMap((e) => (e.type === "subagent_event" ? (eventFacts(e).child ?? []) : [])));
 
 /** Plan one source file: read, check against the Workspace, plan its batch. Writes nothing (but temp files, with `prepare`). */
 async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: WorkspaceLogs, options: ClaudeImportOptions, say?: (percent: number | null) => void, prepare = false): Promise<FilePlan> {
@@ -86,7 +87,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
   const existing = rootExists ? await loadExisting(ws, await wsLogs.family(src.rootId, src.sourceKey)) : [];
   // §3.6: children already named by a subagent_event of the unit's Logs (this file's, its subagents').
   const linked = new Set<string>();
-  for (const l of existing) for (const e of l.events) if (e.type === "subagent_event" && typeof e.data.child_session_id === "string") linked.add(e.data.child_session_id);
+  for (const l of existing) for (const e of l.events) if (e.type === "subagent_event" && eventFacts(e).child !== null) linked.add(eventFacts(e).child!);
   if (src.kind !== "subagent") for (const named of unit.linkedBySubagents) for (const id of named()) linked.add(id);
   const unitChildren = new Map<string, string>();
   if (src.kind !== "subagent") for (const [agentId, t] of unit.subagents) if (t.rootId !== null) unitChildren.set(subagentIdOf(agentId), t.rootId);
@@ -104,11 +105,13 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     forkSource: src.kind === "fork_session" && existing.length === 0 && unit.forkSource ? await unit.forkSource(String(src.forkedFrom)) : null,
   });
 
-  // A dry run writes nothing: its lines are made and checked (a line too long is named as a run would), not kept.
-  const linesToWrite = (events: PixirEvent[]): string => {
-    if (!dry) return serializeAll(events, src, plan);
-    serializeEach(events, src, plan, () => {});
-    return "";
+  // Each Log's lines are made and checked here (a line too long is named before anything is written) and
+  // made again as they are written, not kept; a dry run writes nothing.
+  const write = (id: string, existed: boolean, events: PixirEvent[]): LogWrite => {
+    let size = 0;
+    serializeEach(events, src, plan, (part) => (size += part.length));
+    const lines = dry ? () => {} : (emit: LineSink) => serializeEach(events, src, plan, emit);
+    return { id, existed, lines, size: dry ? 0 : size, count: events.length };
   };
   const writes: LogWrite[] = [];
   const preparing: Array<Promise<PreparedLog>> = [];
@@ -118,7 +121,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       if (log.existed) {
         if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
         else {
-          writes.push({ id: log.id, existed: true, lines: linesToWrite(log.batch), count: log.batch.length });
+          writes.push(write(log.id, true, log.batch));
           logs.push(logReport(log, dry ? "would_append" : "appended"));
         }
         continue;
@@ -137,7 +140,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
           throw refusal(ws, src, log.id, "log_differs");
         }
         status = "unchanged";
-      } else writes.push({ id: log.id, existed: false, lines: linesToWrite(log.batch), count: log.batch.length });
+      } else writes.push(write(log.id, false, log.batch));
       logs.push(logReport(log, status));
     }
   } catch (err) {
@@ -159,7 +162,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       pending_tail_bytes: read.pendingTailBytes,
       leaf_uuid: plan.leaf?.uuid ?? null,
       leaf_session_id: plan.leafLog?.id ?? null,
-      forked_from: (plan.root.events.slice(plan.root.ownStart).find((e) => e.data.event === "claude_transcript")?.data.claude as Record<string, unknown> | undefined)?.forked_from ?? null,
+      forked_from: (plan.root.events.slice(plan.root.ownStart).find((e) => eventFacts(e).event === "claude_transcript")?.data.claude as Record<string, unknown> | undefined)?.forked_from ?? null,
       logs,
     },
     writes,

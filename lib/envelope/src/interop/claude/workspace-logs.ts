@@ -1,10 +1,10 @@
 // claude-interop.md §4.3 steps 1–5, §3.7: what the Workspace holds of a source file: its family's Logs
 // (listed once per run), their Events, the last checkpoint, the records and links they hold, and a fork
 // file's source session as it is on disk.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { isJsonObject, type PixirEvent } from "../../event/envelope.js";
 import { storedPrefixCount } from "../../fork/fork.js";
-import { openHistory, type History } from "../../store/loader.js";
+import { isInherited, openHistory, type History } from "../../store/loader.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { readTail } from "../../store/log-write.js";
 import { listLogs } from "../../store/ls.js";
@@ -12,8 +12,10 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { claudeBaseId } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { ImportIndex } from "./known.js";
+import { eventFacts, HeldEvent } from "./held-event.js";
 import { heldLine } from "./map.js";
 import type { ExistingLog } from "./plan-log.js";
+import { FileBytes } from "./source-bytes.js";
 
 /** The run's view of the Workspace's Logs (listed once), and of its import index (known.ts). */
 export class WorkspaceLogs {
@@ -70,10 +72,10 @@ export class WorkspaceLogs {
 
 export async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
   const logs: ExistingLog[] = [];
+  const read = new Map<string, PixirEvent[]>();
   for (const id of ids) {
     const history = await openHistory(ws, id);
-    const events: PixirEvent[] = [];
-    for await (const item of history.items()) events.push(item.event);
+    const events = await heldHistory(history, read);
     let shareHops = 0;
     for (let h: History | null = history; h?.share; h = h.share.parent) shareHops++;
     logs.push({ id, first: events[0]!, events, replayCount: history.share?.replayEventCount ?? storedPrefixCount(events[0]!), shareHops });
@@ -90,6 +92,35 @@ export async function loadExisting(ws: string, ids: string[]): Promise<ExistingL
     return d;
   };
   return logs.sort((a, b) => depth(a) - depth(b));
+}
+
+/**
+ * The resolved History of a Log as the plan holds it (held-event.ts): its first Event whole (a carrier or
+ * a fork header), every other as a HeldEvent at its line, an inherited one at its parent's line. `read`
+ * keeps each History read by this call, by Log id, so a parent shared by its branches is read once.
+ */
+async function heldHistory(history: History, read: Map<string, PixirEvent[]>): Promise<PixirEvent[]> {
+  const done = read.get(history.sessionId);
+  if (done !== undefined) return done;
+  const share = history.share;
+  const inherited = share === null ? [] : (await heldHistory(share.parent, read)).filter((e) => isInherited(e, share.forkedToSeq));
+  const path = history.scan.path;
+  const bytes = new FileBytes(path.abs, path.rel, statSync(path.abs).ino);
+  bytes.length = history.scan.byteLength;
+  const events: PixirEvent[] = [];
+  let k = 0;
+  for await (const item of history.items()) {
+    const e = item.event;
+    if (events.length === 0) events.push(e);
+    else if (item.line !== undefined) events.push(HeldEvent.of(e, { bytes, offset: item.line.offset, length: item.line.bytes.length }));
+    else {
+      // An inherited Event (loader.ts inheritedItem): the parent's line, under the child's envelope.
+      const p = inherited[k++];
+      events.push(p instanceof HeldEvent ? new HeldEvent(e.id, e.session_id, e.seq, e.ts, e.type, p.facts, p.place) : e);
+    }
+  }
+  read.set(history.sessionId, events);
+  return events;
 }
 
 /** The last `claude_import` checkpoint of a root Log (the tail, else a scan). */
@@ -156,6 +187,8 @@ export async function forkSourceOfWorkspace(ws: string, wsLogs: WorkspaceLogs, s
     logs.set(l.id, { id: l.id, events: l.events, forkRoot: root });
     const own = l.first.type === "session_fork" ? l.events.slice(l.replayCount + 1) : l.events;
     for (const e of own) {
+      const f = eventFacts(e);
+      if (f.uuid === null || f.line === null || byUuid.has(f.uuid)) continue;
       const c = e.data.claude;
       if (!isJsonObject(c) || typeof c.uuid !== "string" || typeof c.line !== "number" || byUuid.has(c.uuid)) continue;
       // The record, or a non-canonical line parsed (§2.3 raw_line).
