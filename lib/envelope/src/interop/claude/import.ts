@@ -239,8 +239,11 @@ class ImportRun {
       const plans = await this.planHere(unit, says);
       this.reports[i] = plans.map((p) => p.report);
       const size = plans.reduce((n, p) => n + p.writes.reduce((m, w) => m + w.size, 0), 0);
-      const keep = this.heldBytes + size <= HELD_PLAN_BYTES;
-      if (keep) this.heldBytes += size;
+      // The run's last unit is held whatever its size: nothing else is planned before it is written, so
+      // planning it again would only hold the same plan a second time (a huge session that grew).
+      const last = i === this.units.length - 1;
+      const keep = last || this.heldBytes + size <= HELD_PLAN_BYTES;
+      if (keep && !last) this.heldBytes += size;
       this.held[i] = keep ? plans : null;
     } catch (err) {
       this.reports[i] = this.unitError(err, files);

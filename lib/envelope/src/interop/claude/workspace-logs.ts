@@ -1,10 +1,10 @@
 // claude-interop.md §4.3 steps 1–5, §3.7: what the Workspace holds of a source file: its family's Logs
 // (listed once per run), their Events, the last checkpoint, the records and links they hold, and a fork
 // file's source session as it is on disk.
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { isJsonObject, type PixirEvent } from "../../event/envelope.js";
 import { storedPrefixCount } from "../../fork/fork.js";
-import { isInherited, openHistory, type History } from "../../store/loader.js";
+import { inheritedItem, isInherited, openHistory, type History } from "../../store/loader.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { readTail } from "../../store/log-write.js";
 import { listLogs } from "../../store/ls.js";
@@ -103,24 +103,95 @@ async function heldHistory(history: History, read: Map<string, PixirEvent[]>): P
   const done = read.get(history.sessionId);
   if (done !== undefined) return done;
   const share = history.share;
-  const inherited = share === null ? [] : (await heldHistory(share.parent, read)).filter((e) => isInherited(e, share.forkedToSeq));
-  const path = history.scan.path;
-  const bytes = new FileBytes(path.abs, path.rel, statSync(path.abs).ino);
-  bytes.length = history.scan.byteLength;
+  const inherited = share === null ? [] : (await heldHistory(share.parent, read)).filter((e) => isInherited(e, share.forkedToSeq)).slice(0, share.replayEventCount);
+  const events = heldLines(history, inherited) ?? (await heldItems(history, inherited));
+  read.set(history.sessionId, events);
+  return events;
+}
+
+/** An inherited Event (loader.ts inheritedItem): the child's envelope over the parent's line. */
+function inheritedHeld(p: PixirEvent, header: PixirEvent, childId: string, k: number): PixirEvent {
+  if (!(p instanceof HeldEvent)) return inheritedItem({ event: p }, header.id ?? "", childId, k).event;
+  const e = inheritedItem({ event: { id: p.id, session_id: p.session_id, seq: p.seq, ts: p.ts, type: p.type, data: {} } }, header.id ?? "", childId, k).event;
+  return new HeldEvent(e.id, e.session_id, e.seq, e.ts, e.type, p.facts, p.place);
+}
+
+/** heldHistory through the loader's items (a Log whose lines are out of seq order: the loader orders them). */
+async function heldItems(history: History, inherited: PixirEvent[]): Promise<PixirEvent[]> {
+  const bytes = logBytes(history);
   const events: PixirEvent[] = [];
   let k = 0;
   for await (const item of history.items()) {
     const e = item.event;
     if (events.length === 0) events.push(e);
     else if (item.line !== undefined) events.push(HeldEvent.of(e, { bytes, offset: item.line.offset, length: item.line.bytes.length }));
-    else {
-      // An inherited Event (loader.ts inheritedItem): the parent's line, under the child's envelope.
-      const p = inherited[k++];
-      events.push(p instanceof HeldEvent ? new HeldEvent(e.id, e.session_id, e.seq, e.ts, e.type, p.facts, p.place) : e);
-    }
+    else events.push(inheritedHeld(inherited[k++]!, events[0]!, history.sessionId, k));
   }
-  read.set(history.sessionId, events);
   return events;
+}
+
+const logBytes = (history: History): FileBytes => {
+  const path = history.scan.path;
+  const bytes = new FileBytes(path.abs, path.rel, history.scan.identity?.ino ?? statSync(path.abs).ino);
+  bytes.length = history.scan.byteLength;
+  return bytes;
+};
+
+/** Bytes of a Log read at a time by heldLines. */
+const HELD_BLOCK_BYTES = 1 << 20;
+
+/**
+ * heldHistory of a Log whose lines are in seq order (its History is its lines, an inherited prefix after
+ * the header): the lines the loader checked (openHistory), each parsed once, here, and let go, not decoded
+ * into the loader's items (a huge Log's items cost the heap several times what its Events hold). Null when
+ * the lines are not what the loader counted (it reads them then).
+ */
+function heldLines(history: History, inherited: PixirEvent[]): PixirEvent[] | null {
+  const { scan } = history;
+  if (!scan.inOrder || scan.skipped.length > 0) return null;
+  const bytes = logBytes(history);
+  const events: PixirEvent[] = [];
+  let own = 0;
+  const take = (buf: Buffer, start: number, end: number, offset: number) => {
+    const last = end > start && buf[end - 1] === 0x0d ? end - 1 : end;
+    if (last === start) return;
+    const e = JSON.parse(buf.toString("utf8", start, last)) as PixirEvent;
+    own++;
+    if (events.length > 0) {
+      events.push(HeldEvent.of(e, { bytes, offset, length: end - start }));
+      return;
+    }
+    events.push(e);
+    inherited.forEach((p, i) => events.push(inheritedHeld(p, e, history.sessionId, i + 1)));
+  };
+  const fd = openSync(scan.path.abs, "r");
+  try {
+    let block = Buffer.allocUnsafe(HELD_BLOCK_BYTES);
+    let have = 0; // bytes in block, from file offset `base`
+    let base = 0;
+    for (let pos = 0; pos < scan.byteLength || have > 0; ) {
+      const n = pos < scan.byteLength ? readSync(fd, block, have, Math.min(block.length - have, scan.byteLength - pos), pos) : 0;
+      pos += n;
+      have += n;
+      let start = 0;
+      for (let nl = block.indexOf(0x0a, 0); nl !== -1 && nl < have; nl = block.indexOf(0x0a, start)) {
+        take(block, start, nl, base + start);
+        start = nl + 1;
+      }
+      if (n === 0) {
+        if (start < have) take(block, start, have, base + start); // a last line without its newline
+        break;
+      }
+      // The part of a line the block ends in moves to its start; a line longer than the block grows it.
+      if (start === 0 && have === block.length) block = Buffer.concat([block, Buffer.allocUnsafe(block.length)]);
+      else block.copy(block, 0, start, have);
+      have -= start;
+      base += start;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return own === scan.eventCount ? events : null;
 }
 
 /** The last `claude_import` checkpoint of a root Log (the tail, else a scan). */
