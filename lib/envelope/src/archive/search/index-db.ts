@@ -4,6 +4,8 @@
 // other-version file is replaced, with a note; SQLite's own words never reach the user.
 import Database from "better-sqlite3";
 import { existsSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { isRefusal } from "../../event/os-codes.js";
 import { osWriteFault } from "../../event/os-fault.js";
@@ -102,12 +104,36 @@ function addonFault(err: unknown): PixirError {
   });
 }
 
+/** Where an install puts the addon (built from source or fetched prebuilt); looked for once per process. */
+let addonFile: string | null | undefined;
+
+/**
+ * The addon's file, handed to better-sqlite3 (its `nativeBinding`) so that it does not search a dozen places
+ * for it (the `bindings` package, some milliseconds of every search); null: let it search, as it would.
+ */
+function nativeBinding(): string | null {
+  if (addonFile !== undefined) return addonFile;
+  try {
+    const main = createRequire(import.meta.url).resolve("better-sqlite3");
+    const file = path.join(path.dirname(main), "..", "build", "Release", "better_sqlite3.node");
+    addonFile = existsSync(file) ? file : null;
+  } catch {
+    addonFile = null;
+  }
+  return addonFile;
+}
+
+/** A connection to a file (or an image in memory) that waits for another process's writes up to the busy timeout. */
+function connect(file: string | Buffer): Database.Database {
+  const addon = nativeBinding();
+  return new Database(file, { timeout: BUSY_TIMEOUT_MS, ...(addon === null ? {} : { nativeBinding: addon }) });
+}
+
 function removeIndexFiles(p: StatePath): void {
   for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(p.abs + suffix, { force: true });
 }
 
 function tune(db: Database.Database, writable: boolean): void {
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (writable) {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
@@ -136,7 +162,7 @@ function createSchema(db: Database.Database): void {
 const isEmpty = (db: Database.Database): boolean => (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0;
 
 function inMemory(notes: OpenIndex["notes"], p: StatePath): OpenIndex {
-  const db = new Database(":memory:");
+  const db = connect(":memory:");
   createSchema(db);
   return { db, mode: "memory", notes, path: p };
 }
@@ -148,7 +174,7 @@ function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Databas
   for (let attempt = 0; ; attempt++) {
     let db: Database.Database | null = null;
     try {
-      db = new Database(p.abs);
+      db = connect(p.abs);
       tune(db, true);
       const version = versionOf(db);
       if (version === SEARCH_INDEX_VERSION) return db;
@@ -166,7 +192,7 @@ function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Databas
       notes.push({ code: "index_rebuilt", text: `${p.rel} was unreadable (corrupt); rebuilding it from the Logs` });
     }
     removeIndexFiles(p);
-    const fresh = new Database(p.abs);
+    const fresh = connect(p.abs);
     tune(fresh, true);
     createSchema(fresh);
     return fresh;
@@ -183,7 +209,7 @@ function openReadOnly(p: StatePath, notes: OpenIndex["notes"]): OpenIndex {
       const bytes = readFileSync(p.abs);
       // The header's read and write versions (bytes 18, 19) say WAL (2); an image in memory cannot be WAL.
       if (bytes.length >= 100 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;
-      const db = new Database(bytes);
+      const db = connect(bytes);
       if (versionOf(db) === SEARCH_INDEX_VERSION) {
         notes.push({ code: "index_may_be_stale", text: `the Workspace is read-only: searching ${p.rel} as it is, which may miss recent changes to the Logs` });
         return { db, mode: "as_is", notes, path: p };

@@ -58,13 +58,13 @@ interface LogFile {
   size: number;
 }
 
-/** The Logs of a listing with what tells a changed file from an unchanged one without reading it. */
+/** What tells a changed Log file from an unchanged one without reading it: inode, size, mtime, ctime. */
+export const statKeyOf = (listing: LogListing, id: string): string => `${listing.inos.get(id)}:${listing.sizes.get(id)}:${listing.mtimes.get(id)}:${listing.ctimes.get(id)}`;
+
+/** The Logs of a listing with their stat keys. */
 function logFilesOf(ws: string, listing: LogListing): LogFile[] {
   const dir = sessionsDir(ws).abs;
-  return listing.sessionIds.map((id) => {
-    const size = listing.sizes.get(id)!;
-    return { id, abs: path.join(dir, `${id}.ndjson`), size, statKey: `${listing.inos.get(id)}:${size}:${listing.mtimes.get(id)}:${listing.ctimes.get(id)}` };
-  });
+  return listing.sessionIds.map((id) => ({ id, abs: path.join(dir, `${id}.ndjson`), size: listing.sizes.get(id)!, statKey: statKeyOf(listing, id) }));
 }
 
 function digestAt(fd: number, start: number, end: number): string {
