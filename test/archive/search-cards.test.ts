@@ -11,7 +11,7 @@ import { catalogPath, catalogScansPath, readCatalog } from "../../lib/envelope/s
 import { searchIndexPath } from "../../lib/envelope/src/archive/search/index-db.js";
 import { indexWorkspace } from "../../lib/envelope/src/archive/search/job.js";
 import { searchSessions } from "../../lib/envelope/src/archive/search/run.js";
-import { listingDigest } from "../../lib/envelope/src/archive/search/session-cards.js";
+import { listingDigest } from "../../lib/envelope/src/archive/search/update.js";
 import { listLogs } from "../../lib/envelope/src/store/ls.js";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
 import { ROOT, run, tempDir } from "../support/cli.js";

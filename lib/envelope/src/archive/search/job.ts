@@ -7,10 +7,10 @@ import { statSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
 import { closeSearchIndex, isBusy, isCorruption, indexWriteFault, openSearchIndex, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
 import { runSearch, type SearchHit, type SearchRequest } from "./search.js";
-import { updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
+import { listingDigest, updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
 import { listLogs, type LogListing } from "../../store/ls.js";
 import { readCatalogListed } from "../catalog.js";
-import { cardsOfFacts, listingDigest, saveCards, storedCards, type SessionCard, type SessionCards } from "./session-cards.js";
+import { cardsOfFacts, saveCards, storedCards, type SessionCard, type SessionCards } from "./session-cards.js";
 
 export interface IndexNote {
   code: string;
@@ -26,13 +26,13 @@ export interface IndexState {
 const readOnlyCode = (err: unknown): boolean => (sqliteCode(err) ?? "").startsWith("SQLITE_READONLY");
 
 /** Bring the index up to date; a corrupt file is replaced once, a busy or read-only one is used as it is. */
-function freshIndex(ws: string, rebuild: boolean, progress?: UpdateProgress, listing?: LogListing): { index: OpenIndex; state: IndexState } {
+function freshIndex(ws: string, rebuild: boolean, progress: UpdateProgress | undefined, listing: LogListing, digest: string): { index: OpenIndex; state: IndexState } {
   let index = openSearchIndex(ws, rebuild);
   const notes: IndexNote[] = [...index.notes];
   for (let attempt = 0; ; attempt++) {
     if (index.mode === "as_is") return { index, state: { mode: index.mode, counts: null, notes } };
     try {
-      const counts = updateSearchIndex(index.db, ws, progress, listing);
+      const counts = updateSearchIndex(index.db, ws, progress, listing, digest);
       return { index, state: { mode: index.mode, counts, notes } };
     } catch (err) {
       if (isBusy(err)) {
@@ -62,8 +62,7 @@ export interface SearchResult {
  * The session cards of this listing: the index's when they were joined from it, else the catalog's facts
  * (archive.md §1), copied into the index when it may be written so that the next search reads them there.
  */
-async function cardsFor(ws: string, index: OpenIndex, state: IndexState, listing: LogListing): Promise<SessionCards> {
-  const digest = listingDigest(listing);
+async function cardsFor(ws: string, index: OpenIndex, state: IndexState, listing: LogListing, digest: string): Promise<SessionCards> {
   const stored = storedCards(index.db, digest);
   if (stored !== null) return stored;
   const { facts } = await readCatalogListed(ws, listing);
@@ -93,9 +92,10 @@ function searchFault(err: unknown, index: OpenIndex): unknown {
  * the session cards (--agent and --project select on them). `listing`: the Logs as the caller listed them.
  */
 export async function searchWorkspace(ws: string, request: (cards: SessionCards) => SearchRequest, progress?: UpdateProgress, listing: LogListing = listLogs(ws)): Promise<SearchResult> {
-  const { index, state } = freshIndex(ws, false, progress, listing);
+  const digest = listingDigest(listing);
+  const { index, state } = freshIndex(ws, false, progress, listing, digest);
   try {
-    const cards = await cardsFor(ws, index, state, listing);
+    const cards = await cardsFor(ws, index, state, listing, digest);
     const hits = runSearch(index.db, ws, request(cards));
     return { hits, index: state, cards: cards.of([...new Set(hits.map((h) => h.session_id))]) };
   } catch (err) {
@@ -144,9 +144,10 @@ function sizes(db: Database.Database): { documents: number; log_bytes: number } 
 /** `pixir index [--rebuild]`: the same update a search makes (the Events and the session cards), alone, with counts and sizes. */
 export async function indexWorkspace(ws: string, rebuild: boolean, progress?: UpdateProgress): Promise<IndexReport> {
   const listing = listLogs(ws);
-  const { index, state } = freshIndex(ws, rebuild, progress, listing);
+  const digest = listingDigest(listing);
+  const { index, state } = freshIndex(ws, rebuild, progress, listing, digest);
   try {
-    await cardsFor(ws, index, state, listing).catch((err: unknown) => {
+    await cardsFor(ws, index, state, listing, digest).catch((err: unknown) => {
       throw isCorruption(err) ? searchFault(err, index) : err;
     });
     const c = state.counts;

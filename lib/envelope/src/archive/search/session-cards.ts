@@ -1,13 +1,10 @@
 // archive.md §2: what a hit says of its session (agent, project, title) and what --agent and --project
 // select, kept in the index beside the Events: a search whose Logs did not change reads the rows of its
 // hits, not the whole catalog. They are the catalog's facts (archive.md §1: log-facts.ts scanned, facts.ts
-// joined), copied whole whenever some Log changed, with the digest of the listing they were joined from;
-// a search whose own listing has another digest reads the catalog again and copies it.
+// joined), copied whole whenever some Log changed, with the digest of the listing they were joined from
+// (update.ts's listingDigest); a search whose own listing has another digest reads the catalog again.
 import type Database from "better-sqlite3";
-import { createHash } from "node:crypto";
-import type { LogListing } from "../../store/ls.js";
 import type { SessionFacts } from "../facts.js";
-import { statKeyOf } from "./update.js";
 
 /** A session's facts as a hit shows them and the filters select on. */
 export type SessionCard = Pick<SessionFacts, "session_id" | "agent" | "project" | "title">;
@@ -28,13 +25,6 @@ const TABLE = `CREATE TABLE IF NOT EXISTS cards (
 ) WITHOUT ROWID`;
 /** The meta key of the digest of the listing the cards were joined from. */
 const LISTING_KEY = "cards_listing";
-
-/** One digest of every Log's id and stat key (update.ts): equal listings, equal digests. */
-export function listingDigest(listing: LogListing): string {
-  const hash = createHash("sha256");
-  for (const id of listing.sessionIds) hash.update(`${id}\0${statKeyOf(listing, id)}\n`);
-  return hash.digest("hex");
-}
 
 /** The cards of the index when they were joined from a listing of this digest, else null. */
 export function storedCards(db: Database.Database, digest: string): SessionCards | null {
