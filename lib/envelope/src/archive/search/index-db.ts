@@ -2,7 +2,7 @@
 // decides what a search may do with it: bring it up to date (the usual case), read it as it is (a read-only
 // Workspace), or build one in memory (a read-only Workspace without a usable index). A missing, corrupt or
 // other-version file is replaced, with a note; SQLite's own words never reach the user.
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -90,10 +90,11 @@ export function indexWriteFault(err: unknown, path: StatePath): PixirError {
   return named;
 }
 
-/** better-sqlite3 installed without its native part (an install with scripts off, or a failed source build). */
+/** better-sqlite3 not installed, or installed without its native part (an install with scripts off, or a failed source build). */
 function isAddonMissing(err: unknown): boolean {
   const e = err as NodeJS.ErrnoException | null;
-  return e?.code === "ERR_DLOPEN_FAILED" || /bindings file|better_sqlite3\.node|NODE_MODULE_VERSION/.test(String(e?.message ?? ""));
+  const message = String(e?.message ?? "");
+  return e?.code === "ERR_DLOPEN_FAILED" || (e?.code === "MODULE_NOT_FOUND" && message.includes("better-sqlite3")) || /bindings file|better_sqlite3\.node|NODE_MODULE_VERSION/.test(message);
 }
 
 function addonFault(err: unknown): PixirError {
@@ -104,29 +105,30 @@ function addonFault(err: unknown): PixirError {
   });
 }
 
-/** Where an install puts the addon (built from source or fetched prebuilt); looked for once per process. */
-let addonFile: string | null | undefined;
+/**
+ * better-sqlite3 through require(), as the CommonJS package it is: an ES import of it first has Node parse
+ * its sources for their export names (some milliseconds of every search). Loaded on the first open.
+ */
+const requireHere = createRequire(import.meta.url);
+let sqlite: { Database: typeof Database; addon: string | null } | undefined;
 
 /**
- * The addon's file, handed to better-sqlite3 (its `nativeBinding`) so that it does not search a dozen places
- * for it (the `bindings` package, some milliseconds of every search); null: let it search, as it would.
+ * The package and its addon's file, handed to it (its `nativeBinding`) so that it does not search a dozen
+ * places for it (the `bindings` package, some milliseconds of every search). Where an install put the
+ * addon elsewhere, it searches as it would.
  */
-function nativeBinding(): string | null {
-  if (addonFile !== undefined) return addonFile;
-  try {
-    const main = createRequire(import.meta.url).resolve("better-sqlite3");
-    const file = path.join(path.dirname(main), "..", "build", "Release", "better_sqlite3.node");
-    addonFile = existsSync(file) ? file : null;
-  } catch {
-    addonFile = null;
-  }
-  return addonFile;
+function loadSqlite(): { Database: typeof Database; addon: string | null } {
+  if (sqlite !== undefined) return sqlite;
+  const main = requireHere.resolve("better-sqlite3");
+  const file = path.join(path.dirname(main), "..", "build", "Release", "better_sqlite3.node");
+  sqlite = { Database: requireHere(main) as typeof Database, addon: existsSync(file) ? file : null };
+  return sqlite;
 }
 
 /** A connection to a file (or an image in memory) that waits for another process's writes up to the busy timeout. */
 function connect(file: string | Buffer): Database.Database {
-  const addon = nativeBinding();
-  return new Database(file, { timeout: BUSY_TIMEOUT_MS, ...(addon === null ? {} : { nativeBinding: addon }) });
+  const { Database: Sqlite, addon } = loadSqlite();
+  return new Sqlite(file, { timeout: BUSY_TIMEOUT_MS, ...(addon === null ? {} : { nativeBinding: addon }) });
 }
 
 function removeIndexFiles(p: StatePath): void {

@@ -48,13 +48,22 @@ export function cardsOfFacts(facts: readonly SessionFacts[]): SessionCards {
   };
 }
 
-/** Replace the index's cards with these facts, joined from a listing of this digest (one transaction). */
+/**
+ * Make the index's cards these facts, joined from a listing of this digest, in one transaction: only the
+ * rows that differ are written (after an append, one or two of thousands).
+ */
 export function saveCards(db: Database.Database, digest: string, facts: readonly SessionFacts[]): void {
   db.transaction(() => {
     db.exec(TABLE);
-    db.exec("DELETE FROM cards");
-    const insert = db.prepare("INSERT INTO cards (session_id, agent, project, title) VALUES (?, ?, ?, ?)");
-    for (const f of facts) insert.run(f.session_id, f.agent, f.project, f.title);
+    const stored = new Map((db.prepare("SELECT session_id, agent, project, title FROM cards").all() as SessionCard[]).map((c) => [c.session_id, c]));
+    const upsert = db.prepare("INSERT INTO cards (session_id, agent, project, title) VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET agent = excluded.agent, project = excluded.project, title = excluded.title");
+    for (const f of facts) {
+      const old = stored.get(f.session_id);
+      stored.delete(f.session_id);
+      if (old === undefined || old.agent !== f.agent || old.project !== f.project || old.title !== f.title) upsert.run(f.session_id, f.agent, f.project, f.title);
+    }
+    const drop = db.prepare("DELETE FROM cards WHERE session_id = ?");
+    for (const id of stored.keys()) drop.run(id);
     db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(LISTING_KEY, digest);
   }).immediate();
 }
