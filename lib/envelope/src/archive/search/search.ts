@@ -7,7 +7,7 @@ import { closeSync, openSync, readSync, constants as fsConstants } from "node:fs
 import { PixirError } from "../../event/errors.js";
 import { isReplayType, REPLAY_TYPES } from "../../event/vocabulary.js";
 import { logPath } from "../../store/paths.js";
-import { ftsAll, ftsAny, isIndexable, type ParsedQuery, termPattern, textMatches } from "./query.js";
+import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, termPattern, textMatches } from "./query.js";
 import { searchableOf } from "./searchable.js";
 
 export type SearchSort = "rank" | "time";
@@ -124,6 +124,23 @@ function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, pa
 
 const COLUMNS = "d.doc, l.session_id, d.seq, d.type, d.role, d.tool, d.ts, d.ordinal, d.offset, d.length, l.cp_seq, l.cp_to";
 
+/**
+ * Whether the newest `limit` Events that match are found faster by walking the time index from the newest
+ * Event and keeping those that match, than by fetching every matching Event and sorting them: when the
+ * matches are many (a common word), the walk meets `limit` of them early; when they are few, it would
+ * walk the whole index. The same rows in the same order either way. (A word found only long ago makes the
+ * walk long: the choice assumes a common word is spread over time.)
+ */
+export function newestFirstWalk(db: Database.Database, q: ParsedQuery, match: string, limit: number): boolean {
+  // A phrase (a word of several pieces too) costs the engine more to match than a word: matched twice, for
+  // the count and for the walk, it would cost more than the walk saves.
+  if (!q.include.every((t) => piecesOf(t).length <= 1)) return false;
+  const matches = (db.prepare("SELECT count(*) AS n FROM fts WHERE fts MATCH ?").get(match) as { n: number }).n;
+  const events = (db.prepare("SELECT coalesce(max(doc), 0) AS n FROM docs").get() as { n: number }).n;
+  // The walk meets about events / matches × limit Events; fetching costs about one lookup per match.
+  return matches * matches >= events * limit * 2;
+}
+
 /** The candidate rows in the order asked for, lazily: short words are checked on each Event's text after. */
 function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sort: SearchSort, limit: number | null): IterableIterator<DocRow> {
   const params: unknown[] = [];
@@ -138,7 +155,8 @@ function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sor
     where.unshift("d.doc IN (SELECT rowid FROM fts WHERE fts MATCH ?)");
     params.unshift(match);
   }
-  const sql = `SELECT ${COLUMNS} FROM docs d JOIN logs l ON l.log = d.log${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY d.ts DESC, d.doc DESC${tail}`;
+  const docs = match !== null && limit !== null && newestFirstWalk(db, q, match, limit) ? "docs d INDEXED BY docs_ts" : "docs d";
+  const sql = `SELECT ${COLUMNS} FROM ${docs} JOIN logs l ON l.log = d.log${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY d.ts DESC, d.doc DESC${tail}`;
   return db.prepare(sql).iterate(...params) as IterableIterator<DocRow>;
 }
 

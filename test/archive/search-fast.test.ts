@@ -1,14 +1,17 @@
-// archive.md §2: a hit's agent, project and title, and what --agent and --project select, are the catalog's
-// facts (archive.md §1) as the search index keeps them (session-cards.ts). On the real fixtures, the
-// index's cards equal the catalog's facts computed anew, after `pixir index`, after an append, after a Log
-// is removed (its fork then inherits nothing) and after a rebuild; a search whose Logs did not change
-// answers without reading the catalog.
+// What makes a search fast changes none of its answers (archive.md §2). A hit's agent, project and title,
+// and what --agent and --project select, are the catalog's facts (archive.md §1) as the search index keeps
+// them (session-cards.ts): on the real fixtures the index's cards equal the catalog's facts computed anew,
+// after `pixir index`, after an append, after a Log is removed (its fork then inherits nothing) and after a
+// rebuild, and a search whose Logs did not change answers without reading the catalog. The newest hits of
+// a common word, found by walking the time index, are the first of all its hits sorted by time.
 import { appendFileSync, existsSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { catalogPath, catalogScansPath, readCatalog } from "../../lib/envelope/src/archive/catalog.js";
-import { searchIndexPath } from "../../lib/envelope/src/archive/search/index-db.js";
+import { openSearchIndex, searchIndexPath } from "../../lib/envelope/src/archive/search/index-db.js";
+import { ftsAll, parseQuery } from "../../lib/envelope/src/archive/search/query.js";
+import { newestFirstWalk } from "../../lib/envelope/src/archive/search/search.js";
 import { indexWorkspace } from "../../lib/envelope/src/archive/search/job.js";
 import { searchSessions } from "../../lib/envelope/src/archive/search/run.js";
 import { listingDigest } from "../../lib/envelope/src/archive/search/update.js";
@@ -61,8 +64,9 @@ async function expectCardsCurrent(ws: string): Promise<void> {
 
 const search = (ws: string, query: string[], more: Partial<Parameters<typeof searchSessions>[1]> = {}) => searchSessions(ws, { query, sort: "time", limit: 100_000, ...more });
 
+let ws = "";
+
 describe("session cards in the search index, on the real Claude transcripts", () => {
-  let ws = "";
   beforeAll(() => {
     ws = tempDir("pixir-search-cards-");
     const r = run("pixir", ["import", "claude", CLAUDE_FIXTURES, "--json"], { cwd: ws });
@@ -124,5 +128,26 @@ describe("session cards in the search index, on the real Claude transcripts", ()
     expect(indexCards(ws).cards.some((c) => c.session_id === SPOTTER)).toBe(false);
     await indexWorkspace(ws, true);
     await expectCardsCurrent(ws);
+  });
+});
+
+describe("the newest hits of a common word", () => {
+  it("are the first of all its hits in time order, with and without filters", async () => {
+    // Both ways are taken here: the walk for the newest 20 of "the", each match fetched and sorted for all.
+    const index = openSearchIndex(ws);
+    try {
+      expect(newestFirstWalk(index.db, parseQuery(["the"]), ftsAll(["the"])!, 20)).toBe(true);
+      expect(newestFirstWalk(index.db, parseQuery(["the"]), ftsAll(["the"])!, 100_000)).toBe(false);
+    } finally {
+      index.db.close();
+    }
+    for (const [words, more] of [[["the"], {}], [["file"], {}], [["the"], { types: ["assistant_message"] }], [["the"], { tool: "Bash" }], [["the", "-file"], {}]] as const) {
+      const all = (await search(ws, [...words], more)).hits;
+      expect(all.length, words.join(" ")).toBeGreaterThan(50);
+      for (const limit of [1, 20, 50]) {
+        const newest = (await searchSessions(ws, { query: [...words], sort: "time", limit, ...more })).hits;
+        expect(newest, `${words.join(" ")} --limit ${limit}`).toEqual(all.slice(0, limit));
+      }
+    }
   });
 });
