@@ -107,7 +107,7 @@ try {
   const build = timed(process.execPath, [BIN, "index", "--rebuild", "--workspace", ws, "--json"]);
   const report = JSON.parse(build.stdout);
   const mbps = logBytes / 1e6 / (build.ms / 1000);
-  // The catalog of session facts is built by the first search; the queries time searches after it.
+  // `pixir index` also copied the session facts (the catalog's) into the index; one search before the timed ones.
   timed(process.execPath, [BIN, "search", "warmup", "--workspace", ws, "--json"]);
 
   const rows = [];
