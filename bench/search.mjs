@@ -7,6 +7,7 @@
 //   node bench/search.mjs --size 100MiB    # smaller, for a shared machine
 //   node bench/search.mjs --runs 5         # timed runs per query (default 5)
 //   node bench/search.mjs --keep           # leave the temp directory for a look
+//   node bench/search.mjs --bin FILE       # time another build's bin/pixir.js (before/after a change)
 //   node bench/search.mjs --reuse DIR      # the archive in DIR: generated and imported there the first time,
 //                                          # reused as it is after (the index rebuilt; each run appends 1 MB)
 //
@@ -23,9 +24,10 @@ import { generate } from "./lib/claude-tree.mjs";
 import { parseSize, sizeLabel } from "./lib/util.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const BIN = path.join(ROOT, "tools", "pixir", "bin", "pixir.js");
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
+// --bin FILE: another build of pixir (a copy of tools/pixir made before a change), for a before/after.
+const BIN = path.resolve(opt("--bin", path.join(ROOT, "tools", "pixir", "bin", "pixir.js")));
 const size = parseSize(opt("--size", "1GiB"));
 const runs = Number(opt("--runs", "5"));
 const reuse = opt("--reuse", null);
@@ -182,7 +184,7 @@ try {
   const mib = (b) => (b / 1024 / 1024).toFixed(1);
   const ok = (b) => (b ? "met" : "MISSED");
   const lines = [
-    `search benchmark: ${sizeLabel(size)} asked, ${mib(written)} MiB of transcripts (${units} units), ${logs} Logs of ${mib(logBytes)} MiB; node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
+    `search benchmark (${path.relative(ROOT, BIN) || BIN}): ${sizeLabel(size)} asked, ${mib(written)} MiB of transcripts (${units} units), ${logs} Logs of ${mib(logBytes)} MiB; node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
     `import (not part of the targets): ${imported === null ? `reused ${tmp}` : `${(imported.ms / 1000).toFixed(1)} s`}`,
     `index build: ${(build.ms / 1000).toFixed(1)} s wall, ${(build.cpuMs / 1000).toFixed(1)} s CPU: ${mbps.toFixed(1)} MB/s of Log bytes (${(logBytes / 1e6 / (build.cpuMs / 1000)).toFixed(1)} MB per CPU second), max RSS ${(build.rssKib / 1024).toFixed(0)} MiB, ${report.documents} Events searchable`,
     ...rows,
