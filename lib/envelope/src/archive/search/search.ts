@@ -190,19 +190,65 @@ class EventReader {
   }
 }
 
-/** About 160 characters around the first match, whitespace collapsed, with the matches' places. */
-export function snippetOf(text: string, pattern: RegExp | null): { snippet: string; match_offsets: Array<[number, number]> } {
-  const flat = text.replace(/\s+/g, " ").trim();
-  pattern?.lastIndex !== undefined && (pattern.lastIndex = 0);
+const collapse = (s: string): string => s.replace(/\s+/g, " ");
+
+/** The part of the text, whitespace collapsed and trimmed, that a snippet shows: from `start`, up to SNIPPET_CHARS. */
+interface SnippetWindow {
+  start: number;
+  body: string;
+  /** The collapsed text goes on after the body. */
+  more: boolean;
+}
+
+/** The window of the whole text collapsed (a pattern with whitespace of its own matches only there). */
+function windowOfFlat(text: string, pattern: RegExp | null): SnippetWindow {
+  const flat = collapse(text).trim();
+  if (pattern !== null) pattern.lastIndex = 0;
   const first = pattern === null ? null : pattern.exec(flat);
   const start = first === null ? 0 : Math.max(0, first.index - SNIPPET_BEFORE);
   const end = Math.min(flat.length, start + SNIPPET_CHARS);
+  return { start, body: flat.slice(start, end), more: end < flat.length };
+}
+
+/**
+ * The same window without collapsing a long text whole (a tool's output can be megabytes): a match never
+ * starts with whitespace and whitespace is among the runs that separate a word's pieces, so the first
+ * match in the text is the first in the collapsed text; only the text before it and about SNIPPET_CHARS
+ * after it are collapsed.
+ */
+function windowOf(text: string, pattern: RegExp | null): SnippetWindow {
+  if (pattern !== null && /\s/.test(pattern.source)) return windowOfFlat(text, pattern);
+  if (pattern !== null) pattern.lastIndex = 0;
+  const first = pattern === null ? null : pattern.exec(text);
+  const at = first?.index ?? 0;
+  const before = collapse(text.slice(0, at)).trimStart();
+  const start = first === null ? 0 : Math.max(0, before.length - SNIPPET_BEFORE);
+  // Collapsed characters wanted from the match on: to the window's end, and one more to tell whether the text goes on.
+  const need = start + SNIPPET_CHARS + 1 - before.length;
+  let after = "";
+  for (let n = 2 * need + 64; ; n *= 2) {
+    after = collapse(text.slice(at, at + n));
+    if (before === "") after = after.trimStart();
+    if (at + n >= text.length) {
+      after = after.trimEnd();
+      break;
+    }
+    // A whitespace run where the slice ends may be the text's trimmed end: only what comes before it counts.
+    if (after.endsWith(" ")) after = after.slice(0, -1);
+    if (after.length >= need) break;
+  }
+  const head = before.slice(start) + after;
+  return { start, body: head.slice(0, SNIPPET_CHARS), more: head.length > SNIPPET_CHARS };
+}
+
+/** About 160 characters around the first match, whitespace collapsed, with the matches' places. */
+export function snippetOf(text: string, pattern: RegExp | null): { snippet: string; match_offsets: Array<[number, number]> } {
+  const { start, body, more } = windowOf(text, pattern);
   const lead = start > 0 ? "…" : "";
-  const snippet = `${lead}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`;
+  const snippet = `${lead}${body}${more ? "…" : ""}`;
   const offsets: Array<[number, number]> = [];
   if (pattern !== null) {
     pattern.lastIndex = 0;
-    const body = flat.slice(start, end);
     for (let m = pattern.exec(body); m !== null; m = pattern.exec(body)) {
       if (m[0].length === 0) {
         pattern.lastIndex++;
