@@ -28,5 +28,9 @@ export default defineConfig(async () => ({
     // keeps both cores busy: the whole suite took 308 s against 337 s with two (1,656 tests, 2 cores).
     pool: "forks",
     maxWorkers: 3,
+    // The temp Workspaces on a tmpfs (/dev/shm), where an fsync costs nothing (test/support/tmpfs-tmpdir.ts).
+    globalSetup: [here("./test/support/tmpfs-tmpdir.ts")],
+    // Measurement only: PIXIR_TEST_CPU=<dir> writes each file's CPU seconds there (test/support/cpu-per-file.ts).
+    setupFiles: process.env.PIXIR_TEST_CPU ? [here("./test/support/cpu-per-file.ts")] : [],
   },
 }));
