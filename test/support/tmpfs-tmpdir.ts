@@ -1,11 +1,14 @@
-// Global setup of the suite: the temp Workspaces on a tmpfs. Every Log, lease and directory a tool writes
-// is fsynced (product behaviour: durability), and on this VM's disk those waits were about a third of the
-// suite's wall time; on a tmpfs an fsync returns at once and the tools run the same code. TMPDIR is set
-// before vitest starts its workers, so the test files (os.tmpdir()), the tools they spawn and their
-// worker threads all make their temp files in one directory of /dev/shm, removed at the end.
+// Global setup of the suite: one directory for the run, on a tmpfs where there is one. Every Log, lease
+// and directory a tool writes is fsynced (product behaviour: durability), and on this VM's disk those
+// waits were about a third of the suite's wall time; on a tmpfs an fsync returns at once and the tools
+// run the same code. TMPDIR is set before vitest starts its workers, so the test files (os.tmpdir()), the
+// tools they spawn and their worker threads all make their temp files there; it is removed at the end.
 // PIXIR_TEST_TMPFS=0 keeps the caller's TMPDIR (a run on the real disk); so does a machine without a
 // writable tmpfs at /dev/shm. The suites that need a full or read-only disk mount tmpfs of their own.
-import { mkdtempSync, rmSync, statfsSync } from "node:fs";
+// PIXIR_TEST_SHARED_DIR (below the run's directory either way) holds what files of one run share
+// (test/support/packs.ts); the tools never see it (childEnv drops PIXIR_*).
+import { mkdirSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 const SHM = "/dev/shm";
@@ -27,11 +30,15 @@ function tmpfsRoot(): string | { reason: string } {
 }
 
 export default function setup(): () => void {
-  const root = tmpfsRoot();
-  if (typeof root !== "string") {
+  let root = tmpfsRoot();
+  if (typeof root === "string") process.env.TMPDIR = root;
+  else {
     console.warn(`temp Workspaces on the disk (${root.reason})`);
-    return () => undefined;
+    root = mkdtempSync(path.join(os.tmpdir(), "pixir-vitest-"));
   }
-  process.env.TMPDIR = root;
-  return () => rmSync(root, { recursive: true, force: true });
+  const shared = path.join(root, "shared");
+  mkdirSync(shared);
+  process.env.PIXIR_TEST_SHARED_DIR = shared;
+  const made = root;
+  return () => rmSync(made, { recursive: true, force: true });
 }
