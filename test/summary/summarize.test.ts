@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, logFile, rawLine, readEvents, run, sh, start, toolResult, user, workspace, ULID, type Ev } from "../support/cli.js";
+import { assistant, call, ev, listTree, logFile, rawLine, readEvents, run, sh, start, toolResult, user, workspace, ULID, type Ev, type RunResult } from "../support/cli.js";
 import { runInThread } from "../support/thread.js";
 import { REPLAY_TYPES as REPLAY_VOCABULARY } from "../../lib/envelope/src/event/vocabulary.js";
 
@@ -127,7 +127,7 @@ function summarize(ws: string, input: string, args: string[] = []) {
 }
 
 /** The branch_summary line of a successful ndjson run, with its envelope checked. */
-function summaryOf(r: ReturnType<typeof summarize>, childId: string, seq: number) {
+function summaryOf(r: RunResult, childId: string, seq: number) {
   expect(r.code, r.stderr).toBe(0);
   const last = r.lines.at(-1);
   expect(Object.keys(last)).toEqual(["id", "session_id", "seq", "ts", "type", "data"]);
