@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/support/sequencer.js";
 import { fileURLToPath } from "node:url";
 // @ts-expect-error: a plain ES module of the build, without type declarations
 import { pageDefines } from "./scripts/page.mjs";
@@ -25,9 +26,11 @@ export default defineConfig(async () => ({
     // less CPU for lib/); they change no process state. The suite's files keep a process each. No include
     // at the top level: a project that extends it would add it to its own.
     projects: [
-      { extends: true, test: { name: "unit", include: ["lib/*/test/**/*.test.ts"], isolate: false } },
+      { extends: true, test: { name: "lib", include: ["lib/*/test/**/*.test.ts"], isolate: false } },
       { extends: true, test: { name: "suite", include: ["test/**/*.test.ts", "tools/*/test/**/*.test.ts"] } },
     ],
+    // The longest files first, in a fresh clone too (test/support/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Two cores on CI machines. The spawned tools wait on fsync part of the time, so a third file at once
