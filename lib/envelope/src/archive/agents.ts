@@ -132,11 +132,13 @@ function titled(slot: TitleSlot, v: unknown): NamedTitle | null {
 /** The agent whose import wrote this `data` (its key, or a `workflow_event` name with its prefix), else null. */
 export function agentOfData(data: JsonObject): AgentRules | null {
   const event = typeof data.event === "string" ? data.event : "";
-  for (const rules of AGENT_RULES) if (Object.hasOwn(data, rules.key) || event.startsWith(`${rules.key}_`)) return rules;
+  for (const rules of AGENT_RULES) if (Object.hasOwn(data, rules.key) || namedFor(event, rules.key)) return rules;
   return null;
 }
 
-export const rulesOf = (agent: AgentName | null): AgentRules | null => AGENT_RULES.find((r) => r.agent === agent) ?? null;
+/** `event` is `<key>_…` (tested without making the prefix string: this runs on every line a scan parses). */
+const namedFor = (event: string, key: string): boolean => event.length > key.length && event.charCodeAt(key.length) === 0x5f && event.startsWith(key);
+
 
 /** Claude: custom-title, then ai-title, then the leaf's summary; Codex and pi: the session name (archive.md §1). */
 export const TITLE_ORDER: readonly TitleSlot[] = ["custom", "ai", "name", "summary"];

@@ -10,7 +10,7 @@ import { listLogs, type LogListing } from "../store/ls.js";
 import { isJsonObject } from "../event/envelope.js";
 import { joinFacts, sharesParentMessages, type ScannedLog, type SessionFacts } from "./facts.js";
 import { factsToRow, rowToFacts } from "./catalog-rows.js";
-import { emptyScan, ScanBuffer, scanLogFacts, type LogScan } from "./log-facts.js";
+import { emptyScan, scanBatch, ScanBuffer, scanLogFacts, type LogScan, type ScanTask } from "./log-facts.js";
 import { scanThreadCount } from "../store/threads.js";
 import { WorkerPool } from "../store/worker-pool.js";
 
@@ -171,10 +171,15 @@ export function newestFirst(a: SessionFacts, b: SessionFacts): number {
   return a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0;
 }
 
-type ScanTask = { abs: string; size: number };
 const WORKER_FILE = "./catalog-scan-worker.js";
-/** Tasks a worker holds at once, so that it never waits on this thread for its next Log. */
-const TASKS_PER_WORKER = 8;
+/** Batches a worker holds at once, so that it never waits on this thread for its next one. */
+const BATCHES_PER_WORKER = 2;
+/**
+ * A worker's task is a batch of Logs up to this many bytes (or BATCH_LOGS Logs): a message per Log cost
+ * the two sides more than scanning a small Log, and batches this size still share the work out evenly.
+ */
+const BATCH_BYTES = 4 * 1024 * 1024;
+const BATCH_LOGS = 128;
 
 /**
  * Scan the changed Logs into `fresh`: on worker threads when there are bytes enough to pay for starting
@@ -182,24 +187,43 @@ const TASKS_PER_WORKER = 8;
  */
 async function scanChanged(ws: string, todo: ReadonlyArray<{ id: string; size: number; mtime: number }>, fresh: Map<string, CachedLog>): Promise<void> {
   const threads = scanThreadCount(process.env, todo.reduce((n, t) => n + t.size, 0));
-  const scratch = new ScanBuffer();
-  const here = ({ abs, size }: ScanTask) => scanLogFacts(abs, size, scratch);
   if (threads <= 1) {
     await inParallel(todo, SCAN_CONCURRENCY, async ({ id, size, mtime }, lane) => {
       fresh.set(id, { size, mtime_ms: mtime, scan: await scanLogFacts(logPath(ws, id).abs, size, lane) });
     });
     return;
   }
-  const pool = WorkerPool.open<ScanTask, LogScan>(new URL(WORKER_FILE, import.meta.url), threads, here, () => {}, { perWorker: TASKS_PER_WORKER });
+  const scratch = new ScanBuffer();
+  const here = (batch: ScanTask[]) => scanBatch(batch, scratch);
+  const pool = WorkerPool.open<ScanTask[], LogScan[]>(new URL(WORKER_FILE, import.meta.url), threads, here, () => {}, { perWorker: BATCHES_PER_WORKER, laneHere: true });
   try {
     await Promise.all(
-      todo.map(async ({ id, size, mtime }) => {
-        fresh.set(id, { size, mtime_ms: mtime, scan: await pool.run({ abs: logPath(ws, id).abs, size }) });
+      batchesOf(todo).map(async (batch) => {
+        const scans = await pool.run(batch.map(({ id, size }) => ({ abs: logPath(ws, id).abs, size })));
+        batch.forEach(({ id, size, mtime }, i) => fresh.set(id, { size, mtime_ms: mtime, scan: scans[i] ?? emptyScan() }));
       }),
     );
   } finally {
-    await pool.close(emptyScan());
+    await pool.close([]);
   }
+}
+
+/** The Logs of `todo` in batches of at most BATCH_BYTES (a larger Log alone) or BATCH_LOGS Logs. */
+function batchesOf<T extends { size: number }>(todo: readonly T[]): T[][] {
+  const out: T[][] = [];
+  let batch: T[] = [];
+  let bytes = 0;
+  for (const log of todo) {
+    if (batch.length > 0 && (bytes + log.size > BATCH_BYTES || batch.length === BATCH_LOGS)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(log);
+    bytes += log.size;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
 }
 
 /** `job` over `items`, `width` at a time; each lane has its own ScanBuffer. */

@@ -82,6 +82,16 @@ export async function scanLogFacts(abs: string, size: number, scratch: ScanBuffe
   return scan.result();
 }
 
+/** One Log to scan: its path and how many of its bytes. */
+export type ScanTask = { abs: string; size: number };
+
+/** A batch's scans in order, one Log after another in one ScanBuffer (a worker's task, or the same here). */
+export async function scanBatch(batch: readonly ScanTask[], scratch: ScanBuffer): Promise<LogScan[]> {
+  const out: LogScan[] = [];
+  for (const { abs, size } of batch) out.push(await scanLogFacts(abs, size, scratch));
+  return out;
+}
+
 /**
  * Where the next `"usage":{` lies in a block (-1: none left), kept from line to line: a search starts
  * again only once a line has passed the last one found, so the block is searched once in all (a search
@@ -242,8 +252,10 @@ class ScanState {
   /** stamp() of the line's ts as latin1, compared in place: a string is made only for a new first or last time. */
   private stampBytes(b: Buffer): void {
     const { tsStart, tsEnd } = this.head;
-    if (this.started === null || latin1Compare(b, tsStart, tsEnd, this.started) < 0) this.started = b.toString("latin1", tsStart, tsEnd);
-    if (this.updated === null || latin1Compare(b, tsStart, tsEnd, this.updated) > 0) this.updated = b.toString("latin1", tsStart, tsEnd);
+    // Times mostly grow line by line: a time past the last is not before the first (one compare, not two).
+    if (this.updated === null || this.started === null) this.stamp(b.toString("latin1", tsStart, tsEnd));
+    else if (latin1Compare(b, tsStart, tsEnd, this.updated) > 0) this.updated = b.toString("latin1", tsStart, tsEnd);
+    else if (latin1Compare(b, tsStart, tsEnd, this.started) < 0) this.started = b.toString("latin1", tsStart, tsEnd);
   }
 
   private stamp(ts: string): void {

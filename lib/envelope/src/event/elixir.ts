@@ -15,8 +15,6 @@ export interface TermObject {
 export const isTermObject = (v: unknown): v is TermObject => typeof v === "object" && v !== null && !Array.isArray(v);
 /** An integer in Jason's sense (never a float, even an integral one). */
 export const isInteger = (v: unknown): v is bigint => typeof v === "bigint";
-export const isFloat = (v: unknown): v is number => typeof v === "number";
-
 export function termObject(): TermObject {
   return Object.create(null) as TermObject;
 }

@@ -143,14 +143,6 @@ export class PixirError extends Error {
   }
 }
 
-export function exitCodeFor(kind: ErrorKind): number {
-  return KINDS[kind].exit;
-}
-
-export function defaultMessage(kind: ErrorKind): string {
-  return KINDS[kind].message;
-}
-
 export function isPixirError(err: unknown): err is PixirError {
   return err instanceof PixirError;
 }

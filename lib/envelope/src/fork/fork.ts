@@ -21,15 +21,6 @@ export const REPLAY_LIMITATIONS = ["full replayed prefix remains authoritative; 
 
 export const SHARE_LIMITATIONS = ["shared prefix is read from the parent log and verified by prefix_digest; the parent log must be kept"];
 
-export interface ForkRequest {
-  ws: string;
-  parentId: string;
-  childId: string;
-  toSeq?: number;
-  strategy: ForkStrategy;
-  strictBoundary?: boolean;
-}
-
 /** The plan JSON of fork.md §3.2. */
 export interface ForkPlan {
   ok: true;

@@ -10,7 +10,6 @@ import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHand
 import { assertSessionId } from "../event/session-id.js";
 
 export const MAX_FORK_DEPTH = 32;
-export const EMPTY_PREFIX_DIGEST = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 export interface HistoryItem {
   event: PixirEvent;

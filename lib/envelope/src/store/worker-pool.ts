@@ -32,6 +32,11 @@ export interface PoolOptions<T, O> {
   lost?: (task: T) => O | null;
   /** A running task close() lets finish before it stops the workers (one that holds Writer Leases). */
   finishes?: (task: T) => boolean;
+  /**
+   * This thread is one of the `threads` lanes: one worker fewer starts, and this thread runs a queued task
+   * whenever it runs none (for a job whose own thread would otherwise only wait for the workers).
+   */
+  laneHere?: boolean;
 }
 
 export class WorkerPool<T, O> {
@@ -44,6 +49,8 @@ export class WorkerPool<T, O> {
   private stopped: { outcome: O } | null = null;
   private started = false;
   private nextId = 0;
+  /** The laneHere task running in this thread, if any. */
+  private hereBusy = false;
 
   /**
    * `url`: the worker's bundle (it calls serveTasks), or null to run every task here; `here` runs a task
@@ -67,7 +74,8 @@ export class WorkerPool<T, O> {
     if (this.url === null || this.closed) return false;
     if (!this.started) {
       this.started = true;
-      for (let i = 0; i < this.threads; i++) this.start();
+      const workers = this.options.laneHere === true ? this.threads - 1 : this.threads;
+      for (let i = 0; i < workers; i++) this.start();
     }
     return this.workers.length > 0;
   }
@@ -125,6 +133,7 @@ export class WorkerPool<T, O> {
 
   private next(): void {
     const perWorker = Math.max(1, this.options.perWorker ?? 1);
+    if (this.options.laneHere === true && !this.hereBusy && this.workers.length > 0 && this.queue.length > 0) this.runHere(this.queue.shift()!);
     while (this.queue.length > 0) {
       if (this.workers.length === 0) {
         const job = this.queue.shift()!;
@@ -142,6 +151,18 @@ export class WorkerPool<T, O> {
       this.load.set(worker, this.load.get(worker)! + 1);
       worker.postMessage({ id: job.id, task: job.task } satisfies Sent<T>);
     }
+  }
+
+  /** A task in this thread's lane, started on the next turn so that the caller's loop of run() calls finishes first. */
+  private runHere(job: Job<T, O>): void {
+    this.hereBusy = true;
+    setImmediate(() => {
+      void this.here(job.task).then((outcome) => {
+        this.hereBusy = false;
+        job.resolve(outcome);
+        if (!this.closed) this.next();
+      });
+    });
   }
 
   /**

@@ -55,6 +55,18 @@ describe("WorkerPool", () => {
     expect(Math.max(...outcomes.map((o) => o.held!))).toBe(2);
   });
 
+  it("with laneHere, this thread is a lane: one worker fewer, and both share the queue", async () => {
+    const pool = WorkerPool.open<Task, Outcome>(url, 2, here, () => {}, { perWorker: 1, laneHere: true });
+    const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => pool.run({ name: `t${i}`, act: "answer", ms: 10 })));
+    await pool.close(stopped);
+    expect(outcomes.map((o) => o.name)).toEqual(Array.from({ length: 12 }, (_, i) => `t${i}`));
+    const workers = new Set(outcomes.filter((o) => o.by === "worker").map((o) => o.thread));
+    expect(workers.size).toBe(1);
+    expect(workers.has(threadId)).toBe(false);
+    expect(outcomes.some((o) => o.by === "here" && o.thread === threadId)).toBe(true);
+    expect(outcomes.some((o) => o.by === "worker")).toBe(true);
+  });
+
   it("runs every task here with one thread, or when the worker file is missing", async () => {
     const one = WorkerPool.open<Task, Outcome>(url, 1, here, () => {});
     expect(await one.run({ name: "a", act: "answer" })).toEqual({ name: "a", by: "here", thread: threadId });

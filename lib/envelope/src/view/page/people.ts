@@ -14,12 +14,6 @@ export function localTime(iso: string, withDate = false): HTMLElement {
   return el("time", { datetime: iso, title: iso }, text);
 }
 
-/** A date and time in local time, as text. */
-export const localDateText = (iso: string): string => {
-  const t = Date.parse(iso);
-  return Number.isNaN(t) ? iso : DATE_TIME.format(t);
-};
-
 /** A duration as a person says it: "45 s", "4 min", "2 h 5 min", "3 d 4 h". */
 export function spanText(ms: number): string {
   const s = Math.round(ms / 1000);
