@@ -7,7 +7,7 @@
 // writable tmpfs at /dev/shm. The suites that need a full or read-only disk mount tmpfs of their own.
 // PIXIR_TEST_SHARED_DIR (below the run's directory either way) holds what files of one run share
 // (test/support/packs.ts); the tools never see it (childEnv drops PIXIR_*).
-import { mkdirSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -23,7 +23,11 @@ function tmpfsRoot(): string | { reason: string } {
     const fs = statfsSync(SHM);
     if (fs.type !== TMPFS_MAGIC) return { reason: `${SHM} is not a tmpfs` };
     if (fs.bavail * fs.bsize < MIN_FREE_BYTES) return { reason: `${SHM} has less than 2 GiB free` };
-    return mkdtempSync(path.join(SHM, "pixir-vitest-"));
+    const root = mkdtempSync(path.join(SHM, "pixir-vitest-"));
+    // As /tmp is: every user may make and enter their own directories (the tests that run a tool as
+    // another user put its copy there).
+    chmodSync(root, 0o1777);
+    return root;
   } catch (err) {
     return { reason: `${SHM}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
   }
