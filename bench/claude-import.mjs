@@ -9,6 +9,7 @@
 //   node bench/claude-import.mjs                 # a 1 GiB tree (the size)
 //   node bench/claude-import.mjs --size 128MiB   # smaller, for a shared machine
 //   node bench/claude-import.mjs --keep          # leave the temp directories (and the projects tree) for a look
+//   node bench/claude-import.mjs --one-session 76MB   # one huge session instead (bench/claude-one-session.mjs)
 //
 // Targets: pixir's import takes at most half jq's time (≥ 2× jq), and at most 256 MiB resident. Wall times are whole processes
 // (process.hrtime around the child); the RSS is GNU time's maximum resident set size.
@@ -27,6 +28,10 @@ const RSS_TARGET_KIB = 256 * 1024;
 const UNCHANGED_TARGET_MS = 2000;
 
 const args = process.argv.slice(2);
+if (args.includes("--one-session")) {
+  (await import("./claude-one-session.mjs")).main(args);
+  process.exit();
+}
 const sizeAt = args.indexOf("--size");
 const size = parseSize(sizeAt === -1 ? "1GiB" : args[sizeAt + 1]);
 const keep = args.includes("--keep");

@@ -98,3 +98,42 @@ export function generate(root, size, { freshResponses = false } = {}) {
   return { written, units: n, paths };
 }
 
+
+/**
+ * One long Claude Code session of about `size` bytes in `file` (bench/claude-import.mjs --one-session): a
+ * single chain of user and assistant records, a tool call and its result every fourth turn, text with
+ * escapes as real transcripts have, timestamps a second apart. Deterministic: the same size gives the same
+ * bytes. Returns the number of records.
+ */
+export function oneSession(file, size) {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const sessionId = freshUuid("one-session");
+  const common = `"isSidechain":false,"userType":"external","cwd":"/proj","sessionId":"${sessionId}","version":"2.0.0"`;
+  const words = (seed, n) => {
+    let s = "";
+    for (let i = 0; s.length < n; i++) s += `${i % 13 === 0 ? "\n" : " "}w${(seed * 31 + i * 7) % 997}${i % 29 === 0 ? ' "quoted"' : ""}`;
+    return JSON.stringify(s);
+  };
+  const lines = [];
+  let bytes = 0;
+  let parent = null;
+  for (let i = 0; bytes < size; i++) {
+    const uuid = freshUuid(`one-session:${i}`);
+    const ts = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+    const head = `{"parentUuid":${parent === null ? "null" : `"${parent}"`},${common}`;
+    const call = `toolu_${String(i - 1).padStart(8, "0")}`;
+    let message;
+    if (i % 2 === 0 && i % 8 === 2) message = `"type":"user","message":{"role":"user","content":[{"tool_use_id":"${call}","type":"tool_result","content":${words(i, 1700)}}]}`;
+    else if (i % 2 === 0) message = `"type":"user","message":{"role":"user","content":${words(i, 1700)}}`;
+    else {
+      const content = i % 8 === 1 ? `[{"type":"text","text":${words(i, 400)}},{"type":"tool_use","id":"toolu_${String(i).padStart(8, "0")}","name":"Bash","input":{"command":${words(i + 1, 1200)}}}]` : `[{"type":"text","text":${words(i, 1600)}}]`;
+      message = `"type":"assistant","message":{"id":"msg_${i}","type":"message","role":"assistant","model":"claude-x","content":${content},"stop_reason":"end_turn","usage":{"input_tokens":${i},"output_tokens":${i % 500}}},"requestId":"req_${i}"`;
+    }
+    const line = `${head},${message},"uuid":"${uuid}","timestamp":"${ts}"}\n`;
+    lines.push(line);
+    bytes += Buffer.byteLength(line);
+    parent = uuid;
+  }
+  writeFileSync(file, lines.join(""));
+  return lines.length;
+}

@@ -8,53 +8,60 @@
 import type { CanonicalType } from "../../event/vocabulary.js";
 import { J_ARRAY, J_NULL, J_NUMBER, J_OBJECT, J_STRING, J_TRUE, memberOf, numberOf, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import type { MapContext } from "./map.js";
+import { BufferBytes, type SourceBytes } from "./source-bytes.js";
 import { carriesCompactSummary } from "./transcript.js";
 import { K_MESSAGE, K_CONTENT, K_TYPE, K_TEXT, K_ID, K_MODEL, K_NAME, K_INPUT, K_TOOL_USE_ID, K_IS_ERROR, K_IS_META, K_COMPACT, K_PARENT, K_API_ERROR, K_STOP, K_USAGE, K_REQUEST, K_INPUT_TOKENS, K_OUTPUT_TOKENS, K_CACHE_READ, K_CACHE_WRITE, L_TEXT, L_IMAGE, L_TOOL_RESULT, L_TOOL_USE, L_SERVER_TOOL_USE, L_THINKING, L_REDACTED, L_SYNTHETIC } from "./record-keys.js";
 
 /**
- * A text made of literal strings and byte ranges of one buffer (the source file): an Event's `data`
- * written without copying the record's bytes until they go to the Log.
+ * A text made of literal strings and byte ranges of one source file: an Event's `data` written without
+ * copying the record's bytes until they go to the Log. The ranges are file offsets, read from `src` (the
+ * file's buffer, or the file itself a window at a time, source-bytes.ts) when the text is written.
  */
 export class Spliced {
-  /** Literal strings, and ranges as two numbers (start, end) of `buf`. */
-  readonly parts: Array<string | number> = [];
-  constructor(readonly buf: Buffer) {}
+  /** Literal strings, and ranges as two numbers (start, end): file offsets. */
+  parts: Array<string | number> = [];
+  readonly src: SourceBytes;
+  constructor(
+    src: SourceBytes | Buffer,
+    /** The file offset of the buffer the ranges given to range() index. */
+    private readonly base = 0,
+  ) {
+    this.src = Buffer.isBuffer(src) ? new BufferBytes(src) : src;
+  }
   lit(s: string): this {
     this.parts.push(s);
     return this;
   }
   range(s: number, e: number): this {
-    this.parts.push(s, e);
+    this.parts.push(this.base + s, this.base + e);
     return this;
   }
   append(other: Spliced): this {
     for (const p of other.parts) this.parts.push(p);
     return this;
   }
-  /** Hand each part to `emit`: a string as it is, a range as a view of the buffer. */
-  emit(emit: (part: string | Buffer) => void): void {
-    const p = this.parts;
-    for (let i = 0; i < p.length; i++) {
-      const x = p[i]!;
-      if (typeof x === "string") emit(x);
-      else emit(this.buf.subarray(x, p[++i] as number));
-    }
+  /** The text is complete: its parts are kept in an array of their own length (a growing array has room to spare). */
+  seal(): this {
+    this.parts = this.parts.slice();
+    return this;
   }
   /**
    * Write the text's UTF-8 bytes to `out` at `at`, which has room for maxBytes; returns where they end.
-   * The same bytes emit() hands out, without a view made per range.
    */
   writeInto(out: Buffer, at: number): number {
     const p = this.parts;
-    const b = this.buf;
+    const src = this.src;
     for (let i = 0; i < p.length; i++) {
       const x = p[i]!;
       if (typeof x === "string") at += out.write(x, at, "utf8");
       else {
         const end = p[++i] as number;
+        const b = src.hold(x, end);
+        const from = x - src.base;
+        const to = end - src.base;
         // A short range is cheaper copied here than through Buffer#copy's checks.
-        if (end - x <= SHORT_RANGE) for (let k = x; k < end; k++) out[at++] = b[k]!;
-        else at += b.copy(out, at, x, end);
+        if (to - from <= SHORT_RANGE) for (let k = from; k < to; k++) out[at++] = b[k]!;
+        else at += b.copy(out, at, from, to);
       }
     }
     return at;
@@ -83,7 +90,11 @@ export class Spliced {
     const p = this.parts;
     for (let i = 0; i < p.length; i++) {
       const x = p[i]!;
-      out += typeof x === "string" ? x : this.buf.toString("utf8", x, p[++i] as number);
+      if (typeof x === "string") out += x;
+      else {
+        const end = p[++i] as number;
+        out += this.src.hold(x, end).toString("utf8", x - this.src.base, end - this.src.base);
+      }
     }
     return out;
   }
@@ -104,7 +115,14 @@ class Reader {
   constructor(
     readonly t: JsonTape,
     readonly b: Buffer,
+    /** Where `b` lies in the source file, for the Spliced texts made of its ranges. */
+    private readonly src: SourceBytes,
+    private readonly base: number,
   ) {}
+  /** A new text whose ranges are places in `b`. */
+  out(): Spliced {
+    return new Spliced(this.src, this.base);
+  }
   member(node: number, key: Uint8Array): number {
     return node >= 0 && this.t.kind[node] === J_OBJECT ? memberOf(this.t, this.b, node, key) : -1;
   }
@@ -185,7 +203,7 @@ function userDrafts(r: Reader, ctx: MapContext): TextDraft[] | null {
   if (r.kind(r.member(0, K_PARENT)) === J_NULL && carriesCompactSummary({ type: "user", parentUuid: null, message: { content: r.firstText(content) } })) return null;
   const meta = r.isTrue(r.member(0, K_IS_META)) ? ',"meta":true' : "";
   const ck = r.kind(content);
-  const fields = () => new Spliced(r.b);
+  const fields = () => r.out();
   if (ck === J_STRING) return [{ type: "user_message", part: "text", fields: r.value(fields().lit('"text":'), content).lit(meta) }];
   const blocks = ck === J_ARRAY ? r.children(content) : [];
   if (blocks.length === 0) return [{ type: "user_message", part: "msg", fields: fields().lit('"text":""') }];
@@ -222,17 +240,17 @@ function userDrafts(r: Reader, ctx: MapContext): TextDraft[] | null {
 /** §2.1 for a path `assistant` record (map.ts assistantDrafts). */
 function assistantDrafts(r: Reader): TextDraft[] {
   const msg = r.member(0, K_MESSAGE);
-  const common = new Spliced(r.b).lit('"message_id":');
+  const common = r.out().lit('"message_id":');
   r.stringOr(common, r.member(msg, K_ID), "null").lit(',"model":');
   r.stringOr(common, r.member(msg, K_MODEL), "null");
   const stopNode = r.member(msg, K_STOP);
-  const tail = new Spliced(r.b);
+  const tail = r.out();
   if (stopNode >= 0 && r.kind(stopNode) !== J_NULL) r.value(tail.lit(',"stop_reason":'), stopNode);
   if (r.isTrue(r.member(0, K_API_ERROR))) tail.lit(',"api_error":true');
   const content = r.member(msg, K_CONTENT);
   const ck = r.kind(content);
   const blocks = ck === J_ARRAY ? r.children(content) : [];
-  const start = () => new Spliced(r.b).append(common);
+  const start = () => r.out().append(common);
   if (blocks.length === 0) {
     const f = r.stringOr(start().lit(',"text":'), ck === J_STRING ? content : -1, '""');
     return [{ type: "assistant_message", part: "msg", fields: f.append(tail) }];
@@ -276,7 +294,7 @@ function usageDraft(r: Reader): TextDraft | null {
   const output = r.count(r.member(usage, K_OUTPUT_TOKENS));
   const read = r.count(r.member(usage, K_CACHE_READ));
   const write = r.count(r.member(usage, K_CACHE_WRITE));
-  const f = r.stringOr(new Spliced(r.b).lit('"provider":"anthropic","model":'), model, "null").lit(',"message_id":');
+  const f = r.stringOr(r.out().lit('"provider":"anthropic","model":'), model, "null").lit(',"message_id":');
   r.stringOr(f, r.member(msg, K_ID), "null").lit(',"request_id":');
   r.stringOr(f, r.member(0, K_REQUEST), "null");
   f.lit(`,"input":${JSON.stringify(input)},"output":${JSON.stringify(output)},"cache_read":${JSON.stringify(read)},"cache_write":${JSON.stringify(write)},"total_tokens":${JSON.stringify(input + output + read + write)}`);
@@ -288,12 +306,12 @@ function usageDraft(r: Reader): TextDraft | null {
  * `withUsage`: the planner decides, §2.2), as text. `path`: a path record (§2.1); `subtype` its §2.1
  * subtype. Null when the plain rule must map it.
  */
-export function draftTexts(t: JsonTape, b: Buffer, type: string, subtype: string | null, path: boolean, ctx: MapContext, withUsage: boolean): TextDraft[] | null {
-  const r = new Reader(t, b);
+export function draftTexts(t: JsonTape, b: Buffer, type: string, subtype: string | null, path: boolean, ctx: MapContext, withUsage: boolean, src: SourceBytes = new BufferBytes(b), base = 0): TextDraft[] | null {
+  const r = new Reader(t, b, src, base);
   let drafts: TextDraft[] | null;
   if (path && type === "user") drafts = userDrafts(r, ctx);
   else if (path && type === "assistant") drafts = assistantDrafts(r);
-  else drafts = [{ type: "workflow_event", part: "rec", fields: new Spliced(b).lit(`"event":"claude_record","record_type":${JSON.stringify(type)},"subtype":${subtype === null ? "null" : JSON.stringify(subtype)}`) }];
+  else drafts = [{ type: "workflow_event", part: "rec", fields: r.out().lit(`"event":"claude_record","record_type":${JSON.stringify(type)},"subtype":${subtype === null ? "null" : JSON.stringify(subtype)}`) }];
   if (drafts !== null && withUsage) {
     const u = usageDraft(r);
     if (u !== null) drafts.push(u);

@@ -3,15 +3,16 @@
 // canonical, map-bytes.ts; else parsed once, map.ts), each followed by the subagent_event it links.
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { derivedUlid } from "../../event/ids.js";
-import { readJsonLine } from "../../fast/json-tape.js";
+import { readJsonLine, type JsonTape } from "../../fast/json-tape.js";
 import type { SourceFile } from "./discover.js";
 import { recordDrafts, reproduction, usageDraft, usageKeyOf, type ClaudeEventDraft } from "./map.js";
 import { draftTexts, Spliced } from "./map-bytes.js";
-import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts } from "./plan-heads.js";
+import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, TextEvent, type RecordTexts } from "./plan-heads.js";
 import type { Link } from "./plan-links.js";
 import { push, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
 import { recordTape } from "./record-facts.js";
+import { BufferBytes } from "./source-bytes.js";
 import type { ClaudeRecord } from "./transcript.js";
 
 /** What emission reads of the batch. */
@@ -37,6 +38,11 @@ export class Emission {
   private readonly toolNames = new Map<string, { line: number; name: string }>();
   /** The first line of each usage key (§2.4: usage is counted once per message). */
   private readonly firstUsage = new Map<string, number>();
+  private readonly partTexts = new Map<string, string>();
+  /** Texts made again when written (RemadeTexts): the tape they are read with, and the last record's. */
+  private readonly remakeTape = recordTape();
+  private remadeOf: RemadeTexts | null = null;
+  private remadeTexts: Spliced[] = [];
 
   constructor(private readonly input: EmitInput) {
     for (const r of input.records) {
@@ -50,6 +56,13 @@ export class Emission {
       const k = usageKeyOf(f);
       if (k !== null && !this.firstUsage.has(k)) this.firstUsage.set(k, r.line);
     }
+  }
+
+  /** `,"part":"<part>"`, one string per part name. */
+  private partText(part: string): string {
+    let text = this.partTexts.get(part);
+    if (text === undefined) this.partTexts.set(part, (text = `,"part":${JSON.stringify(part)}`));
+    return text;
   }
 
   private eventId(key: string, part: string, ts: string): string {
@@ -81,41 +94,66 @@ export class Emission {
     else addBranchHeader(ws, log, src, tsOf, this.eventText);
   }
 
-  private emitRecord(log: LogPlan, rec: ClaudeRecord, path: boolean): void {
-    const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
-    const ts = this.input.tsOf(rec);
-    const ctx: ToolNames = {
+  /** Tool names as the record at `rec` may name them: from a tool_use on an earlier line of its transcript. */
+  private toolNamesOf(rec: ClaudeRecord): ToolNames {
+    return {
       toolName: (id: string) => {
         const t = this.toolNames.get(`${rec.transcript}\u0000${id}`);
         return t !== undefined && t.line < rec.line ? t.name : null;
       },
     };
+  }
+
+  private emitRecord(log: LogPlan, rec: ClaudeRecord, path: boolean): void {
+    const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
+    const ts = this.input.tsOf(rec);
     const usageKey = rec.message && rec.type === "assistant" && rec.facts !== null ? usageKeyOf(rec.facts) : undefined;
     const withUsage = usageKey !== undefined && (usageKey === null || this.firstUsage.get(usageKey) === rec.line);
     // A canonical line is mapped from its bytes (map-bytes.ts), its Events' data written as text.
-    if (!(rec.canonical && this.fromBytes(log, rec, path, key, ts, ctx, withUsage))) this.fromParsed(log, rec, path, key, ts, ctx, withUsage);
+    if (!(rec.canonical && this.fromBytes(log, rec, path, key, ts, withUsage))) this.fromParsed(log, rec, path, key, ts, this.toolNamesOf(rec), withUsage);
     const link = this.input.links.get(rec);
     if (link !== undefined) this.linkEvent(log, rec, link, key, ts);
     log.lastSeq.set(rec, log.events.length - 1);
   }
 
   /** The record's Events with their `data` spliced from its bytes; false when the line is not read that way. */
-  private fromBytes(log: LogPlan, rec: ClaudeRecord, path: boolean, key: string, ts: string, ctx: ToolNames, withUsage: boolean): boolean {
-    if (!readJsonLine(rec.bytes, rec.start, rec.end, this.tape, true)) return false;
-    const texts = draftTexts(this.tape, rec.bytes, rec.type!, rec.facts!.subtype, path && rec.message, ctx, withUsage);
+  private fromBytes(log: LogPlan, rec: ClaudeRecord, path: boolean, key: string, ts: string, withUsage: boolean): boolean {
+    const texts = this.recordTexts(rec, path, withUsage, this.tape);
     if (texts === null) return false;
-    const uuid = rec.chain ? `,"uuid":${JSON.stringify(rec.uuid)}` : "";
-    texts.forEach((d, i) => {
-      const data = new Spliced(rec.bytes).lit("{").append(d.fields).lit(`,"claude":{"line":${rec.line}${uuid},"part":"${d.part}"`);
+    // A file not held whole: each Event's text is made again from the file when written.
+    const remade = rec.bytes instanceof BufferBytes ? null : new RemadeTexts(this, rec, path, withUsage);
+    texts.forEach((t, i) => push(log, new TextEvent(this.eventId(key, t.part, ts), log.id, log.events.length, ts, t.type, remade ?? t.text, i)));
+    return true;
+  }
+
+  /** The `data` texts of a canonical record's Events (draftTexts), in order; null when its bytes are not read that way. */
+  private recordTexts(rec: ClaudeRecord, path: boolean, withUsage: boolean, tape: JsonTape): Array<{ type: PixirEvent["type"]; part: string; text: Spliced }> | null {
+    // The line's bytes where they are now (the file's buffer, or a window of the file): read here, once.
+    const src = rec.bytes;
+    const b = src.hold(rec.start, rec.end);
+    const base = src.base;
+    if (!readJsonLine(b, rec.start - base, rec.end - base, tape, true)) return null;
+    const drafts = draftTexts(tape, b, rec.type!, rec.facts!.subtype, path && rec.message, this.toolNamesOf(rec), withUsage, src, base);
+    if (drafts === null) return null;
+    // One text of the record's `claude` head for all its Events, and one of each part name for the run.
+    const claude = `,"claude":{"line":${rec.line}${rec.chain ? `,"uuid":${JSON.stringify(rec.uuid)}` : ""}`;
+    return drafts.map((d, i) => {
+      const data = new Spliced(src).lit("{").append(d.fields).lit(claude).lit(this.partText(d.part));
       if (i === 0) {
-        if (rec.message) data.lit(`,"path":${path}`);
+        if (rec.message) data.lit(path ? ',"path":true' : ',"path":false');
         data.lit(',"record":').range(rec.start, rec.end);
       }
-      const event = textEvent(this.eventId(key, d.part, ts), log.id, log.events.length, ts, d.type, data.lit("}}"));
-      this.eventText.set(event, data);
-      push(log, event);
+      return { type: d.type, part: d.part, text: data.lit("}}").seal() };
     });
-    return true;
+  }
+
+  /** The texts of `r`'s record made again (the last record's are kept: its Events are written one after the other). */
+  remade(r: RemadeTexts, index: number): Spliced {
+    if (this.remadeOf !== r) {
+      this.remadeTexts = this.recordTexts(r.rec, r.path, r.withUsage, this.remakeTape)!.map((t) => t.text);
+      this.remadeOf = r;
+    }
+    return this.remadeTexts[index]!;
   }
 
   /** The record parsed here, once, and let go with its Events. */
@@ -167,24 +205,19 @@ export class Emission {
 }
 
 /**
- * An Event whose `data` is the text `data` (map-bytes.ts): parsed only when something reads it (a share
- * header's digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record.
+ * The Event texts of a record of a file not held whole (source-bytes.ts FileBytes), made again from the
+ * file when they are written or read: the same draftTexts over the same bytes, so the same texts.
  */
-function textEvent(id: string, sessionId: string, seq: number, ts: string, type: PixirEvent["type"], text: Spliced): PixirEvent {
-  let data: JsonObject | undefined;
-  return {
-    id,
-    session_id: sessionId,
-    seq,
-    ts,
-    type,
-    get data(): JsonObject {
-      return (data ??= JSON.parse(text.toString()) as JsonObject);
-    },
-    set data(value: JsonObject) {
-      data = value;
-    },
-  };
+class RemadeTexts implements RecordTexts {
+  constructor(
+    private readonly emission: Emission,
+    readonly rec: ClaudeRecord,
+    readonly path: boolean,
+    readonly withUsage: boolean,
+  ) {}
+  at(index: number): Spliced {
+    return this.emission.remade(this, index);
+  }
 }
 
 /** §3.8: the range of a compact summary at `seq`. */

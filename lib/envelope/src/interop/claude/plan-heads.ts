@@ -8,7 +8,7 @@ import { MAX_IMPORT_SHARE_HOPS, REPLAY_LIMITATIONS, shareHeaderData } from "../.
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { SourceFile } from "./discover.js";
 import type { SharedFork } from "./fork-file.js";
-import type { Spliced } from "./map-bytes.js";
+import { Spliced } from "./map-bytes.js";
 import { firstTime, push, sourceRecordSeqs, type LogPlan } from "./plan-log.js";
 import type { ClaudeRecord } from "./transcript.js";
 
@@ -99,6 +99,44 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
   return inherited;
 }
 
+/** The `data` texts of a record's Events, made again from the record's bytes when asked for. */
+export interface RecordTexts {
+  at(index: number): Spliced;
+}
+
+/**
+ * An Event whose `data` is a text (map-bytes.ts): parsed only when something reads it (a share header's
+ * digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record. The text is
+ * held (a file read whole), or made again from the record when written (a file read in blocks: plan-emit.ts
+ * RemadeTexts), so a large unit's plan holds a small object per Event, not its text.
+ */
+export class TextEvent implements PixirEvent {
+  private parsed: JsonObject | undefined = undefined;
+  constructor(
+    readonly id: string,
+    readonly session_id: string,
+    readonly seq: number,
+    readonly ts: string,
+    readonly type: PixirEvent["type"],
+    private readonly made: Spliced | RecordTexts,
+    /** Which of its record's Events it is. */
+    private readonly index: number,
+  ) {}
+  get text(): Spliced {
+    return this.made instanceof Spliced ? this.made : this.made.at(this.index);
+  }
+  /** Its text is held, not made again when asked for. */
+  get holdsText(): boolean {
+    return this.made instanceof Spliced;
+  }
+  get data(): JsonObject {
+    return (this.parsed ??= JSON.parse(this.text.toString()) as JsonObject);
+  }
+  set data(value: JsonObject) {
+    this.parsed = value;
+  }
+}
+
 /**
  * The `data` text of the Events mapped from their records' bytes (map-bytes.ts), by Event: the writer
  * writes them from it, and a share header digests their lines from it (a prefix read from bytes, as the
@@ -106,6 +144,9 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
  */
 export class EventTexts extends Map<PixirEvent, Spliced> {
   private readonly shared = new Map<string, JsonObject>();
+  override get(e: PixirEvent): Spliced | undefined {
+    return e instanceof TextEvent ? e.text : super.get(e);
+  }
   /**
    * fork.md §4.3: the share_v1 header data of `parent`'s prefix up to `toSeq` (`inherited`), digested once
    * for every Log that branches at that Event (a record with two or more children).
@@ -120,10 +161,12 @@ export class EventTexts extends Map<PixirEvent, Spliced> {
   lineOf(e: PixirEvent): Buffer | null {
     const data = this.get(e);
     if (data === undefined) return null;
-    const parts: Buffer[] = [Buffer.from(envelopeHead(e), "utf8")];
-    data.emit((part) => parts.push(typeof part === "string" ? Buffer.from(part, "utf8") : part));
-    parts.push(CLOSE_LINE);
-    return Buffer.concat(parts);
+    const head = envelopeHead(e);
+    const out = Buffer.allocUnsafe(head.length * 3 + data.maxBytes + 1);
+    let at = out.write(head, 0, "utf8");
+    at = data.writeInto(out, at);
+    out[at++] = 0x7d; // "}"
+    return out.subarray(0, at);
   }
   /** The child's copy of an inherited Event (loader.ts inheritedItem), its data the parent's, read when asked for. */
   inheritedCopy(e: PixirEvent, headerId: string, childId: string, k: number): PixirEvent {
@@ -136,8 +179,6 @@ export class EventTexts extends Map<PixirEvent, Spliced> {
     return copy;
   }
 }
-
-const CLOSE_LINE = Buffer.from("}");
 
 /** §3.8 carried checkpoint: the latest checkpoint of the parent at or before the fork point. */
 function carryCheckpoint(log: LogPlan, parentEvents: PixirEvent[], inherited: PixirEvent[], toSeq: number, key: string, ts: string): void {

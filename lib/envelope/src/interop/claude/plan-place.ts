@@ -23,7 +23,8 @@ export class Placement {
   private readonly byId = new Map<string, LogPlan>();
   private readonly rootOf: LogPlan[] = [];
   private readonly rootRole: LogRole;
-  private readonly byLine = new Map<number, ClaudeRecord>();
+  /** The records by line, made when a Log on disk is adopted (a fresh unit has none). */
+  private byLineMap: Map<number, ClaudeRecord> | null = null;
 
   constructor(
     private readonly input: BatchInput,
@@ -31,7 +32,11 @@ export class Placement {
   ) {
     this.inlineIds = groupStarts.map((g) => childLogId(input.src.base, `sidechain-${g.uuid}`));
     this.rootRole = input.src.kind === "subagent" ? "subagent" : "primary";
-    for (const r of input.read.records) this.byLine.set(r.line, r);
+  }
+
+  private get byLine(): Map<number, ClaudeRecord> {
+    if (this.byLineMap === null) this.byLineMap = new Map(this.input.read.records.map((r) => [r.line, r]));
+    return this.byLineMap;
   }
 
   /** §4.3 step 4: what the family's Logs hold (parents come first). */

@@ -50,6 +50,12 @@ export interface RecordFacts {
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
+// Most records call no tool and return none: they share these (a large unit holds one facts per record).
+const NO_TOOL_USES: ToolUseFact[] = Object.freeze([]) as unknown as ToolUseFact[];
+const NO_TOOL_RESULTS: ToolResultFact[] = Object.freeze([]) as unknown as ToolResultFact[];
+const usesOrNone = (list: ToolUseFact[]): ToolUseFact[] => (list.length === 0 ? NO_TOOL_USES : list);
+const resultsOrNone = (list: ToolResultFact[]): ToolResultFact[] => (list.length === 0 ? NO_TOOL_RESULTS : list);
+
 /** The facts of a parsed record: the plain rule. */
 export function factsOfValue(v: JsonObject): RecordFacts {
   const pu = v.parentUuid;
@@ -78,8 +84,8 @@ export function factsOfValue(v: JsonObject): RecordFacts {
     snapshotTimestamp: isJsonObject(v.snapshot) ? str(v.snapshot.timestamp) : null,
     messageId: msg !== null ? str(msg.id) : null,
     requestId: str(v.requestId),
-    toolUses,
-    toolResults,
+    toolUses: usesOrNone(toolUses),
+    toolResults: resultsOrNone(toolResults),
     toolUseResult: tur === null ? null : { agentId: str(tur.agentId), status: str(tur.status), totalDurationMs: typeof tur.totalDurationMs === "number" ? tur.totalDurationMs : null },
   };
 }
@@ -148,8 +154,8 @@ export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
     snapshotTimestamp: memberStr(t, b, memberOf(t, b, 0, K_SNAPSHOT), K_TIMESTAMP),
     messageId: isMsg ? memberStr(t, b, msg, K_ID) : null,
     requestId: tapeStr(t, b, memberOf(t, b, 0, K_REQUEST)),
-    toolUses,
-    toolResults,
+    toolUses: usesOrNone(toolUses),
+    toolResults: resultsOrNone(toolResults),
     toolUseResult: tur >= 0 && t.kind[tur] === J_OBJECT ? { agentId: memberStr(t, b, tur, K_AGENT_ID), status: memberStr(t, b, tur, K_STATUS), totalDurationMs: duration >= 0 && t.kind[duration] === J_NUMBER ? numberOf(t, b, duration) : null } : null,
   };
 }

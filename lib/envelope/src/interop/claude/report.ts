@@ -68,6 +68,7 @@ export interface ClaudeImportOptions {
 export interface LogWrite {
   id: string;
   existed: boolean;
+  /** The Log lines to write ("" in a dry run, which writes nothing: its lines are only checked). */
   lines: string;
   count: number;
 }

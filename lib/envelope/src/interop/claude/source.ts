@@ -1,13 +1,13 @@
 // claude-interop.md §4.2, §4.3 step 3: reading a source file: its bytes (refused at an over-long line
 // before it is buffered), its prefix's digest, whether it grew a line, and the checking pass's look at it.
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
 import { MAX_LINE_BYTES } from "../../lines/codec.js";
 import { overlongLine, sourceLineTooLong } from "../../lines/line-bound.js";
 import type { SourceFile } from "./discover.js";
 import type { ClaudeImportOptions } from "./report.js";
-import { readTranscriptBytes } from "./transcript.js";
+import { readTranscriptBytes, readTranscriptFile, type ReadFile } from "./transcript.js";
 
 export const PROGRESS_BYTES = 1024 * 1024;
 
@@ -71,6 +71,34 @@ export const readSource = (src: SourceFile, files?: FileBuffers): Buffer =>
   });
 
 /**
+ * A source file at least this large is never held whole: it is read in blocks, and its records' bytes are
+ * read again from the file when its Logs are written (transcript.ts readTranscriptFile). Below it, one read
+ * of the whole file is the cheaper way, and the unit's buffers are used again (FileBuffers).
+ */
+export const WHOLE_FILE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * §4.2, §4.3: a source file's records, and the digest of its complete lines. `wholeBelow`: the size from
+ * which it is read in blocks (WHOLE_FILE_BYTES; tests choose). With `keep` false its lines are only checked.
+ */
+export function readTranscript(src: SourceFile, lenient: boolean, say?: (percent: number | null) => void, files?: FileBuffers, wholeBelow = WHOLE_FILE_BYTES, keep = true): { read: ReadFile; sha256: string } {
+  const size = readingSource(src, () => statSync(src.abs).size);
+  const progress = size >= PROGRESS_BYTES ? say : undefined;
+  if (size < wholeBelow) {
+    const bytes = readSource(src, files);
+    const read = readTranscriptBytes(bytes, src.file, lenient, progress, keep, true);
+    return { read, sha256: createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex") };
+  }
+  return readingSource(src, () => {
+    const line = overlongLine(src.abs);
+    if (line !== null) throw sourceLineTooLong("transcript", src.file, line);
+    const h = createHash("sha256");
+    const read = readTranscriptFile(src.abs, src.file, lenient, (bytes) => h.update(bytes), progress, keep);
+    return { read, sha256: h.digest("hex") };
+  });
+}
+
+/**
  * Source files read into buffers that the next unit uses again once the unit that read them is prepared
  * (prepareFreshUnit), so that a thread preparing many units keeps a flat memory.
  */
@@ -116,7 +144,7 @@ export const parentUuidsOf = (src: SourceFile) => {
     if (cache === null) {
       cache = new Set();
       try {
-        for (const r of readTranscriptBytes(readSource(src), src.file, true, undefined, true, true).records) if (r.parentUuid !== null) cache.add(r.parentUuid);
+        for (const r of readTranscript(src, true).read.records) if (r.parentUuid !== null) cache.add(r.parentUuid);
       } catch {
         /* unreadable: links nothing */
       }
@@ -133,8 +161,7 @@ export const parentUuidsOf = (src: SourceFile) => {
  */
 export function linesFitLog(src: SourceFile, options: ClaudeImportOptions, say?: (percent: number | null) => void): boolean {
   say?.(null);
-  const bytes = readSource(src);
-  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined, false);
+  const { read } = readTranscript(src, Boolean(options.lenient), say, undefined, WHOLE_FILE_BYTES, false);
   // The record's bytes (a raw_base64 line: a third more), its mapped text at most as long again, the rest.
   return (read.longestLine * 4) / 3 + read.longestLine + 1024 * 1024 <= MAX_LINE_BYTES;
 }

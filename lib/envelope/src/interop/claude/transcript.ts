@@ -1,12 +1,14 @@
 // claude-interop.md §1–§3.3: reading a Claude Code transcript and its tree rules (message records,
 // bridged parents, walks, the parallel-call recovery, the leaf Claude resumes). Pure functions over
 // the lines of one file. The oracle tests do not use them: test/support/claude-oracle.ts is written apart.
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { deepWellFormed, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import { factsOfTape, factsOfValue, recordTape, type RecordFacts } from "./record-facts.js";
+import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
 
@@ -47,16 +49,18 @@ export class ClaudeRecord {
   constructor(
     /** Physical line number, 1-based (blank lines count). */
     readonly line: number,
-    /** The buffer the line lies in (the whole file). */
-    readonly bytes: Buffer,
+    /** Where the line's bytes are read from (the file's buffer, or the file itself), by file offset. */
+    readonly bytes: SourceBytes,
+    /** The line's place in the file. */
     readonly start: number,
     readonly end: number,
     private readonly keep: boolean,
   ) {}
 
-  /** The line's bytes without its `\n`. */
+  /** The line's bytes without its `\n` (a view valid until the file's bytes are next read). */
   get lineBytes(): Buffer {
-    return this.bytes.subarray(this.start, this.end);
+    const b = this.bytes.hold(this.start, this.end);
+    return b.subarray(this.start - this.bytes.base, this.end - this.bytes.base);
   }
 
   /** The line's text without its `\n`; null when it is not valid UTF-8. */
@@ -128,8 +132,9 @@ function isBlank(bytes: Buffer, start: number, end: number): boolean {
  * A line that `tape` reads as canonical (fast/json-tape.ts) is not parsed: its facts come from its bytes.
  * `keep`: the record holds its parsed value and text (else they are made again when asked for).
  */
-export function parseLine(bytes: Buffer, start: number, end: number, line: number, checkOnly = false, tape: JsonTape | null = null, keep = true): ClaudeRecord {
-  const rec = new ClaudeRecord(line, bytes, start, end, keep);
+export function parseLine(bytes: Buffer, start: number, end: number, line: number, checkOnly = false, tape: JsonTape | null = null, keep = true, source: SourceBytes = new BufferBytes(bytes), base = 0): ClaudeRecord {
+  // `bytes` holds the line at [start, end); the record keeps its place in the file (base + start) and `source`.
+  const rec = new ClaudeRecord(line, source, base + start, base + end, keep);
   // JSON nested deeper than a Log may hold (envelope-and-log.md §7) is a malformed line: refused, or kept raw.
   if (end - start > MAX_NESTING_DEPTH && nestsDeeperThan(bytes.subarray(start, end))) {
     rec.problem = "malformed_line";
@@ -176,6 +181,78 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
   return rec;
 }
 
+/** §4.2's reading of the complete lines of a file, fed its bytes in one buffer or in blocks of whole lines. */
+class LineReader {
+  readonly records: ClaudeRecord[] = [];
+  longestLine = 0;
+  line = 0;
+  blank = 0;
+  private readonly seen = new Set<string>();
+  private readonly tape = recordTape();
+  private lastUuid: string | null = null;
+
+  constructor(
+    private readonly file: string,
+    private readonly lenient: boolean,
+    private readonly keep: boolean,
+    private readonly lazy: boolean,
+    private readonly source: SourceBytes,
+  ) {}
+
+  /**
+   * The complete lines of `bytes` from `start` (file offset `base + start`); returns where the first line
+   * without its `\n` starts. `tick(offset)` is told the file offset after each line.
+   */
+  lines(bytes: Buffer, start: number, base: number, tick?: (offset: number) => void): number {
+    for (;;) {
+      const nl = bytes.indexOf(0x0a, start);
+      if (nl < 0) return start;
+      this.add(bytes, start, nl, base);
+      start = nl + 1;
+      tick?.(base + start);
+    }
+  }
+
+  private add(bytes: Buffer, start: number, nl: number, base: number): void {
+    const line = ++this.line;
+    if (isBlank(bytes, start, nl)) {
+      this.blank++;
+      return;
+    }
+    const rec = parseLine(bytes, start, nl, line, !this.keep, this.tape, !this.lazy, this.source, base);
+    if (rec.problem !== null && !this.lenient) {
+      throw new PixirError("invalid_claude_session", undefined, { reason: rec.problem, file: this.file, line });
+    }
+    this.longestLine = Math.max(this.longestLine, nl - start);
+    if (!this.keep) return;
+    // A chain's parent is most often the record before: its uuid string is kept once, not twice.
+    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.parentUuid = rec.facts!.parentUuid = this.lastUuid;
+    if (rec.uuid !== null) this.lastUuid = rec.uuid;
+    if (rec.chain) {
+      if (this.seen.has(rec.uuid!)) rec.dup = true;
+      else this.seen.add(rec.uuid!);
+      rec.message = !rec.dup && rec.type !== "progress";
+    }
+    this.records.push(rec);
+  }
+
+  result(completeBytes: number, pendingTailBytes: number): ReadFile {
+    return { records: this.records, completeBytes, lines: this.line, blankLines: this.blank, pendingTailBytes, longestLine: this.longestLine };
+  }
+}
+
+/** Progress in steps of a tenth of `total` bytes, told the offset reached. */
+function progressTicks(total: number, progress?: (percent: number) => void): ((offset: number) => void) | undefined {
+  if (progress === undefined) return undefined;
+  const step = Math.max(1, Math.ceil(total / 10));
+  let nextReport = step;
+  return (offset) => {
+    if (offset < nextReport) return;
+    progress(Math.floor((100 * offset) / total));
+    nextReport = (Math.floor(offset / step) + 1) * step;
+  };
+}
+
 /**
  * §4.2: the complete lines of `bytes` (a final segment without `\n` is the pending tail), blank lines
  * skipped and counted. Malformed lines are refused (`invalid_claude_session`) unless `lenient`. With
@@ -183,44 +260,46 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
  * parsed value nor its text (the import: they are made again from the file's bytes when mapped).
  */
 export function readTranscriptBytes(bytes: Buffer, file: string, lenient: boolean, progress?: (percent: number) => void, keep = true, lazy = false): ReadFile {
-  const records: ClaudeRecord[] = [];
-  let longestLine = 0;
-  // Progress in steps of a tenth of the file.
-  const step = Math.max(1, Math.ceil(bytes.length / 10));
-  let nextReport = step;
-  let start = 0;
-  let line = 0;
-  let blank = 0;
-  const seen = new Set<string>();
-  const tape = recordTape();
-  for (;;) {
-    const nl = bytes.indexOf(0x0a, start);
-    if (nl < 0) break;
-    line++;
-    if (isBlank(bytes, start, nl)) blank++;
-    else {
-      const rec = parseLine(bytes, start, nl, line, !keep, tape, !lazy);
-      if (rec.problem !== null && !lenient) {
-        throw new PixirError("invalid_claude_session", undefined, { reason: rec.problem, file, line });
-      }
-      longestLine = Math.max(longestLine, nl - start);
-      if (keep) {
-        if (rec.chain) {
-          if (seen.has(rec.uuid!)) rec.dup = true;
-          else seen.add(rec.uuid!);
-          rec.message = !rec.dup && rec.type !== "progress";
-        }
-        records.push(rec);
-      }
-    }
-    start = nl + 1;
-    if (progress !== undefined && start >= nextReport) {
-      progress(Math.floor((100 * start) / bytes.length));
-      nextReport = (Math.floor(start / step) + 1) * step;
-    }
-  }
+  const reader = new LineReader(file, lenient, keep, lazy, new BufferBytes(bytes));
+  const end = reader.lines(bytes, 0, 0, progressTicks(bytes.length, progress));
   progress?.(100);
-  return { records, completeBytes: start, lines: line, blankLines: blank, pendingTailBytes: bytes.length - start, longestLine };
+  return reader.result(end, bytes.length - end);
+}
+
+/** Blocks a large file is read in (a longer line gets a block of its own size). */
+const READ_BLOCK_BYTES = 1024 * 1024;
+
+/**
+ * readTranscriptBytes (lazy) of a file read in blocks of whole lines, never whole: each record keeps its
+ * place and reads its bytes from the file again when mapped (source-bytes.ts FileBytes). `digest` is fed
+ * the complete lines (§4.3's digest of the imported prefix). With `keep` false the lines are only checked.
+ */
+export function readTranscriptFile(abs: string, file: string, lenient: boolean, digest: (bytes: Buffer) => void, progress?: (percent: number) => void, keep = true): ReadFile {
+  const fd = openSync(abs, "r");
+  try {
+    const st = fstatSync(fd);
+    const source = new FileBytes(abs, file, st.ino);
+    const reader = new LineReader(file, lenient, keep, true, source);
+    const tick = progressTicks(st.size, progress);
+    let buf = Buffer.allocUnsafe(READ_BLOCK_BYTES);
+    let have = 0;
+    let base = 0;
+    for (let n = -1; n !== 0; ) {
+      if (have === buf.length) buf = Buffer.concat([buf.subarray(0, have)], 2 * buf.length);
+      n = readSync(fd, buf, have, buf.length - have, base + have);
+      have += n;
+      const end = reader.lines(buf.subarray(0, have), 0, base, tick);
+      digest(buf.subarray(0, end));
+      buf.copy(buf, 0, end, have);
+      have -= end;
+      base += end;
+    }
+    source.length = base;
+    progress?.(100);
+    return reader.result(base, have);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

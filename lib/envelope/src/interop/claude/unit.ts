@@ -1,8 +1,8 @@
 // claude-interop.md §4.1–§4.3: planning a unit (its subagent files, then its session file): each file read
 // (source.ts), checked against what the Workspace holds (workspace-logs.ts), its batch planned (plan.ts) and
 // its writes made ready: Log text, or (a fresh unit) temp files written by apply.ts. Nothing is put in place.
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import type { PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { sentPrepared, type PreparedLog, type SentPrepared } from "../../store/log-write.js";
 import { logPath } from "../../store/paths.js";
@@ -13,8 +13,7 @@ import { knownEntry, statFile, stillKnown, type KnownFile } from "./known.js";
 import { planBatch, type BatchPlan } from "./plan.js";
 import { refusal, type LogPlan, type SubagentTarget } from "./plan-log.js";
 import { emptyReport, forkedFromOfRoot, logReport, unchangedLog, type ClaudeFileReport, type ClaudeFileStatus, type ClaudeImportOptions, type ClaudeLogReport, type ClaudeLogStatus, type FilePlan, type LogWrite } from "./report.js";
-import { FileBuffers, hasLineAfter, parentUuidsOf, PROGRESS_BYTES, readingSource, readSource, sha256Prefix } from "./source.js";
-import { readTranscriptBytes } from "./transcript.js";
+import { FileBuffers, hasLineAfter, parentUuidsOf, readingSource, readTranscript, sha256Prefix } from "./source.js";
 import { childrenNamedIn, heldRecordCount, lastCheckpoint, loadExisting, WorkspaceLogs } from "./workspace-logs.js";
 
 interface UnitState {
@@ -80,12 +79,10 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       };
     }
   }
-  const bytes = readSource(src, unit.files);
-  const read = readTranscriptBytes(bytes, src.file, Boolean(options.lenient), bytes.length >= PROGRESS_BYTES ? say : undefined, true, true);
+  const { read, sha256 } = readTranscript(src, Boolean(options.lenient), say, unit.files);
   if (read.records.length === 0 && !rootExists) {
     return { report: { ...base, status: "empty", blank_lines: read.blankLines, pending_tail_bytes: read.pendingTailBytes }, writes: [], prepared: [] };
   }
-  const sha256 = createHash("sha256").update(bytes.subarray(0, read.completeBytes)).digest("hex");
   const existing = rootExists ? await loadExisting(ws, await wsLogs.family(src.rootId, src.sourceKey)) : [];
   // §3.6: children already named by a subagent_event of the unit's Logs (this file's, its subagents').
   const linked = new Set<string>();
@@ -107,6 +104,12 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     forkSource: src.kind === "fork_session" && existing.length === 0 && unit.forkSource ? await unit.forkSource(String(src.forkedFrom)) : null,
   });
 
+  // A dry run writes nothing: its lines are made and checked (a line too long is named as a run would), not kept.
+  const linesToWrite = (events: PixirEvent[]): string => {
+    if (!dry) return serializeAll(events, src, plan);
+    serializeEach(events, src, plan, () => {});
+    return "";
+  };
   const writes: LogWrite[] = [];
   const preparing: Array<Promise<PreparedLog>> = [];
   const logs: ClaudeLogReport[] = [];
@@ -115,7 +118,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       if (log.existed) {
         if (log.batch.length === 0) logs.push(logReport(log, "unchanged"));
         else {
-          writes.push({ id: log.id, existed: true, lines: serializeAll(log.batch, src, plan), count: log.batch.length });
+          writes.push({ id: log.id, existed: true, lines: linesToWrite(log.batch), count: log.batch.length });
           logs.push(logReport(log, dry ? "would_append" : "appended"));
         }
         continue;
@@ -128,14 +131,13 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
         logs.push(logReport(log, "created"));
         continue;
       }
-      const text = serializeAll(log.batch, src, plan);
       let status: ClaudeLogStatus = dry ? "would_create" : "created";
       if (wsLogs.exists(log.id)) {
-        if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== text) {
+        if (readFileSync(logPath(ws, log.id).abs).toString("utf8") !== serializeAll(log.batch, src, plan)) {
           throw refusal(ws, src, log.id, "log_differs");
         }
         status = "unchanged";
-      } else writes.push({ id: log.id, existed: false, lines: text, count: log.batch.length });
+      } else writes.push({ id: log.id, existed: false, lines: linesToWrite(log.batch), count: log.batch.length });
       logs.push(logReport(log, status));
     }
   } catch (err) {
