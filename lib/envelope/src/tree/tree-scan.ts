@@ -461,6 +461,12 @@ interface PoolWorker {
  * listing), they wait for tasks; every task is also worked on by this thread, and whatever a worker
  * does not deliver (it could not start, or failed) is done here, so the results never depend on them.
  */
+/**
+ * A worker's young generation: it only reads Logs and sends back small results, so V8's default (sized
+ * for a whole program) is room it never needs, and the tree of 10,000 Logs ran at the 256 MiB bound.
+ */
+const WORKER_YOUNG_MB = 8;
+
 export class ScanPool {
   private readonly workers: PoolWorker[] = [];
   /** This thread's ends of the stream channels. */
@@ -481,7 +487,7 @@ export class ScanPool {
     for (let k = 1; k < threads; k++) {
       let worker: Worker;
       try {
-        worker = new Worker(url, { stdout: true, stderr: true });
+        worker = new Worker(url, { stdout: true, stderr: true, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
       } catch {
         return;
       }
