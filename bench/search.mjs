@@ -7,13 +7,16 @@
 //   node bench/search.mjs --size 100MiB    # smaller, for a shared machine
 //   node bench/search.mjs --runs 5         # timed runs per query (default 5)
 //   node bench/search.mjs --keep           # leave the temp directory for a look
+//   node bench/search.mjs --bin FILE       # time another build's bin/pixir.js (before/after a change)
+//   node bench/search.mjs --reuse DIR      # the archive in DIR: generated and imported there the first time,
+//                                          # reused as it is after (the index rebuilt; each run appends 1 MB)
 //
 // Needs ripgrep (`apt-get install -y ripgrep`, `brew install ripgrep`) and GNU time (/usr/bin/time).
 // Targets: index build ≥ 25 MB/s of Log bytes at ≤ 256 MiB RSS; queries p50 ≤ 100 ms and p95 ≤ 300 ms
 // (whole processes, start-up included), faster than rg at p50; the search after appending 1 MB ≤ 1 s;
 // the index ≤ 2× the Log bytes.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,12 +24,14 @@ import { generate } from "./lib/claude-tree.mjs";
 import { parseSize, sizeLabel } from "./lib/util.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const BIN = path.join(ROOT, "tools", "pixir", "bin", "pixir.js");
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
+// --bin FILE: another build of pixir (a copy of tools/pixir made before a change), for a before/after.
+const BIN = path.resolve(opt("--bin", path.join(ROOT, "tools", "pixir", "bin", "pixir.js")));
 const size = parseSize(opt("--size", "1GiB"));
 const runs = Number(opt("--runs", "5"));
-const keep = args.includes("--keep");
+const reuse = opt("--reuse", null);
+const keep = args.includes("--keep") || reuse !== null;
 
 /** The representative queries: words (rare and common), phrases, paths, code identifiers, --file. */
 const QUERIES = [
@@ -79,23 +84,32 @@ if (spawnSync("rg", ["--version"]).status !== 0) {
   process.exit(2);
 }
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), "pixir-search-bench-"));
-try {
+/** A fresh archive of `size` bytes of transcript copies, imported into `tmp/ws`; or the one `--reuse` left there. */
+function archive(tmp) {
+  const ws = path.join(tmp, "ws");
+  const made = path.join(tmp, "made.json");
+  if (reuse !== null && existsSync(made)) return { ws, ...JSON.parse(readFileSync(made, "utf8")), imported: null };
   const projects = path.join(tmp, "projects");
   const { written, units } = generate(projects, size);
-  const ws = path.join(tmp, "ws");
   mkdirSync(ws);
   const imported = timed(process.execPath, [BIN, "import", "claude", projects, "--workspace", ws]);
-  if (!keep) rmSync(projects, { recursive: true, force: true });
+  if (reuse !== null || !args.includes("--keep")) rmSync(projects, { recursive: true, force: true });
+  if (reuse !== null) writeFileSync(made, JSON.stringify({ written, units }));
+  return { ws, written, units, imported };
+}
+
+const tmp = reuse === null ? mkdtempSync(path.join(os.tmpdir(), "pixir-search-bench-")) : (mkdirSync(reuse, { recursive: true }), path.resolve(reuse));
+try {
+  const { ws, written, units, imported } = archive(tmp);
   spawnSync("sync");
   const sessions = path.join(ws, ".pixir", "sessions");
   const logBytes = dirBytes(sessions);
   const logs = readdirSync(sessions).length;
 
-  const build = timed(process.execPath, [BIN, "index", "--workspace", ws, "--json"]);
+  const build = timed(process.execPath, [BIN, "index", "--rebuild", "--workspace", ws, "--json"]);
   const report = JSON.parse(build.stdout);
   const mbps = logBytes / 1e6 / (build.ms / 1000);
-  // The catalog of session facts is built by the first search; the queries time searches after it.
+  // `pixir index` also copied the session facts (the catalog's) into the index; one search before the timed ones.
   timed(process.execPath, [BIN, "search", "warmup", "--workspace", ws, "--json"]);
 
   const rows = [];
@@ -154,6 +168,7 @@ try {
   // Per process, Node's own start and the command's module are a floor no index changes: `pixir search` on
   // an empty Workspace and `node -e 0`, timed in the same run, so the work of a search is reported apart.
   const empty = path.join(tmp, "empty");
+  rmSync(empty, { recursive: true, force: true });
   mkdirSync(empty);
   const floorCpu = [];
   const nodeCpu = [];
@@ -169,8 +184,8 @@ try {
   const mib = (b) => (b / 1024 / 1024).toFixed(1);
   const ok = (b) => (b ? "met" : "MISSED");
   const lines = [
-    `search benchmark: ${sizeLabel(size)} asked, ${mib(written)} MiB of transcripts (${units} units), ${logs} Logs of ${mib(logBytes)} MiB; node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
-    `import (not part of the targets): ${(imported.ms / 1000).toFixed(1)} s`,
+    `search benchmark (${path.relative(ROOT, BIN) || BIN}): ${sizeLabel(size)} asked, ${mib(written)} MiB of transcripts (${units} units), ${logs} Logs of ${mib(logBytes)} MiB; node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
+    `import (not part of the targets): ${imported === null ? `reused ${tmp}` : `${(imported.ms / 1000).toFixed(1)} s`}`,
     `index build: ${(build.ms / 1000).toFixed(1)} s wall, ${(build.cpuMs / 1000).toFixed(1)} s CPU: ${mbps.toFixed(1)} MB/s of Log bytes (${(logBytes / 1e6 / (build.cpuMs / 1000)).toFixed(1)} MB per CPU second), max RSS ${(build.rssKib / 1024).toFixed(0)} MiB, ${report.documents} Events searchable`,
     ...rows,
     `queries (${QUERIES.length} × ${runs} runs, whole processes): p50 ${p50.toFixed(0)} ms, p95 ${p95.toFixed(0)} ms wall; CPU p50 ${quantile(pixirCpu, 0.5).toFixed(0)} ms, p95 ${quantile(pixirCpu, 0.95).toFixed(0)} ms (rg -c CPU p50 ${quantile(rgCpu, 0.5).toFixed(0)} ms); faster than rg at p50 on ${fasterAtP50} of ${compared}`,

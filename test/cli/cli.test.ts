@@ -2,8 +2,11 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { INVALID_SESSION_IDS, listTree, logFile, readLog, ROOT, run, tempDir, user, workspace, type Tool } from "../support/cli.js";
-import { runInThread } from "../support/thread.js";
+import { INVALID_SESSION_IDS, listTree, logFile, readLog, ROOT, run as spawned, tempDir, user, workspace, type Tool } from "../support/cli.js";
+// Most runs on the tool thread (test/support/thread.ts): what a command prints and returns is the same.
+// One real process per exit path (usage 2, unsafe_state_path 1, the Environment's Workspace, --version 0)
+// and `completion` as a shell calls it stay spawned; the golden cases run every tool's help as processes.
+import { runInThread as run } from "../support/thread.js";
 
 const EVENT = '{"type":"user_message","data":{"text":"hi"}}\n';
 const ULID_ID = "01JH8Z6Q4K3M2N1P0R9S8T7V6W";
@@ -90,12 +93,12 @@ describe("B17 hostile ids are never echoed", () => {
 describe("B18 dash tokens and --json placement", () => {
   it("pixir fork -PWN: usage error, not echoed; with --json the envelope is on stdout", () => {
     const ws = tempDir();
-    const text = run("pixir", ["fork", "-PWN"], { cwd: ws });
+    const text = spawned("pixir", ["fork", "-PWN"], { cwd: ws });
     expect(text.code).toBe(2);
     expect(text.stdout).toBe("");
     expect(text.stderr.startsWith("error: usage:")).toBe(true);
     expect(text.stderr).not.toContain("PWN");
-    const json = run("pixir", ["fork", "-PWN", "--json"], { cwd: ws });
+    const json = spawned("pixir", ["fork", "-PWN", "--json"], { cwd: ws });
     expect(json.code).toBe(2);
     expect(json.stderr).toBe("");
     expect(json.json.error.kind).toBe("usage");
@@ -174,7 +177,7 @@ describe("B20 symlinks are refused", () => {
     writeFileSync(path.join(outside, "s.ndjson"), "outside-secret\n");
     symlinkSync(outside, path.join(ws, ".pixir", "sessions"));
     for (const [args, input] of [[["cat", "s", "--json"], ""], [["append", "s", "--json"], EVENT], [["check", "--json"], ""], [["check", "s", "--json"], ""]] as const) {
-      const r = run("pixir-log", [...args], { cwd: ws, input });
+      const r = spawned("pixir-log", [...args], { cwd: ws, input });
       expect(r.code, args.join(" ")).toBe(1);
       const envelope = r.json ?? r.errJson;
       expect(envelope.error.kind).toBe("unsafe_state_path");
@@ -214,11 +217,11 @@ describe("B21 workspace selection", () => {
     const cwd = tempDir();
     const env = tempDir();
     const flag = tempDir();
-    run("pixir-log", ["append", "s"], { cwd, input: EVENT, env: { PIXIR_WORKSPACE: env } });
+    spawned("pixir-log", ["append", "s"], { cwd, input: EVENT, env: { PIXIR_WORKSPACE: env } });
     expect(existsSync(logFile(env, "s"))).toBe(true);
-    run("pixir-log", ["append", "t", "--workspace", flag], { cwd, input: EVENT, env: { PIXIR_WORKSPACE: env } });
+    spawned("pixir-log", ["append", "t", "--workspace", flag], { cwd, input: EVENT, env: { PIXIR_WORKSPACE: env } });
     expect(existsSync(logFile(flag, "t"))).toBe(true);
-    run("pixir-log", ["append", "u"], { cwd, input: EVENT });
+    spawned("pixir-log", ["append", "u"], { cwd, input: EVENT });
     expect(existsSync(logFile(cwd, "u"))).toBe(true);
   });
   it("a Workspace reached through a symlink: writes land in the real directory, JSON reports the real path", () => {
@@ -288,8 +291,7 @@ describe("B22 help and version", () => {
     const undocumented: string[] = [];
     for (const [tool, list] of Object.entries(HELP_COMMANDS) as [Tool, string[][]][]) {
       for (const args of list) {
-        // On the tool thread (this reads the texts); the test above and the golden help cases run help as processes.
-        const help = runInThread(tool, [...args, "--help"], { cwd: ws });
+        const help = run(tool, [...args, "--help"], { cwd: ws });
         expect([help.code, help.stderr], `${tool} ${args.join(" ")}`).toEqual([0, ""]);
         for (const flag of new Set(help.stdout.match(/--[a-z][a-z-]*/g) ?? [])) {
           const named = new RegExp(`${flag}(?![a-z-])`);
@@ -302,7 +304,7 @@ describe("B22 help and version", () => {
   it("--version prints a semver for every binary", () => {
     const ws = tempDir();
     for (const tool of ["pixir", "pixir-log", "pixir-fork"] as const) {
-      const r = run(tool, ["--version"], { cwd: ws });
+      const r = spawned(tool, ["--version"], { cwd: ws });
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?\n$/);
     }
@@ -385,6 +387,8 @@ describe("B23 the command line on yargs: suggestions, never-echo, completion", (
     const complete = (tool: Tool, words: string[], env: Record<string, string> = {}) =>
       run(tool, ["--get-yargs-completions", tool, ...words], { cwd: ws, env: { SHELL: "/bin/bash", ...env } }).stdout.split("\n").filter(Boolean);
     expect(complete("pixir", ["fo"])).toContain("fork");
+    // The query as the shell makes it: a process of its own.
+    expect(spawned("pixir", ["--get-yargs-completions", "pixir", "fo"], { cwd: ws, env: { SHELL: "/bin/bash" } }).stdout.split("\n")).toContain("fork");
     expect(complete("pixir", ["fork", "s", "--st"])).toEqual(expect.arrayContaining(["--strategy", "--strict-boundary"]));
     expect(complete("pixir", ["fork", "s", "--strategy", ""])).toEqual(["replay_v1", "share_v1"]);
     expect(complete("pixir", ["fork", "sess"])).toEqual(["sess-one", "sess-two"]);

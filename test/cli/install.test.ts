@@ -8,8 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "../support/cli.js";
-// @ts-expect-error: a plain .mjs script, shared with bench/startup.mjs
-import { packRuntimeDependencies } from "../../scripts/pack-deps.mjs";
+import { sharedPacks } from "../support/packs.js";
 
 const TOOLS = ["pixir", "pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize"] as const;
 
@@ -77,11 +76,9 @@ describe("README Install", () => {
 
   it("the packed tarballs install under the prefix, and npx runs one tool from its tarball", { timeout: 300_000 }, () => {
     const home = tempDir("pixir-home-");
-    const work = tempDir("pixir-packs-");
-    const packed = spawnSync(process.execPath, [path.join(ROOT, "scripts/pack-tools.mjs"), "--out", path.join(work, "packs"), "--no-build"], { encoding: "utf8" });
-    expect(packed.status, packed.stderr).toBe(0);
-    expect(packed.stdout.trim().split("\n").map((f) => path.basename(f))).toEqual(TOOLS.map((t) => `${t}-0.1.0.tgz`));
-    const deps: string[] = packRuntimeDependencies(path.join(work, "deps"));
+    // scripts/pack-tools.mjs and the dependencies' tarballs, once per run (shared with packaging.test.ts).
+    const { dir: work, toolsOutput, deps } = sharedPacks();
+    expect(toolsOutput.trim().split("\n").map((f) => path.basename(f))).toEqual(TOOLS.map((t) => `${t}-0.1.0.tgz`));
     expect(deps.length).toBeGreaterThan(0);
     sh(`${packLine} ./deps/*.tgz`, work, npmEnv(home, { npm_config_ignore_scripts: "true" }));
     toolsRunFromElsewhere(home);

@@ -1,4 +1,5 @@
-// Packaging as users get it: every package packed with `pnpm pack`, the tool tarballs installed with
+// Packaging as users get it: every package packed with `pnpm pack` (the tools by scripts/pack-tools.mjs,
+// once per run for this file and install.test.ts: test/support/packs.ts), the tool tarballs installed with
 // plain `npm install` into an empty directory, and every installed bin run. Offline, with an empty npm
 // cache: the tools bundle everything they run, and their one declared runtime dependency (yargs, with
 // its own) is installed from tarballs packed from pnpm's copies (scripts/pack-deps.mjs).
@@ -7,8 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "../support/cli.js";
-// @ts-expect-error: a plain .mjs script, shared with bench/startup.mjs
-import { packRuntimeDependencies } from "../../scripts/pack-deps.mjs";
+import { sharedPacks } from "../support/packs.js";
 
 const TOOLS = ["pixir-log", "pixir-fork", "pixir-summarize", "pixir-tree", "pixir"] as const;
 
@@ -25,6 +25,7 @@ const pnpm = pnpmCommand();
 describe.skipIf(pnpm === null)("packed packages install and run with plain npm", () => {
   it("packs every package with bin, files, exports and a README; the tools install offline and run", () => {
     const packs = tempDir("pixir-pack-");
+    const shared = sharedPacks();
     const tarballs: Record<string, string> = {};
     for (const dir of ["lib/envelope", ...TOOLS.map((t) => `tools/${t}`)]) {
       const pkgDir = path.join(ROOT, dir);
@@ -34,13 +35,19 @@ describe.skipIf(pnpm === null)("packed packages install and run with plain npm",
       expect(existsSync(path.join(pkgDir, "README.md")), dir).toBe(true);
       expect(readFileSync(path.join(pkgDir, "README.md"), "utf8")).toMatch(/```sh|```ts/);
       if (dir.startsWith("tools/")) expect(pkg.bin, dir).toEqual({ [path.basename(dir)]: `./bin/${path.basename(dir)}.js` });
-      const [cmd, ...pre] = pnpm!;
-      // The bundles are already built by the test command; skip prepack's rebuild.
-      const out = execFileSync(cmd!, [...pre, "pack", "--pack-destination", packs, "--config.ignore-scripts=true"], { cwd: pkgDir, encoding: "utf8" });
-      const tgz = readdirSync(packs).find((f) => f.startsWith(pkg.name.replace("@", "").replace("/", "-")) && !Object.values(tarballs).includes(f));
-      expect(tgz, `${dir}: ${out}`).toBeDefined();
-      tarballs[pkg.name] = tgz!;
-      const listing = execFileSync("tar", ["-tzf", path.join(packs, tgz!)], { encoding: "utf8" });
+      // The tools as scripts/pack-tools.mjs packs them (`pnpm pack` each, once per run: test/support/packs.ts);
+      // the library here, the same way. The bundles are already built by the test command; prepack's rebuild is skipped.
+      let tgz = path.join(shared.dir, "packs", `${pkg.name}-${pkg.version}.tgz`);
+      if (!dir.startsWith("tools/")) {
+        const [cmd, ...pre] = pnpm!;
+        const out = execFileSync(cmd!, [...pre, "pack", "--pack-destination", packs, "--config.ignore-scripts=true"], { cwd: pkgDir, encoding: "utf8" });
+        const name = readdirSync(packs).find((f) => f.startsWith(pkg.name.replace("@", "").replace("/", "-")));
+        expect(name, `${dir}: ${out}`).toBeDefined();
+        tgz = path.join(packs, name!);
+      }
+      expect(existsSync(tgz), tgz).toBe(true);
+      tarballs[pkg.name] = tgz;
+      const listing = execFileSync("tar", ["-tzf", tgz], { encoding: "utf8" });
       expect(listing).toContain("package/README.md");
       // The license the manifest names ships with every package.
       expect(pkg.license, dir).toBe("MIT");
@@ -48,19 +55,19 @@ describe.skipIf(pnpm === null)("packed packages install and run with plain npm",
       expect(readFileSync(path.join(pkgDir, "LICENSE"), "utf8")).toBe(readFileSync(path.join(ROOT, "LICENSE"), "utf8"));
       expect(listing).toContain("package/dist/");
       // Workspace protocol versions must not leak into a published manifest.
-      const manifest = execFileSync("tar", ["-xzOf", path.join(packs, tgz!), "package/package.json"], { encoding: "utf8" });
+      const manifest = execFileSync("tar", ["-xzOf", tgz, "package/package.json"], { encoding: "utf8" });
       expect(manifest).not.toContain("workspace:");
       // yargs is bundled into the bins and declared as what it is: a runtime dependency. better-sqlite3, a
       // native addon that cannot be bundled, is the wrapper's other one (the search index, the opencode import).
       const sqlite = dir === "tools/pixir" ? { "better-sqlite3": expect.stringMatching(/^\^12\./) } : {};
       if (dir.startsWith("tools/")) expect(JSON.parse(manifest).dependencies, dir).toEqual({ yargs: expect.stringMatching(/^\^17\./), ...sqlite });
     }
-    const dependencies: string[] = packRuntimeDependencies(packs);
+    const dependencies = shared.deps;
     expect(dependencies.map((t) => path.basename(t))).toEqual(expect.arrayContaining(["yargs.tgz", "cliui.tgz", "better-sqlite3.tgz"]));
 
     const app = tempDir("pixir-install-");
     writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "consumer", private: true }));
-    const install = spawnSync("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", tempDir("pixir-npm-cache-"), ...TOOLS.map((t) => path.join(packs, tarballs[t]!)), ...dependencies], {
+    const install = spawnSync("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", tempDir("pixir-npm-cache-"), ...TOOLS.map((t) => tarballs[t]!), ...dependencies], {
       cwd: app,
       encoding: "utf8",
     });

@@ -13,6 +13,7 @@ import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { assistant, call, logFile, rawLine, run, tempDir, user, writeRaw, type Ev, type Tool } from "../support/cli.js";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
+import { runInThread } from "../support/thread.js";
 import { runInProcess, snapshot, snapshotDiff } from "./support.js";
 
 const PAGE = 4096;
@@ -196,13 +197,13 @@ const WRITERS: Record<string, (ws: string) => Case> = {
   "pixir-log write": () => ({ tool: "pixir-log", argv: ["write", "--json"], input: envelopes("n", chat(24)), data: ".pixir/sessions/n.ndjson", lease: true }),
   "pixir-log write (a fork stream)": (ws) => {
     writeRaw(ws, "p", chat(24));
-    const stream = run("pixir-fork", ["--parent", "p", "--child-id", "c"], { cwd: ws });
+    const stream = runInThread("pixir-fork", ["--parent", "p", "--child-id", "c"], { cwd: ws });
     ok(stream, "pixir-fork");
     return { tool: "pixir-log", argv: ["write", "--json"], input: stream.stdout, data: ".pixir/sessions/c.ndjson", lease: true };
   },
   "pixir-log materialize": (ws) => {
     writeRaw(ws, "p", chat(24));
-    ok(run("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "c"], { cwd: ws }), "share fork");
+    ok(runInThread("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "c"], { cwd: ws }), "share fork");
     return { tool: "pixir-log", argv: ["materialize", "c", "--json"], data: ".pixir/sessions/c.ndjson", lease: true };
   },
   "pixir-log repair": (ws) => {
@@ -211,7 +212,7 @@ const WRITERS: Record<string, (ws: string) => Case> = {
   },
   "pixir-log rm --materialize-children": (ws) => {
     writeRaw(ws, "p", chat(24));
-    ok(run("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "c"], { cwd: ws }), "share fork");
+    ok(runInThread("pixir", ["fork", "p", "--strategy", "share_v1", "--child-id", "c"], { cwd: ws }), "share fork");
     return { tool: "pixir-log", argv: ["rm", "p", "--materialize-children", "--json"], data: ".pixir/sessions/c.ndjson", lease: true };
   },
   "pixir-log rm": (ws) => {
@@ -250,8 +251,8 @@ const WRITERS: Record<string, (ws: string) => Case> = {
   },
   "pixir merge": (ws) => {
     writeRaw(ws, "p", chat(4));
-    ok(run("pixir", ["fork", "p", "--child-id", "c"], { cwd: ws }), "fork");
-    ok(run("pixir", ["append", "c"], { cwd: ws, input: inputLines(4) }), "append to the child");
+    ok(runInThread("pixir", ["fork", "p", "--child-id", "c"], { cwd: ws }), "fork");
+    ok(runInThread("pixir", ["append", "c"], { cwd: ws, input: inputLines(4) }), "append to the child");
     padToPage(ws, "p", chat(4).length);
     return { tool: "pixir", argv: ["merge", "c", "--into", "p", "--json"], data: ".pixir/sessions/p.ndjson", lease: true };
   },
@@ -279,12 +280,12 @@ const WRITERS: Record<string, (ws: string) => Case> = {
   "pixir import codex": () => ({ tool: "pixir", argv: ["import", "codex", codexRollout(24), "--json"], data: `.pixir/sessions/${CODEX_ID}.ndjson`, lease: true, dataBeforeLease: true }),
   "pixir import claude": () => ({ tool: "pixir", argv: ["import", "claude", claudeFile(CLAUDE_BRANCHED), "--json"], data: `.pixir/sessions/${CLAUDE_BRANCHED}.ndjson`, lease: true }),
   "pixir export claude --out": (ws) => {
-    ok(run("pixir", ["import", "claude", claudeFile(CLAUDE_WITH_AGENT)], { cwd: ws }), "import claude");
+    ok(runInThread("pixir", ["import", "claude", claudeFile(CLAUDE_WITH_AGENT)], { cwd: ws }), "import claude");
     const file = `${MNT}/out/${CLAUDE_PROJECT}/${CLAUDE_WITH_AGENT}.jsonl`;
     return { tool: "pixir", argv: ["export", "claude", CLAUDE_WITH_AGENT, "--out", `${MNT}/out`, "--json"], data: file, readOnlyPath: new RegExp(`${CLAUDE_WITH_AGENT}\\.jsonl$`), lease: false };
   },
   "pixir export codex --out": (ws) => {
-    ok(run("pixir", ["import", "codex", codexRollout(24)], { cwd: ws }), "import codex");
+    ok(runInThread("pixir", ["import", "codex", codexRollout(24)], { cwd: ws }), "import codex");
     const rel = `out/2026/03/01/rollout-2026-03-01T10-00-00-${CODEX_ID}.jsonl`;
     return { tool: "pixir", argv: ["export", "codex", CODEX_ID, "--out", `${MNT}/out`, "--json"], data: `${MNT}/${rel}`, readOnlyPath: /rollout-[^/]+\.jsonl$/, lease: false };
   },
@@ -306,6 +307,7 @@ const WRITERS: Record<string, (ws: string) => Case> = {
 };
 
 type Fault = "full" | "room for the lease only" | "read-only";
+const PROCESS_WRITER = "pixir-log append";
 
 /** Each writer's Workspace is set up once, off the mount, and copied onto each fresh mount. */
 const templates = new Map<string, { dir: string; c: Case }>();
@@ -331,7 +333,9 @@ async function runFaulted(name: string, fault: Fault) {
   if (fault === "read-only") expect(sh("mount", ["-o", "remount,ro", mnt]).ok, "remount read-only").toBe(true);
   else fillLeaving(mnt, fault === "full" ? 0 : 2);
   const before = snapshot(mnt);
-  const r = run(c.tool, c.argv, { cwd: ws, input: c.input });
+  // The first writer's faults as processes (the exit code and streams a shell sees); the others on the
+  // tool thread (test/support/thread.ts): the same bundle meets the same failing file system.
+  const r = (name === PROCESS_WRITER ? run : runInThread)(c.tool, c.argv, { cwd: ws, input: c.input });
   const left = snapshotDiff(before, snapshot(mnt));
   // In this process (the same library as the binary), which spares a start-up per case.
   const check = await runInProcess("pixir-log", ["check", "--json"], { cwd: ws });
@@ -427,7 +431,7 @@ describe.skipIf(skipReason !== null)("runs of several files that fail part-way (
 
   it("pixir export claude --out: the subagent file does not fit; the session file written before it is taken back", async () => {
     const template = tempDir();
-    ok(run("pixir", ["import", "claude", claudeFile(CLAUDE_WITH_AGENT)], { cwd: template }), "import claude");
+    ok(runInThread("pixir", ["import", "claude", claudeFile(CLAUDE_WITH_AGENT)], { cwd: template }), "import claude");
     const main = statSync(claudeFile(CLAUDE_WITH_AGENT)).size;
     // Room for the session file (and its temp file's last page), none for the 150 KB subagent file.
     const { mnt, ws } = mountWith(template, pagesOf(main) + 3);
@@ -442,7 +446,7 @@ describe.skipIf(skipReason !== null)("runs of several files that fail part-way (
   it("pixir import claude of two sessions: the second does not fit; the first stays, the hint says so, and a rerun with room completes it", async () => {
     // §4.1 order: the session with the subagent first (its Logs ~350 KB), then the branched one (~100 KB).
     const sized = tempDir();
-    const all = run("pixir", ["import", "claude", claudeFile(CLAUDE_BRANCHED), claudeFile(CLAUDE_WITH_AGENT), "--json"], { cwd: sized });
+    const all = runInThread("pixir", ["import", "claude", claudeFile(CLAUDE_BRANCHED), claudeFile(CLAUDE_WITH_AGENT), "--json"], { cwd: sized });
     ok(all, "import claude off the mount");
     expect(all.json.imports.map((i: any) => i.session_id)).toEqual([CLAUDE_WITH_AGENT, CLAUDE_WITH_AGENT, CLAUDE_BRANCHED]);
     const sizeOf = (prefix: string) => readdirSync(path.join(sized, ".pixir/sessions")).filter((f) => f.startsWith(prefix)).reduce((n, f) => n + pagesOf(statSync(path.join(sized, ".pixir/sessions", f)).size), 0);
@@ -465,7 +469,7 @@ describe.skipIf(skipReason !== null)("runs of several files that fail part-way (
     expect(check.code, check.stdout).toBe(0);
     // Room again: the rerun completes the run, to the very Logs of one import with room.
     unlinkSync(path.join(mnt, ".fill"));
-    const again = run("pixir", ["import", "claude", claudeFile(CLAUDE_BRANCHED), claudeFile(CLAUDE_WITH_AGENT), "--json"], { cwd: ws });
+    const again = runInThread("pixir", ["import", "claude", claudeFile(CLAUDE_BRANCHED), claudeFile(CLAUDE_WITH_AGENT), "--json"], { cwd: ws });
     ok(again, "rerun");
     expect(logsOf(ws)).toEqual(whole);
   });

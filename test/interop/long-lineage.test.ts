@@ -9,7 +9,9 @@ import { describe, expect, it } from "vitest";
 import { MAX_IMPORT_SHARE_HOPS } from "../../lib/envelope/src/fork/fork.js";
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
 import { importCodexRollouts } from "../../lib/envelope/src/interop/codex/import.js";
-import { run, tempDir } from "../support/cli.js";
+import { tempDir } from "../support/cli.js";
+// check, context and export on the tool thread (test/support/thread.ts): the reads cost seconds, start-ups add nothing.
+import { runInThread as run } from "../support/thread.js";
 
 const SESSION = "6f0c8a52-1d1e-4a3b-9c55-0d3b2a1e4f01";
 const THREAD = "019c8a59-e9dd-71f0-9ae3-4079fe9726a9";

@@ -4,7 +4,8 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assistant, call, ev, listTree, logFile, rawLine, readEvents, run, sh, start, toolResult, user, workspace, ULID, type Ev } from "../support/cli.js";
+import { assistant, call, ev, listTree, logFile, rawLine, readEvents, run, sh, start, toolResult, user, workspace, ULID, type Ev, type RunResult } from "../support/cli.js";
+import { runInThread } from "../support/thread.js";
 import { REPLAY_TYPES as REPLAY_VOCABULARY } from "../../lib/envelope/src/event/vocabulary.js";
 
 const REPLAY_TYPES = new Set<string>(REPLAY_VOCABULARY);
@@ -120,12 +121,13 @@ function forkLines(parentId: string, parentEvents: Ev[], childId: string, option
 
 const text = (lines: string[]): string => lines.map((l) => `${l}\n`).join("");
 
+/** A pixir-summarize run on the tool thread; the pipelines (sh) and the signal tests (start) are processes. */
 function summarize(ws: string, input: string, args: string[] = []) {
-  return run("pixir-summarize", args, { cwd: ws, input });
+  return runInThread("pixir-summarize", args, { cwd: ws, input });
 }
 
 /** The branch_summary line of a successful ndjson run, with its envelope checked. */
-function summaryOf(r: ReturnType<typeof summarize>, childId: string, seq: number) {
+function summaryOf(r: RunResult, childId: string, seq: number) {
   expect(r.code, r.stderr).toBe(0);
   const last = r.lines.at(-1);
   expect(Object.keys(last)).toEqual(["id", "session_id", "seq", "ts", "type", "data"]);

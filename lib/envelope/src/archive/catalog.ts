@@ -35,9 +35,11 @@ export async function readCatalog(workspace: string): Promise<SessionFacts[]> {
   return (await readCatalogListed(workspace)).facts;
 }
 
-/** readCatalog with the listing it was keyed by (each Log's size and mtime), for other derived data keyed the same way. */
-export async function readCatalogListed(workspace: string): Promise<{ facts: SessionFacts[]; listing: LogListing }> {
-  const listing = listLogs(workspace);
+/**
+ * readCatalog with the listing it was keyed by (each Log's size and mtime), for other derived data keyed the
+ * same way; `listing`: the Logs as the caller already listed them.
+ */
+export async function readCatalogListed(workspace: string, listing: LogListing = listLogs(workspace)): Promise<{ facts: SessionFacts[]; listing: LogListing }> {
   const keys = keysOf(listing);
   const answer = readJoined(workspace, keys);
   if (answer !== null) return { facts: answer, listing };

@@ -65,7 +65,7 @@ export async function runSearchCommand(args: ParsedArgs, ctx: CommandContext): P
 }
 
 export async function runIndexCommand(args: ParsedArgs, ctx: CommandContext): Promise<number> {
-  const report = indexWorkspace(ctx.workspace(), boolFlag(args, "rebuild"), progressOf(ctx));
+  const report = await indexWorkspace(ctx.workspace(), boolFlag(args, "rebuild"), progressOf(ctx));
   if (!ctx.json) for (const n of report.notes) ctx.warn(n.code, n.text, { message: n.text });
   await ctx.report(report as unknown as Record<string, unknown>, indexText(report));
   return 0;

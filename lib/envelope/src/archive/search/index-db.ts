@@ -2,8 +2,10 @@
 // decides what a search may do with it: bring it up to date (the usual case), read it as it is (a read-only
 // Workspace), or build one in memory (a read-only Workspace without a usable index). A missing, corrupt or
 // other-version file is replaced, with a note; SQLite's own words never reach the user.
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { existsSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { isRefusal } from "../../event/os-codes.js";
 import { osWriteFault } from "../../event/os-fault.js";
@@ -88,10 +90,11 @@ export function indexWriteFault(err: unknown, path: StatePath): PixirError {
   return named;
 }
 
-/** better-sqlite3 installed without its native part (an install with scripts off, or a failed source build). */
+/** better-sqlite3 not installed, or installed without its native part (an install with scripts off, or a failed source build). */
 function isAddonMissing(err: unknown): boolean {
   const e = err as NodeJS.ErrnoException | null;
-  return e?.code === "ERR_DLOPEN_FAILED" || /bindings file|better_sqlite3\.node|NODE_MODULE_VERSION/.test(String(e?.message ?? ""));
+  const message = String(e?.message ?? "");
+  return e?.code === "ERR_DLOPEN_FAILED" || (e?.code === "MODULE_NOT_FOUND" && message.includes("better-sqlite3")) || /bindings file|better_sqlite3\.node|NODE_MODULE_VERSION/.test(message);
 }
 
 function addonFault(err: unknown): PixirError {
@@ -102,12 +105,37 @@ function addonFault(err: unknown): PixirError {
   });
 }
 
+/**
+ * better-sqlite3 through require(), as the CommonJS package it is: an ES import of it first has Node parse
+ * its sources for their export names (some milliseconds of every search). Loaded on the first open.
+ */
+const requireHere = createRequire(import.meta.url);
+let sqlite: { Database: typeof Database; addon: string | null } | undefined;
+
+/**
+ * The package and its addon's file, handed to it (its `nativeBinding`) so that it does not search a dozen
+ * places for it (the `bindings` package, some milliseconds of every search). Where an install put the
+ * addon elsewhere, it searches as it would.
+ */
+function loadSqlite(): { Database: typeof Database; addon: string | null } {
+  if (sqlite !== undefined) return sqlite;
+  const main = requireHere.resolve("better-sqlite3");
+  const file = path.join(path.dirname(main), "..", "build", "Release", "better_sqlite3.node");
+  sqlite = { Database: requireHere(main) as typeof Database, addon: existsSync(file) ? file : null };
+  return sqlite;
+}
+
+/** A connection to a file (or an image in memory) that waits for another process's writes up to the busy timeout. */
+function connect(file: string | Buffer): Database.Database {
+  const { Database: Sqlite, addon } = loadSqlite();
+  return new Sqlite(file, { timeout: BUSY_TIMEOUT_MS, ...(addon === null ? {} : { nativeBinding: addon }) });
+}
+
 function removeIndexFiles(p: StatePath): void {
   for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(p.abs + suffix, { force: true });
 }
 
 function tune(db: Database.Database, writable: boolean): void {
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (writable) {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
@@ -136,7 +164,7 @@ function createSchema(db: Database.Database): void {
 const isEmpty = (db: Database.Database): boolean => (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0;
 
 function inMemory(notes: OpenIndex["notes"], p: StatePath): OpenIndex {
-  const db = new Database(":memory:");
+  const db = connect(":memory:");
   createSchema(db);
   return { db, mode: "memory", notes, path: p };
 }
@@ -148,7 +176,7 @@ function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Databas
   for (let attempt = 0; ; attempt++) {
     let db: Database.Database | null = null;
     try {
-      db = new Database(p.abs);
+      db = connect(p.abs);
       tune(db, true);
       const version = versionOf(db);
       if (version === SEARCH_INDEX_VERSION) return db;
@@ -166,7 +194,7 @@ function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Databas
       notes.push({ code: "index_rebuilt", text: `${p.rel} was unreadable (corrupt); rebuilding it from the Logs` });
     }
     removeIndexFiles(p);
-    const fresh = new Database(p.abs);
+    const fresh = connect(p.abs);
     tune(fresh, true);
     createSchema(fresh);
     return fresh;
@@ -183,7 +211,7 @@ function openReadOnly(p: StatePath, notes: OpenIndex["notes"]): OpenIndex {
       const bytes = readFileSync(p.abs);
       // The header's read and write versions (bytes 18, 19) say WAL (2); an image in memory cannot be WAL.
       if (bytes.length >= 100 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;
-      const db = new Database(bytes);
+      const db = connect(bytes);
       if (versionOf(db) === SEARCH_INDEX_VERSION) {
         notes.push({ code: "index_may_be_stale", text: `the Workspace is read-only: searching ${p.rel} as it is, which may miss recent changes to the Logs` });
         return { db, mode: "as_is", notes, path: p };

@@ -7,8 +7,10 @@ import { statSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
 import { closeSearchIndex, isBusy, isCorruption, indexWriteFault, openSearchIndex, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
 import { runSearch, type SearchHit, type SearchRequest } from "./search.js";
-import { updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
-import type { LogListing } from "../../store/ls.js";
+import { listingDigest, updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
+import { listLogs, type LogListing } from "../../store/ls.js";
+import { readCatalogListed } from "../catalog.js";
+import { cardsOfFacts, saveCards, storedCards, type SessionCard, type SessionCards } from "./session-cards.js";
 
 export interface IndexNote {
   code: string;
@@ -24,13 +26,13 @@ export interface IndexState {
 const readOnlyCode = (err: unknown): boolean => (sqliteCode(err) ?? "").startsWith("SQLITE_READONLY");
 
 /** Bring the index up to date; a corrupt file is replaced once, a busy or read-only one is used as it is. */
-function freshIndex(ws: string, rebuild: boolean, progress?: UpdateProgress, listing?: LogListing): { index: OpenIndex; state: IndexState } {
+function freshIndex(ws: string, rebuild: boolean, progress: UpdateProgress | undefined, listing: LogListing, digest: string): { index: OpenIndex; state: IndexState } {
   let index = openSearchIndex(ws, rebuild);
   const notes: IndexNote[] = [...index.notes];
   for (let attempt = 0; ; attempt++) {
     if (index.mode === "as_is") return { index, state: { mode: index.mode, counts: null, notes } };
     try {
-      const counts = updateSearchIndex(index.db, ws, progress, listing);
+      const counts = updateSearchIndex(index.db, ws, progress, listing, digest);
       return { index, state: { mode: index.mode, counts, notes } };
     } catch (err) {
       if (isBusy(err)) {
@@ -52,21 +54,52 @@ function freshIndex(ws: string, rebuild: boolean, progress?: UpdateProgress, lis
 export interface SearchResult {
   hits: SearchHit[];
   index: IndexState;
+  /** The cards of the hits' sessions. */
+  cards: Map<string, SessionCard>;
 }
 
-/** archive.md §2: bring the index up to date with the Logs, then search it. */
-/** `listing`: the Logs as the caller listed them (the catalog's listing), instead of a listing of its own. */
-export function searchWorkspace(ws: string, req: SearchRequest, progress?: UpdateProgress, listing?: LogListing): SearchResult {
-  const { index, state } = freshIndex(ws, false, progress, listing);
+/**
+ * The session cards of this listing: the index's when they were joined from it, else the catalog's facts
+ * (archive.md §1), copied into the index when it may be written so that the next search reads them there.
+ */
+async function cardsFor(ws: string, index: OpenIndex, state: IndexState, listing: LogListing, digest: string): Promise<SessionCards> {
+  const stored = storedCards(index.db, digest);
+  if (stored !== null) return stored;
+  const { facts } = await readCatalogListed(ws, listing);
+  if (state.mode !== "update") return cardsOfFacts(facts);
   try {
-    return { hits: runSearch(index.db, ws, req), index: state };
+    saveCards(index.db, digest, facts);
   } catch (err) {
-    if (err instanceof PixirError) throw err;
-    if (isCorruption(err)) {
-      throw new PixirError("log_read_failed", `the search index ${index.path.rel} is corrupt`, { path: index.path.rel, reason: "corrupt_index", next_actions: ["search again: the index is rebuilt from the Logs"] });
-    }
-    if (sqliteCode(err) !== null) throw new PixirError("usage", "pixir could not run this query: quote words that hold punctuation, e.g. \"a-b\"", { field: "query", reason: "unrunnable_query" });
-    throw err;
+    // Another process writes the index, or it cannot be written: these facts serve this search alone.
+    if (isBusy(err) || readOnlyCode(err)) return cardsOfFacts(facts);
+    throw isCorruption(err) ? err : indexWriteFault(err, index.path);
+  }
+  return cardsOfFacts(facts);
+}
+
+/** A fault while reading the index, in pixir's words: a corrupt index, or a query the engine could not run. */
+function searchFault(err: unknown, index: OpenIndex): unknown {
+  if (err instanceof PixirError) return err;
+  if (isCorruption(err)) {
+    return new PixirError("log_read_failed", `the search index ${index.path.rel} is corrupt`, { path: index.path.rel, reason: "corrupt_index", next_actions: ["search again: the index is rebuilt from the Logs"] });
+  }
+  if (sqliteCode(err) !== null) return new PixirError("usage", "pixir could not run this query: quote words that hold punctuation, e.g. \"a-b\"", { field: "query", reason: "unrunnable_query" });
+  return err;
+}
+
+/**
+ * archive.md §2: bring the index up to date with the Logs, then search it. `request` makes the search of
+ * the session cards (--agent and --project select on them). `listing`: the Logs as the caller listed them.
+ */
+export async function searchWorkspace(ws: string, request: (cards: SessionCards) => SearchRequest, progress?: UpdateProgress, listing: LogListing = listLogs(ws)): Promise<SearchResult> {
+  const digest = listingDigest(listing);
+  const { index, state } = freshIndex(ws, false, progress, listing, digest);
+  try {
+    const cards = await cardsFor(ws, index, state, listing, digest);
+    const hits = runSearch(index.db, ws, request(cards));
+    return { hits, index: state, cards: cards.of([...new Set(hits.map((h) => h.session_id))]) };
+  } catch (err) {
+    throw searchFault(err, index);
   } finally {
     closeSearchIndex(index);
   }
@@ -108,10 +141,15 @@ function sizes(db: Database.Database): { documents: number; log_bytes: number } 
   return { documents: docs.n, log_bytes: bytes.n };
 }
 
-/** `pixir index [--rebuild]`: the same update a search makes, alone, with counts and sizes. */
-export function indexWorkspace(ws: string, rebuild: boolean, progress?: UpdateProgress): IndexReport {
-  const { index, state } = freshIndex(ws, rebuild, progress);
+/** `pixir index [--rebuild]`: the same update a search makes (the Events and the session cards), alone, with counts and sizes. */
+export async function indexWorkspace(ws: string, rebuild: boolean, progress?: UpdateProgress): Promise<IndexReport> {
+  const listing = listLogs(ws);
+  const digest = listingDigest(listing);
+  const { index, state } = freshIndex(ws, rebuild, progress, listing, digest);
   try {
+    await cardsFor(ws, index, state, listing, digest).catch((err: unknown) => {
+      throw isCorruption(err) ? searchFault(err, index) : err;
+    });
     const c = state.counts;
     if (state.mode === "update") index.db.pragma("wal_checkpoint(TRUNCATE)");
     return {

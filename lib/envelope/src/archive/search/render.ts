@@ -3,16 +3,10 @@
 // commands that open it. Matches are bold on a terminal (unless NO_COLOR) and between «» elsewhere.
 import type { IndexReport } from "./job.js";
 import type { SearchHit } from "./search.js";
+import type { SessionCard } from "./session-cards.js";
 
-/** What a hit says of its session (archive.md §1 facts). */
-export interface SessionCard {
-  agent: string | null;
-  project: string | null;
-  title: string | null;
-}
-
-/** A hit as printed: the Event's place and text, and its session's facts. */
-export type Hit = SearchHit & SessionCard;
+/** A hit as printed: the Event's place and text, and its session's facts (archive.md §1). */
+export type Hit = SearchHit & { agent: string | null } & Omit<SessionCard, "session_id" | "agent">;
 
 export interface HitStyle {
   /** Bold matches (a terminal without NO_COLOR); else «». */

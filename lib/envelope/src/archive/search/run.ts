@@ -1,14 +1,13 @@
-// pixir search as the command runs it: the filters that need session facts (--agent, --project, an id
-// prefix for --session) are read from the catalog (archive.md §1), the index is brought up to date and
-// searched, and each hit gets its session's agent, project and title.
+// pixir search as the command runs it: the index is brought up to date and searched, the filters that
+// need session facts (--agent, --project) select on the session cards (the catalog's facts, archive.md §1,
+// as the index keeps them: session-cards.ts), and each hit gets its session's agent, project and title.
 import { PixirError } from "../../event/errors.js";
-import { readCatalogListed } from "../catalog.js";
-import type { SessionFacts } from "../facts.js";
 import { resolveExistingSessionId } from "../resolve.js";
 import { searchWorkspace, type IndexState } from "./job.js";
 import { parseQuery } from "./query.js";
 import type { Hit } from "./render.js";
 import { SEARCHED_TYPES } from "./searchable.js";
+import type { SessionCards } from "./session-cards.js";
 import type { SearchSort } from "./search.js";
 import type { UpdateProgress } from "./update.js";
 import { dateBound } from "./when.js";
@@ -34,11 +33,12 @@ function checkTypes(types: readonly string[]): void {
 }
 
 /** The sessions --agent and --project leave, or null when neither is given. */
-function sessionsOf(facts: readonly SessionFacts[], o: SearchOptions): Set<string> | null {
+function sessionsOf(cards: SessionCards, o: SearchOptions): Set<string> | null {
   if (o.agent === undefined && o.project === undefined) return null;
   const project = o.project?.toLowerCase();
   return new Set(
-    facts
+    cards
+      .all()
       .filter((f) => (o.agent === undefined || f.agent === o.agent) && (project === undefined || (f.project ?? "").toLowerCase().includes(project)))
       .map((f) => f.session_id),
   );
@@ -56,15 +56,16 @@ export async function searchSessions(ws: string, o: SearchOptions, progress?: Up
   const since = o.since === undefined ? null : dateBound(o.since, "since", false);
   const until = o.until === undefined ? null : dateBound(o.until, "until", true);
   const session = o.session === undefined ? null : await resolveExistingSessionId(ws, o.session);
-  // One listing (an lstat per Log) for both the catalog and the index's look at every Log.
-  const { facts, listing } = await readCatalogListed(ws);
-  const filters = { sessions: sessionsOf(facts, o), session, types: o.types ?? null, tool: o.tool ?? null, file: o.file ?? null, since, until };
-  const { hits, index } = searchWorkspace(ws, { query, filters, sort: o.sort, limit: o.limit }, progress, listing);
-  const byId = new Map(facts.map((f) => [f.session_id, f]));
+  const { hits, index, cards } = await searchWorkspace(ws, (all) => ({
+    query,
+    filters: { sessions: sessionsOf(all, o), session, types: o.types ?? null, tool: o.tool ?? null, file: o.file ?? null, since, until },
+    sort: o.sort,
+    limit: o.limit,
+  }), progress);
   return {
     index,
     hits: hits.map((h) => {
-      const f = byId.get(h.session_id);
+      const f = cards.get(h.session_id);
       return { ...h, agent: f?.agent ?? null, project: f?.project ?? null, title: f?.title ?? null };
     }),
   };

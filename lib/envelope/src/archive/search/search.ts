@@ -7,7 +7,7 @@ import { closeSync, openSync, readSync, constants as fsConstants } from "node:fs
 import { PixirError } from "../../event/errors.js";
 import { isReplayType, REPLAY_TYPES } from "../../event/vocabulary.js";
 import { logPath } from "../../store/paths.js";
-import { ftsAll, ftsAny, isIndexable, type ParsedQuery, termPattern, textMatches } from "./query.js";
+import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, termPattern, textMatches } from "./query.js";
 import { searchableOf } from "./searchable.js";
 
 export type SearchSort = "rank" | "time";
@@ -124,6 +124,23 @@ function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, pa
 
 const COLUMNS = "d.doc, l.session_id, d.seq, d.type, d.role, d.tool, d.ts, d.ordinal, d.offset, d.length, l.cp_seq, l.cp_to";
 
+/**
+ * Whether the newest `limit` Events that match are found faster by walking the time index from the newest
+ * Event and keeping those that match, than by fetching every matching Event and sorting them: when the
+ * matches are many (a common word), the walk meets `limit` of them early; when they are few, it would
+ * walk the whole index. The same rows in the same order either way. (A word found only long ago makes the
+ * walk long: the choice assumes a common word is spread over time.)
+ */
+export function newestFirstWalk(db: Database.Database, q: ParsedQuery, match: string, limit: number): boolean {
+  // A phrase (a word of several pieces too) costs the engine more to match than a word: matched twice, for
+  // the count and for the walk, it would cost more than the walk saves.
+  if (!q.include.every((t) => piecesOf(t).length <= 1)) return false;
+  const matches = (db.prepare("SELECT count(*) AS n FROM fts WHERE fts MATCH ?").get(match) as { n: number }).n;
+  const events = (db.prepare("SELECT coalesce(max(doc), 0) AS n FROM docs").get() as { n: number }).n;
+  // The walk meets about events / matches × limit Events; fetching costs about one lookup per match.
+  return matches * matches >= events * limit * 2;
+}
+
 /** The candidate rows in the order asked for, lazily: short words are checked on each Event's text after. */
 function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sort: SearchSort, limit: number | null): IterableIterator<DocRow> {
   const params: unknown[] = [];
@@ -138,7 +155,8 @@ function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sor
     where.unshift("d.doc IN (SELECT rowid FROM fts WHERE fts MATCH ?)");
     params.unshift(match);
   }
-  const sql = `SELECT ${COLUMNS} FROM docs d JOIN logs l ON l.log = d.log${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY d.ts DESC, d.doc DESC${tail}`;
+  const docs = match !== null && limit !== null && newestFirstWalk(db, q, match, limit) ? "docs d INDEXED BY docs_ts" : "docs d";
+  const sql = `SELECT ${COLUMNS} FROM ${docs} JOIN logs l ON l.log = d.log${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY d.ts DESC, d.doc DESC${tail}`;
   return db.prepare(sql).iterate(...params) as IterableIterator<DocRow>;
 }
 
@@ -172,19 +190,65 @@ class EventReader {
   }
 }
 
-/** About 160 characters around the first match, whitespace collapsed, with the matches' places. */
-export function snippetOf(text: string, pattern: RegExp | null): { snippet: string; match_offsets: Array<[number, number]> } {
-  const flat = text.replace(/\s+/g, " ").trim();
-  pattern?.lastIndex !== undefined && (pattern.lastIndex = 0);
+const collapse = (s: string): string => s.replace(/\s+/g, " ");
+
+/** The part of the text, whitespace collapsed and trimmed, that a snippet shows: from `start`, up to SNIPPET_CHARS. */
+interface SnippetWindow {
+  start: number;
+  body: string;
+  /** The collapsed text goes on after the body. */
+  more: boolean;
+}
+
+/** The window of the whole text collapsed (a pattern with whitespace of its own matches only there). */
+function windowOfFlat(text: string, pattern: RegExp | null): SnippetWindow {
+  const flat = collapse(text).trim();
+  if (pattern !== null) pattern.lastIndex = 0;
   const first = pattern === null ? null : pattern.exec(flat);
   const start = first === null ? 0 : Math.max(0, first.index - SNIPPET_BEFORE);
   const end = Math.min(flat.length, start + SNIPPET_CHARS);
+  return { start, body: flat.slice(start, end), more: end < flat.length };
+}
+
+/**
+ * The same window without collapsing a long text whole (a tool's output can be megabytes): a match never
+ * starts with whitespace and whitespace is among the runs that separate a word's pieces, so the first
+ * match in the text is the first in the collapsed text; only the text before it and about SNIPPET_CHARS
+ * after it are collapsed.
+ */
+function windowOf(text: string, pattern: RegExp | null): SnippetWindow {
+  if (pattern !== null && /\s/.test(pattern.source)) return windowOfFlat(text, pattern);
+  if (pattern !== null) pattern.lastIndex = 0;
+  const first = pattern === null ? null : pattern.exec(text);
+  const at = first?.index ?? 0;
+  const before = collapse(text.slice(0, at)).trimStart();
+  const start = first === null ? 0 : Math.max(0, before.length - SNIPPET_BEFORE);
+  // Collapsed characters wanted from the match on: to the window's end, and one more to tell whether the text goes on.
+  const need = start + SNIPPET_CHARS + 1 - before.length;
+  let after = "";
+  for (let n = 2 * need + 64; ; n *= 2) {
+    after = collapse(text.slice(at, at + n));
+    if (before === "") after = after.trimStart();
+    if (at + n >= text.length) {
+      after = after.trimEnd();
+      break;
+    }
+    // A whitespace run where the slice ends may be the text's trimmed end: only what comes before it counts.
+    if (after.endsWith(" ")) after = after.slice(0, -1);
+    if (after.length >= need) break;
+  }
+  const head = before.slice(start) + after;
+  return { start, body: head.slice(0, SNIPPET_CHARS), more: head.length > SNIPPET_CHARS };
+}
+
+/** About 160 characters around the first match, whitespace collapsed, with the matches' places. */
+export function snippetOf(text: string, pattern: RegExp | null): { snippet: string; match_offsets: Array<[number, number]> } {
+  const { start, body, more } = windowOf(text, pattern);
   const lead = start > 0 ? "…" : "";
-  const snippet = `${lead}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`;
+  const snippet = `${lead}${body}${more ? "…" : ""}`;
   const offsets: Array<[number, number]> = [];
   if (pattern !== null) {
     pattern.lastIndex = 0;
-    const body = flat.slice(start, end);
     for (let m = pattern.exec(body); m !== null; m = pattern.exec(body)) {
       if (m[0].length === 0) {
         pattern.lastIndex++;
@@ -198,28 +262,34 @@ export function snippetOf(text: string, pattern: RegExp | null): { snippet: stri
 
 /** How many forks and branches hold Event (owner, seq, ordinal) in their History, transitively. */
 export class InheritanceCounter {
-  private readonly children = new Map<string, Array<{ id: string; to: number }>>();
+  /** Read at the first count (a search without hits reads none of it). */
+  private children: Map<string, Array<{ id: string; to: number }>> | null = null;
 
-  constructor(db: Database.Database) {
-    for (const r of db.prepare("SELECT session_id, parent, forked_to_seq FROM logs WHERE parent IS NOT NULL AND forked_to_seq IS NOT NULL").all() as Array<{ session_id: string; parent: string; forked_to_seq: number }>) {
+  constructor(private readonly db: Database.Database) {}
+
+  private lineage(): Map<string, Array<{ id: string; to: number }>> {
+    if (this.children !== null) return this.children;
+    this.children = new Map();
+    for (const r of this.db.prepare("SELECT session_id, parent, forked_to_seq FROM logs WHERE parent IS NOT NULL AND forked_to_seq IS NOT NULL").all() as Array<{ session_id: string; parent: string; forked_to_seq: number }>) {
       const list = this.children.get(r.parent) ?? [];
       list.push({ id: r.session_id, to: r.forked_to_seq });
       this.children.set(r.parent, list);
     }
+    return this.children;
   }
 
   /** Forks see a replayed Event at its ordinal k; so does every fork of theirs that kept at least k Events. */
   count(owner: string, seq: number, ordinal: number, type: string): number {
     if (!isReplayType(type)) return 0;
     let n = 0;
-    for (const c of this.children.get(owner) ?? []) if (c.to >= seq) n += 1 + this.below(c.id, ordinal, 1);
+    for (const c of this.lineage().get(owner) ?? []) if (c.to >= seq) n += 1 + this.below(c.id, ordinal, 1);
     return n;
   }
 
   private below(id: string, k: number, depth: number): number {
     if (depth > MAX_DEPTH) return 0;
     let n = 0;
-    for (const c of this.children.get(id) ?? []) if (c.to >= k) n += 1 + this.below(c.id, k, depth + 1);
+    for (const c of this.lineage().get(id) ?? []) if (c.to >= k) n += 1 + this.below(c.id, k, depth + 1);
     return n;
   }
 }

@@ -58,13 +58,31 @@ interface LogFile {
   size: number;
 }
 
-/** The Logs of a listing with what tells a changed file from an unchanged one without reading it. */
+/** What tells a changed Log file from an unchanged one without reading it: inode, size, mtime, ctime. */
+export const statKeyOf = (listing: LogListing, id: string): string => `${listing.inos.get(id)}:${listing.sizes.get(id)}:${listing.mtimes.get(id)}:${listing.ctimes.get(id)}`;
+
+/**
+ * One digest of every listed Log's id and the numbers of its stat key: equal listings, equal digests. The
+ * index keeps the digest of the listing it last caught up with, so a search of unchanged Logs compares one
+ * digest instead of a stored stat key per Log.
+ */
+export function listingDigest(listing: LogListing): string {
+  const ids = listing.sessionIds;
+  const numbers = new Float64Array(ids.length * 4);
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    numbers[i * 4] = listing.inos.get(id)!;
+    numbers[i * 4 + 1] = listing.sizes.get(id)!;
+    numbers[i * 4 + 2] = listing.mtimes.get(id)!;
+    numbers[i * 4 + 3] = listing.ctimes.get(id)!;
+  }
+  return createHash("sha256").update(ids.join("\n")).update(new Uint8Array(numbers.buffer)).digest("hex");
+}
+
+/** The Logs of a listing with their stat keys. */
 function logFilesOf(ws: string, listing: LogListing): LogFile[] {
   const dir = sessionsDir(ws).abs;
-  return listing.sessionIds.map((id) => {
-    const size = listing.sizes.get(id)!;
-    return { id, abs: path.join(dir, `${id}.ndjson`), size, statKey: `${listing.inos.get(id)}:${size}:${listing.mtimes.get(id)}:${listing.ctimes.get(id)}` };
-  });
+  return listing.sessionIds.map((id) => ({ id, abs: `${dir}${path.sep}${id}.ndjson`, size: listing.sizes.get(id)!, statKey: statKeyOf(listing, id) }));
 }
 
 function digestAt(fd: number, start: number, end: number): string {
@@ -283,13 +301,34 @@ function planBatch(st: Statements, fd: number, file: LogFile, committed: number,
   return done ? null : row.bytes;
 }
 
-/** Bring the whole index up to date with the Logs of `ws`. */
-export function updateSearchIndex(db: Database.Database, ws: string, onProgress?: UpdateProgress, listing: LogListing = listLogs(ws)): UpdateCounts {
+/** The meta key of the digest of the listing the index last caught up with. */
+const CAUGHT_UP_KEY = "caught_up_listing";
+
+function caughtUpWith(db: Database.Database): string | null {
+  return (db.prepare("SELECT value FROM meta WHERE key = ?").get(CAUGHT_UP_KEY) as { value: string } | undefined)?.value ?? null;
+}
+
+/** Whether the index holds every listed byte of this Log (not a torn tail, not an unreadable file). */
+function caughtUp(st: Statements, f: LogFile): boolean {
+  const row = st.row.get(f.id) as LogRow | undefined;
+  return row !== undefined && row.bytes === f.size && row.stat_key === f.statKey;
+}
+
+/**
+ * Bring the whole index up to date with the Logs of `ws` as `listing` lists them. When the index last caught
+ * up with a listing of the same digest, nothing changed: no Log's stored state is looked at.
+ */
+export function updateSearchIndex(db: Database.Database, ws: string, onProgress?: UpdateProgress, listing: LogListing = listLogs(ws), digest = listingDigest(listing)): UpdateCounts {
+  const counts: UpdateCounts = { logs: listing.sessionIds.length, added: 0, grown: 0, reindexed: 0, removed: 0, unchanged: 0, indexed_bytes: 0, indexed_events: 0 };
+  if (caughtUpWith(db) === digest) {
+    counts.unchanged = counts.logs;
+    return counts;
+  }
   const st = new Statements(db);
   const files = logFilesOf(ws, listing);
-  const counts: UpdateCounts = { logs: files.length, added: 0, grown: 0, reindexed: 0, removed: 0, unchanged: 0, indexed_bytes: 0, indexed_events: 0 };
-  const present = new Set(files.map((f) => f.id));
-  const gone = (db.prepare("SELECT log, session_id FROM logs").all() as Array<{ log: number; session_id: string }>).filter((r) => !present.has(r.session_id));
+  const stored = db.prepare("SELECT log, session_id, stat_key, bytes FROM logs").all() as Array<{ log: number; session_id: string; stat_key: string | null; bytes: number }>;
+  const present = new Set(listing.sessionIds);
+  const gone = stored.filter((r) => !present.has(r.session_id));
   if (gone.length > 0) {
     db.transaction(() => {
       for (const r of gone) {
@@ -299,9 +338,10 @@ export function updateSearchIndex(db: Database.Database, ws: string, onProgress?
     }).immediate();
     counts.removed = gone.length;
   }
-  const known = new Map((db.prepare("SELECT session_id, stat_key, bytes FROM logs").all() as Array<{ session_id: string; stat_key: string | null; bytes: number }>).map((r) => [r.session_id, r]));
+  const known = new Map(stored.map((r) => [r.session_id, r]));
   const total = files.reduce((n, f) => n + f.size, 0);
   let done = 0;
+  let all = true;
   for (const f of files) {
     const k = known.get(f.id);
     if (k !== undefined && k.stat_key === f.statKey && k.bytes === f.size) {
@@ -311,7 +351,9 @@ export function updateSearchIndex(db: Database.Database, ws: string, onProgress?
     }
     const before = counts.indexed_bytes;
     updateLog(db, st, ws, f, counts, () => onProgress?.(done + counts.indexed_bytes - before, total));
+    all &&= caughtUp(st, f);
     done += f.size;
   }
+  if (all) db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(CAUGHT_UP_KEY, digest);
   return counts;
 }

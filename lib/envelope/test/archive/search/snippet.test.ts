@@ -1,0 +1,85 @@
+// archive.md §2: a hit's snippet is about 160 characters of its text, whitespace collapsed, around the first
+// match. snippetOf collapses only what it shows (a tool output can be megabytes); here it is compared with
+// the plain rule — the whole text collapsed, then cut — on generated texts full of whitespace runs at every
+// place (before, inside and after matches, at the ends, longer than the window, where the text ends in a
+// long run) and on the real transcripts.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { termPattern } from "../../../src/archive/search/query.js";
+import { snippetOf } from "../../../src/archive/search/search.js";
+
+/** The rule as archive.md states it: the whole text collapsed and trimmed, the window cut from it. */
+function plainSnippet(text: string, pattern: RegExp | null): { snippet: string; match_offsets: Array<[number, number]> } {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (pattern !== null) pattern.lastIndex = 0;
+  const first = pattern === null ? null : pattern.exec(flat);
+  const start = first === null ? 0 : Math.max(0, first.index - 50);
+  const end = Math.min(flat.length, start + 160);
+  const lead = start > 0 ? "…" : "";
+  const offsets: Array<[number, number]> = [];
+  if (pattern !== null) {
+    pattern.lastIndex = 0;
+    const body = flat.slice(start, end);
+    for (let m = pattern.exec(body); m !== null; m = pattern.exec(body)) offsets.push([m.index + lead.length, m.index + lead.length + m[0].length]);
+  }
+  return { snippet: `${lead}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`, match_offsets: offsets };
+}
+
+/** A small deterministic generator (the same texts every run). */
+function random(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x / 2147483648;
+  };
+}
+
+const PARTS = ["parse", "line", "_", ".", "/", "src", "lib", "0x1F", "é", "😀", "-", "(", ")", "a", "zz"];
+const SPACES = [" ", "  ", "\n", "\t\t", " \n  ", "\u00a0", "\u2028", " ".repeat(300), "\n".repeat(40)];
+
+function text(next: () => number): string {
+  const n = Math.floor(next() * 200);
+  let out = "";
+  for (let i = 0; i < n; i++) out += next() < 0.35 ? SPACES[Math.floor(next() * SPACES.length)] : PARTS[Math.floor(next() * PARTS.length)];
+  return out;
+}
+
+const QUERIES = [["parse_line"], ["src/lib"], ["0x1f"], ["zz", "é"], ["parse line"], ["a"], ["😀"], ["( )"], ["-"], ["nothing-here"]];
+
+describe("snippetOf", () => {
+  it("gives the plain rule's snippet and offsets on texts with whitespace everywhere", () => {
+    const next = random(35);
+    for (let i = 0; i < 3000; i++) {
+      const t = text(next);
+      const q = QUERIES[i % QUERIES.length]!;
+      for (const pattern of [termPattern(q), null]) expect(snippetOf(t, pattern), JSON.stringify({ t, q })).toEqual(plainSnippet(t, pattern));
+    }
+  });
+
+  it("where the text ends in a long whitespace run, at every length around the window's end", () => {
+    for (const lead of ["", "  \n", "word ".repeat(30)]) {
+      for (let k = 0; k < 700; k++) {
+        for (const tail of [" ".repeat(1000), "\n \t".repeat(300), " x"]) {
+          const t = `${lead}parse_line ${"y".repeat(k)}${tail}`;
+          for (const pattern of [termPattern(["parse_line"]), null]) expect(snippetOf(t, pattern), JSON.stringify({ lead, k, tail: tail.slice(0, 4) })).toEqual(plainSnippet(t, pattern));
+        }
+      }
+    }
+  });
+
+  it("gives the plain rule's snippet on the real transcripts' long texts", () => {
+    const root = path.resolve(__dirname, "../../../../../test/fixtures/real-sessions/claude");
+    const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".jsonl")).slice(0, 6);
+    expect(files.length).toBeGreaterThan(0);
+    let long = 0;
+    for (const f of files) {
+      for (const line of readFileSync(path.join(root, f), "utf8").split("\n")) {
+        if (line.length < 2000) continue;
+        long++;
+        for (const q of [["the"], ["error"], ["src/lib"], ["function"]]) expect(snippetOf(line, termPattern(q))).toEqual(plainSnippet(line, termPattern(q)));
+      }
+    }
+    expect(long).toBeGreaterThan(10);
+  });
+});
