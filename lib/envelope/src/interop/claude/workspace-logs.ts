@@ -1,6 +1,6 @@
 // claude-interop.md §4.3 steps 1–5, §3.7: what the Workspace holds of a source file: its family's Logs
-// (listed once per run), their Events, the last checkpoint, the records and links they hold, and a fork
-// file's source session as it is on disk.
+// (listed once per run), their Events as the plan holds them (held-event.ts), the last checkpoint, the
+// records and links they hold, and a fork file's source session as it is on disk.
 import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { isJsonObject, type PixirEvent } from "../../event/envelope.js";
 import { storedPrefixCount } from "../../fork/fork.js";
