@@ -82,6 +82,16 @@ export function serializeEach(events: PixirEvent[], src: SourceFile, plan: Pick<
 }
 
 /**
+ * `w` with its lines made now and kept as one text: a plan held among others between the checking pass and
+ * the writes keeps its lines (bounded by import.ts HELD_PLAN_BYTES), not its records and Events.
+ */
+export function keptAsText(w: LogWrite): LogWrite {
+  let text = "";
+  w.lines((part) => (text += typeof part === "string" ? part : part.toString("utf8")));
+  return { ...w, lines: (emit) => emit(text) };
+}
+
+/**
  * serializeEach's block of lines made from bytes, handed on once it holds this many bytes: one copy into
  * the writer's block for many lines, where each part of each line was one call. Its own thread's, and used
  * only while serializeEach runs (it awaits nothing).

@@ -12,7 +12,7 @@ import { logTempOwner, sessionsDir } from "../../store/paths.js";
 import { sweepStaleTempFiles } from "../../store/repair.js";
 import { scanThreadCount } from "../../store/threads.js";
 import { WorkerPool } from "../../store/worker-pool.js";
-import { PreparedCommits, writeFile } from "./apply.js";
+import { keptAsText, PreparedCommits, writeFile } from "./apply.js";
 import { defaultProjectsRoot, discoverUnits, forkedFromSession, type ImportUnit, type SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { sameFile, statFile } from "./known.js";
@@ -243,7 +243,10 @@ class ImportRun {
       // planning it again would only hold the same plan a second time (a huge session that grew).
       const last = i === this.units.length - 1;
       const keep = last || this.heldBytes + size <= HELD_PLAN_BYTES;
-      if (keep && !last) this.heldBytes += size;
+      if (keep && !last) {
+        this.heldBytes += size;
+        for (const p of plans) p.writes = p.writes.map(keptAsText);
+      }
       this.held[i] = keep ? plans : null;
     } catch (err) {
       this.reports[i] = this.unitError(err, files);
