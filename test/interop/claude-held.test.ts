@@ -3,11 +3,11 @@
 // (what kept a huge session that grew over the 256 MiB bound, docs/performance.md "Round 4"). Held here:
 // each HeldEvent's data, read again from its line, is the loader's; its facts are those of that data; and
 // the plan of a grown import holds no Event of the Logs on disk whole but their first.
-import { cpSync, readdirSync, statSync } from "node:fs";
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, cpSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PixirEvent } from "../../lib/envelope/src/event/envelope.js";
+import { PixirError } from "../../lib/envelope/src/event/errors.js";
 import { eventFacts, HeldEvent } from "../../lib/envelope/src/interop/claude/held-event.js";
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
 import { loadExisting } from "../../lib/envelope/src/interop/claude/workspace-logs.js";
@@ -91,5 +91,29 @@ describe("a grown session's Logs on disk, as the plan reads them (held-event.ts)
     }
     expect(held).toBeGreaterThan(1000);
     expect(inherited).toBeGreaterThan(100);
+  });
+});
+
+describe("a Log on disk replaced while the plan reads it again", () => {
+  it("stops the import naming the Log (log_read_failed), not a source transcript", async () => {
+    const root = tempDir("pixir-claude-held-");
+    cpSync(CLAUDE_FIXTURES, root, { recursive: true });
+    const ws = tempDir();
+    await importAll(ws, root);
+    const [log] = (await loadExisting(ws, logIds(ws))).filter((l) => l.events.some((e) => e instanceof HeldEvent));
+    const heldEvent = log!.events.find((e) => e instanceof HeldEvent)!;
+    // Another file in the Log's place (a new inode), shorter than the Log that was read.
+    const file = path.join(ws, ".pixir", "sessions", `${log!.id}.ndjson`);
+    writeFileSync(`${file}.other`, readFileSync(file).subarray(0, 10));
+    renameSync(`${file}.other`, file);
+    let err: unknown = null;
+    try {
+      void heldEvent.data;
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(PixirError);
+    expect((err as PixirError).kind).toBe("log_read_failed");
+    expect((err as PixirError).details).toMatchObject({ session_id: log!.id, changed_while_importing: true });
   });
 });

@@ -42,6 +42,8 @@ export class FileBytes implements SourceBytes {
     /** The source file's path as reports name it. */
     private readonly file: string,
     private readonly ino: number,
+    /** The error when the file is no longer the one read: a source transcript's by default; a Log's names it as a Log. */
+    private readonly changed: () => PixirError = () => new PixirError("invalid_claude_session", undefined, { reason: "unreadable_file", file, changed_while_importing: true }),
   ) {}
 
   /** Bytes read of the file (its complete lines end there), set once they are read. */
@@ -80,7 +82,7 @@ export class FileBytes implements SourceBytes {
     } finally {
       if (fd >= 0) closeSync(fd);
     }
-    if (start + got < end) throw new PixirError("invalid_claude_session", undefined, { reason: "unreadable_file", file: this.file, changed_while_importing: true });
+    if (start + got < end) throw this.changed();
     return got;
   }
 }

@@ -3,6 +3,7 @@
 // records and links they hold, and a fork file's source session as it is on disk.
 import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { isJsonObject, type PixirEvent } from "../../event/envelope.js";
+import { PixirError } from "../../event/errors.js";
 import { storedPrefixCount } from "../../fork/fork.js";
 import { inheritedItem, isInherited, openHistory, type History } from "../../store/loader.js";
 import { readFirstLine } from "../../store/log-read.js";
@@ -132,7 +133,8 @@ async function heldItems(history: History, inherited: PixirEvent[]): Promise<Pix
 
 const logBytes = (history: History): FileBytes => {
   const path = history.scan.path;
-  const bytes = new FileBytes(path.abs, path.rel, history.scan.identity?.ino ?? statSync(path.abs).ino);
+  const changed = () => new PixirError("log_read_failed", undefined, { session_id: history.sessionId, path: path.rel, changed_while_importing: true });
+  const bytes = new FileBytes(path.abs, path.rel, history.scan.identity?.ino ?? statSync(path.abs).ino, changed);
   bytes.length = history.scan.byteLength;
   return bytes;
 };
