@@ -19,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { FIXTURES, freshUuid, generate } from "./lib/claude-tree.mjs";
-import { parseSize, sizeLabel } from "./lib/util.mjs";
+import { parseSize, sizeLabel, timed } from "./lib/util.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(ROOT, "tools", "pixir", "bin", "pixir.js");
@@ -36,17 +36,6 @@ const sizeAt = args.indexOf("--size");
 const size = parseSize(sizeAt === -1 ? "1GiB" : args[sizeAt + 1]);
 const keep = args.includes("--keep");
 
-function timed(command, argv, options = {}) {
-  const start = process.hrtime.bigint();
-  const r = spawnSync("/usr/bin/time", ["-f", "%M %U %S", command, ...argv], { encoding: "utf8", maxBuffer: 1024 * 1024 * 1024, stdio: ["ignore", options.stdout ?? "ignore", "pipe"] });
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (r.status !== 0) {
-    process.stderr.write(`${command} ${argv.slice(0, 3).join(" ")} … failed (exit ${r.status}):\n${r.stderr.slice(-2000)}`);
-    process.exit(2);
-  }
-  const [rss, user, sys] = r.stderr.trim().split("\n").at(-1).split(" ").map(Number);
-  return { ms, rssKib: rss, cpuMs: (user + sys) * 1000 };
-}
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "pixir-claude-bench-"));
 try {

@@ -17,22 +17,11 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { oneSession } from "./lib/claude-tree.mjs";
-import { parseSize } from "./lib/util.mjs";
+import { parseSize, timed } from "./lib/util.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const RSS_TARGET_KIB = 256 * 1024;
 
-function timed(command, argv, env = {}) {
-  const start = process.hrtime.bigint();
-  const r = spawnSync("/usr/bin/time", ["-f", "%M %U %S", command, ...argv], { encoding: "utf8", env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (r.status !== 0) {
-    process.stderr.write(`${command} ${argv.slice(0, 3).join(" ")} … failed (exit ${r.status}):\n${r.stderr.slice(-2000)}`);
-    process.exit(2);
-  }
-  const [rss, user, sys] = r.stderr.trim().split("\n").at(-1).split(" ").map(Number);
-  return { ms, rssKib: rss, cpuMs: (user + sys) * 1000 };
-}
 
 export function main(args) {
   const size = parseSize(args[args.indexOf("--one-session") + 1]);
@@ -58,11 +47,11 @@ export function main(args) {
         if (grown !== null) {
           // The first import untimed; the file then grows (the same records first) and is imported again.
           oneSession(file, size);
-          timed(process.execPath, argv, env);
+          timed(process.execPath, argv, { env });
           oneSession(file, size * (1 + grown / 100));
         }
         spawnSync("sync");
-        rows.push([`pixir import claude (${label}, ${mode}${grown === null ? "" : `, grown ${grown}%`})`, timed(process.execPath, argv, env)]);
+        rows.push([`pixir import claude (${label}, ${mode}${grown === null ? "" : `, grown ${grown}%`})`, timed(process.execPath, argv, { env })]);
         rmSync(ws, { recursive: true, force: true });
       }
     }

@@ -1,4 +1,5 @@
 // Small helpers shared by the benchmark scripts. No timing logic lives in unit tests.
+import { spawnSync } from "node:child_process";
 
 const UNITS = {
   "": 1,
@@ -75,3 +76,24 @@ export function median(values) {
 
 export const MB = 1e6;
 export const MiB = 1024 ** 2;
+
+/**
+ * One process under GNU time: its wall time (ms), peak RSS (KiB) and CPU (ms); a failure ends the bench (exit 2).
+ * `options.env` adds to the environment; `options.stdout` is where its output goes ("ignore" by default).
+ */
+export function timed(command, argv, options = {}) {
+  const start = process.hrtime.bigint();
+  const r = spawnSync("/usr/bin/time", ["-f", "%M %U %S", command, ...argv], {
+    encoding: "utf8",
+    maxBuffer: 1024 * 1024 * 1024,
+    env: { ...process.env, ...(options.env ?? {}) },
+    stdio: ["ignore", options.stdout ?? "ignore", "pipe"],
+  });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (r.status !== 0) {
+    process.stderr.write(`${command} ${argv.slice(0, 3).join(" ")} … failed (exit ${r.status}):\n${r.stderr.slice(-2000)}`);
+    process.exit(2);
+  }
+  const [rss, user, sys] = r.stderr.trim().split("\n").at(-1).split(" ").map(Number);
+  return { ms, rssKib: rss, cpuMs: (user + sys) * 1000 };
+}

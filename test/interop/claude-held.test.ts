@@ -62,12 +62,18 @@ function grow(root: string): number {
   return grown;
 }
 
+/** A copy of the real transcripts (to grow) and a Workspace they were imported into. */
+async function importedCopy(): Promise<{ root: string; ws: string }> {
+  const root = tempDir("pixir-claude-held-");
+  cpSync(CLAUDE_FIXTURES, root, { recursive: true });
+  const ws = tempDir();
+  await importAll(ws, root);
+  return { root, ws };
+}
+
 describe("a grown session's Logs on disk, as the plan reads them (held-event.ts)", () => {
   it("hold each Event's envelope and facts, and read its data again from its line, the loader's data", async () => {
-    const root = tempDir("pixir-claude-held-");
-    cpSync(CLAUDE_FIXTURES, root, { recursive: true });
-    const ws = tempDir();
-    await importAll(ws, root);
+    const { root, ws } = await importedCopy();
     expect(grow(root)).toBeGreaterThan(5);
     await importAll(ws, root); // new branch Logs (share_v1 children) hang from the Logs on disk
     const ids = logIds(ws);
@@ -96,10 +102,7 @@ describe("a grown session's Logs on disk, as the plan reads them (held-event.ts)
 
 describe("a Log on disk replaced while the plan reads it again", () => {
   it("stops the import naming the Log (log_read_failed), not a source transcript", async () => {
-    const root = tempDir("pixir-claude-held-");
-    cpSync(CLAUDE_FIXTURES, root, { recursive: true });
-    const ws = tempDir();
-    await importAll(ws, root);
+    const { ws } = await importedCopy();
     const [log] = (await loadExisting(ws, logIds(ws))).filter((l) => l.events.some((e) => e instanceof HeldEvent));
     const heldEvent = log!.events.find((e) => e instanceof HeldEvent)!;
     // Another file in the Log's place (a new inode), shorter than the Log that was read.
