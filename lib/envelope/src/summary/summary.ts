@@ -116,7 +116,12 @@ export class ToolCallList {
 
   /** The list as JSON, `[...]`, in UTF-8: exactly what JSON.stringify writes for the records. */
   jsonBytes(): Buffer {
-    return Buffer.concat([LIST_OPEN, ...this.full, this.block.subarray(0, this.used), LIST_CLOSE]);
+    return Buffer.concat(this.jsonParts());
+  }
+
+  /** jsonBytes in the pieces it is made of, for a writer that copies them once, into its own line. */
+  jsonParts(): Buffer[] {
+    return [LIST_OPEN, ...this.full, this.block.subarray(0, this.used), LIST_CLOSE];
   }
 
   toJSON(): SummaryToolCall[] {
@@ -982,7 +987,7 @@ export function branchSummaryLine(childId: string, seq: number, data: BranchSumm
     text += `${first ? "" : ","}${JSON.stringify(key)}:`;
     first = false;
     if (value instanceof ToolCallList) {
-      parts.push(Buffer.from(text, "utf8"), value.jsonBytes());
+      parts.push(Buffer.from(text, "utf8"), ...value.jsonParts());
       text = "";
     } else text += JSON.stringify(value);
   }
