@@ -12,7 +12,7 @@ import { osWriteFault } from "../../event/os-fault.js";
 import { ensureStateDir, StatePath, STATE_DIR } from "../../store/paths.js";
 
 /** Bumped whenever the tables or what goes into them change: an index of another version is rebuilt. */
-export const SEARCH_INDEX_VERSION = "pixir-search-1";
+export const SEARCH_INDEX_VERSION = "pixir-search-2";
 
 export const searchIndexPath = (ws: string) => new StatePath(ws, [STATE_DIR, "index", "search.sqlite"], "file");
 

@@ -12,7 +12,18 @@ import { PixirError } from "../../event/errors.js";
  */
 const PIECE = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
 
-export const piecesOf = (term: string): string[] => term.match(PIECE) ?? [];
+/**
+ * Characters of scripts written without spaces between words (Han, kana, Hangul, and the kana's
+ * prolonged sound mark): each is a piece of its own, so a word inside a run of them is found (`最新` in
+ * `ファイルを最新の状態に`), as it would be between spaces in other scripts.
+ */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC\uFF70]/u;
+const UNSPACED_ALL = new RegExp(UNSPACED.source, "gu");
+
+export const piecesOf = (term: string): string[] => (term.match(PIECE) ?? []).flatMap((p) => (UNSPACED.test(p) ? p.replace(UNSPACED_ALL, " $& ").trim().split(/ +/) : [p]));
+
+/** The text as the index is given it: each unspaced-script character stands apart, as piecesOf splits a query. */
+export const indexedText = (text: string): string => (UNSPACED.test(text) ? text.replace(UNSPACED_ALL, " $& ") : text);
 
 export interface ParsedQuery {
   /** The words and phrases that must occur, as typed (without quotes, `-` or a final `*`). */
@@ -84,10 +95,19 @@ export function ftsAny(terms: readonly string[]): string | null {
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-/** What the index matches for a term, as a pattern on the text: its pieces in order, anything but a piece between. */
+/**
+ * What the index matches for a term, as a pattern on the text: its pieces in order, anything but a piece
+ * between (nothing at all where a piece is an unspaced-script character).
+ */
 function termSource(term: string): string {
   const pieces = piecesOf(term);
-  return pieces.length === 0 ? escapeRegExp(term) : pieces.map(escapeRegExp).join("[^\\p{L}\\p{N}\\p{M}\\p{Co}]+");
+  if (pieces.length === 0) return escapeRegExp(term);
+  let source = escapeRegExp(pieces[0]!);
+  for (let i = 1; i < pieces.length; i++) {
+    const apart = UNSPACED.test(pieces[i - 1]!) || UNSPACED.test(pieces[i]!) ? "*" : "+";
+    source += `[^\\p{L}\\p{N}\\p{M}\\p{Co}]${apart}${escapeRegExp(pieces[i]!)}`;
+  }
+  return source;
 }
 
 /** A case-insensitive pattern that finds any of the terms in a text (longest first, so a phrase wins over its words). */

@@ -12,6 +12,7 @@ import { isReplayType } from "../../event/vocabulary.js";
 import { committedLength } from "../../store/log-read.js";
 import { listLogs, type LogListing } from "../../store/ls.js";
 import { sessionsDir } from "../../store/paths.js";
+import { indexedText } from "./query.js";
 import { searchableOf } from "./searchable.js";
 
 /** Log bytes per write transaction: bounds memory and how long another search waits for the lock. */
@@ -228,7 +229,7 @@ function indexLine(st: Statements, row: LogRow, line: Line): boolean {
   if (doc === null) return true;
   const ts = typeof e.ts === "string" ? e.ts : "";
   const id = Number(st.doc.run(row.log, seq, e.type, doc.role, doc.tool, ts, row.replay_count, line.offset, line.bytes.length).lastInsertRowid);
-  st.fts.run(id, doc.text);
+  st.fts.run(id, indexedText(doc.text));
   for (const p of doc.paths) st.file.run(id, p);
   return true;
 }

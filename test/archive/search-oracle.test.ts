@@ -1,0 +1,192 @@
+// pixir search held to an independent scan of the source files (test/support/search-oracle.ts): the real
+// Claude transcripts, Codex rollouts and pi sessions of the repository are imported, and for many words
+// picked from the sources, every source session the oracle finds holding the word is found (with --agent
+// too), no hit is twice, and every hit's seq points at an Event whose text holds the word. --file finds
+// exactly the tool calls the oracle finds naming that file.
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { tempDir, type RunResult } from "../support/cli.js";
+import { runInThread as run } from "../support/thread.js";
+import { CLAUDE_FIXTURES, logIds, storedEvents, type StoredEvent } from "../support/claude.js";
+import { CODEX_FIXTURES_DIR } from "../support/codex.js";
+import { PI_DIR } from "../support/pi.js";
+import { familiesHolding, holdsTerm, jsonlFiles, rareWords, scanSources, type SourceScan } from "../support/search-oracle.js";
+
+interface Hit {
+  session_id: string;
+  seq: number;
+  type: string;
+  ts: string;
+  tool: string | null;
+  agent: string | null;
+  project: string | null;
+  snippet: string;
+  inherited_by: number;
+}
+
+const hitsOf = (r: RunResult): Hit[] => r.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Hit);
+
+const SOURCE_KEYS = new Set(["claude", "codex", "pi", "gemini", "opencode"]);
+
+/** Every string of an Event's data but the importer's copy of its source record. */
+function eventText(e: StoredEvent): string {
+  const out: string[] = [];
+  const walk = (v: unknown, top: boolean) => {
+    if (typeof v === "string") out.push(v);
+    else if (Array.isArray(v)) for (const x of v) walk(x, false);
+    else if (v !== null && typeof v === "object") for (const [k, x] of Object.entries(v)) if (!(top && SOURCE_KEYS.has(k))) walk(x, false);
+  };
+  walk(e.data, true);
+  return out.join("\n");
+}
+
+/** The source session a Log came from: imports name derived Logs `<source id>.<suffix>`. */
+const familyOf = (id: string): string => id.split(".")[0]!;
+
+describe("pixir search against an independent scan of the sources", () => {
+  let ws = "";
+  let scan: SourceScan;
+  const events = new Map<string, Map<number, StoredEvent>>();
+  /** The Logs below each Log in lineage (forks and branches, transitively). */
+  const below = new Map<string, Set<string>>();
+  const piFiles = jsonlFiles(PI_DIR);
+
+  const search = (args: string[]): Hit[] => {
+    const r = run("pixir", ["search", ...args, "--json"], { cwd: ws });
+    expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+    return hitsOf(r);
+  };
+
+  /** The source families a hit stands for: its own, and those of the Logs that inherit it. */
+  const familiesOfHit = (h: Hit): Set<string> => new Set([familyOf(h.session_id), ...(h.inherited_by > 0 ? [...(below.get(h.session_id) ?? [])].map(familyOf) : [])]);
+
+  beforeAll(() => {
+    ws = tempDir("pixir-search-oracle-");
+    for (const [agent, args] of [["claude", [CLAUDE_FIXTURES]], ["codex", [CODEX_FIXTURES_DIR]], ["pi", piFiles]] as const) {
+      const r = run("pixir", ["import", agent, ...args], { cwd: ws });
+      expect(r.code, r.stderr).toBe(0);
+    }
+    scan = scanSources({ claude: jsonlFiles(CLAUDE_FIXTURES), codex: jsonlFiles(CODEX_FIXTURES_DIR), pi: piFiles });
+    const parent = new Map<string, string>();
+    for (const id of logIds(ws)) {
+      const list = storedEvents(ws, id);
+      events.set(id, new Map(list.map((e) => [e.seq, e])));
+      if (list[0]?.type === "session_fork") parent.set(id, list[0].data.parent_session_id);
+    }
+    for (const [child] of parent) {
+      for (let p = parent.get(child), depth = 0; p !== undefined && depth < 64; p = parent.get(p), depth++) {
+        below.set(p, (below.get(p) ?? new Set()).add(child));
+      }
+    }
+  });
+
+  /** Every family the oracle finds holding `word` is among the hits' families; no hit twice; each hit's Event holds it. */
+  function expectFound(word: string, extra: string[] = [], only?: (family: string) => boolean): Hit[] {
+    const hits = search([word, ...extra, "--limit", "100000"]);
+    const keys = hits.map((h) => `${h.session_id}#${h.seq}`);
+    expect(new Set(keys).size, `${word}: a hit twice`).toBe(keys.length);
+    for (const h of hits) {
+      const e = events.get(h.session_id)?.get(h.seq);
+      expect(e, `${word}: ${h.session_id}#${h.seq} is no Event`).toBeDefined();
+      expect(e!.type).toBe(h.type);
+      expect(holdsTerm(eventText(e!), word), `${word}: ${h.session_id}#${h.seq} does not hold it`).toBe(true);
+    }
+    const found = new Set(hits.flatMap((h) => [...familiesOfHit(h)]));
+    const expected = [...familiesHolding(scan, word)].filter(only ?? (() => true));
+    expect(expected.length, `${word}: the oracle finds it nowhere`).toBeGreaterThan(0);
+    for (const f of expected) expect(found.has(f), `${word}: not found in source session ${f}`).toBe(true);
+    return hits;
+  }
+
+  it("rare words of every source session are found where the oracle finds them, with --agent too", () => {
+    const words = rareWords(scan, 2);
+    const families = new Set(words.map((w) => w.family));
+    expect(families.size).toBeGreaterThan(15);
+    for (const { family, word } of words) {
+      expectFound(word);
+      const agent = scan.agents.get(family)!;
+      const hits = expectFound(word, ["--agent", agent], (f) => scan.agents.get(f) === agent);
+      for (const h of hits) expect(h.agent).toBe(agent);
+    }
+  });
+
+  it("code identifiers, paths, words with - and _, digits: found wherever the oracle finds them", () => {
+    const pick = (re: RegExp, n: number) => rareWords(scan, 1, (w) => re.test(w)).slice(0, n).map((w) => w.word);
+    const identifiers = pick(/^[a-z]+(_[a-z]+)+$/i, 6);
+    expect(identifiers.length).toBeGreaterThan(3);
+    const paths = [...new Set(scan.fileCalls.map((c) => c.path))].filter((p) => p.includes("/") && p.includes(".")).slice(0, 6);
+    expect(paths.length).toBeGreaterThan(3);
+    const tails = paths.map((p) => p.split("/").slice(-2).join("/"));
+    for (const term of [...identifiers, ...paths, ...tails, "parse_line", "src/cli.ts", "claude-code-log", "x86_64", "utf-8"]) {
+      if (familiesHolding(scan, term).size > 0) expectFound(term);
+    }
+  });
+
+  it("words the engine reads as operators (AND OR NOT NEAR), a phrase in quotes, a prefix with *", () => {
+    for (const op of ["AND", "OR", "NOT", "NEAR", "near"]) expectFound(op);
+    const [{ word }] = rareWords(scan, 1, (w) => /^[a-z]{10,}$/i.test(w));
+    expectFound(`${word.slice(0, 6)}*`.replace(/\*$/, ""));
+    const prefixHits = search([`${word.slice(0, 6)}*`, "--limit", "100000"]);
+    expect(prefixHits.length).toBe(search([word.slice(0, 6), "--limit", "100000"]).length);
+    // A phrase: two words that follow each other in a source text, found in order.
+    const doc = scan.docs.find((d) => d.kind === "assistant" && /\b[a-z]{7,} [a-z]{7,}\b/.test(d.text))!;
+    const phrase = doc.text.match(/\b[a-z]{7,} [a-z]{7,}\b/)![0];
+    const hits = expectFound(phrase);
+    for (const h of search([`"${phrase}"`, "--limit", "100000"])) expect(hits.map((x) => `${x.session_id}#${x.seq}`)).toContain(`${h.session_id}#${h.seq}`);
+  });
+
+  it("non-ASCII words: Japanese inside a run of kana and kanji, accented Latin", () => {
+    const japanese = scan.docs.find((d) => /最新/.test(d.text));
+    expect(japanese).toBeDefined();
+    for (const term of ["最新", "状態", "アップデート"]) {
+      const holders = new Set(scan.docs.filter((d) => d.text.includes(term)).map((d) => d.family));
+      expect(holders.size, term).toBeGreaterThan(0);
+      const hits = search([term, "--limit", "100000"]);
+      const found = new Set(hits.flatMap((h) => [...familiesOfHit(h)]));
+      for (const f of holders) expect(found.has(f), `${term} in ${f}`).toBe(true);
+      for (const h of hits) expect(eventText(events.get(h.session_id)!.get(h.seq)!)).toContain(term);
+    }
+  });
+
+  it("--file finds exactly the tool calls the oracle finds naming the file", () => {
+    const byPath = new Map<string, Set<string>>();
+    for (const c of scan.fileCalls) byPath.set(c.path, (byPath.get(c.path) ?? new Set()).add(c.callId));
+    const paths = [...byPath.keys()].filter((p) => p.includes("/")).slice(0, 12);
+    expect(paths.length).toBeGreaterThan(5);
+    for (const p of paths) {
+      const hits = search(["--file", p, "--type", "tool_call", "--limit", "100000"]);
+      const callIds = hits.map((h) => String(events.get(h.session_id)!.get(h.seq)!.data.call_id));
+      expect(new Set(callIds).size, `${p}: a call twice`).toBe(callIds.length);
+      // Exactly the calls naming the path itself or a path ending in /p.
+      const expected = new Set(scan.fileCalls.filter((c) => c.path === p || c.path.endsWith(`/${p}`)).map((c) => c.callId));
+      expect(new Set(callIds), p).toEqual(expected);
+    }
+  });
+
+  it("filters: --type, --tool, --since/--until, --project, --session prefix, --sort, --limit keep exactly their part of the hits", () => {
+    const word = "file";
+    const all = search([word, "--limit", "100000"]);
+    expect(all.length).toBeGreaterThan(50);
+    const key = (h: Hit) => `${h.session_id}#${h.seq}`;
+    const subset = (extra: string[], keep: (h: Hit) => boolean) => {
+      const got = search([word, ...extra, "--limit", "100000"]).map(key).sort();
+      expect(got, extra.join(" ")).toEqual(all.filter(keep).map(key).sort());
+    };
+    subset(["--type", "tool_call,user_message"], (h) => h.type === "tool_call" || h.type === "user_message");
+    subset(["--tool", "read"], (h) => (h.tool ?? "").toLowerCase() === "read");
+    const times = all.map((h) => h.ts).sort();
+    const mid = times[Math.floor(times.length / 2)]!;
+    subset(["--since", mid], (h) => h.ts >= mid);
+    subset(["--until", mid], (h) => h.ts < mid);
+    subset(["--project", "demo"], (h) => (h.project ?? "").toLowerCase().includes("demo"));
+    const withFamily = all.find((h) => h.session_id.length > 20)!;
+    const prefix = withFamily.session_id.slice(0, 8);
+    const own = search([word, "--session", prefix, "--limit", "100000"]);
+    expect(own.length).toBeGreaterThan(0);
+    // Time order: newest first; rank order: the same hits.
+    expect(all.map((h) => h.ts)).toEqual([...all.map((h) => h.ts)].sort().reverse());
+    expect(search([word, "--sort", "rank", "--limit", "100000"]).map(key).sort()).toEqual(all.map(key).sort());
+    expect(search([word, "--limit", "7"]).map(key)).toEqual(all.slice(0, 7).map(key));
+    expect(path.isAbsolute(ws)).toBe(true);
+  });
+});
