@@ -148,6 +148,34 @@ describe("pixir search against an independent scan of the sources", () => {
     }
   });
 
+  it("in_context is what pixir context shows of the session: not before the latest checkpoint, never reasoning", () => {
+    const sessions = [...events.keys()].filter((id) => [...events.get(id)!.values()].some((e) => e.type === "history_compaction" || e.type === "reasoning"));
+    expect(sessions.length).toBeGreaterThan(5);
+    let compared = 0;
+    for (const id of sessions) {
+      const ctx = run("pixir", ["context", id], { cwd: ws });
+      expect(ctx.code, ctx.stderr).toBe(0);
+      const shown = new Set(ctx.lines.map((l: { seq: number }) => l.seq));
+      for (const h of search(["--session", id, "--limit", "1000000"]).filter((x) => x.session_id === id)) {
+        expect(h.in_context, `${id}#${h.seq} ${h.type}`).toBe(shown.has(h.seq));
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+
+  it("every snippet is whole text: no emoji cut in two", () => {
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    let emoji = 0;
+    for (const id of events.keys()) {
+      for (const h of search(["--session", id, "--limit", "1000000"])) {
+        expect(lone.test(h.snippet), `${h.session_id}#${h.seq}`).toBe(false);
+        if (/\p{Extended_Pictographic}/u.test(h.snippet)) emoji++;
+      }
+    }
+    expect(emoji).toBeGreaterThan(0);
+  });
+
   it("--file finds exactly the tool calls the oracle finds naming the file", () => {
     const byPath = new Map<string, Set<string>>();
     for (const c of scan.fileCalls) byPath.set(c.path, (byPath.get(c.path) ?? new Set()).add(c.callId));

@@ -379,18 +379,18 @@ export class ProviderFold {
   /** §1.3: the item of an Event that is not a paired tool call or result, or null. */
   private item(e: FoldEvent, current: boolean): TermObject | null {
     const d = e.data;
+    if (!givesContextItem(e.type, d)) return null;
     switch (e.type) {
       case "user_message":
         return userItem(userContent(e, current, this.resources));
       case "assistant_message":
-        if (member(d.metadata, "partial") === true || !hasKey(d, "text")) return null;
         return obj({ type: "message", role: "assistant", content: [obj({ type: "output_text", text: d.text! })] });
       case "tool_call":
-        return hasKey(d, "call_id") && hasKey(d, "name") ? functionCall(d) : null;
+        return functionCall(d);
       case "skill_activation":
         return userItem([textPart(renderSkillActivation(d))]);
       case "subagent_event":
-        return isTerminalSubagent(d) ? userItem([textPart(renderSubagent(d))]) : null;
+        return userItem([textPart(renderSubagent(d))]);
       case "history_compaction":
         return userItem([textPart(renderCheckpoint(d))]);
       case "branch_summary":
@@ -399,6 +399,30 @@ export class ProviderFold {
         // reasoning (§7 D1), tool results without their call, and the audit-only types.
         return null;
     }
+  }
+}
+
+/**
+ * §1.3: whether the fold gives an Event of this type and data an item (a tool result: with its call). Never
+ * reasoning (§7 D1), a partial or text-less assistant message, a tool call without call_id or name, a
+ * subagent's non-terminal event or an audit-only type. `pixir search` reads its hits' `in_context` here.
+ */
+export function givesContextItem(type: string, d: TermObject): boolean {
+  switch (type) {
+    case "user_message":
+    case "tool_result":
+    case "skill_activation":
+    case "history_compaction":
+    case "branch_summary":
+      return true;
+    case "assistant_message":
+      return member(d.metadata, "partial") !== true && hasKey(d, "text");
+    case "tool_call":
+      return hasKey(d, "call_id") && hasKey(d, "name");
+    case "subagent_event":
+      return isTerminalSubagent(d);
+    default:
+      return false;
   }
 }
 

@@ -6,6 +6,8 @@ import type Database from "better-sqlite3";
 import { closeSync, openSync, readSync, constants as fsConstants } from "node:fs";
 import { PixirError } from "../../event/errors.js";
 import { isReplayType, REPLAY_TYPES } from "../../event/vocabulary.js";
+import type { TermObject } from "../../event/elixir.js";
+import { givesContextItem } from "../../session/context.js";
 import { logPath } from "../../store/paths.js";
 import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, termPattern, textMatches } from "./query.js";
 import { searchableOf } from "./searchable.js";
@@ -166,8 +168,8 @@ class EventReader {
 
   constructor(private readonly ws: string) {}
 
-  /** The searchable text of the Event at `offset`, or null when the Log no longer holds it there. */
-  text(r: DocRow): string | null {
+  /** The Event's data and searchable text at `offset`, or null when the Log no longer holds it there. */
+  read(r: DocRow): { data: Record<string, unknown>; text: string } | null {
     let fd = this.fds.get(r.session_id);
     try {
       if (fd === undefined) {
@@ -178,7 +180,9 @@ class EventReader {
       if (readSync(fd, buf, 0, r.length, r.offset) !== r.length) return null;
       const e = JSON.parse(buf.toString("utf8")) as { seq?: unknown; type?: unknown; data?: unknown };
       if (e.seq !== r.seq || e.type !== r.type || typeof e.data !== "object" || e.data === null) return null;
-      return searchableOf(r.type, e.data as Record<string, unknown>)?.text ?? null;
+      const data = e.data as Record<string, unknown>;
+      const text = searchableOf(r.type, data)?.text;
+      return text === undefined ? null : { data, text };
     } catch {
       return null;
     }
@@ -241,9 +245,14 @@ function windowOf(text: string, pattern: RegExp | null): SnippetWindow {
   return { start, body: head.slice(0, SNIPPET_CHARS), more: head.length > SNIPPET_CHARS };
 }
 
+/** The window without half a surrogate pair at either end (an emoji cut in two is not text: `\ud83c` in JSON, � on a terminal). */
+const wholeCharacters = (body: string): string => body.replace(/^[\uDC00-\uDFFF]/, "").replace(/[\uD800-\uDBFF]$/, "");
+
 /** About 160 characters around the first match, whitespace collapsed, with the matches' places. */
 export function snippetOf(text: string, pattern: RegExp | null): { snippet: string; match_offsets: Array<[number, number]> } {
-  const { start, body, more } = windowOf(text, pattern);
+  const window = windowOf(text, pattern);
+  const { start, more } = window;
+  const body = wholeCharacters(window.body);
   const lead = start > 0 ? "…" : "";
   const snippet = `${lead}${body}${more ? "…" : ""}`;
   const offsets: Array<[number, number]> = [];
@@ -295,7 +304,10 @@ export class InheritanceCounter {
 }
 
 /** context-and-compaction.md §1.1: after the latest checkpoint only Events past its to_seq (and it) are seen. */
-const inContext = (r: DocRow): boolean => (r.cp_seq === null ? true : r.type === "history_compaction" ? r.seq === r.cp_seq : r.cp_to !== null && r.seq > r.cp_to);
+const pastCheckpoint = (r: DocRow): boolean => (r.cp_seq === null ? true : r.type === "history_compaction" ? r.seq === r.cp_seq : r.cp_to !== null && r.seq > r.cp_to);
+
+/** In what `pixir context` shows of the session: past the latest checkpoint, and an Event the fold gives an item (never reasoning). */
+const inContext = (r: DocRow, data: Record<string, unknown> | null): boolean => pastCheckpoint(r) && data !== null && givesContextItem(r.type, data as TermObject);
 
 export interface SearchRequest {
   query: ParsedQuery;
@@ -324,10 +336,10 @@ export function runSearch(db: Database.Database, ws: string, req: SearchRequest)
   const hits: SearchHit[] = [];
   try {
     for (const r of candidates(db, q, f, req.sort, needsText ? null : req.limit)) {
-      const text = reader.text(r);
-      if (needsText && (text === null || !textMatches(text, q))) continue;
-      const { snippet, match_offsets } = snippetOf(text ?? "", pattern);
-      hits.push({ session_id: r.session_id, seq: r.seq, type: r.type, role: r.role, tool: r.tool, ts: r.ts, snippet, match_offsets, in_context: inContext(r), inherited_by: inherited.count(r.session_id, r.seq, r.ordinal, r.type) });
+      const event = reader.read(r);
+      if (needsText && (event === null || !textMatches(event.text, q))) continue;
+      const { snippet, match_offsets } = snippetOf(event?.text ?? "", pattern);
+      hits.push({ session_id: r.session_id, seq: r.seq, type: r.type, role: r.role, tool: r.tool, ts: r.ts, snippet, match_offsets, in_context: inContext(r, event?.data ?? null), inherited_by: inherited.count(r.session_id, r.seq, r.ordinal, r.type) });
       if (hits.length >= req.limit) break;
     }
   } finally {

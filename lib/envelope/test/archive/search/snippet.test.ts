@@ -17,14 +17,18 @@ function plainSnippet(text: string, pattern: RegExp | null): { snippet: string; 
   const start = first === null ? 0 : Math.max(0, first.index - 50);
   const end = Math.min(flat.length, start + 160);
   const lead = start > 0 ? "…" : "";
+  // Never half a surrogate pair at either end of the window.
+  const body = flat.slice(start, end).replace(/^[\uDC00-\uDFFF]/, "").replace(/[\uD800-\uDBFF]$/, "");
   const offsets: Array<[number, number]> = [];
   if (pattern !== null) {
     pattern.lastIndex = 0;
-    const body = flat.slice(start, end);
     for (let m = pattern.exec(body); m !== null; m = pattern.exec(body)) offsets.push([m.index + lead.length, m.index + lead.length + m[0].length]);
   }
-  return { snippet: `${lead}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`, match_offsets: offsets };
+  return { snippet: `${lead}${body}${end < flat.length ? "…" : ""}`, match_offsets: offsets };
 }
+
+/** Half a surrogate pair: not text (`\ud83c` in JSON, � on a terminal). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** A small deterministic generator (the same texts every run). */
 function random(seed: number): () => number {
@@ -48,6 +52,17 @@ function text(next: () => number): string {
 const QUERIES = [["parse_line"], ["src/lib"], ["0x1f"], ["zz", "é"], ["parse line"], ["a"], ["😀"], ["( )"], ["-"], ["nothing-here"]];
 
 describe("snippetOf", () => {
+  it("never cuts an emoji in two, where the window ends or starts in one", () => {
+    for (let pad = 0; pad < 8; pad++) {
+      const t = `${"x".repeat(60 + pad)} needle ${"y".repeat(90 + pad)}${"😀".repeat(20)}`;
+      const s = snippetOf(t, termPattern(["needle"])).snippet;
+      expect(LONE_SURROGATE.test(s), s).toBe(false);
+      expect(s.endsWith("…")).toBe(true);
+      const lead = `${"😀".repeat(30 + pad)}x needle`;
+      expect(LONE_SURROGATE.test(snippetOf(lead, termPattern(["needle"])).snippet)).toBe(false);
+    }
+  });
+
   it("gives the plain rule's snippet and offsets on texts with whitespace everywhere", () => {
     const next = random(35);
     for (let i = 0; i < 3000; i++) {
