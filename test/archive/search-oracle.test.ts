@@ -21,6 +21,7 @@ interface Hit {
   agent: string | null;
   project: string | null;
   snippet: string;
+  in_context: boolean;
   inherited_by: number;
 }
 
