@@ -259,6 +259,24 @@ describe("the index follows the Logs", () => {
     expect(JSON.parse(idx.stdout)).toMatchObject({ logs: 0, documents: 0 });
   });
 
+  it("a Log overwritten in its middle, its length kept (with or without an append after), is read again", () => {
+    const ws = copyOfLogs(base);
+    const file = path.join(ws, ".pixir", "sessions", `${SPOTTER}.ndjson`);
+    const seqOf = (bytes: Buffer, at: number) => JSON.parse(bytes.subarray(bytes.lastIndexOf(0x0a, at) + 1, bytes.indexOf(0x0a, at)).toString("utf8")).seq as number;
+    for (const append of [false, true]) {
+      expect(search(ws, ["annotation", "--limit", "1"]).code).toBe(0);
+      const bytes = readFileSync(file);
+      // A word in a line far from the first and the last, overwritten by one of the same length.
+      const at = bytes.indexOf("annotation", Math.floor(bytes.length / 3));
+      expect(at).toBeGreaterThan(0);
+      const word = append ? "quokkazanb" : "zanzibarqu";
+      bytes.write(word, at);
+      writeFileSync(file, bytes);
+      if (append) appendFileSync(file, `${JSON.stringify({ ...storedEvents(ws, SPOTTER).at(-1)!, seq: storedEvents(ws, SPOTTER).at(-1)!.seq + 1 })}\n`);
+      expect(hitsOf(search(ws, [word, "--json"])).map((h) => h.seq), word).toEqual([seqOf(bytes, at)]);
+    }
+  });
+
   it("two searches racing on a fresh index give the same hits", async () => {
     const ws = copyOfLogs(base);
     const once = () =>

@@ -36,9 +36,7 @@ CREATE TABLE logs (
   session_id TEXT NOT NULL UNIQUE,
   bytes INTEGER NOT NULL,          -- indexed up to here: always just after a newline
   stat_key TEXT,                   -- inode, size, mtime, ctime when last caught up: unchanged files are not opened
-  head_digest TEXT,                -- sha256 of the first line (up to 64 KiB of it)
-  tail_start INTEGER NOT NULL,     -- where the last indexed line starts
-  tail_digest TEXT,                -- sha256 of the last indexed line (up to 64 KiB of it)
+  prefix_digest TEXT,              -- sha256 of bytes [0, bytes): a change anywhere before them is seen
   parent TEXT,                     -- session_fork.parent_session_id
   forked_to_seq INTEGER,
   inherited_count INTEGER NOT NULL DEFAULT 0, -- replay_v1: seqs 1..N are copies, owned by the parent

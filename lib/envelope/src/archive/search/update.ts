@@ -1,11 +1,11 @@
 // archive.md §2: every search first brings the index up to date with the Logs. A Log that grew is read
 // from its old length on (Logs are append-only); a new Log is read whole; a removed one is dropped; a Log
-// whose bytes before its old length changed (its first or last indexed line differs, or it got shorter) is
-// read again from the start. Writes go in batches of a few MB, each one transaction that first re-reads
+// whose bytes before its old length changed (the digest of those bytes differs, or it got shorter) is
+// read again from the start. Only a Log whose stat changed is read at all. Writes go in batches of a few MB, each one transaction that first re-reads
 // where its Log stands, so two searches updating at once never index a line twice; readers (WAL) never
 // wait, and no Writer Lease is taken: a Log is read only up to its committed length.
 import type Database from "better-sqlite3";
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { closeSync, openSync, readSync, constants as fsConstants } from "node:fs";
 import path from "node:path";
 import { isReplayType } from "../../event/vocabulary.js";
@@ -18,18 +18,15 @@ import { searchableOf } from "./searchable.js";
 /** Log bytes per write transaction: bounds memory and how long another search waits for the lock. */
 const BATCH_BYTES = 8 << 20;
 const READ_BYTES = 1 << 20;
-/** How much of a first or last line its digest covers. */
-const DIGEST_SPAN = 64 << 10;
 const NEWLINE = 0x0a;
+const NEWLINE_BYTE = Buffer.from([NEWLINE]);
 
 export interface LogRow {
   log: number;
   session_id: string;
   bytes: number;
   stat_key: string | null;
-  head_digest: string | null;
-  tail_start: number;
-  tail_digest: string | null;
+  prefix_digest: string | null;
   parent: string | null;
   forked_to_seq: number | null;
   inherited_count: number;
@@ -86,33 +83,34 @@ function logFilesOf(ws: string, listing: LogListing): LogFile[] {
   return listing.sessionIds.map((id) => ({ id, abs: `${dir}${path.sep}${id}.ndjson`, size: listing.sizes.get(id)!, statKey: statKeyOf(listing, id) }));
 }
 
-function digestAt(fd: number, start: number, end: number): string {
-  const n = Math.min(end - start, DIGEST_SPAN);
-  const buf = Buffer.allocUnsafe(n);
-  const got = n > 0 ? readSync(fd, buf, 0, n, start) : 0;
-  return createHash("sha256").update(buf.subarray(0, got)).update(`:${end - start}`).digest("hex");
+/**
+ * The running digest of a Log's bytes [0, at): carried from batch to batch, so that each byte is hashed
+ * once; `at` -1 when it must be read from the file first.
+ */
+interface PrefixHash {
+  at: number;
+  hash: Hash;
 }
 
-/** Where the first line ends (just after its newline), reading at most `limit` bytes; -1 when not found. */
-function firstLineEnd(fd: number, limit: number): number {
-  const buf = Buffer.allocUnsafe(Math.min(limit, READ_BYTES));
-  for (let pos = 0; pos < limit; ) {
-    const got = readSync(fd, buf, 0, Math.min(buf.length, limit - pos), pos);
-    if (got === 0) return -1;
-    const i = buf.subarray(0, got).indexOf(NEWLINE);
-    if (i >= 0) return pos + i + 1;
+/** Hash bytes [0, end) of the Log into `carry`. */
+function hashPrefix(fd: number, end: number, carry: PrefixHash): void {
+  carry.hash = createHash("sha256");
+  const buf = Buffer.allocUnsafe(Math.min(Math.max(end, 1), READ_BYTES));
+  for (let pos = 0; pos < end; ) {
+    const got = readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos);
+    if (got === 0) break;
+    carry.hash.update(buf.subarray(0, got));
     pos += got;
   }
-  return -1;
+  carry.at = end;
 }
 
-/** Whether the bytes the index holds of this Log are still the Log's (its first and last indexed lines). */
-function stillPrefix(fd: number, row: LogRow, committed: number): boolean {
+/** Whether the bytes the index holds of this Log are still the Log's: every byte before its indexed length. */
+function stillPrefix(fd: number, row: LogRow, committed: number, carry: PrefixHash): boolean {
   if (committed < row.bytes) return false;
   if (row.bytes === 0) return true;
-  const headEnd = firstLineEnd(fd, row.bytes);
-  if (headEnd < 0 || digestAt(fd, 0, headEnd) !== row.head_digest) return false;
-  return digestAt(fd, row.tail_start, row.bytes) === row.tail_digest;
+  if (carry.at !== row.bytes) hashPrefix(fd, row.bytes, carry);
+  return carry.hash.copy().digest("hex") === row.prefix_digest;
 }
 
 /** One complete line of a Log read in blocks, with its place. */
@@ -172,9 +170,9 @@ class Statements {
 
   constructor(db: Database.Database) {
     this.row = db.prepare("SELECT * FROM logs WHERE session_id = ?");
-    this.newLog = db.prepare("INSERT INTO logs (session_id, bytes, tail_start) VALUES (?, 0, 0)");
+    this.newLog = db.prepare("INSERT INTO logs (session_id, bytes) VALUES (?, 0)");
     this.saveLog = db.prepare(
-      `UPDATE logs SET bytes = @bytes, stat_key = @stat_key, head_digest = @head_digest, tail_start = @tail_start, tail_digest = @tail_digest,
+      `UPDATE logs SET bytes = @bytes, stat_key = @stat_key, prefix_digest = @prefix_digest,
        parent = @parent, forked_to_seq = @forked_to_seq, inherited_count = @inherited_count, replay_count = @replay_count,
        cp_seq = @cp_seq, cp_to = @cp_to, events = @events WHERE log = @log`,
     );
@@ -244,9 +242,10 @@ function updateLog(db: Database.Database, st: Statements, ws: string, file: LogF
   }
   try {
     const committed = committedLength(ws, file.id, fd).byteLength;
+    const carry: PrefixHash = { at: -1, hash: createHash("sha256") };
     let first = true;
     for (;;) {
-      const begin = db.transaction(() => planBatch(st, fd, file, committed, counts, first));
+      const begin = db.transaction(() => planBatch(st, fd, file, committed, counts, first, carry));
       const work = begin.immediate();
       first = false;
       if (work === null) return;
@@ -261,7 +260,7 @@ function updateLog(db: Database.Database, st: Statements, ws: string, file: LogF
  * One write transaction: where the Log stands in the index now (another search may have moved it), then up
  * to one batch of its new lines. Null when the Log is up to date.
  */
-function planBatch(st: Statements, fd: number, file: LogFile, committed: number, counts: UpdateCounts, first: boolean): number | null {
+function planBatch(st: Statements, fd: number, file: LogFile, committed: number, counts: UpdateCounts, first: boolean, carry: PrefixHash): number | null {
   let row = st.row.get(file.id) as LogRow | undefined;
   if (row !== undefined && row.stat_key === file.statKey && row.bytes === committed) {
     if (first) counts.unchanged++;
@@ -271,28 +270,27 @@ function planBatch(st: Statements, fd: number, file: LogFile, committed: number,
     st.newLog.run(file.id);
     row = st.row.get(file.id) as LogRow;
     if (first) counts.added++;
-  } else if (!stillPrefix(fd, row, committed)) {
+  } else if (!stillPrefix(fd, row, committed, carry)) {
     st.dropContent(row.log);
-    row = { ...row, bytes: 0, head_digest: null, tail_start: 0, tail_digest: null, parent: null, forked_to_seq: null, inherited_count: 0, replay_count: 0, cp_seq: null, cp_to: null, events: 0 };
+    row = { ...row, bytes: 0, prefix_digest: null, parent: null, forked_to_seq: null, inherited_count: 0, replay_count: 0, cp_seq: null, cp_to: null, events: 0 };
     if (first) counts.reindexed++;
   } else if (first && row.bytes < committed) counts.grown++;
   else if (first) counts.unchanged++;
   const start = row.bytes;
+  if (carry.at !== start) hashPrefix(fd, start, carry);
   let last: Line | null = null;
-  let headEnd = -1;
   const batch = start < committed ? lineBatches(fd, start, committed).next() : null;
   if (batch !== null && batch.done !== true) {
     for (const line of batch.value) {
-      if (line.offset === 0) headEnd = line.bytes.length + 1;
       if (indexLine(st, row, line)) counts.indexed_events++;
+      carry.hash.update(line.bytes).update(NEWLINE_BYTE);
       last = line;
     }
   }
   if (last !== null) {
     row.bytes = last.offset + last.bytes.length + 1;
-    row.tail_start = last.offset;
-    row.tail_digest = digestAt(fd, last.offset, row.bytes);
-    if (headEnd > 0) row.head_digest = digestAt(fd, 0, headEnd);
+    carry.at = row.bytes;
+    row.prefix_digest = carry.hash.copy().digest("hex");
     counts.indexed_bytes += row.bytes - start;
   }
   // Caught up (nothing new, or only a torn tail): remember the file as it is, so an unchanged one is not opened.
