@@ -3,7 +3,7 @@
 // Workspace), or build one in memory (a read-only Workspace without a usable index). A missing, corrupt or
 // other-version file is replaced, with a note; SQLite's own words never reach the user.
 import type Database from "better-sqlite3";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
@@ -161,6 +161,26 @@ function createSchema(db: Database.Database): void {
 /** A database with no tables: new, or being created by another process right now. */
 const isEmpty = (db: Database.Database): boolean => (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0;
 
+/**
+ * What stands at the index's path. A symbolic link is removed (SQLite would write through it, outside
+ * `.pixir/index`); anything else but a file (a directory) cannot be the index and is left alone.
+ */
+function clearIndexPath(p: StatePath, notes: OpenIndex["notes"]): void {
+  let st;
+  try {
+    st = lstatSync(p.abs);
+  } catch {
+    return; // missing (or unreadable: opening it says why)
+  }
+  if (st.isFile()) return;
+  if (st.isSymbolicLink()) {
+    rmSync(p.abs);
+    notes.push({ code: "index_rebuilt", text: `${p.rel} was a symbolic link; replacing it with an index built from the Logs` });
+    return;
+  }
+  throw new PixirError("unsafe_state_path", `${p.rel} is not a file`, { path: p.rel, reason: "not_a_file", actual_type: st.isDirectory() ? "directory" : "other" });
+}
+
 function inMemory(notes: OpenIndex["notes"], p: StatePath): OpenIndex {
   const db = connect(":memory:");
   createSchema(db);
@@ -169,7 +189,6 @@ function inMemory(notes: OpenIndex["notes"], p: StatePath): OpenIndex {
 
 /** Open the file read-write, replacing it when it is corrupt or of another version. Throws on a read-only place. */
 function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Database {
-  ensureStateDir(p.parent());
   const existed = existsSync(p.abs);
   for (let attempt = 0; ; attempt++) {
     let db: Database.Database | null = null;
@@ -180,12 +199,12 @@ function openWritable(p: StatePath, notes: OpenIndex["notes"]): Database.Databas
       if (version === SEARCH_INDEX_VERSION) return db;
       if (version === null && isEmpty(db)) {
         createSchema(db);
-        if (!existed) notes.push({ code: "index_created", text: `${p.rel} was missing; building it from the Logs (later searches read only what changed)` });
+        if (!existed && notes.length === 0) notes.push({ code: "index_created", text: `${p.rel} was missing; building it from the Logs (later searches read only what changed)` });
         return db;
       }
       db.close();
       db = null;
-      notes.push({ code: "index_rebuilt", text: `${p.rel} was made by another version of pixir; rebuilding it from the Logs` });
+      notes.push({ code: "index_rebuilt", text: version === null ? `${p.rel} is not a pixir search index; replacing it with one built from the Logs` : `${p.rel} was made by another version of pixir; rebuilding it from the Logs` });
     } catch (err) {
       db?.close();
       if (!isCorruption(err) || attempt > 0) throw err;
@@ -233,12 +252,20 @@ export function openSearchIndex(ws: string, rebuild = false): OpenIndex {
   const p = searchIndexPath(ws);
   const notes: OpenIndex["notes"] = [];
   try {
+    ensureStateDir(p.parent());
+    clearIndexPath(p, notes);
     if (rebuild) removeIndexFiles(p);
     const db = openWritable(p, notes);
     // `pixir index --rebuild` removed it on purpose: no note that it was missing.
     return { db, mode: "update", notes: rebuild ? notes.filter((n) => n.code !== "index_created") : notes, path: p };
   } catch (err) {
     if (isReadOnly(err) || (err instanceof PixirError && err.kind === "permission_denied")) return openReadOnly(p, notes);
+    if (err instanceof PixirError && err.kind === "unsafe_state_path") {
+      // Derived data is never needed to search: the Logs are indexed in memory, as on a read-only disk.
+      const what = err.details.reason === "not_a_file" ? `${p.rel} is a ${String(err.details.actual_type)}, not an index file` : `${p.parent().rel} is not a plain directory (${String(err.details.reason)})`;
+      notes.push({ code: "index_in_memory", text: `${what}: indexing the Logs in memory for this search; remove it to keep an index` });
+      return inMemory(notes, p);
+    }
     if (isCorruption(err)) throw new PixirError("log_write_failed", `the search index ${p.rel} is corrupt and could not be replaced`, { path: p.rel, reason: "corrupt_index", next_actions: [`remove ${p.rel} and search again`] });
     throw indexWriteFault(err, p);
   }

@@ -77,14 +77,39 @@ async function cardsFor(ws: string, index: OpenIndex, state: IndexState, listing
   return cardsOfFacts(facts);
 }
 
-/** A fault while reading the index, in pixir's words: a corrupt index, or a query the engine could not run. */
-function searchFault(err: unknown, index: OpenIndex): unknown {
+/**
+ * A fault while reading the index, in pixir's words: a corrupt index (when it could not be rebuilt), a
+ * query the engine could not run (`searching`), else a fault of the index file.
+ */
+function readFault(err: unknown, index: OpenIndex, searching: boolean): unknown {
   if (err instanceof PixirError) return err;
   if (isCorruption(err)) {
-    return new PixirError("log_read_failed", `the search index ${index.path.rel} is corrupt`, { path: index.path.rel, reason: "corrupt_index", next_actions: ["search again: the index is rebuilt from the Logs"] });
+    return new PixirError("log_read_failed", `the search index ${index.path.rel} is corrupt`, { path: index.path.rel, reason: "corrupt_index", next_actions: [`remove ${index.path.rel} where it can be written: the next search rebuilds it from the Logs`] });
   }
-  if (sqliteCode(err) !== null) return new PixirError("usage", "pixir could not run this query: quote words that hold punctuation, e.g. \"a-b\"", { field: "query", reason: "unrunnable_query" });
-  return err;
+  if (sqliteCode(err) === null) return err;
+  if (searching) return new PixirError("usage", "pixir could not run this query: quote words that hold punctuation, e.g. \"a-b\"", { field: "query", reason: "unrunnable_query" });
+  return indexWriteFault(err, index.path);
+}
+
+/**
+ * Bring the index up to date and do `work` with it. Corruption found only while reading (a damaged page
+ * that opening and updating never touched) rebuilds the index from the Logs and does the work again,
+ * once, with a note; a second time, or an index that cannot be rewritten, is a structured error.
+ */
+async function withIndex<T>(ws: string, job: { rebuild: boolean; searching: boolean; progress?: UpdateProgress }, listing: LogListing, digest: string, work: (index: OpenIndex, state: IndexState) => Promise<T>): Promise<T> {
+  const earlier: IndexNote[] = [];
+  for (let attempt = 0; ; attempt++) {
+    const { index, state } = freshIndex(ws, job.rebuild || attempt > 0, job.progress, listing, digest);
+    state.notes.unshift(...earlier);
+    try {
+      return await work(index, state);
+    } catch (err) {
+      if (attempt > 0 || state.mode !== "update" || !isCorruption(err)) throw readFault(err, index, job.searching);
+      earlier.push(...state.notes, { code: "index_rebuilt", text: `${index.path.rel} was found corrupt while reading it; rebuilding it from the Logs` });
+    } finally {
+      closeSearchIndex(index);
+    }
+  }
 }
 
 /**
@@ -93,16 +118,11 @@ function searchFault(err: unknown, index: OpenIndex): unknown {
  */
 export async function searchWorkspace(ws: string, request: (cards: SessionCards) => SearchRequest, progress?: UpdateProgress, listing: LogListing = listLogs(ws)): Promise<SearchResult> {
   const digest = listingDigest(listing);
-  const { index, state } = freshIndex(ws, false, progress, listing, digest);
-  try {
+  return withIndex(ws, { rebuild: false, searching: true, progress }, listing, digest, async (index, state) => {
     const cards = await cardsFor(ws, index, state, listing, digest);
     const hits = runSearch(index.db, ws, request(cards));
     return { hits, index: state, cards: cards.of([...new Set(hits.map((h) => h.session_id))]) };
-  } catch (err) {
-    throw searchFault(err, index);
-  } finally {
-    closeSearchIndex(index);
-  }
+  });
 }
 
 export interface IndexReport {
@@ -145,12 +165,10 @@ function sizes(db: Database.Database): { documents: number; log_bytes: number } 
 export async function indexWorkspace(ws: string, rebuild: boolean, progress?: UpdateProgress): Promise<IndexReport> {
   const listing = listLogs(ws);
   const digest = listingDigest(listing);
-  const { index, state } = freshIndex(ws, rebuild, progress, listing, digest);
-  try {
-    await cardsFor(ws, index, state, listing, digest).catch((err: unknown) => {
-      throw isCorruption(err) ? searchFault(err, index) : err;
-    });
+  return withIndex(ws, { rebuild, searching: false, progress }, listing, digest, async (index, state) => {
+    await cardsFor(ws, index, state, listing, digest);
     const c = state.counts;
+    const counted = sizes(index.db);
     if (state.mode === "update") index.db.pragma("wal_checkpoint(TRUNCATE)");
     return {
       index_path: index.path.rel,
@@ -164,11 +182,9 @@ export async function indexWorkspace(ws: string, rebuild: boolean, progress?: Up
       unchanged: c?.unchanged ?? 0,
       indexed_bytes: c?.indexed_bytes ?? 0,
       indexed_events: c?.indexed_events ?? 0,
-      ...sizes(index.db),
+      ...counted,
       index_bytes: state.mode === "memory" ? 0 : fileBytes(index.path.abs),
       notes: state.notes,
     };
-  } finally {
-    closeSearchIndex(index);
-  }
+  });
 }
