@@ -197,6 +197,25 @@ describe("pixir search on the real Claude transcripts", () => {
     expect(search(ws, []).code).toBe(2);
   });
 
+  it("bad flags are errors, never an empty answer: a session that is not there, an unknown agent, a day not on the calendar", () => {
+    for (const [args, kind] of [
+      [["--session", "zzzzzz"], "not_found"],
+      [["--session", "258"], "not_found"],
+      [["--agent", "cluade"], "usage"],
+      [["--until", "2026-13-45"], "invalid_args"],
+      [["--since", "2026-02-30"], "invalid_args"],
+      [["--since", "2026-02-30T10:00"], "invalid_args"],
+    ] as const) {
+      const r = search(ws, ["the", ...args, "--json"]);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(JSON.parse(r.stderr.trim().split("\n").at(-1)!).error.kind, args.join(" ")).toBe(kind);
+    }
+    // `./` before a path is the same path.
+    const plain = search(ws, ["--file", "templates/transcript.html", "--json", "--limit", "1000"]);
+    expect(hitsOf(plain).length).toBeGreaterThan(0);
+    expect(search(ws, ["--file", "./templates/transcript.html", "--json", "--limit", "1000"]).stdout).toBe(plain.stdout);
+  });
+
   it("a fork of a real session: an inherited Event is one hit at the parent, inherited_by counting the forks", () => {
     const own = events.get(SPOTTER)!;
     const early = new Set(own.filter((e) => e.seq <= 60).map((e) => e.data?.claude?.uuid));
