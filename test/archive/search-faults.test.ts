@@ -5,10 +5,11 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { run, tempDir } from "../support/cli.js";
+import { ROOT, run, tempDir } from "../support/cli.js";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
 
 const SPOTTER = "258c7280-ae70-4798-800f-63464d01a85d";
@@ -105,5 +106,32 @@ describe.skipIf(skipReason !== null)("a read-only Workspace", () => {
     expect(memory.code, memory.stderr).toBe(0);
     expect(JSON.parse(memory.stdout)).toMatchObject({ session_id: SPOTTER });
     expect(memory.stderr).toMatch(/index_in_memory/);
+  });
+
+  it("an index whose pages only a query reads are damaged: the Logs indexed in memory, the answer right", () => {
+    const ws = tempDir("pixir-search-ro-bad-");
+    expect(mountTmpfs(ws, 65536)).toBeNull();
+    const root = tempDir("pixir-search-ro-bad-src-");
+    mkdirSync(path.join(root, "spotter"));
+    cpSync(path.join(CLAUDE_FIXTURES, "spotter", `${SPOTTER}.jsonl`), path.join(root, "spotter", `${SPOTTER}.jsonl`));
+    expect(run("pixir", ["import", "claude", root], { cwd: ws }).code).toBe(0);
+    const good = run("pixir", ["search", "annotation", "--json", "--limit", "500"], { cwd: ws });
+    expect(good.code, good.stderr).toBe(0);
+    const file = path.join(ws, ".pixir", "index", "search.sqlite");
+    const Database = createRequire(path.join(ROOT, "lib/envelope/package.json"))("better-sqlite3") as new (f: string, o: { readonly: boolean }) => { prepare(s: string): { all(): unknown[] }; close(): void };
+    const db = new Database(file, { readonly: true });
+    const pages = (db.prepare("SELECT pageno FROM dbstat WHERE name = 'fts_data'").all() as Array<{ pageno: number }>).map((p) => p.pageno);
+    db.close();
+    const bytes = readFileSync(file);
+    for (const p of pages.slice(2)) bytes.fill(0x5a, (p - 1) * 4096, p * 4096);
+    writeFileSync(file, bytes);
+    expect(sh("mount", ["-o", "remount,ro", ws]).ok).toBe(true);
+    const before = digestOfLogs(ws);
+    const r = run("pixir", ["search", "annotation", "--json", "--limit", "500"], { cwd: ws });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(good.stdout);
+    expect(r.stderr).toMatch(/index_in_memory/);
+    expect(r.stderr).not.toMatch(/SQLITE_|SqliteError/);
+    expect(digestOfLogs(ws)).toBe(before);
   });
 });

@@ -31,7 +31,8 @@ export function toolFilePaths(name: string, args: unknown): string[] {
   // Codex: apply_patch as a custom tool (`input`) or a shell call whose argv carries the patch.
   const patch = typeof args.input === "string" ? args.input : typeof args.patch === "string" ? args.patch : null;
   if (patch !== null && patch.includes("*** Begin Patch")) for (const p of patchPaths(patch)) if (!out.includes(p)) out.push(p);
-  const argv = Array.isArray(args.command) ? args.command : Array.isArray(args.cmd) ? args.cmd : null;
-  if (argv !== null) for (const a of argv) if (typeof a === "string" && a.includes("*** Begin Patch")) for (const p of patchPaths(a)) if (!out.includes(p)) out.push(p);
+  // ...or whose command line, as argv or as one string (`exec_command` `cmd: "apply_patch <<'EOF' …"`), carries it.
+  const argv = Array.isArray(args.command) ? args.command : Array.isArray(args.cmd) ? args.cmd : [args.cmd, args.command];
+  for (const a of argv) if (typeof a === "string" && a.includes("*** Begin Patch")) for (const p of patchPaths(a)) if (!out.includes(p)) out.push(p);
   return out;
 }

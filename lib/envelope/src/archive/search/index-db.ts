@@ -242,6 +242,12 @@ function openReadOnly(p: StatePath, notes: OpenIndex["notes"]): OpenIndex {
   return inMemory(notes, p);
 }
 
+/** An index built in memory for one search: the file could not be used as it is nor replaced. */
+export function memorySearchIndex(ws: string, why: string): OpenIndex {
+  const p = searchIndexPath(ws);
+  return inMemory([{ code: "index_in_memory", text: `${why}: indexing the Logs in memory for this search` }], p);
+}
+
 /** Close the index (the last connection to leave checkpoints the WAL into the file and removes it). */
 export function closeSearchIndex(index: OpenIndex): void {
   index.db.close();

@@ -5,7 +5,7 @@
 import type Database from "better-sqlite3";
 import { statSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
-import { closeSearchIndex, isBusy, isCorruption, indexWriteFault, openSearchIndex, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
+import { closeSearchIndex, isBusy, isCorruption, indexWriteFault, memorySearchIndex, openSearchIndex, searchIndexPath, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
 import { runSearch, type SearchHit, type SearchRequest } from "./search.js";
 import { listingDigest, updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
 import { listLogs, type LogListing } from "../../store/ls.js";
@@ -26,8 +26,8 @@ export interface IndexState {
 const readOnlyCode = (err: unknown): boolean => (sqliteCode(err) ?? "").startsWith("SQLITE_READONLY");
 
 /** Bring the index up to date; a corrupt file is replaced once, a busy or read-only one is used as it is. */
-function freshIndex(ws: string, rebuild: boolean, progress: UpdateProgress | undefined, listing: LogListing, digest: string): { index: OpenIndex; state: IndexState } {
-  let index = openSearchIndex(ws, rebuild);
+function freshIndex(ws: string, rebuild: boolean | "memory", progress: UpdateProgress | undefined, listing: LogListing, digest: string): { index: OpenIndex; state: IndexState } {
+  let index = rebuild === "memory" ? memorySearchIndex(ws, `${searchIndexPath(ws).rel} is corrupt and cannot be rewritten here`) : openSearchIndex(ws, rebuild);
   const notes: IndexNote[] = [...index.notes];
   for (let attempt = 0; ; attempt++) {
     if (index.mode === "as_is") return { index, state: { mode: index.mode, counts: null, notes } };
@@ -93,19 +93,24 @@ function readFault(err: unknown, index: OpenIndex, searching: boolean): unknown 
 
 /**
  * Bring the index up to date and do `work` with it. Corruption found only while reading (a damaged page
- * that opening and updating never touched) rebuilds the index from the Logs and does the work again,
- * once, with a note; a second time, or an index that cannot be rewritten, is a structured error.
+ * that opening and updating never touched) rebuilds the index from the Logs and does the work again, with
+ * a note; where it cannot be rewritten, the work is done on an index built in memory. Corruption of the
+ * index just rebuilt is a structured error.
  */
 async function withIndex<T>(ws: string, job: { rebuild: boolean; searching: boolean; progress?: UpdateProgress }, listing: LogListing, digest: string, work: (index: OpenIndex, state: IndexState) => Promise<T>): Promise<T> {
-  const earlier: IndexNote[] = [];
-  for (let attempt = 0; ; attempt++) {
-    const { index, state } = freshIndex(ws, job.rebuild || attempt > 0, job.progress, listing, digest);
+  let earlier: IndexNote[] = [];
+  let again: boolean | "memory" = job.rebuild;
+  for (;;) {
+    const { index, state } = freshIndex(ws, again, job.progress, listing, digest);
     state.notes.unshift(...earlier);
     try {
       return await work(index, state);
     } catch (err) {
-      if (attempt > 0 || state.mode !== "update" || !isCorruption(err)) throw readFault(err, index, job.searching);
-      earlier.push(...state.notes, { code: "index_rebuilt", text: `${index.path.rel} was found corrupt while reading it; rebuilding it from the Logs` });
+      if (state.mode === "memory" || again === (state.mode === "update" ? true : "memory") || !isCorruption(err)) throw readFault(err, index, job.searching);
+      // Writable: rebuilt in place. Read-only (a read-only disk opens as writable until a write), or written
+      // by another process right now: built in memory.
+      again = state.mode === "update" ? true : "memory";
+      earlier = again === "memory" ? [] : [...state.notes, { code: "index_rebuilt", text: `${index.path.rel} was found corrupt while reading it; rebuilding it from the Logs` }];
     } finally {
       closeSearchIndex(index);
     }

@@ -119,6 +119,9 @@ describe("what an Event gives the index", () => {
     expect(toolFilePaths("apply_patch", { input: patch })).toEqual(["src/x.rs", "src/y.rs"]);
     expect(toolFilePaths("shell", { command: ["apply_patch", patch] })).toEqual(["src/x.rs", "src/y.rs"]);
     expect(toolFilePaths("apply_patch", patch)).toEqual(["src/x.rs", "src/y.rs"]);
+    // Codex exec_command: the patch in a heredoc of its command line, one string.
+    expect(toolFilePaths("exec_command", { cmd: `apply_patch <<'PATCH'\n${patch}\nPATCH`, workdir: "/w" })).toEqual(["src/x.rs", "src/y.rs"]);
+    expect(toolFilePaths("shell_command", { command: `apply_patch <<'EOF'\n${patch}\nEOF` })).toEqual(["src/x.rs", "src/y.rs"]);
     expect(patchPaths("*** Move to: b.txt")).toEqual(["b.txt"]);
     expect(toolFilePaths("edit", { path: "notes.md" })).toEqual(["notes.md"]);
   });
