@@ -29,11 +29,11 @@ const hitsOf = (r: RunResult): Hit[] => r.stdout.split("\n").filter((l) => l !==
 
 const SOURCE_KEYS = new Set(["claude", "codex", "pi", "gemini", "opencode"]);
 
-/** Every string of an Event's data but the importer's copy of its source record. */
+/** Every string and number of an Event's data but the importer's copy of its source record. */
 function eventText(e: StoredEvent): string {
   const out: string[] = [];
   const walk = (v: unknown, top: boolean) => {
-    if (typeof v === "string") out.push(v);
+    if (typeof v === "string" || typeof v === "number") out.push(String(v));
     else if (Array.isArray(v)) for (const x of v) walk(x, false);
     else if (v !== null && typeof v === "object") for (const [k, x] of Object.entries(v)) if (!(top && SOURCE_KEYS.has(k))) walk(x, false);
   };
@@ -109,6 +109,27 @@ describe("pixir search against an independent scan of the sources", () => {
       const hits = expectFound(word, ["--agent", agent], (f) => scan.agents.get(f) === agent);
       for (const h of hits) expect(h.agent).toBe(agent);
     }
+  });
+
+  it("words of every kind of text (reasoning, tool calls and outputs too), sampled through the sources", () => {
+    const known = new Set(logIds(ws).map(familyOf));
+    const sample = new Map<string, string>();
+    scan.docs.forEach((d, i) => {
+      const words = d.text.match(/[\p{L}\p{N}]+(?:[_./-][\p{L}\p{N}]+)*/gu) ?? [];
+      const w = words[(i * 7) % Math.max(1, words.length)];
+      if (i % 11 === 0 && known.has(d.family) && w !== undefined && w.length >= 4 && !sample.has(w.toLowerCase())) sample.set(w.toLowerCase(), d.kind);
+    });
+    const kinds = new Set(sample.values());
+    for (const k of ["user", "assistant", "reasoning", "tool_call", "tool_result"]) expect(kinds.has(k), k).toBe(true);
+    expect(sample.size).toBeGreaterThan(100);
+    // Words of a few sessions (a common word's thousands of hits add time, not checks).
+    let checked = 0;
+    for (const word of sample.keys()) {
+      if (familiesHolding(scan, word).size > 3) continue;
+      expectFound(word, [], (f) => known.has(f));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(60);
   });
 
   it("code identifiers, paths, words with - and _, digits: found wherever the oracle finds them", () => {

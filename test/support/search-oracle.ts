@@ -59,9 +59,9 @@ export function jsonlFiles(dir: string): string[] {
   return out;
 }
 
-/** Every string inside a value, keys left out. */
+/** Every string and number inside a value, keys left out. */
 function strings(v: unknown, out: string[] = []): string[] {
-  if (typeof v === "string") out.push(v);
+  if (typeof v === "string" || typeof v === "number") out.push(String(v));
   else if (Array.isArray(v)) for (const x of v) strings(x, out);
   else if (v !== null && typeof v === "object") for (const x of Object.values(v)) strings(x, out);
   return out;
@@ -69,6 +69,25 @@ function strings(v: unknown, out: string[] = []): string[] {
 
 const blockTexts = (content: unknown): string[] =>
   typeof content === "string" ? [content] : Array.isArray(content) ? content.flatMap((b) => (typeof b === "string" ? [b] : typeof b?.text === "string" ? [b.text] : [])) : [];
+
+function parsedOrNull(text: unknown): unknown {
+  try {
+    return typeof text === "string" ? JSON.parse(text) : null;
+  } catch {
+    return null; // not JSON (a redacted or torn argument string): nothing the model wrote survives as arguments
+  }
+}
+
+/** A tool output's text: a string, or the `text` (or `content`) of its parts. */
+function outputText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return v.map(outputText).join("\n");
+  if (v !== null && typeof v === "object") {
+    const o = v as Json;
+    return outputText(o.text ?? o.content ?? o.output ?? "");
+  }
+  return "";
+}
 
 const PATCH_FILE = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm;
 
@@ -110,10 +129,11 @@ function scanCodex(file: string, scan: SourceScan): void {
     if (p.type === "message" && (p.role === "user" || p.role === "assistant")) push(p.role, blockTexts(p.content).join("\n"));
     else if (p.type === "reasoning") push("reasoning", blockTexts(p.summary).join("\n"));
     else if (p.type === "function_call" || p.type === "custom_tool_call") {
-      const body = typeof p.arguments === "string" ? p.arguments : typeof p.input === "string" ? p.input : "";
+      // A function's arguments are JSON text: its values are what the model wrote (keys are the tool's).
+      const body = typeof p.input === "string" ? p.input : strings(parsedOrNull(p.arguments)).join("\n");
       push("tool_call", `${p.name}\n${body}`);
       if (p.name === "apply_patch") for (const f of patchFiles(body)) scan.fileCalls.push({ agent: "codex", family, callId: p.call_id, path: f });
-    } else if (p.type === "function_call_output" || p.type === "custom_tool_call_output") push("tool_result", strings(p.output).join("\n"));
+    } else if (p.type === "function_call_output" || p.type === "custom_tool_call_output") push("tool_result", outputText(p.output));
   }
 }
 
@@ -157,18 +177,30 @@ const WORD = /[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)*/gu;
 
 const fold = (s: string): string => s.normalize("NFC").toLowerCase();
 
-/** Whether `text` holds `term` where a word starts: the term's letters and digits in order, any punctuation between. */
-export function holdsTerm(text: string, term: string): boolean {
+/** A test of folded text for `term` where a word starts: the term's letters and digits in order, any punctuation between. */
+function termTest(term: string): (folded: string) => boolean {
   const pieces = fold(term).match(/[\p{L}\p{N}]+/gu) ?? [];
-  if (pieces.length === 0) return fold(text).includes(fold(term));
+  if (pieces.length === 0) return (folded) => folded.includes(fold(term));
   const esc = pieces.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  return new RegExp(`(?<![\\p{L}\\p{N}])${esc.join("[^\\p{L}\\p{N}]+")}`, "u").test(fold(text));
+  const re = new RegExp(`(?<![\\p{L}\\p{N}])${esc.join("[^\\p{L}\\p{N}]+")}`, "u");
+  return (folded) => re.test(folded);
 }
+
+/** Whether `text` holds `term` where a word starts. */
+export const holdsTerm = (text: string, term: string): boolean => termTest(term)(fold(text));
+
+const foldedDocs = new WeakMap<SourceDoc, string>();
+const foldedOf = (d: SourceDoc): string => {
+  let f = foldedDocs.get(d);
+  if (f === undefined) foldedDocs.set(d, (f = fold(d.text)));
+  return f;
+};
 
 /** The families whose documents hold `term` (kinds: which documents count). */
 export function familiesHolding(scan: SourceScan, term: string, kinds?: ReadonlyArray<SourceDoc["kind"]>): Set<string> {
+  const test = termTest(term);
   const out = new Set<string>();
-  for (const d of scan.docs) if ((kinds === undefined || kinds.includes(d.kind)) && !out.has(d.family) && holdsTerm(d.text, term)) out.add(d.family);
+  for (const d of scan.docs) if ((kinds === undefined || kinds.includes(d.kind)) && !out.has(d.family) && test(foldedOf(d))) out.add(d.family);
   return out;
 }
 
