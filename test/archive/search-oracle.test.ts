@@ -1,14 +1,16 @@
 // pixir search held to an independent scan of the source files (test/support/search-oracle.ts): the real
-// Claude transcripts, Codex rollouts and pi sessions of the repository are imported, and for many words
+// Claude transcripts, Codex rollouts and pi sessions of the repository, and the Gemini CLI chats, are imported, and for many words
 // picked from the sources, every source session the oracle finds holding the word is found (with --agent
 // too), no hit is twice, and every hit's seq points at an Event whose text holds the word. --file finds
 // exactly the tool calls the oracle finds naming that file.
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tempDir, type RunResult } from "../support/cli.js";
 import { runInThread as run } from "../support/thread.js";
 import { CLAUDE_FIXTURES, logIds, storedEvents, type StoredEvent } from "../support/claude.js";
 import { CODEX_FIXTURES_DIR } from "../support/codex.js";
+import { GEMINI_CHATS, GEMINI_HOME } from "../support/gemini.js";
 import { PI_DIR } from "../support/pi.js";
 import { familiesHolding, holdsTerm, jsonlFiles, rareWords, scanSources, type SourceScan } from "../support/search-oracle.js";
 
@@ -63,11 +65,12 @@ describe("pixir search against an independent scan of the sources", () => {
 
   beforeAll(() => {
     ws = tempDir("pixir-search-oracle-");
-    for (const [agent, args] of [["claude", [CLAUDE_FIXTURES]], ["codex", [CODEX_FIXTURES_DIR]], ["pi", piFiles]] as const) {
-      const r = run("pixir", ["import", agent, ...args], { cwd: ws });
+    for (const [agent, args] of [["claude", [CLAUDE_FIXTURES]], ["codex", [CODEX_FIXTURES_DIR]], ["pi", piFiles], ["gemini", []]] as const) {
+      const r = run("pixir", ["import", agent, ...args], { cwd: ws, env: { HOME: GEMINI_HOME } });
       expect(r.code, r.stderr).toBe(0);
     }
-    scan = scanSources({ claude: jsonlFiles(CLAUDE_FIXTURES), codex: jsonlFiles(CODEX_FIXTURES_DIR), pi: piFiles });
+    const geminiFiles = [...jsonlFiles(GEMINI_CHATS), ...readdirSync(GEMINI_CHATS).filter((n) => n.endsWith(".json")).map((n) => path.join(GEMINI_CHATS, n))];
+    scan = scanSources({ claude: jsonlFiles(CLAUDE_FIXTURES), codex: jsonlFiles(CODEX_FIXTURES_DIR), pi: piFiles, gemini: geminiFiles });
     const parent = new Map<string, string>();
     for (const id of logIds(ws)) {
       const list = storedEvents(ws, id);
@@ -103,12 +106,25 @@ describe("pixir search against an independent scan of the sources", () => {
     const words = rareWords(scan, 2);
     const families = new Set(words.map((w) => w.family));
     expect(families.size).toBeGreaterThan(15);
+    for (const agent of ["claude", "codex", "pi"]) expect([...families].some((f) => scan.agents.get(f) === agent), agent).toBe(true);
     for (const { family, word } of words) {
       expectFound(word);
       const agent = scan.agents.get(family)!;
       const hits = expectFound(word, ["--agent", agent], (f) => scan.agents.get(f) === agent);
       for (const h of hits) expect(h.agent).toBe(agent);
     }
+  });
+
+  it("Gemini CLI chats (the last version of each streamed message, a $set history, a subagent, a legacy file)", () => {
+    const words = new Set<string>();
+    for (const d of scan.docs.filter((x) => x.agent === "gemini")) for (const w of d.text.match(/[\p{L}]{4,}/gu) ?? []) words.add(w.toLowerCase());
+    let checked = 0;
+    for (const w of words) {
+      // --agent gemini: a common word's hits elsewhere are not what this checks.
+      expectFound(w, ["--agent", "gemini"], (f) => scan.agents.get(f) === "gemini");
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(15);
   });
 
   it("words of every kind of text (reasoning, tool calls and outputs too), sampled through the sources", () => {

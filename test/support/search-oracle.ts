@@ -1,11 +1,11 @@
 // An independent oracle for `pixir search` (archive.md §2): it reads the SOURCE files (Claude `.jsonl`
-// transcripts, Codex rollouts, pi sessions) with its own plain code, never the importers' mapping, and
+// transcripts, Codex rollouts, pi sessions, Gemini CLI chats) with its own plain code, never the importers' mapping, and
 // says which source sessions hold a word in the text a person or a model wrote, and which tool calls name a
 // file. Tests compare it with `pixir search --json` after `pixir import` of the same files.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
-export type OracleAgent = "claude" | "codex" | "pi";
+export type OracleAgent = "claude" | "codex" | "pi" | "gemini";
 
 /** One piece of text in a source file: a text block, a reasoning block, a tool call or a tool output. */
 export interface SourceDoc {
@@ -162,12 +162,40 @@ function scanPi(file: string, scan: SourceScan): void {
   }
 }
 
+/**
+ * A Gemini CLI chat (`.jsonl` records, or a legacy `.json` document): the last version of each message by
+ * id (a message is rewritten as it streams), `$set.messages` too. Its text, its thoughts (subject and
+ * description), its tool calls (name and argument values) and their results' output.
+ */
+function scanGemini(file: string, scan: SourceScan): void {
+  const records: Json[] = file.endsWith(".json") ? [JSON.parse(readFileSync(file, "utf8"))] : jsonLines(file);
+  const family = records.find((r) => typeof r.sessionId === "string")?.sessionId as string | undefined;
+  if (family === undefined) return;
+  scan.agents.set(family, "gemini");
+  const messages = new Map<string, Json>();
+  const take = (m: Json) => typeof m.id === "string" && (m.type === "user" || m.type === "gemini") && messages.set(m.id, m);
+  for (const r of records) {
+    take(r);
+    for (const m of Array.isArray(r.messages) ? r.messages : Array.isArray(r.$set?.messages) ? r.$set.messages : []) take(m);
+  }
+  const push = (kind: SourceDoc["kind"], text: string) => scan.docs.push({ agent: "gemini", family, kind, text });
+  for (const m of messages.values()) {
+    push(m.type === "user" ? "user" : "assistant", blockTexts(m.content).join("\n"));
+    for (const t of Array.isArray(m.thoughts) ? m.thoughts : []) push("reasoning", [t?.subject, t?.description].filter((x) => typeof x === "string").join("\n"));
+    for (const c of Array.isArray(m.toolCalls) ? m.toolCalls : []) {
+      push("tool_call", [c?.name, ...strings(c?.args)].join("\n"));
+      for (const r of Array.isArray(c?.result) ? c.result : []) push("tool_result", outputText(r?.functionResponse?.response));
+    }
+  }
+}
+
 /** Scan source files of each agent with the oracle's own readers. */
-export function scanSources(files: { claude?: string[]; codex?: string[]; pi?: string[] }): SourceScan {
+export function scanSources(files: { claude?: string[]; codex?: string[]; pi?: string[]; gemini?: string[] }): SourceScan {
   const scan: SourceScan = { docs: [], fileCalls: [], agents: new Map() };
   for (const f of files.claude ?? []) scanClaude(f, scan);
   for (const f of files.codex ?? []) scanCodex(f, scan);
   for (const f of files.pi ?? []) scanPi(f, scan);
+  for (const f of files.gemini ?? []) scanGemini(f, scan);
   scan.docs = scan.docs.filter((d) => d.text.trim() !== "");
   return scan;
 }
