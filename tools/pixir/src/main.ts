@@ -401,9 +401,9 @@ prefix); "a phrase" matches in order; -word excludes (quote the query or put it 
 the flag parser leave -word alone). Searched: user and assistant messages, reasoning, tool names, arguments
 and outputs, branch summaries and checkpoints; never import provenance or raw source records. An Event of
 a shared fork prefix is one hit at the Log that owns it (inherited_by counts the forks that hold it);
-in_context is false when a checkpoint replaced it in the model-visible context. The index
-.pixir/index/search.sqlite is brought up to date first (no Writer Lease is taken). Text output groups
-hits by session and ends each group with the commands that open it; --json prints one hit per line.`,
+in_context is whether pixir context shows it (false when a checkpoint replaced it, and for reasoning).
+The index .pixir/index/search.sqlite is brought up to date first (no Writer Lease is taken). Text output
+groups hits by session and ends each group with the commands that open it; --json prints one hit per line.`,
   class: "stream",
   positionals: { query: { describe: "the words to find" } },
   options: {
