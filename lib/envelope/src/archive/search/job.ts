@@ -106,11 +106,12 @@ async function withIndex<T>(ws: string, job: { rebuild: boolean; searching: bool
     try {
       return await work(index, state);
     } catch (err) {
-      if (state.mode === "memory" || again === (state.mode === "update" ? true : "memory") || !isCorruption(err)) throw readFault(err, index, job.searching);
       // Writable: rebuilt in place. Read-only (a read-only disk opens as writable until a write), or written
-      // by another process right now: built in memory.
-      again = state.mode === "update" ? true : "memory";
-      earlier = again === "memory" ? [] : [...state.notes, { code: "index_rebuilt", text: `${index.path.rel} was found corrupt while reading it; rebuilding it from the Logs` }];
+      // by another process right now: built in memory. Each remedy is tried once.
+      const next = state.mode === "update" ? true : "memory";
+      if (state.mode === "memory" || next === again || !isCorruption(err)) throw readFault(err, index, job.searching);
+      again = next;
+      earlier = next === "memory" ? [] : [...state.notes, { code: "index_rebuilt", text: `${index.path.rel} was found corrupt while reading it; rebuilding it from the Logs` }];
     } finally {
       closeSearchIndex(index);
     }
