@@ -1,9 +1,10 @@
 // archive.md §2: every search first brings the index up to date with the Logs. A Log that grew is read
 // from its old length on (Logs are append-only); a new Log is read whole; a removed one is dropped; a Log
 // whose bytes before its old length changed (the digest of those bytes differs, or it got shorter) is
-// read again from the start. Only a Log whose stat changed is read at all. Writes go in batches of a few MB, each one transaction that first re-reads
-// where its Log stands, so two searches updating at once never index a line twice; readers (WAL) never
-// wait, and no Writer Lease is taken: a Log is read only up to its committed length.
+// read again from the start. Only a Log whose stat changed is read at all. Writes go in batches of a few
+// MB, each one transaction that first re-reads where its Log stands, so two searches updating at once
+// never index a line twice; readers (WAL) never wait, and no Writer Lease is taken: a Log is read only up
+// to its committed length.
 import type Database from "better-sqlite3";
 import { createHash, type Hash } from "node:crypto";
 import { closeSync, openSync, readSync, constants as fsConstants } from "node:fs";
