@@ -51,19 +51,13 @@ import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } 
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
 import { mapLine, RunningState } from "./line-map.js";
+import { DIVERGED_ACTIONS, REMOVE_ACTIONS, type AgentImportOptions } from "../../session/agent-files.js";
 import { codexOf, lineOf } from "./rebuild.js";
 import { eventLine, forkedFromOf, lineEvents, lineOneCodex, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
 
 export type { CodexImportReport, CodexImportResult, CodexImportStatus, CodexSessionReport, SkippedFile } from "./report.js";
 
-export interface CodexImportOptions {
-  /** Paths as given (resolved against cwd by the caller into `path`), or none for the default directory. */
-  paths: Array<{ path: string; display: string }>;
-  lenient?: boolean;
-  dryRun?: boolean;
-  program: string;
-  env: NodeJS.ProcessEnv;
-  signal?: AbortSignal;
+export interface CodexImportOptions extends AgentImportOptions {
   /** `[i/n] file` lines; the caller passes it only when stderr is a terminal. */
   progress?: (i: number, n: number, file: string) => void;
   /** archive.md §5: files another stage takes (a rollout pixir exported from a Log of this Workspace). */
@@ -166,9 +160,6 @@ function runOrder<R extends { threadId: string; meta: JsonObject }>(rollouts: R[
   for (const r of rollouts) place(r);
   return { order, cyclic };
 }
-
-const REMOVE_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
-const DIVERGED_ACTIONS = ["fork the imported Log before adding Events to it (pixir fork), then import again"];
 
 /** What each refusal means, in words (the reason stays the spec's machine word). */
 const REFUSAL_MESSAGES: Record<string, string> = {

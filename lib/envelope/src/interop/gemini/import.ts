@@ -6,22 +6,13 @@ import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { logPath } from "../../store/paths.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
-import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
+import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
+import { needsWrite as diskNeedsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportStatus } from "../../session/agent-files.js";
 import { invalidGeminiSession, readGeminiSession } from "./format.js";
 import { planGeminiFamily, type PlannedGeminiFamily } from "./plan.js";
 
-export type ImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
-
-export interface GeminiImportOptions {
-  /** Paths as given; none means Gemini's own home. */
-  paths: Array<{ path: string; display: string }>;
-  lenient?: boolean;
-  dryRun?: boolean;
-  program: string;
-  env: NodeJS.ProcessEnv;
-  signal?: AbortSignal;
+export interface GeminiImportOptions extends AgentImportOptions {
   progress?: (text: string) => void;
   /** Planned bytes kept from the check to the write (default KEPT_BYTES_BUDGET); past it a file is planned again. */
   keptBytes?: number;
@@ -101,11 +92,6 @@ export function geminiInputs(options: Pick<GeminiImportOptions, "paths" | "env">
   });
 }
 
-const NEXT_ACTIONS: Record<string, string[]> = {
-  source_changed: ["remove the existing logs with pixir-log rm, then import again"],
-  log_diverged: ["fork the imported Log before adding Events to it (pixir fork), then import again"],
-};
-
 /** What a run keeps of a planned Log between its passes: no Events, no bytes (memory stays per file). */
 interface Work {
   sessionId: string;
@@ -167,26 +153,11 @@ function planFile(ws: string, input: { path: string; display: string }, lenient:
 
 /** The first pass over a file: its plan compared with the disk; a refusal is thrown before anything is written. */
 function checkFile(ws: string, input: { path: string; display: string }, family: PlannedGeminiFamily): FileWork {
-  const work = family.logs.map((log): Work => {
-    const disk = diskState(ws, log.sessionId, log.bytes);
-    if (disk.state === "changed" || disk.state === "diverged") {
-      const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
-      throw new PixirError("already_exists", "session log already exists", {
-        session_id: log.sessionId,
-        log_path: logPath(ws, log.sessionId).rel,
-        reason,
-        file: family.file,
-        next_actions: NEXT_ACTIONS[reason],
-      });
-    }
-    const before = disk.state === "prefix" ? countLines(log.bytes.subarray(0, disk.size)) : disk.state === "same" ? log.stored.length : 0;
-    return {
-      sessionId: log.sessionId,
-      report: { session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length },
-      disk,
-      before,
-    };
-  });
+  const work = family.logs.map((log): Work => ({
+    sessionId: log.sessionId,
+    report: { session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length },
+    ...plannedOnDisk(ws, log, family.file),
+  }));
   const parsed = family.parsed;
   return {
     input,
@@ -208,7 +179,7 @@ function checkFile(ws: string, input: { path: string; display: string }, family:
   };
 }
 
-const needsWrite = (w: Work): boolean => w.disk.state === "absent" || w.disk.state === "prefix";
+const needsWrite = (w: Work): boolean => diskNeedsWrite(w.disk);
 
 /**
  * Pass 1: plan every file and compare it with the disk, keeping statuses and, within the run's budget, the
@@ -284,21 +255,9 @@ export async function importGeminiFiles(ws: string, options: GeminiImportOptions
     workspace: ws,
     imports: files.map((f) => ({
       ...f.report,
-      sessions: f.work.map((w) => ({ ...w.report, new_event_count: w.report.event_count - w.before, status: statusOf(w, dryRun) })),
+      sessions: f.work.map((w) => ({ ...w.report, new_event_count: w.report.event_count - w.before, status: plannedStatus(w.disk, dryRun) })),
     })),
     skipped_files: skipped,
   };
 }
-
-function statusOf(w: Work, dryRun: boolean): ImportStatus {
-  if (w.disk.state === "same") return "unchanged";
-  if (w.disk.state === "prefix") return dryRun ? "would_append" : "appended";
-  return dryRun ? "would_create" : "created";
-}
-
-const countLines = (b: Buffer): number => {
-  let n = 0;
-  for (let i = b.indexOf(0x0a); i !== -1; i = b.indexOf(0x0a, i + 1)) n++;
-  return n;
-};
 

@@ -2,12 +2,12 @@
 // become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
 // on the command line goes last so that pi resumes its leaf.
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
-import path from "node:path";
+import { readFileSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
-import { assertOutDirectory, exportExists, ExportFile, pathExists } from "../../store/export-file.js";
+import { exportExists, pathExists } from "../../store/export-file.js";
+import { exportTarget, writeExportFile } from "../../session/agent-files.js";
 import { assertSessionId, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
 import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
@@ -481,49 +481,18 @@ export function piFileName(header: JsonObject): string {
   return `${ts}_${id}.jsonl`;
 }
 
-/**
- * Where `--out` writes: FILE as given, or pi's file name inside an existing DIR. A path that ends in a
- * separator (`exported/`) names a directory, so it must exist; it never becomes a file of that name.
- */
-export function exportTarget(out: string, cwd: string, header: JsonObject): string {
-  const abs = path.resolve(cwd, out);
-  let isDir = out.endsWith("/") || out.endsWith(path.sep);
-  try {
-    isDir = statSync(abs).isDirectory();
-  } catch {
-    /* absent: a file path, unless written as a directory */
-  }
-  const target = isDir ? path.join(abs, piFileName(header)) : abs;
-  assertOutDirectory(target);
-  return target;
-}
-
-/**
- * Write the file with temp + rename (pi-interop.md §4: atomically); an existing target is refused, never
- * replaced. A failed write (a full disk) leaves nothing and says so.
- */
-function writeExportFile(target: string, text: string, display: string): void {
-  const file = new ExportFile(target, display, "the exported pi file");
-  try {
-    file.write(Buffer.from(text, "utf8"));
-    file.commit();
-  } finally {
-    file.discard();
-  }
-}
-
 /** §4 step 6 with --out or --dry-run: the report; with --out and no --dry-run the file is written. */
 export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): PiExportReport {
   let file: string | null = null;
   let status: PiExportReport["status"] = "stdout";
   if (options.out !== undefined) {
-    file = exportTarget(options.out, options.cwd, plan.header);
+    file = exportTarget(options.out, options.cwd, piFileName(plan.header));
     if (options.sameIsUnchanged === true && sameFile(file, plan.text)) status = "unchanged";
     else if (options.dryRun) {
       if (pathExists(file)) throw exportExists(options.out);
       status = "would_write";
     } else {
-      writeExportFile(file, plan.text, options.out);
+      writeExportFile(file, options.out, "the exported pi file", Buffer.from(plan.text, "utf8"));
       status = "written";
     }
   }

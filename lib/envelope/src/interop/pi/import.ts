@@ -19,6 +19,7 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
 import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
 import { ResourceCollector } from "./images.js";
+import { REMOVE_ACTIONS, type AgentImportOptions } from "../../session/agent-files.js";
 
 export type PiForkKind = "pi_tree_branch" | "pi_tree_root";
 export type PiImportStatus = "created" | "unchanged" | "would_create";
@@ -321,13 +322,8 @@ export interface PiImportFile {
   display: string;
 }
 
-export interface PiImportOptions {
+export interface PiImportOptions extends Omit<AgentImportOptions, "paths"> {
   files: PiImportFile[];
-  lenient?: boolean;
-  dryRun?: boolean;
-  program: string;
-  env: NodeJS.ProcessEnv;
-  signal?: AbortSignal;
   /** Progress lines for large files; the caller passes it only when stderr is a terminal. */
   progress?: (text: string) => void;
 }
@@ -359,8 +355,6 @@ export interface PiImportResult {
   /** Not printed: line numbers skipped per file, for warnings. */
   skipped?: Array<{ file: string; lines: number[] }>;
 }
-
-const REMOVE_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
 
 /** §3.2 step 1: compare each planned Log with the disk. */
 function statusOnDisk(ws: string, log: PlannedPiLog): "absent" | "identical" | "different" {
