@@ -3,6 +3,7 @@
 // and an export's `--out` file.
 import { statSync } from "node:fs";
 import path from "node:path";
+import { isEncodable, serializeEvent, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
 import { assertOutDirectory, ExportFile } from "../store/export-file.js";
 import { logPath } from "../store/paths.js";
@@ -57,6 +58,22 @@ export function plannedStatus(disk: DiskState, dryRun: boolean): ImportStatus {
   if (disk.state === "same") return "unchanged";
   if (disk.state === "prefix") return dryRun ? "would_append" : "appended";
   return dryRun ? "would_create" : "created";
+}
+
+/**
+ * A planned Log's bytes; a string that cannot be stored is refused naming the agent's `file` and, when
+ * `lineOf` is given, the line of that file the Event came from.
+ */
+export function plannedLogBytes(events: readonly PixirEvent[], file: string, lineOf?: (e: PixirEvent) => unknown): Buffer {
+  const lines: string[] = [];
+  for (const e of events) {
+    const text = serializeEvent(e);
+    if (!isEncodable(text, e.data)) {
+      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, ...(lineOf === undefined ? {} : { line: lineOf(e) }), file });
+    }
+    lines.push(text);
+  }
+  return Buffer.from(lines.join(""), "utf8");
 }
 
 /**

@@ -3,8 +3,8 @@
 // first Event of a part keeps the part, so the export gives both back. A compaction's summary message is a
 // history_compaction checkpoint; a pending revert leaves the reverted messages in a share_v1 child.
 import { createHash } from "node:crypto";
-import { isEncodable, isJsonObject, serializeEvent, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { PixirError } from "../../event/errors.js";
+import { isJsonObject, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { shareHeaderData } from "../../fork/fork.js";
@@ -344,16 +344,6 @@ function planSession(ws: string, session: OpencodeSession, planned: PlannedSessi
  */
 export function planOpencodeSession(ws: string, session: OpencodeSession, planned: PlannedSessions = new PlannedSessions(), limit: number = planned.size): PlannedOpencodeLog[] {
   const p = planSession(ws, session, planned, limit);
-  for (const log of p.logs) log.bytes = serialize(log, session.source);
+  for (const log of p.logs) log.bytes = plannedLogBytes(log.stored, session.source);
   return p.logs;
-}
-
-function serialize(log: PlannedOpencodeLog, file: string): Buffer {
-  const lines: string[] = [];
-  for (const e of log.stored) {
-    const text = serializeEvent(e);
-    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file });
-    lines.push(text);
-  }
-  return Buffer.from(lines.join(""), "utf8");
 }

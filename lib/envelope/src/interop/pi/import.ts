@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { isEncodable, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import type { JsonObject, PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { SHARE_LIMITATIONS } from "../../fork/fork.js";
 import { IdSet } from "../../event/id-set.js";
@@ -19,7 +19,7 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
 import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
 import { ResourceCollector } from "./images.js";
-import { REMOVE_ACTIONS, type AgentImportOptions } from "../../session/agent-files.js";
+import { plannedLogBytes, REMOVE_ACTIONS, type AgentImportOptions } from "../../session/agent-files.js";
 
 export type PiForkKind = "pi_tree_branch" | "pi_tree_root";
 export type PiImportStatus = "created" | "unchanged" | "would_create";
@@ -210,7 +210,8 @@ export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string):
       addForkHeader(ws, log, log.parent, base, headerId, headerTs);
     }
     addOwnEvents(log, headerTs);
-    log.bytes = serialize(log, parsed, file);
+    const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
+    log.bytes = plannedLogBytes(log.stored, file, (e) => lineOf.get(e.id!) ?? parsed.headerLine);
   }
   return { file, headerId, baseSessionId: base, parsed, orphans: tree.orphans, logs };
 }
@@ -296,20 +297,6 @@ function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): JsonObjec
     ["source_event_count", toSeq + 1],
     ["first_kept_event_id", firstKept?.event.id ?? null],
   ]);
-}
-
-/** The Log's bytes; a string that cannot be stored is refused naming the pi file and line it came from. */
-function serialize(log: PlannedPiLog, parsed: ParsedPiSession, file: string): Buffer {
-  const lines: string[] = [];
-  const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
-  for (const e of log.stored) {
-    const text = serializeEvent(e);
-    if (!isEncodable(text, e.data)) {
-      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf.get(e.id!) ?? parsed.headerLine, file });
-    }
-    lines.push(text);
-  }
-  return Buffer.from(lines.join(""), "utf8");
 }
 
 // ---------------------------------------------------------------------------------------------------
