@@ -3,7 +3,7 @@
 // prompts in the page (no request). Written here as static HTML, every Log string escaped; its small
 // script (allowed by its hash, like the page's) only filters rows and shows times in local time.
 import { createHash } from "node:crypto";
-import { escapeHtml } from "./html-export.js";
+import { documentHead, escapeHtml } from "./html-export.js";
 import { tokensText } from "./ls-text.js";
 
 /** One row of the index: a root family. */
@@ -117,17 +117,7 @@ export function siteIndexHtml(workspace: string, rows: SiteRow[]): string {
     ([project, list]) => `<section class="project"><h2>${escapeHtml(project)} <span class="n">${count(list.length, "session")}</span></h2><table><tbody>${list.map(rowHtml).join("\n")}</tbody></table></section>`,
   );
   return [
-    "<!DOCTYPE html>",
-    '<html lang="en">',
-    "<head>",
-    '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${indexPolicy()}">`,
-    '<meta name="referrer" content="no-referrer">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="generator" content="pixir export html --all">',
-    `<title>${escapeHtml(`${workspace} · sessions · pixir`)}</title>`,
-    `<style>${INDEX_STYLE}</style>`,
-    "</head>",
+    ...documentHead(indexPolicy(), "pixir export html --all", `${workspace} · sessions · pixir`, INDEX_STYLE),
     "<body>",
     "<main>",
     `<h1>Sessions of ${escapeHtml(workspace)}</h1>`,
