@@ -39,13 +39,13 @@ import {
   readRollout,
   readRolloutHead,
   restAfterTimestamp,
-  sha256Hex,
   shownThreadId,
   validTimestamp,
   withTimestamp,
   type Rollout,
   type RolloutLine,
 } from "./format.js";
+import { sha256Hex } from "../../event/ids.js";
 import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";

@@ -4,7 +4,7 @@
 // message changed in place), the current Log is kept as it is and the session continues in a new
 // share_v1 child forked just after the last message both agree on. Planning depends only on the lines, so
 // a file imported in steps gives the same Logs as one import of the final file.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { plannedLogBytes } from "../../session/agent-files.js";
@@ -50,7 +50,6 @@ interface Shown {
 
 const MAX_BASE_BYTES = 200;
 const EPOCH = "1970-01-01T00:00:00.000Z";
-const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 
 /** A Gemini session id as a Log id: itself when valid, else a hash (an invalid id is never echoed). */
 export function geminiBaseSessionId(sessionId: string): string {

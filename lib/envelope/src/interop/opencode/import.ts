@@ -1,7 +1,7 @@
 // docs/gemini-opencode-interop.md §6: `pixir import opencode [PATH…]`. Every session is read and planned and
 // every Log compared with the disk before anything is written; a Log on disk that is a prefix of its plan
 // gets the rest appended, one that differs otherwise is refused. Sessions are read one at a time (§8).
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { logPath } from "../../store/paths.js";
@@ -60,7 +60,6 @@ interface SessionWork {
 export const KEPT_BYTES_BUDGET = 32 * 1024 * 1024;
 
 const EMPTY = Buffer.alloc(0);
-const sha256 = (b: Buffer): string => createHash("sha256").update(b).digest("hex");
 const toWrite = (w: LogWork): boolean => needsWrite(w.disk);
 
 /**
@@ -123,7 +122,7 @@ async function checkSessions(ws: string, sources: OpencodeSource[], planned: Pla
         } else if (w.disk.state === "absent" && !options.dryRun) {
           // Past the budget a new Log goes to its temp file now, so that it is planned once.
           w.prepared = await prepareLog(ws, log.sessionId, async (emit) => emit(log.bytes), { lease: null, signal: options.signal });
-        } else w.digest = sha256(log.bytes);
+        } else w.digest = sha256Hex(log.bytes);
       }
     }
   }
@@ -149,7 +148,7 @@ async function writeSessions(ws: string, work: SessionWork[], planned: PlannedSe
           continue;
         }
         const bytes = l.bytes ?? again.find((p) => p.sessionId === l.sessionId)?.bytes ?? null;
-        if (bytes === null || (l.bytes === null && sha256(bytes) !== l.digest)) {
+        if (bytes === null || (l.bytes === null && sha256Hex(bytes) !== l.digest)) {
           throw new PixirError("log_write_failed", undefined, { reason: "source_changed_during_import", path: logPath(ws, l.sessionId).rel, file: s.ref.source });
         }
         await write({ log: { sessionId: l.sessionId, bytes }, disk: l.disk });

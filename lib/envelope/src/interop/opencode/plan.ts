@@ -2,7 +2,7 @@
 // its Events, in message then part order; the first Event of a message keeps the message info and the
 // first Event of a part keeps the part, so the export gives both back. A compaction's summary message is a
 // history_compaction checkpoint; a pending revert leaves the reverted messages in a share_v1 child.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../event/ids.js";
 import { isJsonObject, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
@@ -27,7 +27,6 @@ interface Draft {
   data: JsonObject;
 }
 
-const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 const obj = (v: unknown): JsonObject => (isJsonObject(v) ? v : {});
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);

@@ -1,7 +1,7 @@
 // pi-interop.md §4: `pixir export pi`. A fork family of Logs back to one pi v3 file: imported Events
 // become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
 // on the command line goes last so that pi resumes its leaf.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../event/ids.js";
 import { readFileSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
@@ -50,7 +50,6 @@ export interface PiExportPlan {
 }
 
 const ASSISTANT_TYPES = new Set(["reasoning", "assistant_message", "tool_call", "provider_usage"]);
-const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 const compareBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 
 /** §4 step 1: walk up first-line session_fork parents to the root, then find every fork descendant. */

@@ -1,7 +1,7 @@
 // pi-interop.md §2–§3: `pixir import pi`. A pi file's tree becomes a fork family of Logs: the branch pi
 // would resume is the primary Log, every other leaf a share_v1 child holding only the entries its branch
 // adds. Everything is planned and checked before anything is written.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../event/ids.js";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { JsonObject, PixirEvent } from "../../event/envelope.js";
@@ -31,7 +31,6 @@ const EPOCH = "1970-01-01T00:00:00.000Z";
 /** Files at least this large report progress (when stderr is a terminal). */
 export const PI_PROGRESS_BYTES = 1024 * 1024;
 
-const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 
 /** §2.2 step 1: the header id, or a hash of it when it cannot name a Log. */
 export function piBaseSessionId(headerId: string): string {
