@@ -183,26 +183,13 @@ interface ShareLink {
   cut: number;
 }
 
-function ownReplayable(items: ReplayItem[]): Replayable {
+/** A Log's replayable Events: those of its share parent's prefix (`link`, a share child), then its own. */
+function replayableOf(link: ShareLink | null, own: ReplayItem[]): Replayable {
   return {
     visit(cut, limit, fn) {
       let n = 0;
-      for (const item of items) {
-        if (item.seq > cut || n >= limit) break;
-        n++;
-        fn?.(item, item.seq);
-      }
-      return n;
-    },
-  };
-}
-
-function shareReplayable(link: ShareLink, own: ReplayItem[]): Replayable {
-  return {
-    visit(cut, limit, fn) {
-      let n = 0;
-      const take = Math.min(link.n, cut, limit); // the prefix holds seqs 1..N
-      if (take > 0) {
+      const take = link === null ? 0 : Math.min(link.n, cut, limit); // the prefix holds seqs 1..N
+      if (link !== null && take > 0) {
         link.parent.visit(link.cut, take, (item) => {
           n++;
           fn?.(item, n);
@@ -372,7 +359,7 @@ class TreeBuilder {
     const link = scan.shareHeader === null ? null : this.link(ws, id, scan, depth, lineage);
     const key = nodeKey(ws, id);
     let replayable = this.replayables.get(key);
-    if (replayable === undefined) this.replayables.set(key, (replayable = link === null ? ownReplayable(items) : shareReplayable(link, items)));
+    if (replayable === undefined) this.replayables.set(key, (replayable = replayableOf(link, items)));
     return replayable;
   }
 
