@@ -10,7 +10,7 @@ import { MAX_FORK_DEPTH, notFoundError } from "../store/loader.js";
 import { corruptLineError } from "../store/log-read.js";
 import { listLogs, type LogListing } from "../store/ls.js";
 import { inspectStatePath, isPresent, logPath } from "../store/paths.js";
-import { assertSessionId, isValidSessionId } from "../event/session-id.js";
+import { assertSessionId, compareBytes, isValidSessionId } from "../event/session-id.js";
 import { scanThreadCount } from "../store/threads.js";
 import {
   readFirstLineOf,
@@ -116,9 +116,6 @@ const SUBAGENT_MERGED_KEYS = [
 /** Sort key for "absent" seqs in §2.4 and §2.5. */
 const LAST_KEY = 9999999999;
 
-const utf8 = (s: string) => Buffer.from(s, "utf8");
-/** Byte order of UTF-8, which differs from UTF-16 order for astral characters. */
-export const compareBytes = (a: string, b: string): number => (a === b ? 0 : Buffer.compare(utf8(a), utf8(b)));
 
 const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
 

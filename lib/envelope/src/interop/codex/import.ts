@@ -14,7 +14,7 @@ import { sweepStaleTempFiles } from "../../store/repair.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, removeCreatedDirs, sessionsDir } from "../../store/paths.js";
 import { excerptOf, termOfJs } from "../../event/elixir.js";
-import { isValidSessionId } from "../../event/session-id.js";
+import { compareBytes, isValidSessionId } from "../../event/session-id.js";
 import {
   familyLeaf,
   familyMaxLine,
@@ -104,7 +104,7 @@ export function listRolloutFiles(paths: Array<{ path: string; display: string }>
       if (code === "EACCES" || code === "EPERM") throw new PixirError("permission_denied", undefined, { path: display });
       throw notFoundPath(display);
     }
-    names.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    names.sort(compareBytes);
     for (const name of names) {
       const abs = path.join(dir, name);
       const shown = path.join(display, name);
@@ -512,7 +512,7 @@ async function planLinks(ws: string, sources: LinkSource[], families: Families):
       event: { id: derivedUlid(`codex:${p}:link:${child.threadId}`, ts), ts, type: "subagent_event", data },
     });
   }
-  links.sort((a, b) => Buffer.compare(Buffer.from(a.order), Buffer.from(b.order)) || Buffer.compare(Buffer.from(a.childThread), Buffer.from(b.childThread)));
+  links.sort((a, b) => compareBytes(a.order, b.order) || compareBytes(a.childThread, b.childThread));
   for (const l of links) pushEvent(l.parent, l.event);
   return links;
 }
@@ -1054,7 +1054,7 @@ async function writeFamily(run: Run, family: Family): Promise<void> {
 async function writeLogs(run: Run, items: Array<{ log: PlannedLog; lines: () => Iterable<string> }>): Promise<void> {
   const { ws, options } = run;
   const leases = new Map<string, WriterLease>();
-  const ids = items.map((i) => i.log.sessionId).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const ids = items.map((i) => i.log.sessionId).sort(compareBytes);
   let ok = false;
   try {
     for (const id of ids) leases.set(id, await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal }));

@@ -5,7 +5,7 @@ import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
-import { isValidSessionId } from "../../event/session-id.js";
+import { compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
 import { needsWrite as diskNeedsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportStatus } from "../../session/agent-files.js";
@@ -60,7 +60,7 @@ const isSessionFile = (name: string): boolean => name.endsWith(".jsonl") || (nam
 
 /** Walk a directory: names in byte order, symbolic links neither followed nor read. */
 function walk(dir: string, display: string, out: Array<{ path: string; display: string }>): void {
-  const names = readdirSync(dir).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const names = readdirSync(dir).sort(compareBytes);
   for (const name of names) {
     const abs = path.join(dir, name);
     const st = lstatSync(abs);

@@ -8,7 +8,7 @@ import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { exportExists, pathExists } from "../../store/export-file.js";
 import { exportTarget, writeExportFile } from "../../session/agent-files.js";
-import { assertSessionId, isValidSessionId } from "../../event/session-id.js";
+import { assertSessionId, compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
 import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
 import { workspaceImageLoader, type ImageLoader } from "./images.js";
@@ -50,7 +50,6 @@ export interface PiExportPlan {
 }
 
 const ASSISTANT_TYPES = new Set(["reasoning", "assistant_message", "tool_call", "provider_usage"]);
-const compareBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 
 /** §4 step 1: walk up first-line session_fork parents to the root, then find every fork descendant. */
 async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog; all: FamilyLog[]; named: FamilyLog }> {
