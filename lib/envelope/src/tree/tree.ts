@@ -13,6 +13,7 @@ import { inspectStatePath, isPresent, logPath } from "../store/paths.js";
 import { assertSessionId, compareBytes, isValidSessionId } from "../event/session-id.js";
 import { scanThreadCount } from "../store/threads.js";
 import {
+  isBlank,
   readFirstLineOf,
   ScanPool,
   scanOwnLog,
@@ -117,7 +118,6 @@ const SUBAGENT_MERGED_KEYS = [
 const LAST_KEY = 9999999999;
 
 
-const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
 
 // ---------------------------------------------------------------------------------------------
 // Discovery (tree.md §2.5): first lines only, one index per Workspace.
