@@ -9,10 +9,16 @@ import { assertOutDirectory, ExportFile } from "../store/export-file.js";
 import { logPath } from "../store/paths.js";
 import { diskState, type DiskState } from "../store/planned-logs.js";
 
+/** A source path: where to read it, and how output and errors name it (the argument as given). */
+export interface SourcePath {
+  path: string;
+  display: string;
+}
+
 /** The options every `pixir import <agent> [PATH…]` run takes. */
 export interface AgentImportOptions {
   /** Paths as given (resolved against cwd by the caller into `path`); none means the agent's own home. */
-  paths: Array<{ path: string; display: string }>;
+  paths: SourcePath[];
   lenient?: boolean;
   dryRun?: boolean;
   program: string;
@@ -21,6 +27,29 @@ export interface AgentImportOptions {
 }
 
 export type ImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
+
+/** One Log in the report of an import run. */
+export interface ImportedLog<Role = string> {
+  session_id: string;
+  role: Role;
+  parent_session_id: string | null;
+  event_count: number;
+  new_event_count: number;
+  status: ImportStatus;
+}
+
+/** The head of every import's and export's report: whether it wrote (`recorded`), or would have. */
+export interface WriteReport {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+}
+
+/** The report of an import run: what each source gave (`imports`), beside the agent's own lists. */
+export interface ImportResult<Import> extends WriteReport {
+  workspace: string;
+  imports: Import[];
+}
 
 /** The one next action of a refusal, by its reason. */
 export const REMOVE_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
@@ -74,6 +103,15 @@ export function plannedLogBytes(events: readonly PixirEvent[], file: string, lin
     lines.push(text);
   }
   return Buffer.from(lines.join(""), "utf8");
+}
+
+/** `pixir export <agent> ID` of an agent with an install store: `--out`, or `--install` to the agent's own place. */
+export interface AgentExportOptions {
+  out?: string;
+  install?: boolean;
+  dryRun?: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
 }
 
 /**

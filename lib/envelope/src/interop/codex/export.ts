@@ -17,6 +17,7 @@ import { carriesItem } from "./line-map.js";
 import { checkpointToSeqOf } from "../../session/context.js";
 import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, renderSkillActivation, renderSubagent, withAttachedResources } from "../../summary/render.js";
 import { jason, str, termOfJs, type TermObject } from "../../event/elixir.js";
+import type { WriteReport } from "../../session/agent-files.js";
 
 export type CodexExportKind = "original" | "fork" | "new";
 
@@ -283,10 +284,7 @@ function convertTail(tail: PixirEvent[], history: PixirEvent[]): { converted: st
   return { converted, omitted, count };
 }
 
-export interface CodexExportReport {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
+export interface CodexExportReport extends WriteReport {
   session_id: string;
   export: CodexExportKind;
   thread_id: string | null;

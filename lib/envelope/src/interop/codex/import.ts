@@ -51,7 +51,7 @@ import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } 
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
 import { mapLine, RunningState } from "./line-map.js";
-import { DIVERGED_ACTIONS, REMOVE_ACTIONS, type AgentImportOptions } from "../../session/agent-files.js";
+import { DIVERGED_ACTIONS, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath } from "../../session/agent-files.js";
 import { codexOf, lineOf } from "./rebuild.js";
 import { eventLine, forkedFromOf, lineEvents, lineOneCodex, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
 
@@ -74,14 +74,12 @@ export function defaultCodexSessionsDir(env: NodeJS.ProcessEnv): string {
 const notFoundPath = (display: string): PixirError =>
   new PixirError("not_found", "codex rollout path was not found", { path: display, next_actions: ["check the path", "set CODEX_HOME or pass the sessions directory"] });
 
-interface Input {
-  path: string;
-  display: string;
+interface Input extends SourcePath {
   named: boolean;
 }
 
 /** §4.1: files and walked directories, in run order, each real file once; symbolic links met go to `links`. */
-export function listRolloutFiles(paths: Array<{ path: string; display: string }>, links: string[] = []): Input[] {
+export function listRolloutFiles(paths: SourcePath[], links: string[] = []): Input[] {
   const out: Input[] = [];
   const seen = new Set<string>();
   const add = (p: string, display: string, named: boolean): void => {

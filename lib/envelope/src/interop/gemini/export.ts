@@ -9,7 +9,7 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { PixirError } from "../../event/errors.js";
 import { contextItems, resourceLookupOf, openContextHistory } from "../../session/context.js";
 import { assertOutDirectory } from "../../store/export-file.js";
-import { exportTarget, jsonOrEmpty, writeExportFile } from "../../session/agent-files.js";
+import { exportTarget, jsonOrEmpty, writeExportFile, type AgentExportOptions, type WriteReport } from "../../session/agent-files.js";
 import { logPath } from "../../store/paths.js";
 import { forkRootOf, readForkLinks } from "../../tree/fork-family.js";
 import { geminiHome } from "./import.js";
@@ -165,18 +165,7 @@ async function planNew(ws: string, id: string, events: PixirEvent[], header: Pix
   };
 }
 
-export interface GeminiExportOptions {
-  out?: string;
-  install?: boolean;
-  dryRun?: boolean;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
-
-export interface GeminiExportReport {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
+export interface GeminiExportReport extends WriteReport {
   kind: "original" | "new";
   file: string | null;
   gemini_session_id: string;
@@ -184,7 +173,7 @@ export interface GeminiExportReport {
 }
 
 /** Where the file goes: `--out DIR` (or a file path), or with `--install` Gemini's own chats directory. */
-function targetOf(plan: GeminiExportPlan, options: GeminiExportOptions): string | null {
+function targetOf(plan: GeminiExportPlan, options: AgentExportOptions): string | null {
   if (options.install) {
     if (plan.project === null) {
       throw new PixirError("invalid_args", "the session does not record its Gemini project", { field: "install", reason: "unknown_project", next_actions: ["pass --out DIR and move the file into ~/.gemini/tmp/<project>/chats/"] });
@@ -196,7 +185,7 @@ function targetOf(plan: GeminiExportPlan, options: GeminiExportOptions): string 
   return options.out === undefined ? null : exportTarget(options.out, options.cwd, plan.fileName);
 }
 
-export function finishGeminiExport(plan: GeminiExportPlan, options: GeminiExportOptions): GeminiExportReport {
+export function finishGeminiExport(plan: GeminiExportPlan, options: AgentExportOptions): GeminiExportReport {
   const target = targetOf(plan, options);
   if (target !== null && !options.dryRun) writeExportFile(target, options.out ?? target, "the exported Gemini CLI session", plan.bytes);
   return { ok: true, recorded: target !== null && !options.dryRun, dry_run: Boolean(options.dryRun), kind: plan.kind, file: target, gemini_session_id: plan.sessionId, line_count: plan.lineCount };

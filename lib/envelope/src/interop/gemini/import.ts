@@ -8,7 +8,7 @@ import { PixirError } from "../../event/errors.js";
 import { compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { needsWrite as diskNeedsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportStatus } from "../../session/agent-files.js";
+import { needsWrite as diskNeedsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
 import { invalidGeminiSession, readGeminiSession } from "./format.js";
 import { planGeminiFamily, type PlannedGeminiFamily } from "./plan.js";
 
@@ -18,15 +18,9 @@ export interface GeminiImportOptions extends AgentImportOptions {
   keptBytes?: number;
 }
 
-export interface GeminiImportSession {
-  session_id: string;
-  role: "root" | "branch";
+export interface GeminiImportSession extends ImportedLog<"root" | "branch"> {
   branch: string | null;
-  parent_session_id: string | null;
   forked_to_seq: number | null;
-  event_count: number;
-  new_event_count: number;
-  status: ImportStatus;
 }
 
 export interface GeminiImportFile {
@@ -41,12 +35,7 @@ export interface GeminiImportFile {
   leaf_session_id: string;
 }
 
-export interface GeminiImportResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  workspace: string;
-  imports: GeminiImportFile[];
+export interface GeminiImportResult extends ImportResult<GeminiImportFile> {
   skipped_files: Array<{ file: string; reason: string }>;
 }
 
@@ -59,7 +48,7 @@ export function geminiHome(env: NodeJS.ProcessEnv): string {
 const isSessionFile = (name: string): boolean => name.endsWith(".jsonl") || (name.startsWith("session-") && name.endsWith(".json"));
 
 /** Walk a directory: names in byte order, symbolic links neither followed nor read. */
-function walk(dir: string, display: string, out: Array<{ path: string; display: string }>): void {
+function walk(dir: string, display: string, out: SourcePath[]): void {
   const names = readdirSync(dir).sort(compareBytes);
   for (const name of names) {
     const abs = path.join(dir, name);
@@ -70,9 +59,9 @@ function walk(dir: string, display: string, out: Array<{ path: string; display: 
 }
 
 /** The files of a run: named files as they are, directories walked; a file reached twice is read once. */
-export function geminiInputs(options: Pick<GeminiImportOptions, "paths" | "env">): Array<{ path: string; display: string }> {
+export function geminiInputs(options: Pick<GeminiImportOptions, "paths" | "env">): SourcePath[] {
   const roots = options.paths.length > 0 ? options.paths : [{ path: path.join(geminiHome(options.env), "tmp"), display: path.join(geminiHome(options.env), "tmp") }];
-  const files: Array<{ path: string; display: string }> = [];
+  const files: SourcePath[] = [];
   for (const r of roots) {
     let st;
     try {
@@ -102,7 +91,7 @@ interface Work {
 
 /** What a run keeps of a file between its passes. */
 interface FileWork {
-  input: { path: string; display: string };
+  input: SourcePath;
   baseSessionId: string;
   legacy: boolean;
   report: Omit<GeminiImportFile, "sessions">;
@@ -141,7 +130,7 @@ function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_fi
 }
 
 /** Read, parse and plan one file (null: empty). */
-function planFile(ws: string, input: { path: string; display: string }, lenient: boolean): PlannedGeminiFamily | null {
+function planFile(ws: string, input: SourcePath, lenient: boolean): PlannedGeminiFamily | null {
   const parsed = readGeminiSession(input.path, input.display, lenient);
   if (parsed === null) return null;
   try {
@@ -152,7 +141,7 @@ function planFile(ws: string, input: { path: string; display: string }, lenient:
 }
 
 /** The first pass over a file: its plan compared with the disk; a refusal is thrown before anything is written. */
-function checkFile(ws: string, input: { path: string; display: string }, family: PlannedGeminiFamily): FileWork {
+function checkFile(ws: string, input: SourcePath, family: PlannedGeminiFamily): FileWork {
   const work = family.logs.map((log): Work => ({
     sessionId: log.sessionId,
     report: { session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length },
@@ -186,7 +175,7 @@ const needsWrite = (w: Work): boolean => diskNeedsWrite(w.disk);
  * bytes to write; past it a file whose Logs are all new has their temp files made now (so it is planned
  * once), any other is planned again in pass 2. Every refusal of the run is found here, before a Log is written.
  */
-async function checkFiles(ws: string, inputs: Array<{ path: string; display: string }>, options: GeminiImportOptions, out: FileWork[], skipped: GeminiImportResult["skipped_files"]): Promise<void> {
+async function checkFiles(ws: string, inputs: SourcePath[], options: GeminiImportOptions, out: FileWork[], skipped: GeminiImportResult["skipped_files"]): Promise<void> {
   let kept = 0;
   for (const [i, input] of inputs.entries()) {
     options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { contextItems, openContextHistory, resourceLookupOf } from "../../session/context.js";
-import { exportTarget, jsonOrEmpty, writeExportFile } from "../../session/agent-files.js";
+import { exportTarget, jsonOrEmpty, writeExportFile, type AgentExportOptions } from "../../session/agent-files.js";
 import { logPath } from "../../store/paths.js";
 import { opencodeBaseSessionId } from "./plan.js";
 import { opencodeHome } from "./source.js";
@@ -149,15 +149,7 @@ function newAssistant(id: string, sessionID: string, parentID: string, cwd: stri
   };
 }
 
-export interface OpencodeExportOptions {
-  out?: string;
-  install?: boolean;
-  dryRun?: boolean;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
-
-export function finishOpencodeExport(plan: OpencodeExportPlan, options: OpencodeExportOptions) {
+export function finishOpencodeExport(plan: OpencodeExportPlan, options: AgentExportOptions) {
   let target: string | null = null;
   if (options.install) {
     const dir = path.join(opencodeHome(options.env), "pixir-exports");

@@ -7,7 +7,7 @@ import { PixirError } from "../../event/errors.js";
 import { logPath } from "../../store/paths.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { withPlannedWrites, type DiskState } from "../../store/planned-logs.js";
-import { needsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportStatus } from "../../session/agent-files.js";
+import { needsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult } from "../../session/agent-files.js";
 import { PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
 import { opencodeHome, openOpencodePath, type OpencodeSessionRef, type OpencodeSource } from "./source.js";
 
@@ -16,19 +16,7 @@ export interface OpencodeImportOptions extends AgentImportOptions {
   keptBytes?: number;
 }
 
-export interface OpencodeImportResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  workspace: string;
-  imports: Array<{
-    source: string;
-    session_id: string;
-    parent_session_id: string | null;
-    title: string | null;
-    message_count: number;
-    sessions: Array<{ session_id: string; role: string; parent_session_id: string | null; event_count: number; new_event_count: number; status: ImportStatus }>;
-  }>;
+export interface OpencodeImportResult extends ImportResult<{ source: string; session_id: string; parent_session_id: string | null; title: string | null; message_count: number; sessions: ImportedLog[] }> {
   skipped_records: string[];
 }
 

@@ -7,7 +7,7 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { exportExists, pathExists } from "../../store/export-file.js";
-import { exportTarget, writeExportFile } from "../../session/agent-files.js";
+import { exportTarget, writeExportFile, type WriteReport } from "../../session/agent-files.js";
 import { assertSessionId, compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
 import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
@@ -458,10 +458,7 @@ export interface PiExportOptions {
   sameIsUnchanged?: boolean;
 }
 
-export interface PiExportReport {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
+export interface PiExportReport extends WriteReport {
   file: string | null;
   header_id: string | null;
   entry_count: number;

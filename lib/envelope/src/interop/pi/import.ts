@@ -19,7 +19,7 @@ import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
 import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
 import { ResourceCollector } from "./images.js";
-import { plannedLogBytes, REMOVE_ACTIONS, type AgentImportOptions } from "../../session/agent-files.js";
+import { plannedLogBytes, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
 
 export type PiForkKind = "pi_tree_branch" | "pi_tree_root";
 export type PiImportStatus = "created" | "unchanged" | "would_create";
@@ -301,15 +301,8 @@ function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): JsonObjec
 // ---------------------------------------------------------------------------------------------------
 // §3: the command.
 
-export interface PiImportFile {
-  /** Where to read the file. */
-  path: string;
-  /** How the file is named in output and errors (the argument as given). */
-  display: string;
-}
-
 export interface PiImportOptions extends Omit<AgentImportOptions, "paths"> {
-  files: PiImportFile[];
+  files: SourcePath[];
   /** Progress lines for large files; the caller passes it only when stderr is a terminal. */
   progress?: (text: string) => void;
 }
@@ -333,10 +326,7 @@ export interface PiImportFileReport {
   skipped_lines: number;
 }
 
-export interface PiImportResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
+export interface PiImportResult extends WriteReport {
   imports: PiImportFileReport[];
   /** Not printed: line numbers skipped per file, for warnings. */
   skipped?: Array<{ file: string; lines: number[] }>;
