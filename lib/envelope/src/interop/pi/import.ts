@@ -2,7 +2,6 @@
 // would resume is the primary Log, every other leaf a share_v1 child holding only the entries its branch
 // adds. Everything is planned and checked before anything is written.
 import { sha256Hex } from "../../event/ids.js";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { JsonObject, PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -13,7 +12,8 @@ import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, type WriterLease } from "../../store/lease.js";
 import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
 import { createLogAtomically } from "../../store/log-write.js";
-import { inspectStatePath, logPath } from "../../store/paths.js";
+import { logPath } from "../../store/paths.js";
+import { diskState } from "../../store/planned-logs.js";
 import { PayloadWrites, writePayload } from "../../store/resources.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
@@ -332,13 +332,6 @@ export interface PiImportResult extends WriteReport {
   skipped?: Array<{ file: string; lines: number[] }>;
 }
 
-/** §3.2 step 1: compare each planned Log with the disk. */
-function statusOnDisk(ws: string, log: PlannedPiLog): "absent" | "identical" | "different" {
-  const p = logPath(ws, log.sessionId);
-  if (inspectStatePath(p) === "missing") return "absent";
-  return readFileSync(p.abs).equals(log.bytes) ? "identical" : "different";
-}
-
 export async function importPiFiles(ws: string, options: PiImportOptions): Promise<PiImportResult> {
   const families: PlannedPiFamily[] = [];
   for (const f of options.files) {
@@ -365,9 +358,10 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
         continue;
       }
       planned.set(log.sessionId, log);
-      const disk = statusOnDisk(ws, log);
-      if (disk === "different") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
-      else status.set(log.sessionId, disk === "identical" ? "unchanged" : options.dryRun ? "would_create" : "created");
+      // §3.2 step 1: a Log on disk is the same as planned, or a conflict.
+      const disk = diskState(ws, log.sessionId, log.bytes).state;
+      if (disk !== "absent" && disk !== "same") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
+      else status.set(log.sessionId, disk === "same" ? "unchanged" : options.dryRun ? "would_create" : "created");
     }
   }
   if (conflicts.length > 0) {
