@@ -296,6 +296,26 @@ describe("the index follows the Logs", () => {
     }
   });
 
+  it("an append is read from the old length on, not the whole Log again: the indexed bytes' digest holds across batches", () => {
+    // A Log of more than one batch of 8 MiB (the digest is carried from one batch to the next): the real
+    // session's assistant texts, again and again.
+    const ws = tempDir("pixir-search-big-");
+    const texts = storedEvents(base, SPOTTER).filter((e) => e.type === "assistant_message").map((e) => String(e.data.text));
+    const lines: string[] = [];
+    for (let seq = 0, bytes = 0; bytes < 9 << 20; seq++) {
+      const line = JSON.stringify({ id: `e${seq}`, session_id: "big", seq, ts: "2026-02-11T21:00:00.000Z", type: "assistant_message", data: { text: `${texts[seq % texts.length]} ${"pad ".repeat(200)}` } });
+      lines.push(line);
+      bytes += line.length + 1;
+    }
+    mkdirSync(path.join(ws, ".pixir", "sessions"), { recursive: true });
+    const file = path.join(ws, ".pixir", "sessions", "big.ndjson");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    expect(JSON.parse(run("pixir", ["index", "--json"], { cwd: ws }).stdout)).toMatchObject({ added: 1, reindexed: 0 });
+    appendFileSync(file, `${JSON.stringify({ id: "last", session_id: "big", seq: lines.length, ts: "2026-02-11T22:00:00.000Z", type: "user_message", data: { text: "digestquokka" } })}\n`);
+    expect(JSON.parse(run("pixir", ["index", "--json"], { cwd: ws }).stdout)).toMatchObject({ grown: 1, reindexed: 0, indexed_events: 1 });
+    expect(hitsOf(search(ws, ["digestquokka", "--json"])).map((h) => h.seq)).toEqual([lines.length]);
+  });
+
   it("two searches racing on a fresh index give the same hits", async () => {
     const ws = copyOfLogs(base);
     const once = () =>

@@ -20,7 +20,6 @@ import { searchableOf } from "./searchable.js";
 const BATCH_BYTES = 8 << 20;
 const READ_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
-const NEWLINE_BYTE = Buffer.from([NEWLINE]);
 
 export interface LogRow {
   log: number;
@@ -120,10 +119,15 @@ interface Line {
   offset: number;
 }
 
-/** The complete lines of `[start, end)`, in blocks of up to `BATCH_BYTES`; a torn tail is left for later. */
-function* lineBatches(fd: number, start: number, end: number): Generator<Line[]> {
+/**
+ * The complete lines of `[start, end)`, in blocks of up to `BATCH_BYTES`, each block's bytes added to
+ * `hash` before it is given; a torn tail is left for later.
+ */
+function* lineBatches(fd: number, start: number, end: number, hash: Hash): Generator<Line[]> {
   let buf = Buffer.allocUnsafe(READ_BYTES);
   let have = 0;
+  // buf[0, hashed) is in `hash` already: the lines of a batch are hashed a block at a time, before it is given.
+  let hashed = 0;
   let bufStart = start;
   let pos = start;
   let batch: Line[] = [];
@@ -144,14 +148,18 @@ function* lineBatches(fd: number, start: number, end: number): Generator<Line[]>
       batchBytes += nl + 1 - lineStart;
       lineStart = nl + 1;
       if (batchBytes >= BATCH_BYTES) {
+        hash.update(buf.subarray(hashed, lineStart));
+        hashed = lineStart;
         yield batch;
         batch = [];
         batchBytes = 0;
       }
     }
+    hash.update(buf.subarray(hashed, lineStart));
     buf.copy(buf, 0, lineStart, have);
     have -= lineStart;
     bufStart += lineStart;
+    hashed = 0;
   }
   if (batch.length > 0) yield batch;
 }
@@ -280,11 +288,11 @@ function planBatch(st: Statements, fd: number, file: LogFile, committed: number,
   const start = row.bytes;
   if (carry.at !== start) hashPrefix(fd, start, carry);
   let last: Line | null = null;
-  const batch = start < committed ? lineBatches(fd, start, committed).next() : null;
+  // The batch's lines are in carry.hash once it is given (lineBatches hashes them as it reads them).
+  const batch = start < committed ? lineBatches(fd, start, committed, carry.hash).next() : null;
   if (batch !== null && batch.done !== true) {
     for (const line of batch.value) {
       if (indexLine(st, row, line)) counts.indexed_events++;
-      carry.hash.update(line.bytes).update(NEWLINE_BYTE);
       last = line;
     }
   }
