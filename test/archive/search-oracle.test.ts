@@ -163,9 +163,11 @@ describe("pixir search against an independent scan of the sources", () => {
   it("words the engine reads as operators (AND OR NOT NEAR), a phrase in quotes, a prefix with *", () => {
     for (const op of ["AND", "OR", "NOT", "NEAR", "near"]) expectFound(op);
     const [{ word }] = rareWords(scan, 1, (w) => /^[a-z]{10,}$/i.test(w));
-    expectFound(`${word.slice(0, 6)}*`.replace(/\*$/, ""));
-    const prefixHits = search([`${word.slice(0, 6)}*`, "--limit", "100000"]);
-    expect(prefixHits.length).toBe(search([word.slice(0, 6), "--limit", "100000"]).length);
+    // `word*`: the sessions holding a word that starts so are found, as without the `*`.
+    const prefix = word.slice(0, 6);
+    expectFound(prefix);
+    const key = (h: Hit) => `${h.session_id}#${h.seq}`;
+    expect(search([`${prefix}*`, "--limit", "100000"]).map(key)).toEqual(search([prefix, "--limit", "100000"]).map(key));
     // A phrase: two words that follow each other in a source text, found in order.
     const doc = scan.docs.find((d) => d.kind === "assistant" && /\b[a-z]{7,} [a-z]{7,}\b/.test(d.text))!;
     const phrase = doc.text.match(/\b[a-z]{7,} [a-z]{7,}\b/)![0];
@@ -253,6 +255,5 @@ describe("pixir search against an independent scan of the sources", () => {
     expect(all.map((h) => h.ts)).toEqual([...all.map((h) => h.ts)].sort().reverse());
     expect(search([word, "--sort", "rank", "--limit", "100000"]).map(key).sort()).toEqual(all.map(key).sort());
     expect(search([word, "--limit", "7"]).map(key)).toEqual(all.slice(0, 7).map(key));
-    expect(path.isAbsolute(ws)).toBe(true);
   });
 });
