@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { patchPaths, toolFilePaths } from "../../../src/event/file-args.js";
 import { PixirError } from "../../../src/event/errors.js";
 import { openSearchIndex } from "../../../src/archive/search/index-db.js";
-import { ftsAll, parseQuery, termPattern, textMatches } from "../../../src/archive/search/query.js";
+import { ftsAll, indexedText, parseQuery, piecesOf, termPattern, textMatches } from "../../../src/archive/search/query.js";
 import { runSearch, snippetOf, type SearchFilters } from "../../../src/archive/search/search.js";
 import { searchableOf } from "../../../src/archive/search/searchable.js";
 import { updateSearchIndex } from "../../../src/archive/search/update.js";
@@ -81,6 +81,18 @@ describe("the query language", () => {
   it("marks what the index matched: pieces in order, any separators between", () => {
     const p = termPattern(["parse_line"])!;
     expect("call parse-lines() here".match(p)?.[0]).toBe("parse-line");
+  });
+});
+
+describe("scripts without spaces between words", () => {
+  it("make each Han, kana or Hangul character a piece, a supplementary ideograph whole", () => {
+    expect(piecesOf("CLAUDE.mdファイルを最新")).toEqual(["CLAUDE", "md", "フ", "ァ", "イ", "ル", "を", "最", "新"]);
+    expect(piecesOf("𠮷野家")).toEqual(["𠮷", "野", "家"]);
+    expect(piecesOf("안녕하세요")).toEqual(["안", "녕", "하", "세", "요"]);
+    expect(indexedText("a𠮷b").replace(/ /g, "")).toBe("a𠮷b");
+    expect(indexedText("plain ASCII → arrows")).toBe("plain ASCII → arrows");
+    const m = termPattern(["最新"])!.exec("を最新の");
+    expect(m?.[0]).toBe("最新");
   });
 });
 
