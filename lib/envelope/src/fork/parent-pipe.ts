@@ -13,12 +13,10 @@ import { stdinLineActions } from "../lines/foreign.js";
 import { dataTextOf, type DecodedLine, decodeOwnHead, isLineProblem, lineDataText, serializeEvent } from "../event/envelope.js";
 import { assertSessionId, isValidSessionId } from "../event/session-id.js";
 import { type HistoryItem } from "../store/loader.js";
-import { splitLines } from "../lines/codec.js";
+import { splitLines, streamLineBlocks } from "../lines/codec.js";
 import os from "node:os";
 import path from "node:path";
-import { lineBlocksOf } from "../lines/pipe-read.js";
 import { decodeLogLine, LineDecoder } from "../fast/decode-line.js";
-import { scanThreadCount } from "../store/threads.js";
 import { PixirError } from "../event/errors.js";
 import { osWriteFault } from "../event/os-fault.js";
 import { integrityError, STDIN_PATH } from "../lines/input.js";
@@ -32,7 +30,7 @@ const CR = 0x0d;
  * Read a parent History from a stream. The inherited lines are spooled to a
  * temp file in the OS temp directory, so memory stays flat; the file is removed by dispose().
  *
- * stdin is read in blocks of whole lines (lineBlocksOf): a line the byte check accepts
+ * stdin is read in blocks of whole lines (streamLineBlocks): a line the byte check accepts
  * (line-check.ts) feeds the plan where it lies and is spooled as it is; any other line is decoded in
  * full (decodeLogLine), which tolerates what the reading rules tolerate and names every problem.
  */
@@ -52,9 +50,7 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
     first.parentId = sessionId;
     first.parentBytes = Buffer.from(sessionId, "utf8");
     // The spool is this process's own file: the copying pass needs no fingerprint of what it reads.
-    // The digest is hashed on a worker thread (where more than one may read): this one has the checks
-    // and the spool to do.
-    return (first.scanner = new PrefixScanner(sessionId, toSeq, false, scanThreadCount(process.env, Number.MAX_SAFE_INTEGER) > 1));
+    return (first.scanner = new PrefixScanner(sessionId, toSeq, false));
   };
   const orderSeq = (seq: number | null) => {
     if (seq === null) seenNull = true;
@@ -96,9 +92,8 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
     }
   };
   try {
-    for await (const block of abortable(lineBlocksOf(input, { path: STDIN_PATH }), signal)) {
+    for await (const block of abortable(streamLineBlocks(input, { path: STDIN_PATH }), signal)) {
       await writer.ready();
-      await first.scanner?.digestRoom();
       const b = block.bytes;
       if (block.tail) {
         lineNo++;
@@ -135,9 +130,7 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
       if (run < block.end) spooled.add(b.subarray(run, block.end));
     }
     await spooled.drain();
-    await first.scanner?.settleDigest();
   } catch (err) {
-    first.scanner?.stopDigest();
     // Writes still in flight would otherwise land on whatever file reuses the descriptor.
     await writer.settle();
     closeSync(fd);
