@@ -1,6 +1,6 @@
 // No rule of its own: the byte values the twins in this folder share.
 // The bytes of JSON's structure, for the readers that work on a line's bytes (line-head.ts,
-// line-check.ts, string-scan.ts, fork/child-lines.ts, fork/parent-bytes.ts).
+// line-check.ts, string-scan.ts, tool-call-bytes.ts, fork/child-lines.ts, fork/parent-bytes.ts).
 export const QUOTE = 0x22;
 export const BACKSLASH = 0x5c;
 export const COMMA = 0x2c;

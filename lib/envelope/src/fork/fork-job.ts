@@ -72,9 +72,17 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
           const fed = (builder = direct.builder());
           return (e: PixirEvent, childSeq: number) => fed.add(e, childSeq);
         };
+  // The byte path feeds a builder of its own; if it gives up, the loader's pass starts a new one.
+  const observeChecked =
+    direct === undefined
+      ? undefined
+      : () => {
+          const fed = (builder = direct.builder());
+          return (type: PixirEvent["type"], childSeq: number, b: Buffer, dataStart: number, dataEnd: number) => fed.addChecked(type, childSeq, b, dataStart, dataEnd);
+        };
   const say = job.progress;
   const checked = say && new ByteProgress((n) => say(`checked ${mebibytes(n)} of ${job.parentId}`));
-  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", { observeInherited: observe, checked });
+  const parent = await parentFromLog(ws, job.parentId, job.toSeq, "pixir fork", { observeInherited: observe, checked, observeChecked });
   if (job.strictBoundary) checkBoundary(parent.facts, job.toSeq);
   const childId = job.childId ?? newUlid();
   if (job.strategy === "share_v1") assertShareChildDepth(parent.history ?? null, job.parentId, childId);

@@ -294,3 +294,6 @@ export function parentChangedError(parent: Pick<ParentSource, "parentId" | "fact
 
 /** Sees each inherited Event of the plan's pass, with its child seq (1..N), in History order. */
 export type InheritedObserver = (event: PixirEvent, childSeq: number) => void;
+
+/** The same, fed from the bytes of a line checkLine accepted: its type, and its `data` in `b[dataStart, dataEnd)`. */
+export type CheckedObserver = (type: PixirEvent["type"], childSeq: number, b: Buffer, dataStart: number, dataEnd: number) => void;

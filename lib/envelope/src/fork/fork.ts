@@ -182,10 +182,10 @@ export function forkHeader(ws: string, parentId: string, childId: string, facts:
  * layout (parent-log.ts), else through the resolving loader (parent-loader.ts).
  */
 export async function parentFromLog(ws: string, parentId: string, toSeq: number | undefined, command: string, options: ParentReadOptions = {}): Promise<ParentSource> {
-  const { observeInherited, checked } = options;
-  // An observer (the summary of --summarize) is fed by each pass: if the byte path gives up, the
-  // loader's pass starts a new one.
-  const ours = await parentFromOurLog(ws, parentId, toSeq, { checked, onInherited: observeInherited?.() });
+  const { observeInherited, checked, observeChecked } = options;
+  // An observer (the summary of --summarize) is fed from the byte path's checked lines when it has a
+  // form for them (observeChecked); otherwise it is fed Events, which the loader's pass makes anyway.
+  const ours = observeInherited === undefined || observeChecked !== undefined ? await parentFromOurLog(ws, parentId, toSeq, { checked, onInherited: observeChecked?.() }) : null;
   if (ours !== null) return ours;
   checked?.restart();
   return parentThroughLoader(ws, parentId, toSeq, command, options);

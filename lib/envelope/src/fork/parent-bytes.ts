@@ -6,9 +6,9 @@
 import { isUtf8 } from "node:buffer";
 import { crc32 } from "node:zlib";
 import { NEWLINE } from "../fast/json-bytes.js";
-import { type InheritedObserver, parentChangedError, type ParentSource, type PrefixFacts, PrefixScanner } from "./fork-plan.js";
+import { type CheckedObserver, parentChangedError, type ParentSource, type PrefixFacts, PrefixScanner } from "./fork-plan.js";
+import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { checkedShareHeader, checkLine, LineFacts } from "../fast/line-check.js";
-import { checkedLine } from "../fast/decode-line.js";
 import { sessionIs } from "../fast/line-head.js";
 import { lineBlocks, type PositionalReader } from "../store/log-read.js";
 import { decodeOwnHead } from "../event/envelope.js";
@@ -62,7 +62,7 @@ export interface BytePlan {
 export interface ByteReadOptions {
   checked?: ByteProgress;
   signal?: AbortSignal;
-  onInherited?: InheritedObserver;
+  onInherited?: CheckedObserver;
   /** Default true; false when no copying pass follows (the facts' fingerprint is then empty). */
   fingerprint?: boolean;
 }
@@ -131,8 +131,7 @@ export async function planFromBytes(file: PositionalReader, length: number, pare
       const e = b.indexOf(NEWLINE, s);
       const inherited = check.line(b, s, e);
       if (inherited < 0) return null;
-      // Read at once: the Event's data, parsed when read, lies in the block, which the next read reuses.
-      if (inherited > 0) onInherited?.(checkedLine(b, check.facts).event, check.scanner!.inheritedCount);
+      if (inherited > 0) onInherited?.(CANONICAL_TYPES[check.facts.type]!, check.scanner!.inheritedCount, b, check.facts.dataStart, check.facts.dataEnd);
       s = e + 1;
     }
     checked?.add(block.end);

@@ -2,7 +2,7 @@
 // loader's checking pass feeds the plan; the copying pass reads the Log's lines again, from their heads
 // when they are in our layout (ChildLines), else as Events (copyGeneral).
 import { isReplayType, type PixirEvent } from "../event/envelope.js";
-import { type InheritedObserver, parentChangedError, type ParentSource, PrefixScanner } from "./fork-plan.js";
+import { type CheckedObserver, type InheritedObserver, parentChangedError, type ParentSource, PrefixScanner } from "./fork-plan.js";
 import { headLine, headLines, scannedBytes } from "../store/log-read.js";
 import { LineDecoder } from "../fast/decode-line.js";
 import { type History, type HistoryItem, openHistory } from "../store/loader.js";
@@ -18,6 +18,8 @@ export interface ParentReadOptions {
   observeInherited?: () => InheritedObserver;
   /** Counts the bytes checked, for progress. */
   checked?: ByteProgress;
+  /** A new observer of the inherited lines as checked bytes; used instead of observeInherited when the byte path reads the parent. */
+  observeChecked?: () => CheckedObserver;
 }
 
 /**

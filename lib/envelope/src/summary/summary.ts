@@ -8,8 +8,8 @@ import type { Writable } from "node:stream";
 import { abortable } from "../lines/abortable.js";
 import { streamLineBlocks, type RawLine } from "../lines/codec.js";
 import { checkLine, LineFacts } from "../fast/line-check.js";
-import { checkedLine } from "../fast/decode-line.js";
 import { stampedOf } from "../fast/line-head.js";
+import { readToolCall, ToolCallFields } from "../fast/tool-call-bytes.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { envelopeHead, isJsonObject, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
@@ -97,7 +97,12 @@ export class ToolCallList {
   length = 0;
 
   push(call: SummaryToolCall): void {
-    const text = `${this.length > 0 ? "," : ""}{"seq":${JSON.stringify(call.seq)},"call_id":${JSON.stringify(call.call_id ?? null)},"name":${JSON.stringify(call.name ?? null)}}`;
+    this.append(call.seq, JSON.stringify(call.call_id ?? null), JSON.stringify(call.name ?? null));
+  }
+
+  /** A record whose call_id and name are given as JSON text, as JSON.stringify writes them. */
+  append(seq: number | null, callIdJson: string, nameJson: string): void {
+    const text = `${this.length > 0 ? "," : ""}{"seq":${JSON.stringify(seq)},"call_id":${callIdJson},"name":${nameJson}}`;
     const size = Buffer.byteLength(text, "utf8");
     if (this.used + size > this.block.length) {
       this.full.push(this.block.subarray(0, this.used));
@@ -180,6 +185,13 @@ export function candidateExcerpt(e: Pick<PixirEvent, "type" | "data">): string {
   return eventExcerpt(line === null ? e : { type: e.type, data: { ...e.data, text: line } });
 }
 
+/** The bytes of a tool call's data name an importer's carrier: the call is an agent's, read by archive.md §5. */
+const CARRIER_KEYS = ['"claude":{', '"codex":{', '"pi":{'].map((k) => Buffer.from(k));
+const carriesSource = (b: Buffer, start: number, end: number): boolean => {
+  const data = b.subarray(start, end);
+  return CARRIER_KEYS.some((k) => data.includes(k));
+};
+
 /** archive.md §5: an agent's summary stays at most 80 lines and 8 KB as the model reads it. */
 export const AGENT_SUMMARY_MAX_LINES = 80;
 export const AGENT_SUMMARY_MAX_BYTES = 8 * 1024;
@@ -226,19 +238,47 @@ export class SortedStringSet {
 
   add(text: string): void {
     const bytes = Buffer.from(text, "utf8");
+    this.insert(bytes, 0, bytes.length, text, true);
+  }
+
+  /**
+   * Add the string that the JSON string `b[start, end)` spells (quotes included; `escape` is where its
+   * first backslash is). Its bytes before the escape are its UTF-8's first bytes, and once the set is full they
+   * usually show that it sorts after everything kept: then it is never decoded.
+   */
+  addEscaped(b: Buffer, start: number, end: number, escape: number): void {
+    const n = this.items.length;
+    if (n === this.limit && n > 0) {
+      const last = this.items[n - 1]!.bytes;
+      const known = escape - (start + 1);
+      const c = last.compare(b, start + 1, escape, 0, Math.min(known, last.length));
+      // Differing within the known bytes settles it; so does `last` ending within them (the string is longer).
+      if (c < 0 || (c === 0 && last.length <= known)) return;
+    }
+    this.add(JSON.parse(b.toString("utf8", start, end)) as string);
+  }
+
+  /** Add the string whose UTF-8 is `b[start, end)` (a range of the caller's buffer). Nothing is copied unless it is kept. */
+  addBytes(b: Buffer, start: number, end: number): void {
+    this.insert(b, start, end, undefined, false);
+  }
+
+  /** `owned`: `b` is a buffer of the set's own (add's), kept as it is instead of copied. */
+  private insert(b: Buffer, start: number, end: number, text: string | undefined, owned: boolean): void {
     let hi = this.items.length;
     // Once the set is full most strings sort after all it keeps: one comparison turns them away.
-    if (hi === this.limit && hi > 0 && this.items[hi - 1]!.bytes.compare(bytes) <= 0) return;
+    if (hi === this.limit && hi > 0 && this.items[hi - 1]!.bytes.compare(b, start, end) <= 0) return;
     let lo = 0;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      const c = this.items[mid]!.bytes.compare(bytes);
+      const c = this.items[mid]!.bytes.compare(b, start, end);
       if (c === 0) return;
       if (c < 0) lo = mid + 1;
       else hi = mid;
     }
     if (lo >= this.limit) return;
-    this.items.splice(lo, 0, { text, bytes });
+    const kept = { text: text ?? b.toString("utf8", start, end), bytes: owned ? b : Buffer.from(b.subarray(start, end)) };
+    this.items.splice(lo, 0, kept);
     if (this.items.length > this.limit) this.items.pop();
   }
 
@@ -255,15 +295,38 @@ export interface BranchSummaryBuilderOptions {
   excerptWindow?: number;
 }
 
+/** Candidates kept unexcerpted before they are settled: per excerpt of the window, and in bytes of data. */
+const PENDING_PER_WINDOW = 16;
+const PENDING_MAX_BYTES = 4 * 1024 * 1024;
+
+/** A summary candidate held as its data's bytes, parsed only when its excerpt is made. */
+class PendingExcerpt {
+  constructor(
+    readonly type: PixirEvent["type"],
+    private readonly bytes: Buffer,
+  ) {}
+  get data(): JsonObject {
+    return JSON.parse(this.bytes.toString("utf8")) as JsonObject;
+  }
+}
+
 /**
  * Accumulates deterministic_operational_summary_v1 over the source Events, one at a time. Memory holds
- * counts, the latest excerpts, the first 30 files and the tool-call list only.
+ * counts, the latest excerpts, the first 30 files and the tool-call list only, and (addChecked) up to
+ * 4 MiB of candidates not yet excerpted.
  */
 export class BranchSummaryBuilder {
   private readonly counts = new Map<string, number>();
   private readonly toolCalls = new ToolCallList();
+  /** Where readToolCall puts what it found in the tool call at hand. */
+  private readonly toolCallFields = new ToolCallFields();
   private readonly files = new SortedStringSet(FILES_TOUCHED_LIMIT);
   private recent: string[] = [];
+  /** Candidates added by addChecked whose excerpts are not made yet, oldest first, and their data's bytes. */
+  private pending: PendingExcerpt[] = [];
+  private pendingBytes = 0;
+  /** Holds the pending candidates' bytes, end to end, and is reused after each settle: no buffer per candidate. */
+  private arena: Buffer | null = null;
   private readonly window: number;
   private sourceCount = 0;
   /** archive.md §5: an agent's Event was read, so its rules shape the summary. */
@@ -280,6 +343,7 @@ export class BranchSummaryBuilder {
    * summary reads touch `data`, so a checked line's data is parsed only for those.
    */
   add(e: PixirEvent, seq: number | null = e.seq): void {
+    this.settlePending();
     this.sourceCount++;
     this.counts.set(e.type, (this.counts.get(e.type) ?? 0) + 1);
     if (e.type === "tool_call") this.addToolCall(seq, e);
@@ -290,6 +354,49 @@ export class BranchSummaryBuilder {
     if (text === "") return;
     this.recent.push(text);
     if (this.recent.length > this.window) this.recent.shift();
+  }
+
+  /**
+   * Add the next source Event from the bytes of a line checkLine accepted: `type`, and its `data` in
+   * `b[dataStart, dataEnd)`. Only a tool call's data is parsed now; a message's excerpt is made only
+   * if it turns out to be among the last ones (settlePending), which saves most of that work.
+   */
+  addChecked(type: PixirEvent["type"], seq: number | null, b: Buffer, dataStart: number, dataEnd: number): void {
+    this.sourceCount++;
+    this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
+    if (type === "tool_call" && (carriesSource(b, dataStart, dataEnd) || !this.addToolCallBytes(seq, b, dataStart, dataEnd))) {
+      this.addToolCall(seq, { type, data: JSON.parse(b.toString("utf8", dataStart, dataEnd)) as JsonObject });
+    }
+    if (type !== "user_message" && type !== "assistant_message" && type !== "subagent_event") return;
+    const length = dataEnd - dataStart;
+    if (this.pendingBytes + length > PENDING_MAX_BYTES) this.settlePending();
+    let bytes: Buffer;
+    if (length > PENDING_MAX_BYTES) bytes = Buffer.from(b.subarray(dataStart, dataEnd));
+    else {
+      const arena = (this.arena ??= Buffer.allocUnsafe(PENDING_MAX_BYTES));
+      b.copy(arena, this.pendingBytes, dataStart, dataEnd);
+      bytes = arena.subarray(this.pendingBytes, this.pendingBytes + length);
+    }
+    this.pending.push(new PendingExcerpt(type, bytes));
+    this.pendingBytes += length;
+    if (this.pending.length >= this.window * PENDING_PER_WINDOW || this.pendingBytes >= PENDING_MAX_BYTES) this.settlePending();
+  }
+
+  /** A tool call read from its data's bytes (tool-call-bytes.ts), as addToolCall reads the parsed data; false if it cannot be. */
+  private addToolCallBytes(seq: number | null, b: Buffer, dataStart: number, dataEnd: number): boolean {
+    const f = this.toolCallFields;
+    if (!readToolCall(b, dataStart, dataEnd, f)) return false;
+    const json = (s: number, e: number) => (s < 0 ? "null" : b.toString("utf8", s, e));
+    this.toolCalls.append(seq, json(f.callIdStart, f.callIdEnd), json(f.nameStart, f.nameEnd));
+    const paths = f.paths;
+    for (let k = 0; k < paths.length; k += 3) {
+      const start = paths[k]!;
+      const end = paths[k + 1]!;
+      const escape = paths[k + 2]!;
+      if (escape >= 0) this.files.addEscaped(b, start, end, escape);
+      else this.files.addBytes(b, start + 1, end - 1);
+    }
+    return true;
   }
 
   private addToolCall(seq: number | null, e: Pick<PixirEvent, "type" | "data">): void {
@@ -304,12 +411,34 @@ export class BranchSummaryBuilder {
     this.todo = agentTodoList(e.data.name, e.data.args) ?? this.todo;
   }
 
+  /**
+   * Make the excerpts of the pending candidates from the newest back, only until the window is full of
+   * non-empty ones: the older ones could never be among the last `window` (§3.2).
+   */
+  private settlePending(): void {
+    if (this.pending.length === 0) return;
+    const found: string[] = [];
+    for (let i = this.pending.length - 1; i >= 0 && found.length < this.window; i--) {
+      const e = this.pending[i]!;
+      if (!isSummaryCandidate(e)) continue;
+      const data = e.data;
+      if (agentOfEvent({ data }) !== null) this.agentSeen = true;
+      const text = candidateExcerpt({ type: e.type, data });
+      if (text !== "") found.push(text);
+    }
+    found.reverse();
+    this.recent = found.length >= this.window ? found : [...this.recent, ...found].slice(-this.window);
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
   get count(): number {
     return this.sourceCount;
   }
 
   /** The latest non-empty candidate excerpts, oldest first (up to the window). */
   excerpts(limit = this.window): string[] {
+    this.settlePending();
     return this.recent.slice(-limit);
   }
 
@@ -727,8 +856,7 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
         const type = CANONICAL_TYPES[lineFacts.type]!;
         if (admit(type, lineFacts.seq!)) { // stampedOf: an integer seq
           streamed.addChecked(b, lineFacts);
-          // Read at once: its data, parsed when read, lies in the block, which the next read reuses.
-          builder!.add(checkedLine(b, lineFacts).event);
+          builder!.addChecked(type, lineFacts.seq, b, lineFacts.dataStart, lineFacts.dataEnd);
         }
         out.line(s, e + 1);
       } else {

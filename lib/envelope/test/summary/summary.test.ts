@@ -88,6 +88,25 @@ describe("files_touched", () => {
     );
   });
 
+  it("gives the same set from JSON string bytes, escaped or not, as from the strings (generated strings)", () => {
+    const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+    const char = fc.constantFrom("a", "b", "/", ".", '"', "\\", "\n", "\u0001", "é", "\u{1F600}", "\uFF5E");
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: char, maxLength: 5 }), { maxLength: 60 }), fc.integer({ min: 0, max: 8 }), (strings, limit) => {
+        const set = new SortedStringSet(limit);
+        for (const s of strings) {
+          const json = Buffer.from(`  ${JSON.stringify(s)}  `);
+          const [start, end] = [2, json.length - 2];
+          const escape = json.indexOf(0x5c, start);
+          if (escape >= 0 && escape < end) set.addEscaped(json, start, end, escape);
+          else set.addBytes(json, start + 1, end - 1);
+        }
+        expect(set.list()).toEqual([...new Set(strings)].sort(byBytes).slice(0, limit));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("keeps the first 30 of many", async () => {
     const calls: PixirEvent[] = [];
     for (let i = 99; i >= 0; i--) calls.push(e(100 - i, "tool_call", { call_id: `c${i}`, name: "read", args: { path: `f${String(i).padStart(3, "0")}.txt` } }));
@@ -299,6 +318,52 @@ describe("summarizeStage in-process", () => {
         expect(builder.excerpts()).toHaveLength(200);
       }
     }
+  });
+
+  it("makes the same excerpts from candidates' bytes as from their Events, past the 4 MiB the builder holds unexcerpted", () => {
+    // 60 candidates of about 200 KB: the held bytes fill up several times, and each time they are excerpted first.
+    const events = Array.from({ length: 60 }, (_, i) => e(i + 1, i % 3 === 0 ? "assistant_message" : "user_message", { text: `m${i} ${"y".repeat(200_000 + i)}` }));
+    const byEvents = new BranchSummaryBuilder({ excerptWindow: 50 });
+    const byBytes = new BranchSummaryBuilder({ excerptWindow: 50 });
+    for (const ev of events) {
+      byEvents.add(ev);
+      const data = Buffer.from(JSON.stringify(ev.data));
+      byBytes.addChecked(ev.type, ev.seq, data, 0, data.length);
+    }
+    expect(byBytes.excerpts()).toEqual(byEvents.excerpts());
+    expect(byBytes.excerpts()).toHaveLength(50);
+  });
+
+  it("sums up tool calls from their data's bytes as from their Events: the tool_calls list and files_touched", () => {
+    const calls = Array.from({ length: 400 }, (_, i) => {
+      const args: Record<string, unknown> =
+        i % 5 === 0
+          ? { path: `dir/f${i % 37}.ts`, old_string: `x = "${i}";\n`, new_string: "y.z" }
+          : i % 5 === 1
+            ? { paths: [`a/${i % 11}`, 3, { p: "not/top" }, "!tab\there.md"], n: i }
+            : i % 5 === 2
+              ? { cmd: `ls ${"é".repeat(i % 3)}/q`, quote: 'say "hi/there"' }
+              : i % 5 === 3
+                ? { nothing: "plain" }
+                : { "": `line\u0001${i}.txt` };
+      const data: Record<string, unknown> = { call_id: i % 7 === 0 ? { n: i } : `call_${i}`, args };
+      if (i % 4 !== 0) data.name = i % 9 === 0 ? null : `tool_${i % 3}`;
+      return e(i + 1, "tool_call", data);
+    });
+    const byEvents = new BranchSummaryBuilder();
+    const byBytes = new BranchSummaryBuilder();
+    for (const ev of calls) {
+      byEvents.add(ev);
+      const data = Buffer.from(JSON.stringify(ev.data));
+      byBytes.addChecked(ev.type, ev.seq, data, 0, data.length);
+    }
+    const header = e(0, "session_fork", { parent_session_id: "p", forked_to_seq: 400, from_seq: 1 });
+    const [a, b] = [byEvents.finish(header), byBytes.finish(header)];
+    expect(b.tool_calls.jsonBytes().toString()).toBe(a.tool_calls.jsonBytes().toString());
+    expect(b.files_touched).toEqual(a.files_touched);
+    expect(b.files_touched).toHaveLength(30);
+    expect(b.files_touched).toContain("!tab\there.md");
+    expect(JSON.stringify(b)).toBe(JSON.stringify(a));
   });
 
   it("passes every line on intact when a chunk ends in a blank line (the held line is a copy, not the reused buffer)", async () => {
