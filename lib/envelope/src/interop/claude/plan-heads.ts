@@ -99,18 +99,29 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
   return inherited;
 }
 
-/** The `data` texts of a record's Events, made again from the record's bytes when asked for. */
-export interface RecordTexts {
-  at(index: number): Spliced;
-}
-
 /**
  * An Event whose `data` is a text (map-bytes.ts): parsed only when something reads it (a share header's
  * digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record. The text is
- * held (a file read whole), or made again from the record when written (a file read in blocks: plan-emit.ts
- * RemadeTexts), so a large unit's plan holds a small object per Event, not its text.
+ * held (HeldTextEvent: a file read whole), or made again from the record when written (plan-emit.ts
+ * RemadeEvent: a file read in blocks), so a large unit's plan holds a small object per Event, not its text.
  */
-export class TextEvent implements PixirEvent {
+export abstract class TextEvent implements PixirEvent {
+  abstract readonly id: string;
+  abstract readonly session_id: string;
+  abstract readonly seq: number;
+  abstract readonly ts: string;
+  abstract readonly type: PixirEvent["type"];
+  abstract get text(): Spliced;
+  /** Its text is held, not made again when asked for. */
+  abstract get holdsText(): boolean;
+  /** Parsed each time it is read (a caller that reads it often keeps it). */
+  get data(): JsonObject {
+    return JSON.parse(this.text.toString()) as JsonObject;
+  }
+}
+
+/** A TextEvent of a file read whole: its text held, its data kept once parsed. */
+export class HeldTextEvent extends TextEvent {
   private parsed: JsonObject | undefined = undefined;
   constructor(
     readonly id: string,
@@ -118,22 +129,15 @@ export class TextEvent implements PixirEvent {
     readonly seq: number,
     readonly ts: string,
     readonly type: PixirEvent["type"],
-    private readonly made: Spliced | RecordTexts,
-    /** Which of its record's Events it is. */
-    private readonly index: number,
-  ) {}
-  get text(): Spliced {
-    return this.made instanceof Spliced ? this.made : this.made.at(this.index);
+    readonly text: Spliced,
+  ) {
+    super();
   }
-  /** Its text is held, not made again when asked for. */
   get holdsText(): boolean {
-    return this.made instanceof Spliced;
+    return true;
   }
-  get data(): JsonObject {
+  override get data(): JsonObject {
     return (this.parsed ??= JSON.parse(this.text.toString()) as JsonObject);
-  }
-  set data(value: JsonObject) {
-    this.parsed = value;
   }
 }
 

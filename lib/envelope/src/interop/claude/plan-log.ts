@@ -6,6 +6,7 @@ import { logPath } from "../../store/paths.js";
 import type { SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { eventFacts } from "./held-event.js";
+import { RecordMap } from "./record-columns.js";
 import type { ClaudeRecord, ReadFile } from "./transcript.js";
 
 export type LogRole = "primary" | "branch" | "root_branch" | "fork_session" | "subagent" | "inline_subagent";
@@ -31,7 +32,7 @@ export interface LogPlan {
   /** Records placed on it by this batch, with their path flag. */
   placed: Array<{ rec: ClaudeRecord; path: boolean }>;
   /** Seq of the last own Event of each record it holds. */
-  lastSeq: Map<ClaudeRecord, number>;
+  lastSeq: RecordMap<number>;
   forkPoint: ClaudeRecord | null;
   forkedToSeq: number | null;
   /** share_v1 hops from this Log to a self-contained one (0: it holds its whole History). */
@@ -89,7 +90,7 @@ export const newLog = (id: string, role: LogRole, parent: LogPlan | null, transc
   ownStart: 0,
   path: [],
   placed: [],
-  lastSeq: new Map(),
+  lastSeq: new RecordMap(),
   forkPoint: null,
   forkedToSeq: null,
   shareHops: 0,
@@ -115,8 +116,8 @@ function ownTime(r: ClaudeRecord): string | null {
 }
 
 /** §2.4: the ts of each record (its own, else the one before it, else `fallback`). */
-export function recordTimes(records: ClaudeRecord[], fallback: string): Map<ClaudeRecord, string> {
-  const out = new Map<ClaudeRecord, string>();
+export function recordTimes(records: ClaudeRecord[], fallback: string): RecordMap<string> {
+  const out = new RecordMap<string>();
   let prev = fallback;
   for (const r of records) {
     prev = ownTime(r) ?? prev;

@@ -7,11 +7,12 @@ import { recordLineOf } from "./map.js";
 import { childLogId } from "./discover.js";
 import { matchForkFile, type SharedFork } from "./fork-file.js";
 import { isConversation, newLog, refusal, sourceRecordSeqs, type BatchInput, type ExistingLog, type LogPlan, type LogRole } from "./plan-log.js";
+import { RecordMap } from "./record-columns.js";
 import { hasToolResultBlock, type ClaudeRecord, type TranscriptTree } from "./transcript.js";
 
 export class Placement {
   /** Which Log holds each record. */
-  readonly owner = new Map<ClaudeRecord, LogPlan>();
+  readonly owner = new RecordMap<LogPlan>();
   /** The family's Logs in creation order: parents before children. */
   readonly logs: LogPlan[] = [];
   /** The Log id of each inline group (§3.1). */
