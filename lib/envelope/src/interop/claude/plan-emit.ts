@@ -37,7 +37,7 @@ export class Emission {
   /** Tool names by transcript and tool_use id (the first line naming it). */
   private readonly toolNames = new Map<string, { line: number; name: string }>();
   /** The first line of each usage key (§2.4: usage is counted once per message). */
-  private readonly firstUsage = new Map<string, number>();
+  private firstUsage = new Map<string, number>();
   private readonly partTexts = new Map<string, string>();
   /** Texts made again when written (RemadeTexts): the tape they are read with, and the last record's. */
   private readonly remakeTape = recordTape();
@@ -88,10 +88,12 @@ export class Emission {
       if (wasEmpty && log.placed.length === 0 && log !== root) continue;
       if (!log.existed && wasEmpty) this.opening(log);
       // §2.4: the Events of a batch follow line order, whichever step placed the record.
-      log.placed.sort((a, b) => a.rec.line - b.rec.line);
-      for (const { rec, path } of log.placed) this.emitRecord(log, rec, path);
+      log.placed.sort((a, b) => a.line - b.line);
+      for (const rec of log.placed) this.emitRecord(log, rec, log.placedOnPath.has(rec));
       if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
     }
+    // Its Events know whether they carry usage: what remains is what making them again reads.
+    this.firstUsage = new Map();
     return changedAny;
   }
 

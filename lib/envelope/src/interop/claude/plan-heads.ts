@@ -61,7 +61,7 @@ export function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf:
   const f = log.forkPoint;
   const toSeq = f === null ? 0 : (g.lastSeq.get(f) ?? 0);
   log.forkedToSeq = toSeq;
-  const head = log.placed.reduce((a, b) => (b.rec.line < a.rec.line ? b : a)).rec;
+  const head = log.placed.reduce((a, b) => (b.line < a.line ? b : a));
   const ts = tsOf(head);
   let familyRoot: LogPlan = g;
   while (familyRoot.parent !== null) familyRoot = familyRoot.parent;

@@ -6,7 +6,7 @@ import { logPath } from "../../store/paths.js";
 import type { SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { eventFacts } from "./held-event.js";
-import { RecordMap } from "./record-columns.js";
+import { RecordMap, RecordSet } from "./record-columns.js";
 import type { ClaudeRecord, ReadFile } from "./transcript.js";
 
 export type LogRole = "primary" | "branch" | "root_branch" | "fork_session" | "subagent" | "inline_subagent";
@@ -29,8 +29,10 @@ export interface LogPlan {
   ownStart: number;
   /** §3.3: the Claude path (inherited and own path records). */
   path: ClaudeRecord[];
-  /** Records placed on it by this batch, with their path flag. */
-  placed: Array<{ rec: ClaudeRecord; path: boolean }>;
+  /** Records placed on it by this batch. */
+  placed: ClaudeRecord[];
+  /** Those of them placed on its path (a bit per record, not an object per placed record). */
+  placedOnPath: RecordSet;
   /** Seq of the last own Event of each record it holds. */
   lastSeq: RecordMap<number>;
   forkPoint: ClaudeRecord | null;
@@ -90,6 +92,7 @@ export const newLog = (id: string, role: LogRole, parent: LogPlan | null, transc
   ownStart: 0,
   path: [],
   placed: [],
+  placedOnPath: new RecordSet(),
   lastSeq: new RecordMap(),
   forkPoint: null,
   forkedToSeq: null,

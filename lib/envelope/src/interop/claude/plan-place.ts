@@ -18,7 +18,7 @@ export class Placement {
   /** The Log id of each inline group (§3.1). */
   readonly inlineIds: string[];
   /** The first record of each chain uuid (duplicates after it). */
-  readonly firstByUuid = new Map<string, ClaudeRecord>();
+  firstByUuid = new Map<string, ClaudeRecord>();
   /** §3.7: a fork file that hangs from its source's Log, and its root Log. */
   shared: SharedFork | null = null;
   sharedRoot: LogPlan | null = null;
@@ -150,7 +150,8 @@ export class Placement {
   private place(log: LogPlan, recs: ClaudeRecord[], isPath: boolean): void {
     for (const r of recs.sort((a, b) => a.line - b.line)) {
       this.owner.set(r, log);
-      log.placed.push({ rec: r, path: isPath });
+      log.placed.push(r);
+      if (isPath) log.placedOnPath.add(r);
       if (isPath) log.path.push(r);
     }
   }
@@ -218,6 +219,11 @@ export class Placement {
       const held = tree.walk(r).find((x) => owner.has(x));
       this.place(held ? owner.get(held)! : root, [r], false);
     }
+  }
+
+  /** Every record is placed and its Events made: what the plan's Events read again is kept, not this map. */
+  letGo(): void {
+    this.firstByUuid = new Map();
   }
 
   /** §3.4 step 5: progress, duplicates, metadata and malformed lines, as side records. */

@@ -61,6 +61,7 @@ export function planBatch(input: BatchInput): BatchPlan {
   const newRecords = records.length - heldRecords;
   if (newRecords > 0 || changedAny || !root.existed) appendCheckpoint(input, root, carrierTs, leaf, leafLog);
   refuseDiverged(input, placement.logs);
+  placement.letGo();
   return {
     logs: placement.logs,
     root,
