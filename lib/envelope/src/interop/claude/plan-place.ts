@@ -25,8 +25,6 @@ export class Placement {
   private readonly byId = new Map<string, LogPlan>();
   private readonly rootOf: LogPlan[] = [];
   private readonly rootRole: LogRole;
-  /** The records by line, made when a Log on disk is adopted (a fresh unit has none). */
-  private byLineMap: Map<number, ClaudeRecord> | null = null;
 
   constructor(
     private readonly input: BatchInput,
@@ -36,9 +34,17 @@ export class Placement {
     this.rootRole = input.src.kind === "subagent" ? "subagent" : "primary";
   }
 
-  private get byLine(): Map<number, ClaudeRecord> {
-    if (this.byLineMap === null) this.byLineMap = new Map(this.input.read.records.map((r) => [r.line, r]));
-    return this.byLineMap;
+  /** The record on physical line `line`: the records are in line order, so it is found by halving them. */
+  private atLine(line: number): ClaudeRecord | undefined {
+    const records = this.input.read.records;
+    let lo = 0;
+    let hi = records.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (records[mid]!.line < line) lo = mid + 1;
+      else hi = mid;
+    }
+    return records[lo]?.line === line ? records[lo] : undefined;
   }
 
   /** §4.3 step 4: what the family's Logs hold (parents come first). */
@@ -88,7 +94,7 @@ export class Placement {
       const inheritedSeq = sourceRecordSeqs(log);
       for (const entry of c.copied) {
         const at = isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0;
-        const rec = this.byLine.get(at);
+        const rec = this.atLine(at);
         if (rec === undefined) throw refusal(ws, src, log.id, "transcript_changed", { line: at });
         const seq = inheritedSeq.get(String((entry as { source_uuid?: unknown }).source_uuid));
         if (seq !== undefined) log.lastSeq.set(rec, seq);
@@ -97,7 +103,7 @@ export class Placement {
       }
     }
     if (line !== null) {
-      const rec = this.byLine.get(line);
+      const rec = this.atLine(line);
       // A held line past the checkpoint (an interrupted run) must still be the file's line.
       if (rec === undefined || (line > verifiedLines && !sameLine(e, rec))) throw refusal(ws, src, log.id, "transcript_changed", { line });
       if (this.owner.has(rec)) throw refusal(ws, src, log.id, "record_in_two_logs", { line });
@@ -105,7 +111,7 @@ export class Placement {
       if (facts.path) log.path.push(rec);
     }
     if (facts.line !== null) {
-      const rec = this.byLine.get(facts.line);
+      const rec = this.atLine(facts.line);
       if (rec !== undefined) log.lastSeq.set(rec, e.seq!);
     }
   }

@@ -523,9 +523,9 @@ export class TranscriptTree {
 
   /** §3.3 recover(W). */
   recover(w: ClaudeRecord[]): ClaudeRecord[] {
-    const inW = new Set(w);
+    const inW = new RecordSet(w);
     const out: ClaudeRecord[] = [];
-    const added = new Set<ClaudeRecord>();
+    const added = new RecordSet();
     const add = (r: ClaudeRecord) => {
       if (!inW.has(r) && !added.has(r)) {
         added.add(r);
@@ -544,9 +544,11 @@ export class TranscriptTree {
   }
 
   /** CP(X): walk(X) plus recover(walk(X)). */
-  claudePath(x: ClaudeRecord): Set<ClaudeRecord> {
+  claudePath(x: ClaudeRecord): RecordSet {
     const w = this.walk(x);
-    return new Set([...w, ...this.recover(w)]);
+    const path = new RecordSet(w);
+    for (const r of this.recover(w)) path.add(r);
+    return path;
   }
 
   get leaf(): ClaudeRecord | null {
