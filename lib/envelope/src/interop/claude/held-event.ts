@@ -138,8 +138,14 @@ export class HeldEvent implements PixirEvent {
     const { bits, line, event, child } = this;
     const facts = { claude: (bits & CLAUDE) !== 0, line: line < 0 ? null : line, held: (bits & HELD) !== 0, path: (bits & PATH) !== 0, uuid: null as string | null, event, child };
     if ((bits & UUID) === 0) return shared(facts);
-    const c = this.data.claude as JsonObject;
-    return { ...facts, uuid: c.uuid as string };
+    // Its uuid is read from its line only when asked for (the plan reads it of an inherited prefix alone).
+    const claudeOfLine = (): JsonObject => this.data.claude as JsonObject;
+    return {
+      ...facts,
+      get uuid(): string {
+        return claudeOfLine().uuid as string;
+      },
+    };
   }
 
   get place(): LinePlace {

@@ -8,6 +8,7 @@ import { MAX_IMPORT_SHARE_HOPS, REPLAY_LIMITATIONS, shareHeaderData } from "../.
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { SourceFile } from "./discover.js";
 import type { SharedFork } from "./fork-file.js";
+import { HeldEvent } from "./held-event.js";
 import { Spliced } from "./map-bytes.js";
 import { firstTime, push, sourceRecordSeqs, type LogPlan } from "./plan-log.js";
 import type { ClaudeRecord } from "./transcript.js";
@@ -175,9 +176,11 @@ export class EventTexts extends Map<PixirEvent, Spliced> {
   /** The child's copy of an inherited Event (loader.ts inheritedItem), its data the parent's, read when asked for. */
   inheritedCopy(e: PixirEvent, headerId: string, childId: string, k: number): PixirEvent {
     const data = this.get(e);
-    if (data === undefined) return inheritedItem({ event: e }, headerId, childId, k).event;
+    if (data === undefined && !(e instanceof HeldEvent)) return inheritedItem({ event: e }, headerId, childId, k).event;
     // Built field by field: a spread of `e` would read (and parse) its data.
     const copy = inheritedItem({ event: { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: {} } }, headerId, childId, k).event;
+    // An Event of a Log on disk: the copy reads its data from the parent's line too, when asked.
+    if (data === undefined) return (e as HeldEvent).inheritedAs(copy);
     Object.defineProperty(copy, "data", { get: () => e.data, enumerable: true, configurable: true });
     this.set(copy, data);
     return copy;
