@@ -6,7 +6,9 @@
 // blocks keeps neither its id, its ts nor its text; an Event on disk keeps neither its id, ts nor record uuid.
 // Each would fail if that state went back to an object or a string per record.
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { serializeAll } from "../../lib/envelope/src/interop/claude/apply.js";
 import { discoverUnits, type SourceFile } from "../../lib/envelope/src/interop/claude/discover.js";
 import { HeldEvent } from "../../lib/envelope/src/interop/claude/held-event.js";
 import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
@@ -19,13 +21,17 @@ import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
 import { tempDir } from "../support/cli.js";
 import { CLAUDE_FIXTURES, logIds } from "../support/claude.js";
 
-/** The largest real transcript, read in blocks (as a file of 8 MiB or more is), and its batch planned. */
-function plannedInBlocks() {
-  const files = discoverUnits([CLAUDE_FIXTURES]).flatMap((u) => [...u.subagents, ...(u.session ? [u.session] : [])]);
-  const src: SourceFile = files.sort((a, b) => readFileSync(b.abs).length - readFileSync(a.abs).length)[0]!;
-  const { read, sha256 } = readTranscript(src, true, undefined, undefined, 0);
+/** `src` read in blocks (as a file of 8 MiB or more is: wholeBelow 0) or whole, and its batch planned. */
+function planned(src: SourceFile, wholeBelow = 0) {
+  const { read, sha256 } = readTranscript(src, true, undefined, undefined, wholeBelow);
   const plan = planBatch({ ws: "/ws", src, read, sha256, existing: [], subagents: new Map(), agentLogExists: () => false, linkedChildren: new Set(), unitChildren: new Map(), verifiedLines: 0, forkSource: null });
   return { read, plan };
+}
+
+/** The largest real transcript, read in blocks, and its batch planned. */
+function plannedInBlocks() {
+  const files = discoverUnits([CLAUDE_FIXTURES]).flatMap((u) => [...u.subagents, ...(u.session ? [u.session] : [])]);
+  return planned(files.sort((a, b) => readFileSync(b.abs).length - readFileSync(a.abs).length)[0]!);
 }
 
 /** Own fields of an object that are strings (what a plan would hold once per record or Event). */
@@ -68,6 +74,32 @@ describe("an import plan's per-record state", () => {
       expect(ownStrings(e)).not.toContain(e.id);
       expect(ownStrings(e).length).toBeLessThanOrEqual(3);
     }
+  });
+});
+
+describe("a record of many Events, read in blocks", () => {
+  it("gives each of its Events its own text, as the file read whole does (an Event's place is not cut short)", () => {
+    const root = tempDir("pixir-claude-columns-many-");
+    const file = path.join(root, "-p", "11111111-2222-4333-8444-555555555555.jsonl");
+    mkdirSync(path.dirname(file), { recursive: true });
+    const n = 300;
+    const common = '"sessionId":"11111111-2222-4333-8444-555555555555","isSidechain":false,"timestamp":"2026-01-01T00:00:00.000Z"';
+    const uses = [...Array(n).keys()].map((i) => `{"type":"tool_use","id":"toolu_${i}","name":"Bash","input":{"command":"echo ${i}"}}`);
+    const results = [...Array(n).keys()].map((i) => `{"type":"tool_result","tool_use_id":"toolu_${i}","content":"out ${i}"}`);
+    const lines = [
+      `{"parentUuid":null,${common},"type":"user","message":{"role":"user","content":"go"},"uuid":"00000000-0000-4000-8000-000000000001"}`,
+      `{"parentUuid":"00000000-0000-4000-8000-000000000001",${common},"type":"assistant","message":{"id":"msg_1","role":"assistant","content":[${uses.join(",")}]},"uuid":"00000000-0000-4000-8000-000000000002"}`,
+      `{"parentUuid":"00000000-0000-4000-8000-000000000002",${common},"type":"user","message":{"role":"user","content":[${results.join(",")}]},"uuid":"00000000-0000-4000-8000-000000000003"}`,
+    ];
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const [src] = discoverUnits([root]).map((u) => u.session!);
+    const logs = (wholeBelow: number) => {
+      const { plan } = planned(src!, wholeBelow);
+      return plan.logs.map((l) => serializeAll(l.batch, src!, plan));
+    };
+    const blocks = logs(0);
+    expect(blocks.join("").split("\n").filter((l) => l.includes('"type":"tool_result"')).length).toBe(n);
+    expect(blocks).toEqual(logs(Number.POSITIVE_INFINITY));
   });
 });
 

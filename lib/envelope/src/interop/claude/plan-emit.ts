@@ -222,9 +222,10 @@ export class Emission {
 const recordKey = (rec: ClaudeRecord): string => (rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`);
 
 // A RemadeEvent's place among its record's Events and how the record was mapped, in one small integer.
-const REMADE_INDEX = 0xff;
-const REMADE_PATH = 0x100;
-const REMADE_USAGE = 0x200;
+// (A record has an Event per content block at most, and a source line is at most 32 MiB: far fewer than 2^24.)
+const REMADE_INDEX = 0xffffff;
+const REMADE_PATH = 1 << 24;
+const REMADE_USAGE = 1 << 25;
 const remadeBits = (index: number, path: boolean, withUsage: boolean): number => index | (path ? REMADE_PATH : 0) | (withUsage ? REMADE_USAGE : 0);
 
 /**
