@@ -31,7 +31,7 @@ import {
   V1_HAND,
   V2_HAND,
 } from "../support/pi.js";
-import { describePiMessage, piContextMessage } from "../../lib/envelope/src/interop/pi/oracle.js";
+import { describePiMessage, piContextMessage } from "../support/pi-oracle.js";
 
 const importPi = (ws: string, ...args: string[]) => run("pixir", ["import", "pi", ...args, "--json"], { cwd: ws });
 

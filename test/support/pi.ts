@@ -2,7 +2,7 @@
 // the §2.3 pi path and §5 checks computed from what the built binaries print.
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { buildPiContext, derivePiOracle, describePiContext, type PiOracle } from "../../lib/envelope/src/interop/pi/oracle.js";
+import { buildPiContext, derivePiOracle, describePiContext, type PiOracle } from "./pi-oracle.js";
 import { parsePiSession, PiTree } from "../../lib/envelope/src/interop/pi/format.js";
 import { listTree, ROOT } from "./cli.js";
 import { runInThread } from "./thread.js";

@@ -33,6 +33,10 @@ export interface ModelCall {
   dedupe_key: string | null;
 }
 
+/** A call's token counts, in the order the reports give them. */
+export const TOKEN_KEYS = ["input", "output", "cache_read", "cache_write", "cache_write_5m", "cache_write_1h", "reasoning"] as const;
+export type TokenKey = (typeof TOKEN_KEYS)[number];
+
 /** What a call's tokens and cost are computed from. */
 export type CallUsage = Omit<ModelCall, "session_id" | "seq" | "ts" | "dedupe_key">;
 

@@ -26,6 +26,7 @@ import { EPOCH } from "../interop/codex/format.js";
 import { importCodexRollouts, listRolloutFiles } from "../interop/codex/import.js";
 import { piExportHeaderId, planPiExport } from "../interop/pi/export.js";
 import { importPiFiles } from "../interop/pi/import.js";
+import type { SourcePath } from "../session/agent-files.js";
 import type { HandoffAgent } from "./handoff.js";
 
 /** A file given to an import that pixir exported from Log `sourceId` of this Workspace. */
@@ -114,16 +115,16 @@ async function exportIds(ws: string, agent: HandoffAgent): Promise<Map<string, s
 }
 
 /** The session files an import of `paths` reads, as the importer finds them. */
-function importedFiles(agent: HandoffAgent, paths: Array<{ path: string; display: string }>): Array<{ path: string; display: string }> {
+function importedFiles(agent: HandoffAgent, paths: SourcePath[]): SourcePath[] {
   if (agent === "codex") return listRolloutFiles(paths);
   if (agent === "pi") return paths;
   return discoverUnits(paths.map((p) => p.path)).flatMap((u) => (u.session === null ? [] : [{ path: u.session.abs, display: u.session.abs }]));
 }
 
 /** archive.md §5: which of the files an import reads pixir exported from Logs of this Workspace. */
-export async function findExportedFiles(ws: string, agent: HandoffAgent, paths: Array<{ path: string; display: string }>): Promise<ExportedFile[]> {
+export async function findExportedFiles(ws: string, agent: HandoffAgent, paths: SourcePath[]): Promise<ExportedFile[]> {
   if (listLogs(ws).sessionIds.length === 0) return [];
-  let files: Array<{ path: string; display: string }>;
+  let files: SourcePath[];
   try {
     files = importedFiles(agent, paths);
   } catch {
@@ -260,7 +261,7 @@ async function continueFork(
 export async function handBackFiles(
   ws: string,
   agent: HandoffAgent,
-  paths: Array<{ path: string; display: string }>,
+  paths: SourcePath[],
   options: HandBackOptions,
 ): Promise<{ reports: HandBackReport[]; skipFile: (abs: string) => boolean }> {
   const given = paths.length > 0 || agent !== "claude" ? paths : [{ path: defaultProjectsRoot(options.env), display: defaultProjectsRoot(options.env) }];

@@ -4,7 +4,7 @@
 // counts. `pixir usage` reads the whole file every run, and a file of number arrays parses many times
 // faster than one with an array and a time string per call.
 import { createHash } from "node:crypto";
-import type { AgentName, ModelCall } from "./model-calls.js";
+import { TOKEN_KEYS, type AgentName, type ModelCall } from "./model-calls.js";
 import { countedCall, type CountedCall } from "./usage.js";
 
 /** A Log's calls with the key (size, mtime, agent) they were read under. */
@@ -15,7 +15,7 @@ export interface IndexedLog {
   calls: CountedCall[];
 }
 
-const COUNTS = ["input", "output", "cache_read", "cache_write", "cache_write_5m", "cache_write_1h", "reasoning", "recorded_cost_usd"] as const;
+const COUNTS = [...TOKEN_KEYS, "recorded_cost_usd"] as const;
 /** Fields of a Log in `logs`: id, size, mtime_ms, agent, number of calls. */
 const LOG_FIELDS = 5;
 

@@ -147,7 +147,6 @@ export function isPixirError(err: unknown): err is PixirError {
   return err instanceof PixirError;
 }
 
-/** Anything thrown that is not a PixirError becomes internal_error; the stack stays out of the envelope. */
 /**
  * Any error as a PixirError: an OS refusal the code did not map itself is still `permission_denied`, with
  * the path the OS names, relative to `workspace` when it lies inside it (envelope-and-log.md §6).

@@ -146,6 +146,9 @@ function timestampMillisOfBytes(b: Uint8Array, s: number, e: number): number {
 
 
 /** `n` random bytes as lowercase hex: temp-file suffixes, lease holder ids. */
+/** The SHA-256 of a text (UTF-8) or bytes, in hex: the short names derived from ids too long or unsafe to keep. */
+export const sha256Hex = (s: string | Uint8Array): string => createHash("sha256").update(s).digest("hex");
+
 export function randomHex(bytes: number): string {
   return randomBytes(bytes).toString("hex");
 }

@@ -6,6 +6,9 @@ export const MAX_SESSION_ID_BYTES = 235;
 const PATTERN = /^[\p{L}\p{N}_][\p{L}\p{N}\p{M}_.\-]*$/u;
 const FIRST = /^[\p{L}\p{N}_]/u;
 
+/** UTF-8 byte order of two strings (ids, file names): the fixed order pixir lists things in. */
+export const compareBytes = (a: string, b: string): number => (a === b ? 0 : Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
+
 export type SessionIdReason = "not_string" | "empty" | "too_long" | "invalid_utf8" | "invalid_character" | "invalid_start";
 
 export type SessionIdField = "session_id" | "child_session_id" | "parent_session_id" | "fork_root_session_id" | "resource_id" | string;

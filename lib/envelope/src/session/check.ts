@@ -10,7 +10,7 @@ import { notFoundError, openHistory } from "../store/loader.js";
 import { listLogs } from "../store/ls.js";
 import { inspectStatePath, leasesDir, logPath, logTempOwner, sessionsDir } from "../store/paths.js";
 import { ByteProgress, mebibytes } from "../event/progress.js";
-import { isValidSessionId } from "../event/session-id.js";
+import { compareBytes, isValidSessionId } from "../event/session-id.js";
 
 export interface Finding {
   code: string;
@@ -261,7 +261,6 @@ export interface CheckReport {
   logs: LogReport[];
 }
 
-const compareBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 
 /**
  * Check the named Logs, or every Log of the Workspace. `progress` (a terminal's) gets a line per 64 MiB

@@ -17,7 +17,7 @@ import { committedLength, corruptLineError } from "../store/log-read.js";
 import { inspectStatePath, isPresent, logPath, type StatePath } from "../store/paths.js";
 import { isValidSessionId } from "../event/session-id.js";
 
-const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
+export const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
 
 export const NL = 0x0a;
 const CLOSE = 0x7d;

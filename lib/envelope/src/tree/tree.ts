@@ -10,9 +10,10 @@ import { MAX_FORK_DEPTH, notFoundError } from "../store/loader.js";
 import { corruptLineError } from "../store/log-read.js";
 import { listLogs, type LogListing } from "../store/ls.js";
 import { inspectStatePath, isPresent, logPath } from "../store/paths.js";
-import { assertSessionId, isValidSessionId } from "../event/session-id.js";
+import { assertSessionId, compareBytes, isValidSessionId } from "../event/session-id.js";
 import { scanThreadCount } from "../store/threads.js";
 import {
+  isBlank,
   readFirstLineOf,
   ScanPool,
   scanOwnLog,
@@ -116,11 +117,7 @@ const SUBAGENT_MERGED_KEYS = [
 /** Sort key for "absent" seqs in §2.4 and §2.5. */
 const LAST_KEY = 9999999999;
 
-const utf8 = (s: string) => Buffer.from(s, "utf8");
-/** Byte order of UTF-8, which differs from UTF-16 order for astral characters. */
-export const compareBytes = (a: string, b: string): number => (a === b ? 0 : Buffer.compare(utf8(a), utf8(b)));
 
-const isBlank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
 
 // ---------------------------------------------------------------------------------------------
 // Discovery (tree.md §2.5): first lines only, one index per Workspace.
@@ -183,26 +180,13 @@ interface ShareLink {
   cut: number;
 }
 
-function ownReplayable(items: ReplayItem[]): Replayable {
+/** A Log's replayable Events: those of its share parent's prefix (`link`, a share child), then its own. */
+function replayableOf(link: ShareLink | null, own: ReplayItem[]): Replayable {
   return {
     visit(cut, limit, fn) {
       let n = 0;
-      for (const item of items) {
-        if (item.seq > cut || n >= limit) break;
-        n++;
-        fn?.(item, item.seq);
-      }
-      return n;
-    },
-  };
-}
-
-function shareReplayable(link: ShareLink, own: ReplayItem[]): Replayable {
-  return {
-    visit(cut, limit, fn) {
-      let n = 0;
-      const take = Math.min(link.n, cut, limit); // the prefix holds seqs 1..N
-      if (take > 0) {
+      const take = link === null ? 0 : Math.min(link.n, cut, limit); // the prefix holds seqs 1..N
+      if (link !== null && take > 0) {
         link.parent.visit(link.cut, take, (item) => {
           n++;
           fn?.(item, n);
@@ -372,7 +356,7 @@ class TreeBuilder {
     const link = scan.shareHeader === null ? null : this.link(ws, id, scan, depth, lineage);
     const key = nodeKey(ws, id);
     let replayable = this.replayables.get(key);
-    if (replayable === undefined) this.replayables.set(key, (replayable = link === null ? ownReplayable(items) : shareReplayable(link, items)));
+    if (replayable === undefined) this.replayables.set(key, (replayable = replayableOf(link, items)));
     return replayable;
   }
 

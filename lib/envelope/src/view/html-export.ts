@@ -196,20 +196,26 @@ function seqOf(b: Buffer, s: number, e: number): number | null {
   return typeof v.seq === "number" ? v.seq : null;
 }
 
-function head(plan: HtmlExportPlan): string {
-  const title = escapeHtml(`${plan.facts?.get(plan.named)?.title ?? `Session ${plan.named}`} · pixir`);
+/** The lines of a page from its doctype to `</head>`: the policy, no referrer, the title (escaped here) and the style. */
+export function documentHead(policy: string, generator: string, title: string, style: string): string[] {
   return [
     "<!DOCTYPE html>",
     '<html lang="en">',
     "<head>",
     '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy()}">`,
+    `<meta http-equiv="Content-Security-Policy" content="${policy}">`,
     '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="generator" content="pixir export html">',
-    `<title>${title}</title>`,
-    `<style>${PAGE_STYLE}</style>`,
+    `<meta name="generator" content="${generator}">`,
+    `<title>${escapeHtml(title)}</title>`,
+    `<style>${style}</style>`,
     "</head>",
+  ];
+}
+
+function head(plan: HtmlExportPlan): string {
+  return [
+    ...documentHead(contentSecurityPolicy(), "pixir export html", `${plan.facts?.get(plan.named)?.title ?? `Session ${plan.named}`} · pixir`, PAGE_STYLE),
     "<body>",
     `<div id="app" class="app"><noscript>This page shows the Session with its own script; allow scripts for this file to read it.</noscript></div>`,
     "",

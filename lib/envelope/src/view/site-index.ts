@@ -2,9 +2,9 @@
 // project (newest first), each row linking to its page, and a filter box that searches titles and first
 // prompts in the page (no request). Written here as static HTML, every Log string escaped; its small
 // script (allowed by its hash, like the page's) only filters rows and shows times in local time.
-import { createHash } from "node:crypto";
-import { escapeHtml } from "./html-export.js";
+import { contentSecurityPolicy, documentHead, escapeHtml } from "./html-export.js";
 import { tokensText } from "./ls-text.js";
+import { pageScriptSource } from "./page-assets.js";
 
 /** One row of the index: a root family. */
 export interface SiteRow {
@@ -73,11 +73,6 @@ time { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
 @media (max-width: 700px) { main { padding: 8px 10px 32px; } tr { display: block; border-top: 1px solid var(--border); padding: 4px 0; } td { display: inline-block; border: none; padding: 2px 6px; } td.title { display: block; width: auto; } }
 `;
 
-const scriptHash = (): string => `'sha256-${createHash("sha256").update(INDEX_SCRIPT, "utf8").digest("base64")}'`;
-
-/** The index's CSP: view.md §1.2's, with the index's own script. */
-const indexPolicy = (): string => `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src ${scriptHash()}; base-uri 'none'; form-action 'none'`;
-
 const count = (n: number, one: string): string => `${n.toLocaleString("en-US")} ${one}${n === 1 ? "" : "s"}`;
 
 /** `YYYY-MM-DD HH:MM` (UTC) for a reader without scripts; the script shows it in local time. */
@@ -117,17 +112,7 @@ export function siteIndexHtml(workspace: string, rows: SiteRow[]): string {
     ([project, list]) => `<section class="project"><h2>${escapeHtml(project)} <span class="n">${count(list.length, "session")}</span></h2><table><tbody>${list.map(rowHtml).join("\n")}</tbody></table></section>`,
   );
   return [
-    "<!DOCTYPE html>",
-    '<html lang="en">',
-    "<head>",
-    '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${indexPolicy()}">`,
-    '<meta name="referrer" content="no-referrer">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="generator" content="pixir export html --all">',
-    `<title>${escapeHtml(`${workspace} · sessions · pixir`)}</title>`,
-    `<style>${INDEX_STYLE}</style>`,
-    "</head>",
+    ...documentHead(contentSecurityPolicy(pageScriptSource(INDEX_SCRIPT)), "pixir export html --all", `${workspace} · sessions · pixir`, INDEX_STYLE),
     "<body>",
     "<main>",
     `<h1>Sessions of ${escapeHtml(workspace)}</h1>`,

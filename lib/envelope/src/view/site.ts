@@ -5,7 +5,7 @@
 // mtime), removes the pages of families that are gone, and rewrites the index. Each page is written whole
 // or not at all (temp + rename); a folder that is not a pixir site and not empty is refused.
 import { createHash, type Hash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import type { SessionFacts } from "../archive/facts.js";
 import { readCatalogListed } from "../archive/catalog.js";
@@ -112,7 +112,7 @@ function openSite(options: SiteOptions): Manifest {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     const parent = path.dirname(options.dir);
-    if (!exists(parent)) throw new PixirError("not_found", `the folder that would hold ${options.display} does not exist`, { path: options.display, hint: "create its parent folder first" });
+    if (!existsSync(parent)) throw new PixirError("not_found", `the folder that would hold ${options.display} does not exist`, { path: options.display, hint: "create its parent folder first" });
     return empty;
   }
   if (entries.length === 0) return empty;
@@ -230,15 +230,6 @@ async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> |
   if (placing === undefined) await placed;
   else await placing.add(placed);
   return bytes;
-}
-
-function exists(p: string): boolean {
-  try {
-    statSync(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function removeQuietly(file: string): void {

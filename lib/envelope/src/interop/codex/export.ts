@@ -8,7 +8,8 @@ import { osWriteFault } from "../../event/os-fault.js";
 import { randomHex } from "../../event/ids.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
 import { existingOutDir, logPath, writeWhole } from "../../store/paths.js";
-import { codexBaseId, EPOCH, restAfterTimestamp, sha256Hex, shownThreadId, withTimestamp } from "./format.js";
+import { codexBaseId, EPOCH, restAfterTimestamp, shownThreadId, withTimestamp } from "./format.js";
+import { sha256Hex } from "../../event/ids.js";
 import { rolloutLines } from "./family.js";
 import { Families } from "./import.js";
 import { codexOf, lineOf } from "./rebuild.js";
@@ -16,6 +17,7 @@ import { carriesItem } from "./line-map.js";
 import { checkpointToSeqOf } from "../../session/context.js";
 import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, renderSkillActivation, renderSubagent, withAttachedResources } from "../../summary/render.js";
 import { jason, str, termOfJs, type TermObject } from "../../event/elixir.js";
+import type { WriteReport } from "../../session/agent-files.js";
 
 export type CodexExportKind = "original" | "fork" | "new";
 
@@ -282,10 +284,7 @@ function convertTail(tail: PixirEvent[], history: PixirEvent[]): { converted: st
   return { converted, omitted, count };
 }
 
-export interface CodexExportReport {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
+export interface CodexExportReport extends WriteReport {
   session_id: string;
   export: CodexExportKind;
   thread_id: string | null;

@@ -1,6 +1,6 @@
 // codex-interop.md §1 and §4.1–§4.3: reading a Codex rollout, line by line, and the text rules of the
 // format (T, OT, contextual content, turn boundaries) that the importer, the export and tests share.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../event/ids.js";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { isEncodable, isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -15,7 +15,6 @@ const MAX_BASE_BYTES = 200;
 // line (named, or kept raw under --lenient and given back byte for byte), never a line silently 3 bytes short.
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-export const sha256Hex = (s: string | Buffer): string => createHash("sha256").update(s).digest("hex");
 
 /** §3.1: the session id of a thread's root Log; an invalid thread id is hashed, never echoed. */
 export function codexBaseId(threadId: string): string {

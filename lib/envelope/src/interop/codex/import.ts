@@ -14,7 +14,7 @@ import { sweepStaleTempFiles } from "../../store/repair.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { inspectStatePath, logPath, removeCreatedDirs, sessionsDir } from "../../store/paths.js";
 import { excerptOf, termOfJs } from "../../event/elixir.js";
-import { isValidSessionId } from "../../event/session-id.js";
+import { compareBytes, isValidSessionId } from "../../event/session-id.js";
 import {
   familyLeaf,
   familyMaxLine,
@@ -39,31 +39,25 @@ import {
   readRollout,
   readRolloutHead,
   restAfterTimestamp,
-  sha256Hex,
   shownThreadId,
   validTimestamp,
   withTimestamp,
   type Rollout,
   type RolloutLine,
 } from "./format.js";
+import { sha256Hex } from "../../event/ids.js";
 import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
 import { mapLine, RunningState } from "./line-map.js";
+import { DIVERGED_ACTIONS, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath } from "../../session/agent-files.js";
 import { codexOf, lineOf } from "./rebuild.js";
 import { eventLine, forkedFromOf, lineEvents, lineOneCodex, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
 
 export type { CodexImportReport, CodexImportResult, CodexImportStatus, CodexSessionReport, SkippedFile } from "./report.js";
 
-export interface CodexImportOptions {
-  /** Paths as given (resolved against cwd by the caller into `path`), or none for the default directory. */
-  paths: Array<{ path: string; display: string }>;
-  lenient?: boolean;
-  dryRun?: boolean;
-  program: string;
-  env: NodeJS.ProcessEnv;
-  signal?: AbortSignal;
+export interface CodexImportOptions extends AgentImportOptions {
   /** `[i/n] file` lines; the caller passes it only when stderr is a terminal. */
   progress?: (i: number, n: number, file: string) => void;
   /** archive.md §5: files another stage takes (a rollout pixir exported from a Log of this Workspace). */
@@ -80,14 +74,12 @@ export function defaultCodexSessionsDir(env: NodeJS.ProcessEnv): string {
 const notFoundPath = (display: string): PixirError =>
   new PixirError("not_found", "codex rollout path was not found", { path: display, next_actions: ["check the path", "set CODEX_HOME or pass the sessions directory"] });
 
-interface Input {
-  path: string;
-  display: string;
+interface Input extends SourcePath {
   named: boolean;
 }
 
 /** §4.1: files and walked directories, in run order, each real file once; symbolic links met go to `links`. */
-export function listRolloutFiles(paths: Array<{ path: string; display: string }>, links: string[] = []): Input[] {
+export function listRolloutFiles(paths: SourcePath[], links: string[] = []): Input[] {
   const out: Input[] = [];
   const seen = new Set<string>();
   const add = (p: string, display: string, named: boolean): void => {
@@ -110,7 +102,7 @@ export function listRolloutFiles(paths: Array<{ path: string; display: string }>
       if (code === "EACCES" || code === "EPERM") throw new PixirError("permission_denied", undefined, { path: display });
       throw notFoundPath(display);
     }
-    names.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    names.sort(compareBytes);
     for (const name of names) {
       const abs = path.join(dir, name);
       const shown = path.join(display, name);
@@ -166,9 +158,6 @@ function runOrder<R extends { threadId: string; meta: JsonObject }>(rollouts: R[
   for (const r of rollouts) place(r);
   return { order, cyclic };
 }
-
-const REMOVE_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
-const DIVERGED_ACTIONS = ["fork the imported Log before adding Events to it (pixir fork), then import again"];
 
 /** What each refusal means, in words (the reason stays the spec's machine word). */
 const REFUSAL_MESSAGES: Record<string, string> = {
@@ -521,7 +510,7 @@ async function planLinks(ws: string, sources: LinkSource[], families: Families):
       event: { id: derivedUlid(`codex:${p}:link:${child.threadId}`, ts), ts, type: "subagent_event", data },
     });
   }
-  links.sort((a, b) => Buffer.compare(Buffer.from(a.order), Buffer.from(b.order)) || Buffer.compare(Buffer.from(a.childThread), Buffer.from(b.childThread)));
+  links.sort((a, b) => compareBytes(a.order, b.order) || compareBytes(a.childThread, b.childThread));
   for (const l of links) pushEvent(l.parent, l.event);
   return links;
 }
@@ -1063,7 +1052,7 @@ async function writeFamily(run: Run, family: Family): Promise<void> {
 async function writeLogs(run: Run, items: Array<{ log: PlannedLog; lines: () => Iterable<string> }>): Promise<void> {
   const { ws, options } = run;
   const leases = new Map<string, WriterLease>();
-  const ids = items.map((i) => i.log.sessionId).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const ids = items.map((i) => i.log.sessionId).sort(compareBytes);
   let ok = false;
   try {
     for (const id of ids) leases.set(id, await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal }));

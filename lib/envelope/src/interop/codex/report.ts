@@ -1,17 +1,12 @@
 // The report of a `pixir import codex` run (codex-interop.md), apart from the run itself so the
 // modules the run uses (the import index, the stream) can name it without importing the run.
+import type { ImportedLog, ImportResult, ImportStatus } from "../../session/agent-files.js";
 import type { CodexLogRole } from "./family.js";
 
-export type CodexImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
+export type CodexImportStatus = ImportStatus;
 
-export interface CodexSessionReport {
-  session_id: string;
-  role: CodexLogRole;
-  parent_session_id: string | null;
+export interface CodexSessionReport extends ImportedLog<CodexLogRole> {
   forked_to_seq: number | null;
-  event_count: number;
-  new_event_count: number;
-  status: CodexImportStatus;
 }
 
 export interface CodexImportReport {
@@ -26,12 +21,7 @@ export interface CodexImportReport {
   leaf_session_id: string;
 }
 
-export interface CodexImportResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  workspace: string;
-  imports: CodexImportReport[];
+export interface CodexImportResult extends ImportResult<CodexImportReport> {
   links: Array<{ parent_session_id: string; child_session_id: string; status: "created" | "would_create" }>;
   skipped_files: SkippedFile[];
 }

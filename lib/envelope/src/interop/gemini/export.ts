@@ -3,12 +3,13 @@
 // Logs of its family). Anything else — a pixir fork, Events appended with pixir, a native Log — becomes a
 // new Gemini session holding what the agent would send next (`pixir context`), which Gemini resumes.
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { contextItems, resourceLookupOf, openContextHistory } from "../../session/context.js";
-import { assertOutDirectory, ExportFile } from "../../store/export-file.js";
+import { assertOutDirectory } from "../../store/export-file.js";
+import { exportTarget, jsonOrEmpty, writeExportFile, type AgentExportOptions, type WriteReport } from "../../session/agent-files.js";
 import { logPath } from "../../store/paths.js";
 import { forkRootOf, readForkLinks } from "../../tree/fork-family.js";
 import { geminiHome } from "./import.js";
@@ -133,7 +134,7 @@ async function planNew(ws: string, id: string, events: PixirEvent[], header: Pix
         model = { id: msgId, timestamp: ts, type: "gemini", content: "" };
         messages.push(model);
       }
-      const args = typeof item.arguments === "string" ? safeParse(item.arguments) : item.arguments;
+      const args = typeof item.arguments === "string" ? jsonOrEmpty(item.arguments) : item.arguments;
       const call: JsonObject = { id: item.call_id as string, name: item.name as string, args: isJsonObject(args) ? args : {}, status: "scheduled", timestamp: ts };
       model.toolCalls = [...((model.toolCalls as JsonObject[] | undefined) ?? []), call];
       calls.set(String(item.call_id), call);
@@ -164,26 +165,7 @@ async function planNew(ws: string, id: string, events: PixirEvent[], header: Pix
   };
 }
 
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return {};
-  }
-}
-
-export interface GeminiExportOptions {
-  out?: string;
-  install?: boolean;
-  dryRun?: boolean;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
-
-export interface GeminiExportReport {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
+export interface GeminiExportReport extends WriteReport {
   kind: "original" | "new";
   file: string | null;
   gemini_session_id: string;
@@ -191,7 +173,7 @@ export interface GeminiExportReport {
 }
 
 /** Where the file goes: `--out DIR` (or a file path), or with `--install` Gemini's own chats directory. */
-function targetOf(plan: GeminiExportPlan, options: GeminiExportOptions): string | null {
+function targetOf(plan: GeminiExportPlan, options: AgentExportOptions): string | null {
   if (options.install) {
     if (plan.project === null) {
       throw new PixirError("invalid_args", "the session does not record its Gemini project", { field: "install", reason: "unknown_project", next_actions: ["pass --out DIR and move the file into ~/.gemini/tmp/<project>/chats/"] });
@@ -200,29 +182,11 @@ function targetOf(plan: GeminiExportPlan, options: GeminiExportOptions): string 
     assertOutDirectory(target);
     return target;
   }
-  if (options.out === undefined) return null;
-  const abs = path.resolve(options.cwd, options.out);
-  let isDir = options.out.endsWith("/");
-  try {
-    isDir = statSync(abs).isDirectory();
-  } catch {
-    /* absent: a file path */
-  }
-  const target = isDir ? path.join(abs, plan.fileName) : abs;
-  assertOutDirectory(target);
-  return target;
+  return options.out === undefined ? null : exportTarget(options.out, options.cwd, plan.fileName);
 }
 
-export function finishGeminiExport(plan: GeminiExportPlan, options: GeminiExportOptions): GeminiExportReport {
+export function finishGeminiExport(plan: GeminiExportPlan, options: AgentExportOptions): GeminiExportReport {
   const target = targetOf(plan, options);
-  if (target !== null && !options.dryRun) {
-    const file = new ExportFile(target, options.out ?? target, "the exported Gemini CLI session");
-    try {
-      file.write(plan.bytes);
-      file.commit();
-    } finally {
-      file.discard();
-    }
-  }
+  if (target !== null && !options.dryRun) writeExportFile(target, options.out ?? target, "the exported Gemini CLI session", plan.bytes);
   return { ok: true, recorded: target !== null && !options.dryRun, dry_run: Boolean(options.dryRun), kind: plan.kind, file: target, gemini_session_id: plan.sessionId, line_count: plan.lineCount };
 }

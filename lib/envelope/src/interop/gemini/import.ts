@@ -5,37 +5,22 @@ import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
-import { isValidSessionId } from "../../event/session-id.js";
-import { logPath } from "../../store/paths.js";
+import { compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
-import { diskState, writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
+import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
+import { needsWrite as diskNeedsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
 import { invalidGeminiSession, readGeminiSession } from "./format.js";
 import { planGeminiFamily, type PlannedGeminiFamily } from "./plan.js";
 
-export type ImportStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
-
-export interface GeminiImportOptions {
-  /** Paths as given; none means Gemini's own home. */
-  paths: Array<{ path: string; display: string }>;
-  lenient?: boolean;
-  dryRun?: boolean;
-  program: string;
-  env: NodeJS.ProcessEnv;
-  signal?: AbortSignal;
+export interface GeminiImportOptions extends AgentImportOptions {
   progress?: (text: string) => void;
   /** Planned bytes kept from the check to the write (default KEPT_BYTES_BUDGET); past it a file is planned again. */
   keptBytes?: number;
 }
 
-export interface GeminiImportSession {
-  session_id: string;
-  role: "root" | "branch";
+export interface GeminiImportSession extends ImportedLog<"root" | "branch"> {
   branch: string | null;
-  parent_session_id: string | null;
   forked_to_seq: number | null;
-  event_count: number;
-  new_event_count: number;
-  status: ImportStatus;
 }
 
 export interface GeminiImportFile {
@@ -50,12 +35,7 @@ export interface GeminiImportFile {
   leaf_session_id: string;
 }
 
-export interface GeminiImportResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  workspace: string;
-  imports: GeminiImportFile[];
+export interface GeminiImportResult extends ImportResult<GeminiImportFile> {
   skipped_files: Array<{ file: string; reason: string }>;
 }
 
@@ -68,8 +48,8 @@ export function geminiHome(env: NodeJS.ProcessEnv): string {
 const isSessionFile = (name: string): boolean => name.endsWith(".jsonl") || (name.startsWith("session-") && name.endsWith(".json"));
 
 /** Walk a directory: names in byte order, symbolic links neither followed nor read. */
-function walk(dir: string, display: string, out: Array<{ path: string; display: string }>): void {
-  const names = readdirSync(dir).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+function walk(dir: string, display: string, out: SourcePath[]): void {
+  const names = readdirSync(dir).sort(compareBytes);
   for (const name of names) {
     const abs = path.join(dir, name);
     const st = lstatSync(abs);
@@ -79,9 +59,9 @@ function walk(dir: string, display: string, out: Array<{ path: string; display: 
 }
 
 /** The files of a run: named files as they are, directories walked; a file reached twice is read once. */
-export function geminiInputs(options: Pick<GeminiImportOptions, "paths" | "env">): Array<{ path: string; display: string }> {
+export function geminiInputs(options: Pick<GeminiImportOptions, "paths" | "env">): SourcePath[] {
   const roots = options.paths.length > 0 ? options.paths : [{ path: path.join(geminiHome(options.env), "tmp"), display: path.join(geminiHome(options.env), "tmp") }];
-  const files: Array<{ path: string; display: string }> = [];
+  const files: SourcePath[] = [];
   for (const r of roots) {
     let st;
     try {
@@ -101,11 +81,6 @@ export function geminiInputs(options: Pick<GeminiImportOptions, "paths" | "env">
   });
 }
 
-const NEXT_ACTIONS: Record<string, string[]> = {
-  source_changed: ["remove the existing logs with pixir-log rm, then import again"],
-  log_diverged: ["fork the imported Log before adding Events to it (pixir fork), then import again"],
-};
-
 /** What a run keeps of a planned Log between its passes: no Events, no bytes (memory stays per file). */
 interface Work {
   sessionId: string;
@@ -116,7 +91,7 @@ interface Work {
 
 /** What a run keeps of a file between its passes. */
 interface FileWork {
-  input: { path: string; display: string };
+  input: SourcePath;
   baseSessionId: string;
   legacy: boolean;
   report: Omit<GeminiImportFile, "sessions">;
@@ -155,7 +130,7 @@ function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_fi
 }
 
 /** Read, parse and plan one file (null: empty). */
-function planFile(ws: string, input: { path: string; display: string }, lenient: boolean): PlannedGeminiFamily | null {
+function planFile(ws: string, input: SourcePath, lenient: boolean): PlannedGeminiFamily | null {
   const parsed = readGeminiSession(input.path, input.display, lenient);
   if (parsed === null) return null;
   try {
@@ -166,27 +141,12 @@ function planFile(ws: string, input: { path: string; display: string }, lenient:
 }
 
 /** The first pass over a file: its plan compared with the disk; a refusal is thrown before anything is written. */
-function checkFile(ws: string, input: { path: string; display: string }, family: PlannedGeminiFamily): FileWork {
-  const work = family.logs.map((log): Work => {
-    const disk = diskState(ws, log.sessionId, log.bytes);
-    if (disk.state === "changed" || disk.state === "diverged") {
-      const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
-      throw new PixirError("already_exists", "session log already exists", {
-        session_id: log.sessionId,
-        log_path: logPath(ws, log.sessionId).rel,
-        reason,
-        file: family.file,
-        next_actions: NEXT_ACTIONS[reason],
-      });
-    }
-    const before = disk.state === "prefix" ? countLines(log.bytes.subarray(0, disk.size)) : disk.state === "same" ? log.stored.length : 0;
-    return {
-      sessionId: log.sessionId,
-      report: { session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length },
-      disk,
-      before,
-    };
-  });
+function checkFile(ws: string, input: SourcePath, family: PlannedGeminiFamily): FileWork {
+  const work = family.logs.map((log): Work => ({
+    sessionId: log.sessionId,
+    report: { session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length },
+    ...plannedOnDisk(ws, log, family.file),
+  }));
   const parsed = family.parsed;
   return {
     input,
@@ -208,14 +168,14 @@ function checkFile(ws: string, input: { path: string; display: string }, family:
   };
 }
 
-const needsWrite = (w: Work): boolean => w.disk.state === "absent" || w.disk.state === "prefix";
+const needsWrite = (w: Work): boolean => diskNeedsWrite(w.disk);
 
 /**
  * Pass 1: plan every file and compare it with the disk, keeping statuses and, within the run's budget, the
  * bytes to write; past it a file whose Logs are all new has their temp files made now (so it is planned
  * once), any other is planned again in pass 2. Every refusal of the run is found here, before a Log is written.
  */
-async function checkFiles(ws: string, inputs: Array<{ path: string; display: string }>, options: GeminiImportOptions, out: FileWork[], skipped: GeminiImportResult["skipped_files"]): Promise<void> {
+async function checkFiles(ws: string, inputs: SourcePath[], options: GeminiImportOptions, out: FileWork[], skipped: GeminiImportResult["skipped_files"]): Promise<void> {
   let kept = 0;
   for (const [i, input] of inputs.entries()) {
     options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
@@ -284,21 +244,9 @@ export async function importGeminiFiles(ws: string, options: GeminiImportOptions
     workspace: ws,
     imports: files.map((f) => ({
       ...f.report,
-      sessions: f.work.map((w) => ({ ...w.report, new_event_count: w.report.event_count - w.before, status: statusOf(w, dryRun) })),
+      sessions: f.work.map((w) => ({ ...w.report, new_event_count: w.report.event_count - w.before, status: plannedStatus(w.disk, dryRun) })),
     })),
     skipped_files: skipped,
   };
 }
-
-function statusOf(w: Work, dryRun: boolean): ImportStatus {
-  if (w.disk.state === "same") return "unchanged";
-  if (w.disk.state === "prefix") return dryRun ? "would_append" : "appended";
-  return dryRun ? "would_create" : "created";
-}
-
-const countLines = (b: Buffer): number => {
-  let n = 0;
-  for (let i = b.indexOf(0x0a); i !== -1; i = b.indexOf(0x0a, i + 1)) n++;
-  return n;
-};
 

@@ -4,16 +4,14 @@
 // message changed in place), the current Log is kept as it is and the session continues in a new
 // share_v1 child forked just after the last message both agree on. Planning depends only on the lines, so
 // a file imported in steps gives the same Logs as one import of the final file.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
-import { isEncodable, isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { PixirError } from "../../event/errors.js";
-import { IdSet } from "../../event/id-set.js";
+import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { SHARE_LIMITATIONS } from "../../fork/fork.js";
-import { OpenCalls } from "../../fork/fork-plan.js";
-import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
+import { shareHeaderData } from "../../fork/fork.js";
+import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { GeminiLine, ParsedGeminiFile } from "./format.js";
 import { extensionDrafts, fullDrafts, showsSame, shownOf, type GeminiDraft, type ShownMessage } from "./message-map.js";
 
@@ -52,7 +50,6 @@ interface Shown {
 
 const MAX_BASE_BYTES = 200;
 const EPOCH = "1970-01-01T00:00:00.000Z";
-const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 
 /** A Gemini session id as a Log id: itself when valid, else a hash (an invalid id is never echoed). */
 export function geminiBaseSessionId(sessionId: string): string {
@@ -167,12 +164,6 @@ class FamilyPlanner {
     const parent = k === 0 ? this.logs[0]! : this.current;
     const toSeq = k === 0 ? 0 : this.shown[k - 1]!.lastSeq;
     const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-    const digest = new PrefixDigest();
-    const open = new OpenCalls(new IdSet());
-    for (const e of inherited) {
-      digest.add(e);
-      open.add(e);
-    }
     const child = this.newLog(`${this.base}.${kind}-${line}`, "branch", kind, parent, toSeq);
     const header: PixirEvent = {
       id: derivedUlid(`gemini:${this.sessionIdRaw}:branch:${line}`, ts),
@@ -180,20 +171,7 @@ class FamilyPlanner {
       seq: 0,
       ts,
       type: "session_fork",
-      data: {
-        parent_session_id: parent.sessionId,
-        fork_root_session_id: this.base,
-        forked_to_seq: toSeq,
-        parent_workspace: this.ws,
-        child_workspace: this.ws,
-        replay_event_count: inherited.length,
-        from_seq: inherited[0]?.seq ?? null,
-        strategy: "share_v1",
-        limitations: SHARE_LIMITATIONS,
-        prefix_digest: digest.digest(),
-        open_tool_calls: open.list(),
-        gemini: { synthetic: "branch_fork", session: this.sessionIdRaw, line, branch: kind },
-      },
+      data: { ...shareHeaderData(this.ws, parent.sessionId, this.base, toSeq, inherited), gemini: { synthetic: "branch_fork", session: this.sessionIdRaw, line, branch: kind } },
     };
     child.stored.push(header);
     child.resolved.push(header);
@@ -334,19 +312,6 @@ export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: str
       p.reconcile(l, "replace", carrierData(l));
     }
   }
-  for (const log of p.logs) log.bytes = serialize(log, file);
+  for (const log of p.logs) log.bytes = plannedLogBytes(log.stored, file, (e) => (isJsonObject(e.data.gemini) ? (e.data.gemini.line ?? null) : null));
   return { file, sessionIdRaw, baseSessionId: base, parsed, logs: p.logs, leaf: p.current, messages: p.list.list() };
-}
-
-function serialize(log: PlannedGeminiLog, file: string): Buffer {
-  const lines: string[] = [];
-  for (const e of log.stored) {
-    const text = serializeEvent(e);
-    if (!isEncodable(text, e.data)) {
-      const g = e.data.gemini;
-      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: isJsonObject(g) ? (g.line ?? null) : null, file });
-    }
-    lines.push(text);
-  }
-  return Buffer.from(lines.join(""), "utf8");
 }

@@ -4,11 +4,11 @@
 // what `pixir context` shows. pixir never writes opencode's live database (opencode may hold it open in WAL
 // mode and migrates it on start): --install writes the import file under opencode's data directory.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { contextItems, openContextHistory, resourceLookupOf } from "../../session/context.js";
-import { assertOutDirectory, ExportFile } from "../../store/export-file.js";
+import { exportTarget, jsonOrEmpty, writeExportFile, type AgentExportOptions } from "../../session/agent-files.js";
 import { logPath } from "../../store/paths.js";
 import { opencodeBaseSessionId } from "./plan.js";
 import { opencodeHome } from "./source.js";
@@ -128,7 +128,7 @@ async function planNew(ws: string, id: string, events: PixirEvent[], header: Pix
         assistant = newAssistant(messageID, sessionID, lastUser, cwd, created);
         messages.push(assistant);
       }
-      const args = typeof item.arguments === "string" ? safeParse(item.arguments) : {};
+      const args = typeof item.arguments === "string" ? jsonOrEmpty(item.arguments) : {};
       const tool = part({ type: "tool", callID: item.call_id, tool: item.name, state: { status: "pending", input: isJsonObject(args) ? args : {}, raw: "" } });
       (assistant.parts as JsonObject[]).push(tool);
       calls.set(String(item.call_id), tool);
@@ -149,48 +149,14 @@ function newAssistant(id: string, sessionID: string, parentID: string, cwd: stri
   };
 }
 
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return {};
-  }
-}
-
-export interface OpencodeExportOptions {
-  out?: string;
-  install?: boolean;
-  dryRun?: boolean;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
-
-export function finishOpencodeExport(plan: OpencodeExportPlan, options: OpencodeExportOptions) {
+export function finishOpencodeExport(plan: OpencodeExportPlan, options: AgentExportOptions) {
   let target: string | null = null;
   if (options.install) {
     const dir = path.join(opencodeHome(options.env), "pixir-exports");
     if (!options.dryRun) mkdirSync(dir, { recursive: true });
     target = path.join(dir, `${plan.sessionId}.json`);
-  } else if (options.out !== undefined) {
-    const abs = path.resolve(options.cwd, options.out);
-    let isDir = options.out.endsWith("/");
-    try {
-      isDir = statSync(abs).isDirectory();
-    } catch {
-      /* a file path */
-    }
-    target = isDir ? path.join(abs, `${plan.sessionId}.json`) : abs;
-    assertOutDirectory(target);
-  }
-  if (target !== null && !options.dryRun) {
-    const file = new ExportFile(target, options.out ?? target, "the exported opencode session");
-    try {
-      file.write(Buffer.from(plan.text, "utf8"));
-      file.commit();
-    } finally {
-      file.discard();
-    }
-  }
+  } else if (options.out !== undefined) target = exportTarget(options.out, options.cwd, `${plan.sessionId}.json`);
+  if (target !== null && !options.dryRun) writeExportFile(target, options.out ?? target, "the exported opencode session", Buffer.from(plan.text, "utf8"));
   return {
     ok: true as const,
     recorded: target !== null && !options.dryRun,

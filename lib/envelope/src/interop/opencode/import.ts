@@ -1,41 +1,22 @@
 // docs/gemini-opencode-interop.md §6: `pixir import opencode [PATH…]`. Every session is read and planned and
 // every Log compared with the disk before anything is written; a Log on disk that is a prefix of its plan
 // gets the rest appended, one that differs otherwise is refused. Sessions are read one at a time (§8).
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { logPath } from "../../store/paths.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
-import { diskState, withPlannedWrites, type DiskState } from "../../store/planned-logs.js";
+import { withPlannedWrites, type DiskState } from "../../store/planned-logs.js";
+import { needsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult } from "../../session/agent-files.js";
 import { PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
 import { opencodeHome, openOpencodePath, type OpencodeSessionRef, type OpencodeSource } from "./source.js";
 
-export interface OpencodeImportOptions {
-  paths: Array<{ path: string; display: string }>;
-  lenient?: boolean;
-  dryRun?: boolean;
-  program: string;
-  env: NodeJS.ProcessEnv;
-  signal?: AbortSignal;
+export interface OpencodeImportOptions extends AgentImportOptions {
   /** Planned bytes kept between the check and the write (default KEPT_BYTES_BUDGET); past it a session is planned again. */
   keptBytes?: number;
 }
 
-type LogStatus = "created" | "appended" | "unchanged" | "would_create" | "would_append";
-
-export interface OpencodeImportResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  workspace: string;
-  imports: Array<{
-    source: string;
-    session_id: string;
-    parent_session_id: string | null;
-    title: string | null;
-    message_count: number;
-    sessions: Array<{ session_id: string; role: string; parent_session_id: string | null; event_count: number; new_event_count: number; status: LogStatus }>;
-  }>;
+export interface OpencodeImportResult extends ImportResult<{ source: string; session_id: string; parent_session_id: string | null; title: string | null; message_count: number; sessions: ImportedLog[] }> {
   skipped_records: string[];
 }
 
@@ -63,22 +44,11 @@ interface SessionWork {
   logs: LogWork[];
 }
 
-const NEXT_ACTIONS: Record<string, string[]> = {
-  source_changed: ["remove the existing logs with pixir-log rm, then import again"],
-  log_diverged: ["fork the imported Log before adding Events to it (pixir fork), then import again"],
-};
-
 /** Planned bytes a run keeps between the check and the write; past it a session is read and planned again to be written. */
 export const KEPT_BYTES_BUDGET = 32 * 1024 * 1024;
 
-const countLines = (b: Buffer, end: number): number => {
-  let n = 0;
-  for (let i = b.indexOf(0x0a); i !== -1 && i < end; i = b.indexOf(0x0a, i + 1)) n++;
-  return n;
-};
 const EMPTY = Buffer.alloc(0);
-const sha256 = (b: Buffer): string => createHash("sha256").update(b).digest("hex");
-const toWrite = (w: LogWork): boolean => w.disk.state === "absent" || w.disk.state === "prefix";
+const toWrite = (w: LogWork): boolean => needsWrite(w.disk);
 
 /**
  * Sessions are read, planned and compared with the disk one at a time (a changed Log refuses the run before
@@ -140,20 +110,14 @@ async function checkSessions(ws: string, sources: OpencodeSource[], planned: Pla
         } else if (w.disk.state === "absent" && !options.dryRun) {
           // Past the budget a new Log goes to its temp file now, so that it is planned once.
           w.prepared = await prepareLog(ws, log.sessionId, async (emit) => emit(log.bytes), { lease: null, signal: options.signal });
-        } else w.digest = sha256(log.bytes);
+        } else w.digest = sha256Hex(log.bytes);
       }
     }
   }
 }
 
 function checkLog(ws: string, log: PlannedOpencodeLog, source: string): LogWork {
-  const disk = diskState(ws, log.sessionId, log.bytes);
-  if (disk.state === "changed" || disk.state === "diverged") {
-    const reason = disk.state === "changed" ? "source_changed" : "log_diverged";
-    throw new PixirError("already_exists", "session log already exists", { session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, reason, file: source, next_actions: NEXT_ACTIONS[reason] });
-  }
-  const before = disk.state === "same" ? log.stored.length : disk.state === "prefix" ? countLines(log.bytes, disk.size) : 0;
-  return { sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, disk, before, bytes: null, digest: "", prepared: null };
+  return { sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, ...plannedOnDisk(ws, log, source), bytes: null, digest: "", prepared: null };
 }
 
 /** Lease every Log to write, then write them a session at a time, parents first (plan order). */
@@ -172,7 +136,7 @@ async function writeSessions(ws: string, work: SessionWork[], planned: PlannedSe
           continue;
         }
         const bytes = l.bytes ?? again.find((p) => p.sessionId === l.sessionId)?.bytes ?? null;
-        if (bytes === null || (l.bytes === null && sha256(bytes) !== l.digest)) {
+        if (bytes === null || (l.bytes === null && sha256Hex(bytes) !== l.digest)) {
           throw new PixirError("log_write_failed", undefined, { reason: "source_changed_during_import", path: logPath(ws, l.sessionId).rel, file: s.ref.source });
         }
         await write({ log: { sessionId: l.sessionId, bytes }, disk: l.disk });
@@ -182,10 +146,7 @@ async function writeSessions(ws: string, work: SessionWork[], planned: PlannedSe
   });
 }
 
-type Status = OpencodeImportResult["imports"][number]["sessions"][number]["status"];
-
 function result(ws: string, work: SessionWork[], dry: boolean, writes: boolean, skipped: string[]): OpencodeImportResult {
-  const statusOf = (w: LogWork): Status => (w.disk.state === "same" ? "unchanged" : w.disk.state === "prefix" ? (dry ? "would_append" : "appended") : dry ? "would_create" : "created");
   return {
     ok: true,
     recorded: !dry && writes,
@@ -197,7 +158,7 @@ function result(ws: string, work: SessionWork[], dry: boolean, writes: boolean, 
       parent_session_id: s.parentId,
       title: s.title,
       message_count: s.messageCount,
-      sessions: s.logs.map((w) => ({ session_id: w.sessionId, role: w.role, parent_session_id: w.parentId, event_count: w.eventCount, new_event_count: w.eventCount - w.before, status: statusOf(w) })),
+      sessions: s.logs.map((w) => ({ session_id: w.sessionId, role: w.role, parent_session_id: w.parentId, event_count: w.eventCount, new_event_count: w.eventCount - w.before, status: plannedStatus(w.disk, dry) })),
     })),
     skipped_records: skipped,
   };

@@ -2,9 +2,9 @@
 // its Events, in message then part order; the first Event of a message keeps the message info and the
 // first Event of a part keeps the part, so the export gives both back. A compaction's summary message is a
 // history_compaction checkpoint; a pending revert leaves the reverted messages in a share_v1 child.
-import { createHash } from "node:crypto";
-import { isEncodable, isJsonObject, serializeEvent, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { PixirError } from "../../event/errors.js";
+import { sha256Hex } from "../../event/ids.js";
+import { isJsonObject, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { shareHeaderData } from "../../fork/fork.js";
@@ -27,7 +27,6 @@ interface Draft {
   data: JsonObject;
 }
 
-const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 const obj = (v: unknown): JsonObject => (isJsonObject(v) ? v : {});
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
@@ -344,16 +343,6 @@ function planSession(ws: string, session: OpencodeSession, planned: PlannedSessi
  */
 export function planOpencodeSession(ws: string, session: OpencodeSession, planned: PlannedSessions = new PlannedSessions(), limit: number = planned.size): PlannedOpencodeLog[] {
   const p = planSession(ws, session, planned, limit);
-  for (const log of p.logs) log.bytes = serialize(log, session.source);
+  for (const log of p.logs) log.bytes = plannedLogBytes(log.stored, session.source);
   return p.logs;
-}
-
-function serialize(log: PlannedOpencodeLog, file: string): Buffer {
-  const lines: string[] = [];
-  for (const e of log.stored) {
-    const text = serializeEvent(e);
-    if (!isEncodable(text, e.data)) throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, file });
-    lines.push(text);
-  }
-  return Buffer.from(lines.join(""), "utf8");
 }

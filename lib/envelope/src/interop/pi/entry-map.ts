@@ -43,6 +43,12 @@ const MESSAGE_ORDER: Record<string, string[]> = {
 };
 const TOOL_CALL_ORDER = ["type", "id", "name", "arguments"];
 
+/** The keys of a compaction or branch_summary entry, in pi's order, each with its data key (`pi.`: a data.pi key). */
+const SUMMARY_KEYS: Record<"compaction" | "branch_summary", Array<[string, string]>> = {
+  compaction: [["summary", "summary"], ["firstKeptEntryId", "pi.first_kept_entry_id"], ["tokensBefore", "tokens_before"], ["details", "details"], ["fromHook", "from_hook"]],
+  branch_summary: [["fromId", "pi.from_id"], ["summary", "summary"], ["details", "details"], ["fromHook", "from_hook"]],
+};
+
 const has = (o: JsonObject, k: string): boolean => Object.hasOwn(o, k);
 
 /** Keys in the default order first, then the others in their own order. */
@@ -134,16 +140,7 @@ export function entryToDrafts(fe: PiFileEntry, options: MapOptions): EventDraft[
       break;
     }
     case "custom_message": {
-      const { content, resources } = contentOf(e, options);
-      const data = obj([
-        ["text", joinText(e.content)],
-        content,
-        ["origin", "extension"],
-        keep(e, "customType", "custom_type"),
-        keep(e, "display", "display"),
-        keep(e, "details", "details"),
-        resources,
-      ]);
+      const data = customData(e, options, []);
       const pi = obj([
         ...Object.entries(piBase(fe, null)),
         ["entry_type", "custom_message"],
@@ -152,38 +149,19 @@ export function entryToDrafts(fe: PiFileEntry, options: MapOptions): EventDraft[
       ]);
       return [{ type: "user_message", part: null, data: withPi(data, pi) }];
     }
-    case "compaction": {
-      const data = obj([
-        ["strategy", "pi_compaction"],
-        keep(e, "summary", "summary"),
-        keep(e, "tokensBefore", "tokens_before"),
-        keep(e, "details", "details"),
-        keep(e, "fromHook", "from_hook"),
-        // range, source_event_count and first_kept_event_id are set once seqs are known (§2.3).
-      ]);
-      const pi = obj([
-        ...Object.entries(piBase(fe, null)),
-        keep(e, "firstKeptEntryId", "first_kept_entry_id"),
-        ["extra", unmapped(e, [...BASE_KEYS, "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook"])],
-        ["key_order", entryOrder],
-      ]);
-      return [{ type: "history_compaction", part: null, data: withPi(data, pi) }];
-    }
+    case "compaction":
     case "branch_summary": {
-      const data = obj([
-        ["strategy", "pi_branch_summary"],
-        keep(e, "summary", "summary"),
-        // parent_session_id and branch_point_event_id are set once the Logs are planned.
-        keep(e, "details", "details"),
-        keep(e, "fromHook", "from_hook"),
-      ]);
+      const keys = SUMMARY_KEYS[fe.type];
+      // A compaction's range, source_event_count and first_kept_event_id are set once seqs are known (§2.3);
+      // a branch summary's parent_session_id and branch_point_event_id once the Logs are planned.
+      const data = obj([["strategy", `pi_${fe.type}`], ...keys.filter(([, to]) => !to.startsWith("pi.")).map(([k, to]) => keep(e, k, to))]);
       const pi = obj([
         ...Object.entries(piBase(fe, null)),
-        keep(e, "fromId", "from_id"),
-        ["extra", unmapped(e, [...BASE_KEYS, "fromId", "summary", "details", "fromHook"])],
+        ...keys.filter(([, to]) => to.startsWith("pi.")).map(([k, to]) => keep(e, k, to.slice(3))),
+        ["extra", unmapped(e, ENTRY_ORDER[fe.type]!)],
         ["key_order", entryOrder],
       ]);
-      return [{ type: "branch_summary", part: null, data: withPi(data, pi) }];
+      return [{ type: fe.type === "compaction" ? "history_compaction" : "branch_summary", part: null, data: withPi(data, pi) }];
     }
   }
   // model_change, thinking_level_change, label, session_info, custom, unknown types and roles.
@@ -206,18 +184,14 @@ function userDraft(fe: PiFileEntry, m: JsonObject, options: MapOptions, c: Commo
   return { type: "user_message", part: null, data: withPi(data, obj([...Object.entries(piBase(fe, null)), ...commonPairs(c)])) };
 }
 
-function customRoleDraft(fe: PiFileEntry, m: JsonObject, options: MapOptions, c: Common): EventDraft {
+/** The data of a custom message: an entry of its own, or a message with role custom (`more`: its timestamp). */
+function customData(m: JsonObject, options: MapOptions, more: Array<[string, unknown]>): JsonObject {
   const { content, resources } = contentOf(m, options);
-  const data = obj([
-    ["text", joinText(m.content)],
-    content,
-    ["origin", "extension"],
-    keep(m, "customType", "custom_type"),
-    keep(m, "display", "display"),
-    keep(m, "details", "details"),
-    keep(m, "timestamp", "message_ts"),
-    resources,
-  ]);
+  return obj([["text", joinText(m.content)], content, ["origin", "extension"], keep(m, "customType", "custom_type"), keep(m, "display", "display"), keep(m, "details", "details"), ...more, resources]);
+}
+
+function customRoleDraft(fe: PiFileEntry, m: JsonObject, options: MapOptions, c: Common): EventDraft {
+  const data = customData(m, options, [keep(m, "timestamp", "message_ts")]);
   const pi = obj([
     ...Object.entries(piBase(fe, null)),
     ["role", "custom"],
@@ -383,61 +357,15 @@ export function rebuildEntry(events: PixirEvent[], load: ImageLoader): JsonObjec
     case "workflow_event":
       return finishEntry(String(d.entry_type), [...baseFromPi(pi, d.entry_type), ...spread(pi.fields)], pi);
     case "history_compaction":
-      return finishEntry(
-        "compaction",
-        [
-          ...baseFromPi(pi, "compaction"),
-          keep(d, "summary", "summary"),
-          keep(pi, "first_kept_entry_id", "firstKeptEntryId"),
-          keep(d, "tokens_before", "tokensBefore"),
-          keep(d, "details", "details"),
-          keep(d, "from_hook", "fromHook"),
-          ...spread(pi.extra),
-        ],
-        pi,
-      );
-    case "branch_summary":
-      return finishEntry(
-        "branch_summary",
-        [
-          ...baseFromPi(pi, "branch_summary"),
-          keep(pi, "from_id", "fromId"),
-          keep(d, "summary", "summary"),
-          keep(d, "details", "details"),
-          keep(d, "from_hook", "fromHook"),
-          ...spread(pi.extra),
-        ],
-        pi,
-      );
+    case "branch_summary": {
+      const type = first.type === "history_compaction" ? "compaction" : "branch_summary";
+      const keys = SUMMARY_KEYS[type].map(([k, to]) => (to.startsWith("pi.") ? keep(pi, to.slice(3), k) : keep(d, to, k)));
+      return finishEntry(type, [...baseFromPi(pi, type), ...keys, ...spread(pi.extra)], pi);
+    }
     case "user_message": {
-      if (pi.entry_type === "custom_message") {
-        return finishEntry(
-          "custom_message",
-          [
-            ...baseFromPi(pi, "custom_message"),
-            keep(d, "custom_type", "customType"),
-            restoredContent(d, load),
-            keep(d, "display", "display"),
-            keep(d, "details", "details"),
-            ...spread(pi.extra),
-          ],
-          pi,
-        );
-      }
-      if (pi.role === "custom") {
-        return messageEntry(
-          pi,
-          obj([
-            ["role", "custom"],
-            keep(d, "custom_type", "customType"),
-            restoredContent(d, load),
-            keep(d, "display", "display"),
-            keep(d, "details", "details"),
-            keep(d, "message_ts", "timestamp"),
-            ...spread(pi.message_extra),
-          ]),
-        );
-      }
+      const custom = (): Array<[string, unknown]> => [keep(d, "custom_type", "customType"), restoredContent(d, load), keep(d, "display", "display"), keep(d, "details", "details")];
+      if (pi.entry_type === "custom_message") return finishEntry("custom_message", [...baseFromPi(pi, "custom_message"), ...custom(), ...spread(pi.extra)], pi);
+      if (pi.role === "custom") return messageEntry(pi, obj([["role", "custom"], ...custom(), keep(d, "message_ts", "timestamp"), ...spread(pi.message_extra)]));
       return messageEntry(pi, obj([["role", "user"], restoredContent(d, load), keep(d, "message_ts", "timestamp"), ...spread(pi.message_extra)]));
     }
     case "tool_result":

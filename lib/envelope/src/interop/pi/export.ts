@@ -1,14 +1,14 @@
 // pi-interop.md §4: `pixir export pi`. A fork family of Logs back to one pi v3 file: imported Events
 // become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
 // on the command line goes last so that pi resumes its leaf.
-import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
-import path from "node:path";
+import { sha256Hex } from "../../event/ids.js";
+import { readFileSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
-import { assertOutDirectory, exportExists, ExportFile, pathExists } from "../../store/export-file.js";
-import { assertSessionId, isValidSessionId } from "../../event/session-id.js";
+import { exportExists, pathExists } from "../../store/export-file.js";
+import { exportTarget, writeExportFile, type WriteReport } from "../../session/agent-files.js";
+import { assertSessionId, compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
 import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
 import { workspaceImageLoader, type ImageLoader } from "./images.js";
@@ -50,8 +50,6 @@ export interface PiExportPlan {
 }
 
 const ASSISTANT_TYPES = new Set(["reasoning", "assistant_message", "tool_call", "provider_usage"]);
-const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
-const compareBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 
 /** §4 step 1: walk up first-line session_fork parents to the root, then find every fork descendant. */
 async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog; all: FamilyLog[]; named: FamilyLog }> {
@@ -460,10 +458,7 @@ export interface PiExportOptions {
   sameIsUnchanged?: boolean;
 }
 
-export interface PiExportReport {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
+export interface PiExportReport extends WriteReport {
   file: string | null;
   header_id: string | null;
   entry_count: number;
@@ -481,49 +476,18 @@ export function piFileName(header: JsonObject): string {
   return `${ts}_${id}.jsonl`;
 }
 
-/**
- * Where `--out` writes: FILE as given, or pi's file name inside an existing DIR. A path that ends in a
- * separator (`exported/`) names a directory, so it must exist; it never becomes a file of that name.
- */
-export function exportTarget(out: string, cwd: string, header: JsonObject): string {
-  const abs = path.resolve(cwd, out);
-  let isDir = out.endsWith("/") || out.endsWith(path.sep);
-  try {
-    isDir = statSync(abs).isDirectory();
-  } catch {
-    /* absent: a file path, unless written as a directory */
-  }
-  const target = isDir ? path.join(abs, piFileName(header)) : abs;
-  assertOutDirectory(target);
-  return target;
-}
-
-/**
- * Write the file with temp + rename (pi-interop.md §4: atomically); an existing target is refused, never
- * replaced. A failed write (a full disk) leaves nothing and says so.
- */
-function writeExportFile(target: string, text: string, display: string): void {
-  const file = new ExportFile(target, display, "the exported pi file");
-  try {
-    file.write(Buffer.from(text, "utf8"));
-    file.commit();
-  } finally {
-    file.discard();
-  }
-}
-
 /** §4 step 6 with --out or --dry-run: the report; with --out and no --dry-run the file is written. */
 export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): PiExportReport {
   let file: string | null = null;
   let status: PiExportReport["status"] = "stdout";
   if (options.out !== undefined) {
-    file = exportTarget(options.out, options.cwd, plan.header);
+    file = exportTarget(options.out, options.cwd, piFileName(plan.header));
     if (options.sameIsUnchanged === true && sameFile(file, plan.text)) status = "unchanged";
     else if (options.dryRun) {
       if (pathExists(file)) throw exportExists(options.out);
       status = "would_write";
     } else {
-      writeExportFile(file, plan.text, options.out);
+      writeExportFile(file, options.out, "the exported pi file", Buffer.from(plan.text, "utf8"));
       status = "written";
     }
   }

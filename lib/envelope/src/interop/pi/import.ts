@@ -1,10 +1,9 @@
 // pi-interop.md §2–§3: `pixir import pi`. A pi file's tree becomes a fork family of Logs: the branch pi
 // would resume is the primary Log, every other leaf a share_v1 child holding only the entries its branch
 // adds. Everything is planned and checked before anything is written.
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
-import { isEncodable, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import type { JsonObject, PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { SHARE_LIMITATIONS } from "../../fork/fork.js";
 import { IdSet } from "../../event/id-set.js";
@@ -13,12 +12,14 @@ import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, type WriterLease } from "../../store/lease.js";
 import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
 import { createLogAtomically } from "../../store/log-write.js";
-import { inspectStatePath, logPath } from "../../store/paths.js";
+import { logPath } from "../../store/paths.js";
+import { diskState } from "../../store/planned-logs.js";
 import { PayloadWrites, writePayload } from "../../store/resources.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
 import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
 import { ResourceCollector } from "./images.js";
+import { plannedLogBytes, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
 
 export type PiForkKind = "pi_tree_branch" | "pi_tree_root";
 export type PiImportStatus = "created" | "unchanged" | "would_create";
@@ -30,7 +31,6 @@ const EPOCH = "1970-01-01T00:00:00.000Z";
 /** Files at least this large report progress (when stderr is a terminal). */
 export const PI_PROGRESS_BYTES = 1024 * 1024;
 
-const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 
 /** §2.2 step 1: the header id, or a hash of it when it cannot name a Log. */
 export function piBaseSessionId(headerId: string): string {
@@ -209,7 +209,8 @@ export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string):
       addForkHeader(ws, log, log.parent, base, headerId, headerTs);
     }
     addOwnEvents(log, headerTs);
-    log.bytes = serialize(log, parsed, file);
+    const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
+    log.bytes = plannedLogBytes(log.stored, file, (e) => lineOf.get(e.id!) ?? parsed.headerLine);
   }
   return { file, headerId, baseSessionId: base, parsed, orphans: tree.orphans, logs };
 }
@@ -297,37 +298,11 @@ function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): JsonObjec
   ]);
 }
 
-/** The Log's bytes; a string that cannot be stored is refused naming the pi file and line it came from. */
-function serialize(log: PlannedPiLog, parsed: ParsedPiSession, file: string): Buffer {
-  const lines: string[] = [];
-  const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
-  for (const e of log.stored) {
-    const text = serializeEvent(e);
-    if (!isEncodable(text, e.data)) {
-      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, line: lineOf.get(e.id!) ?? parsed.headerLine, file });
-    }
-    lines.push(text);
-  }
-  return Buffer.from(lines.join(""), "utf8");
-}
-
 // ---------------------------------------------------------------------------------------------------
 // §3: the command.
 
-export interface PiImportFile {
-  /** Where to read the file. */
-  path: string;
-  /** How the file is named in output and errors (the argument as given). */
-  display: string;
-}
-
-export interface PiImportOptions {
-  files: PiImportFile[];
-  lenient?: boolean;
-  dryRun?: boolean;
-  program: string;
-  env: NodeJS.ProcessEnv;
-  signal?: AbortSignal;
+export interface PiImportOptions extends Omit<AgentImportOptions, "paths"> {
+  files: SourcePath[];
   /** Progress lines for large files; the caller passes it only when stderr is a terminal. */
   progress?: (text: string) => void;
 }
@@ -351,22 +326,10 @@ export interface PiImportFileReport {
   skipped_lines: number;
 }
 
-export interface PiImportResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
+export interface PiImportResult extends WriteReport {
   imports: PiImportFileReport[];
   /** Not printed: line numbers skipped per file, for warnings. */
   skipped?: Array<{ file: string; lines: number[] }>;
-}
-
-const REMOVE_ACTIONS = ["remove the existing logs with pixir-log rm, then import again"];
-
-/** §3.2 step 1: compare each planned Log with the disk. */
-function statusOnDisk(ws: string, log: PlannedPiLog): "absent" | "identical" | "different" {
-  const p = logPath(ws, log.sessionId);
-  if (inspectStatePath(p) === "missing") return "absent";
-  return readFileSync(p.abs).equals(log.bytes) ? "identical" : "different";
 }
 
 export async function importPiFiles(ws: string, options: PiImportOptions): Promise<PiImportResult> {
@@ -395,9 +358,10 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
         continue;
       }
       planned.set(log.sessionId, log);
-      const disk = statusOnDisk(ws, log);
-      if (disk === "different") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
-      else status.set(log.sessionId, disk === "identical" ? "unchanged" : options.dryRun ? "would_create" : "created");
+      // §3.2 step 1: a Log on disk is the same as planned, or a conflict.
+      const disk = diskState(ws, log.sessionId, log.bytes).state;
+      if (disk !== "absent" && disk !== "same") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
+      else status.set(log.sessionId, disk === "same" ? "unchanged" : options.dryRun ? "would_create" : "created");
     }
   }
   if (conflicts.length > 0) {

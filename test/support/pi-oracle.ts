@@ -1,8 +1,8 @@
 // pi-interop.md §1.8 "Context build" and §5: what pi's own code (buildSessionContext) derives from a
 // session file, in the shape of the fixtures' `expected/*.expected.json` oracles. The oracle tests
 // compare imports and exports against these.
-import { isJsonObject, type JsonObject } from "../../event/envelope.js";
-import { entryKind, PiTree, type ParsedPiSession } from "./format.js";
+import { isJsonObject, type JsonObject } from "../../lib/envelope/src/event/envelope.js";
+import { entryKind, PiTree, type ParsedPiSession } from "../../lib/envelope/src/interop/pi/format.js";
 
 export interface PiModel {
   provider: unknown;
