@@ -1,9 +1,11 @@
 // The world a CLI runs in, passed as an argument so tests and the wrapper can supply their own.
 import type { Writable } from "node:stream";
 import { PixirError } from "../event/errors.js";
+import { streamLineBlocks, type LineBlock, type SplitOptions } from "../lines/codec.js";
+import { isPipeOrSocket, LINE_BLOCKS, PipeReader, type LineBlockSource } from "../lines/pipe-read.js";
 
 export interface CliIo {
-  /** Read as line blocks by streamLineBlocks (lines/codec.ts). */
+  /** Read it through lineBlocksOf (pipe-read.ts): a process's own stdin reads a pipe without a stream. */
   stdin: AsyncIterable<Buffer>;
   stdout: Writable;
   stderr: Writable;
@@ -49,14 +51,26 @@ export function processIo(signal?: AbortSignal): CliIo {
   };
 }
 
-/** The process's stdin, opened only when read (a command that reads none leaves it alone). */
-export class ProcessStdin implements AsyncIterable<Buffer> {
+/**
+ * The process's stdin, opened only when read: a pipe or a socket is read as line blocks straight from
+ * descriptor 0 (PipeReader), anything else (a terminal, a file) through process.stdin.
+ */
+export class ProcessStdin implements AsyncIterable<Buffer>, LineBlockSource {
+  private direct: PipeReader | null = null;
   private stream: NodeJS.ReadStream | null = null;
   /** The descriptor (fork.ts reads a regular file in place by it). */
   readonly fd = 0;
 
+  [LINE_BLOCKS](options: SplitOptions): AsyncIterable<LineBlock> {
+    if (this.stream === null && this.direct === null && isPipeOrSocket(0)) {
+      this.direct = new PipeReader(0);
+      return this.direct.blocks(options);
+    }
+    return streamLineBlocks(this.readable(), options);
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<Buffer> {
-    return (this.stream ??= process.stdin)[Symbol.asyncIterator]();
+    return this.readable()[Symbol.asyncIterator]();
   }
 
   /**
@@ -65,7 +79,13 @@ export class ProcessStdin implements AsyncIterable<Buffer> {
    * alone).
    */
   close(interrupted: boolean): void {
+    this.direct?.close();
     if (this.stream !== null && (!this.stream.isTTY || interrupted)) this.stream.destroy();
+  }
+
+  private readable(): NodeJS.ReadStream {
+    if (this.direct !== null) throw new Error("ProcessStdin: stdin is already being read as a pipe");
+    return (this.stream ??= process.stdin);
   }
 }
 

@@ -13,9 +13,10 @@ import { stdinLineActions } from "../lines/foreign.js";
 import { dataTextOf, type DecodedLine, decodeOwnHead, isLineProblem, lineDataText, serializeEvent } from "../event/envelope.js";
 import { assertSessionId, isValidSessionId } from "../event/session-id.js";
 import { type HistoryItem } from "../store/loader.js";
-import { splitLines, streamLineBlocks } from "../lines/codec.js";
+import { splitLines } from "../lines/codec.js";
 import os from "node:os";
 import path from "node:path";
+import { lineBlocksOf } from "../lines/pipe-read.js";
 import { decodeLogLine, LineDecoder } from "../fast/decode-line.js";
 import { PixirError } from "../event/errors.js";
 import { osWriteFault } from "../event/os-fault.js";
@@ -30,7 +31,7 @@ const CR = 0x0d;
  * Read a parent History from a stream. The inherited lines are spooled to a
  * temp file in the OS temp directory, so memory stays flat; the file is removed by dispose().
  *
- * stdin is read in blocks of whole lines (streamLineBlocks): a line the byte check accepts
+ * stdin is read in blocks of whole lines (lineBlocksOf): a line the byte check accepts
  * (line-check.ts) feeds the plan where it lies and is spooled as it is; any other line is decoded in
  * full (decodeLogLine), which tolerates what the reading rules tolerate and names every problem.
  */
@@ -92,7 +93,7 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
     }
   };
   try {
-    for await (const block of abortable(streamLineBlocks(input, { path: STDIN_PATH }), signal)) {
+    for await (const block of abortable(lineBlocksOf(input, { path: STDIN_PATH }), signal)) {
       await writer.ready();
       const b = block.bytes;
       if (block.tail) {

@@ -34,7 +34,7 @@ export function newlinesBefore(buf: Buffer, end: number): number {
   return n;
 }
 
-/** A line of `path` longer than `max` bytes, refused on reading. */
+/** A line of `path` longer than `max` bytes, refused on reading (pipe-read.ts refuses it the same way). */
 export function lineTooLong(path: string, lineNo: number, max: number): PixirError {
   return new PixirError("corrupt_log_line", "a line is longer than the line-length limit", {
     reason: "line_too_long",

@@ -1,7 +1,8 @@
 // envelope-and-log.md §8.1: checks on Events that arrive on stdin to be written.
 import { isUtf8 } from "node:buffer";
-import { streamLineBlocks, type LineBlock, type RawLine } from "./codec.js";
+import { type LineBlock, type RawLine } from "./codec.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../event/nesting.js";
+import { lineBlocksOf } from "./pipe-read.js";
 import { abortable } from "./abortable.js";
 import { deepWellFormed, isCanonicalType, isIsoUtc, isUtf8UpToCut, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
@@ -192,7 +193,7 @@ export class InputStream {
 
   constructor(input: AsyncIterable<Buffer>, signal?: AbortSignal) {
     // A signal ends the wait for the next chunk; lines of a block in hand need no wait.
-    this.source = abortable(streamLineBlocks(input, { path: STDIN_PATH }), signal)[Symbol.asyncIterator]();
+    this.source = abortable(lineBlocksOf(input, { path: STDIN_PATH }), signal)[Symbol.asyncIterator]();
   }
 
   async peek(): Promise<InputEvent | null> {

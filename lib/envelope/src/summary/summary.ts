@@ -6,7 +6,8 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Writable } from "node:stream";
 import { abortable } from "../lines/abortable.js";
-import { streamLineBlocks, type RawLine } from "../lines/codec.js";
+import { type RawLine } from "../lines/codec.js";
+import { lineBlocksOf } from "../lines/pipe-read.js";
 import { checkLine, LineFacts } from "../fast/line-check.js";
 import { stampedOf } from "../fast/line-head.js";
 import { readToolCall, ToolCallFields } from "../fast/tool-call-bytes.js";
@@ -829,7 +830,7 @@ export async function* summarizeStage(input: AsyncIterable<Buffer | string>, opt
 
   // stdin in blocks of whole lines: a line our tools wrote is checked where it lies (line-check.ts) and
   // passed on as its bytes; any other is decoded in full.
-  for await (const block of abortable(streamLineBlocks(input, { path: STDIN_PATH }), options.signal)) {
+  for await (const block of abortable(lineBlocksOf(input, { path: STDIN_PATH }), options.signal)) {
     let b = block.bytes;
     let end = block.end;
     if (block.tail) {
