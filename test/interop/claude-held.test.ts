@@ -103,8 +103,10 @@ describe("a grown session's Logs on disk, as the plan reads them (held-event.ts)
 describe("a Log on disk replaced while the plan reads it again", () => {
   it("stops the import naming the Log (log_read_failed), not a source transcript", async () => {
     const { ws } = await importedCopy();
-    const [log] = (await loadExisting(ws, logIds(ws))).filter((l) => l.events.some((e) => e instanceof HeldEvent));
-    const heldEvent = log!.events.find((e) => e instanceof HeldEvent)!;
+    // A Log no other Log forks from (parents come first): no child's inherited prefix read its lines yet,
+    // so its own Event's line is read from the file now, not from a window read before the change.
+    const log = (await loadExisting(ws, logIds(ws))).filter((l) => l.events.some((e) => e instanceof HeldEvent)).at(-1);
+    const heldEvent = log!.events.findLast((e) => e instanceof HeldEvent)!;
     // Another file in the Log's place (a new inode), shorter than the Log that was read.
     const file = path.join(ws, ".pixir", "sessions", `${log!.id}.ndjson`);
     writeFileSync(`${file}.other`, readFileSync(file).subarray(0, 10));

@@ -151,26 +151,14 @@ export class PrefixScanner {
 
   /**
    * `fingerprintLines` false: the caller fingerprints what it read itself (parent-bytes.ts) and sets
-   * `fingerprint`. `backgroundDigest`: the digest may be hashed on a worker thread (PrefixDigest), so
-   * the caller awaits digestRoom() between blocks and settleDigest() before finish().
+   * `fingerprint`.
    */
   constructor(
     private readonly parentId: string,
     private readonly requestedToSeq: number | undefined,
     private readonly fingerprintLines = true,
-    backgroundDigest = false,
   ) {
-    this.digest = new PrefixDigest(backgroundDigest);
-  }
-
-  digestRoom(): Promise<void> {
-    return this.digest.room();
-  }
-  settleDigest(): Promise<void> {
-    return this.digest.settle();
-  }
-  stopDigest(): void {
-    this.digest.stop();
+    this.digest = new PrefixDigest();
   }
 
   /** Inherited Events seen so far. */

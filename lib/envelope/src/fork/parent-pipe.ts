@@ -18,7 +18,6 @@ import os from "node:os";
 import path from "node:path";
 import { lineBlocksOf } from "../lines/pipe-read.js";
 import { decodeLogLine, LineDecoder } from "../fast/decode-line.js";
-import { scanThreadCount } from "../store/threads.js";
 import { PixirError } from "../event/errors.js";
 import { osWriteFault } from "../event/os-fault.js";
 import { integrityError, STDIN_PATH } from "../lines/input.js";
@@ -52,9 +51,7 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
     first.parentId = sessionId;
     first.parentBytes = Buffer.from(sessionId, "utf8");
     // The spool is this process's own file: the copying pass needs no fingerprint of what it reads.
-    // The digest is hashed on a worker thread (where more than one may read): this one has the checks
-    // and the spool to do.
-    return (first.scanner = new PrefixScanner(sessionId, toSeq, false, scanThreadCount(process.env, Number.MAX_SAFE_INTEGER) > 1));
+    return (first.scanner = new PrefixScanner(sessionId, toSeq, false));
   };
   const orderSeq = (seq: number | null) => {
     if (seq === null) seenNull = true;
@@ -98,7 +95,6 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
   try {
     for await (const block of abortable(lineBlocksOf(input, { path: STDIN_PATH }), signal)) {
       await writer.ready();
-      await first.scanner?.digestRoom();
       const b = block.bytes;
       if (block.tail) {
         lineNo++;
@@ -135,9 +131,7 @@ export async function parentFromPipe(input: AsyncIterable<Buffer>, toSeq: number
       if (run < block.end) spooled.add(b.subarray(run, block.end));
     }
     await spooled.drain();
-    await first.scanner?.settleDigest();
   } catch (err) {
-    first.scanner?.stopDigest();
     // Writes still in flight would otherwise land on whatever file reuses the descriptor.
     await writer.settle();
     closeSync(fd);

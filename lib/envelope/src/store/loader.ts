@@ -1,6 +1,5 @@
 // fork.md §6: the one resolving loader. Every reader's History of a Session comes from here, so a
 // share_v1 child reads as its parent's verified prefix followed by its own Events.
-import { BackgroundSha256 } from "./background-hash.js";
 import { createHash, type Hash } from "node:crypto";
 import { CANONICAL_TYPES, canonicalJson, isReplayType, isSeq, lineDataText, type CanonicalLine, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
@@ -108,17 +107,6 @@ export class PrefixDigest {
   private hash: Hash = createHash("sha256");
   private stage: Buffer = Buffer.allocUnsafeSlow(STAGE_BYTES);
   private staged = 0;
-  /** The worker thread that hashes, once a background digest has filled its first stage. */
-  private hasher: BackgroundSha256 | null = null;
-  /** Something went to `hash` in this thread: the hashing can no longer move to a worker. */
-  private hashedHere = false;
-  /** stop() ended the worker: there is no digest to read. */
-  private stopped = false;
-  /**
-   * With `background`, a digest of more than one stage is hashed on a worker thread (background-hash.ts):
-   * its owner awaits room() now and then and settle() before digest(), and it cannot be copied.
-   */
-  constructor(private readonly background = false) {}
   private final: string | null = null;
   /**
    * What copy(true) needs to leave the last line out: where it begins in the stage, or (-1) the hash
@@ -130,14 +118,9 @@ export class PrefixDigest {
   add(e: PixirEvent): void {
     this.open();
     this.flush();
-    const line = `${canonicalJson([e.type, e.ts, e.data])}\n`;
-    if (this.hasher !== null) this.hasher.update(Buffer.from(line, "utf8"));
-    else {
-      this.beforeLast = this.hash.copy();
-      this.lastStaged = -1;
-      this.hashedHere = true;
-      this.hash.update(line, "utf8");
-    }
+    this.beforeLast = this.hash.copy();
+    this.lastStaged = -1;
+    this.hash.update(`${canonicalJson([e.type, e.ts, e.data])}\n`, "utf8");
     this.count++;
   }
   /** Add the line of `bytes` that checkLine accepted into `facts`. */
@@ -149,17 +132,13 @@ export class PrefixDigest {
     this.open();
     const dataLength = c.dataEnd - c.dataStart;
     const size = TYPE_OPENERS[c.typeIndex]!.length + (c.tsEnd - c.tsStart + 3) + dataLength + DIGEST_TAIL.length;
-    if (this.staged + size > STAGE_BYTES) this.flush(true);
+    if (this.staged + size > STAGE_BYTES) this.flush();
     if (size > STAGE_BYTES) {
       const own = Buffer.allocUnsafeSlow(size);
       writeDigestLine(bytes, c, own, 0, Buffer.allocUnsafe(dataLength));
-      if (this.hasher !== null) this.hasher.update(own);
-      else {
-        this.beforeLast = this.hash.copy();
-        this.lastStaged = -1;
-        this.hashedHere = true;
-        this.hash.update(own);
-      }
+      this.beforeLast = this.hash.copy();
+      this.lastStaged = -1;
+      this.hash.update(own);
     } else {
       this.lastStaged = this.staged;
       this.staged = writeDigestLine(bytes, c, this.stage, this.staged, this.scratch(dataLength));
@@ -181,7 +160,6 @@ export class PrefixDigest {
    */
   copy(withoutLast = false): PrefixDigest {
     this.open();
-    if (this.hasher !== null) throw new Error("PrefixDigest: a background digest cannot be copied");
     const out = new PrefixDigest();
     if (!withoutLast) {
       this.flush();
@@ -199,8 +177,6 @@ export class PrefixDigest {
     return out;
   }
   digest(): string {
-    if (this.hasher !== null) throw new Error("PrefixDigest: settle() a background digest before digest()");
-    if (this.stopped) throw new Error("PrefixDigest: a stopped digest has no value");
     if (this.final === null) {
       this.flush();
       this.final = `sha256:${this.hash.digest("hex")}`;
@@ -212,39 +188,12 @@ export class PrefixDigest {
     if (this.scratchBytes.length < size) this.scratchBytes = Buffer.allocUnsafe(Math.max(size, 64 * 1024));
     return this.scratchBytes;
   }
-  /** Resolves when the worker can take more (at once without one). */
-  async room(): Promise<void> {
-    await this.hasher?.room();
-  }
-  /** Let the worker finish: digest() answers from then on. */
-  async settle(): Promise<void> {
-    if (this.hasher === null) return;
-    const hasher = this.hasher;
-    if (this.staged > 0) hasher.update(this.stage.subarray(0, this.staged));
-    this.staged = 0;
-    this.hasher = null;
-    this.final = `sha256:${await hasher.digest()}`;
-  }
-  /** End the worker of a digest that will not be read (digest() then refuses). */
-  stop(): void {
-    this.hasher?.stop();
-    this.hasher = null;
-    this.stopped = true;
-  }
   private open(): void {
     if (this.final !== null) throw new Error("PrefixDigest: add() after digest()");
   }
-  /** Hash the stage; `more`: it is full and more lines follow (the moment a background digest starts its worker). */
-  private flush(more = false): void {
+  /** Hash the stage. */
+  private flush(): void {
     if (this.staged === 0) return;
-    if (this.hasher === null && this.background && more && !this.hashedHere) this.hasher = BackgroundSha256.start();
-    if (this.hasher !== null) {
-      this.stage = this.hasher.handOver(this.stage, this.staged);
-      this.staged = 0;
-      this.lastStaged = -1;
-      return;
-    }
-    this.hashedHere = true;
     if (this.lastStaged >= 0) {
       // The last line is hashed now: keep the state before it, for copy(true) (one copy per stage).
       this.hash.update(this.stage.subarray(0, this.lastStaged));

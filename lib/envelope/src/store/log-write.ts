@@ -58,7 +58,7 @@ const takeBlock = (): Buffer => FREE_BLOCKS.pop() ?? Buffer.allocUnsafe(2 * FLUS
 const BACKGROUND_BLOCKS = 3;
 /**
  * A writer whose producer awaits ready() between inputs (pixir-fork's spool) may have more in flight:
- * room for a whole block of a piped stdin (pipe-read.ts, up to some 1.25 MiB: five flushes) besides
+ * room for a whole block of a piped stdin (streamLineBlocks, up to 1 MiB and a read: five flushes) besides
  * the writes already under way.
  */
 const READY_BLOCKS = 5;

@@ -105,7 +105,7 @@ describe("BlockWriter", () => {
     const expected: Buffer[] = [];
     for (let i = 0; i < 3000; i++) {
       await w.ready();
-      // Parts of a few lines, and runs as large as a block of a piped stdin (pipe-read.ts, ~1.25 MiB).
+      // Parts of a few lines, and runs as large as a block of a piped stdin (streamLineBlocks, ~1 MiB).
       const part = Buffer.alloc(i % 50 === 7 ? 1_300_000 : 50_000 + (i % 13) * 1000, i % 251);
       expected.push(part);
       w.add(part);

@@ -59,45 +59,18 @@ describe("PrefixDigest.copy", () => {
   });
 });
 
-// A background digest (pixir-fork reading a piped parent) hashes its stages on a worker thread once the
-// first one is full, unless it has hashed something in this thread before: the digest must be the one
-// this thread would make, whichever way lines come.
-describe("PrefixDigest in the background", () => {
+// Over several stages, with a line larger than a stage: the digest must be the definition's, whichever
+// way lines come.
+describe("PrefixDigest over several stages", () => {
   const lines: Line[] = [];
   for (let n = 0; n < 3000; n++) lines.push(lineOf(n, n === 1700 ? "x".repeat(1_200_000) : `line ${n} ${"y".repeat(n % 700)}`));
 
   for (const mode of ["checked lines", "checked lines, then both ways"] as const) {
-    it(`gives the digest of the definition over several stages (${mode})`, async () => {
-      const d = new PrefixDigest(true);
-      for (const [n, l] of lines.entries()) {
-        add(d, l, n, mode === "checked lines" || n <= 1700 || n % 2 === 0);
-        if (n % 100 === 0) await d.room();
-      }
-      // Handed over, not yet hashed: it can be neither read nor copied until settled.
-      expect(() => d.digest()).toThrow(/settle/);
-      expect(() => d.copy()).toThrow(/background/);
-      await d.settle();
+    it(`gives the digest of the definition (${mode})`, () => {
+      const d = new PrefixDigest();
+      for (const [n, l] of lines.entries()) add(d, l, n, mode === "checked lines" || n <= 1700 || n % 2 === 0);
       expect(d.digest()).toBe(expected(lines));
       expect(d.count).toBe(lines.length);
     });
   }
-
-  it("stays in this thread within one stage, and after an Event was hashed here first", async () => {
-    const small = new PrefixDigest(true);
-    lines.slice(0, 10).forEach((l, i) => add(small, l, i, true));
-    expect(small.digest()).toBe(expected(lines.slice(0, 10)));
-    const mixed = new PrefixDigest(true);
-    lines.forEach((l, i) => add(mixed, l, i, i !== 0));
-    // Never handed over: it can be copied at any time.
-    expect(mixed.copy().count).toBe(lines.length);
-    await mixed.settle();
-    expect(mixed.digest()).toBe(expected(lines));
-  });
-
-  it("stop() ends the worker of a digest nobody will read; reading it then is an error", () => {
-    const d = new PrefixDigest(true);
-    lines.slice(0, 2000).forEach((l, i) => add(d, l, i, true));
-    d.stop();
-    expect(() => d.digest()).toThrow(/stopped/);
-  });
 });

@@ -104,7 +104,9 @@ export async function planForkExport(input: ForkExportInput): Promise<ForkExport
       const tree = new TranscriptTree(main);
       const r = tree.messages.find((x) => x.uuid === rRecord.uuid);
       if (r !== undefined) {
-        let cp: ClaudeRecord[] = [...tree.claudePath(r)].filter((x) => x.line <= rLine).sort((a, b) => a.line - b.line);
+        const path = tree.claudePath(r);
+        // CP holds message records only; the messages are in line order.
+        let cp: ClaudeRecord[] = tree.messages.filter((x) => path.has(x) && x.line <= rLine);
         const boundary = cp.map((x) => x.type === "system" && x.value?.subtype === "compact_boundary").lastIndexOf(true);
         if (boundary > 0) cp = cp.slice(boundary);
         for (const x of cp) copied.push(x.value!);

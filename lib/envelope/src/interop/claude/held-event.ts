@@ -5,6 +5,8 @@
 // inherited prefix, a line past the checkpoint), so planning holds a small object per Event, not the Log.
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { heldLine } from "./map.js";
+import { LineHead, readHead } from "../../fast/line-head.js";
+import { interned } from "./record-facts.js";
 import type { SourceBytes } from "./source-bytes.js";
 
 /** What planning reads of an Event's `data`. */
@@ -52,31 +54,124 @@ export interface LinePlace {
   readonly length: number;
 }
 
+// A HeldEvent's facts flags, in one small integer.
+const CLAUDE = 1;
+const HELD = 2;
+const PATH = 4;
+/** `data.claude.uuid` is a string: read from the line when asked for (a fork file's inherited prefix). */
+const UUID = 8;
+
+/** The Log id most Events share with the Event before them, kept once. */
+let lastSession = "";
+function sameSession<T>(s: T): T {
+  if (typeof s !== "string") return s;
+  return (s === lastSession ? lastSession : (lastSession = s)) as T;
+}
+
+const HEAD = new LineHead();
+
 /**
  * An Event read from a Log on disk, holding its envelope, its facts and its line's place. Its `data` is
  * parsed from the line each time it is read (nothing is kept), so a caller that needs it often keeps it.
+ * A grown session's plan holds one per Event of its Logs, so it holds little else: its facts and place are
+ * its own fields (not two objects more), its id, ts and record uuid are read again from its line when asked
+ * for, its Log id and type are one string each (docs/performance.md, "Round 5").
  */
 export class HeldEvent implements PixirEvent {
-  constructor(
-    readonly id: PixirEvent["id"],
+  private readonly bits: number;
+  /** `data.claude.line`, or -1. */
+  private readonly line: number;
+  private readonly event: string | null;
+  private readonly child: string | null;
+
+  protected constructor(
     readonly session_id: PixirEvent["session_id"],
     readonly seq: number | null,
-    readonly ts: PixirEvent["ts"],
     readonly type: PixirEvent["type"],
-    readonly facts: EventFacts,
-    readonly place: LinePlace,
-  ) {}
+    facts: EventFacts | HeldEvent,
+    private readonly bytes: SourceBytes,
+    private readonly offset: number,
+    private readonly length: number,
+  ) {
+    if (facts instanceof HeldEvent) {
+      ({ bits: this.bits, line: this.line, event: this.event, child: this.child } = facts);
+      return;
+    }
+    this.bits = (facts.claude ? CLAUDE : 0) | (facts.held ? HELD : 0) | (facts.path ? PATH : 0) | (facts.uuid !== null ? UUID : 0);
+    this.line = facts.line ?? -1;
+    this.event = facts.event === null ? null : interned(facts.event);
+    this.child = facts.child;
+  }
 
   /** `e` (its line at `place`), held as its facts. */
   static of(e: PixirEvent, place: LinePlace): HeldEvent {
-    return new HeldEvent(e.id, e.session_id, e.seq, e.ts, e.type, shared(eventFacts(e)), place);
+    return new HeldEvent(sameSession(e.session_id), e.seq, interned(e.type) as PixirEvent["type"], eventFacts(e), place.bytes, place.offset, place.length);
+  }
+
+  /** This Event inherited by a child Log (loader.ts inheritedItem): `e`'s envelope over this line. */
+  inheritedAs(e: PixirEvent): HeldEvent {
+    return new InheritedHeldEvent(e, this, this.bytes, this.offset, this.length);
+  }
+
+  /** The line, a view valid until its Log's bytes are next read. */
+  private get lineBytes(): Buffer {
+    const { bytes, offset, length } = this;
+    return bytes.hold(offset, offset + length).subarray(offset - bytes.base, offset - bytes.base + length);
+  }
+
+  /** The id or ts string of the line: read from its head in our writers' layout, else from the parsed line. */
+  private headString(key: "id" | "ts"): string {
+    const b = this.lineBytes;
+    if (readHead(b, 0, b.length, HEAD) >= 0) return key === "id" ? b.toString("latin1", HEAD.idStart, HEAD.idEnd) : b.toString("utf8", HEAD.tsStart, HEAD.tsEnd);
+    return (JSON.parse(b.toString("utf8")) as Record<string, string>)[key]!;
+  }
+
+  get id(): PixirEvent["id"] {
+    return this.headString("id");
+  }
+
+  get ts(): PixirEvent["ts"] {
+    return this.headString("ts");
+  }
+
+  get facts(): EventFacts {
+    const { bits, line, event, child } = this;
+    const facts = { claude: (bits & CLAUDE) !== 0, line: line < 0 ? null : line, held: (bits & HELD) !== 0, path: (bits & PATH) !== 0, uuid: null as string | null, event, child };
+    if ((bits & UUID) === 0) return shared(facts);
+    // Its uuid is read from its line only when asked for (the plan reads it of an inherited prefix alone).
+    const claudeOfLine = (): JsonObject => this.data.claude as JsonObject;
+    return {
+      ...facts,
+      get uuid(): string {
+        return claudeOfLine().uuid as string;
+      },
+    };
+  }
+
+  get place(): LinePlace {
+    return { bytes: this.bytes, offset: this.offset, length: this.length };
   }
 
   get data(): JsonObject {
-    const { bytes, offset, length } = this.place;
-    const buf = bytes.hold(offset, offset + length);
-    const line = JSON.parse(buf.toString("utf8", offset - bytes.base, offset - bytes.base + length)) as { data: JsonObject };
+    const line = JSON.parse(this.lineBytes.toString("utf8")) as { data: JsonObject };
     return line.data;
+  }
+}
+
+/** A HeldEvent of a child Log's inherited prefix: the child's id and ts, the parent's line. */
+class InheritedHeldEvent extends HeldEvent {
+  private readonly ownId: PixirEvent["id"];
+  private readonly ownTs: PixirEvent["ts"];
+  constructor(e: PixirEvent, parent: HeldEvent, bytes: SourceBytes, offset: number, length: number) {
+    super(e.session_id, e.seq, e.type, parent, bytes, offset, length);
+    this.ownId = e.id;
+    this.ownTs = e.ts;
+  }
+  override get id(): PixirEvent["id"] {
+    return this.ownId;
+  }
+  override get ts(): PixirEvent["ts"] {
+    return this.ownTs;
   }
 }
 

@@ -62,6 +62,14 @@ const WORKER_YOUNG_MB = 8;
  */
 const WORKER_OLD_MB = 64;
 
+/**
+ * A fresh unit of at least this many bytes is planned in this thread, the workers idle: what a unit's plan
+ * holds grows with its records (some 700 bytes each), and a worker's capped heap runs out past some 70,000
+ * of them, after which the pool planned the unit here again (a 200 MB session: 2.8 s more CPU, 208 MiB
+ * where one thread took 198; docs/performance.md, "Round 5").
+ */
+const HERE_UNIT_BYTES = 32 * 1024 * 1024;
+
 /** The temp files a unit cut short left beside its Logs (`<base>*.ndjson.tmp-*`). */
 function removeUnitTempFiles(task: UnitTask): void {
   const dir = sessionsDir(task.ws).abs;
@@ -303,7 +311,9 @@ class ImportRun {
       }
       if (this.preparing && this.fresh(unit, files)) {
         const task: UnitTask = { ws: this.ws, unit, lenient: Boolean(this.options.lenient), program: this.options.program };
-        const here = this.threads <= 1;
+        const here = this.threads <= 1 || freshBytes([unit]) >= HERE_UNIT_BYTES;
+        // A large unit planned here waits for the units before it: its plan and theirs are not held at once.
+        if (here && this.threads > 1) while (this.inFlight.length > 0) await this.settle(this.inFlight.shift()!);
         this.inFlight.push({ i, unit, files, says: here ? new Map() : says, done: here ? prepareFreshUnit(task, says) : this.pool.run(task) });
         // In this thread a unit's plan stays in memory until its temp files are synced: one more at most.
         while (this.inFlight.length > (here ? 1 : UNITS_AT_ONCE * this.threads)) await this.settle(this.inFlight.shift()!);

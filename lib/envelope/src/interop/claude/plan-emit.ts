@@ -7,11 +7,11 @@ import { readJsonLine, type JsonTape } from "../../fast/json-tape.js";
 import type { SourceFile } from "./discover.js";
 import { recordDrafts, reproduction, usageDraft, usageKeyOf, type ClaudeEventDraft } from "./map.js";
 import { draftTexts, Spliced } from "./map-bytes.js";
-import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, TextEvent, type RecordTexts } from "./plan-heads.js";
+import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, HeldTextEvent, TextEvent } from "./plan-heads.js";
 import type { Link } from "./plan-links.js";
 import { push, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
-import { recordTape } from "./record-facts.js";
+import { interned, recordTape } from "./record-facts.js";
 import { BufferBytes } from "./source-bytes.js";
 import type { ClaudeRecord } from "./transcript.js";
 
@@ -37,11 +37,11 @@ export class Emission {
   /** Tool names by transcript and tool_use id (the first line naming it). */
   private readonly toolNames = new Map<string, { line: number; name: string }>();
   /** The first line of each usage key (§2.4: usage is counted once per message). */
-  private readonly firstUsage = new Map<string, number>();
+  private firstUsage = new Map<string, number>();
   private readonly partTexts = new Map<string, string>();
   /** Texts made again when written (RemadeTexts): the tape they are read with, and the last record's. */
   private readonly remakeTape = recordTape();
-  private remadeOf: RemadeTexts | null = null;
+  private remadeOf: ClaudeRecord | null = null;
   private remadeTexts: Spliced[] = [];
 
   constructor(private readonly input: EmitInput) {
@@ -69,6 +69,15 @@ export class Emission {
     return derivedUlid(`claude:${this.input.src.sourceKey}:${key}#${part}`, ts);
   }
 
+  /** The id of `rec`'s Event `part` (its key: its uuid, or its line). */
+  recordEventId(rec: ClaudeRecord, part: string): string {
+    return this.eventId(recordKey(rec), part, this.input.tsOf(rec));
+  }
+
+  tsOf(rec: ClaudeRecord): string {
+    return this.input.tsOf(rec);
+  }
+
   /** Every Log's Events, parents before children (creation order does that); true when a Log gained records. */
   emitLogs(): boolean {
     const { placement } = this.input;
@@ -79,10 +88,12 @@ export class Emission {
       if (wasEmpty && log.placed.length === 0 && log !== root) continue;
       if (!log.existed && wasEmpty) this.opening(log);
       // §2.4: the Events of a batch follow line order, whichever step placed the record.
-      log.placed.sort((a, b) => a.rec.line - b.rec.line);
-      for (const { rec, path } of log.placed) this.emitRecord(log, rec, path);
+      log.placed.sort((a, b) => a.line - b.line);
+      for (const rec of log.placed) this.emitRecord(log, rec, log.placedOnPath.has(rec));
       if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
     }
+    // Its Events know whether they carry usage: what remains is what making them again reads.
+    this.firstUsage = new Map();
     return changedAny;
   }
 
@@ -105,7 +116,7 @@ export class Emission {
   }
 
   private emitRecord(log: LogPlan, rec: ClaudeRecord, path: boolean): void {
-    const key = rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`;
+    const key = recordKey(rec);
     const ts = this.input.tsOf(rec);
     const usageKey = rec.message && rec.type === "assistant" && rec.facts !== null ? usageKeyOf(rec.facts) : undefined;
     const withUsage = usageKey !== undefined && (usageKey === null || this.firstUsage.get(usageKey) === rec.line);
@@ -120,9 +131,12 @@ export class Emission {
   private fromBytes(log: LogPlan, rec: ClaudeRecord, path: boolean, key: string, ts: string, withUsage: boolean): boolean {
     const texts = this.recordTexts(rec, path, withUsage, this.tape);
     if (texts === null) return false;
-    // A file not held whole: each Event's text is made again from the file when written.
-    const remade = rec.bytes instanceof BufferBytes ? null : new RemadeTexts(this, rec, path, withUsage);
-    texts.forEach((t, i) => push(log, new TextEvent(this.eventId(key, t.part, ts), log.id, log.events.length, ts, t.type, remade ?? t.text, i)));
+    // A file not held whole: each Event's text (and id) is made again from the file when written.
+    if (!(rec.bytes instanceof BufferBytes)) {
+      this.remadeOf = rec;
+      this.remadeTexts = texts.map((t) => t.text);
+      texts.forEach((t, i) => push(log, new RemadeEvent(this, rec, log.id, log.events.length, t.type, interned(t.part), remadeBits(i, path, withUsage))));
+    } else texts.forEach((t) => push(log, new HeldTextEvent(this.eventId(key, t.part, ts), log.id, log.events.length, ts, t.type, t.text)));
     return true;
   }
 
@@ -147,13 +161,13 @@ export class Emission {
     });
   }
 
-  /** The texts of `r`'s record made again (the last record's are kept: its Events are written one after the other). */
-  remade(r: RemadeTexts, index: number): Spliced {
-    if (this.remadeOf !== r) {
-      this.remadeTexts = this.recordTexts(r.rec, r.path, r.withUsage, this.remakeTape)!.map((t) => t.text);
-      this.remadeOf = r;
+  /** The texts of `rec`'s Events made again (the last record's are kept: its Events are written one after the other). */
+  remade(rec: ClaudeRecord, bits: number): Spliced {
+    if (this.remadeOf !== rec) {
+      this.remadeTexts = this.recordTexts(rec, (bits & REMADE_PATH) !== 0, (bits & REMADE_USAGE) !== 0, this.remakeTape)!.map((t) => t.text);
+      this.remadeOf = rec;
     }
-    return this.remadeTexts[index]!;
+    return this.remadeTexts[bits & REMADE_INDEX]!;
   }
 
   /** The record parsed here, once, and let go with its Events. */
@@ -204,19 +218,45 @@ export class Emission {
   }
 }
 
+/** An Event's key in its id: its record's uuid, or its line (a duplicate, a record off the chain). */
+const recordKey = (rec: ClaudeRecord): string => (rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`);
+
+// A RemadeEvent's place among its record's Events and how the record was mapped, in one small integer.
+// (A record has an Event per content block at most, and a source line is at most 32 MiB: far fewer than 2^24.)
+const REMADE_INDEX = 0xffffff;
+const REMADE_PATH = 1 << 24;
+const REMADE_USAGE = 1 << 25;
+const remadeBits = (index: number, path: boolean, withUsage: boolean): number => index | (path ? REMADE_PATH : 0) | (withUsage ? REMADE_USAGE : 0);
+
 /**
- * The Event texts of a record of a file not held whole (source-bytes.ts FileBytes), made again from the
- * file when they are written or read: the same draftTexts over the same bytes, so the same texts.
+ * An Event of a record of a file not held whole (source-bytes.ts FileBytes): its text made again from the
+ * file when it is written or read (the same draftTexts over the same bytes, so the same text), its id and
+ * ts from its record when asked for. It holds its record, not its text: a large unit's plan holds one small
+ * object per Event (docs/performance.md, "Round 5").
  */
-class RemadeTexts implements RecordTexts {
+class RemadeEvent extends TextEvent {
   constructor(
     private readonly emission: Emission,
-    readonly rec: ClaudeRecord,
-    readonly path: boolean,
-    readonly withUsage: boolean,
-  ) {}
-  at(index: number): Spliced {
-    return this.emission.remade(this, index);
+    private readonly rec: ClaudeRecord,
+    readonly session_id: string,
+    readonly seq: number,
+    readonly type: PixirEvent["type"],
+    private readonly part: string,
+    private readonly bits: number,
+  ) {
+    super();
+  }
+  get id(): string {
+    return this.emission.recordEventId(this.rec, this.part);
+  }
+  get ts(): string {
+    return this.emission.tsOf(this.rec);
+  }
+  get text(): Spliced {
+    return this.emission.remade(this.rec, this.bits);
+  }
+  get holdsText(): boolean {
+    return false;
   }
 }
 

@@ -8,6 +8,7 @@ import { MAX_IMPORT_SHARE_HOPS, REPLAY_LIMITATIONS, shareHeaderData } from "../.
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { SourceFile } from "./discover.js";
 import type { SharedFork } from "./fork-file.js";
+import { HeldEvent } from "./held-event.js";
 import { Spliced } from "./map-bytes.js";
 import { firstTime, push, sourceRecordSeqs, type LogPlan } from "./plan-log.js";
 import type { ClaudeRecord } from "./transcript.js";
@@ -61,7 +62,7 @@ export function addBranchHeader(ws: string, log: LogPlan, src: SourceFile, tsOf:
   const f = log.forkPoint;
   const toSeq = f === null ? 0 : (g.lastSeq.get(f) ?? 0);
   log.forkedToSeq = toSeq;
-  const head = log.placed.reduce((a, b) => (b.rec.line < a.rec.line ? b : a)).rec;
+  const head = log.placed.reduce((a, b) => (b.line < a.line ? b : a));
   const ts = tsOf(head);
   let familyRoot: LogPlan = g;
   while (familyRoot.parent !== null) familyRoot = familyRoot.parent;
@@ -99,18 +100,29 @@ function addShareHeader(ws: string, log: LogPlan, parent: { id: string; forkRoot
   return inherited;
 }
 
-/** The `data` texts of a record's Events, made again from the record's bytes when asked for. */
-export interface RecordTexts {
-  at(index: number): Spliced;
-}
-
 /**
  * An Event whose `data` is a text (map-bytes.ts): parsed only when something reads it (a share header's
  * digest of an inherited prefix, a fork file's match), so a planned Log holds no parsed record. The text is
- * held (a file read whole), or made again from the record when written (a file read in blocks: plan-emit.ts
- * RemadeTexts), so a large unit's plan holds a small object per Event, not its text.
+ * held (HeldTextEvent: a file read whole), or made again from the record when written (plan-emit.ts
+ * RemadeEvent: a file read in blocks), so a large unit's plan holds a small object per Event, not its text.
  */
-export class TextEvent implements PixirEvent {
+export abstract class TextEvent implements PixirEvent {
+  abstract readonly id: string;
+  abstract readonly session_id: string;
+  abstract readonly seq: number;
+  abstract readonly ts: string;
+  abstract readonly type: PixirEvent["type"];
+  abstract get text(): Spliced;
+  /** Its text is held, not made again when asked for. */
+  abstract get holdsText(): boolean;
+  /** Parsed each time it is read (a caller that reads it often keeps it). */
+  get data(): JsonObject {
+    return JSON.parse(this.text.toString()) as JsonObject;
+  }
+}
+
+/** A TextEvent of a file read whole: its text held, its data kept once parsed. */
+export class HeldTextEvent extends TextEvent {
   private parsed: JsonObject | undefined = undefined;
   constructor(
     readonly id: string,
@@ -118,22 +130,15 @@ export class TextEvent implements PixirEvent {
     readonly seq: number,
     readonly ts: string,
     readonly type: PixirEvent["type"],
-    private readonly made: Spliced | RecordTexts,
-    /** Which of its record's Events it is. */
-    private readonly index: number,
-  ) {}
-  get text(): Spliced {
-    return this.made instanceof Spliced ? this.made : this.made.at(this.index);
+    readonly text: Spliced,
+  ) {
+    super();
   }
-  /** Its text is held, not made again when asked for. */
   get holdsText(): boolean {
-    return this.made instanceof Spliced;
+    return true;
   }
-  get data(): JsonObject {
+  override get data(): JsonObject {
     return (this.parsed ??= JSON.parse(this.text.toString()) as JsonObject);
-  }
-  set data(value: JsonObject) {
-    this.parsed = value;
   }
 }
 
@@ -171,9 +176,11 @@ export class EventTexts extends Map<PixirEvent, Spliced> {
   /** The child's copy of an inherited Event (loader.ts inheritedItem), its data the parent's, read when asked for. */
   inheritedCopy(e: PixirEvent, headerId: string, childId: string, k: number): PixirEvent {
     const data = this.get(e);
-    if (data === undefined) return inheritedItem({ event: e }, headerId, childId, k).event;
+    if (data === undefined && !(e instanceof HeldEvent)) return inheritedItem({ event: e }, headerId, childId, k).event;
     // Built field by field: a spread of `e` would read (and parse) its data.
     const copy = inheritedItem({ event: { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: {} } }, headerId, childId, k).event;
+    // An Event of a Log on disk: the copy reads its data from the parent's line too, when asked.
+    if (data === undefined) return (e as HeldEvent).inheritedAs(copy);
     Object.defineProperty(copy, "data", { get: () => e.data, enumerable: true, configurable: true });
     this.set(copy, data);
     return copy;

@@ -6,6 +6,7 @@ import { logPath } from "../../store/paths.js";
 import type { SourceFile } from "./discover.js";
 import type { ForkSource } from "./fork-file.js";
 import { eventFacts } from "./held-event.js";
+import { RecordMap, RecordSet } from "./record-columns.js";
 import type { ClaudeRecord, ReadFile } from "./transcript.js";
 
 export type LogRole = "primary" | "branch" | "root_branch" | "fork_session" | "subagent" | "inline_subagent";
@@ -28,10 +29,12 @@ export interface LogPlan {
   ownStart: number;
   /** §3.3: the Claude path (inherited and own path records). */
   path: ClaudeRecord[];
-  /** Records placed on it by this batch, with their path flag. */
-  placed: Array<{ rec: ClaudeRecord; path: boolean }>;
+  /** Records placed on it by this batch. */
+  placed: ClaudeRecord[];
+  /** Those of them placed on its path (a bit per record, not an object per placed record). */
+  placedOnPath: RecordSet;
   /** Seq of the last own Event of each record it holds. */
-  lastSeq: Map<ClaudeRecord, number>;
+  lastSeq: RecordMap<number>;
   forkPoint: ClaudeRecord | null;
   forkedToSeq: number | null;
   /** share_v1 hops from this Log to a self-contained one (0: it holds its whole History). */
@@ -89,7 +92,8 @@ export const newLog = (id: string, role: LogRole, parent: LogPlan | null, transc
   ownStart: 0,
   path: [],
   placed: [],
-  lastSeq: new Map(),
+  placedOnPath: new RecordSet(),
+  lastSeq: new RecordMap(),
   forkPoint: null,
   forkedToSeq: null,
   shareHops: 0,
@@ -115,8 +119,8 @@ function ownTime(r: ClaudeRecord): string | null {
 }
 
 /** §2.4: the ts of each record (its own, else the one before it, else `fallback`). */
-export function recordTimes(records: ClaudeRecord[], fallback: string): Map<ClaudeRecord, string> {
-  const out = new Map<ClaudeRecord, string>();
+export function recordTimes(records: ClaudeRecord[], fallback: string): RecordMap<string> {
+  const out = new RecordMap<string>();
   let prev = fallback;
   for (const r of records) {
     prev = ownTime(r) ?? prev;

@@ -7,25 +7,24 @@ import { recordLineOf } from "./map.js";
 import { childLogId } from "./discover.js";
 import { matchForkFile, type SharedFork } from "./fork-file.js";
 import { isConversation, newLog, refusal, sourceRecordSeqs, type BatchInput, type ExistingLog, type LogPlan, type LogRole } from "./plan-log.js";
+import { RecordMap } from "./record-columns.js";
 import { hasToolResultBlock, type ClaudeRecord, type TranscriptTree } from "./transcript.js";
 
 export class Placement {
   /** Which Log holds each record. */
-  readonly owner = new Map<ClaudeRecord, LogPlan>();
+  readonly owner = new RecordMap<LogPlan>();
   /** The family's Logs in creation order: parents before children. */
   readonly logs: LogPlan[] = [];
   /** The Log id of each inline group (§3.1). */
   readonly inlineIds: string[];
   /** The first record of each chain uuid (duplicates after it). */
-  readonly firstByUuid = new Map<string, ClaudeRecord>();
+  firstByUuid = new Map<string, ClaudeRecord>();
   /** §3.7: a fork file that hangs from its source's Log, and its root Log. */
   shared: SharedFork | null = null;
   sharedRoot: LogPlan | null = null;
   private readonly byId = new Map<string, LogPlan>();
   private readonly rootOf: LogPlan[] = [];
   private readonly rootRole: LogRole;
-  /** The records by line, made when a Log on disk is adopted (a fresh unit has none). */
-  private byLineMap: Map<number, ClaudeRecord> | null = null;
 
   constructor(
     private readonly input: BatchInput,
@@ -35,9 +34,17 @@ export class Placement {
     this.rootRole = input.src.kind === "subagent" ? "subagent" : "primary";
   }
 
-  private get byLine(): Map<number, ClaudeRecord> {
-    if (this.byLineMap === null) this.byLineMap = new Map(this.input.read.records.map((r) => [r.line, r]));
-    return this.byLineMap;
+  /** The record on physical line `line`: the records are in line order, so it is found by halving them. */
+  private atLine(line: number): ClaudeRecord | undefined {
+    const records = this.input.read.records;
+    let lo = 0;
+    let hi = records.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (records[mid]!.line < line) lo = mid + 1;
+      else hi = mid;
+    }
+    return records[lo]?.line === line ? records[lo] : undefined;
   }
 
   /** §4.3 step 4: what the family's Logs hold (parents come first). */
@@ -87,7 +94,7 @@ export class Placement {
       const inheritedSeq = sourceRecordSeqs(log);
       for (const entry of c.copied) {
         const at = isJsonObject(entry) && typeof entry.line === "number" ? entry.line : 0;
-        const rec = this.byLine.get(at);
+        const rec = this.atLine(at);
         if (rec === undefined) throw refusal(ws, src, log.id, "transcript_changed", { line: at });
         const seq = inheritedSeq.get(String((entry as { source_uuid?: unknown }).source_uuid));
         if (seq !== undefined) log.lastSeq.set(rec, seq);
@@ -96,7 +103,7 @@ export class Placement {
       }
     }
     if (line !== null) {
-      const rec = this.byLine.get(line);
+      const rec = this.atLine(line);
       // A held line past the checkpoint (an interrupted run) must still be the file's line.
       if (rec === undefined || (line > verifiedLines && !sameLine(e, rec))) throw refusal(ws, src, log.id, "transcript_changed", { line });
       if (this.owner.has(rec)) throw refusal(ws, src, log.id, "record_in_two_logs", { line });
@@ -104,7 +111,7 @@ export class Placement {
       if (facts.path) log.path.push(rec);
     }
     if (facts.line !== null) {
-      const rec = this.byLine.get(facts.line);
+      const rec = this.atLine(facts.line);
       if (rec !== undefined) log.lastSeq.set(rec, e.seq!);
     }
   }
@@ -149,7 +156,8 @@ export class Placement {
   private place(log: LogPlan, recs: ClaudeRecord[], isPath: boolean): void {
     for (const r of recs.sort((a, b) => a.line - b.line)) {
       this.owner.set(r, log);
-      log.placed.push({ rec: r, path: isPath });
+      log.placed.push(r);
+      if (isPath) log.placedOnPath.add(r);
       if (isPath) log.path.push(r);
     }
   }
@@ -217,6 +225,11 @@ export class Placement {
       const held = tree.walk(r).find((x) => owner.has(x));
       this.place(held ? owner.get(held)! : root, [r], false);
     }
+  }
+
+  /** Every record is placed and its Events made: what the plan's Events read again is kept, not this map. */
+  letGo(): void {
+    this.firstByUuid = new Map();
   }
 
   /** §3.4 step 5: progress, duplicates, metadata and malformed lines, as side records. */

@@ -12,6 +12,7 @@ import { Emission } from "./plan-emit.js";
 import { subagentLinks } from "./plan-links.js";
 import { firstTime, push, recordTimes, refusal, type BatchInput, type LogPlan } from "./plan-log.js";
 import { Placement } from "./plan-place.js";
+import type { RecordMap } from "./record-columns.js";
 import { assignTranscripts, TranscriptTree, type ClaudeRecord } from "./transcript.js";
 
 export interface BatchPlan {
@@ -24,7 +25,7 @@ export interface BatchPlan {
   changed: boolean;
   malformed: number;
   /** Which Log holds each record (for a fork file planned after its source, §3.7). */
-  owner: Map<ClaudeRecord, LogPlan>;
+  owner: RecordMap<LogPlan>;
   records: ClaudeRecord[];
   /** The line of each Event whose `data.claude.record` is a canonical line (so JSON.stringify(record) is that line). */
   recordText: Map<PixirEvent, string>;
@@ -60,6 +61,7 @@ export function planBatch(input: BatchInput): BatchPlan {
   const newRecords = records.length - heldRecords;
   if (newRecords > 0 || changedAny || !root.existed) appendCheckpoint(input, root, carrierTs, leaf, leafLog);
   refuseDiverged(input, placement.logs);
+  placement.letGo();
   return {
     logs: placement.logs,
     root,

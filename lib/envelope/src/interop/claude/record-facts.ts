@@ -23,29 +23,82 @@ export interface ToolResultFact {
   isError: boolean;
 }
 
-export interface RecordFacts {
-  /** A chain record (§3.2): a string `uuid` and a `parentUuid` that is a string or null. */
-  chain: boolean;
-  uuid: string | null;
-  parentUuid: string | null;
-  sidechain: boolean;
-  /** `logicalParentUuid` when a string. */
+/** The facts most records lack, kept apart (null when all are). */
+export interface RareFacts {
   logicalParentUuid: string | null;
-  /** `subtype === "compact_boundary"` (§1.7). */
-  compactBoundary: boolean;
-  /** §2.1: the first of `subtype`, `attachment.type`, `data.type`, `operation` that is a string. */
   subtype: string | null;
-  /** `timestamp` and `snapshot.timestamp` when strings (§2.4 tests them). */
-  timestamp: string | null;
   snapshotTimestamp: string | null;
-  /** `message.id` when a string. */
-  messageId: string | null;
-  /** `requestId` when a string. */
-  requestId: string | null;
-  toolUses: ToolUseFact[];
-  toolResults: ToolResultFact[];
-  /** `toolUseResult` when an object: its `agentId`, `status` (strings) and `totalDurationMs` (a number). */
   toolUseResult: { agentId: string | null; status: string | null; totalDurationMs: number | null } | null;
+}
+
+const CHAIN = 1;
+const SIDECHAIN = 2;
+const COMPACT_BOUNDARY = 4;
+
+/**
+ * What planning reads of a record. A large unit holds one per line, so its booleans are bits of one
+ * number and the facts most records lack are one object or null (docs/performance.md, "Round 5").
+ */
+export class RecordFacts {
+  private readonly bits: number;
+  private readonly rare: RareFacts | null;
+  constructor(
+    flags: { chain: boolean; sidechain: boolean; compactBoundary: boolean },
+    readonly uuid: string | null,
+    public parentUuid: string | null,
+    /** `timestamp` when a string (§2.4 tests it). */
+    readonly timestamp: string | null,
+    /** `message.id` when a string. */
+    readonly messageId: string | null,
+    /** `requestId` when a string. */
+    readonly requestId: string | null,
+    readonly toolUses: ToolUseFact[],
+    readonly toolResults: ToolResultFact[],
+    rare: RareFacts,
+  ) {
+    this.bits = (flags.chain ? CHAIN : 0) | (flags.sidechain ? SIDECHAIN : 0) | (flags.compactBoundary ? COMPACT_BOUNDARY : 0);
+    const none = rare.logicalParentUuid === null && rare.subtype === null && rare.snapshotTimestamp === null && rare.toolUseResult === null;
+    this.rare = none ? null : rare;
+  }
+  /** A chain record (§3.2): a string `uuid` and a `parentUuid` that is a string or null. */
+  get chain(): boolean {
+    return (this.bits & CHAIN) !== 0;
+  }
+  get sidechain(): boolean {
+    return (this.bits & SIDECHAIN) !== 0;
+  }
+  /** `subtype === "compact_boundary"` (§1.7). */
+  get compactBoundary(): boolean {
+    return (this.bits & COMPACT_BOUNDARY) !== 0;
+  }
+  /** `logicalParentUuid` when a string. */
+  get logicalParentUuid(): string | null {
+    return this.rare?.logicalParentUuid ?? null;
+  }
+  /** §2.1: the first of `subtype`, `attachment.type`, `data.type`, `operation` that is a string. */
+  get subtype(): string | null {
+    return this.rare?.subtype ?? null;
+  }
+  /** `snapshot.timestamp` when a string. */
+  get snapshotTimestamp(): string | null {
+    return this.rare?.snapshotTimestamp ?? null;
+  }
+  /** `toolUseResult` when an object: its `agentId`, `status` (strings) and `totalDurationMs` (a number). */
+  get toolUseResult(): RareFacts["toolUseResult"] {
+    return this.rare?.toolUseResult ?? null;
+  }
+}
+
+/** One string per common value (record types, tool names): a large unit holds one record per line. */
+const INTERNED = new Map<string, string>();
+export function interned(s: string): string;
+export function interned(s: string | null): string | null;
+export function interned(s: string | null): string | null {
+  if (s === null) return null;
+  const known = INTERNED.get(s);
+  if (known !== undefined) return known;
+  if (INTERNED.size < 256) INTERNED.set(s, s);
+  return s;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
@@ -68,27 +121,28 @@ export function factsOfValue(v: JsonObject): RecordFacts {
     if (!isJsonObject(b)) continue;
     if (b.type === "tool_use" && typeof b.id === "string") {
       const input = isJsonObject(b.input) ? b.input : {};
-      toolUses.push({ id: b.id, name: str(b.name), subagentType: str(input.subagent_type), description: str(input.description), prompt: str(input.prompt) });
+      toolUses.push({ id: b.id, name: interned(str(b.name)), subagentType: str(input.subagent_type), description: str(input.description), prompt: str(input.prompt) });
     } else if (b.type === "tool_result") toolResults.push({ toolUseId: str(b.tool_use_id), isError: b.is_error === true });
   }
   const tur = isJsonObject(v.toolUseResult) ? v.toolUseResult : null;
-  return {
-    chain,
-    uuid: chain ? (v.uuid as string) : null,
-    parentUuid: chain ? (pu as string | null) : null,
-    sidechain: v.isSidechain === true,
-    logicalParentUuid: str(v.logicalParentUuid),
-    compactBoundary: v.subtype === "compact_boundary",
-    subtype: str(v.subtype) ?? (isJsonObject(v.attachment) ? str(v.attachment.type) : null) ?? (isJsonObject(v.data) ? str(v.data.type) : null) ?? str(v.operation),
-    timestamp: str(v.timestamp),
-    snapshotTimestamp: isJsonObject(v.snapshot) ? str(v.snapshot.timestamp) : null,
-    messageId: msg !== null ? str(msg.id) : null,
-    requestId: str(v.requestId),
-    toolUses: usesOrNone(toolUses),
-    toolResults: resultsOrNone(toolResults),
-    toolUseResult: tur === null ? null : { agentId: str(tur.agentId), status: str(tur.status), totalDurationMs: typeof tur.totalDurationMs === "number" ? tur.totalDurationMs : null },
-  };
+  return new RecordFacts(
+    { chain, sidechain: v.isSidechain === true, compactBoundary: v.subtype === "compact_boundary" },
+    chain ? (v.uuid as string) : null,
+    chain ? (pu as string | null) : null,
+    str(v.timestamp),
+    msg !== null ? str(msg.id) : null,
+    str(v.requestId),
+    usesOrNone(toolUses),
+    resultsOrNone(toolResults),
+    {
+      logicalParentUuid: str(v.logicalParentUuid),
+      subtype: str(v.subtype) ?? (isJsonObject(v.attachment) ? str(v.attachment.type) : null) ?? (isJsonObject(v.data) ? str(v.data.type) : null) ?? str(v.operation),
+      snapshotTimestamp: isJsonObject(v.snapshot) ? str(v.snapshot.timestamp) : null,
+      toolUseResult: tur === null ? null : { agentId: str(tur.agentId), status: str(tur.status), totalDurationMs: typeof tur.totalDurationMs === "number" ? tur.totalDurationMs : null },
+    },
+  );
 }
+
 
 /**
  * The tape a record line is read into: the record's members, theirs, and below `message` the content
@@ -132,7 +186,7 @@ export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
         const id = memberStr(t, b, block, K_ID);
         if (id === null) continue;
         const input = memberOf(t, b, block, K_INPUT);
-        toolUses.push({ id, name: memberStr(t, b, block, K_NAME), subagentType: memberStr(t, b, input, K_SUBAGENT_TYPE), description: memberStr(t, b, input, K_DESCRIPTION), prompt: memberStr(t, b, input, K_PROMPT) });
+        toolUses.push({ id, name: interned(memberStr(t, b, block, K_NAME)), subagentType: memberStr(t, b, input, K_SUBAGENT_TYPE), description: memberStr(t, b, input, K_DESCRIPTION), prompt: memberStr(t, b, input, K_PROMPT) });
       } else if (isLiteral(t, b, type, L_TOOL_RESULT)) {
         const isError = memberOf(t, b, block, K_IS_ERROR);
         toolResults.push({ toolUseId: memberStr(t, b, block, K_TOOL_USE_ID), isError: isError >= 0 && t.kind[isError] === J_TRUE });
@@ -142,20 +196,21 @@ export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
   const tur = memberOf(t, b, 0, K_TOOL_USE_RESULT);
   const duration = tur >= 0 && t.kind[tur] === J_OBJECT ? memberOf(t, b, tur, K_DURATION) : -1;
   const sidechain = memberOf(t, b, 0, K_SIDECHAIN);
-  return {
-    chain,
-    uuid: chain ? stringOf(t, b, uuidNode) : null,
-    parentUuid: chain ? tapeStr(t, b, puNode) : null,
-    sidechain: sidechain >= 0 && t.kind[sidechain] === J_TRUE,
-    logicalParentUuid: tapeStr(t, b, memberOf(t, b, 0, K_LOGICAL)),
-    compactBoundary: isLiteral(t, b, subtypeNode, L_COMPACT_BOUNDARY),
-    subtype: tapeStr(t, b, subtypeNode) ?? memberStr(t, b, memberOf(t, b, 0, K_ATTACHMENT), K_TYPE) ?? memberStr(t, b, memberOf(t, b, 0, K_DATA), K_TYPE) ?? tapeStr(t, b, memberOf(t, b, 0, K_OPERATION)),
-    timestamp: tapeStr(t, b, memberOf(t, b, 0, K_TIMESTAMP)),
-    snapshotTimestamp: memberStr(t, b, memberOf(t, b, 0, K_SNAPSHOT), K_TIMESTAMP),
-    messageId: isMsg ? memberStr(t, b, msg, K_ID) : null,
-    requestId: tapeStr(t, b, memberOf(t, b, 0, K_REQUEST)),
-    toolUses: usesOrNone(toolUses),
-    toolResults: resultsOrNone(toolResults),
-    toolUseResult: tur >= 0 && t.kind[tur] === J_OBJECT ? { agentId: memberStr(t, b, tur, K_AGENT_ID), status: memberStr(t, b, tur, K_STATUS), totalDurationMs: duration >= 0 && t.kind[duration] === J_NUMBER ? numberOf(t, b, duration) : null } : null,
-  };
+  return new RecordFacts(
+    { chain, sidechain: sidechain >= 0 && t.kind[sidechain] === J_TRUE, compactBoundary: isLiteral(t, b, subtypeNode, L_COMPACT_BOUNDARY) },
+    chain ? stringOf(t, b, uuidNode) : null,
+    chain ? tapeStr(t, b, puNode) : null,
+    tapeStr(t, b, memberOf(t, b, 0, K_TIMESTAMP)),
+    isMsg ? memberStr(t, b, msg, K_ID) : null,
+    tapeStr(t, b, memberOf(t, b, 0, K_REQUEST)),
+    usesOrNone(toolUses),
+    resultsOrNone(toolResults),
+    {
+      logicalParentUuid: tapeStr(t, b, memberOf(t, b, 0, K_LOGICAL)),
+      subtype: interned(tapeStr(t, b, subtypeNode) ?? memberStr(t, b, memberOf(t, b, 0, K_ATTACHMENT), K_TYPE) ?? memberStr(t, b, memberOf(t, b, 0, K_DATA), K_TYPE) ?? tapeStr(t, b, memberOf(t, b, 0, K_OPERATION))),
+      snapshotTimestamp: memberStr(t, b, memberOf(t, b, 0, K_SNAPSHOT), K_TIMESTAMP),
+      toolUseResult: tur >= 0 && t.kind[tur] === J_OBJECT ? { agentId: memberStr(t, b, tur, K_AGENT_ID), status: memberStr(t, b, tur, K_STATUS), totalDurationMs: duration >= 0 && t.kind[duration] === J_NUMBER ? numberOf(t, b, duration) : null } : null,
+    },
+  );
 }
+

@@ -7,7 +7,8 @@ import { PixirError } from "../../event/errors.js";
 import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
-import { factsOfTape, factsOfValue, recordTape, type RecordFacts } from "./record-facts.js";
+import { factsOfTape, factsOfValue, interned, recordTape, type RecordFacts } from "./record-facts.js";
+import { RecordMap, RecordSet } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
@@ -18,33 +19,37 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
 const TYPE = Buffer.from("type");
 
+// A record's flags, in one small integer (a large unit holds one record per line, so each field counts).
+const CANONICAL = 1;
+const DUP = 2;
+const MESSAGE = 4;
+const KEEP = 8;
+const PROBLEM_SHIFT = 4;
+const PROBLEMS: Array<LineProblemReason | null> = [null, "invalid_utf8", "malformed_line", "invalid_record"];
+
+/** What a record holds besides its place: its parse and text (kept with `keep`), or its bytes when not UTF-8. */
+interface RecordExtra {
+  parsed?: JsonObject;
+  decoded?: string;
+  raw?: Buffer;
+}
+
 /**
  * One complete, non-blank line of a source file. What planning needs of it is in `facts`; the parsed
  * record (`value`) and the line's text are made from its bytes when asked for, and kept only when the
  * file was read with `keep` (a reader that goes back to them often), so a large file is not held twice.
+ * Its flags are bits of one number and its chain fields are its facts' (docs/performance.md, "Round 5").
  */
 export class ClaudeRecord {
-  problem: LineProblemReason | null = null;
-  /** §2.3: `JSON.stringify(JSON.parse(text)) === text` and no lone surrogate. */
-  canonical = false;
   type: string | null = null;
-  /** A chain record: a string `uuid` and a `parentUuid` that is a string or null. */
-  chain = false;
-  uuid: string | null = null;
-  parentUuid: string | null = null;
-  sidechain = false;
-  /** §3.2: a chain record whose uuid occurred on an earlier line of the file. */
-  dup = false;
-  /** §3.2: a chain record that is neither a duplicate nor `progress`. */
-  message = false;
   /** Index of the transcript the record belongs to (0: the main or subagent transcript). */
   transcript = 0;
-  /** The line's bytes, kept only when they are not valid UTF-8. */
-  raw: Buffer | null = null;
   /** What planning reads of the record (record-facts.ts); null for a malformed line. */
   facts: RecordFacts | null = null;
-  private parsed: JsonObject | null | undefined = undefined;
-  private decoded: string | undefined = undefined;
+  /** Its place among the file's records (0-based; plan columns are indexed by it, record-columns.ts). */
+  index = -1;
+  private flags: number;
+  private extra: RecordExtra | null = null;
 
   constructor(
     /** Physical line number, 1-based (blank lines count). */
@@ -54,8 +59,62 @@ export class ClaudeRecord {
     /** The line's place in the file. */
     readonly start: number,
     readonly end: number,
-    private readonly keep: boolean,
-  ) {}
+    keep: boolean,
+  ) {
+    this.flags = keep ? KEEP : 0;
+  }
+
+  private flag(bit: number, on: boolean): void {
+    this.flags = on ? this.flags | bit : this.flags & ~bit;
+  }
+
+  get problem(): LineProblemReason | null {
+    return PROBLEMS[this.flags >> PROBLEM_SHIFT]!;
+  }
+  set problem(p: LineProblemReason | null) {
+    this.flags = (this.flags & ((1 << PROBLEM_SHIFT) - 1)) | (PROBLEMS.indexOf(p) << PROBLEM_SHIFT);
+  }
+  /** §2.3: `JSON.stringify(JSON.parse(text)) === text` and no lone surrogate. */
+  get canonical(): boolean {
+    return (this.flags & CANONICAL) !== 0;
+  }
+  set canonical(on: boolean) {
+    this.flag(CANONICAL, on);
+  }
+  /** §3.2: a chain record whose uuid occurred on an earlier line of the file. */
+  get dup(): boolean {
+    return (this.flags & DUP) !== 0;
+  }
+  set dup(on: boolean) {
+    this.flag(DUP, on);
+  }
+  /** §3.2: a chain record that is neither a duplicate nor `progress`. */
+  get message(): boolean {
+    return (this.flags & MESSAGE) !== 0;
+  }
+  set message(on: boolean) {
+    this.flag(MESSAGE, on);
+  }
+  /** A chain record: a string `uuid` and a `parentUuid` that is a string or null. */
+  get chain(): boolean {
+    return this.facts?.chain ?? false;
+  }
+  get uuid(): string | null {
+    return this.facts?.uuid ?? null;
+  }
+  get parentUuid(): string | null {
+    return this.facts?.parentUuid ?? null;
+  }
+  get sidechain(): boolean {
+    return this.facts?.sidechain ?? false;
+  }
+  /** The line's bytes, kept only when they are not valid UTF-8. */
+  get raw(): Buffer | null {
+    return this.extra?.raw ?? null;
+  }
+  set raw(b: Buffer | null) {
+    if (b !== null) (this.extra ??= {}).raw = b;
+  }
 
   /** The line's bytes without its `\n` (a view valid until the file's bytes are next read). */
   get lineBytes(): Buffer {
@@ -63,46 +122,45 @@ export class ClaudeRecord {
     return b.subarray(this.start - this.bytes.base, this.end - this.bytes.base);
   }
 
+  private get keep(): boolean {
+    return (this.flags & KEEP) !== 0;
+  }
+
   /** The line's text without its `\n`; null when it is not valid UTF-8. */
   get text(): string | null {
     if (this.raw !== null) return null;
-    if (this.decoded !== undefined) return this.decoded;
+    if (this.extra?.decoded !== undefined) return this.extra.decoded;
     const text = UTF8.decode(this.lineBytes);
-    if (this.keep) this.decoded = text;
+    if (this.keep) (this.extra ??= {}).decoded = text;
     return text;
   }
 
   /** The parsed object; null for a malformed line. */
   get value(): JsonObject | null {
-    if (this.parsed !== undefined) return this.parsed;
+    if (this.extra?.parsed !== undefined) return this.extra.parsed;
     if (this.problem !== null) return null;
     const v = JSON.parse(this.text!) as JsonObject;
-    if (this.keep) this.parsed = v;
+    if (this.keep) (this.extra ??= {}).parsed = v;
     return v;
   }
 
   /** The parsed object and the text, made together (one decode of the line). */
   read(): { value: JsonObject | null; text: string | null } {
-    if (this.parsed !== undefined || this.problem !== null) return { value: this.value, text: this.text };
+    if (this.extra?.parsed !== undefined || this.problem !== null) return { value: this.value, text: this.text };
     const text = this.text!;
     const value = JSON.parse(text) as JsonObject;
-    if (this.keep) this.parsed = value;
+    if (this.keep) (this.extra ??= {}).parsed = value;
     return { value, text };
   }
 
   /** Set what the line's parse found (the plain reading). */
   held(value: JsonObject, text: string): void {
     if (!this.keep) return;
-    this.parsed = value;
-    this.decoded = text;
+    this.extra = { ...this.extra, parsed: value, decoded: text };
   }
 
   setFacts(f: RecordFacts): void {
     this.facts = f;
-    this.chain = f.chain;
-    this.uuid = f.uuid;
-    this.parentUuid = f.parentUuid;
-    this.sidechain = f.sidechain;
   }
 }
 
@@ -143,7 +201,7 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
   if (tape !== null && readJsonLine(bytes, start, end, tape)) {
     const type = memberOf(tape, bytes, 0, TYPE);
     if (type >= 0 && tape.kind[type] === J_STRING) {
-      rec.type = stringOf(tape, bytes, type);
+      rec.type = interned(stringOf(tape, bytes, type));
       rec.canonical = true;
       if (!checkOnly) rec.setFacts(factsOfTape(tape, bytes));
       return rec;
@@ -173,7 +231,7 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
     return rec;
   }
   rec.held(value, text);
-  rec.type = value.type;
+  rec.type = interned(value.type);
   if (checkOnly) return rec;
   // A lone surrogate can only come from a \uD8xx–\uDFxx escape: valid UTF-8 text holds none itself.
   rec.canonical = JSON.stringify(value) === text && (!SURROGATE_ESCAPE.test(text) || deepWellFormed(value));
@@ -226,13 +284,14 @@ class LineReader {
     this.longestLine = Math.max(this.longestLine, nl - start);
     if (!this.keep) return;
     // A chain's parent is most often the record before: its uuid string is kept once, not twice.
-    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.parentUuid = rec.facts!.parentUuid = this.lastUuid;
+    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.facts!.parentUuid = this.lastUuid;
     if (rec.uuid !== null) this.lastUuid = rec.uuid;
     if (rec.chain) {
       if (this.seen.has(rec.uuid!)) rec.dup = true;
       else this.seen.add(rec.uuid!);
       rec.message = !rec.dup && rec.type !== "progress";
     }
+    rec.index = this.records.length;
     this.records.push(rec);
   }
 
@@ -377,8 +436,8 @@ export class TranscriptTree {
   readonly messages: ClaudeRecord[];
   private readonly byUuid = new Map<string, ClaudeRecord>();
   private readonly progressByUuid = new Map<string, ClaudeRecord>();
-  private readonly parentOf = new Map<ClaudeRecord, ClaudeRecord | null>();
-  private readonly logicalOf = new Map<ClaudeRecord, ClaudeRecord | null>();
+  private readonly parentOf = new RecordMap<ClaudeRecord | null>();
+  private readonly logicalOf = new RecordMap<ClaudeRecord | null>();
   private readonly assistantsByMsg = new Map<string, ClaudeRecord[]>();
   private readonly resultsByMsg = new Map<string, ClaudeRecord[]>();
 
@@ -452,7 +511,7 @@ export class TranscriptTree {
   /** walk(X) with the logical parent; `parent` for the oracle (no logicalParentUuid). */
   walk(x: ClaudeRecord, useLogical = true, stop?: (r: ClaudeRecord) => boolean): ClaudeRecord[] {
     const out: ClaudeRecord[] = [];
-    const seen = new Set<ClaudeRecord>();
+    const seen = new RecordSet();
     let r: ClaudeRecord | null = x;
     while (r !== null && !seen.has(r) && !(stop?.(r) ?? false)) {
       seen.add(r);
@@ -464,9 +523,9 @@ export class TranscriptTree {
 
   /** §3.3 recover(W). */
   recover(w: ClaudeRecord[]): ClaudeRecord[] {
-    const inW = new Set(w);
+    const inW = new RecordSet(w);
     const out: ClaudeRecord[] = [];
-    const added = new Set<ClaudeRecord>();
+    const added = new RecordSet();
     const add = (r: ClaudeRecord) => {
       if (!inW.has(r) && !added.has(r)) {
         added.add(r);
@@ -485,9 +544,11 @@ export class TranscriptTree {
   }
 
   /** CP(X): walk(X) plus recover(walk(X)). */
-  claudePath(x: ClaudeRecord): Set<ClaudeRecord> {
+  claudePath(x: ClaudeRecord): RecordSet {
     const w = this.walk(x);
-    return new Set([...w, ...this.recover(w)]);
+    const path = new RecordSet(w);
+    for (const r of this.recover(w)) path.add(r);
+    return path;
   }
 
   get leaf(): ClaudeRecord | null {
@@ -495,8 +556,8 @@ export class TranscriptTree {
   }
 
   /** The message records with a `user` or `assistant` descendant (§3.4 step 3). */
-  withConversationDescendant(): Set<ClaudeRecord> {
-    const marked = new Set<ClaudeRecord>();
+  withConversationDescendant(): RecordSet {
+    const marked = new RecordSet();
     for (const y of this.messages) {
       if (y.type !== "user" && y.type !== "assistant") continue;
       const seen = new Set<ClaudeRecord>([y]);

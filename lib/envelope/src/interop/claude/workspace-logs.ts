@@ -114,7 +114,7 @@ async function heldHistory(history: History, read: Map<string, PixirEvent[]>): P
 function inheritedHeld(p: PixirEvent, header: PixirEvent, childId: string, k: number): PixirEvent {
   if (!(p instanceof HeldEvent)) return inheritedItem({ event: p }, header.id ?? "", childId, k).event;
   const e = inheritedItem({ event: { id: p.id, session_id: p.session_id, seq: p.seq, ts: p.ts, type: p.type, data: {} } }, header.id ?? "", childId, k).event;
-  return new HeldEvent(e.id, e.session_id, e.seq, e.ts, e.type, p.facts, p.place);
+  return p.inheritedAs(e);
 }
 
 /** heldHistory through the loader's items (a Log whose lines are out of seq order: the loader orders them). */

@@ -1,0 +1,72 @@
+// What an import plan keeps per record (its Log, its ts, its last seq, whether a walk met it), as columns
+// indexed by the record's place among its file's records (Placed.index), not as hash tables keyed by
+// the record: a slot of an array costs 8 bytes, where an entry of a Map costs some 30 and its table grows
+// in steps of two (docs/performance.md, "Round 5"). A record with no place (one made alone, as tests do) is
+// kept in a Map beside the column, so the answers do not depend on where a record came from.
+
+/** A record by its place among its file's records (transcript.ts Placed; -1: made alone). */
+export interface Placed {
+  readonly index: number;
+}
+
+/** A Map from records to values, the subset of Map's API the plan uses. */
+export class RecordMap<V> {
+  /** Holey while it fills: a column set in place order stays dense; a few far slots stay a sparse array. */
+  private readonly column: Array<V | undefined> = [];
+  private readonly alone = new Map<Placed, V>();
+  private count = 0;
+
+  get size(): number {
+    return this.count + this.alone.size;
+  }
+
+  get(r: Placed): V | undefined {
+    return r.index >= 0 ? this.column[r.index] : this.alone.get(r);
+  }
+
+  has(r: Placed): boolean {
+    return this.get(r) !== undefined;
+  }
+
+  /** `v` must not be undefined (undefined is a free slot). */
+  set(r: Placed, v: V): this {
+    if (r.index < 0) {
+      this.alone.set(r, v);
+      return this;
+    }
+    if (this.column[r.index] === undefined) this.count++;
+    this.column[r.index] = v;
+    return this;
+  }
+}
+
+/** A Set of records: one bit each by place (a Uint8Array grown as needed). */
+export class RecordSet {
+  private bits = new Uint8Array(0);
+  private readonly alone = new Set<Placed>();
+
+  constructor(records: Iterable<Placed> = []) {
+    for (const r of records) this.add(r);
+  }
+
+  has(r: Placed): boolean {
+    if (r.index < 0) return this.alone.has(r);
+    const byte = r.index >> 3;
+    return byte < this.bits.length && (this.bits[byte]! & (1 << (r.index & 7))) !== 0;
+  }
+
+  add(r: Placed): this {
+    if (r.index < 0) {
+      this.alone.add(r);
+      return this;
+    }
+    const byte = r.index >> 3;
+    if (byte >= this.bits.length) {
+      const grown = new Uint8Array(Math.max(byte + 1, this.bits.length * 2));
+      grown.set(this.bits);
+      this.bits = grown;
+    }
+    this.bits[byte]! |= 1 << (r.index & 7);
+    return this;
+  }
+}

@@ -1,0 +1,152 @@
+// What an import plan holds per record and per Event (docs/performance.md, "Round 5"): a huge session's
+// memory is its record count times these, so each is held small here, at the level of the plan's objects
+// (no RSS, no timings). A record keeps its flags in one number and its chain fields in its facts; its facts
+// keep the rare ones in one object or none; the plan's per-record state (the Log of each record, its ts, its
+// last seq) is columns by the record's place, not hash tables keyed by records; an Event of a file read in
+// blocks keeps neither its id, its ts nor its text; an Event on disk keeps neither its id, ts nor record uuid.
+// Each would fail if that state went back to an object or a string per record.
+import { describe, expect, it } from "vitest";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { serializeAll } from "../../lib/envelope/src/interop/claude/apply.js";
+import { discoverUnits, type SourceFile } from "../../lib/envelope/src/interop/claude/discover.js";
+import { HeldEvent } from "../../lib/envelope/src/interop/claude/held-event.js";
+import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
+import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
+import { RecordMap, RecordSet } from "../../lib/envelope/src/interop/claude/record-columns.js";
+import { RecordFacts } from "../../lib/envelope/src/interop/claude/record-facts.js";
+import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
+import { loadExisting } from "../../lib/envelope/src/interop/claude/workspace-logs.js";
+import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
+import { tempDir } from "../support/cli.js";
+import { CLAUDE_FIXTURES, logIds } from "../support/claude.js";
+
+/** `src` read in blocks (as a file of 8 MiB or more is: wholeBelow 0) or whole, and its batch planned. */
+function planned(src: SourceFile, wholeBelow = 0) {
+  const { read, sha256 } = readTranscript(src, true, undefined, undefined, wholeBelow);
+  const plan = planBatch({ ws: "/ws", src, read, sha256, existing: [], subagents: new Map(), agentLogExists: () => false, linkedChildren: new Set(), unitChildren: new Map(), verifiedLines: 0, forkSource: null });
+  return { read, plan };
+}
+
+/** The largest real transcript, read in blocks, and its batch planned. */
+function plannedInBlocks() {
+  const files = discoverUnits([CLAUDE_FIXTURES]).flatMap((u) => [...u.subagents, ...(u.session ? [u.session] : [])]);
+  return planned(files.sort((a, b) => readFileSync(b.abs).length - readFileSync(a.abs).length)[0]!);
+}
+
+/** Own fields of an object that are strings (what a plan would hold once per record or Event). */
+const ownStrings = (o: object): string[] => Object.values(o).filter((v): v is string => typeof v === "string");
+
+describe("an import plan's per-record state", () => {
+  it("is a few fields per record: flags in one number, chain fields in the facts, rare facts apart", () => {
+    const { read } = plannedInBlocks();
+    expect(read.records.length).toBeGreaterThan(1000);
+    read.records.forEach((r, i) => {
+      expect(r.index).toBe(i);
+      // line, bytes, start, end, type, transcript, facts, index, flags, extra: no field per flag or per chain fact.
+      expect(Object.keys(r).length).toBeLessThanOrEqual(10);
+      expect(Object.keys(r)).not.toContain("uuid");
+      if (r.facts === null) return;
+      expect(r.facts).toBeInstanceOf(RecordFacts);
+      expect(Object.keys(r.facts).length).toBeLessThanOrEqual(9);
+    });
+    // A record that lacks every rare fact holds no object for them.
+    const lacking = read.records.filter((r) => r.facts !== null && r.facts.logicalParentUuid === null && r.facts.subtype === null && r.facts.snapshotTimestamp === null && r.facts.toolUseResult === null);
+    expect(lacking.length).toBeGreaterThan(100);
+    for (const r of lacking) expect((r.facts as unknown as { rare: unknown }).rare).toBeNull();
+  });
+
+  it("is columns by record place: the owner of each record, its ts and last seq are not Maps keyed by records", () => {
+    const { read, plan } = plannedInBlocks();
+    expect(plan.owner).toBeInstanceOf(RecordMap);
+    expect(plan.owner).not.toBeInstanceOf(Map);
+    expect(plan.owner.size).toBe(read.records.length);
+    for (const log of plan.logs) expect(log.lastSeq).toBeInstanceOf(RecordMap);
+  });
+
+  it("keeps no id, ts or text per Event of a file read in blocks: they are made again from the record", () => {
+    const { read, plan } = plannedInBlocks();
+    const events = plan.logs.flatMap((l) => l.batch).filter((e): e is TextEvent => e instanceof TextEvent);
+    expect(events.length).toBeGreaterThan(read.records.length / 2);
+    for (const e of events) {
+      expect(e.holdsText).toBe(false);
+      // The Log id and the type, one string each for every Event; not the id or ts.
+      expect(ownStrings(e)).not.toContain(e.id);
+      expect(ownStrings(e).length).toBeLessThanOrEqual(3);
+    }
+  });
+});
+
+describe("a record of many Events, read in blocks", () => {
+  it("gives each of its Events its own text, as the file read whole does (an Event's place is not cut short)", () => {
+    const root = tempDir("pixir-claude-columns-many-");
+    const file = path.join(root, "-p", "11111111-2222-4333-8444-555555555555.jsonl");
+    mkdirSync(path.dirname(file), { recursive: true });
+    const n = 300;
+    const common = '"sessionId":"11111111-2222-4333-8444-555555555555","isSidechain":false,"timestamp":"2026-01-01T00:00:00.000Z"';
+    const uses = [...Array(n).keys()].map((i) => `{"type":"tool_use","id":"toolu_${i}","name":"Bash","input":{"command":"echo ${i}"}}`);
+    const results = [...Array(n).keys()].map((i) => `{"type":"tool_result","tool_use_id":"toolu_${i}","content":"out ${i}"}`);
+    const lines = [
+      `{"parentUuid":null,${common},"type":"user","message":{"role":"user","content":"go"},"uuid":"00000000-0000-4000-8000-000000000001"}`,
+      `{"parentUuid":"00000000-0000-4000-8000-000000000001",${common},"type":"assistant","message":{"id":"msg_1","role":"assistant","content":[${uses.join(",")}]},"uuid":"00000000-0000-4000-8000-000000000002"}`,
+      `{"parentUuid":"00000000-0000-4000-8000-000000000002",${common},"type":"user","message":{"role":"user","content":[${results.join(",")}]},"uuid":"00000000-0000-4000-8000-000000000003"}`,
+    ];
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const [src] = discoverUnits([root]).map((u) => u.session!);
+    const logs = (wholeBelow: number) => {
+      const { plan } = planned(src!, wholeBelow);
+      return plan.logs.map((l) => serializeAll(l.batch, src!, plan));
+    };
+    const blocks = logs(0);
+    expect(blocks.join("").split("\n").filter((l) => l.includes('"type":"tool_result"')).length).toBe(n);
+    expect(blocks).toEqual(logs(Number.POSITIVE_INFINITY));
+  });
+});
+
+describe("a RecordMap and a RecordSet", () => {
+  it("answer as a Map and a Set do, for records with a place and records made alone", () => {
+    const recs = [...Array(40).keys()].map((i) => ({ index: i % 5 === 0 ? -1 : i * 7 }));
+    const map = new RecordMap<number | null>();
+    const plain = new Map<object, number | null>();
+    const set = new RecordSet();
+    const plainSet = new Set<object>();
+    recs.forEach((r, i) => {
+      if (i % 3 === 0) return;
+      map.set(r, i % 4 === 0 ? null : i);
+      plain.set(r, i % 4 === 0 ? null : i);
+      set.add(r);
+      plainSet.add(r);
+    });
+    map.set(recs[1]!, 99);
+    plain.set(recs[1]!, 99);
+    expect(map.size).toBe(plain.size);
+    for (const r of recs) {
+      expect(map.get(r)).toBe(plain.get(r));
+      expect(map.has(r)).toBe(plain.has(r));
+      expect(set.has(r)).toBe(plainSet.has(r));
+    }
+  });
+});
+
+describe("an Event of a Log on disk, as a grown session's plan holds it", () => {
+  it("keeps its facts and place as its own fields, and reads its id, ts and record uuid from its line", async () => {
+    const ws = tempDir("pixir-claude-columns-");
+    await importClaude(ws, { paths: [CLAUDE_FIXTURES], program: "pixir import claude", env: {} });
+    const logs = await loadExisting(ws, logIds(ws));
+    // Its own Events (an inherited one keeps the child's id and ts, which no line holds).
+    const held = logs.flatMap((l) => l.events).filter((e): e is HeldEvent => e instanceof HeldEvent && e.constructor === HeldEvent);
+    expect(held.length).toBeGreaterThan(1000);
+    let withUuid = 0;
+    for (const e of held) {
+      const strings = ownStrings(e);
+      expect(strings).not.toContain(e.id);
+      expect(strings).not.toContain(e.ts);
+      const { uuid } = e.facts;
+      if (uuid === null) continue;
+      withUuid++;
+      expect(strings).not.toContain(uuid);
+      expect(uuid).toBe((e.data.claude as { uuid: string }).uuid);
+    }
+    expect(withUuid).toBeGreaterThan(held.length / 2);
+  });
+});
