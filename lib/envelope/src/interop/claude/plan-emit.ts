@@ -11,7 +11,7 @@ import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, HeldTextEve
 import type { Link } from "./plan-links.js";
 import { push, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
-import { interned, recordTape } from "./record-facts.js";
+import { interned, recordTape, type RecordFacts } from "./record-facts.js";
 import { BufferBytes } from "./source-bytes.js";
 import type { ClaudeRecord } from "./transcript.js";
 
@@ -37,7 +37,7 @@ export class Emission {
   /** Tool names by transcript and tool_use id (the first line naming it). */
   private readonly toolNames = new Map<string, { line: number; name: string }>();
   /** The first line of each usage key (§2.4: usage is counted once per message). */
-  private firstUsage = new Map<string, number>();
+  private firstUsage = new FirstUsage();
   private readonly partTexts = new Map<string, string>();
   /** Texts made again when written (RemadeTexts): the tape they are read with, and the last record's. */
   private readonly remakeTape = recordTape();
@@ -53,8 +53,7 @@ export class Emission {
         const key = `${r.transcript}\u0000${b.id}`;
         if (!this.toolNames.has(key)) this.toolNames.set(key, { line: r.line, name: b.name });
       }
-      const k = usageKeyOf(f);
-      if (k !== null && !this.firstUsage.has(k)) this.firstUsage.set(k, r.line);
+      this.firstUsage.add(r, f);
     }
   }
 
@@ -93,7 +92,7 @@ export class Emission {
       if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
     }
     // Its Events know whether they carry usage: what remains is what making them again reads.
-    this.firstUsage = new Map();
+    this.firstUsage = new FirstUsage();
     return changedAny;
   }
 
@@ -118,8 +117,7 @@ export class Emission {
   private emitRecord(log: LogPlan, rec: ClaudeRecord, path: boolean): void {
     const key = recordKey(rec);
     const ts = this.input.tsOf(rec);
-    const usageKey = rec.message && rec.type === "assistant" && rec.facts !== null ? usageKeyOf(rec.facts) : undefined;
-    const withUsage = usageKey !== undefined && (usageKey === null || this.firstUsage.get(usageKey) === rec.line);
+    const withUsage = rec.message && rec.type === "assistant" && rec.facts !== null && this.firstUsage.isFirst(rec, rec.facts);
     // A canonical line is mapped from its bytes (map-bytes.ts), its Events' data written as text.
     if (!(rec.canonical && this.fromBytes(log, rec, path, key, ts, withUsage))) this.fromParsed(log, rec, path, key, ts, this.toolNamesOf(rec), withUsage);
     const link = this.input.links.get(rec);
@@ -215,6 +213,36 @@ export class Emission {
         claude: { line: rec.line, ...(rec.chain ? { uuid: rec.uuid } : {}), part: "agent" },
       },
     });
+  }
+}
+
+/**
+ * §2.4: the first line of each usage key (message id, request id; map.ts usageKeyOf): usage is counted once
+ * per message. Kept by the message id's own string and its first record, so no key text is made per record
+ * (on a 400 MB session 94,000 of them, some 10 MB); a message id met again with another request id keeps
+ * that pair's first line by its key.
+ */
+class FirstUsage {
+  private readonly byMessage = new Map<string, ClaudeRecord>();
+  private readonly byPair = new Map<string, number>();
+
+  add(r: ClaudeRecord, f: RecordFacts): void {
+    if (f.messageId === null) return;
+    const first = this.byMessage.get(f.messageId);
+    if (first === undefined) this.byMessage.set(f.messageId, r);
+    else if (first.facts!.requestId !== f.requestId) {
+      const k = usageKeyOf(f)!;
+      if (!this.byPair.has(k)) this.byPair.set(k, r.line);
+    }
+  }
+
+  /** Whether `r` carries its message's usage: it has no usage key, or it is that key's first record. */
+  isFirst(r: ClaudeRecord, f: RecordFacts): boolean {
+    if (f.messageId === null) return true;
+    const first = this.byMessage.get(f.messageId);
+    if (first === undefined) return false;
+    if (first.facts!.requestId === f.requestId) return first.line === r.line;
+    return this.byPair.get(usageKeyOf(f)!) === r.line;
   }
 }
 

@@ -227,6 +227,12 @@ export class Placement {
     }
   }
 
+  /** The first record of each chain uuid, for the trees (plan.ts) and the side records (placeRest). */
+  indexUuids(records: ClaudeRecord[]): Map<string, ClaudeRecord> {
+    for (const r of records) if (r.chain && !r.dup) this.firstByUuid.set(r.uuid!, r);
+    return this.firstByUuid;
+  }
+
   /** Every record is placed and its Events made: what the plan's Events read again is kept, not this map. */
   letGo(): void {
     this.firstByUuid = new Map();
@@ -235,7 +241,6 @@ export class Placement {
   /** §3.4 step 5: progress, duplicates, metadata and malformed lines, as side records. */
   placeRest(records: ClaudeRecord[], trees: TranscriptTree[]): void {
     const { owner, firstByUuid } = this;
-    for (const r of records) if (r.chain && !r.dup) firstByUuid.set(r.uuid!, r);
     for (const r of records) {
       if (owner.has(r)) continue;
       let target: LogPlan;

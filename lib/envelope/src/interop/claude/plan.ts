@@ -48,7 +48,11 @@ export function planBatch(input: BatchInput): BatchPlan {
   // §3.4 steps 1–5, per transcript (the file's, then one per inline group).
   const transcripts: ClaudeRecord[][] = [[], ...groupStarts.map(() => [])];
   for (const r of records) transcripts[r.transcript]!.push(r);
-  const trees = transcripts.map((t) => new TranscriptTree(t));
+  // A loop, not a closure: the closures of this function share one context, which the plan's `tsOf`
+  // keeps alive, and the table is let go with the placement.
+  const firstByUuid = placement.indexUuids(records);
+  const trees: TranscriptTree[] = [];
+  for (const t of transcripts) trees.push(new TranscriptTree(t, firstByUuid));
   trees.forEach((tree, t) => placement.placeTranscript(tree, t));
   placement.placeRest(records, trees);
 
