@@ -174,6 +174,11 @@ export interface ReadFile {
   pendingTailBytes: number;
   /** Bytes of the longest complete non-blank line. */
   longestLine: number;
+  /**
+   * The first chain record of each uuid of `records` (the others are duplicates), as the reading found
+   * them; the plan takes it rather than making its own (plan-place.ts indexUuids) and lets it go.
+   */
+  firstByUuid?: Map<string, ClaudeRecord>;
 }
 
 /** §1.2, §4.2: blank lines hold only spaces, tabs or `\r`. */
@@ -245,7 +250,8 @@ class LineReader {
   longestLine = 0;
   line = 0;
   blank = 0;
-  private readonly seen = new Set<string>();
+  /** The first chain record of each uuid: what finds a duplicate here is the plan's table (ReadFile). */
+  private readonly firstByUuid = new Map<string, ClaudeRecord>();
   private readonly tape = recordTape();
   private lastUuid: string | null = null;
 
@@ -287,8 +293,8 @@ class LineReader {
     if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.facts!.parentUuid = this.lastUuid;
     if (rec.uuid !== null) this.lastUuid = rec.uuid;
     if (rec.chain) {
-      if (this.seen.has(rec.uuid!)) rec.dup = true;
-      else this.seen.add(rec.uuid!);
+      if (this.firstByUuid.has(rec.uuid!)) rec.dup = true;
+      else this.firstByUuid.set(rec.uuid!, rec);
       rec.message = !rec.dup && rec.type !== "progress";
     }
     rec.index = this.records.length;
@@ -296,7 +302,7 @@ class LineReader {
   }
 
   result(completeBytes: number, pendingTailBytes: number): ReadFile {
-    return { records: this.records, completeBytes, lines: this.line, blankLines: this.blank, pendingTailBytes, longestLine: this.longestLine };
+    return { records: this.records, completeBytes, lines: this.line, blankLines: this.blank, pendingTailBytes, longestLine: this.longestLine, firstByUuid: this.firstByUuid };
   }
 }
 
