@@ -40,7 +40,8 @@ const recordView = (r: ClaudeRecord) => ({
   text: r.text,
 });
 
-const readView = (read: ReadFile) => ({ ...read, records: read.records.map(recordView) });
+// The table of first records by uuid as the places of its records (its records are compared in `records`).
+const readView = ({ firstByUuid, ...read }: ReadFile) => ({ ...read, records: read.records.map(recordView), firstByUuid: [...(firstByUuid ?? new Map()).entries()].map(([u, r]) => [u, r.index]) });
 
 function sourceFiles(root: string): SourceFile[] {
   return discoverUnits([root]).flatMap((u) => [...u.subagents, ...(u.session ? [u.session] : [])]);
