@@ -15,6 +15,7 @@ import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
 import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
 import { RecordMap, RecordSet } from "../../lib/envelope/src/interop/claude/record-columns.js";
 import { RecordFacts } from "../../lib/envelope/src/interop/claude/record-facts.js";
+import { TranscriptTree } from "../../lib/envelope/src/interop/claude/transcript.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
 import { loadExisting } from "../../lib/envelope/src/interop/claude/workspace-logs.js";
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
@@ -30,8 +31,13 @@ function planned(src: SourceFile, wholeBelow = 0) {
 
 /** The largest real transcript, read in blocks, and its batch planned. */
 function plannedInBlocks() {
+  return planned(plannedInBlocksSource());
+}
+
+/** The source file of plannedInBlocks. */
+function plannedInBlocksSource(): SourceFile {
   const files = discoverUnits([CLAUDE_FIXTURES]).flatMap((u) => [...u.subagents, ...(u.session ? [u.session] : [])]);
-  return planned(files.sort((a, b) => readFileSync(b.abs).length - readFileSync(a.abs).length)[0]!);
+  return files.sort((a, b) => readFileSync(b.abs).length - readFileSync(a.abs).length)[0]!;
 }
 
 /** Own fields of an object that are strings (what a plan would hold once per record or Event). */
@@ -70,10 +76,42 @@ describe("an import plan's per-record state", () => {
     expect(events.length).toBeGreaterThan(read.records.length / 2);
     for (const e of events) {
       expect(e.holdsText).toBe(false);
-      // The Log id and the type, one string each for every Event; not the id or ts.
-      expect(ownStrings(e)).not.toContain(e.id);
-      expect(ownStrings(e).length).toBeLessThanOrEqual(3);
+      // No string of its own (its Log id is its Log's, its type and part are bits and its text's), and
+      // four fields: what its Log shares, its record, its seq, its bits (docs/performance.md, "Round 6").
+      expect(ownStrings(e)).toEqual([]);
+      expect(Object.keys(e).length).toBeLessThanOrEqual(4);
     }
+    // What the bits give back: the type and the Log id of each Event, as its line says.
+    for (const log of plan.logs) {
+      const lines = serializeAll(log.batch, plannedInBlocksSource(), plan).split("\n");
+      log.batch.forEach((e, i) => {
+        const line = JSON.parse(lines[i]!) as { id: string; type: string; session_id: string };
+        expect([e.id, e.type, e.session_id]).toEqual([line.id, line.type, log.id]);
+      });
+    }
+  });
+
+  it("holds a new root Log's Events in one array: its batch is its History", () => {
+    const { plan } = plannedInBlocks();
+    expect(plan.root.batch).toBe(plan.root.events);
+    const files = discoverUnits([CLAUDE_FIXTURES]).flatMap((u) => (u.session ? [u.session] : []));
+    const branches = files.flatMap((f) => planned(f, Number.POSITIVE_INFINITY).plan.logs.filter((l) => l.parent !== null));
+    expect(branches.length).toBeGreaterThan(0);
+    // A branch Log's History starts with its parent's prefix, which it does not store.
+    for (const l of branches) expect(l.batch).not.toBe(l.events);
+  });
+
+  it("keeps a message id's one record without an array around it", () => {
+    const { read } = plannedInBlocks();
+    const tree = new TranscriptTree(read.records.filter((r) => r.transcript === 0));
+    let single = 0;
+    for (const table of ["assistantsByMsg", "resultsByMsg"]) {
+      for (const v of (tree as unknown as Record<string, Map<string, unknown>>)[table]!.values()) {
+        if (Array.isArray(v)) expect(v.length).toBeGreaterThan(1);
+        else single++;
+      }
+    }
+    expect(single).toBeGreaterThan(100);
   });
 });
 

@@ -1,7 +1,7 @@
 // claude-interop.md §2–§3.6: the Events of an import batch, once every record is placed: each Log's first
 // Events (plan-heads.ts), then its records mapped in line order (from their bytes when the line is
 // canonical, map-bytes.ts; else parsed once, map.ts), each followed by the subagent_event it links.
-import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { CANONICAL_TYPES, isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { derivedUlid } from "../../event/ids.js";
 import { readJsonLine, type JsonTape } from "../../fast/json-tape.js";
 import type { SourceFile } from "./discover.js";
@@ -9,9 +9,9 @@ import { recordDrafts, reproduction, usageDraft, usageKeyOf, type ClaudeEventDra
 import { draftTexts, Spliced } from "./map-bytes.js";
 import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, HeldTextEvent, TextEvent } from "./plan-heads.js";
 import type { Link } from "./plan-links.js";
-import { push, type LogPlan } from "./plan-log.js";
+import { push, storesEveryEvent, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
-import { interned, recordTape, type RecordFacts } from "./record-facts.js";
+import { recordTape, type RecordFacts } from "./record-facts.js";
 import { BufferBytes } from "./source-bytes.js";
 import type { ClaudeRecord } from "./transcript.js";
 
@@ -42,7 +42,9 @@ export class Emission {
   /** Texts made again when written (RemadeTexts): the tape they are read with, and the last record's. */
   private readonly remakeTape = recordTape();
   private remadeOf: ClaudeRecord | null = null;
-  private remadeTexts: Spliced[] = [];
+  private remadeTexts: Array<{ part: string; text: Spliced }> = [];
+  /** What the RemadeEvents of each Log share (by Log id). */
+  private readonly remadeLogs = new Map<string, RemadeLog>();
 
   constructor(private readonly input: EmitInput) {
     for (const r of input.records) {
@@ -100,8 +102,10 @@ export class Emission {
   private opening(log: LogPlan): void {
     const { ws, src, records, placement, carrierTs, tsOf } = this.input;
     if (log === placement.sharedRoot) addForkFileHeader(ws, log, src, placement.shared!, carrierTs, records, this.eventText);
-    else if (log.parent === null) addCarrier(log, src, log.transcript === 0 ? null : placement.groupStarts[log.transcript - 1]!, carrierTs, records);
-    else addBranchHeader(ws, log, src, tsOf, this.eventText);
+    else if (log.parent === null) {
+      storesEveryEvent(log);
+      addCarrier(log, src, log.transcript === 0 ? null : placement.groupStarts[log.transcript - 1]!, carrierTs, records);
+    } else addBranchHeader(ws, log, src, tsOf, this.eventText);
   }
 
   /** Tool names as the record at `rec` may name them: from a tool_use on an earlier line of its transcript. */
@@ -132,8 +136,9 @@ export class Emission {
     // A file not held whole: each Event's text (and id) is made again from the file when written.
     if (!(rec.bytes instanceof BufferBytes)) {
       this.remadeOf = rec;
-      this.remadeTexts = texts.map((t) => t.text);
-      texts.forEach((t, i) => push(log, new RemadeEvent(this, rec, log.id, log.events.length, t.type, interned(t.part), remadeBits(i, path, withUsage))));
+      this.remadeTexts = texts.map((t) => ({ part: t.part, text: t.text }));
+      const shared = this.remadeLog(log.id);
+      texts.forEach((t, i) => push(log, new RemadeEvent(shared, rec, log.events.length, remadeBits(i, path, withUsage, t.type))));
     } else texts.forEach((t) => push(log, new HeldTextEvent(this.eventId(key, t.part, ts), log.id, log.events.length, ts, t.type, t.text)));
     return true;
   }
@@ -159,10 +164,16 @@ export class Emission {
     });
   }
 
-  /** The texts of `rec`'s Events made again (the last record's are kept: its Events are written one after the other). */
-  remade(rec: ClaudeRecord, bits: number): Spliced {
+  private remadeLog(id: string): RemadeLog {
+    let shared = this.remadeLogs.get(id);
+    if (shared === undefined) this.remadeLogs.set(id, (shared = { emission: this, session_id: id }));
+    return shared;
+  }
+
+  /** The text and part of `rec`'s Event made again (the last record's are kept: its Events are written one after the other). */
+  remade(rec: ClaudeRecord, bits: number): { part: string; text: Spliced } {
     if (this.remadeOf !== rec) {
-      this.remadeTexts = this.recordTexts(rec, (bits & REMADE_PATH) !== 0, (bits & REMADE_USAGE) !== 0, this.remakeTape)!.map((t) => t.text);
+      this.remadeTexts = this.recordTexts(rec, (bits & REMADE_PATH) !== 0, (bits & REMADE_USAGE) !== 0, this.remakeTape)!.map((t) => ({ part: t.part, text: t.text }));
       this.remadeOf = rec;
     }
     return this.remadeTexts[bits & REMADE_INDEX]!;
@@ -249,12 +260,21 @@ class FirstUsage {
 /** An Event's key in its id: its record's uuid, or its line (a duplicate, a record off the chain). */
 const recordKey = (rec: ClaudeRecord): string => (rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`);
 
-// A RemadeEvent's place among its record's Events and how the record was mapped, in one small integer.
-// (A record has an Event per content block at most, and a source line is at most 32 MiB: far fewer than 2^24.)
+// A RemadeEvent's place among its record's Events, how the record was mapped and the Event's type, in one
+// small integer (30 bits: a V8 small integer, kept in the object itself). A record has an Event per content
+// block at most, and a source line is at most 32 MiB: far fewer than 2^24.
 const REMADE_INDEX = 0xffffff;
 const REMADE_PATH = 1 << 24;
 const REMADE_USAGE = 1 << 25;
-const remadeBits = (index: number, path: boolean, withUsage: boolean): number => index | (path ? REMADE_PATH : 0) | (withUsage ? REMADE_USAGE : 0);
+const REMADE_TYPE_SHIFT = 26;
+const remadeBits = (index: number, path: boolean, withUsage: boolean, type: PixirEvent["type"]): number =>
+  index | (path ? REMADE_PATH : 0) | (withUsage ? REMADE_USAGE : 0) | (CANONICAL_TYPES.indexOf(type) << REMADE_TYPE_SHIFT);
+
+/** What the RemadeEvents of one Log share, held once rather than by each of them. */
+interface RemadeLog {
+  readonly emission: Emission;
+  readonly session_id: string;
+}
 
 /**
  * An Event of a record of a file not held whole (source-bytes.ts FileBytes): its text made again from the
@@ -264,24 +284,28 @@ const remadeBits = (index: number, path: boolean, withUsage: boolean): number =>
  */
 class RemadeEvent extends TextEvent {
   constructor(
-    private readonly emission: Emission,
+    private readonly log: RemadeLog,
     private readonly rec: ClaudeRecord,
-    readonly session_id: string,
     readonly seq: number,
-    readonly type: PixirEvent["type"],
-    private readonly part: string,
     private readonly bits: number,
   ) {
     super();
   }
+  get session_id(): string {
+    return this.log.session_id;
+  }
+  get type(): PixirEvent["type"] {
+    return CANONICAL_TYPES[this.bits >>> REMADE_TYPE_SHIFT]!;
+  }
+  /** Its part name is its text's (made again, as the id is asked for when its line is written). */
   get id(): string {
-    return this.emission.recordEventId(this.rec, this.part);
+    return this.log.emission.recordEventId(this.rec, this.log.emission.remade(this.rec, this.bits).part);
   }
   get ts(): string {
-    return this.emission.tsOf(this.rec);
+    return this.log.emission.tsOf(this.rec);
   }
   get text(): Spliced {
-    return this.emission.remade(this.rec, this.bits);
+    return this.log.emission.remade(this.rec, this.bits).text;
   }
   get holdsText(): boolean {
     return false;

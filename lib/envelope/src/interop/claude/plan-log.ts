@@ -102,7 +102,16 @@ export const newLog = (id: string, role: LogRole, parent: LogPlan | null, transc
 
 export function push(log: LogPlan, e: PixirEvent): void {
   log.events.push(e);
-  log.batch.push(e);
+  if (log.batch !== log.events) log.batch.push(e);
+}
+
+/**
+ * A new Log that inherits no prefix (a carrier's): every Event of its History is one of this batch, so its
+ * `batch` is its `events`, one array (on a 400 MB session two arrays of 305,263 Events and their growth
+ * were some 7 MB, docs/performance.md "Round 6"). Called before its first Event.
+ */
+export function storesEveryEvent(log: LogPlan): void {
+  log.batch = log.events;
 }
 
 export const isConversation = (r: ClaudeRecord) => r.type === "user" || r.type === "assistant";
@@ -120,7 +129,7 @@ function ownTime(r: ClaudeRecord): string | null {
 
 /** §2.4: the ts of each record (its own, else the one before it, else `fallback`). */
 export function recordTimes(records: ClaudeRecord[], fallback: string): RecordMap<string> {
-  const out = new RecordMap<string>();
+  const out = new RecordMap<string>(records.length);
   let prev = fallback;
   for (const r of records) {
     prev = ownTime(r) ?? prev;

@@ -12,7 +12,7 @@ import { hasToolResultBlock, type ClaudeRecord, type TranscriptTree } from "./tr
 
 export class Placement {
   /** Which Log holds each record. */
-  readonly owner = new RecordMap<LogPlan>();
+  readonly owner: RecordMap<LogPlan>;
   /** The family's Logs in creation order: parents before children. */
   readonly logs: LogPlan[] = [];
   /** The Log id of each inline group (§3.1). */
@@ -30,6 +30,7 @@ export class Placement {
     private readonly input: BatchInput,
     readonly groupStarts: ClaudeRecord[],
   ) {
+    this.owner = new RecordMap(input.read.records.length);
     this.inlineIds = groupStarts.map((g) => childLogId(input.src.base, `sidechain-${g.uuid}`));
     this.rootRole = input.src.kind === "subagent" ? "subagent" : "primary";
   }

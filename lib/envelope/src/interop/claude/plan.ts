@@ -46,8 +46,9 @@ export function planBatch(input: BatchInput): BatchPlan {
   const root = placement.transcriptRoot(0);
 
   // §3.4 steps 1–5, per transcript (the file's, then one per inline group).
-  const transcripts: ClaudeRecord[][] = [[], ...groupStarts.map(() => [])];
-  for (const r of records) transcripts[r.transcript]!.push(r);
+  // A file with no inline group is one transcript: its records, not a copy of them.
+  const transcripts: ClaudeRecord[][] = groupStarts.length === 0 ? [records] : [[], ...groupStarts.map(() => [])];
+  if (groupStarts.length > 0) for (const r of records) transcripts[r.transcript]!.push(r);
   // A loop, not a closure: the closures of this function share one context, which the plan's `tsOf`
   // keeps alive, and the table is let go with the placement.
   const firstByUuid = placement.indexUuids(records);

@@ -12,9 +12,18 @@ export interface Placed {
 /** A Map from records to values, the subset of Map's API the plan uses. */
 export class RecordMap<V> {
   /** Holey while it fills: a column set in place order stays dense; a few far slots stay a sparse array. */
-  private readonly column: Array<V | undefined> = [];
+  private readonly column: Array<V | undefined>;
   private readonly alone = new Map<Placed, V>();
   private count = 0;
+
+  /**
+   * `places`: made at its full length at once, for a column of (nearly) every record of a file: grown by
+   * one slot at a time, a column of n records left 2n slots of garbage behind it (docs/performance.md,
+   * "Round 6").
+   */
+  constructor(places = 0) {
+    this.column = places > 0 ? new Array<V | undefined>(places) : [];
+  }
 
   get size(): number {
     return this.count + this.alone.size;

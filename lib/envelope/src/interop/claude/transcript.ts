@@ -443,10 +443,11 @@ export class TranscriptTree {
   /** This transcript's message record, and its progress record (chain, not a duplicate), of a uuid. */
   private readonly messageOf: (uuid: string) => ClaudeRecord | undefined;
   private readonly progressOf: (uuid: string) => ClaudeRecord | undefined;
-  private readonly parentOf = new RecordMap<ClaudeRecord | null>();
-  private readonly logicalOf = new RecordMap<ClaudeRecord | null>();
-  private readonly assistantsByMsg = new Map<string, ClaudeRecord[]>();
-  private readonly resultsByMsg = new Map<string, ClaudeRecord[]>();
+  private readonly parentOf: RecordMap<ClaudeRecord | null>;
+  private readonly logicalOf: RecordMap<ClaudeRecord | null>;
+  /** By message id: its one record, or its records when it has more (an array per message was 5 MB on a 400 MB session). */
+  private readonly assistantsByMsg = new Map<string, OneOrMore<ClaudeRecord>>();
+  private readonly resultsByMsg = new Map<string, OneOrMore<ClaudeRecord>>();
 
   /**
    * `firstByUuid`, when given, is the batch's first chain record of each uuid (every transcript's): the
@@ -455,6 +456,11 @@ export class TranscriptTree {
    */
   constructor(records: ClaudeRecord[], firstByUuid?: Map<string, ClaudeRecord>) {
     this.messages = records.filter((r) => r.message);
+    // Columns at their full length when this tree's messages are most of the records up to its last.
+    const span = (this.messages.at(-1)?.index ?? -1) + 1;
+    const places = this.messages.length * 2 >= span ? span : 0;
+    this.parentOf = new RecordMap(places);
+    this.logicalOf = new RecordMap(places);
     if (firstByUuid !== undefined) {
       const t = records[0]?.transcript ?? 0;
       this.messageOf = (u) => {
@@ -568,8 +574,8 @@ export class TranscriptTree {
       const m = r.type === "assistant" ? messageId(r) : null;
       if (m === null || done.has(m)) continue;
       done.add(m);
-      for (const a of this.assistantsByMsg.get(m) ?? []) add(a);
-      for (const u of this.resultsByMsg.get(m) ?? []) add(u);
+      eachOf(this.assistantsByMsg.get(m), add);
+      eachOf(this.resultsByMsg.get(m), add);
     }
     return out;
   }
@@ -603,8 +609,18 @@ export class TranscriptTree {
   }
 }
 
-function push<K, V>(map: Map<K, V[]>, k: K, v: V): void {
-  const list = map.get(k);
-  if (list) list.push(v);
-  else map.set(k, [v]);
+/** One value, or several in an array (the values are never arrays themselves). */
+type OneOrMore<V> = V | V[];
+
+function push<K, V extends object>(map: Map<K, OneOrMore<V>>, k: K, v: V): void {
+  const had = map.get(k);
+  if (had === undefined) map.set(k, v);
+  else if (Array.isArray(had)) had.push(v);
+  else map.set(k, [had, v]);
+}
+
+function eachOf<V extends object>(values: OneOrMore<V> | undefined, f: (v: V) => void): void {
+  if (values === undefined) return;
+  if (Array.isArray(values)) values.forEach((v) => f(v));
+  else f(values);
 }
