@@ -15,7 +15,7 @@ import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
 import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
 import { RecordMap, RecordSet } from "../../lib/envelope/src/interop/claude/record-columns.js";
 import { RecordFacts } from "../../lib/envelope/src/interop/claude/record-facts.js";
-import { TranscriptTree } from "../../lib/envelope/src/interop/claude/transcript.js";
+import { inLineOrder, TranscriptTree, type ClaudeRecord } from "../../lib/envelope/src/interop/claude/transcript.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
 import { loadExisting } from "../../lib/envelope/src/interop/claude/workspace-logs.js";
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
@@ -138,6 +138,26 @@ describe("a record of many Events, read in blocks", () => {
     const blocks = logs(0);
     expect(blocks.join("").split("\n").filter((l) => l.includes('"type":"tool_result"')).length).toBe(n);
     expect(blocks).toEqual(logs(Number.POSITIVE_INFINITY));
+  });
+});
+
+describe("records put in line order", () => {
+  it("are sorted in their own array, as Array#sort sorts them: ascending, descending (a walk's) or mixed", () => {
+    const recs = (lines: number[]) => lines.map((line) => ({ line }) as ClaudeRecord);
+    for (const lines of [[1, 2, 5, 9], [9, 5, 2, 1], [4, 1, 9, 2, 7], [3], []]) {
+      const a = recs(lines);
+      const expected = [...a].sort((x, y) => x.line - y.line);
+      expect(inLineOrder(a)).toBe(a);
+      expect(a).toEqual(expected);
+    }
+  });
+
+  it("leave a placed Log holding the walk's own array, in line order (its path a copy of it)", () => {
+    const { plan } = plannedInBlocks();
+    const root = plan.root;
+    expect(root.placed.length).toBeGreaterThan(1000);
+    expect(root.placed.every((r, i) => i === 0 || root.placed[i - 1]!.line < r.line)).toBe(true);
+    expect(root.path).not.toBe(root.placed);
   });
 });
 

@@ -11,9 +11,10 @@ import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, HeldTextEve
 import type { Link } from "./plan-links.js";
 import { push, storesEveryEvent, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
+import { denseSpan, RecordMap } from "./record-columns.js";
 import { recordTape, type RecordFacts } from "./record-facts.js";
 import { BufferBytes } from "./source-bytes.js";
-import type { ClaudeRecord } from "./transcript.js";
+import { inLineOrder, type ClaudeRecord } from "./transcript.js";
 
 /** What emission reads of the batch. */
 export interface EmitInput {
@@ -34,8 +35,8 @@ export class Emission {
   /** The whole `data` text of each Event mapped from its record's bytes. */
   readonly eventText = new EventTexts();
   private readonly tape = recordTape();
-  /** Tool names by transcript and tool_use id (the first line naming it). */
-  private readonly toolNames = new Map<string, { line: number; name: string }>();
+  /** Tool names by transcript, then tool_use id (the first line naming it): no key text made per tool call. */
+  private readonly toolNames: Array<Map<string, { line: number; name: string }>> = [];
   /** The first line of each usage key (§2.4: usage is counted once per message). */
   private firstUsage = new FirstUsage();
   private readonly partTexts = new Map<string, string>();
@@ -52,8 +53,8 @@ export class Emission {
       if (f === null || r.type !== "assistant" || !r.message) continue;
       for (const b of f.toolUses) {
         if (b.name === null) continue;
-        const key = `${r.transcript}\u0000${b.id}`;
-        if (!this.toolNames.has(key)) this.toolNames.set(key, { line: r.line, name: b.name });
+        const names = (this.toolNames[r.transcript] ??= new Map());
+        if (!names.has(b.id)) names.set(b.id, { line: r.line, name: b.name });
       }
       this.firstUsage.add(r, f);
     }
@@ -89,7 +90,9 @@ export class Emission {
       if (wasEmpty && log.placed.length === 0 && log !== root) continue;
       if (!log.existed && wasEmpty) this.opening(log);
       // §2.4: the Events of a batch follow line order, whichever step placed the record.
-      log.placed.sort((a, b) => a.line - b.line);
+      inLineOrder(log.placed);
+      // A new Log's last seqs: a column at its length when its records are most of the file's up to its last.
+      if (!log.existed && log.lastSeq.size === 0) log.lastSeq = new RecordMap(denseSpan(log.placed));
       for (const rec of log.placed) this.emitRecord(log, rec, log.placedOnPath.has(rec));
       if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
     }
@@ -112,7 +115,7 @@ export class Emission {
   private toolNamesOf(rec: ClaudeRecord): ToolNames {
     return {
       toolName: (id: string) => {
-        const t = this.toolNames.get(`${rec.transcript}\u0000${id}`);
+        const t = this.toolNames[rec.transcript]?.get(id);
         return t !== undefined && t.line < rec.line ? t.name : null;
       },
     };

@@ -8,7 +8,7 @@ import { childLogId } from "./discover.js";
 import { matchForkFile, type SharedFork } from "./fork-file.js";
 import { isConversation, newLog, refusal, sourceRecordSeqs, type BatchInput, type ExistingLog, type LogPlan, type LogRole } from "./plan-log.js";
 import { RecordMap } from "./record-columns.js";
-import { hasToolResultBlock, type ClaudeRecord, type TranscriptTree } from "./transcript.js";
+import { hasToolResultBlock, inLineOrder, type ClaudeRecord, type TranscriptTree } from "./transcript.js";
 
 export class Placement {
   /** Which Log holds each record. */
@@ -154,13 +154,20 @@ export class Placement {
     return log;
   }
 
+  /** `recs` (an array of the caller's own, which the Log may keep) placed on `log`. */
   private place(log: LogPlan, recs: ClaudeRecord[], isPath: boolean): void {
-    for (const r of recs.sort((a, b) => a.line - b.line)) {
+    inLineOrder(recs);
+    for (const r of recs) {
       this.owner.set(r, log);
-      log.placed.push(r);
       if (isPath) log.placedOnPath.add(r);
-      if (isPath) log.path.push(r);
     }
+    // The first records placed on a Log are most often nearly all of them (a session's path): kept as
+    // they are, not copied one at a time into arrays that grow (docs/performance.md, "Round 6").
+    if (log.placed.length === 0) log.placed = recs;
+    else for (const r of recs) log.placed.push(r);
+    if (!isPath) return;
+    if (log.path.length === 0) log.path = recs.slice();
+    else for (const r of recs) log.path.push(r);
   }
 
   /** §3.4 "branch of G at F": a new child Log holding `recs` as its path. */
@@ -188,7 +195,9 @@ export class Placement {
       const w = tree.walk(x, true, (r) => owner.has(r));
       const lp = tree.logicalParent(w.at(-1)!);
       const f = lp !== null && owner.has(lp) ? lp : null;
-      return { f, recs: [...w, ...tree.recover(f === null ? w : [...w, f]).filter(isNew)] };
+      // The walk's own array, grown by what it recovers (a copy of it was 1.5 MB on a 400 MB session).
+      for (const r of tree.recover(w, f)) if (isNew(r)) w.push(r);
+      return { f, recs: w };
     };
     // Step 1: the leaf's path.
     const leaf = tree.leaf;

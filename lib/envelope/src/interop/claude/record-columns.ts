@@ -49,6 +49,15 @@ export class RecordMap<V> {
   }
 }
 
+/**
+ * The length of a column for `recs` (in place order) made at once: their last place + 1 when they are at
+ * least half the places up to it, else 0 (a column grown as it is set, sparse if they are few and far).
+ */
+export function denseSpan(recs: readonly Placed[]): number {
+  const span = (recs.at(-1)?.index ?? -1) + 1;
+  return recs.length * 2 >= span ? span : 0;
+}
+
 /** A Set of records: one bit each by place (a Uint8Array grown as needed). */
 export class RecordSet {
   private bits = new Uint8Array(0);

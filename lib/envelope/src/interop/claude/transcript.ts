@@ -8,7 +8,7 @@ import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import { factsOfTape, factsOfValue, interned, recordTape, type RecordFacts } from "./record-facts.js";
-import { RecordMap, RecordSet } from "./record-columns.js";
+import { denseSpan, RecordMap, RecordSet } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
@@ -457,8 +457,7 @@ export class TranscriptTree {
   constructor(records: ClaudeRecord[], firstByUuid?: Map<string, ClaudeRecord>) {
     this.messages = records.filter((r) => r.message);
     // Columns at their full length when this tree's messages are most of the records up to its last.
-    const span = (this.messages.at(-1)?.index ?? -1) + 1;
-    const places = this.messages.length * 2 >= span ? span : 0;
+    const places = denseSpan(this.messages);
     this.parentOf = new RecordMap(places);
     this.logicalOf = new RecordMap(places);
     if (firstByUuid !== undefined) {
@@ -558,9 +557,10 @@ export class TranscriptTree {
     return out;
   }
 
-  /** §3.3 recover(W). */
-  recover(w: ClaudeRecord[]): ClaudeRecord[] {
+  /** §3.3 recover(W), W being `w` and `also` (a record beside them, not copied into them). */
+  recover(w: ClaudeRecord[], also: ClaudeRecord | null = null): ClaudeRecord[] {
     const inW = new RecordSet(w);
+    if (also !== null) inW.add(also);
     const out: ClaudeRecord[] = [];
     const added = new RecordSet();
     const add = (r: ClaudeRecord) => {
@@ -570,13 +570,15 @@ export class TranscriptTree {
       }
     };
     const done = new Set<string>();
-    for (const r of w) {
+    const recoverOf = (r: ClaudeRecord) => {
       const m = r.type === "assistant" ? messageId(r) : null;
-      if (m === null || done.has(m)) continue;
+      if (m === null || done.has(m)) return;
       done.add(m);
       eachOf(this.assistantsByMsg.get(m), add);
       eachOf(this.resultsByMsg.get(m), add);
-    }
+    };
+    for (const r of w) recoverOf(r);
+    if (also !== null) recoverOf(also);
     return out;
   }
 
@@ -607,6 +609,23 @@ export class TranscriptTree {
     }
     return marked;
   }
+}
+
+/**
+ * `recs` in line order, sorted in place. A walk gives its records from the leaf up (the reverse of line
+ * order), and Array#sort copies its array first: on a 400 MB session a 1.5 MB copy for each of the
+ * largest arrays of the plan.
+ */
+export function inLineOrder(recs: ClaudeRecord[]): ClaudeRecord[] {
+  let ascending = true;
+  let descending = true;
+  for (let i = 1; i < recs.length && (ascending || descending); i++) {
+    if (recs[i - 1]!.line < recs[i]!.line) descending = false;
+    else ascending = false;
+  }
+  if (ascending) return recs;
+  if (descending) return recs.reverse();
+  return recs.sort((a, b) => a.line - b.line);
 }
 
 /** One value, or several in an array (the values are never arrays themselves). */
