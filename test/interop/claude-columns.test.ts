@@ -13,7 +13,7 @@ import { discoverUnits, type SourceFile } from "../../lib/envelope/src/interop/c
 import { HeldEvent } from "../../lib/envelope/src/interop/claude/held-event.js";
 import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
 import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
-import { RecordMap, RecordSet } from "../../lib/envelope/src/interop/claude/record-columns.js";
+import { RecordMap, RecordSet, UuidIndex } from "../../lib/envelope/src/interop/claude/record-columns.js";
 import { RecordFacts } from "../../lib/envelope/src/interop/claude/record-facts.js";
 import { inLineOrder, TranscriptTree, type ClaudeRecord } from "../../lib/envelope/src/interop/claude/transcript.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
@@ -158,6 +158,30 @@ describe("records put in line order", () => {
     expect(root.placed.length).toBeGreaterThan(1000);
     expect(root.placed.every((r, i) => i === 0 || root.placed[i - 1]!.line < r.line)).toBe(true);
     expect(root.path).not.toBe(root.placed);
+  });
+});
+
+describe("the first record of each uuid", () => {
+  it("is a table of places outside the heap that answers as a Map of the first record does, many uuids, duplicates and misses", () => {
+    // Uuids that share their first characters, some twice: the first record of each stays.
+    const records = [...Array(5000).keys()].map((i) => ({ index: i, uuid: `00000000-0000-4000-8000-${String(i % 3700).padStart(12, "0")}` }));
+    const table = new UuidIndex(records);
+    const plain = new Map<string, (typeof records)[number]>();
+    for (const r of records) {
+      expect(table.has(r.uuid)).toBe(plain.has(r.uuid));
+      table.add(r);
+      if (!plain.has(r.uuid)) plain.set(r.uuid, r);
+    }
+    expect(table.size).toBe(plain.size);
+    for (const r of records) expect(table.get(r.uuid)).toBe(plain.get(r.uuid));
+    expect(table.get("not-a-uuid")).toBeUndefined();
+    expect([...table.entries()]).toEqual([...plain.entries()]);
+  });
+
+  it("is what reading a file leaves the plan: no Map keyed by uuid", () => {
+    const { read } = readTranscript(plannedInBlocksSource(), true, undefined, undefined, 0);
+    expect(read.firstByUuid).toBeInstanceOf(UuidIndex);
+    for (const r of read.records) if (r.chain) expect(read.firstByUuid!.get(r.uuid!)).toBe(r.dup ? read.records.find((x) => x.chain && !x.dup && x.uuid === r.uuid) : r);
   });
 });
 

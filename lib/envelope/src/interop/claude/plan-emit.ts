@@ -11,7 +11,7 @@ import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, HeldTextEve
 import type { Link } from "./plan-links.js";
 import { push, storesEveryEvent, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
-import { denseSpan, RecordMap } from "./record-columns.js";
+import { denseSpan, RecordMap, type ByUuid } from "./record-columns.js";
 import { recordTape, type RecordFacts } from "./record-facts.js";
 import { BufferBytes } from "./source-bytes.js";
 import { inLineOrder, type ClaudeRecord } from "./transcript.js";
@@ -316,7 +316,7 @@ class RemadeEvent extends TextEvent {
 }
 
 /** §3.8: the range of a compact summary at `seq`. */
-function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: Map<string, ClaudeRecord>): JsonObject {
+function compactionData(data: JsonObject, seq: number, rec: ClaudeRecord, byUuid: ByUuid<ClaudeRecord>): JsonObject {
   const out: JsonObject = { ...data, range: { from_seq: 0, to_seq: seq - 1 }, source_event_count: seq };
   const p = rec.parentUuid === null ? undefined : byUuid.get(rec.parentUuid);
   const v = p !== undefined && p.type === "system" && p.facts?.compactBoundary === true ? p.value : null;

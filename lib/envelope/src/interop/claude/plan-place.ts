@@ -7,7 +7,7 @@ import { recordLineOf } from "./map.js";
 import { childLogId } from "./discover.js";
 import { matchForkFile, type SharedFork } from "./fork-file.js";
 import { isConversation, newLog, refusal, sourceRecordSeqs, type BatchInput, type ExistingLog, type LogPlan, type LogRole } from "./plan-log.js";
-import { RecordMap } from "./record-columns.js";
+import { RecordMap, UuidIndex } from "./record-columns.js";
 import { hasToolResultBlock, inLineOrder, type ClaudeRecord, type TranscriptTree } from "./transcript.js";
 
 export class Placement {
@@ -18,7 +18,7 @@ export class Placement {
   /** The Log id of each inline group (§3.1). */
   readonly inlineIds: string[];
   /** The first record of each chain uuid (duplicates after it). */
-  firstByUuid = new Map<string, ClaudeRecord>();
+  firstByUuid: UuidIndex<ClaudeRecord>;
   /** §3.7: a fork file that hangs from its source's Log, and its root Log. */
   shared: SharedFork | null = null;
   sharedRoot: LogPlan | null = null;
@@ -31,6 +31,7 @@ export class Placement {
     readonly groupStarts: ClaudeRecord[],
   ) {
     this.owner = new RecordMap(input.read.records.length);
+    this.firstByUuid = new UuidIndex(input.read.records);
     this.inlineIds = groupStarts.map((g) => childLogId(input.src.base, `sidechain-${g.uuid}`));
     this.rootRole = input.src.kind === "subagent" ? "subagent" : "primary";
   }
@@ -238,17 +239,17 @@ export class Placement {
   }
 
   /** The first record of each chain uuid, for the trees (plan.ts) and the side records (placeRest). */
-  indexUuids(records: ClaudeRecord[]): Map<string, ClaudeRecord> {
+  indexUuids(): UuidIndex<ClaudeRecord> {
     const { read } = this.input;
-    // The reading's table, when these are its records: a second one cost 10 MB on a 400 MB session.
-    if (read.firstByUuid !== undefined && read.records === records) this.firstByUuid = read.firstByUuid;
-    else for (const r of records) if (r.chain && !r.dup) this.firstByUuid.set(r.uuid!, r);
+    // The reading's table: a second one cost 10 MB on a 400 MB session.
+    if (read.firstByUuid !== undefined) this.firstByUuid = read.firstByUuid;
+    else for (const r of read.records) if (r.chain && !r.dup) this.firstByUuid.add(r);
     return this.firstByUuid;
   }
 
   /** Every record is placed and its Events made: what the plan's Events read again is kept, not this map. */
   letGo(): void {
-    this.firstByUuid = new Map();
+    this.firstByUuid = new UuidIndex(this.input.read.records);
     this.input.read.firstByUuid = undefined;
   }
 

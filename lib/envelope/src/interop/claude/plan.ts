@@ -51,7 +51,7 @@ export function planBatch(input: BatchInput): BatchPlan {
   if (groupStarts.length > 0) for (const r of records) transcripts[r.transcript]!.push(r);
   // A loop, not a closure: the closures of this function share one context, which the plan's `tsOf`
   // keeps alive, and the table is let go with the placement.
-  const firstByUuid = placement.indexUuids(records);
+  const firstByUuid = placement.indexUuids();
   const trees: TranscriptTree[] = [];
   for (const t of transcripts) trees.push(new TranscriptTree(t, firstByUuid));
   trees.forEach((tree, t) => placement.placeTranscript(tree, t));

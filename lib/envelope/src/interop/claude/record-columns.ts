@@ -88,3 +88,85 @@ export class RecordSet {
     return this;
   }
 }
+
+/** A record of a file's records that has a uuid (a chain record). */
+export interface Keyed extends Placed {
+  readonly uuid: string | null;
+}
+
+/** What the plan asks of a table of records by uuid. */
+export interface ByUuid<R> {
+  get(uuid: string): R | undefined;
+}
+
+/**
+ * The first record of each uuid of a file's records: slots of an Int32Array holding a record's place + 1
+ * (open addressing, at most half full), the records themselves the table's entries. A Map of 187,853
+ * uuids held 7 MB in the heap and left as much garbage as it grew (docs/performance.md, "Round 6"); this
+ * holds 4 bytes a slot outside it. Every record set must be `records[record.index]`.
+ */
+export class UuidIndex<R extends Keyed> implements ByUuid<R> {
+  private slots = new Int32Array(1024);
+  private count = 0;
+
+  constructor(private readonly records: readonly R[]) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(uuid: string): R | undefined {
+    const mask = this.slots.length - 1;
+    for (let i = hashOf(uuid) & mask; ; i = (i + 1) & mask) {
+      const slot = this.slots[i]!;
+      if (slot === 0) return undefined;
+      const r = this.records[slot - 1]!;
+      if (r.uuid === uuid) return r;
+    }
+  }
+
+  has(uuid: string): boolean {
+    return this.get(uuid) !== undefined;
+  }
+
+  /** Its uuids and records, in place order. */
+  *entries(): IterableIterator<[string, R]> {
+    const places = this.slots.filter((slot) => slot !== 0).sort();
+    for (const slot of places) {
+      const r = this.records[slot - 1]!;
+      yield [r.uuid!, r];
+    }
+  }
+
+  /** `r` as the record of its uuid, unless one is there already (the first stays). */
+  add(r: R): void {
+    if (r.uuid === null || this.records[r.index] !== r) throw new Error("UuidIndex: a chain record of its records only");
+    if ((this.count + 1) * 2 > this.slots.length) this.grow();
+    if (this.put(this.slots, r)) this.count++;
+  }
+
+  private put(slots: Int32Array, r: R): boolean {
+    const mask = slots.length - 1;
+    for (let i = hashOf(r.uuid!) & mask; ; i = (i + 1) & mask) {
+      const slot = slots[i]!;
+      if (slot === 0) {
+        slots[i] = r.index + 1;
+        return true;
+      }
+      if (this.records[slot - 1]!.uuid === r.uuid) return false;
+    }
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    this.slots = new Int32Array(old.length * 2);
+    for (const slot of old) if (slot !== 0) this.put(this.slots, this.records[slot - 1]!);
+  }
+}
+
+/** FNV-1a over the UTF-16 code units of `s`. */
+function hashOf(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

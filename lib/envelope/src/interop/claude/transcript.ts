@@ -8,7 +8,7 @@ import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import { factsOfTape, factsOfValue, interned, recordTape, type RecordFacts } from "./record-facts.js";
-import { denseSpan, RecordMap, RecordSet } from "./record-columns.js";
+import { denseSpan, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
@@ -178,7 +178,7 @@ export interface ReadFile {
    * The first chain record of each uuid of `records` (the others are duplicates), as the reading found
    * them; the plan takes it rather than making its own (plan-place.ts indexUuids) and lets it go.
    */
-  firstByUuid?: Map<string, ClaudeRecord>;
+  firstByUuid?: UuidIndex<ClaudeRecord>;
 }
 
 /** §1.2, §4.2: blank lines hold only spaces, tabs or `\r`. */
@@ -251,7 +251,7 @@ class LineReader {
   line = 0;
   blank = 0;
   /** The first chain record of each uuid: what finds a duplicate here is the plan's table (ReadFile). */
-  private readonly firstByUuid = new Map<string, ClaudeRecord>();
+  private readonly firstByUuid = new UuidIndex(this.records);
   private readonly tape = recordTape();
   private lastUuid: string | null = null;
 
@@ -292,13 +292,13 @@ class LineReader {
     // A chain's parent is most often the record before: its uuid string is kept once, not twice.
     if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.facts!.parentUuid = this.lastUuid;
     if (rec.uuid !== null) this.lastUuid = rec.uuid;
-    if (rec.chain) {
-      if (this.firstByUuid.has(rec.uuid!)) rec.dup = true;
-      else this.firstByUuid.set(rec.uuid!, rec);
-      rec.message = !rec.dup && rec.type !== "progress";
-    }
     rec.index = this.records.length;
     this.records.push(rec);
+    if (rec.chain) {
+      if (this.firstByUuid.has(rec.uuid!)) rec.dup = true;
+      else this.firstByUuid.add(rec);
+      rec.message = !rec.dup && rec.type !== "progress";
+    }
   }
 
   result(completeBytes: number, pendingTailBytes: number): ReadFile {
@@ -454,7 +454,7 @@ export class TranscriptTree {
    * trees of a batch look their records up there, filtered, instead of each keeping two tables of its own
    * (on a 400 MB session, some 20 MB of tables and their garbage).
    */
-  constructor(records: ClaudeRecord[], firstByUuid?: Map<string, ClaudeRecord>) {
+  constructor(records: ClaudeRecord[], firstByUuid?: ByUuid<ClaudeRecord>) {
     this.messages = records.filter((r) => r.message);
     // Columns at their full length when this tree's messages are most of the records up to its last.
     const places = denseSpan(this.messages);
