@@ -13,7 +13,7 @@ import { discoverUnits, type SourceFile } from "../../lib/envelope/src/interop/c
 import { HeldEvent } from "../../lib/envelope/src/interop/claude/held-event.js";
 import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
 import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
-import { RecordMap, RecordSet, UuidIndex } from "../../lib/envelope/src/interop/claude/record-columns.js";
+import { PlaceIndex, RecordMap, RecordSet, UuidIndex } from "../../lib/envelope/src/interop/claude/record-columns.js";
 import { RecordFacts } from "../../lib/envelope/src/interop/claude/record-facts.js";
 import { inLineOrder, TranscriptTree, type ClaudeRecord } from "../../lib/envelope/src/interop/claude/transcript.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
@@ -176,6 +176,22 @@ describe("the first record of each uuid", () => {
     for (const r of records) expect(table.get(r.uuid)).toBe(plain.get(r.uuid));
     expect(table.get("not-a-uuid")).toBeUndefined();
     expect([...table.entries()]).toEqual([...plain.entries()]);
+  });
+
+  it("is a table of places by any key of the records, as the first record of each message id is", () => {
+    const { read } = readTranscript(plannedInBlocksSource(), true, undefined, undefined, 0);
+    const messageId = (r: ClaudeRecord) => r.facts?.messageId ?? null;
+    const table = new PlaceIndex(read.records, messageId);
+    const plain = new Map<string, ClaudeRecord>();
+    for (const r of read.records) {
+      const m = messageId(r);
+      if (m === null) continue;
+      table.add(r);
+      if (!plain.has(m)) plain.set(m, r);
+    }
+    expect(plain.size).toBeGreaterThan(100);
+    expect(table.size).toBe(plain.size);
+    for (const [m, r] of plain) expect(table.get(m)).toBe(r);
   });
 
   it("is what reading a file leaves the plan: no Map keyed by uuid", () => {

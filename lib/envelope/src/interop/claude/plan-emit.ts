@@ -11,7 +11,7 @@ import { addBranchHeader, addCarrier, addForkFileHeader, EventTexts, HeldTextEve
 import type { Link } from "./plan-links.js";
 import { push, storesEveryEvent, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
-import { denseSpan, RecordMap, type ByUuid } from "./record-columns.js";
+import { denseSpan, PlaceIndex, RecordMap, type ByUuid } from "./record-columns.js";
 import { recordTape, type RecordFacts } from "./record-facts.js";
 import { BufferBytes } from "./source-bytes.js";
 import { inLineOrder, type ClaudeRecord } from "./transcript.js";
@@ -38,7 +38,7 @@ export class Emission {
   /** Tool names by transcript, then tool_use id (the first line naming it): no key text made per tool call. */
   private readonly toolNames: Array<Map<string, { line: number; name: string }>> = [];
   /** The first line of each usage key (§2.4: usage is counted once per message). */
-  private firstUsage = new FirstUsage();
+  private firstUsage: FirstUsage;
   private readonly partTexts = new Map<string, string>();
   /** Texts made again when written (RemadeTexts): the tape they are read with, and the last record's. */
   private readonly remakeTape = recordTape();
@@ -48,6 +48,7 @@ export class Emission {
   private readonly remadeLogs = new Map<string, RemadeLog>();
 
   constructor(private readonly input: EmitInput) {
+    this.firstUsage = new FirstUsage(input.records);
     for (const r of input.records) {
       const f = r.facts;
       if (f === null || r.type !== "assistant" || !r.message) continue;
@@ -97,7 +98,7 @@ export class Emission {
       if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
     }
     // Its Events know whether they carry usage: what remains is what making them again reads.
-    this.firstUsage = new FirstUsage();
+    this.firstUsage = new FirstUsage([]);
     return changedAny;
   }
 
@@ -232,18 +233,22 @@ export class Emission {
 
 /**
  * §2.4: the first line of each usage key (message id, request id; map.ts usageKeyOf): usage is counted once
- * per message. Kept by the message id's own string and its first record, so no key text is made per record
- * (on a 400 MB session 94,000 of them, some 10 MB); a message id met again with another request id keeps
- * that pair's first line by its key.
+ * per message. The first record of each message id is a table of places (record-columns.ts PlaceIndex: a
+ * Map of 94,000 message ids was 4 MB and as much garbage), so no key text is made per record either; a
+ * message id met again with another request id keeps that pair's first line by its key.
  */
 class FirstUsage {
-  private readonly byMessage = new Map<string, ClaudeRecord>();
+  private readonly byMessage: PlaceIndex<ClaudeRecord>;
   private readonly byPair = new Map<string, number>();
+
+  constructor(records: readonly ClaudeRecord[]) {
+    this.byMessage = new PlaceIndex(records, messageIdOf);
+  }
 
   add(r: ClaudeRecord, f: RecordFacts): void {
     if (f.messageId === null) return;
     const first = this.byMessage.get(f.messageId);
-    if (first === undefined) this.byMessage.set(f.messageId, r);
+    if (first === undefined) this.byMessage.add(r);
     else if (first.facts!.requestId !== f.requestId) {
       const k = usageKeyOf(f)!;
       if (!this.byPair.has(k)) this.byPair.set(k, r.line);
@@ -259,6 +264,8 @@ class FirstUsage {
     return this.byPair.get(usageKeyOf(f)!) === r.line;
   }
 }
+
+const messageIdOf = (r: ClaudeRecord): string | null => r.facts?.messageId ?? null;
 
 /** An Event's key in its id: its record's uuid, or its line (a duplicate, a record off the chain). */
 const recordKey = (rec: ClaudeRecord): string => (rec.chain && !rec.dup ? rec.uuid! : `L${rec.line}`);

@@ -100,60 +100,64 @@ export interface ByUuid<R> {
 }
 
 /**
- * The first record of each uuid of a file's records: slots of an Int32Array holding a record's place + 1
- * (open addressing, at most half full), the records themselves the table's entries. A Map of 187,853
- * uuids held 7 MB in the heap and left as much garbage as it grew (docs/performance.md, "Round 6"); this
- * holds 4 bytes a slot outside it. Every record set must be `records[record.index]`.
+ * The first record of each key (`keyOf`) among a file's records: slots of an Int32Array holding a record's
+ * place + 1 (open addressing, at most half full), the records themselves the table's entries. A Map of
+ * 187,853 uuids held 7 MB in the heap and left as much garbage as it grew (docs/performance.md, "Round 6");
+ * this holds 4 bytes a slot outside it. Every record added must be `records[record.index]`.
  */
-export class UuidIndex<R extends Keyed> implements ByUuid<R> {
+export class PlaceIndex<R extends Placed> {
   private slots = new Int32Array(1024);
   private count = 0;
 
-  constructor(private readonly records: readonly R[]) {}
+  constructor(
+    private readonly records: readonly R[],
+    private readonly keyOf: (r: R) => string | null,
+  ) {}
 
   get size(): number {
     return this.count;
   }
 
-  get(uuid: string): R | undefined {
+  get(key: string): R | undefined {
     const mask = this.slots.length - 1;
-    for (let i = hashOf(uuid) & mask; ; i = (i + 1) & mask) {
+    for (let i = hashOf(key) & mask; ; i = (i + 1) & mask) {
       const slot = this.slots[i]!;
       if (slot === 0) return undefined;
       const r = this.records[slot - 1]!;
-      if (r.uuid === uuid) return r;
+      if (this.keyOf(r) === key) return r;
     }
   }
 
-  has(uuid: string): boolean {
-    return this.get(uuid) !== undefined;
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
   }
 
-  /** Its uuids and records, in place order. */
+  /** Its keys and records, in place order. */
   *entries(): IterableIterator<[string, R]> {
     const places = this.slots.filter((slot) => slot !== 0).sort();
     for (const slot of places) {
       const r = this.records[slot - 1]!;
-      yield [r.uuid!, r];
+      yield [this.keyOf(r)!, r];
     }
   }
 
-  /** `r` as the record of its uuid, unless one is there already (the first stays). */
+  /** `r` as the record of its key, unless one is there already (the first stays). */
   add(r: R): void {
-    if (r.uuid === null || this.records[r.index] !== r) throw new Error("UuidIndex: a chain record of its records only");
+    if (this.keyOf(r) === null || this.records[r.index] !== r) throw new Error("PlaceIndex: a keyed record of its records only");
     if ((this.count + 1) * 2 > this.slots.length) this.grow();
     if (this.put(this.slots, r)) this.count++;
   }
 
   private put(slots: Int32Array, r: R): boolean {
+    const key = this.keyOf(r)!;
     const mask = slots.length - 1;
-    for (let i = hashOf(r.uuid!) & mask; ; i = (i + 1) & mask) {
+    for (let i = hashOf(key) & mask; ; i = (i + 1) & mask) {
       const slot = slots[i]!;
       if (slot === 0) {
         slots[i] = r.index + 1;
         return true;
       }
-      if (this.records[slot - 1]!.uuid === r.uuid) return false;
+      if (this.keyOf(this.records[slot - 1]!) === key) return false;
     }
   }
 
@@ -163,6 +167,15 @@ export class UuidIndex<R extends Keyed> implements ByUuid<R> {
     for (const slot of old) if (slot !== 0) this.put(this.slots, this.records[slot - 1]!);
   }
 }
+
+/** The first chain record of each uuid. */
+export class UuidIndex<R extends Keyed> extends PlaceIndex<R> implements ByUuid<R> {
+  constructor(records: readonly R[]) {
+    super(records, uuidOf);
+  }
+}
+
+const uuidOf = (r: Keyed): string | null => r.uuid;
 
 /** FNV-1a over the UTF-16 code units of `s`. */
 function hashOf(s: string): number {
