@@ -169,7 +169,7 @@ describe("the first record of each uuid", () => {
     const plain = new Map<string, (typeof records)[number]>();
     for (const r of records) {
       expect(table.has(r.uuid)).toBe(plain.has(r.uuid));
-      table.add(r);
+      expect(table.add(r)).toBe(!plain.has(r.uuid));
       if (!plain.has(r.uuid)) plain.set(r.uuid, r);
     }
     expect(table.size).toBe(plain.size);

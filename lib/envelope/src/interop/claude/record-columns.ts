@@ -100,13 +100,16 @@ export interface ByUuid<R> {
 }
 
 /**
- * The first record of each key (`keyOf`) among a file's records: slots of an Int32Array holding a record's
- * place + 1 (open addressing, at most half full), the records themselves the table's entries. A Map of
- * 187,853 uuids held 7 MB in the heap and left as much garbage as it grew (docs/performance.md, "Round 6");
- * this holds 4 bytes a slot outside it. Every record added must be `records[record.index]`.
+ * The first record of each key (`keyOf`) among a file's records: an Int32Array of slots, each a record's
+ * place + 1 and its key's hash (open addressing, at most three quarters full), the records themselves the
+ * table's entries. A Map of 187,853 uuids held 7 MB in the heap and left as much garbage as it grew
+ * (docs/performance.md, "Round 6"); this holds 8 bytes a slot outside it (2 MB). The hash kept beside the
+ * place spares a lookup the records of other keys and a growth the keys' texts. Every record added must be
+ * `records[record.index]`.
  */
 export class PlaceIndex<R extends Placed> {
-  private slots = new Int32Array(1024);
+  /** Slot i: [2i] the place + 1 (0: free), [2i + 1] the key's hash. */
+  private slots = new Int32Array(2 * 1024);
   private count = 0;
 
   constructor(
@@ -119,11 +122,14 @@ export class PlaceIndex<R extends Placed> {
   }
 
   get(key: string): R | undefined {
-    const mask = this.slots.length - 1;
-    for (let i = hashOf(key) & mask; ; i = (i + 1) & mask) {
-      const slot = this.slots[i]!;
-      if (slot === 0) return undefined;
-      const r = this.records[slot - 1]!;
+    const { slots } = this;
+    const mask = slots.length / 2 - 1;
+    const hash = hashOf(key);
+    for (let i = hash & mask; ; i = (i + 1) & mask) {
+      const place = slots[2 * i]!;
+      if (place === 0) return undefined;
+      if (slots[2 * i + 1] !== hash) continue;
+      const r = this.records[place - 1]!;
       if (this.keyOf(r) === key) return r;
     }
   }
@@ -134,37 +140,46 @@ export class PlaceIndex<R extends Placed> {
 
   /** Its keys and records, in place order. */
   *entries(): IterableIterator<[string, R]> {
-    const places = this.slots.filter((slot) => slot !== 0).sort();
-    for (const slot of places) {
-      const r = this.records[slot - 1]!;
+    const places = this.slots.filter((v, i) => i % 2 === 0 && v !== 0).sort();
+    for (const place of places) {
+      const r = this.records[place - 1]!;
       yield [this.keyOf(r)!, r];
     }
   }
 
-  /** `r` as the record of its key, unless one is there already (the first stays). */
-  add(r: R): void {
-    if (this.keyOf(r) === null || this.records[r.index] !== r) throw new Error("PlaceIndex: a keyed record of its records only");
-    if ((this.count + 1) * 2 > this.slots.length) this.grow();
-    if (this.put(this.slots, r)) this.count++;
+  /** `r` as the record of its key, unless one is there already (the first stays): true when it is now. */
+  add(r: R): boolean {
+    const key = this.keyOf(r);
+    if (key === null || this.records[r.index] !== r) throw new Error("PlaceIndex: a keyed record of its records only");
+    // At most three quarters full: the hashes in the slots keep a longer probe cheap, and a table grown
+    // is garbage outside the heap until a full GC (on a 400 MB session, none runs after the read).
+    if ((this.count + 1) * 8 > this.slots.length * 3) this.grow();
+    const { slots } = this;
+    const mask = slots.length / 2 - 1;
+    const hash = hashOf(key);
+    let i = hash & mask;
+    for (; slots[2 * i] !== 0; i = (i + 1) & mask) {
+      if (slots[2 * i + 1] === hash && this.keyOf(this.records[slots[2 * i]! - 1]!) === key) return false;
+    }
+    slots[2 * i] = r.index + 1;
+    slots[2 * i + 1] = hash;
+    this.count++;
+    return true;
   }
 
-  private put(slots: Int32Array, r: R): boolean {
-    const key = this.keyOf(r)!;
-    const mask = slots.length - 1;
-    for (let i = hashOf(key) & mask; ; i = (i + 1) & mask) {
-      const slot = slots[i]!;
-      if (slot === 0) {
-        slots[i] = r.index + 1;
-        return true;
-      }
-      if (this.keyOf(this.records[slot - 1]!) === key) return false;
-    }
+  /** `place` with `hash` in the first free slot from its own (a key not there yet). */
+  private put(slots: Int32Array, place: number, hash: number): void {
+    const mask = slots.length / 2 - 1;
+    let i = hash & mask;
+    while (slots[2 * i] !== 0) i = (i + 1) & mask;
+    slots[2 * i] = place;
+    slots[2 * i + 1] = hash;
   }
 
   private grow(): void {
     const old = this.slots;
     this.slots = new Int32Array(old.length * 2);
-    for (const slot of old) if (slot !== 0) this.put(this.slots, this.records[slot - 1]!);
+    for (let i = 0; i < old.length; i += 2) if (old[i] !== 0) this.put(this.slots, old[i]!, old[i + 1]!);
   }
 }
 
@@ -177,9 +192,9 @@ export class UuidIndex<R extends Keyed> extends PlaceIndex<R> implements ByUuid<
 
 const uuidOf = (r: Keyed): string | null => r.uuid;
 
-/** FNV-1a over the UTF-16 code units of `s`. */
+/** FNV-1a over the UTF-16 code units of `s` (a 32-bit integer, as an Int32Array keeps it). */
 function hashOf(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
+  return h | 0;
 }

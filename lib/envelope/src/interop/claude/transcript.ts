@@ -295,8 +295,7 @@ class LineReader {
     rec.index = this.records.length;
     this.records.push(rec);
     if (rec.chain) {
-      if (this.firstByUuid.has(rec.uuid!)) rec.dup = true;
-      else this.firstByUuid.add(rec);
+      rec.dup = !this.firstByUuid.add(rec);
       rec.message = !rec.dup && rec.type !== "progress";
     }
   }
