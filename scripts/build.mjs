@@ -16,6 +16,8 @@ const alias = {
   "@pixir/envelope": path.join(root, "lib/envelope/src/index.ts"),
   // yargs' search for a package.json at every start, which finds nothing we use (scripts/stubs/find-up.mjs).
   "escalade/sync": path.join(root, "scripts/stubs/find-up.mjs"),
+  // yargs' checks of its own invariants, without loading node:assert at every start (scripts/stubs/assert.mjs).
+  assert: path.join(root, "scripts/stubs/assert.mjs"),
   ...Object.fromEntries(tools.filter((t) => t !== "pixir").map((t) => [t, path.join(root, `tools/${t}/src/main.ts`)])),
 };
 
@@ -41,6 +43,25 @@ const CATALOG_READERS = ["search", "ls", "usage"];
 /** The web page of `pixir export html`, bundled first and defined into every build (scripts/page.mjs). */
 const pageDefine = await pageDefines();
 
+/**
+ * yargs renders the help of the command it ran after the command's handler and keeps it, in case a
+ * failure later wants it (about 5 ms of every run: its help code is compiled for nothing). The runner
+ * never shows that help (a failure is our usage error; help is asked for by --help, which parses anew),
+ * so the bundled yargs does not render it. The build fails if yargs' code changed under this edit.
+ */
+const YARGS_COMMAND = /[\\/]yargs[\\/]build[\\/]lib[\\/]command\.js$/;
+const HELP_CACHE_CALL = "yargs.getInternalMethods().getUsageInstance().cacheHelpMessage();";
+const noHelpCache = {
+  name: "yargs-no-help-cache",
+  setup(b) {
+    b.onLoad({ filter: YARGS_COMMAND }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (source.split(HELP_CACHE_CALL).length !== 2) throw new Error(`${args.path}: yargs' help cache call not found once; see noHelpCache in scripts/build.mjs`);
+      return { contents: source.replace(HELP_CACHE_CALL, "/* help not rendered: scripts/build.mjs noHelpCache */"), loader: "js" };
+    });
+  },
+};
+
 const common = {
   bundle: true,
   platform: "node",
@@ -53,6 +74,7 @@ const common = {
   alias,
   // A native addon cannot be bundled: it is loaded from node_modules at run time (the search index, the opencode import).
   external: ["better-sqlite3"],
+  plugins: [noHelpCache],
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; function require(id) { return __pixirCreateRequire(import.meta.url)(id); }" },
 };
@@ -97,7 +119,7 @@ async function buildTool(name) {
       outdir,
       chunkNames: "chunks/[name]-[hash]",
       define,
-      plugins: [keepSoloImports],
+      plugins: [noHelpCache, keepSoloImports],
     });
     for (const command of solo) {
       await build({ ...common, splitting: false, entryPoints: { [`commands/${command}`]: path.join(dir, `src/commands/${command}.ts`) }, outdir, define });
