@@ -65,16 +65,8 @@ export const statKeyOf = (listing: LogListing, id: string): string => `${listing
  * digest instead of a stored stat key per Log.
  */
 export function listingDigest(listing: LogListing): string {
-  const ids = listing.sessionIds;
-  const numbers = new Float64Array(ids.length * 4);
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i]!;
-    numbers[i * 4] = listing.inos.get(id)!;
-    numbers[i * 4 + 1] = listing.sizes.get(id)!;
-    numbers[i * 4 + 2] = listing.mtimes.get(id)!;
-    numbers[i * 4 + 3] = listing.ctimes.get(id)!;
-  }
-  return createHash("sha256").update(ids.join("\n")).update(new Uint8Array(numbers.buffer)).digest("hex");
+  const { stats } = listing;
+  return createHash("sha256").update(listing.sessionIds.join("\n")).update(new Uint8Array(stats.buffer, stats.byteOffset, stats.byteLength)).digest("hex");
 }
 
 /** The Logs of a listing with their stat keys. */
