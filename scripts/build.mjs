@@ -101,6 +101,50 @@ async function intoDist(dir, write) {
   rmSync(old, { recursive: true, force: true });
 }
 
+const BANNER = common.banner.js;
+
+/**
+ * main.js with the chunks it imports statically put inside it. Code splitting gives the modules main.js
+ * shares with the commands' chunks (errors, io, the vocabulary…) chunks of their own, and Node 20's ES module
+ * loader spends about a millisecond on each module it loads: five of them before any command ran. The
+ * commands' chunks keep importing those chunks, so the runner and a command hold copies of the modules both
+ * use, as a solo command does (SOLO_COMMANDS): only plain values and PixirError (errors.ts) cross between
+ * them. Dynamic imports stay as they are. A chunk that finds files from its own place (import.meta.url)
+ * cannot move into main.js: the build fails rather than ship one.
+ */
+async function selfContainedMain(outdir) {
+  const file = path.join(outdir, "main.js");
+  const split = path.join(outdir, "main.split.js");
+  renameSync(file, split);
+  const moved = [];
+  await build({
+    entryPoints: [split],
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    outfile: file,
+    legalComments: "none",
+    logLevel: "warning",
+    plugins: [
+      {
+        name: "static-chunks-only",
+        setup(b) {
+          b.onResolve({ filter: /^\.\.?\// }, (args) => {
+            if (args.kind === "dynamic-import") return { path: args.path, external: true };
+            moved.push(path.join(args.resolveDir, args.path));
+            return undefined;
+          });
+        },
+      },
+    ],
+  });
+  rmSync(split);
+  for (const chunk of moved) {
+    if (readFileSync(chunk, "utf8").replace(BANNER, "").includes("import.meta.url")) throw new Error(`${chunk} uses import.meta.url and cannot be put inside main.js`);
+  }
+}
+
 async function buildTool(name) {
   const dir = path.join(root, "tools", name);
   const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
@@ -132,6 +176,7 @@ async function buildTool(name) {
     }
     // A solo command that reads the catalog starts its scan workers from its own folder (catalog.ts).
     if (solo.some((c) => CATALOG_READERS.includes(c))) await build({ ...common, splitting: false, entryPoints: { "commands/catalog-scan-worker": catalogScanWorker }, outdir, define });
+    await selfContainedMain(outdir);
     const built = readFileSync(path.join(outdir, "main.js"), "utf8");
     for (const command of solo) {
       if (!built.includes(`import("./commands/${command}.js")`)) throw new Error(`${name}: main.js does not import ./commands/${command}.js`);
