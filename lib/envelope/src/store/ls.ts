@@ -65,6 +65,8 @@ class Listing implements LogListing {
 }
 
 const LOG_SUFFIX = ".ndjson";
+/** One options object for every lstat of a listing, not one per Log. */
+const MAY_BE_GONE = { throwIfNoEntry: false } as const;
 
 /** Session ids with a Log in the Workspace, sorted by byte order. */
 export function listLogs(ws: string): LogListing {
@@ -82,7 +84,7 @@ export function listLogs(ws: string): LogListing {
   const ids: string[] = [];
   const stats = new Float64Array(named.length * 4);
   for (const id of byteOrder(named)) {
-    const st = lstatSync(dirAbs + path.sep + id + LOG_SUFFIX, { throwIfNoEntry: false });
+    const st = lstatSync(dirAbs + path.sep + id + LOG_SUFFIX, MAY_BE_GONE);
     if (st === undefined) continue; // removed while the folder was read: not listed, not an error
     if (!st.isFile()) {
       ignored++;
