@@ -66,6 +66,14 @@ const noHelpCache = {
   },
 };
 
+/** node:crypto through scripts/stubs/lazy-crypto.mjs, which loads it at the first call. */
+const lazyCrypto = {
+  name: "lazy-crypto",
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?crypto$/ }, (args) => (args.importer.endsWith("lazy-crypto.mjs") ? undefined : { path: path.join(root, "scripts/stubs/lazy-crypto.mjs") }));
+  },
+};
+
 const common = {
   bundle: true,
   platform: "node",
@@ -80,7 +88,7 @@ const common = {
   // JavaScript is bundled (archive/search/index-db.ts), but for `bindings`, its search for the addon, which
   // only an install without the addon in its place needs: that install is loaded from node_modules whole.
   external: ["bindings"],
-  plugins: [noHelpCache],
+  plugins: [noHelpCache, lazyCrypto],
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; function require(id) { return __pixirCreateRequire(import.meta.url)(id); }" },
 };
@@ -169,7 +177,7 @@ async function buildTool(name) {
       outdir,
       chunkNames: "chunks/[name]-[hash]",
       define,
-      plugins: [noHelpCache, keepSoloImports],
+      plugins: [noHelpCache, lazyCrypto, keepSoloImports],
     });
     for (const command of solo) {
       await build({ ...common, splitting: false, entryPoints: { [`commands/${command}`]: path.join(dir, `src/commands/${command}.ts`) }, outdir, define });

@@ -7,7 +7,8 @@ import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "nod
 import { createRequire } from "node:module";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { assistant, ROOT, run, tempDir, user, workspace } from "../support/cli.js";
+import { spawnSync } from "node:child_process";
+import { assistant, binPath, ROOT, run, tempDir, user, workspace } from "../support/cli.js";
 
 /** The installed better-sqlite3 the tools resolve. */
 const INSTALLED = path.dirname(createRequire(path.join(ROOT, "tools/pixir/package.json")).resolve("better-sqlite3/package.json"));
@@ -54,6 +55,28 @@ describe("pixir search with the bundled and the installed better-sqlite3", () =>
     expect(loadedFiles(same.stderr).filter((f) => f.endsWith(".js"))).toEqual([]);
     expect(loadedFiles(same.stderr).some((f) => f.endsWith("better_sqlite3.node"))).toBe(true);
     expect(loadedFiles(other.stderr).some((f) => f.endsWith(path.join("lib", "database.js")))).toBe(true);
+  });
+});
+
+/** The builtins a run of `pixir args` loaded beyond what Node itself loads at start (process.moduleLoadList). */
+function builtinsLoaded(args: string[], cwd: string): string[] {
+  const preload = path.join(tempDir("pixir-preload-"), "modules.cjs");
+  writeFileSync(preload, `const before = new Set(process.moduleLoadList);\nprocess.on("exit", () => process.stderr.write(JSON.stringify(process.moduleLoadList.filter((m) => !before.has(m)))));\n`);
+  const r = spawnSync(process.execPath, ["--require", preload, binPath("pixir"), ...args], { cwd, encoding: "utf8" });
+  expect(r.status).toBe(0);
+  return (JSON.parse(r.stderr) as string[]).filter((m) => m.startsWith("NativeModule ")).map((m) => m.slice("NativeModule ".length));
+}
+
+describe("what a search of unchanged Logs loads", () => {
+  it("neither node:crypto nor node:worker_threads; a search after an append hashes, and finds the new Event", () => {
+    const ws = workspace({ s1: [user("the first words"), assistant("more words")] });
+    expect(run("pixir", ["search", "words", "--json"], { cwd: ws }).code).toBe(0);
+    const unchanged = builtinsLoaded(["search", "words", "--json"], ws);
+    expect(unchanged.filter((m) => /^(crypto|worker_threads|internal\/crypto\/)/.test(m))).toEqual([]);
+    expect(run("pixir", ["append", "s1", "--json"], { cwd: ws, input: `${JSON.stringify(user("appended lately"))}\n` }).code).toBe(0);
+    expect(builtinsLoaded(["search", "lately", "--json"], ws)).toContain("crypto");
+    const hits = run("pixir", ["search", "lately", "--json"], { cwd: ws }).stdout.trim().split("\n").map((l) => JSON.parse(l) as { seq: number });
+    expect(hits.map((h) => h.seq)).toEqual([2]);
   });
 });
 

@@ -15,6 +15,15 @@ import { ensureStateDir, StatePath, STATE_DIR } from "../../store/paths.js";
 /** Bumped whenever the tables or what goes into them change: an index of another version is rebuilt. */
 export const SEARCH_INDEX_VERSION = "pixir-search-2";
 
+/** Whether the index's meta value `name` is exactly these bytes (compared by SQLite, not read out). */
+export function metaHolds(db: Database.Database, name: string, value: Uint8Array): boolean {
+  return db.prepare("SELECT 1 FROM meta WHERE key = ? AND value = ?").get(name, value) !== undefined;
+}
+
+export function setMeta(db: Database.Database, name: string, value: string | Uint8Array): void {
+  db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(name, value);
+}
+
 export const searchIndexPath = (ws: string) => new StatePath(ws, [STATE_DIR, "index", "search.sqlite"], "file");
 
 /** How long a search waits for another process's batch of index writes (they commit every few MB). */
