@@ -125,10 +125,11 @@ const BUNDLED_SQLITE_JS = typeof __PIXIR_SQLITE_JS__ === "string" ? __PIXIR_SQLI
 
 /**
  * better-sqlite3 and its addon, loaded on the first open. Its JavaScript comes in a tool's bundle: loading
- * the package's dozen CommonJS files from node_modules costs every search 6–10 ms. The addon is the
- * installed package's file, handed to it (its `nativeBinding`) so that it does not search a dozen places for
- * it (the `bindings` package). The bundled JavaScript drives only the addon of its own
- * version; an install of another version, or with the addon elsewhere, is loaded from node_modules as is.
+ * the package's dozen CommonJS files from node_modules cost every search 7–14 ms. The addon is the
+ * installed package's file, handed to it (its `nativeBinding`) so that it does not search a dozen places
+ * for it (the `bindings` package). The bundled JavaScript drives only the addon of its own version; an
+ * install of another version, or with the addon elsewhere, is loaded from node_modules as is. (In the
+ * library's own build the import is the installed package: Node reads its export names at load.)
  */
 function loadSqlite(): { Database: typeof Database; addon: string | null } {
   if (sqlite !== undefined) return sqlite;
