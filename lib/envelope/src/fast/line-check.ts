@@ -316,24 +316,24 @@ export function canonicalInto(line: Uint8Array, dataStart: number, dataEnd: numb
   spanInto(line, dataStart, dataEnd, records, order, out, at);
 }
 
-/** Where each record begins in `records`, ordered by the start of its object in the line. */
-let byStart = new Int32Array(16);
-let byStartLength = 0;
+/** Where each record begins in `records`, ordered by the start of its object in the line (records close inner first). */
 function recordsByStart(records: ArrayLike<number>): Int32Array {
-  byStartLength = 0;
+  let count = 0;
+  for (let r = 0; r < records.length; r += 2 + 2 * records[r + 1]!) count++;
+  const order = new Int32Array(count);
+  let n = 0;
   for (let r = 0; r < records.length; r += 2 + 2 * records[r + 1]!) {
-    if (byStartLength === byStart.length) byStart = grow(byStart, byStartLength + 1);
-    let j = byStartLength++;
-    for (; j > 0 && records[byStart[j - 1]!]! > records[r]!; j--) byStart[j] = byStart[j - 1]!;
-    byStart[j] = r;
+    let j = n++;
+    for (; j > 0 && records[order[j - 1]!]! > records[r]!; j--) order[j] = order[j - 1]!;
+    order[j] = r;
   }
-  return byStart;
+  return order;
 }
 
 /** The first record (in `order`) whose object starts at `from` or later. */
 function firstRecordFrom(records: ArrayLike<number>, order: Int32Array, from: number): number {
   let lo = 0;
-  let hi = byStartLength;
+  let hi = order.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (records[order[mid]!]! < from) lo = mid + 1;
@@ -345,7 +345,7 @@ function firstRecordFrom(records: ArrayLike<number>, order: Int32Array, from: nu
 /** `line[s, e)` to `out` at `at`, every recorded object in it in key order; returns the end. */
 function spanInto(line: Uint8Array, s: number, e: number, records: ArrayLike<number>, order: Int32Array, out: Uint8Array, at: number): number {
   let pos = s;
-  for (let i = firstRecordFrom(records, order, s); i < byStartLength; ) {
+  for (let i = firstRecordFrom(records, order, s); i < order.length; ) {
     const r = order[i]!;
     const open = records[r]!;
     if (open >= e) break;
