@@ -4,6 +4,7 @@
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { pageDefines } from "./page.mjs";
@@ -16,6 +17,8 @@ const alias = {
   "@pixir/envelope": path.join(root, "lib/envelope/src/index.ts"),
   // yargs' search for a package.json at every start, which finds nothing we use (scripts/stubs/find-up.mjs).
   "escalade/sync": path.join(root, "scripts/stubs/find-up.mjs"),
+  // yargs' checks of its own invariants, without loading node:assert at every start (scripts/stubs/assert.mjs).
+  assert: path.join(root, "scripts/stubs/assert.mjs"),
   ...Object.fromEntries(tools.filter((t) => t !== "pixir").map((t) => [t, path.join(root, `tools/${t}/src/main.ts`)])),
 };
 
@@ -38,8 +41,38 @@ const SOLO_COMMANDS = { "pixir-log": ["append"], pixir: ["search", "ls", "usage"
 /** Solo commands that read the catalog: its scan worker is built next to them. */
 const CATALOG_READERS = ["search", "ls", "usage"];
 
+/** The version of better-sqlite3 whose JavaScript goes into the tools' bundles (the library's copy, as esbuild resolves it). */
+const sqliteVersion = JSON.parse(readFileSync(createRequire(path.join(root, "lib/envelope/package.json")).resolve("better-sqlite3/package.json"), "utf8")).version;
+
 /** The web page of `pixir export html`, bundled first and defined into every build (scripts/page.mjs). */
 const pageDefine = await pageDefines();
+
+/**
+ * yargs renders the help of the command it ran after the command's handler and keeps it, in case a
+ * failure later wants it (about 5 ms of every run: its help code is compiled for nothing). The runner
+ * never shows that help (a failure is our usage error; help is asked for by --help, which parses anew),
+ * so the bundled yargs does not render it. The build fails if yargs' code changed under this edit.
+ */
+const YARGS_COMMAND = /[\\/]yargs[\\/]build[\\/]lib[\\/]command\.js$/;
+const HELP_CACHE_CALL = "yargs.getInternalMethods().getUsageInstance().cacheHelpMessage();";
+const noHelpCache = {
+  name: "yargs-no-help-cache",
+  setup(b) {
+    b.onLoad({ filter: YARGS_COMMAND }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (source.split(HELP_CACHE_CALL).length !== 2) throw new Error(`${args.path}: yargs' help cache call not found once; see noHelpCache in scripts/build.mjs`);
+      return { contents: source.replace(HELP_CACHE_CALL, "/* help not rendered: scripts/build.mjs noHelpCache */"), loader: "js" };
+    });
+  },
+};
+
+/** node:crypto through scripts/stubs/lazy-crypto.mjs, which loads it at the first call. */
+const lazyCrypto = {
+  name: "lazy-crypto",
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?crypto$/ }, (args) => (args.importer.endsWith("lazy-crypto.mjs") ? undefined : { path: path.join(root, "scripts/stubs/lazy-crypto.mjs") }));
+  },
+};
 
 const common = {
   bundle: true,
@@ -51,8 +84,11 @@ const common = {
   legalComments: "none",
   logLevel: "warning",
   alias,
-  // A native addon cannot be bundled: it is loaded from node_modules at run time (the search index, the opencode import).
-  external: ["better-sqlite3"],
+  // A native addon cannot be bundled: better-sqlite3's addon is loaded from node_modules at run time. Its
+  // JavaScript is bundled (archive/search/index-db.ts), but for `bindings`, its search for the addon, which
+  // only an install without the addon in its place needs: that install is loaded from node_modules whole.
+  external: ["bindings"],
+  plugins: [noHelpCache, lazyCrypto],
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; function require(id) { return __pixirCreateRequire(import.meta.url)(id); }" },
 };
@@ -73,10 +109,54 @@ async function intoDist(dir, write) {
   rmSync(old, { recursive: true, force: true });
 }
 
+const BANNER = common.banner.js;
+
+/**
+ * main.js with the chunks it imports statically put inside it. Code splitting gives the modules main.js
+ * shares with the commands' chunks (errors, io, the vocabulary…) chunks of their own, and Node 20's ES module
+ * loader spends about a millisecond on each module it loads: five of them before any command ran. The
+ * commands' chunks keep importing those chunks, so the runner and a command hold copies of the modules both
+ * use, as a solo command does (SOLO_COMMANDS): only plain values and PixirError (errors.ts) cross between
+ * them. Dynamic imports stay as they are. A chunk that finds files from its own place (import.meta.url)
+ * cannot move into main.js: the build fails rather than ship one.
+ */
+async function selfContainedMain(outdir) {
+  const file = path.join(outdir, "main.js");
+  const split = path.join(outdir, "main.split.js");
+  renameSync(file, split);
+  const moved = [];
+  await build({
+    entryPoints: [split],
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    outfile: file,
+    legalComments: "none",
+    logLevel: "warning",
+    plugins: [
+      {
+        name: "static-chunks-only",
+        setup(b) {
+          b.onResolve({ filter: /^\.\.?\// }, (args) => {
+            if (args.kind === "dynamic-import") return { path: args.path, external: true };
+            moved.push(path.join(args.resolveDir, args.path));
+            return undefined;
+          });
+        },
+      },
+    ],
+  });
+  rmSync(split);
+  for (const chunk of moved) {
+    if (readFileSync(chunk, "utf8").replace(BANNER, "").includes("import.meta.url")) throw new Error(`${chunk} uses import.meta.url and cannot be put inside main.js`);
+  }
+}
+
 async function buildTool(name) {
   const dir = path.join(root, "tools", name);
   const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
-  const define = { ...pageDefine, __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) };
+  const define = { ...pageDefine, __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name), __PIXIR_SQLITE_JS__: JSON.stringify(sqliteVersion) };
   const solo = SOLO_COMMANDS[name] ?? [];
   const mainFile = path.join(dir, "src/main.ts");
   // The tool's own `import("./commands/<solo>.js")` stays as written: dist/commands/<solo>.js is built below.
@@ -97,13 +177,14 @@ async function buildTool(name) {
       outdir,
       chunkNames: "chunks/[name]-[hash]",
       define,
-      plugins: [keepSoloImports],
+      plugins: [noHelpCache, lazyCrypto, keepSoloImports],
     });
     for (const command of solo) {
       await build({ ...common, splitting: false, entryPoints: { [`commands/${command}`]: path.join(dir, `src/commands/${command}.ts`) }, outdir, define });
     }
     // A solo command that reads the catalog starts its scan workers from its own folder (catalog.ts).
     if (solo.some((c) => CATALOG_READERS.includes(c))) await build({ ...common, splitting: false, entryPoints: { "commands/catalog-scan-worker": catalogScanWorker }, outdir, define });
+    await selfContainedMain(outdir);
     const built = readFileSync(path.join(outdir, "main.js"), "utf8");
     for (const command of solo) {
       if (!built.includes(`import("./commands/${command}.js")`)) throw new Error(`${name}: main.js does not import ./commands/${command}.js`);

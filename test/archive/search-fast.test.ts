@@ -14,7 +14,7 @@ import { ftsAll, parseQuery } from "../../lib/envelope/src/archive/search/query.
 import { newestFirstWalk } from "../../lib/envelope/src/archive/search/search.js";
 import { indexWorkspace } from "../../lib/envelope/src/archive/search/job.js";
 import { searchSessions } from "../../lib/envelope/src/archive/search/run.js";
-import { listingDigest } from "../../lib/envelope/src/archive/search/update.js";
+import { listingKey } from "../../lib/envelope/src/archive/search/update.js";
 import { listLogs } from "../../lib/envelope/src/store/ls.js";
 import { CLAUDE_FIXTURES } from "../support/claude.js";
 import { ROOT, run, tempDir } from "../support/cli.js";
@@ -36,13 +36,13 @@ interface Card {
   title: string | null;
 }
 
-/** The cards and the listing digest the index holds, read straight from its file. */
-function indexCards(ws: string): { cards: Card[]; digest: string | undefined } {
+/** The cards and the key of the listing they were joined from, read straight from the index's file. */
+function indexCards(ws: string): { cards: Card[]; listing: Buffer | undefined } {
   const db = new Database(searchIndexPath(ws).abs, { readonly: true });
   try {
     const cards = db.prepare("SELECT session_id, agent, project, title FROM cards ORDER BY session_id").all() as Card[];
-    const digest = (db.prepare("SELECT value FROM meta WHERE key = 'cards_listing'").get() as { value: string } | undefined)?.value;
-    return { cards, digest };
+    const listing = (db.prepare("SELECT value FROM meta WHERE key = 'cards_listing'").get() as { value: Buffer } | undefined)?.value;
+    return { cards, listing };
   } finally {
     db.close();
   }
@@ -58,7 +58,7 @@ async function catalogCards(ws: string): Promise<Card[]> {
 
 async function expectCardsCurrent(ws: string): Promise<void> {
   const stored = indexCards(ws);
-  expect(stored.digest).toBe(listingDigest(listLogs(ws)));
+  expect(stored.listing).toEqual(listingKey(listLogs(ws)));
   expect(stored.cards).toEqual(await catalogCards(ws));
 }
 

@@ -42,6 +42,18 @@ describe("pixir ls, usage and search are built as one module each", () => {
   });
 });
 
+describe("every tool's main.js is one module", () => {
+  it("imports nothing statically but Node's builtins: its chunks are inside it, the commands' chunks loaded when they run", () => {
+    const builtins = new Set(builtinModules);
+    for (const tool of ["pixir", "pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize"]) {
+      const main = readFileSync(path.join(ROOT, "tools", tool, "dist", "main.js"), "utf8");
+      const statics = [...main.matchAll(/(?:^|\n)\s*(?:import|export)\b[^"'\n;(]*?(?:from\s*)?["']([^"']+)["']/g)].map((m) => m[1]!);
+      expect(statics.filter((s) => !s.startsWith("node:") && !builtins.has(s)), tool).toEqual([]);
+      expect(main, tool).toMatch(/import\("\.\/chunks\//);
+    }
+  });
+});
+
 describe("errors thrown inside the append bundle keep their kind and exit code", () => {
   it("a held lease is session_writer_active, exit 5; a bad line is corrupt_log_line, exit 1", async () => {
     const ws = tempDir();

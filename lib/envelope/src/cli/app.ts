@@ -4,7 +4,7 @@
 import yargs, { type Argv, type CommandModule } from "yargs";
 import { resolveSessionArgs } from "./session-args.js";
 import { errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
-import { commandModule, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
+import { commandModule, commandName, EVERYWHERE, GLOBAL_OPTIONS, subcommandFlags, synopsisOf, toolSynopsis, usageText, type CommandClass, type CommandContext, type CommandDecl, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
 import { complete } from "./completion.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { resolveWorkspace } from "../store/workspace.js";
@@ -79,7 +79,9 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
     return y.usage(usageText(m)).command(commandModule(m, run, true)).command(completionCommand(tool, y));
   }
   y.usage(`Usage: ${toolSynopsis(tool)}\n\n${tool.description}`).group(...EVERYWHERE);
-  for (const decl of tool.commands ?? []) y.command(commandModule({ decl, path: [tool.program, decl.command.split(" ")[0]!] }, run));
+  const named = commandRun(tool, argv);
+  if (named !== undefined) return y.command(commandModule({ decl: named, path: [tool.program, commandName(named)] }, run));
+  for (const decl of tool.commands ?? []) y.command(commandModule({ decl, path: [tool.program, commandName(decl)] }, run));
   y.command(completionCommand(tool, y));
   // A subcommand's flag before the command's name (cli.md §1) needs the subcommands' flags known here
   // (command.ts); other lines do not, and declaring them costs every start.
@@ -93,6 +95,20 @@ function program(tool: ToolSpec, run: RunState, argv: string[], io: CliIo): Argv
     },
   });
   return y;
+}
+
+/** A help, version or completion flag, or a group of short flags (`-h` may hide in one): before `--`, the whole tool is declared. */
+const TOOL_WIDE = /^(?:--(?:help|version|get-yargs-completions)(?:=|$)|-[^-])/;
+
+/**
+ * The command a line runs when its first word names one and it asks for no help, version or completion:
+ * only that command is declared to yargs, which parses and checks the line as it would with every command
+ * declared (declaring all of them, and the completion and help commands, costs every start some
+ * milliseconds). Any other line (a flag first, a mistyped command, help) declares the whole tool.
+ */
+function commandRun(tool: ToolSpec, argv: readonly string[]): CommandDecl | undefined {
+  if (optionTokens([...argv]).some((t) => TOOL_WIDE.test(t))) return undefined;
+  return tool.commands?.find((decl) => commandName(decl) === argv[0]);
 }
 
 /** Does a flag other than the ones every command takes come before the first word that is not a flag? */

@@ -6,10 +6,15 @@ import { sha256Into } from "./sha256.js";
 export const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-const monotonic = monotonicFactory();
+/**
+ * Made at the first fresh id: making it looks for a random source (globalThis.crypto, which loads Node's Web
+ * Crypto), a few milliseconds of every start of a process that makes no id, such as a search.
+ */
+let monotonic: ReturnType<typeof monotonicFactory> | undefined;
 
 /** A fresh ULID; ids made by one process sort in the order they were made. */
 export function newUlid(now: number = Date.now()): string {
+  monotonic ??= monotonicFactory();
   return monotonic(now);
 }
 

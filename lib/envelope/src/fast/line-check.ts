@@ -308,23 +308,64 @@ function recordReorder(f: LineFacts, b: Uint8Array, open: number, base: number):
 /**
  * Write the canonical JSON of `data` (bytes `[dataStart, dataEnd)` of the line) to `out` at `at`, given
  * the line's reorder records (offsets into the line). The result has the same length as the input.
+ * Each byte is copied once: an object out of order is written member by member in key order, and a
+ * member holding another such object writes that one the same way.
  */
-export function canonicalInto(line: Uint8Array, dataStart: number, dataEnd: number, records: ArrayLike<number>, out: Uint8Array, at: number, scratch: Uint8Array): void {
-  out.set(line.subarray(dataStart, dataEnd), at);
-  const shift = at - dataStart;
-  for (let r = 0; r < records.length; ) {
-    const open = records[r]!;
-    const n = records[r + 1]!;
-    let w = 0;
-    for (let m = 0; m < n; m++) {
-      if (m > 0) scratch[w++] = COMMA;
-      const s = records[r + 2 + 2 * m]! + shift;
-      const e = records[r + 3 + 2 * m]! + shift;
-      w = copyBytes(out, s, e, scratch, w);
-    }
-    copyBytes(scratch, 0, w, out, open + 1 + shift);
-    r += 2 + 2 * n;
+export function canonicalInto(line: Uint8Array, dataStart: number, dataEnd: number, records: ArrayLike<number>, out: Uint8Array, at: number): void {
+  const order = recordsByStart(records);
+  spanInto(line, dataStart, dataEnd, records, order, out, at);
+}
+
+/** Where each record begins in `records`, ordered by the start of its object in the line (records close inner first). */
+function recordsByStart(records: ArrayLike<number>): Int32Array {
+  let count = 0;
+  for (let r = 0; r < records.length; r += 2 + 2 * records[r + 1]!) count++;
+  const order = new Int32Array(count);
+  let n = 0;
+  for (let r = 0; r < records.length; r += 2 + 2 * records[r + 1]!) {
+    let j = n++;
+    for (; j > 0 && records[order[j - 1]!]! > records[r]!; j--) order[j] = order[j - 1]!;
+    order[j] = r;
   }
+  return order;
+}
+
+/** The first record (in `order`) whose object starts at `from` or later. */
+function firstRecordFrom(records: ArrayLike<number>, order: Int32Array, from: number): number {
+  let lo = 0;
+  let hi = order.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (records[order[mid]!]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** `line[s, e)` to `out` at `at`, every recorded object in it in key order; returns the end. */
+function spanInto(line: Uint8Array, s: number, e: number, records: ArrayLike<number>, order: Int32Array, out: Uint8Array, at: number): number {
+  let pos = s;
+  for (let i = firstRecordFrom(records, order, s); i < order.length; ) {
+    const r = order[i]!;
+    const open = records[r]!;
+    if (open >= e) break;
+    at = copyBytes(line, pos, open, out, at);
+    out[at++] = OPEN_OBJECT;
+    const n = records[r + 1]!;
+    let close = open + 1;
+    for (let m = 0; m < n; m++) {
+      if (m > 0) out[at++] = COMMA;
+      const ms = records[r + 2 + 2 * m]!;
+      const me = records[r + 3 + 2 * m]!;
+      at = spanInto(line, ms, me, records, order, out, at);
+      if (me > close) close = me;
+    }
+    out[at++] = CLOSE_OBJECT;
+    // The object ends with its last member in the line's order; the records inside it are written.
+    pos = close + 1;
+    i = firstRecordFrom(records, order, pos);
+  }
+  return copyBytes(line, pos, e, out, at);
 }
 
 /** Copy `from[s, e)` to `to` at `at`; returns the end. Members are mostly short, and a view per copy costs more than a loop. */

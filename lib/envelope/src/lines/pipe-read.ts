@@ -117,6 +117,12 @@ export class PipeReader {
         const complete = have > searched && buf.subarray(searched, have).indexOf(NEWLINE) >= 0;
         if (complete) {
           const last = buf.lastIndexOf(NEWLINE, have - 1);
+          // The buffer may hold more than the limit (a read lands behind what it holds), so a line past
+          // the limit can come whole, with its newline, in one read: refused here as splitLines refuses it.
+          if (last > max) {
+            const long = firstLineLongerThan(buf, last + 1, max);
+            if (long > 0) throw lineTooLong(options.path, linesBefore + long, max);
+          }
           yield { bytes: buf, end: last + 1, tail: false };
           linesBefore += newlinesBefore(buf, last + 1);
           buf.copy(buf, 0, last + 1, have);
@@ -142,6 +148,17 @@ export class PipeReader {
       this.close();
     }
   }
+}
+
+/** The number (from 1) of the first line of `buf[0, end)` longer than `max` bytes, or 0 if none is. */
+function firstLineLongerThan(buf: Buffer, end: number, max: number): number {
+  let n = 1;
+  for (let s = 0; s < end; n++) {
+    const e = buf.indexOf(NEWLINE, s);
+    if (e - s > max) return n;
+    s = e + 1;
+  }
+  return 0;
 }
 
 function grown(buf: Buffer, have: number, size: number): Buffer {

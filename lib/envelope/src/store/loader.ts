@@ -78,13 +78,13 @@ const DIGEST_TAIL = Buffer.from("]\n");
 type DigestParts = Pick<CanonicalLine, "typeIndex" | "tsStart" | "tsEnd" | "dataStart" | "dataEnd"> & { reorder: ArrayLike<number> | null };
 
 /** Write `["<type>","<ts>",<canonical data>]\n` of a checked line to `out` at `at`; returns the end. */
-function writeDigestLine(bytes: Buffer, c: DigestParts, out: Buffer, at: number, scratch: Buffer): number {
+function writeDigestLine(bytes: Buffer, c: DigestParts, out: Buffer, at: number): number {
   const opener = TYPE_OPENERS[c.typeIndex]!;
   at = copyBytes(opener, 0, opener.length, out, at);
   at = copyBytes(bytes, c.tsStart - 1, c.tsEnd + 1, out, at);
   out[at++] = 0x2c;
   if (c.reorder === null) copyBytes(bytes, c.dataStart, c.dataEnd, out, at);
-  else canonicalInto(bytes, c.dataStart, c.dataEnd, c.reorder, out, at, scratch);
+  else canonicalInto(bytes, c.dataStart, c.dataEnd, c.reorder, out, at);
   at += c.dataEnd - c.dataStart;
   out[at++] = 0x5d;
   out[at++] = 0x0a;
@@ -135,13 +135,13 @@ export class PrefixDigest {
     if (this.staged + size > STAGE_BYTES) this.flush();
     if (size > STAGE_BYTES) {
       const own = Buffer.allocUnsafeSlow(size);
-      writeDigestLine(bytes, c, own, 0, Buffer.allocUnsafe(dataLength));
+      writeDigestLine(bytes, c, own, 0);
       this.beforeLast = this.hash.copy();
       this.lastStaged = -1;
       this.hash.update(own);
     } else {
       this.lastStaged = this.staged;
-      this.staged = writeDigestLine(bytes, c, this.stage, this.staged, this.scratch(dataLength));
+      this.staged = writeDigestLine(bytes, c, this.stage, this.staged);
     }
     this.count++;
   }
@@ -182,11 +182,6 @@ export class PrefixDigest {
       this.final = `sha256:${this.hash.digest("hex")}`;
     }
     return this.final;
-  }
-  private scratchBytes = Buffer.allocUnsafe(0);
-  private scratch(size: number): Buffer {
-    if (this.scratchBytes.length < size) this.scratchBytes = Buffer.allocUnsafe(Math.max(size, 64 * 1024));
-    return this.scratchBytes;
   }
   private open(): void {
     if (this.final !== null) throw new Error("PrefixDigest: add() after digest()");

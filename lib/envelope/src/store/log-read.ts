@@ -5,7 +5,8 @@ import { isUtf8 } from "node:buffer";
 import { checkedShareHeader, checkLine, LineFacts } from "../fast/line-check.js";
 import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, existsSync, constants as fsConstants } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { workerThreads } from "./lazy-builtins.js";
 import { LINE_BLOCK, MAX_LINE_BYTES, splitLines, type LineBlock, type RawLine } from "../lines/codec.js";
 export type { LineBlock } from "../lines/codec.js";
 import { dataTextOf, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "../event/envelope.js";
@@ -509,7 +510,7 @@ function checkRangesInWorkers(path: string, identity: FileIdentity, bounds: numb
       new Promise((resolve) => {
         let worker: Worker;
         try {
-          worker = new Worker(url, { workerData: task, stdout: true, stderr: true });
+          worker = new (workerThreads().Worker)(url, { workerData: task, stdout: true, stderr: true });
         } catch {
           resolve(undefined);
           return;

@@ -1,6 +1,6 @@
 // How many threads may read Logs: the Session Tree's forest scan (tree-scan.ts) and the checking pass
 // of one large Log (log-read.ts) share one rule and one setting, PIXIR_SCAN_THREADS.
-import { availableParallelism } from "node:os";
+import { nodeOs } from "./lazy-builtins.js";
 import { PixirError } from "../event/errors.js";
 
 /** Below this many bytes in all, starting a worker costs more than it saves (the forest scan). */
@@ -23,5 +23,5 @@ export function scanThreadCount(env: NodeJS.ProcessEnv, totalBytes: number, minB
     }
     return n;
   }
-  return totalBytes >= minBytes ? Math.max(1, Math.min(availableParallelism(), MAX_SCAN_THREADS)) : 1;
+  return totalBytes >= minBytes ? Math.max(1, Math.min(nodeOs().availableParallelism(), MAX_SCAN_THREADS)) : 1;
 }

@@ -6,7 +6,8 @@
 // owner says); so every task ends with an outcome, whatever happens to the threads.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parentPort, Worker, type ResourceLimits } from "node:worker_threads";
+import type { ResourceLimits, Worker } from "node:worker_threads";
+import { workerThreads } from "./lazy-builtins.js";
 
 interface Job<T, O> {
   id: number;
@@ -83,7 +84,7 @@ export class WorkerPool<T, O> {
   private start(): void {
     let worker: Worker;
     try {
-      worker = new Worker(this.url!, { stdout: true, stderr: true, resourceLimits: this.options.limits });
+      worker = new (workerThreads().Worker)(this.url!, { stdout: true, stderr: true, resourceLimits: this.options.limits });
     } catch {
       return;
     }
@@ -192,7 +193,7 @@ export class WorkerPool<T, O> {
 
 /** The worker side: run each task this thread is sent with `handle` (several at once), and answer with its outcome. */
 export function serveTasks<T, O>(handle: (task: T) => Promise<O>): void {
-  const port = parentPort;
+  const port = workerThreads().parentPort;
   if (port === null) return;
   port.on("message", ({ id, task }: Sent<T>) => {
     void handle(task).then((outcome) => port.postMessage({ id, outcome } satisfies Answer<O>));

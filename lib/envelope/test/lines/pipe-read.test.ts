@@ -87,14 +87,18 @@ describe("PipeReader", () => {
     }, 60_000);
   }
 
-  it("refuses a line past the limit, naming its line number", async () => {
-    const content = Buffer.from(`{"a":1}\n\n{"b":2}\n${"x".repeat(5000)}\n{"c":3}\n`);
-    const { fd, done } = fifoFed(content, [1000], 1);
-    const err = await linesOf(new PipeReader(fd).blocks({ path: "-", maxLineBytes: 4096 })).catch((e: unknown) => e);
-    await done;
-    expect(err).toBeInstanceOf(PixirError);
-    expect((err as PixirError).details).toMatchObject({ reason: "line_too_long", line: 4 });
-  });
+  // In pieces the reader takes one by one, and in one write that brings the long line whole, with its
+  // newline, into one read (as a writer that runs ahead of a busy reader does).
+  for (const [name, pieces] of [["in pieces", [1000]], ["in one write", [1 << 20]]] as const) {
+    it(`refuses a line past the limit, naming its line number: ${name}`, async () => {
+      const content = Buffer.from(`{"a":1}\n\n{"b":2}\n${"x".repeat(5000)}\n{"c":3}\n`);
+      const { fd, done } = fifoFed(content, [...pieces], 1);
+      const err = await linesOf(new PipeReader(fd).blocks({ path: "-", maxLineBytes: 4096 })).catch((e: unknown) => e);
+      await done;
+      expect(err).toBeInstanceOf(PixirError);
+      expect((err as PixirError).details).toMatchObject({ reason: "line_too_long", line: 4 });
+    });
+  }
 
   it("close() ends a wait for input: the reader finishes and the pipe is closed", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "pixir-fifo-"));

@@ -1,11 +1,11 @@
 // cli.md §8.4: Logs are listed in UTF-8 byte order of their ids; the listing sorts without a Buffer per id
 // when no id holds a surrogate, and valid ASCII ids skip the Unicode tables. Both must agree with the rules.
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { isValidSessionId, sessionIdProblem } from "../../src/event/session-id.js";
-import { listLogs } from "../../src/store/ls.js";
+import { listLogs, STAT_CTIME, STAT_INO, STAT_MTIME, STAT_SIZE } from "../../src/store/ls.js";
 
 function workspaceWith(ids: readonly string[]): string {
   const ws = mkdtempSync(path.join(os.tmpdir(), "pixir-listing-"));
@@ -27,6 +27,31 @@ describe("listLogs order", () => {
     const listed = listLogs(workspaceWith(ids)).sessionIds;
     expect(listed).toEqual(byBytes(ids));
     expect(listed).not.toEqual([...ids].sort());
+  });
+});
+
+describe("listLogs stats", () => {
+  it("holds each listed Log's inode, size, mtime and ctime in id order, and its maps say the same; a folder named like a Log is ignored", () => {
+    const ws = workspaceWith(["c", "a", "b"]);
+    writeFileSync(path.join(ws, ".pixir", "sessions", "b.ndjson"), "x".repeat(17));
+    mkdirSync(path.join(ws, ".pixir", "sessions", "d.ndjson"));
+    writeFileSync(path.join(ws, ".pixir", "sessions", "notes.txt"), "");
+    const listing = listLogs(ws);
+    expect(listing.sessionIds).toEqual(["a", "b", "c"]);
+    expect(listing.ignoredEntries).toBe(2);
+    expect(listing.stats.length).toBe(12);
+    listing.sessionIds.forEach((id, i) => {
+      const st = lstatSync(path.join(ws, ".pixir", "sessions", `${id}.ndjson`));
+      expect([...listing.stats.subarray(i * 4, i * 4 + 4)]).toEqual([st.ino, st.size, st.mtimeMs, st.ctimeMs]);
+      expect([listing.inos.get(id), listing.sizes.get(id), listing.mtimes.get(id), listing.ctimes.get(id)]).toEqual([
+        listing.stats[i * 4 + STAT_INO],
+        listing.stats[i * 4 + STAT_SIZE],
+        listing.stats[i * 4 + STAT_MTIME],
+        listing.stats[i * 4 + STAT_CTIME],
+      ]);
+    });
+    expect(listing.sizes.get("b")).toBe(17);
+    expect(listing.sizes.has("d")).toBe(false);
   });
 });
 

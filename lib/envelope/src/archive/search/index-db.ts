@@ -3,6 +3,7 @@
 // Workspace), or build one in memory (a read-only Workspace without a usable index). A missing, corrupt or
 // other-version file is replaced, with a note; SQLite's own words never reach the user.
 import type Database from "better-sqlite3";
+import BundledSqlite from "better-sqlite3";
 import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -13,6 +14,15 @@ import { ensureStateDir, StatePath, STATE_DIR } from "../../store/paths.js";
 
 /** Bumped whenever the tables or what goes into them change: an index of another version is rebuilt. */
 export const SEARCH_INDEX_VERSION = "pixir-search-2";
+
+/** Whether the index's meta value `name` is exactly these bytes (compared by SQLite, not read out). */
+export function metaHolds(db: Database.Database, name: string, value: Uint8Array): boolean {
+  return db.prepare("SELECT 1 FROM meta WHERE key = ? AND value = ?").get(name, value) !== undefined;
+}
+
+export function setMeta(db: Database.Database, name: string, value: string | Uint8Array): void {
+  db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(name, value);
+}
 
 export const searchIndexPath = (ws: string) => new StatePath(ws, [STATE_DIR, "index", "search.sqlite"], "file");
 
@@ -103,23 +113,32 @@ function addonFault(err: unknown): PixirError {
   });
 }
 
-/**
- * better-sqlite3 through require(), as the CommonJS package it is: an ES import of it first has Node parse
- * its sources for their export names (some milliseconds of every search). Loaded on the first open.
- */
 const requireHere = createRequire(import.meta.url);
 let sqlite: { Database: typeof Database; addon: string | null } | undefined;
 
 /**
- * The package and its addon's file, handed to it (its `nativeBinding`) so that it does not search a dozen
- * places for it (the `bindings` package, some milliseconds of every search). Where an install put the
- * addon elsewhere, it searches as it would.
+ * The version of better-sqlite3 whose JavaScript a tool's bundle carries (scripts/build.mjs); undefined where
+ * the package is imported as installed (the library's own build, the tests).
+ */
+declare const __PIXIR_SQLITE_JS__: string | undefined;
+const BUNDLED_SQLITE_JS = typeof __PIXIR_SQLITE_JS__ === "string" ? __PIXIR_SQLITE_JS__ : null;
+
+/**
+ * better-sqlite3 and its addon, loaded on the first open. Its JavaScript comes in a tool's bundle: loading
+ * the package's dozen CommonJS files from node_modules cost every search 7–14 ms. The addon is the
+ * installed package's file, handed to it (its `nativeBinding`) so that it does not search a dozen places
+ * for it (the `bindings` package). The bundled JavaScript drives only the addon of its own version; an
+ * install of another version, or with the addon elsewhere, is loaded from node_modules as is. (In the
+ * library's own build the import is the installed package: Node reads its export names at load.)
  */
 function loadSqlite(): { Database: typeof Database; addon: string | null } {
   if (sqlite !== undefined) return sqlite;
-  const main = requireHere.resolve("better-sqlite3");
-  const file = path.join(path.dirname(main), "..", "build", "Release", "better_sqlite3.node");
-  sqlite = { Database: requireHere(main) as typeof Database, addon: existsSync(file) ? file : null };
+  const manifest = requireHere.resolve("better-sqlite3/package.json");
+  const file = path.join(path.dirname(manifest), "build", "Release", "better_sqlite3.node");
+  const addon = existsSync(file) ? file : null;
+  const installed = BUNDLED_SQLITE_JS === null ? null : (JSON.parse(readFileSync(manifest, "utf8")) as { version?: unknown }).version;
+  const Sqlite = addon !== null && installed === BUNDLED_SQLITE_JS ? BundledSqlite : (requireHere(path.dirname(manifest)) as typeof Database);
+  sqlite = { Database: Sqlite, addon };
   return sqlite;
 }
 

@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import { PixirError } from "../../event/errors.js";
 import { closeSearchIndex, isBusy, isCorruption, indexWriteFault, memorySearchIndex, openSearchIndex, searchIndexPath, sqliteCode, type OpenIndex, type IndexMode } from "./index-db.js";
 import { runSearch, type SearchHit, type SearchRequest } from "./search.js";
-import { listingDigest, updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
+import { listingKey, updateSearchIndex, type UpdateCounts, type UpdateProgress } from "./update.js";
 import { listLogs, type LogListing } from "../../store/ls.js";
 import { readCatalogListed } from "../catalog.js";
 import { cardsOfFacts, saveCards, storedCards, type SessionCard, type SessionCards } from "./session-cards.js";
@@ -26,13 +26,13 @@ export interface IndexState {
 const readOnlyCode = (err: unknown): boolean => (sqliteCode(err) ?? "").startsWith("SQLITE_READONLY");
 
 /** Bring the index up to date; a corrupt file is replaced once, a busy or read-only one is used as it is. */
-function freshIndex(ws: string, rebuild: boolean | "memory", progress: UpdateProgress | undefined, listing: LogListing, digest: string): { index: OpenIndex; state: IndexState } {
+function freshIndex(ws: string, rebuild: boolean | "memory", progress: UpdateProgress | undefined, listing: LogListing, key: Uint8Array): { index: OpenIndex; state: IndexState } {
   let index = rebuild === "memory" ? memorySearchIndex(ws, `${searchIndexPath(ws).rel} is corrupt and cannot be rewritten here`) : openSearchIndex(ws, rebuild);
   const notes: IndexNote[] = [...index.notes];
   for (let attempt = 0; ; attempt++) {
     if (index.mode === "as_is") return { index, state: { mode: index.mode, counts: null, notes } };
     try {
-      const counts = updateSearchIndex(index.db, ws, progress, listing, digest);
+      const counts = updateSearchIndex(index.db, ws, progress, listing, key);
       return { index, state: { mode: index.mode, counts, notes } };
     } catch (err) {
       if (isBusy(err)) {
@@ -62,13 +62,13 @@ export interface SearchResult {
  * The session cards of this listing: the index's when they were joined from it, else the catalog's facts
  * (archive.md §1), copied into the index when it may be written so that the next search reads them there.
  */
-async function cardsFor(ws: string, index: OpenIndex, state: IndexState, listing: LogListing, digest: string): Promise<SessionCards> {
-  const stored = storedCards(index.db, digest);
+async function cardsFor(ws: string, index: OpenIndex, state: IndexState, listing: LogListing, key: Uint8Array): Promise<SessionCards> {
+  const stored = storedCards(index.db, key);
   if (stored !== null) return stored;
   const { facts } = await readCatalogListed(ws, listing);
   if (state.mode !== "update") return cardsOfFacts(facts);
   try {
-    saveCards(index.db, digest, facts);
+    saveCards(index.db, key, facts);
   } catch (err) {
     // Another process writes the index, or it cannot be written: these facts serve this search alone.
     if (isBusy(err) || readOnlyCode(err)) return cardsOfFacts(facts);
@@ -97,11 +97,11 @@ function readFault(err: unknown, index: OpenIndex, searching: boolean): unknown 
  * a note; where it cannot be rewritten, the work is done on an index built in memory. Corruption of the
  * index just rebuilt is a structured error.
  */
-async function withIndex<T>(ws: string, job: { rebuild: boolean; searching: boolean; progress?: UpdateProgress }, listing: LogListing, digest: string, work: (index: OpenIndex, state: IndexState) => Promise<T>): Promise<T> {
+async function withIndex<T>(ws: string, job: { rebuild: boolean; searching: boolean; progress?: UpdateProgress }, listing: LogListing, key: Uint8Array, work: (index: OpenIndex, state: IndexState) => Promise<T>): Promise<T> {
   let earlier: IndexNote[] = [];
   let again: boolean | "memory" = job.rebuild;
   for (;;) {
-    const { index, state } = freshIndex(ws, again, job.progress, listing, digest);
+    const { index, state } = freshIndex(ws, again, job.progress, listing, key);
     state.notes.unshift(...earlier);
     try {
       return await work(index, state);
@@ -123,9 +123,9 @@ async function withIndex<T>(ws: string, job: { rebuild: boolean; searching: bool
  * the session cards (--agent and --project select on them). `listing`: the Logs as the caller listed them.
  */
 export async function searchWorkspace(ws: string, request: (cards: SessionCards) => SearchRequest, progress?: UpdateProgress, listing: LogListing = listLogs(ws)): Promise<SearchResult> {
-  const digest = listingDigest(listing);
-  return withIndex(ws, { rebuild: false, searching: true, progress }, listing, digest, async (index, state) => {
-    const cards = await cardsFor(ws, index, state, listing, digest);
+  const key = listingKey(listing);
+  return withIndex(ws, { rebuild: false, searching: true, progress }, listing, key, async (index, state) => {
+    const cards = await cardsFor(ws, index, state, listing, key);
     const hits = runSearch(index.db, ws, request(cards));
     return { hits, index: state, cards: cards.of([...new Set(hits.map((h) => h.session_id))]) };
   });
@@ -170,9 +170,9 @@ function sizes(db: Database.Database): { documents: number; log_bytes: number } 
 /** `pixir index [--rebuild]`: the same update a search makes (the Events and the session cards), alone, with counts and sizes. */
 export async function indexWorkspace(ws: string, rebuild: boolean, progress?: UpdateProgress): Promise<IndexReport> {
   const listing = listLogs(ws);
-  const digest = listingDigest(listing);
-  return withIndex(ws, { rebuild, searching: false, progress }, listing, digest, async (index, state) => {
-    await cardsFor(ws, index, state, listing, digest);
+  const key = listingKey(listing);
+  return withIndex(ws, { rebuild, searching: false, progress }, listing, key, async (index, state) => {
+    await cardsFor(ws, index, state, listing, key);
     const c = state.counts;
     const counted = sizes(index.db);
     if (state.mode === "update") index.db.pragma("wal_checkpoint(TRUNCATE)");

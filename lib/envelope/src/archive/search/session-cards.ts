@@ -1,10 +1,11 @@
 // archive.md §2: what a hit says of its session (agent, project, title) and what --agent and --project
 // select, kept in the index beside the Events: a search whose Logs did not change reads the rows of its
 // hits, not the whole catalog. They are the catalog's facts (archive.md §1: log-facts.ts scanned, facts.ts
-// joined), copied whole whenever some Log changed, with the digest of the listing they were joined from
-// (update.ts's listingDigest); a search whose own listing has another digest reads the catalog again.
+// joined), copied whole whenever some Log changed, with the key of the listing they were joined from
+// (update.ts's listingKey); a search whose own listing has another key reads the catalog again.
 import type Database from "better-sqlite3";
 import type { SessionFacts } from "../facts.js";
+import { metaHolds, setMeta } from "./index-db.js";
 
 /** A session's facts as a hit shows them and the filters select on. */
 export type SessionCard = Pick<SessionFacts, "session_id" | "agent" | "project" | "title">;
@@ -23,13 +24,12 @@ const TABLE = `CREATE TABLE IF NOT EXISTS cards (
   project TEXT,
   title TEXT
 ) WITHOUT ROWID`;
-/** The meta key of the digest of the listing the cards were joined from. */
+/** The meta key of the listing the cards were joined from. */
 const LISTING_KEY = "cards_listing";
 
-/** The cards of the index when they were joined from a listing of this digest, else null. */
-export function storedCards(db: Database.Database, digest: string): SessionCards | null {
-  const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(LISTING_KEY) as { value: string } | undefined;
-  if (row?.value !== digest) return null;
+/** The cards of the index when they were joined from a listing of this key, else null. */
+export function storedCards(db: Database.Database, key: Uint8Array): SessionCards | null {
+  if (!metaHolds(db, LISTING_KEY, key)) return null;
   return {
     of: (ids) => {
       const rows = db.prepare("SELECT session_id, agent, project, title FROM cards WHERE session_id IN (SELECT value FROM json_each(?))").all(JSON.stringify(ids)) as SessionCard[];
@@ -49,10 +49,10 @@ export function cardsOfFacts(facts: readonly SessionFacts[]): SessionCards {
 }
 
 /**
- * Make the index's cards these facts, joined from a listing of this digest, in one transaction: only the
+ * Make the index's cards these facts, joined from a listing of this key, in one transaction: only the
  * rows that differ are written (after an append, one or two of thousands).
  */
-export function saveCards(db: Database.Database, digest: string, facts: readonly SessionFacts[]): void {
+export function saveCards(db: Database.Database, key: Uint8Array, facts: readonly SessionFacts[]): void {
   db.transaction(() => {
     db.exec(TABLE);
     const stored = new Map((db.prepare("SELECT session_id, agent, project, title FROM cards").all() as SessionCard[]).map((c) => [c.session_id, c]));
@@ -64,6 +64,6 @@ export function saveCards(db: Database.Database, digest: string, facts: readonly
     }
     const drop = db.prepare("DELETE FROM cards WHERE session_id = ?");
     for (const id of stored.keys()) drop.run(id);
-    db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(LISTING_KEY, digest);
+    setMeta(db, LISTING_KEY, key);
   }).immediate();
 }

@@ -12,6 +12,7 @@ import path from "node:path";
 import { isReplayType } from "../../event/vocabulary.js";
 import { committedLength } from "../../store/log-read.js";
 import { listLogs, type LogListing } from "../../store/ls.js";
+import { metaHolds, setMeta } from "./index-db.js";
 import { sessionsDir } from "../../store/paths.js";
 import { indexedText } from "./query.js";
 import { searchableOf } from "./searchable.js";
@@ -60,21 +61,16 @@ interface LogFile {
 export const statKeyOf = (listing: LogListing, id: string): string => `${listing.inos.get(id)}:${listing.sizes.get(id)}:${listing.mtimes.get(id)}:${listing.ctimes.get(id)}`;
 
 /**
- * One digest of every listed Log's id and the numbers of its stat key: equal listings, equal digests. The
- * index keeps the digest of the listing it last caught up with, so a search of unchanged Logs compares one
- * digest instead of a stored stat key per Log.
+ * Every listed Log's id and the numbers of its stat key as bytes (the count first, so that where the ids
+ * end is known): equal listings, equal keys. The index keeps the key of the listing it last caught up with,
+ * so a search of unchanged Logs compares one key instead of a stored stat key per Log. The key is compared
+ * whole, not hashed: such a search then hashes nothing, and loading node:crypto was 2–4 ms of it.
  */
-export function listingDigest(listing: LogListing): string {
-  const ids = listing.sessionIds;
-  const numbers = new Float64Array(ids.length * 4);
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i]!;
-    numbers[i * 4] = listing.inos.get(id)!;
-    numbers[i * 4 + 1] = listing.sizes.get(id)!;
-    numbers[i * 4 + 2] = listing.mtimes.get(id)!;
-    numbers[i * 4 + 3] = listing.ctimes.get(id)!;
-  }
-  return createHash("sha256").update(ids.join("\n")).update(new Uint8Array(numbers.buffer)).digest("hex");
+export function listingKey(listing: LogListing): Buffer {
+  const { stats } = listing;
+  const count = Buffer.alloc(4);
+  count.writeUInt32LE(listing.sessionIds.length);
+  return Buffer.concat([count, Buffer.from(listing.sessionIds.join("\n"), "utf8"), Buffer.from(stats.buffer, stats.byteOffset, stats.byteLength)]);
 }
 
 /** The Logs of a listing with their stat keys. */
@@ -309,12 +305,8 @@ function planBatch(st: Statements, fd: number, file: LogFile, committed: number,
   return done ? null : row.bytes;
 }
 
-/** The meta key of the digest of the listing the index last caught up with. */
+/** The meta key of the listing the index last caught up with. */
 const CAUGHT_UP_KEY = "caught_up_listing";
-
-function caughtUpWith(db: Database.Database): string | null {
-  return (db.prepare("SELECT value FROM meta WHERE key = ?").get(CAUGHT_UP_KEY) as { value: string } | undefined)?.value ?? null;
-}
 
 /** Whether the index holds every listed byte of this Log (not a torn tail, not an unreadable file). */
 function caughtUp(st: Statements, f: LogFile): boolean {
@@ -324,11 +316,11 @@ function caughtUp(st: Statements, f: LogFile): boolean {
 
 /**
  * Bring the whole index up to date with the Logs of `ws` as `listing` lists them. When the index last caught
- * up with a listing of the same digest, nothing changed: no Log's stored state is looked at.
+ * up with a listing of the same key, nothing changed: no Log's stored state is looked at.
  */
-export function updateSearchIndex(db: Database.Database, ws: string, onProgress?: UpdateProgress, listing: LogListing = listLogs(ws), digest = listingDigest(listing)): UpdateCounts {
+export function updateSearchIndex(db: Database.Database, ws: string, onProgress?: UpdateProgress, listing: LogListing = listLogs(ws), key: Uint8Array = listingKey(listing)): UpdateCounts {
   const counts: UpdateCounts = { logs: listing.sessionIds.length, added: 0, grown: 0, reindexed: 0, removed: 0, unchanged: 0, indexed_bytes: 0, indexed_events: 0 };
-  if (caughtUpWith(db) === digest) {
+  if (metaHolds(db, CAUGHT_UP_KEY, key)) {
     counts.unchanged = counts.logs;
     return counts;
   }
@@ -362,6 +354,6 @@ export function updateSearchIndex(db: Database.Database, ws: string, onProgress?
     all &&= caughtUp(st, f);
     done += f.size;
   }
-  if (all) db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(CAUGHT_UP_KEY, digest);
+  if (all) setMeta(db, CAUGHT_UP_KEY, key);
   return counts;
 }
