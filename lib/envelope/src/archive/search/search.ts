@@ -11,6 +11,7 @@ import { givesContextItem } from "../../session/context.js";
 import { logPath } from "../../store/paths.js";
 import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, termPattern, textMatches } from "./query.js";
 import { searchableOf } from "./searchable.js";
+import { isTimeOrdered } from "./time-order.js";
 
 export type SearchSort = "rank" | "time";
 
@@ -138,7 +139,7 @@ export function newestFirstWalk(db: Database.Database, q: ParsedQuery, match: st
   // the count and for the walk, it would cost more than the walk saves.
   if (!q.include.every((t) => piecesOf(t).length <= 1)) return false;
   const matches = (db.prepare("SELECT count(*) AS n FROM fts WHERE fts MATCH ?").get(match) as { n: number }).n;
-  const events = (db.prepare("SELECT coalesce(max(doc), 0) AS n FROM docs").get() as { n: number }).n;
+  const events = (db.prepare("SELECT count(*) AS n FROM docs").get() as { n: number }).n;
   // The walk meets about events / matches × limit Events; fetching costs about one lookup per match.
   return matches * matches >= events * limit * 2;
 }
@@ -149,9 +150,16 @@ function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sor
   const match = ftsAll(q.include);
   const where = whereClause(db, q, f, params);
   const tail = limit === null ? "" : ` LIMIT ${limit}`;
-  if (match !== null && sort === "rank") {
-    const sql = `SELECT ${COLUMNS} FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${where.map((w) => ` AND ${w}`).join("")} ORDER BY fts.rank${tail}`;
+  // Doc ids in time order (time-order.ts): the full-text index gives its matches newest first and stops at the limit.
+  const byId = sort === "time" && isTimeOrdered(db);
+  if (match !== null && (sort === "rank" || byId)) {
+    const order = sort === "rank" ? "fts.rank" : "fts.rowid DESC";
+    const sql = `SELECT ${COLUMNS} FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${where.map((w) => ` AND ${w}`).join("")} ORDER BY ${order}${tail}`;
     return db.prepare(sql).iterate(match, ...params) as IterableIterator<DocRow>;
+  }
+  if (byId) {
+    const sql = `SELECT ${COLUMNS} FROM docs d JOIN logs l ON l.log = d.log${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY d.doc DESC${tail}`;
+    return db.prepare(sql).iterate(...params) as IterableIterator<DocRow>;
   }
   if (match !== null) {
     where.unshift("d.doc IN (SELECT rowid FROM fts WHERE fts MATCH ?)");
