@@ -70,6 +70,8 @@ CREATE TABLE docs (
   offset INTEGER NOT NULL,
   length INTEGER NOT NULL
 );
+-- The forks and branches, for inherited_by (search.ts InheritanceCounter): a search reads these rows, not every Log's.
+CREATE INDEX logs_forks ON logs(parent, forked_to_seq, session_id) WHERE parent IS NOT NULL AND forked_to_seq IS NOT NULL;
 CREATE INDEX docs_log_seq ON docs(log, seq);
 CREATE INDEX docs_ts ON docs(ts);
 CREATE TABLE files (doc INTEGER NOT NULL, path TEXT NOT NULL);
