@@ -11,7 +11,7 @@ import { givesContextItem } from "../../session/context.js";
 import { logPath } from "../../store/paths.js";
 import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, termPattern, textMatches } from "./query.js";
 import { searchableOf } from "./searchable.js";
-import { isTimeOrdered } from "./time-order.js";
+import { firstIdFrom, isTimeOrdered } from "./time-order.js";
 
 export type SearchSort = "rank" | "time";
 
@@ -93,7 +93,11 @@ function fileCondition(file: string, params: unknown[]): string {
   return "d.doc IN (SELECT doc FROM files WHERE path = ? OR path GLOB ? OR path GLOB ? OR path GLOB ?)";
 }
 
-function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, params: unknown[]): string[] {
+/**
+ * The SQL conditions of the filters. `idColumn`: where doc ids are in time order, the column of the id that
+ * drives the query, bounded by --since and --until too, so that the engine seeks to the range.
+ */
+function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, params: unknown[], idColumn: string | null): string[] {
   const where: string[] = [];
   const excluded = ftsAny(q.exclude);
   if (excluded !== null) {
@@ -117,10 +121,19 @@ function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, pa
   if (f.since !== null) {
     where.push("d.ts >= ?");
     params.push(f.since);
+    if (idColumn !== null) {
+      where.push(`${idColumn} >= ?`);
+      params.push(firstIdFrom(db, f.since) ?? Number.MAX_SAFE_INTEGER);
+    }
   }
   if (f.until !== null) {
     where.push("d.ts < ?");
     params.push(f.until);
+    const end = idColumn === null ? null : firstIdFrom(db, f.until);
+    if (end !== null) {
+      where.push(`${idColumn} < ?`);
+      params.push(end);
+    }
   }
   return where;
 }
@@ -148,10 +161,10 @@ export function newestFirstWalk(db: Database.Database, q: ParsedQuery, match: st
 function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sort: SearchSort, limit: number | null): IterableIterator<DocRow> {
   const params: unknown[] = [];
   const match = ftsAll(q.include);
-  const where = whereClause(db, q, f, params);
-  const tail = limit === null ? "" : ` LIMIT ${limit}`;
   // Doc ids in time order (time-order.ts): the full-text index gives its matches newest first and stops at the limit.
   const byId = sort === "time" && isTimeOrdered(db);
+  const where = whereClause(db, q, f, params, byId ? (match !== null ? "fts.rowid" : "d.doc") : null);
+  const tail = limit === null ? "" : ` LIMIT ${limit}`;
   if (match !== null && (sort === "rank" || byId)) {
     const order = sort === "rank" ? "fts.rank" : "fts.rowid DESC";
     const sql = `SELECT ${COLUMNS} FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${where.map((w) => ` AND ${w}`).join("")} ORDER BY ${order}${tail}`;

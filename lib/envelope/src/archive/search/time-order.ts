@@ -47,6 +47,11 @@ export function isTimeOrdered(db: Database.Database): boolean {
   return db.prepare("SELECT 1 FROM meta WHERE key = ? AND value = '1'").get(TIME_ORDERED_KEY) !== undefined;
 }
 
+/** The id of the first doc of time `ts` or later, or null when there is none: where ids are in time order, `ts >= X` is `id >= firstIdFrom(X)`. */
+export function firstIdFrom(db: Database.Database, ts: string): number | null {
+  return (db.prepare("SELECT doc FROM docs WHERE ts >= ? ORDER BY ts, doc LIMIT 1").pluck().get(ts) as number | undefined) ?? null;
+}
+
 /** Gives each new doc its id; inside the update's write transaction. */
 export class DocIds {
   private readonly last: Database.Statement;

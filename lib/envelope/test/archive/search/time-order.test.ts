@@ -127,6 +127,10 @@ const QUERIES: Array<[string[], Partial<SearchFilters>]> = [
   [["gamma"], { types: ["user_message"] }],
   [[], { types: ["assistant_message"] }],
   [["alpha"], { since: "2026-06-30T10:00:00.002Z", until: "2031-01-01" }],
+  [[], { since: "2026-06-30T10:00:00.002Z" }],
+  [[], { until: "2026-06-30T10:00:00.003Z" }],
+  [["beta"], { until: "2000" }],
+  [["gamma"], { since: "2099" }],
 ];
 
 function expectTwinsAgree(t: Twins, step: string): void {
