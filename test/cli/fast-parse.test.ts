@@ -2,6 +2,8 @@
 // command lines generated from the real declarations of every tool, valid and not, it either declines the
 // line or gives the same command and the same ParsedArgs as yargs (yargs-program.ts, as the runner runs it).
 // Then the rules it declines by, one by one, and a count that it takes the plain lines it is there for.
+import { cpSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -9,6 +11,7 @@ import { fastParse } from "../../lib/envelope/src/cli/fast-parse.js";
 import { parseAndRun } from "../../lib/envelope/src/cli/yargs-program.js";
 import { commandName, mountedCommands, optionsOf, optionTokens, positionalsOf, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "../../lib/envelope/src/cli/command.js";
 import type { CliIo } from "../../lib/envelope/src/cli/io.js";
+import { ROOT, run, tempDir, user, workspace } from "../support/cli.js";
 import { tool as pixir } from "../../tools/pixir/src/main.js";
 import { tool as pixirLog } from "../../tools/pixir-log/src/main.js";
 import { tool as pixirFork } from "../../tools/pixir-fork/src/main.js";
@@ -103,4 +106,91 @@ describe("the fast parse is yargs' parse, or declines", () => {
     // Not vacuous: a fair share of the generated lines are taken.
     expect(taken).toBeGreaterThan(lines / 8);
   }, 60_000);
+});
+
+describe("the fast parse takes the plain lines it is there for", () => {
+  const takes = (tool: ToolSpec, argv: string[]) => fastParse(tool, argv);
+  it("a search, a listing, an append, a group's subcommand, a tool of one command", async () => {
+    const lines: Array<[ToolSpec, string[]]> = [
+      [pixir, ["search", "annotation", "--workspace", "/tmp/ws"]],
+      [pixir, ["search", "--file", "src/x.ts", "--limit=5", "--json", "parse", "line"]],
+      [pixir, ["ls"]],
+      [pixir, ["ls", "--json"]],
+      [pixir, ["usage", "--by", "model"]],
+      [pixir, ["log", "cat", "s1", "--type", "user_message", "--type=tool_call"]],
+      [pixir, ["lock", "release", "s1", "--force", "--reason", "writer was OOM-killed"]],
+      [pixirLog, ["append", "s1"]],
+      [pixirLog, ["cat", "s1", "--from-seq", "3"]],
+      [pixirFork, ["--parent", "s1", "--to-seq", "40"]],
+      [pixirTree, []],
+    ];
+    for (const [tool, argv] of lines) {
+      const fast = takes(tool, argv);
+      expect(fast, argv.join(" ")).toBeDefined();
+      expect(await viaYargs(tool, argv)).toStrictEqual({ ran: { path: [...fast!.mounted.path], args: fast!.args } });
+    }
+    const search = takes(pixir, ["search", "parse", "--type", "tool_call", "line"])!;
+    expect(search.mounted.path).toEqual(["pixir", "search"]);
+    expect(search.args.positionals).toEqual(["parse", "line"]);
+    expect(search.args.flags.type).toBe("tool_call");
+    expect(takes(pixir, ["usage"])!.args.flags.mode).toBe("auto");
+  });
+});
+
+describe("the fast parse declines, and yargs answers", () => {
+  const declines: Array<[string, ToolSpec, string[]]> = [
+    ["no command", pixir, []],
+    ["a flag before the command", pixir, ["--json", "ls"]],
+    ["an unknown command", pixir, ["serch", "x"]],
+    ["a group without its subcommand", pixir, ["log"]],
+    ["a group's flag before the subcommand", pixir, ["log", "--raw", "cat", "s1"]],
+    ["help", pixir, ["search", "--help"]],
+    ["-h", pixir, ["search", "-h"]],
+    ["a positional help", pixir, ["search", "help"]],
+    ["--version", pixir, ["ls", "--version"]],
+    ["completion words", pixir, ["ls", "--get-yargs-completions", "pixir", "l"]],
+    ["completion in a tool of one command", pixirFork, ["completion"]],
+    ["a short flag", pixirLog, ["cat", "s1", "-r"]],
+    ["--no-x", pixir, ["ls", "--no-json"]],
+    ["an unknown flag", pixir, ["search", "x", "--bogus"]],
+    ["a flag in capitals", pixir, ["ls", "--JSON"]],
+    ["a missing value", pixir, ["search", "x", "--limit"]],
+    ["a value that looks like a flag", pixir, ["search", "x", "--limit", "--json"]],
+    ["a negative number", pixir, ["search", "x", "--limit", "-5"]],
+    ["an empty value", pixir, ["search", "x", "--file="]],
+    ["a quoted value", pixir, ["search", "x", "--file", "'a b'"]],
+    ["a switch with a value", pixir, ["ls", "--json=true"]],
+    ["a switch followed by true", pixir, ["ls", "--json", "true"]],
+    ["a switch given twice", pixir, ["ls", "--json", "--json"]],
+    ["a single-value flag given twice", pixir, ["search", "x", "--limit", "1", "--limit", "2"]],
+    ["a choice not in the list", pixir, ["search", "x", "--sort", "size"]],
+    ["too few positionals", pixirLog, ["cat"]],
+    ["too many positionals", pixirLog, ["cat", "s1", "s2"]],
+    ["a literal --", pixir, ["search", "--", "-x"]],
+    ["a lone -", pixirLog, ["append", "-"]],
+    ["an empty directory (checkFlags)", pixir, ["ls", "--workspace="]],
+  ];
+  for (const [what, tool, argv] of declines) {
+    it(what, () => {
+      expect(fastParse(tool, argv)).toBeUndefined();
+    });
+  }
+});
+
+describe("the built pixir loads yargs only for a line the fast parser declines", () => {
+  it("a plain line runs with yargs' chunk gone; help, version and a usage error need it; main.js does not hold yargs", () => {
+    const dir = path.join(tempDir("pixir-no-yargs-"), "pixir");
+    for (const part of ["package.json", "bin", "dist"]) cpSync(path.join(ROOT, "tools/pixir", part), path.join(dir, part), { recursive: true });
+    const chunks = readdirSync(path.join(dir, "dist/chunks")).filter((f) => f.startsWith("yargs-program-"));
+    expect(chunks).toHaveLength(1);
+    expect(readFileSync(path.join(dir, "dist/main.js"), "utf8")).not.toMatch(/YargsInstance|yargs-parser/);
+    rmSync(path.join(dir, "dist/chunks", chunks[0]!));
+    const bin = path.join(dir, "bin/pixir.js");
+    const ws = workspace({ s1: [user("where is parse_line defined")] });
+    const ls = run("pixir", ["ls", "--json"], { cwd: ws, bin });
+    expect(ls.code).toBe(0);
+    expect(JSON.parse(ls.stdout.trim().split("\n")[0]!)).toMatchObject({ session_id: "s1" });
+    for (const argv of [["--version"], ["ls", "--help"], ["ls", "--bogus"]]) expect(run("pixir", argv, { cwd: ws, bin }).code, argv.join(" ")).not.toBe(0);
+    expect(run("pixir", ["--version"], { cwd: ws }).code).toBe(0);
+  });
 });
