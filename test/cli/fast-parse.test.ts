@@ -64,10 +64,10 @@ function tokenArb(tool: ToolSpec, m: Mounted): fc.Arbitrary<string[]> {
   const options = Object.entries(optionsOf(m.decl));
   const known = fc.constantFrom(...options).chain(([name, o]) =>
     o.type === "boolean"
-      ? fc.oneof({ weight: 8, arbitrary: fc.constant([`--${name}`]) }, { weight: 1, arbitrary: word.map((w) => [`--${name}=${w}`]) }, { weight: 1, arbitrary: fc.constantFrom("true", "false").map((w) => [`--${name}`, w]) })
-      : fc.oneof({ weight: 4, arbitrary: word.map((w) => [`--${name}`, w]) }, { weight: 2, arbitrary: word.map((w) => [`--${name}=${w}`]) }, { weight: 1, arbitrary: fc.constant([`--${name}`]) }),
+      ? fc.oneof({ weight: 8, arbitrary: fc.constant<string[]>([`--${name}`]) }, { weight: 1, arbitrary: word.map((w) => [`--${name}=${w}`]) }, { weight: 1, arbitrary: fc.constantFrom("true", "false").map((w) => [`--${name}`, w]) })
+      : fc.oneof({ weight: 4, arbitrary: word.map((w) => [`--${name}`, w]) }, { weight: 2, arbitrary: word.map((w) => [`--${name}=${w}`]) }, { weight: 1, arbitrary: fc.constant<string[]>([`--${name}`]) }),
   );
-  const odd = fc.constantFrom(["--bogus"], ["--no-json"], ["-h"], ["--help"], ["--version"], ["-j"], ["--JSON"], ["--get-yargs-completions"], ["--"], ["--workspace", "--json"], ["-"], ["--to-sq=3"]);
+  const odd = fc.constantFrom<string[]>(["--bogus"], ["--no-json"], ["-h"], ["--help"], ["--version"], ["-j"], ["--JSON"], ["--get-yargs-completions"], ["--"], ["--workspace", "--json"], ["-"], ["--to-sq=3"]);
   return fc.oneof({ weight: 6, arbitrary: known }, { weight: 4, arbitrary: word.map((w) => [w]) }, { weight: 1, arbitrary: odd });
 }
 
