@@ -50,7 +50,7 @@ function wordArb(tool: ToolSpec, m: Mounted): fc.Arbitrary<string> {
   const names = (tool.commands ?? []).map(commandName);
   const choices = Object.values(optionsOf(m.decl)).flatMap((o) => o.choices ?? []);
   return fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom("s1", "abc", "0d3a8e6f", "src/x.ts", "a b", "a=b", "5", "007", "1e3", "0x10", "+3", "x,y") },
+    { weight: 6, arbitrary: fc.constantFrom("s1", "abc", "0d3a8e6f", "src/x.ts", "a b", "a=b", "a-b", "a\nb", "é", "5", "007", "1e3", "0x10", "+3", "x,y", "q'") },
     { weight: 3, arbitrary: choices.length > 0 ? fc.constantFrom(...choices) : fc.constant("s2") },
     { weight: 2, arbitrary: fc.constantFrom("-5", "-x", "-", "--", "--json", "--help", "", "'q'", '"q"', "'", "true", "false", "help", "completion", "null", "__proto__") },
     { weight: 1, arbitrary: names.length > 0 ? fc.constantFrom(...names) : fc.constant("ls") },

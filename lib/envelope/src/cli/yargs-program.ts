@@ -22,7 +22,6 @@ const PARSER_CONFIG = {
   "unknown-options-as-args": false,
 } as const;
 
-
 /**
  * The yargs program of a tool for one run: strict (an unknown flag, command or positional fails),
  * commands recommended, nothing printed or exited by yargs itself: its output is returned to us and
