@@ -5,7 +5,7 @@
 // as before. So help, version, completion and every usage error keep yargs' path and words: the fast parser
 // finds no error itself. What yargs' parse is followed by, the checks of command.ts (`checkFlags`) and the
 // conversion to ParsedArgs (`parsedArgs`), is shared, not copied.
-import { checkFlags, commandName, optionsOf, parsedArgs, positionalsOf, type Mounted, type ParsedArgs, type ToolSpec } from "./command.js";
+import { checkFlags, commandName, optionsOf, parsedArgs, positionalsOf, type Mounted, type OptionDecl, type ParsedArgs, type ToolSpec } from "./command.js";
 
 /** A line the fast parser took: the command it runs and its arguments. */
 export interface FastLine {
@@ -43,39 +43,52 @@ function commandOf(tool: ToolSpec, argv: readonly string[]): { mounted: Mounted;
 }
 
 /**
+ * A flag and its value as yargs reads them, with the number of words they take; undefined for what the fast
+ * parser leaves to yargs: an unknown or short flag, a switch with a value (checkFlags' error) or followed by
+ * `true`/`false` (yargs-parser takes that as its value), a value flag without a plain value or with one not
+ * among its choices.
+ */
+function readFlag(options: Record<string, OptionDecl>, words: readonly string[], at: number): { name: string; value: string | true; used: number } | undefined {
+  const flag = LONG_FLAG.exec(words[at]!);
+  const name = flag?.[1];
+  if (name === undefined || !Object.hasOwn(options, name)) return undefined;
+  const inline = flag![2];
+  const o = options[name]!;
+  if (o.type === "boolean") {
+    const next = words[at + 1];
+    return inline === undefined && next !== "true" && next !== "false" ? { name, value: true, used: 1 } : undefined;
+  }
+  const value = inline ?? words[at + 1];
+  if (!plainWord(value) || (o.choices !== undefined && !o.choices.includes(value))) return undefined;
+  return { name, value, used: inline === undefined ? 2 : 1 };
+}
+
+/**
  * yargs' argv for a command's words, of the shape command.ts reads (a flag given twice as an array, a default
- * where none is given), or undefined for anything the fast parser leaves to yargs: an unknown or short flag,
- * a positional `help`, a switch with a value or followed by `true`/`false`, a value flag without a plain value or with one not
- * among its choices, a single-value flag given twice, too few or too many positionals.
+ * where none is given), or undefined for anything the fast parser leaves to yargs: a flag readFlag declines,
+ * a single-value flag given twice, a positional `help`, too few or too many positionals.
  */
 function argvOf(m: Mounted, words: readonly string[]): Record<string, unknown> | undefined {
   const options = optionsOf(m.decl);
   const argv: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   const positionals: string[] = [];
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i]!;
+  for (let at = 0; at < words.length; ) {
+    const word = words[at]!;
     if (plainWord(word)) {
       // yargs reads a last positional `help` as --help.
       if (word === "help") return undefined;
       positionals.push(word);
+      at++;
       continue;
     }
-    const flag = LONG_FLAG.exec(word);
-    const name = flag?.[1];
-    const o = name !== undefined && Object.hasOwn(options, name) ? options[name]! : undefined;
-    if (o === undefined) return undefined;
-    let value: string | true = true;
-    if (o.type === "boolean") {
-      if (flag![2] !== undefined || words[i + 1] === "true" || words[i + 1] === "false") return undefined;
-    } else {
-      const given = flag![2] ?? words[++i];
-      if (!plainWord(given) || (o.choices !== undefined && !o.choices.includes(given))) return undefined;
-      value = given;
-    }
-    if (name! in argv) {
-      if (o.type === "boolean" || o.repeatable !== true) return undefined;
-      argv[name!] = [argv[name!], value].flat();
-    } else argv[name!] = value;
+    const flag = readFlag(options, words, at);
+    if (flag === undefined) return undefined;
+    const { name, value } = flag;
+    if (name in argv) {
+      if (value === true || options[name]!.repeatable !== true) return undefined;
+      argv[name] = [argv[name], value].flat();
+    } else argv[name] = value;
+    at += flag.used;
   }
   for (const [name, o] of Object.entries(options)) if (o.default !== undefined && !(name in argv)) argv[name] = o.default;
   return placePositionals(m, options, positionals, argv) ? argv : undefined;
