@@ -3,7 +3,7 @@
 // so that `--version` and `--help` start fast; lib/envelope gets a bundle and .d.ts files.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -118,11 +118,20 @@ const BANNER = common.banner.js;
  * commands' chunks keep importing those chunks, so the runner and a command hold copies of the modules both
  * use, as a solo command does (SOLO_COMMANDS): only plain values and PixirError (errors.ts) cross between
  * them. Dynamic imports stay as they are. A chunk that finds files from its own place (import.meta.url)
- * cannot move into main.js: the build fails rather than ship one.
+ * cannot move into main.js: the build fails rather than ship one. The runner's yargs half (cli/yargs-program.ts,
+ * imported only for a line the fast parser declines: help, version, a usage error) is made one module the
+ * same way, so such a line loads one chunk more than main.js, not four.
  */
 async function selfContainedMain(outdir) {
-  const file = path.join(outdir, "main.js");
-  const split = path.join(outdir, "main.split.js");
+  await selfContained(path.join(outdir, "main.js"));
+  const yargsChunk = readdirSync(path.join(outdir, "chunks")).filter((f) => /^yargs-program-\w+\.js$/.test(f));
+  if (yargsChunk.length !== 1) throw new Error(`${outdir}: expected one yargs-program chunk, found ${yargsChunk.length}`);
+  await selfContained(path.join(outdir, "chunks", yargsChunk[0]));
+}
+
+/** `file` rebuilt with the chunks it imports statically inside it; its dynamic imports stay. */
+async function selfContained(file) {
+  const split = file.replace(/\.js$/, ".split.js");
   renameSync(file, split);
   const moved = [];
   await build({
@@ -149,7 +158,7 @@ async function selfContainedMain(outdir) {
   });
   rmSync(split);
   for (const chunk of moved) {
-    if (readFileSync(chunk, "utf8").replace(BANNER, "").includes("import.meta.url")) throw new Error(`${chunk} uses import.meta.url and cannot be put inside main.js`);
+    if (readFileSync(chunk, "utf8").replace(BANNER, "").includes("import.meta.url")) throw new Error(`${chunk} uses import.meta.url and cannot be put inside ${path.basename(file)}`);
   }
 }
 

@@ -179,6 +179,12 @@ export function synopsisOf(m: Mounted, withGlobals = m.path.length === 1): strin
   return words.join(" ");
 }
 
+/** Tokens before a literal `--`: flags after it are positionals, not options. */
+export function optionTokens(argv: readonly string[]): string[] {
+  const end = argv.indexOf("--");
+  return end === -1 ? [...argv] : argv.slice(0, end);
+}
+
 /** The state of one run of a tool, shared by the command modules mounted for it. */
 export interface RunState {
   /** The argv tokens before a literal `--` (cli.md §1: flags after it are positionals). */
@@ -232,7 +238,7 @@ export function subcommandFlags(commands: readonly CommandDecl[]): Record<string
  * a switch given a value (yargs reads `--dry-run=yes` as false), a single-value flag given twice, and an
  * empty directory, path or command, which would quietly mean the current directory or nothing at all.
  */
-function checkFlags(m: Mounted, argv: Record<string, unknown>, tokens: readonly string[]): true {
+export function checkFlags(m: Mounted, argv: Record<string, unknown>, tokens: readonly string[]): true {
   const options = optionsOf(m.decl);
   const synopsis = `usage: ${synopsisOf(m)}`;
   for (const t of tokens) {
@@ -247,8 +253,11 @@ function checkFlags(m: Mounted, argv: Record<string, unknown>, tokens: readonly 
   return true;
 }
 
-/** The arguments a command's implementation reads, from yargs' argv. */
-function parsedArgs(decl: CommandDecl, argv: Record<string, unknown>): ParsedArgs {
+/**
+ * The arguments a command's implementation reads, from yargs' argv (or the fast parser's record of the same
+ * shape, cli/fast-parse.ts): positionals by name, each option's value, a repeated one as an array.
+ */
+export function parsedArgs(decl: CommandDecl, argv: Record<string, unknown>): ParsedArgs {
   const positionals: string[] = [];
   for (const p of positionalsOf(decl)) {
     const v = argv[p.name];
