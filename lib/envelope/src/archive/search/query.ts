@@ -25,13 +25,7 @@ const UNSPACED_SOURCE = "[\\u1100-\\u11FF\\u2E80-\\u9FFF\\uA960-\\uA97F\\uAC00-\
 const UNSPACED = new RegExp(UNSPACED_SOURCE);
 const UNSPACED_ALL = new RegExp(UNSPACED_SOURCE, "g");
 
-/** PIECE on ASCII text, where letters and digits are only A–Z, a–z, 0–9: V8 builds PIECE's Unicode tables in about 1 ms, once per process. */
-const ASCII_PIECE = /[A-Za-z0-9]+/g;
-const ASCII = /^[\x00-\x7F]*$/;
-export const isAscii = (s: string): boolean => ASCII.test(s);
-
-export const piecesOf = (term: string): string[] =>
-  isAscii(term) ? (term.match(ASCII_PIECE) ?? []) : (term.match(PIECE) ?? []).flatMap((p) => (UNSPACED.test(p) ? p.replace(UNSPACED_ALL, " $& ").trim().split(/ +/) : [p]));
+export const piecesOf = (term: string): string[] => (term.match(PIECE) ?? []).flatMap((p) => (UNSPACED.test(p) ? p.replace(UNSPACED_ALL, " $& ").trim().split(/ +/) : [p]));
 
 /** The text as the index is given it: each unspaced-script character stands apart, as piecesOf splits a query. */
 export const indexedText = (text: string): string => (UNSPACED.test(text) ? text.replace(UNSPACED_ALL, " $& ") : text);
@@ -108,39 +102,24 @@ const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\
 
 /**
  * What the index matches for a term, as a pattern on the text: its pieces in order, anything but a piece
- * between (nothing at all where a piece is an unspaced-script character). `spell` writes a piece.
+ * between (nothing at all where a piece is an unspaced-script character).
  */
-function termSource(term: string, spell: (piece: string) => string): string {
+function termSource(term: string): string {
   const pieces = piecesOf(term);
   if (pieces.length === 0) return escapeRegExp(term);
-  let source = spell(escapeRegExp(pieces[0]!));
+  let source = escapeRegExp(pieces[0]!);
   for (let i = 1; i < pieces.length; i++) {
     const apart = UNSPACED.test(pieces[i - 1]!) || UNSPACED.test(pieces[i]!) ? "*" : "+";
-    source += `[^\\p{L}\\p{N}\\p{M}\\p{Co}]${apart}${spell(escapeRegExp(pieces[i]!))}`;
+    source += `[^\\p{L}\\p{N}\\p{M}\\p{Co}]${apart}${escapeRegExp(pieces[i]!)}`;
   }
   return source;
 }
 
-/** The characters a case-insensitive Unicode pattern (`iu`) matches for an ASCII letter: also KELVIN SIGN for k, LONG S for s. */
-const FOLDED: Record<string, string> = { k: "kK\\u212A", s: "sS\\u017F" };
-/** An ASCII piece with each letter as the class of what `iu` matches for it. */
-const caseless = (piece: string): string =>
-  piece.replace(/[A-Za-z]/g, (c) => {
-    const lower = c.toLowerCase();
-    return `[${FOLDED[lower] ?? lower + lower.toUpperCase()}]`;
-  });
-
-/**
- * A case-insensitive pattern that finds any of the terms in a text (longest first, so a phrase wins over its
- * words). ASCII terms spell their letters' cases out instead of the `i` flag: the same matches (the class
- * between pieces holds no cased character, so `i` changes nothing in it), and V8 compiles a caseless
- * Unicode class slowly, 5–10 ms for a pattern used on a search's 20 hits.
- */
+/** A case-insensitive pattern that finds any of the terms in a text (longest first, so a phrase wins over its words). */
 export function termPattern(terms: readonly string[]): RegExp | null {
   if (terms.length === 0) return null;
   const sorted = [...terms].sort((a, b) => b.length - a.length);
-  if (sorted.every(isAscii)) return new RegExp(sorted.map((t) => termSource(t, caseless)).join("|"), "gu");
-  return new RegExp(sorted.map((t) => termSource(t, (p) => p)).join("|"), "giu");
+  return new RegExp(sorted.map(termSource).join("|"), "giu");
 }
 
 /** Whether a text satisfies the terms the index could not check (those without a letter or digit). */
