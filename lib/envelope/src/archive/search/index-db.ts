@@ -67,6 +67,7 @@ CREATE TABLE docs (
   tool TEXT,
   ts TEXT NOT NULL,
   ordinal INTEGER NOT NULL,        -- its place among the Log's replay-type Events (a fork's k)
+  ins INTEGER NOT NULL,            -- the order indexed (a counter never reused): ties of --sort rank in that order
   offset INTEGER NOT NULL,
   length INTEGER NOT NULL
 );

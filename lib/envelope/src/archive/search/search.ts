@@ -166,7 +166,8 @@ function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sor
   const where = whereClause(db, q, f, params, byId ? (match !== null ? "fts.rowid" : "d.doc") : null);
   const tail = limit === null ? "" : ` LIMIT ${limit}`;
   if (match !== null && (sort === "rank" || byId)) {
-    const order = sort === "rank" ? "fts.rank" : "fts.rowid DESC";
+    // Ties of rank in the order indexed, as the engine gave them when the ids were that order.
+    const order = sort === "rank" ? "fts.rank, d.ins" : "fts.rowid DESC";
     const sql = `SELECT ${COLUMNS} FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${where.map((w) => ` AND ${w}`).join("")} ORDER BY ${order}${tail}`;
     return db.prepare(sql).iterate(match, ...params) as IterableIterator<DocRow>;
   }

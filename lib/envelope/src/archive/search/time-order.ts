@@ -52,22 +52,44 @@ export function firstIdFrom(db: Database.Database, ts: string): number | null {
   return (db.prepare("SELECT doc FROM docs WHERE ts >= ? ORDER BY ts, doc LIMIT 1").pluck().get(ts) as number | undefined) ?? null;
 }
 
-/** Gives each new doc its id; inside the update's write transaction. */
+/** The meta key of the count of docs ever indexed: each doc's `ins`, the order indexed. */
+const INDEXED_KEY = "docs_indexed";
+
+/**
+ * Gives each new doc its id and its place in the order indexed (`ins`: `--sort rank` orders its ties so, as
+ * the engine did when the ids were that order); inside the update's write transaction.
+ */
 export class DocIds {
   private readonly last: Database.Statement;
   private readonly next: Database.Statement;
   private readonly top: Database.Statement;
+  private readonly indexed: Database.Statement;
   private ordered: boolean | null = null;
+  private ins = 0;
+  private insAtBegin = 0;
 
   constructor(private readonly db: Database.Database) {
     this.last = db.prepare("SELECT doc FROM docs WHERE ts <= ? ORDER BY ts DESC, doc DESC LIMIT 1").pluck();
     this.next = db.prepare("SELECT doc FROM docs WHERE ts > ? ORDER BY ts, doc LIMIT 1").pluck();
     this.top = db.prepare("SELECT max(doc) FROM docs").pluck();
+    this.indexed = db.prepare("SELECT value FROM meta WHERE key = ?").pluck();
   }
 
-  /** Read again at each write transaction: another process may have cleared it since. */
+  /** Read again at each write transaction: another process may have changed them since. */
   begin(): void {
     this.ordered = isTimeOrdered(this.db);
+    this.ins = this.insAtBegin = Number(this.indexed.get(INDEXED_KEY) ?? 0);
+  }
+
+  /** The next doc's place in the order indexed. */
+  nextIns(): number {
+    return ++this.ins;
+  }
+
+  /** At the end of a write transaction that indexed docs: the count kept for the next. */
+  end(): void {
+    if (this.ins !== this.insAtBegin) setMeta(this.db, INDEXED_KEY, String(this.ins));
+    this.insAtBegin = this.ins;
   }
 
   /** The id of a new doc of time `ts`. */

@@ -186,7 +186,7 @@ class Statements {
        parent = @parent, forked_to_seq = @forked_to_seq, inherited_count = @inherited_count, replay_count = @replay_count,
        cp_seq = @cp_seq, cp_to = @cp_to, events = @events WHERE log = @log`,
     );
-    this.doc = db.prepare("INSERT INTO docs (doc, log, seq, type, role, tool, ts, ordinal, offset, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    this.doc = db.prepare("INSERT INTO docs (doc, log, seq, type, role, tool, ts, ordinal, ins, offset, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     this.fts = db.prepare("INSERT INTO fts (rowid, body) VALUES (?, ?)");
     this.file = db.prepare("INSERT INTO files (doc, path) VALUES (?, ?)");
     this.dropFts = db.prepare("DELETE FROM fts WHERE rowid IN (SELECT doc FROM docs WHERE log = ?)");
@@ -257,7 +257,7 @@ function indexLine(st: Statements, row: LogRow, line: Line): boolean {
   if (doc === null) return true;
   const ts = typeof e.ts === "string" ? e.ts : "";
   const id = st.ids.idFor(ts);
-  st.doc.run(id, row.log, seq, e.type, doc.role, doc.tool, ts, row.replay_count, line.offset, line.bytes.length);
+  st.doc.run(id, row.log, seq, e.type, doc.role, doc.tool, ts, row.replay_count, st.ids.nextIns(), line.offset, line.bytes.length);
   st.queueText(id, indexedText(doc.text));
   for (const p of doc.paths) st.file.run(id, p);
   return true;
@@ -319,6 +319,7 @@ function planBatch(st: Statements, fd: number, file: LogFile, committed: number,
       last = line;
     }
     st.flushTexts();
+    st.ids.end();
   }
   if (last !== null) {
     row.bytes = last.offset + last.bytes.length + 1;

@@ -97,22 +97,23 @@ function append(seqs: Map<string, number>, id: string, n: number): number {
   return start;
 }
 
-function search(ws: string, words: string[], filters: Partial<SearchFilters>, limit: number) {
+function search(ws: string, words: string[], filters: Partial<SearchFilters>, limit: number, sort: "time" | "rank" = "time") {
   const index = openSearchIndex(ws);
   try {
     updateSearchIndex(index.db, ws);
-    return runSearch(index.db, ws, { query: parseQuery(words), filters: { ...NO_FILTERS, ...filters }, sort: "time", limit });
+    return runSearch(index.db, ws, { query: parseQuery(words), filters: { ...NO_FILTERS, ...filters }, sort, limit });
   } finally {
     index.db.close();
   }
 }
 
-/** Whether the index says its ids are in time order, and the docs' times in id order. */
-function docTimes(ws: string): { ordered: boolean; times: string[] } {
+/** Whether the index says its ids are in time order, the docs' times in id order, and the docs in the order indexed. */
+function docTimes(ws: string): { ordered: boolean; times: string[]; indexed: string[]; byId: string[] } {
   const index = openSearchIndex(ws);
   try {
     const db: Database.Database = index.db;
-    return { ordered: isTimeOrdered(db), times: db.prepare("SELECT ts FROM docs ORDER BY doc").pluck().all() as string[] };
+    const docs = (order: string) => db.prepare(`SELECT l.session_id || '#' || d.seq FROM docs d JOIN logs l ON l.log = d.log ORDER BY ${order}`).pluck().all() as string[];
+    return { ordered: isTimeOrdered(db), times: db.prepare("SELECT ts FROM docs ORDER BY doc").pluck().all() as string[], indexed: docs("d.ins"), byId: docs("d.doc") };
   } finally {
     index.db.close();
   }
@@ -141,8 +142,13 @@ function expectTwinsAgree(t: Twins, step: string): void {
       expect(hits, label).toEqual(search(t.twin, words, filters, limit));
     }
   }
-  const { ordered, times } = docTimes(t.ordered);
-  if (ordered) for (let i = 1; i < times.length; i++) expect(times[i - 1]! <= times[i]!, `${step}: doc ${i} out of time order`).toBe(true);
+  // --sort rank gives ties in the order indexed: the twin's ids are that order, as every index's were.
+  for (const words of [["alpha"], ["beta", "gamma"], ['"gamma delta"']]) for (const limit of [3, 1000]) expect(search(t.ordered, words, {}, limit, "rank"), `${step}: ${words.join(" ")} --sort rank`).toEqual(search(t.twin, words, {}, limit, "rank"));
+  const ordered = docTimes(t.ordered);
+  const twin = docTimes(t.twin);
+  expect(twin.indexed, step).toEqual(twin.byId);
+  expect(ordered.indexed, step).toEqual(twin.indexed);
+  if (ordered.ordered) for (let i = 1; i < ordered.times.length; i++) expect(ordered.times[i - 1]! <= ordered.times[i]!, `${step}: doc ${i} out of time order`).toBe(true);
 }
 
 describe("doc ids in time order", () => {
