@@ -157,6 +157,27 @@ export function newestFirstWalk(db: Database.Database, q: ParsedQuery, match: st
   return matches * matches >= events * limit * 2;
 }
 
+interface RankedRow extends DocRow {
+  ins: number;
+  rank: number;
+}
+
+/**
+ * Rows in rank order with each run of equal rank in the order indexed (`ins`): the engine gave ties in id
+ * order, which was the order indexed until ids were kept in time order (time-order.ts).
+ */
+function* tiesInOrderIndexed(rows: IterableIterator<RankedRow>): Generator<DocRow> {
+  let tie: RankedRow[] = [];
+  for (const r of rows) {
+    if (tie.length > 0 && r.rank !== tie[0]!.rank) {
+      yield* tie.sort((a, b) => a.ins - b.ins);
+      tie = [];
+    }
+    tie.push(r);
+  }
+  yield* tie.sort((a, b) => a.ins - b.ins);
+}
+
 /** The candidate rows in the order asked for, lazily: short words are checked on each Event's text after. */
 function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sort: SearchSort, limit: number | null): IterableIterator<DocRow> {
   const params: unknown[] = [];
@@ -165,10 +186,14 @@ function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sor
   const byId = sort === "time" && isTimeOrdered(db);
   const where = whereClause(db, q, f, params, byId ? (match !== null ? "fts.rowid" : "d.doc") : null);
   const tail = limit === null ? "" : ` LIMIT ${limit}`;
-  if (match !== null && (sort === "rank" || byId)) {
-    // Ties of rank in the order indexed, as the engine gave them when the ids were that order.
-    const order = sort === "rank" ? "fts.rank, d.ins" : "fts.rowid DESC";
-    const sql = `SELECT ${COLUMNS} FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${where.map((w) => ` AND ${w}`).join("")} ORDER BY ${order}${tail}`;
+  const conditions = where.map((w) => ` AND ${w}`).join("");
+  if (match !== null && sort === "rank") {
+    // The engine sorts by rank itself, and only the rows read are joined: no LIMIT, so that a tie is read whole.
+    const sql = `SELECT ${COLUMNS}, d.ins, fts.rank AS rank FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${conditions} ORDER BY fts.rank`;
+    return tiesInOrderIndexed(db.prepare(sql).iterate(match, ...params) as IterableIterator<RankedRow>);
+  }
+  if (match !== null && byId) {
+    const sql = `SELECT ${COLUMNS} FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${conditions} ORDER BY fts.rowid DESC${tail}`;
     return db.prepare(sql).iterate(match, ...params) as IterableIterator<DocRow>;
   }
   if (byId) {
