@@ -13,7 +13,10 @@ import { osWriteFault } from "../../event/os-fault.js";
 import { ensureStateDir, StatePath, STATE_DIR } from "../../store/paths.js";
 
 /** Bumped whenever the tables or what goes into them change: an index of another version is rebuilt. */
-export const SEARCH_INDEX_VERSION = "pixir-search-2";
+export const SEARCH_INDEX_VERSION = "pixir-search-3";
+
+/** The meta key that says whether doc ids are in time order (time-order.ts): '1' from the start, '0' once not. */
+export const TIME_ORDERED_KEY = "time_ordered";
 
 /** Whether the index's meta value `name` is exactly these bytes (compared by SQLite, not read out). */
 export function metaHolds(db: Database.Database, name: string, value: Uint8Array): boolean {
@@ -56,7 +59,7 @@ CREATE TABLE logs (
   events INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE docs (
-  doc INTEGER PRIMARY KEY,
+  doc INTEGER PRIMARY KEY,         -- in (ts, order indexed) order while meta time_ordered is '1' (time-order.ts)
   log INTEGER NOT NULL,
   seq INTEGER NOT NULL,
   type TEXT NOT NULL,
@@ -64,9 +67,12 @@ CREATE TABLE docs (
   tool TEXT,
   ts TEXT NOT NULL,
   ordinal INTEGER NOT NULL,        -- its place among the Log's replay-type Events (a fork's k)
+  ins INTEGER NOT NULL,            -- the order indexed (a counter never reused): ties of --sort rank in that order
   offset INTEGER NOT NULL,
   length INTEGER NOT NULL
 );
+-- The forks and branches, for inherited_by (search.ts InheritanceCounter): a search reads these rows, not every Log's.
+CREATE INDEX logs_forks ON logs(parent, forked_to_seq, session_id) WHERE parent IS NOT NULL AND forked_to_seq IS NOT NULL;
 CREATE INDEX docs_log_seq ON docs(log, seq);
 CREATE INDEX docs_ts ON docs(ts);
 CREATE TABLE files (doc INTEGER NOT NULL, path TEXT NOT NULL);
@@ -173,7 +179,7 @@ function createSchema(db: Database.Database): void {
   db.transaction(() => {
     if (versionOf(db) !== null) return;
     db.exec(SCHEMA);
-    db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SEARCH_INDEX_VERSION);
+    db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?), (?, '1')").run(SEARCH_INDEX_VERSION, TIME_ORDERED_KEY);
   }).immediate();
 }
 
