@@ -183,7 +183,7 @@ describe("the built pixir loads yargs only for a line the fast parser declines",
     for (const part of ["package.json", "bin", "dist"]) cpSync(path.join(ROOT, "tools/pixir", part), path.join(dir, part), { recursive: true });
     const chunks = readdirSync(path.join(dir, "dist/chunks")).filter((f) => f.startsWith("yargs-program-"));
     expect(chunks).toHaveLength(1);
-    expect(readFileSync(path.join(dir, "dist/main.js"), "utf8")).not.toMatch(/YargsInstance|yargs-parser/);
+    expect(readFileSync(path.join(dir, "dist/main.cjs"), "utf8")).not.toMatch(/YargsInstance|yargs-parser/);
     rmSync(path.join(dir, "dist/chunks", chunks[0]!));
     const bin = path.join(dir, "bin/pixir.js");
     const ws = workspace({ s1: [user("where is parse_line defined")] });
