@@ -70,7 +70,9 @@ describe("every tool's main.cjs is one CommonJS module", () => {
     expect(loader("pixir", ["ls", "--json"])).toContain("ES loader: false");
     expect(loader("pixir", ["usage", "--json"])).toContain("ES loader: false");
     expect(loader("pixir", ["search", "anything", "--json"])).toContain("ES loader: false");
+    expect(loader("pixir", ["--version"])).toContain("ES loader: false");
     expect(loader("pixir", ["tree", "--json"])).toContain("ES loader: true");
+    expect(loader("pixir", ["--version", "--json"])).toContain("ES loader: true");
   });
 });
 
