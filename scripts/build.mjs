@@ -29,7 +29,7 @@ const claudeUnitWorker = path.join(root, "lib/envelope/src/interop/claude/unit-w
 const catalogScanWorker = path.join(root, "lib/envelope/src/archive/catalog-scan-worker.ts");
 
 /**
- * Commands built as one self-contained module each (dist/commands/<name>.js) instead of sharing chunks:
+ * Commands built as one self-contained module each (dist/commands/<name>.cjs) instead of sharing chunks:
  * Node 20's ES module loader spends 2–3 ms on every module it loads, and `pixir-log append` must finish
  * within 50 ms of start-up (docs/performance.md). Such a module carries its own copy of the library;
  * PixirError is recognised across copies (errors.ts), and nothing else crosses from it to the runner but

@@ -61,7 +61,7 @@ describe("the scan on worker threads", () => {
     };
     // `pixir ls`, `usage` and `search` are built solo (scripts/build.mjs): their worker file is next to them,
     // or the pool would quietly scan in one thread.
-    for (const command of ["ls", "usage", "search"]) expect(existsSync(path.join(ROOT, "tools/pixir/dist/commands", `${command}.js`))).toBe(true);
+    for (const command of ["ls", "usage", "search"]) expect(existsSync(path.join(ROOT, "tools/pixir/dist/commands", `${command}.cjs`))).toBe(true);
     expect(existsSync(path.join(ROOT, "tools/pixir/dist/commands/catalog-scan-worker.js"))).toBe(true);
     const one = ls("1");
     expect(one.split("\n").length).toBeGreaterThan(40);
