@@ -32,7 +32,7 @@ const TICKS = 100;
 const builds = [{ name: "this", root: repoRoot }];
 if (args.before) {
   const root = path.resolve(args.before);
-  if (!existsSync(path.join(root, "tools", "pixir-fork", "dist", "main.js"))) {
+  if (!existsSync(path.join(root, "tools", "pixir-fork", "dist", "main.cjs"))) {
     say(`pipeline-stages: ${root} is not a built checkout of this repository`);
     process.exit(2);
   }

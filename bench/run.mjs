@@ -117,7 +117,7 @@ function timedSpawn(cmd, args, input) {
 /** Copy the built tools and lib/envelope/dist into bench/.data/build/ and check that each bin starts. */
 async function snapshotBuild() {
   const live = (rel) => path.join(repoRoot, rel);
-  const ready = () => existsSync(live("lib/envelope/dist/index.js")) && existsSync(live("tools/pixir-log/dist/main.js"));
+  const ready = () => existsSync(live("lib/envelope/dist/index.js")) && existsSync(live("tools/pixir-log/dist/main.cjs"));
   for (let attempt = 0; ; attempt++) {
     if (!ready()) {
       if (attempt === 0) say("no build found; waiting for a build in progress, else building");
@@ -130,7 +130,7 @@ async function snapshotBuild() {
     }
     try {
       rmSync(snapshotDir, { recursive: true, force: true });
-      const tools = TOOLS.filter((t) => existsSync(live(`tools/${t}/dist/main.js`)));
+      const tools = TOOLS.filter((t) => existsSync(live(`tools/${t}/dist/main.cjs`)));
       for (const t of tools) {
         for (const part of ["bin", "dist", "package.json"]) cpSync(live(`tools/${t}/${part}`), path.join(snapshotDir, t, part), { recursive: true });
       }

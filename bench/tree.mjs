@@ -338,7 +338,7 @@ function measureTree(args) {
   };
 }
 
-if (!existsSync(BIN) || !existsSync(path.join(ROOT, "tools", "pixir-tree", "dist", "main.js"))) {
+if (!existsSync(BIN) || !existsSync(path.join(ROOT, "tools", "pixir-tree", "dist", "main.cjs"))) {
   console.error("pixir-tree is not built: run `node scripts/build.mjs` first");
   process.exit(2);
 }

@@ -3,7 +3,7 @@
 // so that `--version` and `--help` start fast; lib/envelope gets a bundle and .d.ts files.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -38,6 +38,24 @@ const catalogScanWorker = path.join(root, "lib/envelope/src/archive/catalog-scan
 const SOLO_COMMANDS = { "pixir-log": ["append"], pixir: ["search", "ls", "usage"] };
 // `pixir ls` and `pixir usage` (archive.md §1, §3) are solo too: on an unchanged Workspace their answer is
 // a few derived files read, and loading the shared chunks (the whole library) was a third of their time.
+/**
+ * The modules a command line starts from, each tool's main and the solo commands, are CommonJS (`.cjs`, and
+ * the bins: bin/package.json): Node 20 starts a CommonJS entry about 8 ms sooner than an ES module (the ES
+ * loader's set-up, a job per module, a facade per builtin), and a search about 20 ms sooner in all
+ * (docs/performance.md, "Round 8: CommonJS start modules"). The commands' chunks stay ES modules, which
+ * code splitting needs, loaded by import() when their command runs. `import.meta.url` becomes the URL of
+ * the .cjs file itself, so the files found next to it (workers, the SQLite addon's package) are the same.
+ */
+const MODULE_URL = "__pixirModuleUrl";
+const START_MODULE = {
+  define: { "import.meta.url": MODULE_URL },
+  // "use strict" first: the sources are ES modules, strict, and a directive after a statement is none.
+  banner: { js: `"use strict"; var ${MODULE_URL} = require("node:url").pathToFileURL(__filename).href;` },
+};
+/** How main.cjs loads a solo command: require, which keeps the ES module loader unstarted. */
+const soloImport = (command) => `import("./commands/${command}.cjs")`;
+const soloRequire = (command) => `Promise.resolve().then(() => require("./commands/${command}.cjs"))`;
+
 /** Solo commands that read the catalog: its scan worker is built next to them. */
 const CATALOG_READERS = ["search", "ls", "usage"];
 
@@ -112,38 +130,49 @@ async function intoDist(dir, write) {
 const BANNER = common.banner.js;
 
 /**
- * main.js with the chunks it imports statically put inside it. Code splitting gives the modules main.js
- * shares with the commands' chunks (errors, io, the vocabulary…) chunks of their own, and Node 20's ES module
- * loader spends about a millisecond on each module it loads: five of them before any command ran. The
- * commands' chunks keep importing those chunks, so the runner and a command hold copies of the modules both
- * use, as a solo command does (SOLO_COMMANDS): only plain values and PixirError (errors.ts) cross between
- * them. Dynamic imports stay as they are. A chunk that finds files from its own place (import.meta.url)
- * cannot move into main.js: the build fails rather than ship one. The runner's yargs half (cli/yargs-program.ts,
- * imported only for a line the fast parser declines: help, version, a usage error) is made one module the
- * same way, so such a line loads one chunk more than main.js, not four.
+ * main.cjs: main.js with the chunks it imports statically put inside it, made CommonJS (START_MODULE). Code
+ * splitting gives the modules main.js shares with the commands' chunks (errors, io, the vocabulary…) chunks
+ * of their own, and Node 20's ES module loader spends about a millisecond on each module it loads: five of
+ * them before any command ran. The commands' chunks keep importing those chunks, so the runner and a command
+ * hold copies of the modules both use, as a solo command does (SOLO_COMMANDS): only plain values and
+ * PixirError (errors.ts) cross between them. Dynamic imports stay as they are. A chunk that finds files from
+ * its own place (import.meta.url) cannot move into main.cjs: the build fails rather than ship one. The
+ * runner's yargs half (cli/yargs-program.ts, imported only for a line the fast parser declines: help,
+ * version, a usage error) is made one ES module the same way, so such a line loads one chunk, not four.
  */
 async function selfContainedMain(outdir) {
-  await selfContained(path.join(outdir, "main.js"));
+  await selfContained(path.join(outdir, "main.js"), { start: true });
   const yargsChunk = readdirSync(path.join(outdir, "chunks")).filter((f) => /^yargs-program-\w+\.js$/.test(f));
   if (yargsChunk.length !== 1) throw new Error(`${outdir}: expected one yargs-program chunk, found ${yargsChunk.length}`);
   await selfContained(path.join(outdir, "chunks", yargsChunk[0]));
 }
 
-/** `file` rebuilt with the chunks it imports statically inside it; its dynamic imports stay. */
-async function selfContained(file) {
+/**
+ * `file` rebuilt with the chunks it imports statically inside it; its dynamic imports stay. As a start
+ * module (START_MODULE) it becomes `<name>.cjs`, the chunks' ESM banner left out: CommonJS has its require.
+ */
+async function selfContained(file, { start = false } = {}) {
   const split = file.replace(/\.js$/, ".split.js");
   renameSync(file, split);
   const moved = [];
+  const noBanner = {
+    name: "no-esm-banner",
+    setup(b) {
+      b.onLoad({ filter: /\.js$/ }, (args) => ({ contents: readFileSync(args.path, "utf8").replace(BANNER, ""), loader: "js" }));
+    },
+  };
   await build({
     entryPoints: [split],
     bundle: true,
     platform: "node",
     target: "node20",
     format: "esm",
-    outfile: file,
+    ...(start ? { format: "cjs", define: START_MODULE.define, banner: START_MODULE.banner } : {}),
+    outfile: start ? file.replace(/\.js$/, ".cjs") : file,
     legalComments: "none",
     logLevel: "warning",
     plugins: [
+      ...(start ? [noBanner] : []),
       {
         name: "static-chunks-only",
         setup(b) {
@@ -168,12 +197,12 @@ async function buildTool(name) {
   const define = { ...pageDefine, __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name), __PIXIR_SQLITE_JS__: JSON.stringify(sqliteVersion) };
   const solo = SOLO_COMMANDS[name] ?? [];
   const mainFile = path.join(dir, "src/main.ts");
-  // The tool's own `import("./commands/<solo>.js")` stays as written: dist/commands/<solo>.js is built below.
+  // The tool's own `import("./commands/<solo>.js")` loads dist/commands/<solo>.cjs, built below.
   const keepSoloImports = {
     name: "solo-commands",
     setup(b) {
       b.onResolve({ filter: /^\.\/commands\/[\w-]+\.js$/ }, (args) =>
-        args.importer === mainFile && solo.includes(path.basename(args.path, ".js")) ? { path: args.path, external: true } : undefined,
+        args.importer === mainFile && solo.includes(path.basename(args.path, ".js")) ? { path: args.path.replace(/\.js$/, ".cjs"), external: true } : undefined,
       );
     },
   };
@@ -189,15 +218,17 @@ async function buildTool(name) {
       plugins: [noHelpCache, lazyCrypto, keepSoloImports],
     });
     for (const command of solo) {
-      await build({ ...common, splitting: false, entryPoints: { [`commands/${command}`]: path.join(dir, `src/commands/${command}.ts`) }, outdir, define });
+      await build({ ...common, ...START_MODULE, format: "cjs", outExtension: { ".js": ".cjs" }, splitting: false, entryPoints: { [`commands/${command}`]: path.join(dir, `src/commands/${command}.ts`) }, outdir, define: { ...define, ...START_MODULE.define } });
     }
     // A solo command that reads the catalog starts its scan workers from its own folder (catalog.ts).
     if (solo.some((c) => CATALOG_READERS.includes(c))) await build({ ...common, splitting: false, entryPoints: { "commands/catalog-scan-worker": catalogScanWorker }, outdir, define });
     await selfContainedMain(outdir);
-    const built = readFileSync(path.join(outdir, "main.js"), "utf8");
+    let built = readFileSync(path.join(outdir, "main.cjs"), "utf8");
     for (const command of solo) {
-      if (!built.includes(`import("./commands/${command}.js")`)) throw new Error(`${name}: main.js does not import ./commands/${command}.js`);
+      if (built.split(soloImport(command)).length < 2) throw new Error(`${name}: main.cjs does not import ./commands/${command}.cjs`);
+      built = built.replaceAll(soloImport(command), soloRequire(command));
     }
+    writeFileSync(path.join(outdir, "main.cjs"), built);
   });
 }
 

@@ -178,19 +178,38 @@ describe("the fast parse declines, and yargs answers", () => {
 });
 
 describe("the built pixir loads yargs only for a line the fast parser declines", () => {
-  it("a plain line runs with yargs' chunk gone; help, version and a usage error need it; main.js does not hold yargs", () => {
+  it("a plain line and `--version` alone run with yargs' chunk gone; help, version with more and a usage error need it; main.cjs does not hold yargs", () => {
     const dir = path.join(tempDir("pixir-no-yargs-"), "pixir");
     for (const part of ["package.json", "bin", "dist"]) cpSync(path.join(ROOT, "tools/pixir", part), path.join(dir, part), { recursive: true });
     const chunks = readdirSync(path.join(dir, "dist/chunks")).filter((f) => f.startsWith("yargs-program-"));
     expect(chunks).toHaveLength(1);
-    expect(readFileSync(path.join(dir, "dist/main.js"), "utf8")).not.toMatch(/YargsInstance|yargs-parser/);
+    expect(readFileSync(path.join(dir, "dist/main.cjs"), "utf8")).not.toMatch(/YargsInstance|yargs-parser/);
     rmSync(path.join(dir, "dist/chunks", chunks[0]!));
     const bin = path.join(dir, "bin/pixir.js");
     const ws = workspace({ s1: [user("where is parse_line defined")] });
     const ls = run("pixir", ["ls", "--json"], { cwd: ws, bin });
     expect(ls.code).toBe(0);
     expect(JSON.parse(ls.stdout.trim().split("\n")[0]!)).toMatchObject({ session_id: "s1" });
-    for (const argv of [["--version"], ["ls", "--help"], ["ls", "--bogus"]]) expect(run("pixir", argv, { cwd: ws, bin }).code, argv.join(" ")).not.toBe(0);
-    expect(run("pixir", ["--version"], { cwd: ws }).code).toBe(0);
+    for (const argv of [["--version", "--json"], ["ls", "--help"], ["ls", "--bogus"]]) expect(run("pixir", argv, { cwd: ws, bin }).code, argv.join(" ")).not.toBe(0);
+    expect(run("pixir", ["--version", "--json"], { cwd: ws }).code).toBe(0);
+    // `--version` alone is the runner's own (app.ts).
+    expect(run("pixir", ["--version"], { cwd: ws, bin }).stdout).toBe(run("pixir", ["--version", "--json"], { cwd: ws }).stdout);
+  });
+});
+
+describe("`--version` alone is printed without yargs (app.ts), as yargs' version flag prints it", () => {
+  it("every tool: the same stdout as yargs gives for the same flag, exit 0, and nothing on stderr", async () => {
+    for (const tool of TOOLS) {
+      const printed = await parseAndRun(tool, { tokens: ["--version"], active: undefined, helpTopic: undefined, running: undefined, execute: async () => 1 }, ["--version"], io);
+      const name = tool.program as Parameters<typeof run>[0];
+      const fast = run(name, ["--version"], { cwd: tempDir() });
+      expect(fast.code, name).toBe(0);
+      // yargs prints the tool's version and nothing else (the sources' spec here; the bins carry the package's).
+      expect(printed, name).toBe(tool.version);
+      expect(fast.stdout, name).toMatch(/^\d+\.\d+\.\d+\S*\n$/);
+      expect(fast.stderr, name).toBe("");
+      // yargs' own path, for a line with more than the flag: the same words.
+      expect(run(name, ["--version", "--json"], { cwd: tempDir() }).stdout, name).toBe(fast.stdout);
+    }
   });
 });

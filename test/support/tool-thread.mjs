@@ -6,7 +6,7 @@ import { Readable, Writable } from "node:stream";
 
 const mains = new Map();
 async function mainOf(tool) {
-  if (!mains.has(tool)) mains.set(tool, (await import(new URL(`../../tools/${tool}/dist/main.js`, import.meta.url).href)).main);
+  if (!mains.has(tool)) mains.set(tool, (await import(new URL(`../../tools/${tool}/dist/main.cjs`, import.meta.url).href)).main);
   return mains.get(tool);
 }
 

@@ -38,6 +38,13 @@ export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promis
     },
   };
   try {
+    // `--version` alone prints what yargs' version flag prints (yargs-program.ts), without loading yargs: it is
+    // the start-up people time (docs/performance.md); with anything else on the line it is yargs'.
+    if (argv.length === 1 && argv[0] === "--version") {
+      await out.write(`${tool.version}\n`);
+      await out.finish();
+      return 0;
+    }
     // A plain line runs without yargs; one the fast parser declines (help, a usage error, anything unusual) is yargs'.
     const line = fastParse(tool, argv);
     if (line !== undefined) {
