@@ -286,8 +286,9 @@ function remember(opened: Opened | null, history: History): History {
 }
 
 /**
- * `history` whose items, once read to the end failing closed, are kept and replayed from memory: the
- * lines are those the checking pass saw either way (an open file outlives a rename over it).
+ * `history` whose items, once read to the end failing closed, are kept and replayed from memory: what a
+ * read of the same file gives again (a read from disk would also fail if the Log were replaced meanwhile;
+ * a replay does not look, so it suits one pass over a family, not a long-lived cache).
  */
 function keepingItems(history: History): History {
   let kept: HistoryItem[] | null = null;
