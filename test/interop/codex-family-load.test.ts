@@ -86,11 +86,11 @@ async function expectSameFamily(ws: string, t: string): Promise<any> {
 }
 
 describe("loadFamily gives what openHistory gives Log by Log", () => {
-  it("a rollout with 40 nested rollbacks, grown in steps: children of children, replay_v1 children", async () => {
+  it("a rollout with 30 nested rollbacks, grown in steps: children of children, replay_v1 children", async () => {
     const ws = tempDir();
     const head = [meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")];
-    const all = rolledBackLines(head, 40, true);
-    for (const n of [3, 20, 40]) {
+    const all = rolledBackLines(head, 30, true);
+    for (const n of [3, 15, 30]) {
       await importFiles(ws, [write(all.slice(0, head.length + 5 * n))]);
       const f = await expectSameFamily(ws, THREAD);
       expect(f.logs).toHaveLength(n + 1);
