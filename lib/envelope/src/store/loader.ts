@@ -57,11 +57,16 @@ export interface OpenOptions {
  * `parent` null is a Log read without the loader (a plain Log: no hops).
  */
 export function assertShareChildDepth(parent: History | null, parentId: string, childId: string): void {
-  let hops = 0;
-  for (let h = parent; h?.share; h = h.share.parent) hops++;
-  if (hops + 1 > MAX_FORK_DEPTH) {
+  if (shareHops(parent) + 1 > MAX_FORK_DEPTH) {
     throw new PixirError("fork_depth_exceeded", undefined, { session_id: childId, parent_session_id: parentId, max_depth: MAX_FORK_DEPTH });
   }
+}
+
+/** The share hops below a History: its parent, its parent's parent … while each is a share_v1 child. */
+export function shareHops(history: History | null): number {
+  let hops = 0;
+  for (let h = history; h?.share; h = h.share.parent) hops++;
+  return hops;
 }
 
 /** fork.md §3.1 step 6: is this parent Event inherited by a fork through `toSeq`? */
@@ -236,10 +241,73 @@ export function notFoundError(id: string, ws: string, rel: string, command = "pi
  */
 export async function openHistory(ws: string, id: string, options: OpenOptions = {}): Promise<History> {
   assertSessionId(id);
-  return open(ws, id, 0, [], options, null);
+  return open(ws, id, 0, [], options, null, null);
 }
 
-async function open(ws: string, id: string, depth: number, lineage: string[], options: OpenOptions, child: string | null): Promise<History> {
+/**
+ * The Histories opened by one OpenedHistories, by session id, and whether each keeps its items once read
+ * in full. Only Histories opened without OpenOptions go in: a History does not depend on the walk that
+ * opened it (its depth, the Logs above it), so any later child may be resolved against it.
+ */
+interface Opened {
+  histories: Map<string, History>;
+  keepItems: boolean;
+}
+
+/**
+ * openHistory for several Logs of one Workspace (a family an importer reads back), each Log opened and
+ * checked once: a share child whose parent was opened here is checked against that parent's History
+ * (its prefix digest from the parent's items) instead of opening the parent's whole chain again. The
+ * same History, the same checks and the same errors as openHistory for each Log, in any order of opening.
+ * With `keepItems`, a History's items read once to the end are kept and replayed from memory (a caller
+ * that holds every Log's Events anyway), so a parent's items are decoded once for all its children;
+ * without it, memory stays that of one Log's lines at a time.
+ */
+export class OpenedHistories {
+  private readonly opened: Opened;
+  constructor(
+    private readonly ws: string,
+    options: { keepItems?: boolean } = {},
+  ) {
+    this.opened = { histories: new Map(), keepItems: options.keepItems ?? false };
+  }
+  async open(id: string): Promise<History> {
+    assertSessionId(id);
+    return this.opened.histories.get(id) ?? open(this.ws, id, 0, [], {}, null, this.opened);
+  }
+}
+
+/** `history` put in `opened`, as the Histories opened later see it. */
+function remember(opened: Opened | null, history: History): History {
+  if (opened === null) return history;
+  const kept = opened.keepItems ? keepingItems(history) : history;
+  opened.histories.set(history.sessionId, kept);
+  return kept;
+}
+
+/**
+ * `history` whose items, once read to the end failing closed, are kept and replayed from memory: what a
+ * read of the same file gives again (a read from disk would also fail if the Log were replaced meanwhile;
+ * a replay does not look, so it suits one pass over a family, not a long-lived cache).
+ */
+function keepingItems(history: History): History {
+  let kept: HistoryItem[] | null = null;
+  const read = history.items;
+  async function* readAndKeep(): AsyncGenerator<HistoryItem> {
+    const items: HistoryItem[] = [];
+    for await (const item of read()) {
+      items.push(item);
+      yield item;
+    }
+    kept = items;
+  }
+  async function* replay(items: HistoryItem[]): AsyncGenerator<HistoryItem> {
+    yield* items;
+  }
+  return { ...history, items: (onProblem) => (onProblem !== undefined ? read(onProblem) : kept !== null ? replay(kept) : readAndKeep()) };
+}
+
+async function open(ws: string, id: string, depth: number, lineage: string[], options: OpenOptions, child: string | null, opened: Opened | null): Promise<History> {
   const observe = child === null ? options.observe : undefined;
   const scan = await scanLog(ws, id, {
     onProblem: child === null ? options.onProblem : undefined,
@@ -259,24 +327,24 @@ async function open(ws: string, id: string, depth: number, lineage: string[], op
   }
   const header = shareHeaderOf(first);
   if (header === null) {
-    return {
+    return remember(opened, {
       sessionId: id,
       scan,
       observed: child === null && options.observe !== undefined && scan.inOrder && scan.skipped.length === 0,
       share: null,
       eventCount: scan.eventCount,
       items: (onProblem) => ownItems(scan, onProblem ?? (child === null ? options.onProblem : undefined)),
-    };
+    });
   }
-  const link = await resolveShare(ws, id, header, scan, depth, lineage, options);
-  return {
+  const link = await resolveShare(ws, id, header, scan, depth, lineage, options, opened);
+  return remember(opened, {
     sessionId: id,
     scan,
     observed: false,
     share: link,
     eventCount: scan.eventCount + link.replayEventCount,
     items: (onProblem) => shareItems(id, scan, link, onProblem ?? (child === null ? options.onProblem : undefined)),
-  };
+  });
 }
 
 async function resolveShare(
@@ -287,6 +355,7 @@ async function resolveShare(
   depth: number,
   lineage: string[],
   options: OpenOptions,
+  opened: Opened | null,
 ): Promise<ShareLink> {
   const parentId = header.data.parent_session_id;
   assertSessionId(parentId, "parent_session_id");
@@ -311,7 +380,7 @@ async function resolveShare(
       throw corruptLineError({ reason: "seq_conflicts_with_shared_prefix" }, line.lineNo, scan.path.rel);
     }
   }
-  const parent = await open(ws, parentId, depth + 1, walked, options, id);
+  const parent = await openParent(ws, parentId, depth + 1, walked, options, id, opened);
   const digest = new PrefixDigest();
   for await (const item of parent.items()) if (isInherited(item.event, toSeq)) digest.addItem(item);
   const actual = digest.digest();
@@ -327,6 +396,20 @@ async function resolveShare(
     });
   }
   return { header, parent, replayEventCount: n, forkedToSeq: toSeq };
+}
+
+/**
+ * The parent at `depth` of the walk from `lineage[0]`: opened already (its own chain checked then), or
+ * opened now. A parent opened already still counts its hops for the walk: past MAX_FORK_DEPTH in all, the
+ * walk is refused as opening the parent's chain again would refuse it.
+ */
+async function openParent(ws: string, parentId: string, depth: number, lineage: string[], options: OpenOptions, child: string, opened: Opened | null): Promise<History> {
+  const known = opened?.histories.get(parentId);
+  if (known === undefined) return open(ws, parentId, depth, lineage, options, child, opened);
+  if (depth + shareHops(known) > MAX_FORK_DEPTH) {
+    throw new PixirError("fork_depth_exceeded", undefined, { session_id: lineage[0], max_depth: MAX_FORK_DEPTH });
+  }
+  return known;
 }
 
 /** A stored line as an item; a line that is not copied byte for byte brings its data text along. */

@@ -5,7 +5,7 @@ import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { isJsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { storedPrefixCount } from "../../fork/fork.js";
-import { inheritedItem, isInherited, openHistory, type History } from "../../store/loader.js";
+import { inheritedItem, isInherited, OpenedHistories, openHistory, shareHops, type History } from "../../store/loader.js";
 import { readFirstLine } from "../../store/log-read.js";
 import { readTail } from "../../store/log-write.js";
 import { listLogs } from "../../store/ls.js";
@@ -71,15 +71,18 @@ export class WorkspaceLogs {
   }
 }
 
+/**
+ * The family's Logs as the plan holds them. Each is opened and checked once, a branch against its parent's
+ * History already opened (loader.ts OpenedHistories); their items are not kept, heldLines reads the lines.
+ */
 export async function loadExisting(ws: string, ids: string[]): Promise<ExistingLog[]> {
   const logs: ExistingLog[] = [];
   const read = new Map<string, PixirEvent[]>();
+  const histories = new OpenedHistories(ws);
   for (const id of ids) {
-    const history = await openHistory(ws, id);
+    const history = await histories.open(id);
     const events = await heldHistory(history, read);
-    let shareHops = 0;
-    for (let h: History | null = history; h?.share; h = h.share.parent) shareHops++;
-    logs.push({ id, first: events[0]!, events, replayCount: history.share?.replayEventCount ?? storedPrefixCount(events[0]!), shareHops });
+    logs.push({ id, first: events[0]!, events, replayCount: history.share?.replayEventCount ?? storedPrefixCount(events[0]!), shareHops: shareHops(history) });
   }
   // Parents before children.
   const byId = new Map(logs.map((l) => [l.id, l]));

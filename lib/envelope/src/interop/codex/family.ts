@@ -5,7 +5,7 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { PixirError } from "../../event/errors.js";
 import { REPLAY_LIMITATIONS, shareHeaderData } from "../../fork/fork.js";
 import { derivedUlid } from "../../event/ids.js";
-import { inheritedItem, isInherited, MAX_FORK_DEPTH, openHistory } from "../../store/loader.js";
+import { inheritedItem, isInherited, MAX_FORK_DEPTH, OpenedHistories, type History } from "../../store/loader.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
 import { codexBaseId, withTimestamp, restAfterTimestamp } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
@@ -190,8 +190,11 @@ export function isLineOneOf(e: PixirEvent | undefined, t: string): boolean {
   return c !== null && c.synthetic === undefined && c.line === 1 && c.thread === t;
 }
 
-async function loadLog(ws: string, id: string, role: CodexLogRole): Promise<PlannedLog> {
-  const history = await openHistory(ws, id);
+/** Opens the resolved History of a Log of the family (loader.ts). */
+export type OpenLog = (id: string) => Promise<History>;
+
+async function loadLog(openLog: OpenLog, id: string, role: CodexLogRole): Promise<PlannedLog> {
+  const history = await openLog(id);
   const resolved: PixirEvent[] = [];
   for await (const item of history.items()) resolved.push(item.event);
   const header = resolved[0];
@@ -219,11 +222,20 @@ async function loadLog(ws: string, id: string, role: CodexLogRole): Promise<Plan
 
 export type DiskFamily = { kind: "family"; family: Family } | { kind: "absent" } | { kind: "foreign" };
 
-/** Read thread `t`'s family from the Workspace: its root and its rollback children. */
-export async function loadFamily(ws: string, t: string): Promise<DiskFamily> {
+/**
+ * Read thread `t`'s family from the Workspace: its root and its rollback children. Each Log is opened and
+ * checked once, a child against its parent's History already read (loader.ts OpenedHistories): the
+ * family's Events are all held here anyway, so their items are kept for the children. `openLog` opens
+ * one Log (a test passes openHistory, each Log on its own, to compare).
+ */
+export async function loadFamily(ws: string, t: string, openLog?: OpenLog): Promise<DiskFamily> {
   const base = codexBaseId(t);
   if (inspectStatePath(logPath(ws, base)) === "missing") return { kind: "absent" };
-  const root = await loadLog(ws, base, "root");
+  if (openLog === undefined) {
+    const histories = new OpenedHistories(ws, { keepItems: true });
+    openLog = (id) => histories.open(id);
+  }
+  const root = await loadLog(openLog, base, "root");
   const first = root.stored[0];
   if (!isLineOneOf(first, t)) return { kind: "foreign" };
   const codex = codexOf(first!)!;
@@ -256,7 +268,7 @@ export async function loadFamily(ws: string, t: string): Promise<DiskFamily> {
   const children: Array<{ n: number; log: PlannedLog }> = [];
   for (const name of names) {
     const id = name.slice(0, -".ndjson".length);
-    const log = await loadLog(ws, id, "rollback");
+    const log = await loadLog(openLog, id, "rollback");
     const c = log.stored[0] ? codexOf(log.stored[0]) : null;
     if (c === null || c.synthetic !== "rollback_fork" || c.thread !== t) continue;
     children.push({ n: Number(c.line), log });
