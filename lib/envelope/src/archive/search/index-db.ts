@@ -71,7 +71,7 @@ CREATE TABLE docs (
   offset INTEGER NOT NULL,
   length INTEGER NOT NULL
 );
--- The forks and branches, for inherited_by (search.ts InheritanceCounter): a search reads these rows, not every Log's.
+-- The forks and branches of a Log, for inherited_by (search.ts InheritanceCounter): a search reads its hits' lineages.
 CREATE INDEX logs_forks ON logs(parent, forked_to_seq, session_id) WHERE parent IS NOT NULL AND forked_to_seq IS NOT NULL;
 CREATE INDEX docs_log_seq ON docs(log, seq);
 CREATE INDEX docs_ts ON docs(ts);

@@ -318,34 +318,33 @@ export function snippetOf(text: string, pattern: RegExp | null): { snippet: stri
 
 /** How many forks and branches hold Event (owner, seq, ordinal) in their History, transitively. */
 export class InheritanceCounter {
-  /** Read at the first count (a search without hits reads none of it). */
-  private children: Map<string, Array<{ id: string; to: number }>> | null = null;
+  /** Each Log's forks as first asked for (a search reads only its hits' lineages, by the `logs_forks` index). */
+  private readonly children = new Map<string, Array<{ id: string; to: number }>>();
+  private forksOf: Database.Statement | null = null;
 
   constructor(private readonly db: Database.Database) {}
 
-  private lineage(): Map<string, Array<{ id: string; to: number }>> {
-    if (this.children !== null) return this.children;
-    this.children = new Map();
-    for (const r of this.db.prepare("SELECT session_id, parent, forked_to_seq FROM logs WHERE parent IS NOT NULL AND forked_to_seq IS NOT NULL").all() as Array<{ session_id: string; parent: string; forked_to_seq: number }>) {
-      const list = this.children.get(r.parent) ?? [];
-      list.push({ id: r.session_id, to: r.forked_to_seq });
-      this.children.set(r.parent, list);
-    }
-    return this.children;
+  private lineage(parent: string): Array<{ id: string; to: number }> {
+    let list = this.children.get(parent);
+    if (list !== undefined) return list;
+    this.forksOf ??= this.db.prepare("SELECT session_id, forked_to_seq FROM logs WHERE parent = ? AND forked_to_seq IS NOT NULL");
+    list = (this.forksOf.all(parent) as Array<{ session_id: string; forked_to_seq: number }>).map((r) => ({ id: r.session_id, to: r.forked_to_seq }));
+    this.children.set(parent, list);
+    return list;
   }
 
   /** Forks see a replayed Event at its ordinal k; so does every fork of theirs that kept at least k Events. */
   count(owner: string, seq: number, ordinal: number, type: string): number {
     if (!isReplayType(type)) return 0;
     let n = 0;
-    for (const c of this.lineage().get(owner) ?? []) if (c.to >= seq) n += 1 + this.below(c.id, ordinal, 1);
+    for (const c of this.lineage(owner)) if (c.to >= seq) n += 1 + this.below(c.id, ordinal, 1);
     return n;
   }
 
   private below(id: string, k: number, depth: number): number {
     if (depth > MAX_DEPTH) return 0;
     let n = 0;
-    for (const c of this.lineage().get(id) ?? []) if (c.to >= k) n += 1 + this.below(c.id, k, depth + 1);
+    for (const c of this.lineage(id)) if (c.to >= k) n += 1 + this.below(c.id, k, depth + 1);
     return n;
   }
 }
