@@ -21,6 +21,7 @@ import {
   REPLAY_LIMITATIONS,
   sha256,
   SHARE_LIMITATIONS,
+  shareHeader,
   withoutHeaderNoise,
 } from "../support/fork.js";
 
@@ -39,27 +40,6 @@ const appendPinned = (ws: string, id: string, text: string, ts: string) => {
   const r = run("pixir-log", ["append", id, "--json"], { cwd: ws, input: `${JSON.stringify({ type: "user_message", ts, data: { text } })}\n` });
   return expectJsonOk(r);
 };
-
-/** A hand-written share_v1 header of `child` on `parent`, for Logs no tool would make. */
-function shareHeader(parent: string, n: number, toSeq: number, digest: string, extra: Record<string, unknown> = {}): Ev {
-  return {
-    type: "session_fork",
-    data: {
-      parent_session_id: parent,
-      fork_root_session_id: "root",
-      forked_to_seq: toSeq,
-      parent_workspace: "/elsewhere",
-      child_workspace: "/elsewhere",
-      replay_event_count: n,
-      from_seq: n > 0 ? 0 : null,
-      strategy: "share_v1",
-      limitations: SHARE_LIMITATIONS,
-      prefix_digest: digest,
-      open_tool_calls: [],
-      ...extra,
-    },
-  };
-}
 
 describe("39. a share child is small on disk but resolves in full", () => {
   it("stores one line, and cat agrees with a replay_v1 child on type, seq, ts and data", () => {

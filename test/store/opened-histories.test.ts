@@ -4,29 +4,9 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OpenedHistories, openHistory, type History } from "../../lib/envelope/src/store/loader.js";
-import { assistant, call, ev, logFile, user, workspace, writeRaw, type Ev } from "../support/cli.js";
-import { prefixDigest, SHARE_LIMITATIONS } from "../support/fork.js";
+import { assistant, call, ev, logFile, user, workspace, writeRaw } from "../support/cli.js";
+import { prefixDigest, shareHeader } from "../support/fork.js";
 import { runInThread as run } from "../support/thread.js";
-
-/** A hand-written share_v1 header of a child of `parent`, inheriting `n` Events through `toSeq`. */
-function shareHeader(parent: string, n: number, toSeq: number, digest: string): Ev {
-  return {
-    type: "session_fork",
-    data: {
-      parent_session_id: parent,
-      fork_root_session_id: "root",
-      forked_to_seq: toSeq,
-      parent_workspace: "/elsewhere",
-      child_workspace: "/elsewhere",
-      replay_event_count: n,
-      from_seq: n > 0 ? 0 : null,
-      strategy: "share_v1",
-      limitations: SHARE_LIMITATIONS,
-      prefix_digest: digest,
-      open_tool_calls: [],
-    },
-  };
-}
 
 /** Everything a reader sees of a History: its fields, its share link, and every item read twice. */
 async function seen(h: History): Promise<unknown> {

@@ -81,6 +81,27 @@ export const PLAN_KEYS = [
 
 export const REPLAY_LIMITATIONS = ["full replayed prefix remains authoritative; session_fork is lineage metadata only"];
 export const SHARE_LIMITATIONS = ["shared prefix is read from the parent log and verified by prefix_digest; the parent log must be kept"];
+
+/** A hand-written share_v1 header of a child of `parent`, inheriting `n` Events through `toSeq`: for Logs no tool would make. */
+export function shareHeader(parent: string, n: number, toSeq: number, digest: string, extra: Record<string, unknown> = {}): { type: string; data: Record<string, unknown> } {
+  return {
+    type: "session_fork",
+    data: {
+      parent_session_id: parent,
+      fork_root_session_id: "root",
+      forked_to_seq: toSeq,
+      parent_workspace: "/elsewhere",
+      child_workspace: "/elsewhere",
+      replay_event_count: n,
+      from_seq: n > 0 ? 0 : null,
+      strategy: "share_v1",
+      limitations: SHARE_LIMITATIONS,
+      prefix_digest: digest,
+      open_tool_calls: [],
+      ...extra,
+    },
+  };
+}
 export const INTEGRITY_NEXT_ACTIONS = [
   "rerun the whole pipeline; an upstream stage failed or was cut short",
   "check the exit status of every stage (set -o pipefail)",
