@@ -41,7 +41,7 @@ const SOLO_COMMANDS = { "pixir-log": ["append"], pixir: ["search", "ls", "usage"
 /**
  * The modules a command line starts from, each tool's main and the solo commands, are CommonJS (`.cjs`, and
  * the bins: bin/package.json): Node 20 starts a CommonJS entry about 8 ms sooner than an ES module (the ES
- * loader's set-up, a job per module, a facade per builtin), and a search about 20 ms sooner in all
+ * loader's set-up, a job per module, a facade per builtin), and a search 10–20 ms sooner in all
  * (docs/performance.md, "Round 8: CommonJS start modules"). The commands' chunks stay ES modules, which
  * code splitting needs, loaded by import() when their command runs. `import.meta.url` becomes the URL of
  * the .cjs file itself, so the files found next to it (workers, the SQLite addon's package) are the same.
@@ -166,9 +166,7 @@ async function selfContained(file, { start = false } = {}) {
     bundle: true,
     platform: "node",
     target: "node20",
-    format: "esm",
-    ...(start ? { format: "cjs", define: START_MODULE.define, banner: START_MODULE.banner } : {}),
-    outfile: start ? file.replace(/\.js$/, ".cjs") : file,
+    ...(start ? { ...START_MODULE, format: "cjs", outfile: file.replace(/\.js$/, ".cjs") } : { format: "esm", outfile: file }),
     legalComments: "none",
     logLevel: "warning",
     plugins: [
