@@ -8,6 +8,11 @@ import { assistant, call, ev, logFile, user, workspace, writeRaw } from "../supp
 import { prefixDigest, shareHeader } from "../support/fork.js";
 import { runInThread as run } from "../support/thread.js";
 
+type SeenItem = { event: unknown; dataText?: string; line: unknown };
+type Seen = { first: SeenItem[]; again: SeenItem[] } & Record<string, unknown>;
+/** What a History holds whose Events were kept: the same, its items compared by their Event. */
+const eventsOnly = (s: Seen) => ({ ...s, first: s.first.map((i) => i.event), again: s.again.map((i) => i.event) });
+
 /** Everything a reader sees of a History: its fields, its share link, and every item read twice. */
 async function seen(h: History): Promise<unknown> {
   const items = async () => {
@@ -64,17 +69,25 @@ describe("OpenedHistories opens each Log as openHistory does", () => {
     const expected = new Map<string, unknown>();
     for (const id of ids) expected.set(id, await seen(await openHistory(ws!, id)));
     expect((expected.get("gg") as { link: { parent: string } }).link.parent).toBe("g");
-    for (const keepItems of [false, true]) {
+    for (const keepEvents of [false, true]) {
       for (const order of ORDERS(ids)) {
-        const histories = new OpenedHistories(ws!, { keepItems });
-        for (const id of order) expect(await seen(await histories.open(id)), `${id} (keepItems ${keepItems}, order ${order.join(" ")})`).toEqual(expected.get(id));
+        const histories = new OpenedHistories(ws!, { keepEvents });
+        for (const id of order) {
+          const want = expected.get(id) as Seen;
+          const got = (await seen(await histories.open(id))) as Seen;
+          const label = `${id} (keepEvents ${keepEvents}, order ${order.join(" ")})`;
+          // A History whose Events were kept replays them as items of their Event alone, once read in full.
+          if (keepEvents) expect(eventsOnly(got), label).toEqual(eventsOnly(want));
+          else expect(got, label).toEqual(want);
+          if (keepEvents) expect(got.again.every((i) => i.line === null && i.dataText === undefined), label).toBe(true);
+        }
       }
     }
   });
 
   it("a Log opened twice is the same History; items read with a problem handler are read from disk", async () => {
     const [ws] = chains();
-    const histories = new OpenedHistories(ws!, { keepItems: true });
+    const histories = new OpenedHistories(ws!, { keepEvents: true });
     const g = await histories.open("g");
     expect(await histories.open("g")).toBe(g);
     expect((await histories.open("s")).sessionId).toBe("s");
@@ -138,11 +151,13 @@ describe("OpenedHistories refuses what openHistory refuses, with the same detail
     const deepest = await failure(() => openHistory(ws, "h33"));
     expect(deepest).toMatchObject({ kind: "fork_depth_exceeded", details: { session_id: "h33", max_depth: 32 } });
     const h32 = await seen(await openHistory(ws, "h32"));
-    for (const keepItems of [false, true]) {
+    for (const keepEvents of [false, true]) {
       for (const order of [hops, [...hops].reverse()]) {
-        const histories = new OpenedHistories(ws, { keepItems });
+        const histories = new OpenedHistories(ws, { keepEvents });
         for (const id of order) expect(await failure(() => histories.open(id)), id).toEqual(id === "h33" ? deepest : null);
-        expect(await seen(await histories.open("h32"))).toEqual(h32);
+        const got = (await seen(await histories.open("h32"))) as Seen;
+        if (keepEvents) expect(eventsOnly(got)).toEqual(eventsOnly(h32 as Seen));
+        else expect(got).toEqual(h32);
       }
     }
   });

@@ -245,13 +245,13 @@ export async function openHistory(ws: string, id: string, options: OpenOptions =
 }
 
 /**
- * The Histories opened by one OpenedHistories, by session id, and whether each keeps its items once read
+ * The Histories opened by one OpenedHistories, by session id, and whether each keeps its Events once read
  * in full. Only Histories opened without OpenOptions go in: a History does not depend on the walk that
  * opened it (its depth, the Logs above it), so any later child may be resolved against it.
  */
 interface Opened {
   histories: Map<string, History>;
-  keepItems: boolean;
+  keepEvents: boolean;
 }
 
 /**
@@ -259,17 +259,18 @@ interface Opened {
  * checked once: a share child whose parent was opened here is checked against that parent's History
  * (its prefix digest from the parent's items) instead of opening the parent's whole chain again. The
  * same History, the same checks and the same errors as openHistory for each Log, in any order of opening.
- * With `keepItems`, a History's items read once to the end are kept and replayed from memory (a caller
- * that holds every Log's Events anyway), so a parent's items are decoded once for all its children;
- * without it, memory stays that of one Log's lines at a time.
+ * With `keepEvents`, a History's Events read once to the end are kept and replayed from memory as items
+ * without their lines (a caller that holds every Log's Events anyway): a parent's lines are decoded once
+ * for all its children, whose prefix digests are then made from the Events (the plain rule), and no line's
+ * bytes are held beside its Event. Without it, memory stays that of one Log's lines at a time.
  */
 export class OpenedHistories {
   private readonly opened: Opened;
   constructor(
     private readonly ws: string,
-    options: { keepItems?: boolean } = {},
+    options: { keepEvents?: boolean } = {},
   ) {
-    this.opened = { histories: new Map(), keepItems: options.keepItems ?? false };
+    this.opened = { histories: new Map(), keepEvents: options.keepEvents ?? false };
   }
   async open(id: string): Promise<History> {
     assertSessionId(id);
@@ -280,23 +281,25 @@ export class OpenedHistories {
 /** `history` put in `opened`, as the Histories opened later see it. */
 function remember(opened: Opened | null, history: History): History {
   if (opened === null) return history;
-  const kept = opened.keepItems ? keepingItems(history) : history;
+  const kept = opened.keepEvents ? keepingEvents(history) : history;
   opened.histories.set(history.sessionId, kept);
   return kept;
 }
 
 /**
- * `history` whose items, once read to the end failing closed, are kept and replayed from memory: what a
- * read of the same file gives again (a read from disk would also fail if the Log were replaced meanwhile;
- * a replay does not look, so it suits one pass over a family, not a long-lived cache).
+ * `history` whose Events, once read to the end failing closed, are kept and replayed from memory as items
+ * of their Event alone: the Events a read of the same file gives again (a read from disk would also fail if
+ * the Log were replaced meanwhile; a replay does not look, so it suits one pass over a family, not a
+ * long-lived cache). A line's bytes and data text are not kept: a 61 MB Codex family grown with 12
+ * rollbacks peaked 423 MiB higher with them (docs/performance.md, "Round 8: found, and only partly fixed").
  */
-function keepingItems(history: History): History {
+function keepingEvents(history: History): History {
   let kept: HistoryItem[] | null = null;
   const read = history.items;
   async function* readAndKeep(): AsyncGenerator<HistoryItem> {
     const items: HistoryItem[] = [];
     for await (const item of read()) {
-      items.push(item);
+      items.push({ event: item.event });
       yield item;
     }
     kept = items;

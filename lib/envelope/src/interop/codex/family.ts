@@ -225,14 +225,14 @@ export type DiskFamily = { kind: "family"; family: Family } | { kind: "absent" }
 /**
  * Read thread `t`'s family from the Workspace: its root and its rollback children. Each Log is opened and
  * checked once, a child against its parent's History already read (loader.ts OpenedHistories): the
- * family's Events are all held here anyway, so their items are kept for the children. `openLog` opens
+ * family's Events are all held here anyway, so they are kept for the children. `openLog` opens
  * one Log (a test passes openHistory, each Log on its own, to compare).
  */
 export async function loadFamily(ws: string, t: string, openLog?: OpenLog): Promise<DiskFamily> {
   const base = codexBaseId(t);
   if (inspectStatePath(logPath(ws, base)) === "missing") return { kind: "absent" };
   if (openLog === undefined) {
-    const histories = new OpenedHistories(ws, { keepItems: true });
+    const histories = new OpenedHistories(ws, { keepEvents: true });
     openLog = (id) => histories.open(id);
   }
   const root = await loadLog(openLog, base, "root");
