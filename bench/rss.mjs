@@ -364,7 +364,7 @@ async function main() {
   process.stdout.write(
     [
       `peak RSS of each job (MiB, GNU time %M of the one process) by input size; node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, ${((Date.now() - started) / 1000).toFixed(0)} s`,
-      `flat: growth below ${FLAT_SHARE * 100}% of the input growth (${sizes.at(-1) - sizes[0]} MiB)`,
+      sizes.length > 1 ? `flat: growth below ${FLAT_SHARE * 100}% of the input growth (${sizes.at(-1) - sizes[0]} MiB)` : "flat: needs two sizes",
       "",
       table(rows, sizes),
       "",
