@@ -37,6 +37,7 @@ import {
   codexBaseId,
   dropTurnsCut,
   EPOCH,
+  lineText,
   readRollout,
   readRolloutHead,
   restAfterTimestamp,
@@ -275,9 +276,10 @@ function copiedPrefix(r: Rollout, source: Array<string | null | undefined>): { k
   for (; k < source.length && k + 1 < r.lines.length; k++) {
     const c = r.lines[k + 1]!;
     const s = source[k];
-    const mine = restAfterTimestamp(c.text);
+    const text = lineText(c);
+    const mine = restAfterTimestamp(text);
     const theirs = s === null || s === undefined ? null : restAfterTimestamp(s);
-    if (mine === null || theirs === null || c.record === null || withTimestamp(mine.timestamp, theirs.rest) !== c.text) break;
+    if (mine === null || theirs === null || c.record === null || withTimestamp(mine.timestamp, theirs.rest) !== text) break;
     rests.push(`${mine.rest}\n`);
     const last = timestamps.at(-1);
     if (last !== undefined && last[0] === mine.timestamp) last[1]++;
@@ -388,7 +390,7 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
     if (mine === undefined) throw refused(ws, family.baseId, "rollout_changed", r.display, j);
     // A skipped line (null) stays the same while it is still unreadable; a line no Log holds (undefined,
     // a removed Log) is never the same.
-    const same = stored === null ? mine.record === null : mine.text === stored;
+    const same = stored === null ? mine.record === null : lineText(mine) === stored;
     if (!same) throw refused(ws, family.baseId, "rollout_changed", r.display, j);
   }
   const fork = family.fork;
