@@ -2,7 +2,7 @@
 // new family and checked against the Logs on disk. Wherever it is taken, its plan must be the plain rule's
 // (planGrown over the family read from disk), field by field; where the Logs are not an import of the
 // rollout's first lines (a native Event, a link, a removed Log, a changed line) it must decline.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { importCodexRollouts, planGrownBothWays, type PlannedRollout } from "../../lib/envelope/src/interop/codex/import.js";
@@ -142,6 +142,14 @@ describe("replanGrown on Logs changed after their import: it declines unless the
     const changed = [...all];
     changed[2] = U("first, edited");
     expect(((await declined(other, [...changed, U("more")])) as PixirError).details.reason).toBe("rollout_changed");
+  });
+
+  it("a torn last line in a Log: declined, and the plain rule says what it finds", async () => {
+    const ws = tempDir();
+    await importFiles(ws, [write(all)]);
+    appendFileSync(logFile(ws, `${THREAD}.rollback-21`), '{"id":"torn');
+    const slow = await declined(ws, [...all, U("more")]);
+    expect(slow).toBeInstanceOf(PixirError);
   });
 
   it("the last rollback Log removed is an import of the lines before it: both ways plan it again", async () => {

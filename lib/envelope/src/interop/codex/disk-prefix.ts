@@ -14,14 +14,20 @@ import { codexOf } from "./rebuild.js";
 
 /**
  * The last rollout line the Logs `ids` hold, read from their last Events (a rollback child's name is its
- * line). Only a guess: the Logs are checked against the plan at this line before anything is trusted.
+ * line); null when a Log's end cannot be read (the plain rule says why). Only a guess: the Logs are checked
+ * against the plan at this line before anything is trusted.
  */
-export function heldLineGuess(ws: string, ids: readonly string[]): number {
+export function heldLineGuess(ws: string, ids: readonly string[]): number | null {
   let held = 1;
   for (const id of ids) {
     const named = Number(id.slice(id.lastIndexOf(".rollback-") + ".rollback-".length));
     if (id.includes(".rollback-") && Number.isInteger(named)) held = Math.max(held, named);
-    const last = readTail(ws, id).last;
+    let last: PixirEvent | null;
+    try {
+      last = readTail(ws, id).last;
+    } catch {
+      return null;
+    }
     const line = last === null ? null : codexOf(last)?.line;
     if (typeof line === "number" && Number.isInteger(line)) held = Math.max(held, line);
   }

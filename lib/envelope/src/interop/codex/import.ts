@@ -364,10 +364,11 @@ function mapLines(ws: string, r: Rollout, family: Family, state: RunningState, a
  * disk are that plan as it stood after the last line they hold; null sends r to planGrown.
  */
 function replanGrown(ws: string, r: Rollout, provider: string | null): PlannedRollout | null {
-  const ids = familyLogIds(ws, codexBaseId(r.threadId));
-  if (ids.length === 0) return null;
+  const base = codexBaseId(r.threadId);
+  if (inspectStatePath(logPath(ws, base)) === "missing") return null;
+  const ids = familyLogIds(ws, base);
   const held = heldLineGuess(ws, ids);
-  if (held > r.lines.length) return null;
+  if (held === null || held > r.lines.length) return null;
   const family = newRootFamily(r, null);
   const counts = new Map<string, number>();
   mapLines(ws, r, family, new RunningState(provider), (n) => {
