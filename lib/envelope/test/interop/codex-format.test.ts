@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { PixirEvent } from "../../src/event/envelope.js";
 import { codexExportName, codexForkThreadId } from "../../src/interop/codex/export.js";
-import { codexBaseId, contentText, dropTurnsCut, isBoundaryItem, isContextual, outputText, restAfterTimestamp, validTimestamp, withTimestamp } from "../../src/interop/codex/format.js";
+import { codexBaseId, contentText, dropTurnsCut, isBoundaryItem, isContextual, outputText, restAfterTimestamp, rolloutLine, validTimestamp, withTimestamp } from "../../src/interop/codex/format.js";
 import { mapLine, RunningState } from "../../src/interop/codex/line-map.js";
 import { rebuildLine } from "../../src/interop/codex/rebuild.js";
 
@@ -116,7 +116,7 @@ describe("session ids, thread ids and names (§3.1, §5.3, §5.5)", () => {
 
 /** Map one line (n ≥ 2) and rebuild it from the Events, as an import and an export do. */
 function roundTrip(text: string, state = new RunningState("openai")): { events: Array<Pick<PixirEvent, "type" | "data">>; back: string | null } {
-  const drafts = mapLine("T", { n: 2, text, record: JSON.parse(text) }, state);
+  const drafts = mapLine("T", rolloutLine(2, text, JSON.parse(text)), state);
   const events = drafts.map((d) => ({ type: d.type, data: d.data }));
   return { events, back: rebuildLine(events) };
 }

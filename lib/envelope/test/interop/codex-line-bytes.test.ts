@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isEncodable, isJsonObject, type JsonObject, type PixirEvent } from "../../src/event/envelope.js";
 import { stringKernel } from "../../src/fast/string-scan.js";
-import { EPOCH, validTimestamp, type RolloutLine } from "../../src/interop/codex/format.js";
+import { EPOCH, rolloutLine, validTimestamp, type RolloutLine } from "../../src/interop/codex/format.js";
 import { CodexLineBytes, OutBytes } from "../../src/interop/codex/line-bytes.js";
 import { eventLine, lineEvents } from "../../src/interop/codex/line-events.js";
 import { mapLine, RunningState } from "../../src/interop/codex/line-map.js";
@@ -37,7 +37,7 @@ function plainRecord(b: Buffer): JsonObject | null {
 /** What the stream writes for line n by the plain rule, and the ts it goes on with. */
 function plain(b: Buffer, n: number, seq: number, lastTs: string, state: RunningState): { text: string; ts: string; events: number } {
   const record = plainRecord(b)!;
-  const line: RolloutLine = { n, text: b.toString("utf8"), record };
+  const line: RolloutLine = rolloutLine(n, b.toString("utf8"), record);
   const events = lineEvents(THREAD, line, mapLine(THREAD, line, state), seq, validTimestamp(record.timestamp) ?? lastTs);
   let ts = lastTs;
   const text = events

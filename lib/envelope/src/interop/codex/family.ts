@@ -220,6 +220,19 @@ async function loadLog(openLog: OpenLog, id: string, role: CodexLogRole): Promis
   return log;
 }
 
+/** The session ids of a family's Log files: its root and the `<root>.rollback-<n>` Logs beside it. */
+export function familyLogIds(ws: string, baseId: string): string[] {
+  const prefix = `${baseId}.rollback-`;
+  let names: string[];
+  try {
+    names = readdirSync(sessionsDir(ws).abs);
+  } catch {
+    return [];
+  }
+  const ids = names.filter((n) => n.endsWith(".ndjson")).map((n) => n.slice(0, -".ndjson".length));
+  return ids.filter((id) => id === baseId || id.startsWith(prefix));
+}
+
 export type DiskFamily = { kind: "family"; family: Family } | { kind: "absent" } | { kind: "foreign" };
 
 /**
@@ -258,16 +271,9 @@ export async function loadFamily(ws: string, t: string, openLog?: OpenLog): Prom
     fromDisk: true,
   };
   // Rollback children are named <root>.rollback-<n>; their headers say whose they are.
-  const prefix = `${base}.rollback-`;
-  let names: string[] = [];
-  try {
-    names = readdirSync(sessionsDir(ws).abs).filter((n) => n.startsWith(prefix) && n.endsWith(".ndjson"));
-  } catch {
-    names = [];
-  }
   const children: Array<{ n: number; log: PlannedLog }> = [];
-  for (const name of names) {
-    const id = name.slice(0, -".ndjson".length);
+  for (const id of familyLogIds(ws, base)) {
+    if (id === base) continue;
     const log = await loadLog(openLog, id, "rollback");
     const c = log.stored[0] ? codexOf(log.stored[0]) : null;
     if (c === null || c.synthetic !== "rollback_fork" || c.thread !== t) continue;

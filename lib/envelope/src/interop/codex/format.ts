@@ -28,8 +28,11 @@ export const shownThreadId = (t: unknown): string | null => (isValidSessionId(t)
 export interface RolloutLine {
   /** Line number n, counting complete non-blank lines from 1. */
   n: number;
-  /** The exact text, without its `\n`. */
-  text: string;
+  /**
+   * The exact text, without its `\n`, where JSON.stringify(record) does not give it back (and for a skipped
+   * line); null where it does, so that a rollout in memory holds each line once, as its record.
+   */
+  raw: string | null;
   /** The record, or null for a line skipped by --lenient. */
   record: JsonObject | null;
   /** Why a lenient import skipped it. */
@@ -107,6 +110,12 @@ function parseLine(bytes: Buffer): { record: JsonObject; text: string } | { prob
   return { record: value, text };
 }
 
+/** Line n of a rollout read as `record` from `text`. */
+export const rolloutLine = (n: number, text: string, record: JsonObject): RolloutLine => ({ n, raw: JSON.stringify(record) === text ? null : text, record });
+
+/** A line's exact text, without its `\n`. */
+export const lineText = (line: RolloutLine): string => line.raw ?? JSON.stringify(line.record);
+
 export type RolloutRead = { kind: "rollout"; rollout: Rollout } | { kind: "skipped"; reason: "empty" | "not_a_rollout" };
 
 /** What a scan learnt of a whole file besides its lines. */
@@ -181,14 +190,14 @@ export function scanRollout(
         const meta = "record" in parsed ? parsed.record.payload : null;
         if ("problem" in parsed || parsed.record.type !== "session_meta" || !isJsonObject(meta) || typeof meta.id !== "string") throw NOT_A_ROLLOUT;
         first = { threadId: meta.id, meta };
-        onLine({ n, text: parsed.text, record: parsed.record });
+        onLine(rolloutLine(n, parsed.text, parsed.record));
         return;
       }
       if ("problem" in parsed) {
         if (!lenient) throw invalidRollout(parsed.problem, file.display, n);
         skippedLines++;
-        onLine({ n, text: parsed.text, record: null, skipped: parsed.problem });
-      } else onLine({ n, text: parsed.text, record: parsed.record });
+        onLine({ n, raw: parsed.text, record: null, skipped: parsed.problem });
+      } else onLine(rolloutLine(n, parsed.text, parsed.record));
     };
     const block = scanBlock;
     for (;;) {

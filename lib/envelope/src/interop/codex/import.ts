@@ -29,6 +29,7 @@ import {
   shareChild,
   prefixOwner,
   familyShareHops,
+  familyLogIds,
   type Family,
   type PlannedLog,
 } from "./family.js";
@@ -36,6 +37,7 @@ import {
   codexBaseId,
   dropTurnsCut,
   EPOCH,
+  lineText,
   readRollout,
   readRolloutHead,
   restAfterTimestamp,
@@ -46,6 +48,7 @@ import {
   type RolloutLine,
 } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
+import { diskHoldsPrefix, heldLineGuess } from "./disk-prefix.js";
 import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
@@ -177,7 +180,7 @@ function refused(ws: string, sessionId: string, reason: string, file: string, li
   });
 }
 
-interface PlannedRollout {
+export interface PlannedRollout {
   rollout: Rollout;
   family: Family;
   forkReport: CodexImportReport["fork"];
@@ -200,6 +203,8 @@ export class Families {
     this.map.set(f.threadId, f);
   }
   get = (t: string): Family | undefined => this.map.get(t) ?? undefined;
+  /** Whether thread t's family was planned or read in this run (null: there was none). */
+  has = (t: string): boolean => this.map.has(t);
   /** Forget a family no later step reads (§4.8: memory holds what is still needed). */
   evict(t: string): void {
     this.map.delete(t);
@@ -271,9 +276,10 @@ function copiedPrefix(r: Rollout, source: Array<string | null | undefined>): { k
   for (; k < source.length && k + 1 < r.lines.length; k++) {
     const c = r.lines[k + 1]!;
     const s = source[k];
-    const mine = restAfterTimestamp(c.text);
+    const text = lineText(c);
+    const mine = restAfterTimestamp(text);
     const theirs = s === null || s === undefined ? null : restAfterTimestamp(s);
-    if (mine === null || theirs === null || c.record === null || withTimestamp(mine.timestamp, theirs.rest) !== c.text) break;
+    if (mine === null || theirs === null || c.record === null || withTimestamp(mine.timestamp, theirs.rest) !== text) break;
     rests.push(`${mine.rest}\n`);
     const last = timestamps.at(-1);
     if (last !== undefined && last[0] === mine.timestamp) last[1]++;
@@ -286,9 +292,16 @@ function copiedPrefix(r: Rollout, source: Array<string | null | undefined>): { k
 async function planRollout(ws: string, r: Rollout, families: Families, cyclic: boolean): Promise<PlannedRollout> {
   const t = r.threadId;
   const base = codexBaseId(t);
+  const provider = typeof r.meta.model_provider === "string" ? r.meta.model_provider : null;
+  if (!families.has(t) && forkedFromOf(r.meta) === null) {
+    const replanned = replanGrown(ws, r, provider);
+    if (replanned !== null) {
+      families.set(replanned.family);
+      return replanned;
+    }
+  }
   const existing = await families.load(t);
   if (existing === "foreign") throw refused(ws, base, "not_a_codex_import", r.display, null);
-  const provider = typeof r.meta.model_provider === "string" ? r.meta.model_provider : null;
   const state = new RunningState(provider);
   if (existing !== null) return planGrown(ws, r, existing, families, state);
 
@@ -319,19 +332,52 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
     }
     if (forkReport === null) forkReport = { source_thread_id: shownThreadId(p), shared: false, copied_lines: 0, fork_status: forkStatus };
   }
-  if (family === null) {
-    const root = newLog(base, "root", base);
-    pushEvent(root, rootHeader(t, r.lines[0]!, r.display, rootLineage(r.meta, forkStatus)));
-    family = { threadId: t, baseId: base, logs: [root], fork: null, lineOne: r.lines[0]!.record!, fromDisk: false };
-  }
-  const mapper = new Mapper(ws, family, state);
-  const copied = family.fork?.copied ?? 0;
-  for (const line of r.lines.slice(1)) {
-    if (line.n <= copied + 1) mapLine(t, line, state); // §3.5 step 5: copied lines feed the running state only
-    else mapper.place(line);
-  }
+  if (family === null) family = newRootFamily(r, forkStatus);
+  mapLines(ws, r, family, state);
   families.set(family);
   return { rollout: r, family, forkReport };
+}
+
+/** A family of one root Log holding line 1 of rollout r (§3.1). */
+function newRootFamily(r: Rollout, forkStatus: string | null): Family {
+  const t = r.threadId;
+  const base = codexBaseId(t);
+  const root = newLog(base, "root", base);
+  pushEvent(root, rootHeader(t, r.lines[0]!, r.display, rootLineage(r.meta, forkStatus)));
+  return { threadId: t, baseId: base, logs: [root], fork: null, lineOne: r.lines[0]!.record!, fromDisk: false };
+}
+
+/** Map the lines after line 1 of rollout r into a new family; `after(n)` is called once line n is in. */
+function mapLines(ws: string, r: Rollout, family: Family, state: RunningState, after?: (n: number) => void): void {
+  const mapper = new Mapper(ws, family, state);
+  const copied = family.fork?.copied ?? 0;
+  after?.(1);
+  for (const line of r.lines.slice(1)) {
+    if (line.n <= copied + 1) mapLine(r.threadId, line, state); // §3.5 step 5: copied lines feed the running state only
+    else mapper.place(line);
+    after?.(line.n);
+  }
+}
+
+/**
+ * §4.5 without reading the family (disk-prefix.ts): rollout r planned as a new family, taken when the Logs on
+ * disk are that plan as it stood after the last line they hold; null sends r to planGrown.
+ */
+function replanGrown(ws: string, r: Rollout, provider: string | null): PlannedRollout | null {
+  const base = codexBaseId(r.threadId);
+  if (inspectStatePath(logPath(ws, base)) === "missing") return null;
+  const ids = familyLogIds(ws, base);
+  const held = heldLineGuess(ws, ids);
+  if (held === null || held > r.lines.length) return null;
+  const family = newRootFamily(r, null);
+  const counts = new Map<string, number>();
+  mapLines(ws, r, family, new RunningState(provider), (n) => {
+    if (n === held) for (const log of family.logs) counts.set(log.sessionId, log.stored.length);
+  });
+  if (!diskHoldsPrefix(ws, family.logs, counts, ids)) return null;
+  for (const log of family.logs) log.diskCount = counts.get(log.sessionId) ?? 0;
+  family.fromDisk = true;
+  return { rollout: r, family, forkReport: null };
 }
 
 /** §4.5: a family already in the Workspace. Compare what it holds with the file, then map the new lines. */
@@ -345,7 +391,7 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
     if (mine === undefined) throw refused(ws, family.baseId, "rollout_changed", r.display, j);
     // A skipped line (null) stays the same while it is still unreadable; a line no Log holds (undefined,
     // a removed Log) is never the same.
-    const same = stored === null ? mine.record === null : mine.text === stored;
+    const same = stored === null ? mine.record === null : lineText(mine) === stored;
     if (!same) throw refused(ws, family.baseId, "rollout_changed", r.display, j);
   }
   const fork = family.fork;
@@ -375,6 +421,24 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
   }
   families.set(family);
   return { rollout: r, family, forkReport };
+}
+
+/**
+ * A grown rollout planned both ways (replanGrown, then planGrown on the family read from disk), for the
+ * property test that holds the fast path to the plain rule; `fast` is null where the fast path declines.
+ */
+export async function planGrownBothWays(ws: string, r: Rollout): Promise<{ fast: PlannedRollout | null; plain: PlannedRollout | PixirError }> {
+  const provider = typeof r.meta.model_provider === "string" ? r.meta.model_provider : null;
+  const fast = replanGrown(ws, r, provider);
+  const families = new Families(ws);
+  try {
+    const family = await families.load(r.threadId);
+    if (family === null || family === "foreign") throw new PixirError("not_found", undefined, { thread_id: r.threadId });
+    return { fast, plain: await planGrown(ws, r, family, families, new RunningState(provider)) };
+  } catch (err) {
+    if (err instanceof PixirError) return { fast, plain: err };
+    throw err;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import { isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "
 import { derivedUlid } from "../../event/ids.js";
 import { excerptOf } from "../../event/elixir.js";
 import { contentText, EPOCH, isBoundaryItem, validTimestamp, type RolloutLine } from "./format.js";
-import { verbatimCodexText, type LineDraft } from "./line-map.js";
+import type { LineDraft } from "./line-map.js";
 
 /** §3.5 and §3.6: what line 1 says about lineage. */
 export const forkedFromOf = (meta: JsonObject): string | null => (typeof meta.forked_from_id === "string" ? meta.forked_from_id : null);
@@ -37,7 +37,7 @@ export function lineEvents(thread: string, line: RolloutLine, drafts: LineDraft[
 /** §3.2, §3.5: the codex key of line 1 (a root header's or a fork's session_fork). */
 export function lineOneCodex(thread: string, line: RolloutLine, display: string): JsonObject {
   const codex: JsonObject = { thread, line: 1, record: line.record };
-  if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
+  if (line.raw !== null) codex.raw = line.raw;
   codex.file = path.basename(display);
   return codex;
 }
@@ -80,20 +80,9 @@ export function taskOfRecords(records: Iterable<JsonObject | null>): string | nu
   return null;
 }
 
-/** An Event's data text, with its line spliced in rather than serialised again (line-map.ts). */
-function dataTextOf(e: PixirEvent): string | undefined {
-  const codexText = verbatimCodexText(e.data.codex);
-  if (codexText === undefined) return undefined;
-  const keys = Object.keys(e.data);
-  if (keys[keys.length - 1] !== "codex") return undefined;
-  const { codex: _codex, ...rest } = e.data;
-  const head = JSON.stringify(rest);
-  return head === "{}" ? `{"codex":${codexText}}` : `${head.slice(0, -1)},"codex":${codexText}}`;
-}
-
 /**
  * The Log line of an imported Event. Its strings come from records whose strings were checked when their
  * line was read (invalid_record), so the line is valid Unicode without a check of its own.
  */
-export const eventLine = (e: PixirEvent): string => serializeEvent(e, dataTextOf(e));
+export const eventLine = (e: PixirEvent): string => serializeEvent(e);
 

@@ -209,23 +209,12 @@ function callArgs(item: JsonObject): { args: unknown; invalid: boolean } {
   }
 }
 
-/**
- * The text of a `codex` key whose record is its line unchanged, `{"thread":…,"line":n,"record":<line>}`:
- * a writer splices the line instead of serialising the record again.
- */
-const verbatimCodex = new WeakMap<JsonObject, string>();
-export function verbatimCodexText(codex: unknown): string | undefined {
-  const text = isJsonObject(codex) ? verbatimCodex.get(codex) : undefined;
-  return text === undefined ? undefined : `{"thread":${JSON.stringify((codex as JsonObject).thread)},"line":${(codex as JsonObject).line},"record":${text}}`;
-}
-
 /** §2.2: the codex key of a line's first Event. `raw` only when JSON.stringify does not give the text back. */
 function lineCodex(thread: string, line: RolloutLine, record: JsonObject, part: string | null): JsonObject {
   const codex: JsonObject = { thread, line: line.n };
   if (part !== null) codex.part = part;
   codex.record = record;
-  if (JSON.stringify(line.record) !== line.text) codex.raw = line.text;
-  else if (part === null && record === line.record) verbatimCodex.set(codex, line.text);
+  if (line.raw !== null) codex.raw = line.raw;
   return codex;
 }
 

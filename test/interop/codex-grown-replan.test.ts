@@ -1,0 +1,195 @@
+// codex/import.ts replanGrown, the fast path of a grown rollout (disk-prefix.ts): the rollout planned as a
+// new family and checked against the Logs on disk. Wherever it is taken, its plan must be the plain rule's
+// (planGrown over the family read from disk), field by field; where the Logs are not an import of the
+// rollout's first lines (a native Event, a link, a removed Log, a changed line) it must decline.
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { importCodexRollouts, planGrownBothWays, type PlannedRollout } from "../../lib/envelope/src/interop/codex/import.js";
+import { readRollout, type Rollout } from "../../lib/envelope/src/interop/codex/format.js";
+import { PixirError } from "../../lib/envelope/src/event/errors.js";
+import type { PixirEvent } from "../../lib/envelope/src/event/envelope.js";
+import { logFile, run, tempDir } from "../support/cli.js";
+import { A, codexFixturePath, codexFixtures, completeLines, meta, rolledBack, rollout, U, userTurnLines } from "../support/codex.js";
+
+const THREAD = "019c8a59-e9dd-71f0-9ae3-4079fe9726b7";
+
+const importFiles = (ws: string, files: string[]) =>
+  importCodexRollouts(ws, { paths: files.map((f) => ({ path: f, display: f })), program: "pixir import codex", env: { CODEX_HOME: path.join(ws, "none") } });
+
+function write(lines: string[], name = "rollout.jsonl"): string {
+  const file = path.join(tempDir(), name);
+  writeFileSync(file, rollout(lines));
+  return file;
+}
+
+function read(file: string): Rollout {
+  const r = readRollout({ path: file, display: file }, true, false);
+  if (r.kind !== "rollout") throw new Error(`not a rollout: ${file}`);
+  return r.rollout;
+}
+
+function rolledBackLines(head: string[], rollbacks: number, nested: boolean): string[] {
+  const lines = [...head];
+  for (let k = 0; k < rollbacks; k++) {
+    lines.push(rolledBack(1), U(`retry ${k}`), A(`answer ${k}`));
+    if (nested) lines.push(U(`more ${k}`), A(`more answer ${k}`));
+  }
+  return lines;
+}
+
+const plain = (e: PixirEvent) => ({ id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: e.data });
+
+/** Every field of a plan that the writing pass and later steps of a run read, as plain values. */
+function view(p: PlannedRollout): unknown {
+  const f = p.family;
+  return {
+    forkReport: p.forkReport,
+    threadId: f.threadId,
+    baseId: f.baseId,
+    fork: f.fork,
+    lineOne: f.lineOne,
+    logs: f.logs.map((l) => ({
+      sessionId: l.sessionId,
+      role: l.role,
+      parentId: l.parentId,
+      forkedToSeq: l.forkedToSeq,
+      replayEventCount: l.replayEventCount,
+      diskCount: l.diskCount,
+      forkRoot: l.forkRoot,
+      lineSeq: [...l.lineSeq].sort((a, b) => a[0] - b[0]),
+      stored: l.stored.map(plain),
+      resolved: l.resolved.map(plain),
+    })),
+  };
+}
+
+/** The grown rollout `file` over the Workspace: the fast path taken, and equal to the plain rule. */
+async function expectFastEqualsPlain(ws: string, file: string): Promise<PlannedRollout> {
+  const { fast, plain: slow } = await planGrownBothWays(ws, read(file));
+  if (slow instanceof PixirError) throw slow;
+  expect(fast).not.toBeNull();
+  const [a, b] = [view(fast!), view(slow)];
+  if (JSON.stringify(a) !== JSON.stringify(b)) expect(a).toEqual(b);
+  return fast!;
+}
+
+const appended = (p: PlannedRollout) => p.family.logs.reduce((n, l) => n + l.stored.length - l.diskCount, 0);
+
+describe("replanGrown plans a grown rollout as planGrown does", () => {
+  it("30 nested rollbacks grown in steps: children of children and replay_v1 children, the cut anywhere", async () => {
+    const head = [meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")];
+    const all = rolledBackLines(head, 30, true);
+    for (const [from, to] of [[1, 7], [6, 16], [16, 17], [40, 96], [95, all.length], [all.length, all.length]] as const) {
+      const ws = tempDir();
+      await importFiles(ws, [write(all.slice(0, from))]);
+      const p = await expectFastEqualsPlain(ws, write(all.slice(0, to)));
+      if (to > from) expect(appended(p)).toBeGreaterThan(0);
+      else expect(appended(p)).toBe(0);
+    }
+  });
+
+  it("40 flat rollbacks, every child on the root", async () => {
+    const head = [meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")];
+    const all = rolledBackLines(head, 40, false);
+    const ws = tempDir();
+    await importFiles(ws, [write(all.slice(0, 50))]);
+    const p = await expectFastEqualsPlain(ws, write(all));
+    expect(p.family.logs).toHaveLength(41);
+  });
+
+  it("the real rollouts: cut in half, grown by turns, and rolled back", async () => {
+    for (const rel of codexFixtures()) {
+      // The root's header names the file (its base name): a grown rollout keeps its name.
+      const name = path.basename(rel);
+      const lines = completeLines(readFileSync(codexFixturePath(rel), "utf8"));
+      const half = tempDir();
+      await importFiles(half, [write(lines.slice(0, Math.max(1, Math.floor(lines.length / 2))), name)]);
+      await expectFastEqualsPlain(half, write(lines, name));
+      if (userTurnLines(lines).length === 0) continue;
+      const grown = tempDir();
+      await importFiles(grown, [codexFixturePath(rel)]);
+      await expectFastEqualsPlain(grown, write(rolledBackLines(lines, 3, true), name));
+    }
+  });
+});
+
+describe("replanGrown on Logs changed after their import: it declines unless they are an import of fewer lines", () => {
+  const head = [meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")];
+  const all = rolledBackLines(head, 4, true);
+
+  async function declined(ws: string, lines: string[]): Promise<PixirError | PlannedRollout> {
+    const { fast, plain: slow } = await planGrownBothWays(ws, read(write(lines)));
+    expect(fast).toBeNull();
+    return slow;
+  }
+
+  it("a native Event appended to the leaf: the plain rule refuses it (log_diverged)", async () => {
+    const ws = tempDir();
+    await importFiles(ws, [write(all)]);
+    const app = run("pixir", ["append", `${THREAD}.rollback-21`], { cwd: ws, input: '{"type":"user_message","data":{"text":"mine"}}\n' });
+    expect(app.code, app.stderr).toBe(0);
+    expect(((await declined(ws, [...all, U("more")])) as PixirError).details.reason).toBe("log_diverged");
+  });
+
+  it("a removed middle rollback Log (fork_parent_missing), and a changed earlier line (rollout_changed)", async () => {
+    const ws = tempDir();
+    await importFiles(ws, [write(all)]);
+    rmSync(logFile(ws, `${THREAD}.rollback-11`));
+    expect(((await declined(ws, [...all, U("more")])) as PixirError).kind).toBe("fork_parent_missing");
+    const other = tempDir();
+    await importFiles(other, [write(all)]);
+    const changed = [...all];
+    changed[2] = U("first, edited");
+    expect(((await declined(other, [...changed, U("more")])) as PixirError).details.reason).toBe("rollout_changed");
+  });
+
+  it("a torn last line in a Log: declined, and the plain rule says what it finds", async () => {
+    const ws = tempDir();
+    await importFiles(ws, [write(all)]);
+    appendFileSync(logFile(ws, `${THREAD}.rollback-21`), '{"id":"torn');
+    const slow = await declined(ws, [...all, U("more")]);
+    expect(slow).toBeInstanceOf(PixirError);
+  });
+
+  it("the last rollback Log removed is an import of the lines before it: both ways plan it again", async () => {
+    const ws = tempDir();
+    await importFiles(ws, [write(all)]);
+    rmSync(logFile(ws, `${THREAD}.rollback-21`));
+    const p = await expectFastEqualsPlain(ws, write([...all, U("more")]));
+    expect(p.family.logs.find((l) => l.sessionId === `${THREAD}.rollback-21`)?.diskCount).toBe(0);
+  });
+
+  it("a subagent link in the parent's leaf: the plain rule appends after it", async () => {
+    const P = "019c8a59-e9dd-71f0-9ae3-4079fe972601";
+    const S = "019c8a59-e9dd-71f0-9ae3-4079fe972602";
+    const parent = [meta(P), U("start"), A("spawning")];
+    const sub = [meta(S, { source: { subagent: { thread_spawn: { parent_thread_id: P, depth: 1, agent_nickname: "Ada", agent_role: "explorer" } } } }), U("inspect"), A("done")];
+    const ws = tempDir();
+    const parentFile = write(parent, `rollout-2026-03-01T10-00-00-${P}.jsonl`);
+    await importFiles(ws, [parentFile, write(sub, `rollout-2026-03-01T10-00-01-${S}.jsonl`)]);
+    expect(readFileSync(logFile(ws, P), "utf8")).toContain('"child_session_id"');
+    const slow = await declined(ws, [...parent, U("later"), A("later answer")]);
+    expect(slow).not.toBeInstanceOf(PixirError);
+    expect(appended(slow as PlannedRollout)).toBe(2);
+  });
+});
+
+describe("a grown import on the fast path writes what one import writes", () => {
+  it("the family of a rollout imported in three steps is byte for byte that of one import", async () => {
+    const head = [meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")];
+    const all = rolledBackLines(head, 12, true);
+    const one = tempDir();
+    await importFiles(one, [write(all)]);
+    const steps = tempDir();
+    const file = write(all.slice(0, 20));
+    await importFiles(steps, [file]);
+    writeFileSync(file, rollout(all.slice(0, 41)));
+    await importFiles(steps, [file]);
+    writeFileSync(file, rollout(all));
+    const last = await importFiles(steps, [file]);
+    expect(last.imports[0]!.sessions.some((s) => s.status === "appended" || s.status === "created")).toBe(true);
+    const logs = (ws: string) => last.imports[0]!.sessions.map((s) => readFileSync(logFile(ws, s.session_id), "utf8").split(ws).join("<ws>"));
+    expect(logs(steps)).toEqual(logs(one));
+  });
+});
