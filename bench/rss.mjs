@@ -13,8 +13,10 @@
 // The inputs of each size (deterministic, generated before any job of that size is measured, each only if a
 // chosen job needs it): a pixir Log of the size (bench/gen-log.mjs); a Claude projects tree of that many bytes
 // of the real transcripts, every copy with fresh ids (bench/lib/claude-tree.mjs); one long Claude transcript
-// (the same generator as bench:claude --one-session); one pi session file made of the real
-// test/fixtures/pi/large-session.jsonl, its entries repeated; Gemini CLI and opencode archives
+// (the same generator as bench:claude --one-session); a Codex sessions tree of the real rollouts, each copy
+// with fresh ids (bench/lib/import-trees.mjs), and one rollout made of the real codemie-code one, its records
+// repeated; one pi session file made of the real test/fixtures/pi/large-session.jsonl, its entries repeated;
+// Gemini CLI and opencode archives
 // (bench/lib/agent-archive.mjs). A "grown" import first imports the first half of the file, then the whole
 // file (the same bytes with lines appended): the second import is the one measured. Exit 1 if a job fails
 // or is over 256 MiB.
@@ -26,6 +28,7 @@ import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { generate as generateLog } from "./gen-log.mjs";
 import { generateGemini, generateOpencode } from "./lib/agent-archive.mjs";
+import { generateCodexTree } from "./lib/import-trees.mjs";
 import { freshUuid, generate as generateClaudeTree, oneSession } from "./lib/claude-tree.mjs";
 import { parseArgs } from "./lib/util.mjs";
 
@@ -41,6 +44,8 @@ const FLAT_SHARE = 0.25;
 const MiB = 1024 ** 2;
 const CLAUDE_SESSION = freshUuid("one-session");
 const PI_FIXTURE = path.join(ROOT, "test", "fixtures", "pi", "large-session.jsonl");
+const CODEX_THREAD = "019e1625-789d-76c0-80ab-3724b5ddb799";
+const CODEX_FIXTURE = path.join(ROOT, "test", "fixtures", "real-sessions", "codex", "codemie-code", `rollout-2026-05-11T11-26-55-${CODEX_THREAD}.jsonl`);
 
 const opts = parseArgs(process.argv.slice(2), { sizes: { type: "string" }, only: { type: "string" }, keep: { type: "string" }, list: { type: "boolean" } });
 
@@ -48,8 +53,13 @@ const opts = parseArgs(process.argv.slice(2), { sizes: { type: "string" }, only:
 // The inputs of one size, each built once on first use (ctx.input(name)).
 
 /** A pi session file of about `size` bytes: the fixture's header, then its entries over and over. */
-function piSession(file, size) {
-  const [header, ...body] = readFileSync(PI_FIXTURE, "utf8").trimEnd().split("\n");
+const piSession = (file, size) => repeated(PI_FIXTURE, file, size);
+/** A Codex rollout of about `size` bytes: the real rollout's session_meta, then its records over and over. */
+const codexRollout = (file, size) => repeated(CODEX_FIXTURE, file, size);
+
+/** `source`'s first line, then its other lines over and over until `size` bytes (a prefix of any larger size). */
+function repeated(source, file, size) {
+  const [header, ...body] = readFileSync(source, "utf8").trimEnd().split("\n");
   const lines = [header];
   let bytes = header.length + 1;
   for (let i = 0; bytes < size; i++) {
@@ -141,6 +151,11 @@ const INPUTS = {
     ctx.run(BIN.pixir, ["import", "claude", await ctx.input("claudeSession"), "--workspace", ws]);
     return ws;
   },
+  async codexTree(ctx) {
+    const dir = ctx.path("codex");
+    generateCodexTree(dir, ctx.bytes);
+    return path.join(dir, "sessions");
+  },
   async piFile(ctx) {
     const file = ctx.path("pi", "session.jsonl");
     piSession(file, ctx.bytes);
@@ -168,7 +183,7 @@ const freshDir = (ctx, name) => {
 /** A grown import: the first half of the file imported (unmeasured), then the whole file, measured. */
 async function grownImport(ctx, agent, make, name) {
   const dir = freshDir(ctx, name);
-  const file = path.join(dir, "input", ...(agent === "claude" ? ["-proj", `${CLAUDE_SESSION}.jsonl`] : ["session.jsonl"]));
+  const file = path.join(dir, "input", ...{ claude: ["-proj", `${CLAUDE_SESSION}.jsonl`], codex: [path.basename(CODEX_FIXTURE)], pi: ["session.jsonl"] }[agent]);
   const target = path.join(dir, "ws");
   mkdirSync(target);
   make(file, Math.floor(ctx.bytes / 2));
@@ -231,6 +246,8 @@ const JOBS = [
   },
   { name: "import-claude-session", what: "pixir import claude <one long transcript> (fresh)", run: async (c) => ({ bin: BIN.pixir, argv: ["import", "claude", await c.input("claudeSession"), ...ws(freshDir(c, "claude-one-ws"))], after: () => c.done("claudeLog", c.path("claude-one-ws")) }) },
   { name: "import-claude-grown", what: "pixir import claude <the transcript at 1/2, then whole> (the second)", run: (c) => grownImport(c, "claude", oneSession, "claude-grown") },
+  { name: "import-codex", what: "pixir import codex <sessions tree> (fresh)", run: async (c) => ({ bin: BIN.pixir, argv: ["import", "codex", await c.input("codexTree"), ...ws(freshDir(c, "codex-ws"))] }) },
+  { name: "import-codex-grown", what: "pixir import codex <one rollout at 1/2, then whole> (the second)", run: (c) => grownImport(c, "codex", codexRollout, "codex-grown") },
   { name: "import-pi", what: "pixir import pi <one session file> (fresh)", run: async (c) => ({ bin: BIN.pixir, argv: ["import", "pi", await c.input("piFile"), ...ws(freshDir(c, "pi-ws"))] }) },
   { name: "import-pi-grown", what: "pixir import pi <the file at 1/2, then whole> (the second: refused, §3.2)", run: (c) => grownImport(c, "pi", piSession, "pi-grown") },
   { name: "import-gemini", what: "pixir import gemini <chats> (fresh)", run: async (c) => ({ bin: BIN.pixir, argv: ["import", "gemini", await c.input("gemini"), ...ws(freshDir(c, "gemini-ws"))] }) },
@@ -270,7 +287,6 @@ const JOBS = [
 
 // Asked for by the issue and not run here, with the reason (printed with the table).
 const NOT_RUN = [
-  ["import codex", "a grown Codex rollout is being fixed elsewhere (interop/codex); bench:codex and bench:lineage measure it"],
   ["pixir show", "no such command: the page is pixir export html (and Markdown export md), both measured"],
   ["pixir check", "no such command in pixir: the check is pixir-log check (pixir log check), measured as log-check"],
 ];
