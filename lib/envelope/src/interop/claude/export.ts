@@ -143,21 +143,38 @@ async function ownKind(ws: string, id: string): Promise<{ first: PixirEvent | un
 /** §5.2: rebuild one source file from its family's held records. */
 type SourceRecords = (sessionId: string) => Promise<Map<string, JsonObject> | null>;
 
+/**
+ * One record of the rebuilt file: its line there, its bytes' length and the cwd it names; `at`, where it
+ * goes in the file. A Log's record keeps no bytes (they are read again from the Log into their place); a
+ * shared fork file's copied record keeps the bytes it was rebuilt as.
+ */
+interface HeldRecord {
+  line: number;
+  length: number;
+  cwd: string | null;
+  bytes: Buffer | null;
+  at: number;
+}
+
 async function rebuild(ws: string, ids: string[], sourceRecords?: SourceRecords): Promise<{ bytes: Buffer; records: number; cwd: string | null; checkpointRecords: number; carrier: JsonObject | null }> {
-  // Each held record keeps its line's bytes and the cwd it names, not its parsed record.
-  const held: Array<{ line: number; bytes: Buffer; cwd: string | null }> = [];
+  const held: HeldRecord[] = [];
+  /** How many own Events each Log gave, so that reading it again sees the same ones (a Log only grows). */
+  const counts: number[] = [];
   let checkpointRecords = 0;
   let carrier: JsonObject | null = null;
   for (const id of ids) {
+    let n = 0;
     for await (const e of ownEvents(ws, id)) {
+      n++;
       const c = e.data.claude;
       if (!isJsonObject(c)) continue;
       if (e.data.event === "claude_transcript" && carrier === null && isJsonObject(c)) carrier = c;
       if (e.data.event === "claude_import" && typeof c.records === "number") checkpointRecords = c.records;
       const line = heldLine(e);
       if (line === null) continue;
-      held.push({ line, bytes: recordLineOf(c)!, cwd: cwdOf(c.record) });
+      held.push({ line, length: recordLineOf(c)!.length, cwd: cwdOf(c.record), bytes: null, at: 0 });
     }
+    counts.push(n);
   }
   // §3.7: a shared fork file's copied records, rebuilt from their source records.
   const ff = carrier?.forked_from;
@@ -170,21 +187,49 @@ async function rebuild(ws: string, ids: string[], sourceRecords?: SourceRecords)
       if (typeof entry.raw_line !== "string" && r === undefined) continue; // counted as missing below
       const text = rebuildCopied(entry, r ?? {}, String(carrier.session_id), source, parent);
       const value: unknown = r === undefined ? null : JSON.parse(text);
-      held.push({ line: entry.line, bytes: Buffer.from(text, "utf8"), cwd: cwdOf(value) });
+      const bytes = Buffer.from(text, "utf8");
+      held.push({ line: entry.line, length: bytes.length, cwd: cwdOf(value), bytes, at: 0 });
       if (!(isJsonObject(value) && value.type === "progress")) parent = entry.uuid;
     }
   }
-  held.sort((a, b) => a.line - b.line);
-  const cwd = held.find((h) => h.cwd !== null)?.cwd ?? null;
-  const parts: Buffer[] = [];
-  for (const h of held) parts.push(h.bytes, NEWLINE);
-  return { bytes: Buffer.concat(parts), records: held.length, cwd, checkpointRecords, carrier };
+  const inOrder = [...held].sort((a, b) => a.line - b.line);
+  let size = 0;
+  for (const h of inOrder) {
+    h.at = size;
+    size += h.length + 1;
+  }
+  const out = Buffer.allocUnsafe(size);
+  await placeAgain(ws, ids, counts, held, out);
+  for (const h of held) if (h.bytes !== null) place(out, h, h.bytes);
+  return { bytes: out, records: held.length, cwd: inOrder.find((h) => h.cwd !== null)?.cwd ?? null, checkpointRecords, carrier };
+}
+
+/** The Logs' records read again, in the order they were first read, each copied to its place in `out`. */
+async function placeAgain(ws: string, ids: string[], counts: number[], held: HeldRecord[], out: Buffer): Promise<void> {
+  let k = 0;
+  for (const [j, id] of ids.entries()) {
+    let n = 0;
+    for await (const e of ownEvents(ws, id)) {
+      if (n++ >= counts[j]!) break;
+      const c = e.data.claude;
+      if (!isJsonObject(c) || heldLine(e) === null) continue;
+      const h = held[k++]!;
+      const bytes = recordLineOf(c)!;
+      // A Log only grows, so its first Events read the same again; a record of another length means it was replaced.
+      if (bytes.length !== h.length) throw new PixirError("log_read_failed", undefined, { session_id: id, changed_while_exporting: true });
+      place(out, h, bytes);
+    }
+  }
+}
+
+function place(out: Buffer, h: HeldRecord, bytes: Buffer): void {
+  bytes.copy(out, h.at);
+  out[h.at + h.length] = 0x0a;
 }
 
 /** The cwd a record names, if any. */
 const cwdOf = (record: unknown): string | null => (isJsonObject(record) && typeof record.cwd === "string" ? record.cwd : null);
 
-const NEWLINE = Buffer.from("\n");
 /** An agent id that can be part of a file name (never a path). */
 const SAFE_NAME = /^(?!\.\.?$)[^/\\\u0000]{1,200}$/;
 
