@@ -1,8 +1,8 @@
-// pixir export pi keeps the History only of a Log with fork children (their fork points are found in it);
-// any other Log is read again, one Event at a time, when its entries are made (docs/performance.md,
-// "Round 9: peak RSS across the jobs"). Both ways give the same entries: a Log exported before and after
-// it gains a child that adds nothing gives the same file, and a leaf's entries are the same whether it is
-// kept for its fork child or read again.
+// pixir export pi keeps no Log's History: a first read keeps the seqs of each Log's replayable Events (what a
+// fork child inherits) and their count, and each Log is read again, one Event at a time, when its entries are
+// made (docs/performance.md, "Round 9: peak RSS across the jobs"). A Log gives the same entries with and
+// without a fork child: exported before and after it gains a child that adds nothing, the file is the same,
+// and a Log with a child gives the same lines as the same Events in a Log without one.
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -43,16 +43,16 @@ describe("pixir export pi of a Log kept or read again", () => {
     expect(ok(["export", "pi", "p"], ws)).toBe(alone);
   });
 
-  it("a Log read again gives the same lines as the same Log kept for its child", () => {
+  it("a Log with a fork child gives the same lines as the same Events without one", () => {
     const ws = tempDir();
     appendAll(ws, "a");
-    // "b" holds the same Events as "a" (ids and times too); a child makes "b" one whose History is kept.
+    // "b" holds the same Events as "a" (ids and times too), and has a child.
     const sessions = path.join(ws, ".pixir", "sessions");
     writeFileSync(path.join(sessions, "b.ndjson"), readFileSync(path.join(sessions, "a.ndjson"), "utf8").replaceAll('"session_id":"a"', '"session_id":"b"'));
     ok(["fork", "b", "--to-seq", "0", "--strategy", "share_v1", "--child-id", "b-kid"], ws);
-    const readAgain = ok(["export", "pi", "a"], ws).replaceAll('"session_id":"a"', '"session_id":"b"');
-    const kept = jsonl(ok(["export", "pi", "b"], ws)).map((e) => JSON.stringify(e));
+    const alone = ok(["export", "pi", "a"], ws).replaceAll('"session_id":"a"', '"session_id":"b"');
+    const withChild = jsonl(ok(["export", "pi", "b"], ws)).map((e) => JSON.stringify(e));
     // The header's id names the root Log; the entries are the same lines, in the same order.
-    expect(kept.slice(1, jsonl(readAgain).length)).toEqual(jsonl(readAgain).slice(1).map((e) => JSON.stringify(e)));
+    expect(withChild.slice(1, jsonl(alone).length)).toEqual(jsonl(alone).slice(1).map((e) => JSON.stringify(e)));
   });
 });

@@ -4,7 +4,8 @@
 import { sha256Hex } from "../../event/ids.js";
 import { readFileSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
+import { notFoundError, openHistory } from "../../store/loader.js";
+import { isReplayType } from "../../event/vocabulary.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { exportExists, pathExists } from "../../store/export-file.js";
 import { exportTarget, writeExportFile, type WriteReport } from "../../session/agent-files.js";
@@ -18,11 +19,11 @@ interface FamilyLog {
   link: ForkLink | null;
   children: FamilyLog[];
   /**
-   * The resolved History (fork.md §6), kept only for a Log with fork children (their fork points are found
-   * in it); any other Log is read again, one Event at a time, when its entries are made.
+   * The seqs of its resolved History's replayable Events, in order: what a fork child inherits through a
+   * seq (fork.md §6). The Events themselves are read again, one at a time, when its entries are made.
    */
-  events: PixirEvent[];
-  /** The first Event of the resolved History, and how many there are (a Log read again stops there). */
+  replayable: number[];
+  /** The first Event of the resolved History, and how many there are (reading it again stops there). */
   first: PixirEvent | undefined;
   count: number;
   /** Entry id of each resolved seq that went into an entry (own or inherited). */
@@ -69,7 +70,7 @@ const ASSISTANT_TYPES = new Set(["reasoning", "assistant_message", "tool_call", 
 async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog; all: FamilyLog[]; named: FamilyLog }> {
   const links = await readForkLinks(ws);
   const rootId = forkRootOf(links, id);
-  const make = (sid: string, link: ForkLink | null): FamilyLog => ({ sessionId: sid, link, children: [], events: [], first: undefined, count: 0, entryBySeq: new Map(), attach: null, lines: [], lastEntryId: null });
+  const make = (sid: string, link: ForkLink | null): FamilyLog => ({ sessionId: sid, link, children: [], replayable: [], first: undefined, count: 0, entryBySeq: new Map(), attach: null, lines: [], lastEntryId: null });
   const root = make(rootId, links.get(rootId) ?? null);
   const all = [root];
   const queue = [root];
@@ -133,7 +134,7 @@ function forkCuts(all: FamilyLog[]): Map<FamilyLog, Set<number>> {
     let seq: number | undefined = child.link!.forkedToSeq;
     for (let up = parentOf.get(log); up !== undefined && seq >= 1 && seq <= log.link!.replayEventCount; up = parentOf.get(log)) {
       const toSeq = log.link!.forkedToSeq;
-      seq = up.events.filter((e) => isInherited(e, toSeq))[seq - 1]?.seq ?? undefined;
+      seq = inheritedSeqs(up, toSeq)[seq - 1];
       if (seq === undefined) break;
       log = up;
     }
@@ -392,17 +393,18 @@ class NativeIds {
   }
 }
 
-/** A Log's own Events (after a fork's inherited prefix): from its kept History, or read again up to the count first read. */
+/** The seqs of the Events a child forked at `toSeq` inherits from `log`, in order. */
+function inheritedSeqs(log: FamilyLog, toSeq: number): number[] {
+  return log.replayable.filter((seq) => seq <= toSeq);
+}
+
+/** A Log's own Events (after a fork's inherited prefix), read again up to the count the first read saw. */
 async function* ownEvents(ws: string, log: FamilyLog, parent: FamilyLog | null): AsyncGenerator<PixirEvent> {
-  const own = (e: PixirEvent): boolean => parent === null || (e.seq !== null && e.seq > log.link!.replayEventCount);
-  if (log.children.length > 0) {
-    for (const e of log.events) if (own(e)) yield e;
-    return;
-  }
   let left = log.count;
   for await (const item of (await openHistory(ws, log.sessionId)).items()) {
     if (left-- <= 0) return;
-    if (own(item.event)) yield item.event;
+    const e = item.event;
+    if (parent === null || (e.seq !== null && e.seq > log.link!.replayEventCount)) yield e;
   }
 }
 
@@ -422,7 +424,7 @@ export async function planPiExport(ws: string, id: string, options: PiExportOpti
       const e = item.event;
       log.first ??= e;
       log.count++;
-      if (log.children.length > 0) log.events.push(e);
+      if (isReplayType(e.type) && e.seq !== null) log.replayable.push(e.seq);
       const entryId = entryIdOf(e);
       if (entryId !== null) used.add(entryId);
     }
@@ -438,9 +440,8 @@ export async function planPiExport(ws: string, id: string, options: PiExportOpti
     if (parent !== null) {
       // Inherited Events belong to the entries of the parent's Events they were copied from.
       const link = log.link!;
-      const inherited = parent.events.filter((e) => isInherited(e, link.forkedToSeq));
-      inherited.slice(0, link.replayEventCount).forEach((p, k) => {
-        const entry = parent.entryBySeq.get(p.seq!);
+      inheritedSeqs(parent, link.forkedToSeq).slice(0, link.replayEventCount).forEach((seq, k) => {
+        const entry = parent.entryBySeq.get(seq);
         if (entry !== undefined) log.entryBySeq.set(k + 1, entry);
       });
       log.attach = entryAtOrBefore(parent, link.forkedToSeq);
