@@ -47,7 +47,18 @@ const PI_FIXTURE = path.join(ROOT, "test", "fixtures", "pi", "large-session.json
 const CODEX_THREAD = "019e1625-789d-76c0-80ab-3724b5ddb799";
 const CODEX_FIXTURE = path.join(ROOT, "test", "fixtures", "real-sessions", "codex", "codemie-code", `rollout-2026-05-11T11-26-55-${CODEX_THREAD}.jsonl`);
 
-const opts = parseArgs(process.argv.slice(2), { sizes: { type: "string" }, only: { type: "string" }, keep: { type: "string" }, list: { type: "boolean" } });
+/** A bad option ends the run with its reason (exit 2), not a stack trace. */
+function usage(message) {
+  process.stderr.write(`bench:rss: ${message}\n`);
+  process.exit(2);
+}
+
+let opts;
+try {
+  opts = parseArgs(process.argv.slice(2), { sizes: { type: "string" }, only: { type: "string" }, keep: { type: "string" }, list: { type: "boolean" } });
+} catch (err) {
+  usage(err.message);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The inputs of one size, each built once on first use (ctx.input(name)).
@@ -352,11 +363,11 @@ async function main() {
     return;
   }
   const sizes = (opts.sizes ?? "16,64").split(",").map(Number);
-  if (sizes.some((s) => !Number.isSafeInteger(s) || s <= 0)) throw new Error("--sizes takes MiB counts: --sizes 16,64");
+  if (sizes.some((s) => !Number.isSafeInteger(s) || s <= 0)) usage("--sizes takes MiB counts: --sizes 16,64");
   sizes.sort((a, b) => a - b);
   const only = opts.only ? new Set(opts.only.split(",")) : null;
   const unknown = only ? [...only].filter((n) => !JOBS.some((j) => j.name === n)) : [];
-  if (unknown.length > 0) throw new Error(`unknown job ${unknown.join(", ")} (see --list)`);
+  if (unknown.length > 0) usage(`unknown job ${unknown.join(", ")} (see --list)`);
   const jobs = JOBS.filter((j) => !only || only.has(j.name));
   const base = opts.keep ? path.resolve(opts.keep) : mkdtempSync(path.join(os.tmpdir(), "pixir-rss-"));
   const rows = new Map(jobs.map((j) => [j.name, new Map()]));
