@@ -138,6 +138,20 @@ export function shareHeaderData(ws: string, parentId: string, forkRootId: string
     digest.addLine(e, bytes ?? undefined, canonical);
     open.add(e, canonical);
   }
+  return shareHeaderFields(ws, parentId, forkRootId, toSeq, inherited, digest.digest(), open.list());
+}
+
+/**
+ * shareHeaderData with the prefix digest of `inherited` already made (store/digest-ladder.ts: a planner that
+ * cuts one Log many times); the open tool calls are read from the Events' data.
+ */
+export function shareHeaderWithDigest(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[], prefixDigest: string): JsonObject {
+  const open = new OpenCalls(new IdSet());
+  for (const e of inherited) open.add(e);
+  return shareHeaderFields(ws, parentId, forkRootId, toSeq, inherited, prefixDigest, open.list());
+}
+
+function shareHeaderFields(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[], prefixDigest: string, openToolCalls: string[]): JsonObject {
   return {
     parent_session_id: parentId,
     fork_root_session_id: forkRootId,
@@ -148,8 +162,8 @@ export function shareHeaderData(ws: string, parentId: string, forkRootId: string
     from_seq: inherited[0]?.seq ?? null,
     strategy: "share_v1",
     limitations: SHARE_LIMITATIONS,
-    prefix_digest: digest.digest(),
-    open_tool_calls: open.list(),
+    prefix_digest: prefixDigest,
+    open_tool_calls: openToolCalls,
   };
 }
 

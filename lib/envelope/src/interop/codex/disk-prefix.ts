@@ -57,10 +57,16 @@ function fileHolds(abs: string, events: readonly PixirEvent[], count: number): b
   }
   try {
     const lines = new FileLines(fd, () => new Error("line too long"));
+    let scratch = Buffer.allocUnsafe(64 * 1024);
     for (let i = 0; i < count; i++) {
       const bytes = lines.next();
-      const want = Buffer.from(eventLine(events[i]!));
-      if (bytes === null || bytes.length !== want.length - 1 || !bytes.equals(want.subarray(0, -1))) return false;
+      const want = eventLine(events[i]!);
+      // Encoded into one reused buffer: a family's lines are compared without a copy of each.
+      const size = Buffer.byteLength(want);
+      if (bytes === null || bytes.length !== size - 1) return false;
+      if (scratch.length < size) scratch = Buffer.allocUnsafe(size * 2);
+      scratch.write(want, 0, "utf8");
+      if (!bytes.equals(scratch.subarray(0, size - 1))) return false;
     }
     return lines.next() === null && lines.tailBytes === 0;
   } catch {
