@@ -14,8 +14,8 @@ import { A, codexFixturePath, codexFixtures, completeLines, meta, rolledBack, ro
 
 const THREAD = "019c8a59-e9dd-71f0-9ae3-4079fe9726b7";
 
-const importFiles = (ws: string, files: string[]) =>
-  importCodexRollouts(ws, { paths: files.map((f) => ({ path: f, display: f })), program: "pixir import codex", env: { CODEX_HOME: path.join(ws, "none") } });
+const importFiles = (ws: string, files: string[], lenient = false) =>
+  importCodexRollouts(ws, { paths: files.map((f) => ({ path: f, display: f })), program: "pixir import codex", env: { CODEX_HOME: path.join(ws, "none") }, lenient });
 
 function write(lines: string[], name = "rollout.jsonl"): string {
   const file = path.join(tempDir(), name);
@@ -23,8 +23,8 @@ function write(lines: string[], name = "rollout.jsonl"): string {
   return file;
 }
 
-function read(file: string): Rollout {
-  const r = readRollout({ path: file, display: file }, true, false);
+function read(file: string, lenient = false): Rollout {
+  const r = readRollout({ path: file, display: file }, true, lenient);
   if (r.kind !== "rollout") throw new Error(`not a rollout: ${file}`);
   return r.rollout;
 }
@@ -65,8 +65,8 @@ function view(p: PlannedRollout): unknown {
 }
 
 /** The grown rollout `file` over the Workspace: the fast path taken, and equal to the plain rule. */
-async function expectFastEqualsPlain(ws: string, file: string): Promise<PlannedRollout> {
-  const { fast, plain: slow } = await planGrownBothWays(ws, read(file));
+async function expectFastEqualsPlain(ws: string, file: string, lenient = false): Promise<PlannedRollout> {
+  const { fast, plain: slow } = await planGrownBothWays(ws, read(file, lenient));
   if (slow instanceof PixirError) throw slow;
   expect(fast).not.toBeNull();
   const [a, b] = [view(fast!), view(slow)];
@@ -87,6 +87,15 @@ describe("replanGrown plans a grown rollout as planGrown does", () => {
       if (to > from) expect(appended(p)).toBeGreaterThan(0);
       else expect(appended(p)).toBe(0);
     }
+  });
+
+  it("--lenient: a malformed line and an invalid record, still unreadable when the rollout grew", async () => {
+    const head = [meta(THREAD), U("first"), "{not json", A("first answer"), '{"type":7}', U("second"), A("second answer")];
+    const all = rolledBackLines(head, 3, true);
+    const ws = tempDir();
+    await importFiles(ws, [write(all.slice(0, 12))], true);
+    const p = await expectFastEqualsPlain(ws, write(all), true);
+    expect(appended(p)).toBeGreaterThan(0);
   });
 
   it("40 flat rollbacks, every child on the root", async () => {
