@@ -11,6 +11,7 @@ import { logPath } from "../store/paths.js";
 import { PixirError, usageError } from "../event/errors.js";
 import { newUlid } from "../event/ids.js";
 import { inheritedItem, PrefixDigest } from "../store/loader.js";
+import { DigestLadder } from "../store/digest-ladder.js";
 import { FORK_STRATEGIES, type ForkStrategy } from "../event/vocabulary.js";
 import { type ParentReadOptions, parentThroughLoader } from "./parent-loader.js";
 import { parentFromOurLog } from "./parent-log.js";
@@ -139,6 +140,26 @@ export function shareHeaderData(ws: string, parentId: string, forkRootId: string
     open.add(e, canonical);
   }
   return shareHeaderFields(ws, parentId, forkRootId, toSeq, inherited, digest.digest(), open.list());
+}
+
+/** A Log an importer plans in memory: its resolved History, and the ladder of its prefix digests once cut. */
+export interface LadderedLog {
+  sessionId: string;
+  resolved: PixirEvent[];
+  digests?: DigestLadder;
+}
+
+/**
+ * shareHeaderData for a planner that cuts share children from its Logs again and again (Codex rollbacks,
+ * Gemini and opencode branches): the digest from the parent's ladder (store/digest-ladder.ts), and the
+ * child's ladder started from it, since the child's History begins with copies of `inherited`.
+ */
+export function plannedShareHeader(ws: string, parent: LadderedLog, child: LadderedLog, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+  parent.digests ??= new DigestLadder(() => parent.resolved);
+  const digest = parent.digests.digestOf(inherited);
+  if (digest === null) return shareHeaderData(ws, parent.sessionId, forkRootId, toSeq, inherited);
+  child.digests = parent.digests.sharedWith(() => child.resolved, inherited.length);
+  return shareHeaderWithDigest(ws, parent.sessionId, forkRootId, toSeq, inherited, digest);
 }
 
 /**

@@ -1,7 +1,8 @@
 // fork.md §4.2: the prefix digest of one History at many cuts. A planner that makes share children of one
 // Log at many cuts (a Codex rollout's rollbacks, each a child of the Log it cuts) would hash the inherited
 // prefix again for each; the ladder hashes each Event's digest line once, keeping the digest every
-// LADDER_STEP replay Events, and a cut goes on from the nearest kept one below it.
+// LADDER_STEP replay Events, and a cut goes on from the nearest kept one below it. The History only grows:
+// an Event once added is not changed (the planners make an Event whole, then push it).
 import { isReplayType, type PixirEvent } from "../event/envelope.js";
 import { PrefixDigest } from "./loader.js";
 

@@ -3,8 +3,8 @@
 import { readdirSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { REPLAY_LIMITATIONS, shareHeaderData, shareHeaderWithDigest } from "../../fork/fork.js";
-import { DigestLadder } from "../../store/digest-ladder.js";
+import { plannedShareHeader, REPLAY_LIMITATIONS } from "../../fork/fork.js";
+import type { DigestLadder } from "../../store/digest-ladder.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited, MAX_FORK_DEPTH, OpenedHistories, type History } from "../../store/loader.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
@@ -124,11 +124,7 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
  */
 export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">, replay = false): void {
   const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  parent.digests ??= new DigestLadder(() => parent.resolved);
-  const digest = parent.digests.digestOf(inherited);
-  // The child's History begins with copies of the same Events: its digests go on from the parent's.
-  if (digest !== null) child.digests = parent.digests.sharedWith(() => child.resolved, inherited.length);
-  const shared = digest !== null ? shareHeaderWithDigest(ws, parent.sessionId, parent.forkRoot, toSeq, inherited, digest) : shareHeaderData(ws, parent.sessionId, parent.forkRoot, toSeq, inherited);
+  const shared = plannedShareHeader(ws, parent, child, parent.forkRoot, toSeq, inherited);
   // replay_v1 (MAX_IMPORT_SHARE_HOPS): the same header and History, the prefix stored as materialize stores it.
   const h = header(replay ? { ...shared, strategy: "replay_v1", limitations: REPLAY_LIMITATIONS } : shared);
   const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };
