@@ -75,6 +75,22 @@ describe("replanGrown plans a grown rollout as planGrown does", () => {
     expect(p.family.logs).toHaveLength(41);
   });
 
+  it("subagent links (§3.6) put back where they stand: in the leaf, then in a Log a rollback left behind", async () => {
+    const P = "019c8a59-e9dd-71f0-9ae3-4079fe972601";
+    const name = `rollout-2026-03-01T10-00-00-${P}.jsonl`;
+    const sub = (S: string, task: string) =>
+      writeRolloutFile([meta(S, { source: { subagent: { thread_spawn: { parent_thread_id: P, depth: 1, agent_nickname: "Ada", agent_role: "explorer" } } } }), U(task), A("done")], `rollout-2026-03-01T10-00-01-${S}.jsonl`);
+    const first = [meta(P), U("start"), A("spawning")];
+    const second = [...first, U("later"), A("spawning again")];
+    const ws = tempDir();
+    await importRolloutFiles(ws, [writeRolloutFile(first, name), sub("019c8a59-e9dd-71f0-9ae3-4079fe972602", "inspect")]);
+    await importRolloutFiles(ws, [writeRolloutFile(second, name), sub("019c8a59-e9dd-71f0-9ae3-4079fe972603", "inspect again")]);
+    expect(readFileSync(logFile(ws, P), "utf8").split('"subagent_link"').length - 1).toBe(2);
+    const p = await expectFastEqualsPlain(ws, writeRolloutFile(rolledBackLines(second, 3, true), name));
+    expect(p.family.logs[0]!.stored.filter((e) => e.type === "subagent_event")).toHaveLength(2);
+    expect(appended(p)).toBeGreaterThan(0);
+  });
+
   it("the real rollouts: cut in half, grown by turns, and rolled back", async () => {
     for (const rel of codexFixtures()) {
       // The root's header names the file (its base name): a grown rollout keeps its name.
@@ -137,19 +153,6 @@ describe("replanGrown on Logs changed after their import: it declines unless the
     expect(p.family.logs.find((l) => l.sessionId === `${THREAD}.rollback-21`)?.diskCount).toBe(0);
   });
 
-  it("a subagent link in the parent's leaf: the plain rule appends after it", async () => {
-    const P = "019c8a59-e9dd-71f0-9ae3-4079fe972601";
-    const S = "019c8a59-e9dd-71f0-9ae3-4079fe972602";
-    const parent = [meta(P), U("start"), A("spawning")];
-    const sub = [meta(S, { source: { subagent: { thread_spawn: { parent_thread_id: P, depth: 1, agent_nickname: "Ada", agent_role: "explorer" } } } }), U("inspect"), A("done")];
-    const ws = tempDir();
-    const parentFile = writeRolloutFile(parent, `rollout-2026-03-01T10-00-00-${P}.jsonl`);
-    await importRolloutFiles(ws, [parentFile, writeRolloutFile(sub, `rollout-2026-03-01T10-00-01-${S}.jsonl`)]);
-    expect(readFileSync(logFile(ws, P), "utf8")).toContain('"child_session_id"');
-    const slow = await declined(ws, [...parent, U("later"), A("later answer")]);
-    expect(slow).not.toBeInstanceOf(PixirError);
-    expect(appended(slow as PlannedRollout)).toBe(2);
-  });
 });
 
 describe("a grown import on the fast path writes what one import writes", () => {
