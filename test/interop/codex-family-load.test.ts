@@ -4,37 +4,13 @@
 // children and replay_v1 children appear, and flat), of the real rollouts, of real rollouts rolled back and
 // of a Codex fork of one; and a tampered parent line is refused the same way.
 import { readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { importCodexRollouts } from "../../lib/envelope/src/interop/codex/import.js";
 import { loadFamily, type DiskFamily, type Family } from "../../lib/envelope/src/interop/codex/family.js";
 import { openHistory } from "../../lib/envelope/src/store/loader.js";
-import type { PixirEvent } from "../../lib/envelope/src/event/envelope.js";
 import { logFile, tempDir } from "../support/cli.js";
-import { A, codexFixturePath, codexFixtures, codexFork, completeLines, meta, rolledBack, rollout, threadOf, U, userTurnLines } from "../support/codex.js";
+import { A, codexFixturePath, codexFixtures, codexFork, completeLines, importRolloutFiles, meta, plannedLogView, rolledBackLines, threadOf, U, userTurnLines, writeRolloutFile } from "../support/codex.js";
 
 const THREAD = "019c8a59-e9dd-71f0-9ae3-4079fe9726a9";
-
-const importFiles = (ws: string, files: string[]) =>
-  importCodexRollouts(ws, { paths: files.map((f) => ({ path: f, display: f })), program: "pixir import codex", env: { CODEX_HOME: path.join(ws, "none") } });
-
-function write(lines: string[], name = "rollout.jsonl"): string {
-  const file = path.join(tempDir(), name);
-  writeFileSync(file, rollout(lines));
-  return file;
-}
-
-/** `rollbacks` rollbacks of one turn, each followed by a turn, and by a second one when `nested`. */
-function rolledBackLines(head: string[], rollbacks: number, nested: boolean): string[] {
-  const lines = [...head];
-  for (let k = 0; k < rollbacks; k++) {
-    lines.push(rolledBack(1), U(`retry ${k}`), A(`answer ${k}`));
-    if (nested) lines.push(U(`more ${k}`), A(`more answer ${k}`));
-  }
-  return lines;
-}
-
-const plain = (e: PixirEvent) => ({ id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: e.data });
 
 /** Every field loadFamily fills, as plain values. */
 function view(d: DiskFamily): unknown {
@@ -46,18 +22,7 @@ function view(d: DiskFamily): unknown {
     fork: f.fork,
     lineOne: f.lineOne,
     fromDisk: f.fromDisk,
-    logs: f.logs.map((l) => ({
-      sessionId: l.sessionId,
-      role: l.role,
-      parentId: l.parentId,
-      forkedToSeq: l.forkedToSeq,
-      replayEventCount: l.replayEventCount,
-      diskCount: l.diskCount,
-      forkRoot: l.forkRoot,
-      lineSeq: [...l.lineSeq],
-      stored: l.stored.map(plain),
-      resolved: l.resolved.map(plain),
-    })),
+    logs: f.logs.map(plannedLogView),
   };
 }
 
@@ -91,7 +56,7 @@ describe("loadFamily gives what openHistory gives Log by Log", () => {
     const head = [meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")];
     const all = rolledBackLines(head, 30, true);
     for (const n of [3, 15, 30]) {
-      await importFiles(ws, [write(all.slice(0, head.length + 5 * n))]);
+      await importRolloutFiles(ws, [writeRolloutFile(all.slice(0, head.length + 5 * n))]);
       const f = await expectSameFamily(ws, THREAD);
       expect(f.logs).toHaveLength(n + 1);
     }
@@ -104,7 +69,7 @@ describe("loadFamily gives what openHistory gives Log by Log", () => {
 
   it("a rollout with 40 flat rollbacks, every child on the root", async () => {
     const ws = tempDir();
-    await importFiles(ws, [write(rolledBackLines([meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")], 40, false))]);
+    await importRolloutFiles(ws, [writeRolloutFile(rolledBackLines([meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")], 40, false))]);
     const f = await expectSameFamily(ws, THREAD);
     expect(f.logs).toHaveLength(41);
     expect(f.logs.slice(1).every((l: any) => l.parentId === f.baseId)).toBe(true);
@@ -113,15 +78,15 @@ describe("loadFamily gives what openHistory gives Log by Log", () => {
   it("the real rollouts, as they are and rolled back", async () => {
     const files = codexFixtures().map(codexFixturePath);
     const ws = tempDir();
-    await importFiles(ws, files);
+    await importRolloutFiles(ws, files);
     for (const file of files) await expectSameFamily(ws, threadOf(completeLines(readFileSync(file, "utf8"))));
     // Each real rollout grown by rollbacks of its own real turns, nested: its Logs hold the real lines.
     for (const file of files) {
       const lines = completeLines(readFileSync(file, "utf8"));
       if (userTurnLines(lines).length === 0) continue;
       const grown = tempDir();
-      await importFiles(grown, [file]);
-      await importFiles(grown, [write(rolledBackLines(lines, 3, true))]);
+      await importRolloutFiles(grown, [file]);
+      await importRolloutFiles(grown, [writeRolloutFile(rolledBackLines(lines, 3, true))]);
       const f = await expectSameFamily(grown, threadOf(lines));
       expect(f.logs.length).toBeGreaterThan(1);
     }
@@ -134,7 +99,7 @@ describe("loadFamily gives what openHistory gives Log by Log", () => {
     const C = "019fffff-0000-7000-8000-00000000000c";
     const fork = codexFork(source, k, C, "2026-09-09T09:09:09.999Z", [U("fork question"), A("fork answer")]);
     const ws = tempDir();
-    await importFiles(ws, [write(rolledBackLines(fork, 8, true), `rollout-2026-09-09T12-09-09-${C}.jsonl`), codexFixturePath(rel)]);
+    await importRolloutFiles(ws, [writeRolloutFile(rolledBackLines(fork, 8, true), `rollout-2026-09-09T12-09-09-${C}.jsonl`), codexFixturePath(rel)]);
     const f = await expectSameFamily(ws, C);
     expect(f.fork).not.toBeNull();
     expect(f.logs[0].parentId).toBe(threadOf(source));
@@ -146,19 +111,19 @@ describe("a tampered parent line", () => {
   it("is refused as openHistory refuses it: fork_prefix_mismatch, and the grown rollout is not imported", async () => {
     const ws = tempDir();
     const all = rolledBackLines([meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")], 12, true);
-    await importFiles(ws, [write(all.slice(0, -10))]);
+    await importRolloutFiles(ws, [writeRolloutFile(all.slice(0, -10))]);
     const root = logFile(ws, THREAD);
     writeFileSync(root, readFileSync(root, "utf8").replace("first answer", "FIRST ANSWER"));
     const { linear, perLog } = await bothWays(ws, THREAD);
     expectSame(linear, perLog);
     expect(linear).toMatchObject({ error: "fork_prefix_mismatch" });
-    await expect(importFiles(ws, [write(all)])).rejects.toMatchObject({ kind: "fork_prefix_mismatch" });
+    await expect(importRolloutFiles(ws, [writeRolloutFile(all)])).rejects.toMatchObject({ kind: "fork_prefix_mismatch" });
   });
 
   it("in a child of the root, the Logs below it are refused the same way", async () => {
     const ws = tempDir();
     const head = [meta(THREAD), U("first"), A("first answer"), U("second"), A("second answer")];
-    await importFiles(ws, [write(rolledBackLines(head, 10, true))]);
+    await importRolloutFiles(ws, [writeRolloutFile(rolledBackLines(head, 10, true))]);
     const f = (await loadFamily(ws, THREAD)) as { kind: "family"; family: Family };
     // A child that is itself a parent: its own answer changed, its children's prefix digests no longer hold.
     const parent = f.family.logs.find((l) => f.family.logs.some((c) => c.parentId === l.sessionId && l.role === "rollback"))!;

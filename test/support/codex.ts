@@ -1,8 +1,11 @@
 // codex-interop.md §7: helpers for the Codex tests, and the oracle of §7.2 computed from a rollout alone
 // (Codex's replay of §1.8 and the signatures of §7.2). Nothing here comes from the importer.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ROOT } from "./cli.js";
+import { ROOT, tempDir } from "./cli.js";
+import { importCodexRollouts } from "../../lib/envelope/src/interop/codex/import.js";
+import type { PlannedLog } from "../../lib/envelope/src/interop/codex/family.js";
+import type { PixirEvent } from "../../lib/envelope/src/event/envelope.js";
 
 /** The licensed real rollouts, in the repository (test/fixtures/real-sessions/README.md). */
 export const CODEX_FIXTURES_DIR = path.resolve(ROOT, "test/fixtures/real-sessions/codex");
@@ -209,3 +212,40 @@ export function userTurnLines(lines: string[]): number[] {
   });
   return out;
 }
+
+/** `lines` written as a rollout file `name` in a new temp directory. */
+export function writeRolloutFile(lines: string[], name = "rollout.jsonl"): string {
+  const file = path.join(tempDir(), name);
+  writeFileSync(file, rollout(lines));
+  return file;
+}
+
+/** `rollbacks` rollbacks of one turn, each followed by a turn, and by a second one when `nested`. */
+export function rolledBackLines(head: string[], rollbacks: number, nested: boolean): string[] {
+  const lines = [...head];
+  for (let k = 0; k < rollbacks; k++) {
+    lines.push(rolledBack(1), U(`retry ${k}`), A(`answer ${k}`));
+    if (nested) lines.push(U(`more ${k}`), A(`more answer ${k}`));
+  }
+  return lines;
+}
+
+/** The library's import of rollout files into `ws` (no Codex home of its own). */
+export const importRolloutFiles = (ws: string, files: string[], lenient = false) =>
+  importCodexRollouts(ws, { paths: files.map((f) => ({ path: f, display: f })), program: "pixir import codex", env: { CODEX_HOME: path.join(ws, "none") }, lenient });
+
+const plainEvent = (e: PixirEvent) => ({ id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: e.data });
+
+/** Every field of a planned Log, as plain values (lineSeq in line order). */
+export const plannedLogView = (l: PlannedLog) => ({
+  sessionId: l.sessionId,
+  role: l.role,
+  parentId: l.parentId,
+  forkedToSeq: l.forkedToSeq,
+  replayEventCount: l.replayEventCount,
+  diskCount: l.diskCount,
+  forkRoot: l.forkRoot,
+  lineSeq: [...l.lineSeq].sort((a, b) => a[0] - b[0]),
+  stored: l.stored.map(plainEvent),
+  resolved: l.resolved.map(plainEvent),
+});

@@ -11,6 +11,7 @@ import { logPath } from "../store/paths.js";
 import { PixirError, usageError } from "../event/errors.js";
 import { newUlid } from "../event/ids.js";
 import { inheritedItem, PrefixDigest } from "../store/loader.js";
+import { DigestLadder } from "../store/digest-ladder.js";
 import { FORK_STRATEGIES, type ForkStrategy } from "../event/vocabulary.js";
 import { type ParentReadOptions, parentThroughLoader } from "./parent-loader.js";
 import { parentFromOurLog } from "./parent-log.js";
@@ -138,6 +139,40 @@ export function shareHeaderData(ws: string, parentId: string, forkRootId: string
     digest.addLine(e, bytes ?? undefined, canonical);
     open.add(e, canonical);
   }
+  return shareHeaderFields(ws, parentId, forkRootId, toSeq, inherited, digest.digest(), open.list());
+}
+
+/** A Log an importer plans in memory: its resolved History, and the ladder of its prefix digests once cut. */
+export interface LadderedLog {
+  sessionId: string;
+  resolved: PixirEvent[];
+  digests?: DigestLadder;
+}
+
+/**
+ * shareHeaderData for a planner that cuts share children from its Logs again and again (Codex rollbacks,
+ * Gemini and opencode branches): the digest from the parent's ladder (store/digest-ladder.ts), and the
+ * child's ladder started from it, since the child's History begins with copies of `inherited`.
+ */
+export function plannedShareHeader(ws: string, parent: LadderedLog, child: LadderedLog, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+  parent.digests ??= new DigestLadder(() => parent.resolved);
+  const digest = parent.digests.digestOf(inherited);
+  if (digest === null) return shareHeaderData(ws, parent.sessionId, forkRootId, toSeq, inherited);
+  child.digests = parent.digests.sharedWith(() => child.resolved, inherited.length);
+  return shareHeaderWithDigest(ws, parent.sessionId, forkRootId, toSeq, inherited, digest);
+}
+
+/**
+ * shareHeaderData with the prefix digest of `inherited` already made (store/digest-ladder.ts: a planner that
+ * cuts one Log many times); the open tool calls are read from the Events' data.
+ */
+export function shareHeaderWithDigest(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[], prefixDigest: string): JsonObject {
+  const open = new OpenCalls(new IdSet());
+  for (const e of inherited) open.add(e);
+  return shareHeaderFields(ws, parentId, forkRootId, toSeq, inherited, prefixDigest, open.list());
+}
+
+function shareHeaderFields(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[], prefixDigest: string, openToolCalls: string[]): JsonObject {
   return {
     parent_session_id: parentId,
     fork_root_session_id: forkRootId,
@@ -148,8 +183,8 @@ export function shareHeaderData(ws: string, parentId: string, forkRootId: string
     from_seq: inherited[0]?.seq ?? null,
     strategy: "share_v1",
     limitations: SHARE_LIMITATIONS,
-    prefix_digest: digest.digest(),
-    open_tool_calls: open.list(),
+    prefix_digest: prefixDigest,
+    open_tool_calls: openToolCalls,
   };
 }
 

@@ -110,7 +110,7 @@ function checkedParts(facts: LineFacts): DigestParts {
  */
 export class PrefixDigest {
   private hash: Hash = createHash("sha256");
-  private stage: Buffer = Buffer.allocUnsafeSlow(STAGE_BYTES);
+  private staging: Buffer | null = null;
   private staged = 0;
   private final: string | null = null;
   /**
@@ -120,6 +120,10 @@ export class PrefixDigest {
   private lastStaged = -1;
   private beforeLast: Hash | null = null;
   count = 0;
+  /** The stage, made when first staged into: a digest of Events alone (or kept as a mark) never needs one. */
+  private get stage(): Buffer {
+    return (this.staging ??= Buffer.allocUnsafeSlow(STAGE_BYTES));
+  }
   add(e: PixirEvent): void {
     this.open();
     this.flush();

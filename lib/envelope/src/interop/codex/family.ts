@@ -3,7 +3,8 @@
 import { readdirSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { REPLAY_LIMITATIONS, shareHeaderData } from "../../fork/fork.js";
+import { plannedShareHeader, REPLAY_LIMITATIONS } from "../../fork/fork.js";
+import type { DigestLadder } from "../../store/digest-ladder.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited, MAX_FORK_DEPTH, OpenedHistories, type History } from "../../store/loader.js";
 import { inspectStatePath, logPath, sessionsDir } from "../../store/paths.js";
@@ -30,6 +31,8 @@ export interface PlannedLog {
   /** Own line n → the seq of its last Event here. */
   lineSeq: Map<number, number>;
   forkRoot: string;
+  /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
+  digests?: DigestLadder;
 }
 
 export interface CodexFork {
@@ -121,7 +124,7 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
  */
 export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">, replay = false): void {
   const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  const shared = shareHeaderData(ws, parent.sessionId, parent.forkRoot, toSeq, inherited);
+  const shared = plannedShareHeader(ws, parent, child, parent.forkRoot, toSeq, inherited);
   // replay_v1 (MAX_IMPORT_SHARE_HOPS): the same header and History, the prefix stored as materialize stores it.
   const h = header(replay ? { ...shared, strategy: "replay_v1", limitations: REPLAY_LIMITATIONS } : shared);
   const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };

@@ -48,7 +48,7 @@ import {
   type RolloutLine,
 } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
-import { diskHoldsPrefix, heldLineGuess } from "./disk-prefix.js";
+import { countsMatch, diskHoldsPrefix, readDiskLogs } from "./disk-prefix.js";
 import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
@@ -360,22 +360,27 @@ function mapLines(ws: string, r: Rollout, family: Family, state: RunningState, a
 }
 
 /**
- * §4.5 without reading the family (disk-prefix.ts): rollout r planned as a new family, taken when the Logs on
- * disk are that plan as it stood after the last line they hold; null sends r to planGrown.
+ * §4.5 without reading the family (disk-prefix.ts): rollout r planned as a new family, its links put back
+ * where they stand on disk, taken when the Logs on disk are that plan as it stood after the last line they
+ * hold; null sends r to planGrown.
  */
 function replanGrown(ws: string, r: Rollout, provider: string | null): PlannedRollout | null {
   const base = codexBaseId(r.threadId);
   if (inspectStatePath(logPath(ws, base)) === "missing") return null;
-  const ids = familyLogIds(ws, base);
-  const held = heldLineGuess(ws, ids);
-  if (held === null || held > r.lines.length) return null;
+  const disk = readDiskLogs(ws, familyLogIds(ws, base));
+  if (disk === null) return null;
   const family = newRootFamily(r, null);
-  const counts = new Map<string, number>();
-  mapLines(ws, r, family, new RunningState(provider), (n) => {
-    if (n === held) for (const log of family.logs) counts.set(log.sessionId, log.stored.length);
+  const held = new Map<string, number>();
+  mapLines(ws, r, family, new RunningState(provider), () => {
+    for (const log of family.logs) {
+      const links = disk.get(log.sessionId)?.links;
+      while (links !== undefined && links[0]?.seq === log.resolved.length) pushEvent(log, links.shift()!);
+    }
+    // Every line adds Events: the plan holds the disk's counts after one line at most.
+    if (held.size === 0 && countsMatch(family.logs, disk)) for (const log of family.logs) held.set(log.sessionId, log.stored.length);
   });
-  if (!diskHoldsPrefix(ws, family.logs, counts, ids)) return null;
-  for (const log of family.logs) log.diskCount = counts.get(log.sessionId) ?? 0;
+  if (held.size === 0 || !diskHoldsPrefix(ws, family.logs, disk)) return null;
+  for (const log of family.logs) log.diskCount = held.get(log.sessionId) ?? 0;
   family.fromDisk = true;
   return { rollout: r, family, forkReport: null };
 }

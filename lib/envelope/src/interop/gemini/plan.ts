@@ -10,7 +10,8 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { shareHeaderData } from "../../fork/fork.js";
+import { plannedShareHeader } from "../../fork/fork.js";
+import type { DigestLadder } from "../../store/digest-ladder.js";
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { GeminiLine, ParsedGeminiFile } from "./format.js";
 import { extensionDrafts, fullDrafts, showsSame, shownOf, type GeminiDraft, type ShownMessage } from "./message-map.js";
@@ -27,6 +28,8 @@ export interface PlannedGeminiLog {
   stored: PixirEvent[];
   /** Its resolved History (a child: header, inherited Events, own Events). */
   resolved: PixirEvent[];
+  /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
+  digests?: DigestLadder;
   bytes: Buffer;
 }
 
@@ -171,7 +174,7 @@ class FamilyPlanner {
       seq: 0,
       ts,
       type: "session_fork",
-      data: { ...shareHeaderData(this.ws, parent.sessionId, this.base, toSeq, inherited), gemini: { synthetic: "branch_fork", session: this.sessionIdRaw, line, branch: kind } },
+      data: { ...plannedShareHeader(this.ws, parent, child, this.base, toSeq, inherited), gemini: { synthetic: "branch_fork", session: this.sessionIdRaw, line, branch: kind } },
     };
     child.stored.push(header);
     child.resolved.push(header);

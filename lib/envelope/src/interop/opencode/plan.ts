@@ -7,7 +7,8 @@ import { isJsonObject, type CanonicalType, type JsonObject, type PixirEvent } fr
 import { plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
-import { shareHeaderData } from "../../fork/fork.js";
+import { plannedShareHeader } from "../../fork/fork.js";
+import type { DigestLadder } from "../../store/digest-ladder.js";
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { OpencodeMessage, OpencodeSession, OpencodeSessionRef } from "./source.js";
 
@@ -19,6 +20,8 @@ export interface PlannedOpencodeLog {
   stored: PixirEvent[];
   resolved: PixirEvent[];
   bytes: Buffer;
+  /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
+  digests?: DigestLadder;
 }
 
 interface Draft {
@@ -229,7 +232,7 @@ function shareHeader(child: PlannedOpencodeLog, ws: string, rootId: string, id: 
     seq: 0,
     ts,
     type: "session_fork",
-    data: { ...shareHeaderData(ws, parent.sessionId, rootId, toSeq, inherited), opencode },
+    data: { ...plannedShareHeader(ws, parent, child, rootId, toSeq, inherited), opencode },
   };
   child.stored.push(header);
   child.resolved.push(header);
