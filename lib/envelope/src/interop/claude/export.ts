@@ -113,38 +113,68 @@ async function firstEvents(ws: string): Promise<FamilyLog[]> {
   return out;
 }
 
-/** §4.3 step 4: the own Events of a Log (after a share header's inherited prefix). */
-async function ownEvents(ws: string, id: string): Promise<PixirEvent[]> {
+/**
+ * §4.3 step 4: the own Events of a Log (after a share header's inherited prefix), one at a time: an export
+ * keeps only the record lines it writes, never the Log's parsed Events (a long session's Events are many
+ * times its bytes).
+ */
+async function* ownEvents(ws: string, id: string): AsyncGenerator<PixirEvent> {
   const history = await openHistory(ws, id);
   let skip = history.share ? history.share.replayEventCount + 1 : 0;
-  const out: PixirEvent[] = [];
   let i = 0;
   for await (const item of history.items()) {
     if (i === 0 && skip === 0) skip = storedPrefixCount(item.event) + 1;
-    if (i === 0) out.push(item.event); // the header, or the Log's first own Event
-    else if (i >= skip) out.push(item.event);
+    if (i === 0 || i >= skip) yield item.event; // the header, or the Log's first own Event; then the own Events
     i++;
   }
-  return out;
+}
+
+/** §5.1: a Log's first own Event, and whether every own Event is import-made (it carries data.claude). */
+async function ownKind(ws: string, id: string): Promise<{ first: PixirEvent | undefined; importMade: boolean }> {
+  let first: PixirEvent | undefined;
+  let importMade = true;
+  for await (const e of ownEvents(ws, id)) {
+    first ??= e;
+    if (!isJsonObject(e.data.claude)) importMade = false;
+  }
+  return { first, importMade };
 }
 
 /** §5.2: rebuild one source file from its family's held records. */
 type SourceRecords = (sessionId: string) => Promise<Map<string, JsonObject> | null>;
 
+/**
+ * One record of the rebuilt file: its line there, its bytes' length and the cwd it names; `at`, where it
+ * goes in the file. A Log's record keeps no bytes (they are read again from the Log into their place); a
+ * shared fork file's copied record keeps the bytes it was rebuilt as.
+ */
+interface HeldRecord {
+  line: number;
+  length: number;
+  cwd: string | null;
+  bytes: Buffer | null;
+  at: number;
+}
+
 async function rebuild(ws: string, ids: string[], sourceRecords?: SourceRecords): Promise<{ bytes: Buffer; records: number; cwd: string | null; checkpointRecords: number; carrier: JsonObject | null }> {
-  const held: Array<{ line: number; bytes: Buffer; value: unknown }> = [];
+  const held: HeldRecord[] = [];
+  /** How many own Events each Log gave, so that reading it again sees the same ones (a Log only grows). */
+  const counts: number[] = [];
   let checkpointRecords = 0;
   let carrier: JsonObject | null = null;
   for (const id of ids) {
-    for (const e of await ownEvents(ws, id)) {
+    let n = 0;
+    for await (const e of ownEvents(ws, id)) {
+      n++;
       const c = e.data.claude;
       if (!isJsonObject(c)) continue;
       if (e.data.event === "claude_transcript" && carrier === null && isJsonObject(c)) carrier = c;
       if (e.data.event === "claude_import" && typeof c.records === "number") checkpointRecords = c.records;
       const line = heldLine(e);
       if (line === null) continue;
-      held.push({ line, bytes: recordLineOf(c)!, value: c.record });
+      held.push({ line, length: recordLineOf(c)!.length, cwd: cwdOf(c.record), bytes: null, at: 0 });
     }
+    counts.push(n);
   }
   // §3.7: a shared fork file's copied records, rebuilt from their source records.
   const ff = carrier?.forked_from;
@@ -157,24 +187,49 @@ async function rebuild(ws: string, ids: string[], sourceRecords?: SourceRecords)
       if (typeof entry.raw_line !== "string" && r === undefined) continue; // counted as missing below
       const text = rebuildCopied(entry, r ?? {}, String(carrier.session_id), source, parent);
       const value: unknown = r === undefined ? null : JSON.parse(text);
-      held.push({ line: entry.line, bytes: Buffer.from(text, "utf8"), value });
+      const bytes = Buffer.from(text, "utf8");
+      held.push({ line: entry.line, length: bytes.length, cwd: cwdOf(value), bytes, at: 0 });
       if (!(isJsonObject(value) && value.type === "progress")) parent = entry.uuid;
     }
   }
-  held.sort((a, b) => a.line - b.line);
-  let cwd: string | null = null;
-  for (const h of held) {
-    if (isJsonObject(h.value) && typeof h.value.cwd === "string") {
-      cwd = h.value.cwd;
-      break;
-    }
+  const inOrder = [...held].sort((a, b) => a.line - b.line);
+  let size = 0;
+  for (const h of inOrder) {
+    h.at = size;
+    size += h.length + 1;
   }
-  const parts: Buffer[] = [];
-  for (const h of held) parts.push(h.bytes, NEWLINE);
-  return { bytes: Buffer.concat(parts), records: held.length, cwd, checkpointRecords, carrier };
+  const out = Buffer.allocUnsafe(size);
+  await placeAgain(ws, ids, counts, held, out);
+  for (const h of held) if (h.bytes !== null) place(out, h, h.bytes);
+  return { bytes: out, records: held.length, cwd: inOrder.find((h) => h.cwd !== null)?.cwd ?? null, checkpointRecords, carrier };
 }
 
-const NEWLINE = Buffer.from("\n");
+/** The Logs' records read again, in the order they were first read, each copied to its place in `out`. */
+async function placeAgain(ws: string, ids: string[], counts: number[], held: HeldRecord[], out: Buffer): Promise<void> {
+  let k = 0;
+  for (const [j, id] of ids.entries()) {
+    let n = 0;
+    for await (const e of ownEvents(ws, id)) {
+      if (n++ >= counts[j]!) break;
+      const c = e.data.claude;
+      if (!isJsonObject(c) || heldLine(e) === null) continue;
+      const h = held[k++]!;
+      const bytes = recordLineOf(c)!;
+      // A Log only grows, so its first Events read the same again; a record of another length means it was replaced.
+      if (bytes.length !== h.length) throw new PixirError("log_read_failed", undefined, { session_id: id, changed_while_exporting: true });
+      place(out, h, bytes);
+    }
+  }
+}
+
+function place(out: Buffer, h: HeldRecord, bytes: Buffer): void {
+  bytes.copy(out, h.at);
+  out[h.at + h.length] = 0x0a;
+}
+
+/** The cwd a record names, if any. */
+const cwdOf = (record: unknown): string | null => (isJsonObject(record) && typeof record.cwd === "string" ? record.cwd : null);
+
 /** An agent id that can be part of a file name (never a path). */
 const SAFE_NAME = /^(?!\.\.?$)[^/\\\u0000]{1,200}$/;
 
@@ -187,8 +242,7 @@ export async function planClaudeExport(ws: string, id: string, options: ClaudeEx
   assertSessionId(id);
   const p = logPath(ws, id);
   if (inspectStatePath(p) === "missing") throw notFoundError(id, ws, p.rel, "pixir export claude");
-  const own = await ownEvents(ws, id);
-  const first = own[0];
+  const { first, importMade } = await ownKind(ws, id);
   const claude = first ? claudeOf(first) : null;
   const all = await firstEvents(ws);
   const sources = new Map<string, string[]>();
@@ -202,7 +256,7 @@ export async function planClaudeExport(ws: string, id: string, options: ClaudeEx
   // The file's root Log first (every other Log of a family is `<root>.<suffix>`, §3.1): its carrier speaks for the file.
   for (const ids of sources.values()) ids.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
   // §5.1: mode fork for anything that is not purely import-made.
-  if (claude === null || typeof claude.source !== "string" || !own.every((e) => isJsonObject(e.data.claude))) {
+  if (claude === null || typeof claude.source !== "string" || !importMade) {
     return forkPlan(ws, id, sources, options.cwd);
   }
   const source = claude.source;

@@ -4,7 +4,8 @@
 import { sha256Hex } from "../../event/ids.js";
 import { readFileSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { isInherited, notFoundError, openHistory } from "../../store/loader.js";
+import { notFoundError, openHistory } from "../../store/loader.js";
+import { isReplayType } from "../../event/vocabulary.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { exportExists, pathExists } from "../../store/export-file.js";
 import { exportTarget, writeExportFile, type WriteReport } from "../../session/agent-files.js";
@@ -17,13 +18,27 @@ interface FamilyLog {
   sessionId: string;
   link: ForkLink | null;
   children: FamilyLog[];
-  /** The resolved History (fork.md §6). */
-  events: PixirEvent[];
+  /**
+   * The seqs of its resolved History's replayable Events, in order: what a fork child inherits through a
+   * seq (fork.md §6). The Events themselves are read again, one at a time, when its entries are made.
+   */
+  replayable: number[];
+  /** The first Event of the resolved History, and how many there are (reading it again stops there). */
+  first: PixirEvent | undefined;
+  count: number;
   /** Entry id of each resolved seq that went into an entry (own or inherited). */
   entryBySeq: Map<number, string>;
   /** The entry this Log hangs from: its first own entry's parentId. */
   attach: string | null;
-  entries: JsonObject[];
+  /** Its entries as the file's lines: made as they are converted, so no entry object outlives its line. */
+  lines: string[];
+  lastEntryId: string | null;
+}
+
+/** What a Log's entries are asked for later: the tool calls on a path, walking parentIds up. */
+interface EntryCalls {
+  parentId: unknown;
+  calls: Array<{ id: string; name: unknown }>;
 }
 
 export interface PiExportWarning {
@@ -55,7 +70,7 @@ const ASSISTANT_TYPES = new Set(["reasoning", "assistant_message", "tool_call", 
 async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog; all: FamilyLog[]; named: FamilyLog }> {
   const links = await readForkLinks(ws);
   const rootId = forkRootOf(links, id);
-  const make = (sid: string, link: ForkLink | null): FamilyLog => ({ sessionId: sid, link, children: [], events: [], entryBySeq: new Map(), attach: null, entries: [] });
+  const make = (sid: string, link: ForkLink | null): FamilyLog => ({ sessionId: sid, link, children: [], replayable: [], first: undefined, count: 0, entryBySeq: new Map(), attach: null, lines: [], lastEntryId: null });
   const root = make(rootId, links.get(rootId) ?? null);
   const all = [root];
   const queue = [root];
@@ -83,7 +98,7 @@ export function piExportHeaderId(rootId: string): string {
 
 /** §4 step 2: the header carrier's header with version 3, or a header made for a native family. */
 function fileHeader(ws: string, root: FamilyLog, cwd: string | undefined): JsonObject {
-  const first = root.events[0];
+  const first = root.first;
   if (first !== undefined && isCarrier(first)) return { ...((first.data.pi as JsonObject).header as JsonObject), version: 3 };
   return { type: "session", version: 3, id: piExportHeaderId(root.sessionId), timestamp: first?.ts ?? new Date(0).toISOString(), cwd: cwd ?? ws };
 }
@@ -119,7 +134,7 @@ function forkCuts(all: FamilyLog[]): Map<FamilyLog, Set<number>> {
     let seq: number | undefined = child.link!.forkedToSeq;
     for (let up = parentOf.get(log); up !== undefined && seq >= 1 && seq <= log.link!.replayEventCount; up = parentOf.get(log)) {
       const toSeq = log.link!.forkedToSeq;
-      seq = up.events.filter((e) => isInherited(e, toSeq))[seq - 1]?.seq ?? undefined;
+      seq = inheritedSeqs(up, toSeq)[seq - 1];
       if (seq === undefined) break;
       log = up;
     }
@@ -137,7 +152,7 @@ class LogWriter {
   constructor(
     private readonly log: FamilyLog,
     private readonly ids: NativeIds,
-    private readonly byId: Map<string, JsonObject>,
+    private readonly byId: Map<string, EntryCalls>,
     private readonly load: ImageLoader,
     private readonly warnings: PiExportWarning[],
     /** A run of assistant Events ends after each of these seqs (`forkCuts`). */
@@ -150,55 +165,62 @@ class LogWriter {
       seen.add(id);
       const entry = this.byId.get(id);
       if (entry === undefined) break;
-      for (const b of toolCallBlocks(entry)) if (!this.callsOnPath.has(b.id as string)) this.callsOnPath.set(b.id as string, b.name);
+      for (const c of entry.calls) if (!this.callsOnPath.has(c.id)) this.callsOnPath.set(c.id, c.name);
       id = typeof entry.parentId === "string" ? entry.parentId : null;
     }
   }
 
   private emit(entry: JsonObject, events: PixirEvent[]): void {
     const id = entry.id as string;
-    this.log.entries.push(entry);
-    this.byId.set(id, entry);
+    const calls = toolCallBlocks(entry).map((b) => ({ id: b.id as string, name: b.name }));
+    this.log.lines.push(`${JSON.stringify(entry)}\n`);
+    this.log.lastEntryId = id;
+    this.byId.set(id, { parentId: entry.parentId, calls });
     for (const e of events) if (e.seq !== null) this.log.entryBySeq.set(e.seq, id);
-    for (const b of toolCallBlocks(entry)) this.callsOnPath.set(b.id as string, b.name);
+    for (const c of calls) this.callsOnPath.set(c.id, c.name);
     this.prev = id;
   }
 
-  run(own: PixirEvent[]): void {
-    for (let i = 0; i < own.length; ) {
-      const e = own[i]!;
-      if (e.type === "session_fork" || isCarrier(e)) {
-        i++;
+  /**
+   * The own Events, in order, one at a time: an imported entry's Events become that entry again, a run of
+   * native assistant Events one assistant message, any other Event its nearest entry.
+   */
+  async run(own: AsyncIterable<PixirEvent> | Iterable<PixirEvent>): Promise<void> {
+    let group: PixirEvent[] = [];
+    let kind: "entry" | "assistant" | null = null;
+    const flush = (): void => {
+      if (kind === "entry") this.emit(rebuildEntry(group, this.load), group);
+      else if (kind === "assistant" && group.every((r) => r.type === "provider_usage")) for (const r of group) this.emit(this.customEntry(r), [r]);
+      else if (kind === "assistant") this.emit(this.assistantEntry(group), group);
+      group = [];
+      kind = null;
+    };
+    for await (const e of own) {
+      if (kind !== null && this.continues(kind, group, e)) {
+        group.push(e);
         continue;
       }
-      if (isImportedEvent(e)) {
-        const entryId = entryIdOf(e);
-        let j = i + 1;
-        while (j < own.length && entryIdOf(own[j]!) === entryId) j++;
-        const group = own.slice(i, j);
-        this.emit(rebuildEntry(group, this.load), group);
-        i = j;
+      flush();
+      if (e.type === "session_fork" || isCarrier(e)) continue;
+      if (isImportedEvent(e)) kind = "entry";
+      else if (ASSISTANT_TYPES.has(e.type)) kind = "assistant";
+      else {
+        this.emit(this.nativeEntry(e), [e]);
         continue;
       }
-      if (ASSISTANT_TYPES.has(e.type)) {
-        let j = i + 1;
-        const mid = e.data.message_id;
-        while (j < own.length && ASSISTANT_TYPES.has(own[j]!.type) && !isImportedEvent(own[j]!)) {
-          const next = own[j]!.data.message_id;
-          if (mid !== undefined && next !== undefined && next !== mid) break;
-          if (this.cutBetween(own[j - 1]!.seq, own[j]!.seq)) break;
-          j++;
-        }
-        const run = own.slice(i, j);
-        if (run.every((r) => r.type === "provider_usage")) {
-          for (const r of run) this.emit(this.customEntry(r), [r]);
-        } else this.emit(this.assistantEntry(run), run);
-        i = j;
-        continue;
-      }
-      this.emit(this.nativeEntry(e), [e]);
-      i++;
+      group = [e];
     }
+    flush();
+  }
+
+  /** Whether `e` belongs to the group before it: the same imported entry, or the same assistant run. */
+  private continues(kind: "entry" | "assistant", group: PixirEvent[], e: PixirEvent): boolean {
+    if (kind === "entry") return entryIdOf(e) === entryIdOf(group[0]!);
+    if (!ASSISTANT_TYPES.has(e.type) || isImportedEvent(e)) return false;
+    const mid = group[0]!.data.message_id;
+    const next = e.data.message_id;
+    if (mid !== undefined && next !== undefined && next !== mid) return false;
+    return !this.cutBetween(group[group.length - 1]!.seq, e.seq);
   }
 
   private cutBetween(a: number | null, b: number | null): boolean {
@@ -371,6 +393,21 @@ class NativeIds {
   }
 }
 
+/** The seqs of the Events a child forked at `toSeq` inherits from `log`, in order. */
+function inheritedSeqs(log: FamilyLog, toSeq: number): number[] {
+  return log.replayable.filter((seq) => seq <= toSeq);
+}
+
+/** A Log's own Events (after a fork's inherited prefix), read again up to the count the first read saw. */
+async function* ownEvents(ws: string, log: FamilyLog, parent: FamilyLog | null): AsyncGenerator<PixirEvent> {
+  let left = log.count;
+  for await (const item of (await openHistory(ws, log.sessionId)).items()) {
+    if (left-- <= 0) return;
+    const e = item.event;
+    if (parent === null || (e.seq !== null && e.seq > log.link!.replayEventCount)) yield e;
+  }
+}
+
 /** §4: the pi file of the fork family of `id`, computed in memory. Writes nothing. */
 export interface PiExportOptionsPlan {
   /** archive.md §5: the header's cwd for a family pi did not write (--cwd, or the cwd another agent recorded). */
@@ -383,41 +420,41 @@ export async function planPiExport(ws: string, id: string, options: PiExportOpti
   const { root, all, named } = await discoverFamily(ws, id);
   const used = new Set<string>();
   for (const log of all) {
-    const history = await openHistory(ws, log.sessionId);
-    for await (const item of history.items()) log.events.push(item.event);
-    for (const e of log.events) {
+    for await (const item of (await openHistory(ws, log.sessionId)).items()) {
+      const e = item.event;
+      log.first ??= e;
+      log.count++;
+      if (isReplayType(e.type) && e.seq !== null) log.replayable.push(e.seq);
       const entryId = entryIdOf(e);
       if (entryId !== null) used.add(entryId);
     }
   }
   const ids = new NativeIds(used);
-  const byId = new Map<string, JsonObject>();
+  const byId = new Map<string, EntryCalls>();
   const warnings: PiExportWarning[] = [];
   const familyIds = all.map((l) => l.sessionId);
   const order: FamilyLog[] = [];
   const cuts = forkCuts(all);
-  const visit = (log: FamilyLog, parent: FamilyLog | null) => {
+  const visit = async (log: FamilyLog, parent: FamilyLog | null): Promise<void> => {
     order.push(log);
-    const own = parent === null ? log.events : log.events.filter((e) => e.seq !== null && e.seq > log.link!.replayEventCount);
     if (parent !== null) {
       // Inherited Events belong to the entries of the parent's Events they were copied from.
       const link = log.link!;
-      const inherited = parent.events.filter((e) => isInherited(e, link.forkedToSeq));
-      inherited.slice(0, link.replayEventCount).forEach((p, k) => {
-        const entry = parent.entryBySeq.get(p.seq!);
+      inheritedSeqs(parent, link.forkedToSeq).slice(0, link.replayEventCount).forEach((seq, k) => {
+        const entry = parent.entryBySeq.get(seq);
         if (entry !== undefined) log.entryBySeq.set(k + 1, entry);
       });
       log.attach = entryAtOrBefore(parent, link.forkedToSeq);
     }
     const load = workspaceImageLoader(ws, () => [log.sessionId, ...familyIds.filter((s) => s !== log.sessionId)]);
     const writer = new LogWriter(log, ids, byId, load, warnings, cuts.get(log)!);
-    writer.run(own);
+    await writer.run(ownEvents(ws, log, parent));
     // A named fork without Events of its own still needs a last line at its fork point for pi to resume:
     // its session_fork, as a custom entry (which pi never shows to the model).
-    if (log === named && parent !== null && log.entries.length === 0 && log.events[0]?.type === "session_fork") writer.resumePoint(log.events[0]);
-    for (const child of log.children) visit(child, log);
+    if (log === named && parent !== null && log.lines.length === 0 && log.first?.type === "session_fork") writer.resumePoint(log.first);
+    for (const child of log.children) await visit(child, log);
   };
-  visit(root, null);
+  await visit(root, null);
 
   const header = fileHeader(ws, root, options.cwd);
   const lines = order.filter((l) => l !== named).concat(named);
@@ -425,11 +462,9 @@ export async function planPiExport(ws: string, id: string, options: PiExportOpti
   let count = 0;
   let leaf: string | null = null;
   for (const log of lines) {
-    for (const entry of log.entries) {
-      parts.push(`${JSON.stringify(entry)}\n`);
-      leaf = entry.id as string;
-      count++;
-    }
+    for (const line of log.lines) parts.push(line);
+    count += log.lines.length;
+    if (log.lines.length > 0) leaf = log.lastEntryId;
   }
   return {
     header,
@@ -439,7 +474,7 @@ export async function planPiExport(ws: string, id: string, options: PiExportOpti
       session_id: l.sessionId,
       parent_session_id: l.link?.parent ?? null,
       strategy: typeof l.link?.strategy === "string" ? l.link.strategy : null,
-      entry_count: l.entries.length,
+      entry_count: l.lines.length,
     })),
     leafEntryId: leaf,
     warnings,
