@@ -1,9 +1,11 @@
 // pi-interop.md §2–§3: `pixir import pi`. A pi file's tree becomes a fork family of Logs: the branch pi
 // would resume is the primary Log, every other leaf a share_v1 child holding only the entries its branch
 // adds. Everything is planned and checked before anything is written.
+import { createHash } from "node:crypto";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
-import type { JsonObject, PixirEvent } from "../../event/envelope.js";
+import { serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { SHARE_LIMITATIONS } from "../../fork/fork.js";
 import { IdSet } from "../../event/id-set.js";
@@ -12,14 +14,13 @@ import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, type WriterLease } from "../../store/lease.js";
 import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
 import { createLogAtomically } from "../../store/log-write.js";
-import { logPath } from "../../store/paths.js";
-import { diskState } from "../../store/planned-logs.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
 import { PayloadWrites, writePayload } from "../../store/resources.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
 import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
 import { ResourceCollector } from "./images.js";
-import { plannedLogBytes, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
+import { forEachPlannedLine, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
 
 export type PiForkKind = "pi_tree_branch" | "pi_tree_root";
 export type PiImportStatus = "created" | "unchanged" | "would_create";
@@ -81,7 +82,14 @@ export interface PlannedPiLog {
   lastSeqOfEntry: Map<string, number>;
   resources: ResourceCollector;
   own: OwnEvent[];
-  bytes: Buffer;
+  /** What the Log's bytes are known by until they are made again for the write. */
+  digest: LogDigest;
+}
+
+/** A planned Log's size and SHA-256: its bytes are made twice (to plan, to write) rather than held. */
+export interface LogDigest {
+  size: number;
+  sha256: string;
 }
 
 export interface PlannedPiFamily {
@@ -119,7 +127,7 @@ function assignLogs(ws: string, tree: PiTree, base: string): PlannedPiLog[] {
     lastSeqOfEntry: new Map(),
     resources: new ResourceCollector(ws, sessionId),
     own: [],
-    bytes: Buffer.alloc(0),
+    digest: { size: 0, sha256: "" },
   });
   const primary = make(base, "primary", tree.defaultLeaf ? tree.path(tree.defaultLeaf) : [], tree.defaultLeaf);
   for (const e of primary.entries) owner.set(e.id, primary);
@@ -210,9 +218,38 @@ export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string):
     }
     addOwnEvents(log, headerTs);
     const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
-    log.bytes = plannedLogBytes(log.stored, file, (e) => lineOf.get(e.id!) ?? parsed.headerLine);
+    log.digest = digestOf(log.stored, file, (e) => lineOf.get(e.id!) ?? parsed.headerLine);
   }
   return { file, headerId, baseSessionId: base, parsed, orphans: tree.orphans, logs };
+}
+
+/** The digest of the Log these Events make (each line checked as plannedLogBytes checks it). */
+function digestOf(events: readonly PixirEvent[], file: string, lineOf: (e: PixirEvent) => unknown): LogDigest {
+  const hash = createHash("sha256");
+  let size = 0;
+  forEachPlannedLine(events, file, lineOf, (line) => {
+    hash.update(line, "utf8");
+    size += Buffer.byteLength(line, "utf8");
+  });
+  return { size, sha256: hash.digest("hex") };
+}
+
+const sameDigest = (a: LogDigest, b: LogDigest): boolean => a.size === b.size && a.sha256 === b.sha256;
+
+/** §3.2 step 1: no Log on disk, one with the planned bytes, or one with other content (read a block at a time). */
+function diskMatch(ws: string, sessionId: string, digest: LogDigest): "absent" | "same" | "other" {
+  const p = logPath(ws, sessionId);
+  if (inspectStatePath(p) === "missing") return "absent";
+  const fd = openSync(p.abs, "r");
+  try {
+    if (fstatSync(fd).size !== digest.size) return "other";
+    const hash = createHash("sha256");
+    const block = Buffer.allocUnsafe(1 << 20);
+    for (let n; (n = readSync(fd, block, 0, block.length, null)) > 0; ) hash.update(block.subarray(0, n));
+    return hash.digest("hex") === digest.sha256 ? "same" : "other";
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** §2.2 step 3 and fork.md §4.3: the share_v1 header, and the resolved prefix it stands for. */
@@ -332,14 +369,20 @@ export interface PiImportResult extends WriteReport {
   skipped?: Array<{ file: string; lines: number[] }>;
 }
 
+/** Read and parse one file; its bytes are garbage once parsed (planning needs only the entries). */
+function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: ParsedPiSession; big: PiImportOptions["progress"] } {
+  const bytes = readPiFile(f.path, f.display);
+  const big = bytes.length >= PI_PROGRESS_BYTES ? options.progress : undefined;
+  big?.(`${path.basename(f.display)}: read ${bytes.length} bytes`);
+  const parsed = parsePiSession(bytes, { file: f.display, lenient: options.lenient });
+  big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
+  return { parsed, big };
+}
+
 export async function importPiFiles(ws: string, options: PiImportOptions): Promise<PiImportResult> {
   const families: PlannedPiFamily[] = [];
   for (const f of options.files) {
-    const bytes = readPiFile(f.path, f.display);
-    const big = bytes.length >= PI_PROGRESS_BYTES ? options.progress : undefined;
-    big?.(`${path.basename(f.display)}: read ${bytes.length} bytes`);
-    const parsed = parsePiSession(bytes, { file: f.display, lenient: options.lenient });
-    big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
+    const { parsed, big } = readAndParse(f, options);
     const family = planPiFamily(ws, parsed, f.display);
     big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
     families.push(family);
@@ -354,13 +397,13 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
     for (const log of family.logs) {
       const seen = planned.get(log.sessionId);
       if (seen !== undefined) {
-        if (!seen.bytes.equals(log.bytes)) conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
+        if (!sameDigest(seen.digest, log.digest)) conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
         continue;
       }
       planned.set(log.sessionId, log);
       // §3.2 step 1: a Log on disk is the same as planned, or a conflict.
-      const disk = diskState(ws, log.sessionId, log.bytes).state;
-      if (disk !== "absent" && disk !== "same") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
+      const disk = diskMatch(ws, log.sessionId, log.digest);
+      if (disk === "other") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
       else status.set(log.sessionId, disk === "same" ? "unchanged" : options.dryRun ? "would_create" : "created");
     }
   }
@@ -426,7 +469,9 @@ async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImport
       await createLogAtomically(
         ws,
         item.log.sessionId,
-        async (emit) => emit(item.log.bytes.toString("utf8")),
+        async (emit) => {
+          for (const event of item.log.stored) emit(serializeEvent(event));
+        },
         { lease: item.lease, signal: options.signal },
         () => create(i + 1),
       );
@@ -440,3 +485,4 @@ async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImport
     for (const lease of leases.reverse()) lease.release(!wrote);
   }
 }
+
