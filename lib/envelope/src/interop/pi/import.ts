@@ -18,7 +18,7 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { PayloadWrites, writePayload } from "../../store/resources.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
-import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
+import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan, type PiVersion } from "./format.js";
 import { ResourceCollector } from "./images.js";
 import { forEachPlannedLine, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
 
@@ -96,7 +96,9 @@ export interface PlannedPiFamily {
   file: string;
   headerId: string;
   baseSessionId: string;
-  parsed: ParsedPiSession;
+  sourceVersion: PiVersion;
+  /** Line numbers skipped by --lenient. */
+  skippedLines: number[];
   orphans: PiOrphan[];
   logs: PlannedPiLog[];
 }
@@ -220,7 +222,20 @@ export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string):
     const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
     log.digest = digestOf(log.stored, file, (e) => lineOf.get(e.id!) ?? parsed.headerLine);
   }
-  return { file, headerId, baseSessionId: base, parsed, orphans: tree.orphans, logs };
+  for (const log of logs) dropPlanningState(log);
+  return { file, headerId, baseSessionId: base, sourceVersion: parsed.sourceVersion, skippedLines: parsed.skippedLines, orphans: tree.orphans, logs };
+}
+
+/**
+ * What only planning needs: the entries, their drafts, the resolved History a child's header is made
+ * from, the path. Held until the write, they would keep every parsed entry alive beside its Events.
+ */
+function dropPlanningState(log: PlannedPiLog): void {
+  log.entries = [];
+  log.own = [];
+  log.resolved = [];
+  log.pathIndex = new Map();
+  log.lastSeqOfEntry = new Map();
 }
 
 /** The digest of the Log these Events make (each line checked as plannedLogBytes checks it). */
@@ -379,13 +394,18 @@ function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: Parsed
   return { parsed, big };
 }
 
+/** One file planned; its parsed entries are garbage when this returns (no frame of the caller holds them). */
+function planFile(ws: string, f: SourcePath, options: PiImportOptions): PlannedPiFamily {
+  const { parsed, big } = readAndParse(f, options);
+  const family = planPiFamily(ws, parsed, f.display);
+  big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
+  return family;
+}
+
 export async function importPiFiles(ws: string, options: PiImportOptions): Promise<PiImportResult> {
   const families: PlannedPiFamily[] = [];
   for (const f of options.files) {
-    const { parsed, big } = readAndParse(f, options);
-    const family = planPiFamily(ws, parsed, f.display);
-    big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
-    families.push(family);
+    families.push(planFile(ws, f, options));
   }
 
   // The same Log planned twice (one file given twice) is written once, and reported as created once:
@@ -428,7 +448,7 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
     imports: families.map((family) => ({
       file: family.file,
       header_id: isValidSessionId(family.headerId) ? family.headerId : null,
-      source_version: family.parsed.sourceVersion,
+      source_version: family.sourceVersion,
       sessions: family.logs.map((log) => ({
         session_id: log.sessionId,
         role: log.role,
@@ -439,9 +459,9 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
         trivial: log.trivial,
       })),
       orphans: family.orphans,
-      skipped_lines: family.parsed.skippedLines.length,
+      skipped_lines: family.skippedLines.length,
     })),
-    skipped: families.filter((f) => f.parsed.skippedLines.length > 0).map((f) => ({ file: f.file, lines: f.parsed.skippedLines })),
+    skipped: families.filter((f) => f.skippedLines.length > 0).map((f) => ({ file: f.file, lines: f.skippedLines })),
   };
 }
 
