@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
-import { serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { serializeEvent, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { SHARE_LIMITATIONS } from "../../fork/fork.js";
 import { IdSet } from "../../event/id-set.js";
@@ -49,17 +49,34 @@ export function piEventId(headerId: string, entryId: string, part: string | null
   return derivedUlid(`pi:${headerId}:${entryId}${part === null ? "" : `#${part}`}`, ts);
 }
 
-interface ResolvedItem {
-  event: PixirEvent;
-  /** The pi entry this Event came from; null for the header carrier and session_fork. */
-  entryId: string | null;
+/**
+ * An Event of the plan without its data. A header holds its Event; an entry's Event has its data made
+ * again from the entry whenever its line is hashed, inherited or written, so that the plan holds each
+ * parsed entry once instead of beside every Event's data (issue 38: a 64 MiB file in ≤ 256 MiB).
+ */
+interface PlannedEvent {
+  id: string;
+  seq: number;
+  ts: string;
+  type: CanonicalType;
+  /** The header carrier or session_fork, with its data; null for an entry's Event. */
+  header: PixirEvent | null;
+  own: OwnEvent | null;
 }
 
+/** An Event an entry maps to, for the Log whose Resources hold its images. */
 interface OwnEvent {
-  draft: EventDraft;
   fe: PiFileEntry;
+  /** Its place among the entry's drafts (entryToDrafts). */
+  part: number;
+  owner: PlannedPiLog;
   id: string;
+  type: CanonicalType;
+  /** Pairs put before data.pi once the family is planned: a branch summary's branch point, a compaction's range. */
+  late: Array<[string, unknown]> | null;
 }
+
+const entryIdOf = (p: PlannedEvent): string | null => p.own?.fe.id ?? null;
 
 /** One Log of a planned family. */
 export interface PlannedPiLog {
@@ -73,15 +90,17 @@ export interface PlannedPiLog {
   forkPointEntryId: string | null;
   trivial: boolean;
   /** The Events stored in the Log file, seq order. */
-  stored: PixirEvent[];
+  stored: PlannedEvent[];
   /** The resolved History (fork.md §6), with the entry of each Event. */
-  resolved: ResolvedItem[];
+  resolved: PlannedEvent[];
   /** Entry id → position on this Log's pi path (§2.3). */
   pathIndex: Map<string, number>;
   /** Seq of the last own Event of each own entry. */
   lastSeqOfEntry: Map<string, number>;
   resources: ResourceCollector;
   own: OwnEvent[];
+  /** Makes its Events' data again (shared by the family). */
+  maker: EventMaker;
   /** What the Log's bytes are known by until they are made again for the write. */
   digest: LogDigest;
 }
@@ -111,8 +130,46 @@ function beforePi(data: JsonObject, pairs: Array<[string, unknown]>): JsonObject
   return { ...rest, ...Object.fromEntries(pairs), pi };
 }
 
+/** Makes the data of planned Events again; an entry's Events come one after another, so its drafts are kept until the next entry. */
+class EventMaker {
+  private fe: PiFileEntry | null = null;
+  private owner: PlannedPiLog | null = null;
+  private drafts: EventDraft[] = [];
+
+  constructor(private readonly headerId: string) {}
+
+  /** §2: the drafts of an entry, with the Resources of the Log it belongs to. */
+  draftsOf(fe: PiFileEntry, owner: PlannedPiLog): EventDraft[] {
+    if (fe !== this.fe || owner !== this.owner) {
+      this.drafts = entryToDrafts(fe, { images: owner.resources, messageId: (entryId) => piEventId(this.headerId, entryId, "msg", fe.entry.timestamp) });
+      this.fe = fe;
+      this.owner = owner;
+    }
+    return this.drafts;
+  }
+
+  draftOf(o: OwnEvent): EventDraft {
+    return this.draftsOf(o.fe, o.owner)[o.part]!;
+  }
+
+  /** The Event as it is stored in (or resolved for) the Log `sessionId`. */
+  event(p: PlannedEvent, sessionId: string): PixirEvent {
+    if (p.header !== null) return p.header.session_id === sessionId ? p.header : { ...p.header, id: p.id, session_id: sessionId, seq: p.seq };
+    const o = p.own!;
+    const data = this.draftOf(o).data;
+    return { id: p.id, session_id: sessionId, seq: p.seq, ts: p.ts, type: p.type, data: o.late === null ? data : beforePi(data, o.late) };
+  }
+
+  /** Drop the drafts held (the write makes them again). */
+  clear(): void {
+    this.fe = null;
+    this.owner = null;
+    this.drafts = [];
+  }
+}
+
 /** §2.2 steps 2–4: which Log each entry lands in. */
-function assignLogs(ws: string, tree: PiTree, base: string): PlannedPiLog[] {
+function assignLogs(ws: string, tree: PiTree, base: string, maker: EventMaker): PlannedPiLog[] {
   const owner = new Map<string, PlannedPiLog>();
   const make = (sessionId: string, role: PlannedPiLog["role"], entries: PiFileEntry[], leaf: PiFileEntry | null): PlannedPiLog => ({
     sessionId,
@@ -129,6 +186,7 @@ function assignLogs(ws: string, tree: PiTree, base: string): PlannedPiLog[] {
     lastSeqOfEntry: new Map(),
     resources: new ResourceCollector(ws, sessionId),
     own: [],
+    maker,
     digest: { size: 0, sha256: "" },
   });
   const primary = make(base, "primary", tree.defaultLeaf ? tree.path(tree.defaultLeaf) : [], tree.defaultLeaf);
@@ -161,38 +219,9 @@ export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string):
   const headerId = header.id as string;
   const base = piBaseSessionId(headerId);
   const headerTs = tsOf(header.timestamp, EPOCH);
-  const logs = assignLogs(ws, tree, base);
-
-  // Drafts and ids of every own Event; ids depend only on the entry, so cross references can be filled
-  // before seqs exist.
-  const ownerOf = new Map<string, PlannedPiLog>();
-  const lastIdOfEntry = new Map<string, string>();
-  for (const log of logs) {
-    for (const fe of log.entries) {
-      ownerOf.set(fe.id, log);
-      const drafts = entryToDrafts(fe, {
-        images: log.resources,
-        messageId: (entryId) => piEventId(headerId, entryId, "msg", fe.entry.timestamp),
-      });
-      for (const draft of drafts) {
-        const id = piEventId(headerId, fe.id, draft.part, fe.entry.timestamp);
-        log.own.push({ draft, fe, id });
-        lastIdOfEntry.set(fe.id, id);
-      }
-    }
-  }
-  // §2 branch_summary: the Log holding the branch point and the last Event of the fromId entry.
-  for (const log of logs) {
-    for (const o of log.own) {
-      if (o.draft.type !== "branch_summary") continue;
-      const fromId = o.fe.entry.fromId;
-      const point = typeof fromId === "string" ? tree.byId.get(fromId) : undefined;
-      o.draft.data = beforePi(o.draft.data, [
-        ["parent_session_id", point ? ownerOf.get(point.id)!.sessionId : null],
-        ["branch_point_event_id", point ? lastIdOfEntry.get(point.id)! : null],
-      ]);
-    }
-  }
+  const maker = new EventMaker(headerId);
+  const logs = assignLogs(ws, tree, base, maker);
+  addOwnDrafts(logs, tree, headerId, maker);
 
   const carrier: PixirEvent = {
     id: derivedUlid(`pi:${headerId}:header`, header.timestamp),
@@ -213,17 +242,48 @@ export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string):
   };
   for (const log of logs) {
     if (log.parent === null) {
-      log.stored.push(carrier);
-      log.resolved.push({ event: carrier, entryId: null });
+      const p: PlannedEvent = { id: carrier.id!, seq: 0, ts: headerTs, type: carrier.type, header: carrier, own: null };
+      log.stored.push(p);
+      log.resolved.push(p);
     } else {
       addForkHeader(ws, log, log.parent, base, headerId, headerTs);
     }
     addOwnEvents(log, headerTs);
-    const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
-    log.digest = digestOf(log.stored, file, (e) => lineOf.get(e.id!) ?? parsed.headerLine);
+    log.digest = digestOf(log, file, parsed.headerLine);
   }
   for (const log of logs) dropPlanningState(log);
+  maker.clear();
   return { file, headerId, baseSessionId: base, sourceVersion: parsed.sourceVersion, skippedLines: parsed.skippedLines, orphans: tree.orphans, logs };
+}
+
+/**
+ * The ids of every own Event (they depend only on the entry, so cross references can be filled before seqs
+ * exist), and §2 branch_summary: the Log holding the branch point and the last Event of the fromId entry.
+ */
+function addOwnDrafts(logs: PlannedPiLog[], tree: PiTree, headerId: string, maker: EventMaker): void {
+  const ownerOf = new Map<string, PlannedPiLog>();
+  const lastIdOfEntry = new Map<string, string>();
+  for (const log of logs) {
+    for (const fe of log.entries) {
+      ownerOf.set(fe.id, log);
+      maker.draftsOf(fe, log).forEach((draft, part) => {
+        const id = piEventId(headerId, fe.id, draft.part, fe.entry.timestamp);
+        log.own.push({ fe, part, owner: log, id, type: draft.type, late: null });
+        lastIdOfEntry.set(fe.id, id);
+      });
+    }
+  }
+  for (const log of logs) {
+    for (const o of log.own) {
+      if (o.type !== "branch_summary") continue;
+      const fromId = o.fe.entry.fromId;
+      const point = typeof fromId === "string" ? tree.byId.get(fromId) : undefined;
+      o.late = [
+        ["parent_session_id", point ? ownerOf.get(point.id)!.sessionId : null],
+        ["branch_point_event_id", point ? lastIdOfEntry.get(point.id)! : null],
+      ];
+    }
+  }
 }
 
 /**
@@ -238,11 +298,21 @@ function dropPlanningState(log: PlannedPiLog): void {
   log.lastSeqOfEntry = new Map();
 }
 
-/** The digest of the Log these Events make (each line checked as plannedLogBytes checks it). */
-function digestOf(events: readonly PixirEvent[], file: string, lineOf: (e: PixirEvent) => unknown): LogDigest {
+/** A Log's Events, made one at a time. */
+function* eventsOf(log: PlannedPiLog, at?: (p: PlannedEvent) => void): Generator<PixirEvent> {
+  for (const p of log.stored) {
+    at?.(p);
+    yield log.maker.event(p, log.sessionId);
+  }
+}
+
+/** The digest of the Log's bytes (each line checked as plannedLogBytes checks it, naming its line of the file). */
+function digestOf(log: PlannedPiLog, file: string, headerLine: number): LogDigest {
   const hash = createHash("sha256");
   let size = 0;
-  forEachPlannedLine(events, file, lineOf, (line) => {
+  let current: PlannedEvent | null = null;
+  const events = eventsOf(log, (p) => (current = p));
+  forEachPlannedLine(events, file, () => current?.own?.fe.lineNo ?? headerLine, (line) => {
     hash.update(line, "utf8");
     size += Buffer.byteLength(line, "utf8");
   });
@@ -270,17 +340,22 @@ function diskMatch(ws: string, sessionId: string, digest: LogDigest): "absent" |
 /** §2.2 step 3 and fork.md §4.3: the share_v1 header, and the resolved prefix it stands for. */
 function addForkHeader(ws: string, log: PlannedPiLog, parent: PlannedPiLog, base: string, headerId: string, headerTs: string): void {
   const toSeq = log.forkPointEntryId === null ? 0 : parent.lastSeqOfEntry.get(log.forkPointEntryId)!;
-  const inherited = parent.resolved.filter((r) => isInherited(r.event, toSeq));
-  const digest = new PrefixDigest();
-  const open = new OpenCalls(new IdSet());
-  for (const r of inherited) {
-    digest.add(r.event);
-    open.add(r.event);
-  }
+  const inherited = parent.resolved.filter((r) => isInherited(r, toSeq));
   const first = log.entries[0]!;
   const ts = tsOf(first.entry.timestamp, headerTs);
+  const headerEventId = derivedUlid(`pi:${headerId}:fork:${log.leafEntryId}`, ts);
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  const resolved: PlannedEvent[] = [];
+  inherited.forEach((r, i) => {
+    const event = parent.maker.event(r, parent.sessionId);
+    digest.add(event);
+    open.add(event);
+    const child = inheritedItem({ event }, headerEventId, log.sessionId, i + 1).event;
+    resolved.push({ ...r, id: child.id!, seq: child.seq! });
+  });
   const header: PixirEvent = {
-    id: derivedUlid(`pi:${headerId}:fork:${log.leafEntryId}`, ts),
+    id: headerEventId,
     session_id: log.sessionId,
     seq: 0,
     ts,
@@ -292,7 +367,7 @@ function addForkHeader(ws: string, log: PlannedPiLog, parent: PlannedPiLog, base
       parent_workspace: ws,
       child_workspace: ws,
       replay_event_count: inherited.length,
-      from_seq: inherited[0]?.event.seq ?? null,
+      from_seq: inherited[0]?.seq ?? null,
       strategy: "share_v1",
       limitations: SHARE_LIMITATIONS,
       prefix_digest: digest.digest(),
@@ -306,12 +381,9 @@ function addForkHeader(ws: string, log: PlannedPiLog, parent: PlannedPiLog, base
       },
     },
   };
-  log.stored.push(header);
-  log.resolved.push({ event: header, entryId: null });
-  inherited.forEach((r, i) => {
-    const { event } = inheritedItem({ event: r.event }, header.id!, log.sessionId, i + 1);
-    log.resolved.push({ event, entryId: r.entryId });
-  });
+  const p: PlannedEvent = { id: header.id!, seq: 0, ts, type: header.type, header, own: null };
+  log.stored.push(p);
+  log.resolved.push(p, ...resolved);
   // The pi path of a child: its parent's, cut just after the fork point, then its own entries.
   const cut = log.forkPointEntryId === null ? -1 : parent.pathIndex.get(log.forkPointEntryId)!;
   for (const [id, i] of parent.pathIndex) if (i <= cut) log.pathIndex.set(id, i);
@@ -323,31 +395,31 @@ function addOwnEvents(log: PlannedPiLog, headerTs: string): void {
   let pos = log.pathIndex.size;
   for (const fe of log.entries) log.pathIndex.set(fe.id, pos++);
   for (const o of log.own) {
-    if (o.draft.type === "history_compaction") o.draft.data = compactionRange(log, o, seq);
-    const event: PixirEvent = { id: o.id, session_id: log.sessionId, seq, ts: tsOf(o.fe.entry.timestamp, headerTs), type: o.draft.type, data: o.draft.data };
+    if (o.type === "history_compaction") o.late = compactionRange(log, o, seq);
+    const event: PlannedEvent = { id: o.id, seq, ts: tsOf(o.fe.entry.timestamp, headerTs), type: o.type, header: null, own: o };
     log.stored.push(event);
-    log.resolved.push({ event, entryId: o.fe.id });
+    log.resolved.push(event);
     log.lastSeqOfEntry.set(o.fe.id, seq);
     seq++;
   }
 }
 
 /** §2.3: the first Event kept by a pi compaction, and the range the context fold hides. */
-function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): JsonObject {
-  const pi = o.draft.data.pi as JsonObject;
+function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): Array<[string, unknown]> {
+  const pi = log.maker.draftOf(o).data.pi as JsonObject;
   const own = log.pathIndex.get(o.fe.id)!;
   const keptId = pi.first_kept_entry_id;
   const keptAt = typeof keptId === "string" ? log.pathIndex.get(keptId) : undefined;
-  let firstKept: ResolvedItem | undefined;
+  let firstKept: PlannedEvent | undefined;
   if (keptAt !== undefined && keptAt < own) {
-    firstKept = log.resolved.find((r) => r.entryId !== null && log.pathIndex.get(r.entryId)! >= keptAt);
+    firstKept = log.resolved.find((r) => entryIdOf(r) !== null && log.pathIndex.get(entryIdOf(r)!)! >= keptAt);
   }
-  const toSeq = firstKept ? firstKept.event.seq! - 1 : seq - 1;
-  return beforePi(o.draft.data, [
+  const toSeq = firstKept ? firstKept.seq - 1 : seq - 1;
+  return [
     ["range", { from_seq: 0, to_seq: toSeq }],
     ["source_event_count", toSeq + 1],
-    ["first_kept_event_id", firstKept?.event.id ?? null],
-  ]);
+    ["first_kept_event_id", firstKept?.id ?? null],
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -490,7 +562,7 @@ async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImport
         ws,
         item.log.sessionId,
         async (emit) => {
-          for (const event of item.log.stored) emit(serializeEvent(event));
+          for (const event of eventsOf(item.log)) emit(serializeEvent(event));
         },
         { lease: item.lease, signal: options.signal },
         () => create(i + 1),
