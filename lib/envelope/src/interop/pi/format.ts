@@ -1,7 +1,7 @@
 // pi-interop.md §1: the pi session file. Parsing (with line numbers), the v1→v2→v3 migration done in
 // memory, and the tree rules pi itself applies (roots, orphans, leaves, default leaf, paths, labels).
 import { isUtf8 } from "node:buffer";
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { nestsDeeperThan } from "../../event/nesting.js";
 import { isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -51,17 +51,65 @@ export function invalidPiSession(reason: PiSessionReason, line: number | null, f
   return new PixirError("invalid_pi_session", undefined, { reason, line, file, ...extra });
 }
 
-/** §3.1: read a pi file. A missing file is not_found; anything else unreadable is unreadable_file. */
-export function readPiFile(path: string, file: string): Buffer {
+/** How much of a pi file is read at a time: the file's bytes are never all in memory beside its entries. */
+const READ_BLOCK = 1 << 20;
+
+/** §3.1: open a pi file, with its size. A missing file is not_found; anything else unreadable is unreadable_file. */
+export function openPiFile(path: string, file: string): { fd: number; size: number } {
+  let fd: number | undefined;
   try {
     if (statSync(path).isDirectory()) throw invalidPiSession("unreadable_file", null, file);
-    return readFileSync(path);
+    fd = openSync(path, "r");
+    return { fd, size: fstatSync(fd).size };
   } catch (err) {
+    if (fd !== undefined) closeSync(fd);
     if (err instanceof PixirError) throw err;
     if ((err as NodeJS.ErrnoException).code === "ENOENT") {
       throw new PixirError("not_found", "pi session file was not found", { file, next_actions: ["check the path of the pi session file"] });
     }
     throw invalidPiSession("unreadable_file", null, file);
+  }
+}
+
+/**
+ * The lines of an open pi file, a block at a time, as readLines of the whole file would give them. A
+ * line is a view of the block, valid until the next one is asked for.
+ */
+function* fileLines(fd: number, file: string): Generator<Buffer> {
+  const block = Buffer.allocUnsafe(READ_BLOCK);
+  let pieces: Buffer[] = [];
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, block, 0, block.length, null);
+    } catch {
+      throw invalidPiSession("unreadable_file", null, file);
+    }
+    if (n === 0) break;
+    const got = block.subarray(0, n);
+    let start = 0;
+    for (let end = got.indexOf(0x0a); end !== -1; end = got.indexOf(0x0a, start)) {
+      const piece = got.subarray(start, end);
+      start = end + 1;
+      if (pieces.length === 0) yield piece;
+      else {
+        yield Buffer.concat([...pieces, piece]);
+        pieces = [];
+      }
+    }
+    if (start < n) pieces.push(Buffer.from(got.subarray(start)));
+  }
+  if (pieces.length > 0) yield Buffer.concat(pieces);
+}
+
+/** The lines of a file's bytes held whole. */
+function* bufferLines(bytes: Buffer): Generator<Buffer> {
+  let start = 0;
+  while (start < bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end === -1) end = bytes.length;
+    yield bytes.subarray(start, end);
+    start = end + 1;
   }
 }
 
@@ -71,17 +119,12 @@ interface RawPiLine {
 }
 
 /** §1.2: non-blank lines, parsed. Blank (whitespace-only) lines are skipped, as pi does. */
-function parseLines(bytes: Buffer, options: ParseOptions, skipped: number[]): RawPiLine[] {
+function parseLines(lines: Iterable<Buffer>, options: ParseOptions, skipped: number[]): RawPiLine[] {
   const out: RawPiLine[] = [];
-  let start = 0;
   let lineNo = 0;
   let headerSeen = false;
-  while (start < bytes.length) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end === -1) end = bytes.length;
+  for (const raw of lines) {
     lineNo++;
-    const raw = bytes.subarray(start, end);
-    start = end + 1;
     const text = isUtf8(raw) ? raw.toString("utf8") : null;
     if (text !== null && text.trim() === "") continue;
     let value: unknown;
@@ -155,8 +198,17 @@ function migrateV2(value: JsonObject): JsonObject {
 
 /** §1.2–§1.7 and §3.1: parse and migrate a pi session file. Throws invalid_pi_session. */
 export function parsePiSession(bytes: Buffer, options: ParseOptions): ParsedPiSession {
+  return parsePiLines(bufferLines(bytes), options);
+}
+
+/** parsePiSession of an open file, read a block at a time (the file's bytes are never held whole). */
+export function parsePiFile(fd: number, options: ParseOptions): ParsedPiSession {
+  return parsePiLines(fileLines(fd, options.file), options);
+}
+
+function parsePiLines(raw: Iterable<Buffer>, options: ParseOptions): ParsedPiSession {
   const skippedLines: number[] = [];
-  const lines = parseLines(bytes, options, skippedLines);
+  const lines = parseLines(raw, options, skippedLines);
   const first = lines[0];
   if (first === undefined || !isJsonObject(first.value) || first.value.type !== "session" || typeof first.value.id !== "string") {
     throw invalidPiSession("missing_header", first?.lineNo ?? null, options.file);

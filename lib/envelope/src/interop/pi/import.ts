@@ -18,7 +18,7 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { PayloadWrites, writePayload } from "../../store/resources.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
-import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan, type PiVersion } from "./format.js";
+import { openPiFile, parsePiFile, PiTree, type ParsedPiSession, type PiFileEntry, type PiOrphan, type PiVersion } from "./format.js";
 import { ResourceCollector } from "./images.js";
 import { forEachPlannedLine, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
 
@@ -456,14 +456,18 @@ export interface PiImportResult extends WriteReport {
   skipped?: Array<{ file: string; lines: number[] }>;
 }
 
-/** Read and parse one file; its bytes are garbage once parsed (planning needs only the entries). */
+/** Read and parse one file, a block at a time (planning needs only the entries). */
 function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: ParsedPiSession; big: PiImportOptions["progress"] } {
-  const bytes = readPiFile(f.path, f.display);
-  const big = bytes.length >= PI_PROGRESS_BYTES ? options.progress : undefined;
-  big?.(`${path.basename(f.display)}: read ${bytes.length} bytes`);
-  const parsed = parsePiSession(bytes, { file: f.display, lenient: options.lenient });
-  big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
-  return { parsed, big };
+  const { fd, size } = openPiFile(f.path, f.display);
+  try {
+    const big = size >= PI_PROGRESS_BYTES ? options.progress : undefined;
+    big?.(`${path.basename(f.display)}: read ${size} bytes`);
+    const parsed = parsePiFile(fd, { file: f.display, lenient: options.lenient });
+    big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
+    return { parsed, big };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** One file planned; its parsed entries are garbage when this returns (no frame of the caller holds them). */
