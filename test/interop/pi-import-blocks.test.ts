@@ -1,6 +1,8 @@
-// pixir import pi reads its file a block (1 MiB) at a time and keeps each planned Log as a digest, making
-// its lines again to write it (issue 38: memory). Lines that cross a block, a line larger than a block, a
-// malformed line just after one, no final newline; a Log of more than a block compared with the disk.
+// pixir import pi keeps of each entry only its place in the file (offset, length) and parses its line again
+// when its Events are made, and keeps each planned Log as a digest, making its lines again to write it
+// (issue 38: memory). Lines of odd lengths, a line of 2.5 MiB, a malformed and a blank line just after it, no
+// final newline, non-ASCII text: every entry must come back whole from its place; a Log of more than 1 MiB is
+// compared with the disk by its digest.
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -39,7 +41,7 @@ function blockFile(): { file: string; texts: Map<string, string>; brokenLine: nu
   return { file, texts, brokenLine };
 }
 
-describe("import pi of a file read a block at a time", () => {
+describe("import pi of entries kept by their place in the file", () => {
   it("gives every entry its text, numbers lines across blocks, and finds the same Log unchanged", () => {
     const { file, texts, brokenLine } = blockFile();
     const ws = tempDir();

@@ -18,7 +18,7 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { PayloadWrites, writePayload } from "../../store/resources.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
-import { openPiFile, parsePiFile, PiTree, type ParsedPiSession, type PiFileEntry, type PiOrphan, type PiVersion } from "./format.js";
+import { loadPiEntry, parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan, type PiVersion } from "./format.js";
 import { ResourceCollector } from "./images.js";
 import { forEachPlannedLine, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
 
@@ -136,12 +136,16 @@ class EventMaker {
   private owner: PlannedPiLog | null = null;
   private drafts: EventDraft[] = [];
 
-  constructor(private readonly headerId: string) {}
+  constructor(
+    private readonly headerId: string,
+    /** The whole entry of a PiFileEntry (parsed again from the file's bytes when the parse kept only its place). */
+    private readonly load: (fe: PiFileEntry) => JsonObject,
+  ) {}
 
   /** §2: the drafts of an entry, with the Resources of the Log it belongs to. */
   draftsOf(fe: PiFileEntry, owner: PlannedPiLog): EventDraft[] {
     if (fe !== this.fe || owner !== this.owner) {
-      this.drafts = entryToDrafts(fe, { images: owner.resources, messageId: (entryId) => piEventId(this.headerId, entryId, "msg", fe.entry.timestamp) });
+      this.drafts = entryToDrafts({ ...fe, entry: this.load(fe) }, { images: owner.resources, messageId: (entryId) => piEventId(this.headerId, entryId, "msg", fe.entry.timestamp) });
       this.fe = fe;
       this.owner = owner;
     }
@@ -213,13 +217,13 @@ function assignLogs(ws: string, tree: PiTree, base: string, maker: EventMaker): 
 }
 
 /** Plan the whole family of one parsed pi file: every Event, every byte. Writes nothing. */
-export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string): PlannedPiFamily {
+export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string, load: (fe: PiFileEntry) => JsonObject = (fe) => fe.entry): PlannedPiFamily {
   const tree = new PiTree(parsed.entries, file);
   const header = parsed.header;
   const headerId = header.id as string;
   const base = piBaseSessionId(headerId);
   const headerTs = tsOf(header.timestamp, EPOCH);
-  const maker = new EventMaker(headerId);
+  const maker = new EventMaker(headerId, load);
   const logs = assignLogs(ws, tree, base, maker);
   addOwnDrafts(logs, tree, headerId, maker);
 
@@ -456,24 +460,24 @@ export interface PiImportResult extends WriteReport {
   skipped?: Array<{ file: string; lines: number[] }>;
 }
 
-/** Read and parse one file, a block at a time (planning needs only the entries). */
-function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: ParsedPiSession; big: PiImportOptions["progress"] } {
-  const { fd, size } = openPiFile(f.path, f.display);
-  try {
-    const big = size >= PI_PROGRESS_BYTES ? options.progress : undefined;
-    big?.(`${path.basename(f.display)}: read ${size} bytes`);
-    const parsed = parsePiFile(fd, { file: f.display, lenient: options.lenient });
-    big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
-    return { parsed, big };
-  } finally {
-    closeSync(fd);
-  }
+/**
+ * Read and parse one file, keeping of each entry only its place and the keys the plan reads: the file's
+ * bytes (outside the heap) are smaller than its parsed entries, and each entry is parsed again when its
+ * Events are made.
+ */
+function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: ParsedPiSession; bytes: Buffer; big: PiImportOptions["progress"] } {
+  const bytes = readPiFile(f.path, f.display);
+  const big = bytes.length >= PI_PROGRESS_BYTES ? options.progress : undefined;
+  big?.(`${path.basename(f.display)}: read ${bytes.length} bytes`);
+  const parsed = parsePiSession(bytes, { file: f.display, lenient: options.lenient, placesOnly: true });
+  big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
+  return { parsed, bytes, big };
 }
 
-/** One file planned; its parsed entries are garbage when this returns (no frame of the caller holds them). */
+/** One file planned; what it parsed is garbage when this returns (no frame of the caller holds it). */
 function planFile(ws: string, f: SourcePath, options: PiImportOptions): PlannedPiFamily {
-  const { parsed, big } = readAndParse(f, options);
-  const family = planPiFamily(ws, parsed, f.display);
+  const { parsed, bytes, big } = readAndParse(f, options);
+  const family = planPiFamily(ws, parsed, f.display, (fe) => loadPiEntry(bytes, fe, parsed.sourceVersion));
   big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
   return family;
 }
