@@ -1,7 +1,7 @@
 // pi-interop.md §1: the pi session file. Parsing (with line numbers), the v1→v2→v3 migration done in
 // memory, and the tree rules pi itself applies (roots, orphans, leaves, default leaf, paths, labels).
 import { isUtf8 } from "node:buffer";
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { nestsDeeperThan } from "../../event/nesting.js";
 import { isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -70,18 +70,56 @@ export function invalidPiSession(reason: PiSessionReason, line: number | null, f
   return new PixirError("invalid_pi_session", undefined, { reason, line, file, ...extra });
 }
 
-/** §3.1: read a pi file. A missing file is not_found; anything else unreadable is unreadable_file. */
-export function readPiFile(path: string, file: string): Buffer {
+/** How much of a pi file is read at a time: the file's bytes are never all in memory beside its entries. */
+const READ_BLOCK = 1 << 20;
+
+/** §3.1: open a pi file, with its size and inode. A missing file is not_found; anything else unreadable is unreadable_file. */
+export function openPiFile(path: string, file: string): { fd: number; size: number; ino: number } {
+  let fd: number | undefined;
   try {
     if (statSync(path).isDirectory()) throw invalidPiSession("unreadable_file", null, file);
-    return readFileSync(path);
+    fd = openSync(path, "r");
+    const st = fstatSync(fd);
+    return { fd, size: st.size, ino: st.ino };
   } catch (err) {
+    if (fd !== undefined) closeSync(fd);
     if (err instanceof PixirError) throw err;
     if ((err as NodeJS.ErrnoException).code === "ENOENT") {
       throw new PixirError("not_found", "pi session file was not found", { file, next_actions: ["check the path of the pi session file"] });
     }
     throw invalidPiSession("unreadable_file", null, file);
   }
+}
+
+/**
+ * The lines of an open pi file, a block at a time, as readLines of the whole file would give them. A
+ * line is a view of the block, valid until the next one is asked for.
+ */
+function* fileLines(fd: number, file: string): Generator<Buffer> {
+  const block = Buffer.allocUnsafe(READ_BLOCK);
+  let pieces: Buffer[] = [];
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, block, 0, block.length, null);
+    } catch {
+      throw invalidPiSession("unreadable_file", null, file);
+    }
+    if (n === 0) break;
+    const got = block.subarray(0, n);
+    let start = 0;
+    for (let end = got.indexOf(0x0a); end !== -1; end = got.indexOf(0x0a, start)) {
+      const piece = got.subarray(start, end);
+      start = end + 1;
+      if (pieces.length === 0) yield piece;
+      else {
+        yield Buffer.concat([...pieces, piece]);
+        pieces = [];
+      }
+    }
+    if (start < n) pieces.push(Buffer.from(got.subarray(start)));
+  }
+  if (pieces.length > 0) yield Buffer.concat(pieces);
 }
 
 /** The lines of a file's bytes held whole (views: each knows its offset). */
@@ -192,6 +230,11 @@ export function parsePiSession(bytes: Buffer, options: ParseOptions): ParsedPiSe
   return parsePiLines(bufferLines(bytes), options);
 }
 
+/** parsePiSession of an open file, read a block at a time (the file's bytes are never held whole). */
+export function parsePiFile(fd: number, options: ParseOptions): ParsedPiSession {
+  return parsePiLines(fileLines(fd, options.file), options);
+}
+
 function parsePiLines(raw: Iterable<Buffer>, options: ParseOptions): ParsedPiSession {
   const skippedLines: number[] = [];
   const lines = parseLines(raw, options, skippedLines);
@@ -245,8 +288,8 @@ function parsePiLines(raw: Iterable<Buffer>, options: ParseOptions): ParsedPiSes
  * line parsed again and migrated as the parse migrated it (its id, parentId and firstKeptEntryId are the
  * ones the parse gave it).
  */
-export function loadPiEntry(bytes: Buffer, fe: PiFileEntry, sourceVersion: PiVersion): JsonObject {
-  const value = JSON.parse(bytes.toString("utf8", fe.offset!, fe.offset! + fe.length!)) as JsonObject;
+export function loadPiEntry(line: (offset: number, length: number) => string, fe: PiFileEntry, sourceVersion: PiVersion): JsonObject {
+  const value = JSON.parse(line(fe.offset!, fe.length!)) as JsonObject;
   if (sourceVersion === 3) return value;
   let entry = value;
   if (sourceVersion === 1) {

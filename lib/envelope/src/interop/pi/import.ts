@@ -18,8 +18,9 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { PayloadWrites, writePayload } from "../../store/resources.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
-import { loadPiEntry, parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan, type PiVersion } from "./format.js";
+import { invalidPiSession, loadPiEntry, openPiFile, parsePiFile, PiTree, type ParsedPiSession, type PiFileEntry, type PiOrphan, type PiVersion } from "./format.js";
 import { ResourceCollector } from "./images.js";
+import { PiSourceLines } from "./source-lines.js";
 import { forEachPlannedLine, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
 
 export type PiForkKind = "pi_tree_branch" | "pi_tree_root";
@@ -140,6 +141,8 @@ class EventMaker {
     private readonly headerId: string,
     /** The whole entry of a PiFileEntry (parsed again from the file's bytes when the parse kept only its place). */
     private readonly load: (fe: PiFileEntry) => JsonObject,
+    /** The error when the file read again is not the one planned (the Log made again differs from its digest). */
+    readonly changed: () => PixirError,
   ) {}
 
   /** §2: the drafts of an entry, with the Resources of the Log it belongs to. */
@@ -217,13 +220,19 @@ function assignLogs(ws: string, tree: PiTree, base: string, maker: EventMaker): 
 }
 
 /** Plan the whole family of one parsed pi file: every Event, every byte. Writes nothing. */
-export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string, load: (fe: PiFileEntry) => JsonObject = (fe) => fe.entry): PlannedPiFamily {
+export function planPiFamily(
+  ws: string,
+  parsed: ParsedPiSession,
+  file: string,
+  load: (fe: PiFileEntry) => JsonObject = (fe) => fe.entry,
+  changed: () => PixirError = () => invalidPiSession("unreadable_file", null, file),
+): PlannedPiFamily {
   const tree = new PiTree(parsed.entries, file);
   const header = parsed.header;
   const headerId = header.id as string;
   const base = piBaseSessionId(headerId);
   const headerTs = tsOf(header.timestamp, EPOCH);
-  const maker = new EventMaker(headerId, load);
+  const maker = new EventMaker(headerId, load, changed);
   const logs = assignLogs(ws, tree, base, maker);
   addOwnDrafts(logs, tree, headerId, maker);
 
@@ -312,15 +321,24 @@ function* eventsOf(log: PlannedPiLog, at?: (p: PlannedEvent) => void): Generator
 
 /** The digest of the Log's bytes (each line checked as plannedLogBytes checks it, naming its line of the file). */
 function digestOf(log: PlannedPiLog, file: string, headerLine: number): LogDigest {
-  const hash = createHash("sha256");
-  let size = 0;
+  const digest = new LineDigest();
   let current: PlannedEvent | null = null;
   const events = eventsOf(log, (p) => (current = p));
-  forEachPlannedLine(events, file, () => current?.own?.fe.lineNo ?? headerLine, (line) => {
-    hash.update(line, "utf8");
-    size += Buffer.byteLength(line, "utf8");
-  });
-  return { size, sha256: hash.digest("hex") };
+  forEachPlannedLine(events, file, () => current?.own?.fe.lineNo ?? headerLine, (line) => digest.add(line));
+  return digest.result();
+}
+
+/** The size and SHA-256 of lines as they go by. */
+class LineDigest {
+  private readonly hash = createHash("sha256");
+  private size = 0;
+  add(line: string): void {
+    this.hash.update(line, "utf8");
+    this.size += Buffer.byteLength(line, "utf8");
+  }
+  result(): LogDigest {
+    return { size: this.size, sha256: this.hash.digest("hex") };
+  }
 }
 
 const sameDigest = (a: LogDigest, b: LogDigest): boolean => a.size === b.size && a.sha256 === b.sha256;
@@ -461,23 +479,27 @@ export interface PiImportResult extends WriteReport {
 }
 
 /**
- * Read and parse one file, keeping of each entry only its place and the keys the plan reads: the file's
- * bytes (outside the heap) are smaller than its parsed entries, and each entry is parsed again when its
- * Events are made.
+ * Read and parse one file a block at a time, keeping of each entry only its place and the keys the plan
+ * reads; each entry is read and parsed again from the file when its Events are made.
  */
-function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: ParsedPiSession; bytes: Buffer; big: PiImportOptions["progress"] } {
-  const bytes = readPiFile(f.path, f.display);
-  const big = bytes.length >= PI_PROGRESS_BYTES ? options.progress : undefined;
-  big?.(`${path.basename(f.display)}: read ${bytes.length} bytes`);
-  const parsed = parsePiSession(bytes, { file: f.display, lenient: options.lenient, placesOnly: true });
-  big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
-  return { parsed, bytes, big };
+function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: ParsedPiSession; source: PiSourceLines; big: PiImportOptions["progress"] } {
+  const { fd, size, ino } = openPiFile(f.path, f.display);
+  try {
+    const big = size >= PI_PROGRESS_BYTES ? options.progress : undefined;
+    big?.(`${path.basename(f.display)}: read ${size} bytes`);
+    const parsed = parsePiFile(fd, { file: f.display, lenient: options.lenient, placesOnly: true });
+    big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
+    const changed = () => invalidPiSession("unreadable_file", null, f.display, { changed_while_importing: true });
+    return { parsed, source: new PiSourceLines(f.path, ino, size, changed), big };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** One file planned; what it parsed is garbage when this returns (no frame of the caller holds it). */
 function planFile(ws: string, f: SourcePath, options: PiImportOptions): PlannedPiFamily {
-  const { parsed, bytes, big } = readAndParse(f, options);
-  const family = planPiFamily(ws, parsed, f.display, (fe) => loadPiEntry(bytes, fe, parsed.sourceVersion));
+  const { parsed, source, big } = readAndParse(f, options);
+  const family = planPiFamily(ws, parsed, f.display, (fe) => loadPiEntry((offset, length) => source.line(offset, length), fe, parsed.sourceVersion), source.changed);
   big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
   return family;
 }
@@ -570,7 +592,14 @@ async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImport
         ws,
         item.log.sessionId,
         async (emit) => {
-          for (const event of eventsOf(item.log)) emit(serializeEvent(event));
+          // The lines are made again from the file: they must be the ones planned (and compared with the disk).
+          const digest = new LineDigest();
+          for (const event of eventsOf(item.log)) {
+            const line = serializeEvent(event);
+            digest.add(line);
+            emit(line);
+          }
+          if (!sameDigest(digest.result(), item.log.digest)) throw item.log.maker.changed();
         },
         { lease: item.lease, signal: options.signal },
         () => create(i + 1),
