@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
-import { serializeEvent, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { isJsonObject, serializeEvent, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { SHARE_LIMITATIONS } from "../../fork/fork.js";
 import { IdSet } from "../../event/id-set.js";
@@ -499,7 +499,18 @@ function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: Parsed
 /** One file planned; what it parsed is garbage when this returns (no frame of the caller holds it). */
 function planFile(ws: string, f: SourcePath, options: PiImportOptions): PlannedPiFamily {
   const { parsed, source, big } = readAndParse(f, options);
-  const family = planPiFamily(ws, parsed, f.display, (fe) => loadPiEntry((offset, length) => source.line(offset, length), fe, parsed.sourceVersion), source.changed);
+  const load = (fe: PiFileEntry): JsonObject => {
+    let entry: JsonObject;
+    try {
+      entry = loadPiEntry((offset, length) => source.line(offset, length), fe, parsed.sourceVersion);
+    } catch (err) {
+      throw err instanceof PixirError ? err : source.changed();
+    }
+    // The line read again is the entry parsed, or the file changed in place.
+    if (!isJsonObject(entry) || entry.type !== fe.type || entry.id !== fe.id || entry.parentId !== fe.entry.parentId) throw source.changed();
+    return entry;
+  };
+  const family = planPiFamily(ws, parsed, f.display, load, source.changed);
   big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
   return family;
 }
