@@ -12,13 +12,11 @@ import { existingOutDir, logPath } from "../../store/paths.js";
 import { codexBaseId, EPOCH, restAfterTimestamp, shownThreadId, withTimestamp } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
 import { codexOf, lineOf } from "./rebuild.js";
-import { carriesItem } from "./line-map.js";
 import { checkpointToSeqOf } from "../../session/context.js";
-import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, renderSkillActivation, renderSubagent, withAttachedResources } from "../../summary/render.js";
-import { jason, str, termOfJs, type TermObject } from "../../event/elixir.js";
 import type { WriteReport } from "../../session/agent-files.js";
 import { eventsOf, openFamilyChain, streamRolloutLines, type FamilyChain, type RolloutLine } from "./export-family.js";
 import { DigestSink, fileDigest, LineWriter, writeAtomically, type TextSink } from "./export-write.js";
+import { convertTail, type TailCheckpoint } from "./export-convert.js";
 
 export type CodexExportKind = "original" | "fork" | "new";
 
@@ -82,95 +80,6 @@ export function codexForkThreadId(sessionId: string, anchorId: string, t0: strin
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The Codex item a line Event carries (§3.3), or null. */
-function codexItemOf(e: PixirEvent): unknown {
-  const c = codexOf(e);
-  if (c === null || !carriesItem(e.data)) return null;
-  if (typeof c.part === "string") return Object.hasOwn(c, "item") ? c.item : e.data.item;
-  const record = c.record as JsonObject;
-  return record.payload === "$item" ? e.data.item : record.payload;
-}
-
-const userItem = (text: string): JsonObject => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
-
-/** E, the Log's resolved History, read again from its start (for a checkpoint's kept items). */
-type HistoryEvents = () => AsyncIterable<PixirEvent>;
-
-/** §5.4: the lines of one native Event, or null when it has none. `history` is E, for a checkpoint's kept items. */
-async function convert(e: PixirEvent, writtenCalls: Set<string>, history: HistoryEvents): Promise<JsonObject[] | null> {
-  return e.type === "history_compaction" ? convertCheckpoint(e, writtenCalls, history) : convertPlain(e, writtenCalls);
-}
-
-/**
- * §5.4 `history_compaction`: the items of the Events of E after the checkpoint's range and before it, read
- * again from the Log. A checkpoint among them gives no item (its lines are a `compacted` record and an
- * `event_msg`, not response items), so it is not converted for them.
- */
-async function convertCheckpoint(e: PixirEvent, writtenCalls: Set<string>, history: HistoryEvents): Promise<JsonObject[] | null> {
-  const d = e.data;
-  const to = checkpointToSeqOf(e);
-  if (to === null) return null;
-  const kept: unknown[] = [userItem(renderCheckpointText(d))];
-  const calls = new Set(writtenCalls);
-  for await (const k of history()) {
-    if (k.seq === null || k.seq <= to || k.seq >= (e.seq ?? -1)) continue;
-    if (codexOf(k) !== null) {
-      const item = codexItemOf(k);
-      if (item !== null) kept.push(item);
-    } else if (k.type !== "history_compaction") {
-      for (const l of convertPlain(k, calls) ?? []) if (l.type === "response_item") kept.push(l.payload);
-    }
-  }
-  const summary = str(termOfJs(d.summary));
-  return [
-    { type: "compacted", payload: { message: summary, replacement_history: kept } },
-    { type: "event_msg", payload: { type: "context_compacted" } },
-  ];
-}
-
-/** §5.4 for every Event but a checkpoint. */
-function convertPlain(e: PixirEvent, writtenCalls: Set<string>): JsonObject[] | null {
-  const d = e.data;
-  switch (e.type) {
-    case "branch_summary":
-      return [{ type: "response_item", payload: userItem(renderBranchSummaryText(d)) }];
-    case "user_message": {
-      // The text of a replayed user turn (context-and-compaction.md §1.5).
-      const resources = d.resources;
-      const text = Array.isArray(resources) && resources.length > 0 ? withAttachedResources(termOfJs(d.text ?? ""), resources.map(termOfJs)) : typeof d.text === "string" ? d.text : "";
-      return [
-        { type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text }] } },
-        { type: "event_msg", payload: { type: "user_message", message: text, images: [], local_images: [], text_elements: [] } },
-      ];
-    }
-    case "assistant_message":
-      if (typeof d.text !== "string" || (isJsonObject(d.metadata) && d.metadata.partial === true)) return null;
-      return [{ type: "response_item", payload: { type: "message", role: "assistant", content: [{ type: "output_text", text: d.text }] } }];
-    case "reasoning":
-      if (isJsonObject(d.item) && (d.item.type === "reasoning" || d.item.type === "compaction") && (d.dialect === "codex" || d.dialect === "openai")) return [{ type: "response_item", payload: d.item }];
-      return null;
-    case "tool_call": {
-      if (typeof d.call_id !== "string" || !Object.hasOwn(d, "name")) return null;
-      writtenCalls.add(d.call_id);
-      const args = d.args === undefined || d.args === null || d.args === false ? {} : d.args;
-      return [{ type: "response_item", payload: { type: "function_call", name: d.name, arguments: jason(termOfJs(args)), call_id: d.call_id } }];
-    }
-    case "tool_result": {
-      if (typeof d.call_id !== "string" || !writtenCalls.has(d.call_id)) return null;
-      const { call_id: _omit, ...rest } = d;
-      return [{ type: "response_item", payload: { type: "function_call_output", call_id: d.call_id, output: typeof d.output === "string" ? d.output : jason(termOfJs(rest)) } }];
-    }
-    case "skill_activation":
-      return [{ type: "response_item", payload: userItem(renderSkillActivation(termOfJs(d) as TermObject)) }];
-    case "subagent_event": {
-      const data = termOfJs(d) as TermObject;
-      return isTerminalSubagent(data) ? [{ type: "response_item", payload: userItem(renderSubagent(data)) }] : null;
-    }
-    default:
-      return null;
-  }
-}
-
 export interface CodexExportOptions {
   /** archive.md §5: the working directory a new rollout records (--cwd, or the cwd another agent recorded). */
   cwd?: string;
@@ -187,16 +96,26 @@ interface HistoryShape {
   lastEvent: PixirEvent | null;
   /** The first Event of the native tail (after e*, not synthetic), or null when the tail is empty. */
   tailFirst: PixirEvent | null;
+  /** E's seqs rise (an Event without a seq aside), and its checkpoints, for the conversion (export-convert.ts). */
+  rising: boolean;
+  checkpoints: TailCheckpoint[];
 }
 
 /** §5.1: read E once, keeping what decides the export; a line Event after a native Event is `mixed_history`. */
 async function shapeOf(history: History): Promise<HistoryShape> {
-  const shape: HistoryShape = { count: history.eventCount, first: undefined, last: -1, lastEvent: null, tailFirst: null };
+  const shape: HistoryShape = { count: history.eventCount, first: undefined, last: -1, lastEvent: null, tailFirst: null, rising: true, checkpoints: [] };
   let firstNative = -1;
   let i = 0;
+  let seq = -Infinity;
   for await (const e of eventsOf(history, history.eventCount)) {
     if (i === 0) shape.first = e;
     const c = codexOf(e);
+    if (e.seq !== null) {
+      if (e.seq <= seq) shape.rising = false;
+      seq = e.seq;
+    }
+    const to = e.type === "history_compaction" && e.seq !== null ? checkpointToSeqOf(e) : null;
+    if (to !== null) shape.checkpoints.push({ index: i, seq: e.seq!, to, native: c === null });
     if (c === null) {
       if (firstNative === -1 && (i > 0 || e.type !== "session_fork")) firstNative = i;
       // For the new export (no line Event) the tail is E after its first Event, as `last` stays -1.
@@ -305,30 +224,11 @@ function newRollout(id: string, kind: "fork" | "new", forkedFromId: string | nul
       await out.line(JSON.stringify({ timestamp: meta.timestamp, type: "session_meta", payload: meta }));
       if (copies !== null) for await (const l of copies()) await out.line(l);
       const copied = out.lines - 1;
-      const { omitted, count } = await convertTail(out, events, kind === "new" ? -1 : shape.last, kind === "new");
+      const { omitted, count } = await convertTail(out, events, { last: kind === "new" ? -1 : shape.last, all: kind === "new", rising: shape.rising, checkpoints: shape.checkpoints });
       await out.flush();
       return { lineCount: out.lines, copiedLineCount: copied, convertedEventCount: count, omitted };
     },
   };
-}
-
-/** §5.3 "Converted lines": the Events of E after index `last` (native ones, unless `all`), in History order. */
-async function convertTail(out: LineWriter, events: HistoryEvents, last: number, all: boolean): Promise<{ omitted: Record<string, number>; count: number }> {
-  const written = new Set<string>();
-  const omitted: Record<string, number> = {};
-  let count = 0;
-  let i = -1;
-  for await (const e of events()) {
-    if (++i <= last || (!all && codexOf(e) !== null)) continue;
-    const lines = await convert(e, written, events);
-    if (lines === null) {
-      omitted[e.type] = (omitted[e.type] ?? 0) + 1;
-      continue;
-    }
-    count++;
-    for (const l of lines) await out.line(JSON.stringify({ timestamp: e.ts, type: l.type, payload: l.payload }));
-  }
-  return { omitted, count };
 }
 
 /**
