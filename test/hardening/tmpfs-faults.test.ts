@@ -278,6 +278,11 @@ const WRITERS: Record<string, (ws: string) => Case> = {
     };
   },
   "pixir import codex": () => ({ tool: "pixir", argv: ["import", "codex", codexRollout(24), "--json"], data: `.pixir/sessions/${CODEX_ID}.ndjson`, lease: true, dataBeforeLease: true }),
+  // A grown rollout of a one-Log family is appended as it is read (codex/grown-stream.ts), under the lease.
+  "pixir import codex (grown)": (ws) => {
+    ok(runInThread("pixir", ["import", "codex", codexRollout(4)], { cwd: ws }), "import codex");
+    return { tool: "pixir", argv: ["import", "codex", codexRollout(24), "--json"], data: `.pixir/sessions/${CODEX_ID}.ndjson`, lease: true };
+  },
   "pixir import claude": () => ({ tool: "pixir", argv: ["import", "claude", claudeFile(CLAUDE_BRANCHED), "--json"], data: `.pixir/sessions/${CLAUDE_BRANCHED}.ndjson`, lease: true }),
   "pixir export claude --out": (ws) => {
     ok(runInThread("pixir", ["import", "claude", claudeFile(CLAUDE_WITH_AGENT)], { cwd: ws }), "import claude");

@@ -62,7 +62,7 @@ export { defaultProjectsRoot } from "./interop/claude/discover.js";
 export { importClaude } from "./interop/claude/import.js";
 
 // interop/codex/
-export { finishCodexExport, planCodexExport } from "./interop/codex/export.js";
+export { finishCodexExport, openCodexExport, planCodexExport } from "./interop/codex/export.js";
 export { shownThreadId } from "./interop/codex/format.js";
 export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/import.js";
 

@@ -14,7 +14,7 @@ import {
   importCodexRollouts,
   installDir,
   nothingFoundNote,
-  planCodexExport,
+  openCodexExport,
   resumeCommand,
   shownThreadId,
   stringFlag,
@@ -69,7 +69,7 @@ export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, vers
   const dryRun = boolFlag(args, "dry-run");
   assertOnePlace(stringFlag(args, "out"), install, ctx.synopsis);
   const ws = ctx.workspace();
-  const plan = await planCodexExport(ws, id, version, { cwd: await handoffCwd(ws, id, "codex", stringFlag(args, "cwd"), ctx.io.cwd) });
+  const plan = await openCodexExport(ws, id, version, { cwd: await handoffCwd(ws, id, "codex", stringFlag(args, "cwd"), ctx.io.cwd) });
   const resume = resumeCommand("codex", { cwd: plan.cwd ?? ws, id: shownThreadId(plan.threadId) ?? plan.threadId, file: null });
   if (plan.missingLines.length > 0) {
     ctx.warn("codex_lines_missing", `lines ${plan.missingLines.join(", ")} were skipped by a lenient import and are not in the export`, { missing_lines: plan.missingLines });
@@ -77,11 +77,11 @@ export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, vers
   const out = install ? (installDir(codexInstallRoot(ctx.io.env), dryRun) ?? undefined) : stringFlag(args, "out");
   if (out === undefined && !dryRun && !install) {
     // Stream command: the rollout itself is the output.
-    await ctx.out.write(plan.text);
+    await plan.write({ write: (text) => ctx.out.write(text) });
     ctx.progress("resume")?.(resume);
     return 0;
   }
-  const report = { ...finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun }), resume_command: resume };
+  const report = { ...(await finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun })), resume_command: resume };
   const where = report.path ?? report.file;
   const text =
     report.status === "unchanged"

@@ -1,27 +1,27 @@
 // codex-interop.md §5: `pixir export codex`. An imported Log gives back its rollout byte for byte; a Log
 // with Events added by pixir gives a new rollout that Codex resumes as a fork of the imported thread.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
+//
+// Streamed (docs/performance.md, "Round 9: export codex streamed"): the Log's Events are read one at a time
+// and each rollout line goes to the output as it is made; a first read finds the export's kind and anchor,
+// and checks a family's lines, so every error comes before the first byte is written.
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { osWriteFault } from "../../event/os-fault.js";
-import { randomHex } from "../../event/ids.js";
-import { notFoundError, openHistory } from "../../store/loader.js";
-import { existingOutDir, logPath, writeWhole } from "../../store/paths.js";
+import { notFoundError, openHistory, type History } from "../../store/loader.js";
+import { existingOutDir, logPath } from "../../store/paths.js";
 import { codexBaseId, EPOCH, restAfterTimestamp, shownThreadId, withTimestamp } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
-import { rolloutLines } from "./family.js";
-import { Families } from "./import.js";
 import { codexOf, lineOf } from "./rebuild.js";
-import { carriesItem } from "./line-map.js";
 import { checkpointToSeqOf } from "../../session/context.js";
-import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, renderSkillActivation, renderSubagent, withAttachedResources } from "../../summary/render.js";
-import { jason, str, termOfJs, type TermObject } from "../../event/elixir.js";
 import type { WriteReport } from "../../session/agent-files.js";
+import { eventsOf, openFamilyChain, streamRolloutLines, type FamilyChain, type RolloutLine } from "./export-family.js";
+import { DigestSink, fileDigest, LineWriter, writeAtomically, type TextSink } from "./export-write.js";
+import { convertTail, type TailCheckpoint } from "./export-convert.js";
 
 export type CodexExportKind = "original" | "fork" | "new";
 
-export interface CodexExportPlan {
+/** What an export writes, known before it writes: its kind, thread, name, and the lines it cannot rebuild. */
+export interface CodexExport {
   sessionId: string;
   kind: CodexExportKind;
   threadId: string;
@@ -30,12 +30,21 @@ export interface CodexExportPlan {
   cwd: string | null;
   /** The rollout's name under DIR (§5.5). */
   name: string;
-  text: string;
+  missingLines: number[];
+  /** Makes the rollout again, its lines to `sink` as they are made (reading the Logs again); its counts. */
+  write(sink: TextSink): Promise<CodexExportCounts>;
+}
+
+export interface CodexExportCounts {
   lineCount: number;
   copiedLineCount: number;
   convertedEventCount: number;
   omitted: Record<string, number>;
-  missingLines: number[];
+}
+
+/** The whole export in memory: for a caller that needs the text itself (`pixir import` of a handed-back file). */
+export interface CodexExportPlan extends Omit<CodexExport, "write">, CodexExportCounts {
+  text: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -71,76 +80,6 @@ export function codexForkThreadId(sessionId: string, anchorId: string, t0: strin
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The Codex item a line Event carries (§3.3), or null. */
-function codexItemOf(e: PixirEvent): unknown {
-  const c = codexOf(e);
-  if (c === null || !carriesItem(e.data)) return null;
-  if (typeof c.part === "string") return Object.hasOwn(c, "item") ? c.item : e.data.item;
-  const record = c.record as JsonObject;
-  return record.payload === "$item" ? e.data.item : record.payload;
-}
-
-const userItem = (text: string): JsonObject => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
-
-/** §5.4: the lines of one native Event, or null when it has none. `history` is E, for a checkpoint's kept items. */
-function convert(e: PixirEvent, writtenCalls: Set<string>, history: PixirEvent[]): JsonObject[] | null {
-  const d = e.data;
-  switch (e.type) {
-    case "branch_summary":
-      return [{ type: "response_item", payload: userItem(renderBranchSummaryText(d)) }];
-    case "history_compaction": {
-      const to = checkpointToSeqOf(e);
-      if (to === null) return null;
-      const kept: unknown[] = [userItem(renderCheckpointText(d))];
-      const calls = new Set(writtenCalls);
-      for (const k of history) {
-        if (k.seq === null || k.seq <= to || k.seq >= (e.seq ?? -1)) continue;
-        const item = codexOf(k) === null ? (convert(k, calls, history) ?? []).filter((l) => l.type === "response_item").map((l) => l.payload) : [codexItemOf(k)].filter((i) => i !== null);
-        kept.push(...item);
-      }
-      const summary = str(termOfJs(d.summary));
-      return [
-        { type: "compacted", payload: { message: summary, replacement_history: kept } },
-        { type: "event_msg", payload: { type: "context_compacted" } },
-      ];
-    }
-    case "user_message": {
-      // The text of a replayed user turn (context-and-compaction.md §1.5).
-      const resources = d.resources;
-      const text = Array.isArray(resources) && resources.length > 0 ? withAttachedResources(termOfJs(d.text ?? ""), resources.map(termOfJs)) : typeof d.text === "string" ? d.text : "";
-      return [
-        { type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text }] } },
-        { type: "event_msg", payload: { type: "user_message", message: text, images: [], local_images: [], text_elements: [] } },
-      ];
-    }
-    case "assistant_message":
-      if (typeof d.text !== "string" || (isJsonObject(d.metadata) && d.metadata.partial === true)) return null;
-      return [{ type: "response_item", payload: { type: "message", role: "assistant", content: [{ type: "output_text", text: d.text }] } }];
-    case "reasoning":
-      if (isJsonObject(d.item) && (d.item.type === "reasoning" || d.item.type === "compaction") && (d.dialect === "codex" || d.dialect === "openai")) return [{ type: "response_item", payload: d.item }];
-      return null;
-    case "tool_call": {
-      if (typeof d.call_id !== "string" || !Object.hasOwn(d, "name")) return null;
-      writtenCalls.add(d.call_id);
-      const args = d.args === undefined || d.args === null || d.args === false ? {} : d.args;
-      return [{ type: "response_item", payload: { type: "function_call", name: d.name, arguments: jason(termOfJs(args)), call_id: d.call_id } }];
-    }
-    case "tool_result": {
-      if (typeof d.call_id !== "string" || !writtenCalls.has(d.call_id)) return null;
-      const { call_id: _omit, ...rest } = d;
-      return [{ type: "response_item", payload: { type: "function_call_output", call_id: d.call_id, output: typeof d.output === "string" ? d.output : jason(termOfJs(rest)) } }];
-    }
-    case "skill_activation":
-      return [{ type: "response_item", payload: userItem(renderSkillActivation(termOfJs(d) as TermObject)) }];
-    case "subagent_event": {
-      const data = termOfJs(d) as TermObject;
-      return isTerminalSubagent(data) ? [{ type: "response_item", payload: userItem(renderSubagent(data)) }] : null;
-    }
-    default:
-      return null;
-  }
-}
-
 export interface CodexExportOptions {
   /** archive.md §5: the working directory a new rollout records (--cwd, or the cwd another agent recorded). */
   cwd?: string;
@@ -148,90 +87,130 @@ export interface CodexExportOptions {
 
 const cwdOf = (meta: JsonObject): string | null => (typeof meta.cwd === "string" ? meta.cwd : null);
 
-/** §5.1–§5.4: what `pixir export codex <id>` writes. */
-export async function planCodexExport(ws: string, id: string, version: string, options: CodexExportOptions = {}): Promise<CodexExportPlan> {
-  const history = await openHistory(ws, id, { notFound: () => notFoundError(id, ws, logPath(ws, id).rel, "pixir export codex") });
-  const events: PixirEvent[] = [];
-  for await (const item of history.items()) events.push(item.event);
-  let last = -1;
+/** What the first read of E keeps: its size, its first Event, its last line Event, and its native tail's anchor. */
+interface HistoryShape {
+  count: number;
+  first: PixirEvent | undefined;
+  /** The index in E of e*, the last line Event (§5.1), or -1. */
+  last: number;
+  lastEvent: PixirEvent | null;
+  /** The first Event of the native tail (after e*, not synthetic), or null when the tail is empty. */
+  tailFirst: PixirEvent | null;
+  /** E's seqs rise (an Event without a seq aside), and its checkpoints, for the conversion (export-convert.ts). */
+  rising: boolean;
+  checkpoints: TailCheckpoint[];
+}
+
+/** §5.1: read E once, keeping what decides the export; a line Event after a native Event is `mixed_history`. */
+async function shapeOf(history: History): Promise<HistoryShape> {
+  const shape: HistoryShape = { count: history.eventCount, first: undefined, last: -1, lastEvent: null, tailFirst: null, rising: true, checkpoints: [] };
   let firstNative = -1;
-  events.forEach((e, i) => {
+  let i = 0;
+  let seq = -Infinity;
+  for await (const e of eventsOf(history, history.eventCount)) {
+    if (i === 0) shape.first = e;
     const c = codexOf(e);
+    if (e.seq !== null) {
+      if (e.seq <= seq) shape.rising = false;
+      seq = e.seq;
+    }
+    const to = e.type === "history_compaction" && e.seq !== null ? checkpointToSeqOf(e) : null;
+    if (to !== null) shape.checkpoints.push({ index: i, seq: e.seq!, to, native: c === null });
     if (c === null) {
-      if (firstNative === -1 && i > 0) firstNative = i;
-      if (firstNative === -1 && i === 0 && e.type !== "session_fork") firstNative = 0;
+      if (firstNative === -1 && (i > 0 || e.type !== "session_fork")) firstNative = i;
+      // For the new export (no line Event) the tail is E after its first Event, as `last` stays -1.
+      if (shape.tailFirst === null && i > shape.last && (shape.last !== -1 || i > 0)) shape.tailFirst = e;
     } else if (lineOf(e) !== null) {
       if (firstNative !== -1) throw new PixirError("invalid_args", "the History mixes imported and native Events", { field: "session_id", reason: "mixed_history" });
-      last = i;
+      shape.last = i;
+      shape.lastEvent = e;
+      shape.tailFirst = null;
     }
-  });
-  const tail = last === -1 ? events.filter((e, i) => i > 0 && codexOf(e) === null) : events.slice(last + 1).filter((e) => codexOf(e) === null);
-  const families = new Families(ws);
-  if (last !== -1) {
-    const t = String(codexOf(events[last]!)!.thread);
-    const loaded = await families.load(t);
-    if (loaded === null || loaded === "foreign") throw new PixirError("fork_parent_missing", undefined, { session_id: id, parent_session_id: codexBaseId(t) });
-    await families.loadChain(t);
-    const lines = rolloutLines(families.get, t);
-    const header = codexOf(loaded.logs[0]!.stored[0]!)!;
-    const own = codexOf(events[0]!);
-    const inFamily = own !== null && ((own.line === 1 && own.synthetic === undefined) || own.synthetic === "rollback_fork");
-    if (tail.length === 0 && inFamily) {
-      const { kept, missing } = familyLines(id, lines, lines.length);
-      return {
-        sessionId: id,
-        kind: "original",
-        threadId: t,
-        forkedFromId: null,
-        cwd: isJsonObject(loaded.lineOne.payload) ? cwdOf(loaded.lineOne.payload) : null,
-        name: codexExportName(t, header.file, loaded.lineOne),
-        text: kept.map((l) => `${l}\n`).join(""),
-        lineCount: kept.length,
-        copiedLineCount: 0,
-        convertedEventCount: 0,
-        omitted: {},
-        missingLines: missing,
-      };
+    i++;
+  }
+  shape.count = i;
+  return shape;
+}
+
+/** §5.1–§5.4: what `pixir export codex <id>` writes, checked, to be written by `write` (or `finishCodexExport`). */
+export async function openCodexExport(ws: string, id: string, version: string, options: CodexExportOptions = {}): Promise<CodexExport> {
+  const history = await openHistory(ws, id, { notFound: () => notFoundError(id, ws, logPath(ws, id).rel, "pixir export codex") });
+  const shape = await shapeOf(history);
+  if (shape.lastEvent === null) return newExport(ws, id, history, shape, version, options);
+  const t = String(codexOf(shape.lastEvent)!.thread);
+  const { chain, family } = await openFamilyChain(ws, t);
+  if (family === null || family === "foreign") throw new PixirError("fork_parent_missing", undefined, { session_id: id, parent_session_id: codexBaseId(t) });
+  const own = shape.first === undefined ? null : codexOf(shape.first);
+  const inFamily = own !== null && ((own.line === 1 && own.synthetic === undefined) || own.synthetic === "rollback_fork");
+  if (shape.tailFirst === null && inFamily) {
+    const { kept, missing } = await checkFamilyLines(id, streamRolloutLines(chain, t), Infinity);
+    const counts: CodexExportCounts = { lineCount: kept, copiedLineCount: 0, convertedEventCount: 0, omitted: {} };
+    return {
+      sessionId: id,
+      kind: "original",
+      threadId: t,
+      forkedFromId: null,
+      cwd: isJsonObject(family.lineOne.payload) ? cwdOf(family.lineOne.payload) : null,
+      name: codexExportName(t, family.header.file, family.lineOne),
+      missingLines: missing,
+      write: async (sink) => {
+        const out = new LineWriter(sink);
+        for await (const l of keptLines(streamRolloutLines(chain, t, 0, false), Infinity)) await out.line(l);
+        await out.flush();
+        return counts;
+      },
+    };
+  }
+  return forkExport(id, history, shape, chain, t, options);
+}
+
+/** §5.3 fork: Codex's own fork layout (line 1, the copies of lines 2 … x), then the native tail. */
+async function forkExport(id: string, history: History, shape: HistoryShape, chain: FamilyChain, t: string, options: CodexExportOptions): Promise<CodexExport> {
+  const lineOne = chain.get(t)!.lineOne;
+  const x = lineOf(shape.lastEvent!)!;
+  const anchor = shape.tailFirst ?? shape.first!;
+  const t0 = anchor.ts ?? EPOCH;
+  const newId = codexForkThreadId(id, anchor.id ?? "", t0);
+  const payload = isJsonObject(lineOne.payload) ? lineOne.payload : {};
+  const meta: JsonObject = {};
+  for (const [k, v] of Object.entries(payload)) {
+    if (k === "forked_from_id") continue;
+    meta[k] = v;
+    if (k === "id") {
+      meta.id = newId;
+      meta.forked_from_id = t;
     }
-    // §5.3 fork: Codex's own fork layout, then the native tail.
-    const x = lineOf(events[last]!)!;
-    const anchor = tail[0] ?? events[0]!;
-    const t0 = anchor.ts ?? EPOCH;
-    const newId = codexForkThreadId(id, anchor.id ?? "", t0);
-    const payload = isJsonObject(loaded.lineOne.payload) ? loaded.lineOne.payload : {};
-    const meta: JsonObject = {};
-    for (const [k, v] of Object.entries(payload)) {
-      if (k === "forked_from_id") continue;
-      meta[k] = v;
-      if (k === "id") {
-        meta.id = newId;
-        meta.forked_from_id = t;
-      }
-    }
-    meta.timestamp = t0;
-    if (options.cwd !== undefined) meta.cwd = options.cwd;
-    const out: string[] = [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta })];
-    const { kept, missing } = familyLines(id, lines, x);
-    for (const l of kept) {
+  }
+  meta.timestamp = t0;
+  if (options.cwd !== undefined) meta.cwd = options.cwd;
+  const { missing } = await checkFamilyLines(id, streamRolloutLines(chain, t), x);
+  const copies = async function* (): AsyncGenerator<string> {
+    for await (const l of keptLines(streamRolloutLines(chain, t, 0, false), x)) {
       const r = restAfterTimestamp(l);
       // A line without a leading timestamp is copied as it is: Codex's fork writes every record's time, but
       // this one had none to replace.
-      out.push(r === null ? l : withTimestamp(t0, r.rest));
+      yield r === null ? l : withTimestamp(t0, r.rest);
     }
-    return newRollout(id, "fork", t, meta, out, tail, events, missing);
-  }
-  const anchor = events[0]!;
+  };
+  return newRollout(id, "fork", t, meta, missing, history, shape, copies);
+}
+
+/** §5.3 new: a rollout without a source, every Event of E converted. */
+function newExport(ws: string, id: string, history: History, shape: HistoryShape, version: string, options: CodexExportOptions): CodexExport {
+  const anchor = shape.first!;
   const t0 = anchor.ts ?? EPOCH;
   const newId = codexForkThreadId(id, anchor.id ?? "", t0);
   const meta: JsonObject = { id: newId, timestamp: t0, cwd: options.cwd ?? ws, originator: "pixir", cli_version: version, source: "cli" };
-  return newRollout(id, "new", null, meta, [JSON.stringify({ timestamp: t0, type: "session_meta", payload: meta })], events, events, []);
+  return newRollout(id, "new", null, meta, [], history, shape, null);
 }
 
-/** §5.3: a new rollout whose first lines (line 1, and a fork's copies) are `head`, then the converted tail. */
-function newRollout(id: string, kind: "fork" | "new", forkedFromId: string | null, meta: JsonObject, head: string[], tail: PixirEvent[], history: PixirEvent[], missing: number[]): CodexExportPlan {
-  const { converted, omitted, count } = convertTail(tail, history);
-  const out = [...head, ...converted];
+/**
+ * §5.3: a new rollout: line 1 (`meta`), a fork's copied lines, then the native tail converted (for a new
+ * rollout, every Event of E).
+ */
+function newRollout(id: string, kind: "fork" | "new", forkedFromId: string | null, meta: JsonObject, missing: number[], history: History, shape: HistoryShape, copies: (() => AsyncIterable<string>) | null): CodexExport {
   const threadId = meta.id as string;
+  const events = () => eventsOf(history, shape.count);
   return {
     sessionId: id,
     kind,
@@ -239,49 +218,57 @@ function newRollout(id: string, kind: "fork" | "new", forkedFromId: string | nul
     forkedFromId,
     cwd: cwdOf(meta),
     name: codexExportName(threadId, null, { timestamp: meta.timestamp, payload: meta }),
-    text: out.map((l) => `${l}\n`).join(""),
-    lineCount: out.length,
-    copiedLineCount: head.length - 1,
-    convertedEventCount: count,
-    omitted,
     missingLines: missing,
+    write: async (sink) => {
+      const out = new LineWriter(sink);
+      await out.line(JSON.stringify({ timestamp: meta.timestamp, type: "session_meta", payload: meta }));
+      if (copies !== null) for await (const l of copies()) await out.line(l);
+      const copied = out.lines - 1;
+      const { omitted, count } = await convertTail(out, events, { last: kind === "new" ? -1 : shape.last, all: kind === "new", rising: shape.rising, checkpoints: shape.checkpoints });
+      await out.flush();
+      return { lineCount: out.lines, copiedLineCount: copied, convertedEventCount: count, omitted };
+    },
   };
 }
 
 /**
- * Lines 1 … x of a family's rollout (§5.2, §5.3). A line a --lenient import skipped cannot be rebuilt: it is
- * left out and named. A line no family Log holds (a removed Log) fails the export: the README's rule for
- * `codex_export_incomplete`.
+ * Lines 1 … x of a family's rollout (§5.2, §5.3), checked before any is written, the whole rollout read as
+ * `rolloutLines` reads it. A line a --lenient import skipped cannot be rebuilt: it is left out and named. A
+ * line no family Log holds (a removed Log) fails the export: the README's rule for `codex_export_incomplete`.
  */
-function familyLines(id: string, lines: Array<string | null | undefined>, x: number): { kept: string[]; missing: number[] } {
-  const kept: string[] = [];
+async function checkFamilyLines(id: string, lines: AsyncIterable<RolloutLine>, x: number): Promise<{ kept: number; missing: number[] }> {
+  let kept = 0;
+  let n = 0;
   const missing: number[] = [];
   const absent: number[] = [];
-  for (let i = 0; i < x; i++) {
-    const l = lines[i];
-    if (l === undefined) absent.push(i + 1);
-    else if (l === null) missing.push(i + 1);
-    else kept.push(l);
+  for await (const l of lines) {
+    if (++n > x) continue;
+    if (l === undefined) absent.push(n);
+    else if (l === null) missing.push(n);
+    else kept++;
   }
+  // Lines past the family's greatest one, up to a fork's x, are held by no Log.
+  if (Number.isFinite(x)) for (n++; n <= x; n++) absent.push(n);
   if (absent.length > 0) throw new PixirError("codex_export_incomplete", undefined, { session_id: id, missing_lines: absent });
   return { kept, missing };
 }
 
-function convertTail(tail: PixirEvent[], history: PixirEvent[]): { converted: string[]; omitted: Record<string, number>; count: number } {
-  const written = new Set<string>();
-  const converted: string[] = [];
-  const omitted: Record<string, number> = {};
-  let count = 0;
-  for (const e of tail) {
-    const lines = convert(e, written, history);
-    if (lines === null) {
-      omitted[e.type] = (omitted[e.type] ?? 0) + 1;
-      continue;
-    }
-    count++;
-    for (const l of lines) converted.push(JSON.stringify({ timestamp: e.ts, type: l.type, payload: l.payload }));
+/** The lines among the first x that can be written (checked by `checkFamilyLines`). */
+async function* keptLines(lines: AsyncIterable<RolloutLine>, x: number): AsyncGenerator<string> {
+  let n = 0;
+  for await (const l of lines) {
+    if (++n > x) return;
+    if (typeof l === "string") yield l;
   }
-  return { converted, omitted, count };
+}
+
+/** The whole export as text, for a caller that needs it in memory; the streamed export is `openCodexExport`. */
+export async function planCodexExport(ws: string, id: string, version: string, options: CodexExportOptions = {}): Promise<CodexExportPlan> {
+  const exp = await openCodexExport(ws, id, version, options);
+  const parts: string[] = [];
+  const counts = await exp.write({ write: (text) => void parts.push(text) });
+  const { write: _write, ...shape } = exp;
+  return { ...shape, ...counts, text: parts.join("") };
 }
 
 export interface CodexExportReport extends WriteReport {
@@ -301,97 +288,42 @@ export interface CodexExportReport extends WriteReport {
   status: "created" | "unchanged" | "would_create";
 }
 
-/** §5.5: write the rollout under DIR (temp plus rename), never over a different file. */
-export function finishCodexExport(plan: CodexExportPlan, options: { out?: string; cwd: string; dryRun?: boolean }): CodexExportReport {
+/**
+ * §5.5: write the rollout under DIR (temp plus rename), never over a different file. An existing file is
+ * compared by its SHA-256 and length with the export's, made without holding either.
+ */
+export async function finishCodexExport(exp: CodexExport, options: { out?: string; cwd: string; dryRun?: boolean }): Promise<CodexExportReport> {
   let target: string | null = null;
   let status: CodexExportReport["status"] = "would_create";
-  if (options.out !== undefined) {
-    target = path.join(existingOutDir(options.cwd, options.out), plan.name);
-    let existing: Buffer | null = null;
-    try {
-      existing = readFileSync(target);
-    } catch {
-      existing = null;
-    }
+  let counts: CodexExportCounts;
+  const existing = options.out === undefined ? null : fileDigest((target = path.join(existingOutDir(options.cwd, options.out), exp.name)));
+  if (target !== null && existing === null && !options.dryRun) {
+    counts = await writeAtomically(target, (sink) => exp.write(sink));
+    status = "created";
+  } else {
+    const digest = new DigestSink();
+    counts = await exp.write(digest);
     if (existing !== null) {
-      if (!existing.equals(Buffer.from(plan.text, "utf8"))) throw new PixirError("already_exists", "the export file already exists", { path: target });
+      if (existing.bytes !== digest.bytes || existing.sha256 !== digest.digest()) throw new PixirError("already_exists", "the export file already exists", { path: target });
       status = "unchanged";
-    } else if (!options.dryRun) {
-      const tmp = `${target}.tmp-${randomHex(4)}`;
-      let renamed = false;
-      let madeDir: string | undefined;
-      try {
-        // A full or read-only disk is named after the file (cli-contract.md "Operating-system faults").
-        try {
-          madeDir = makeDirs(path.dirname(target));
-          const fd = openSync(tmp, "wx", 0o644);
-          try {
-            writeWhole(fd, Buffer.from(plan.text, "utf8"));
-            fsyncSync(fd);
-          } finally {
-            closeSync(fd);
-          }
-          renameSync(tmp, target);
-        } catch (err) {
-          throw osWriteFault(err, target, "write", "the exported Codex file");
-        }
-        renamed = true;
-      } finally {
-        if (!renamed) {
-          try {
-            unlinkSync(tmp);
-          } catch {
-            /* gone */
-          }
-          // The directories this export made below --out go too: a failed export leaves nothing.
-          if (madeDir !== undefined) rmSync(madeDir, { recursive: true, force: true });
-        }
-      }
-      status = "created";
     }
   }
   return {
     ok: true,
     recorded: status === "created",
     dry_run: Boolean(options.dryRun),
-    session_id: plan.sessionId,
-    export: plan.kind,
-    thread_id: shownThreadId(plan.threadId),
-    forked_from_id: plan.forkedFromId === null ? null : shownThreadId(plan.forkedFromId),
-    cwd: plan.cwd,
-    file: plan.name,
+    session_id: exp.sessionId,
+    export: exp.kind,
+    thread_id: shownThreadId(exp.threadId),
+    forked_from_id: exp.forkedFromId === null ? null : shownThreadId(exp.forkedFromId),
+    cwd: exp.cwd,
+    file: exp.name,
     path: target,
-    line_count: plan.lineCount,
-    copied_line_count: plan.copiedLineCount,
-    converted_event_count: plan.convertedEventCount,
-    omitted: plan.omitted,
-    missing_lines: plan.missingLines,
+    line_count: counts.lineCount,
+    copied_line_count: counts.copiedLineCount,
+    converted_event_count: counts.convertedEventCount,
+    omitted: counts.omitted,
+    missing_lines: exp.missingLines,
     status,
   };
-}
-
-/**
- * `mkdir -p`, one directory at a time, so that a refusal is reported as the OS gave it (a recursive
- * mkdirSync says ENOENT for a read-only file system). Returns the first directory it made.
- */
-function makeDirs(dir: string): string | undefined {
-  const missing: string[] = [];
-  for (let d = dir; ; d = path.dirname(d)) {
-    try {
-      statSync(d);
-      break;
-    } catch {
-      missing.unshift(d);
-      if (path.dirname(d) === d) break;
-    }
-  }
-  for (const d of missing) {
-    try {
-      // README "Rules that hold across the two agent importers": directories below --out are made 0700.
-      mkdirSync(d, 0o700);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
-  }
-  return missing[0];
 }

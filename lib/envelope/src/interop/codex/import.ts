@@ -49,6 +49,7 @@ import {
 } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
 import { countsMatch, diskHoldsPrefix, readDiskLogs } from "./disk-prefix.js";
+import { streamGrown, type GrownStream } from "./grown-stream.js";
 import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
@@ -1027,7 +1028,72 @@ async function passItem(
       return false;
     }
   }
+  if (growsOneLog(run, item) && (await streamGrownItem(run, item, writing, into))) return false;
   return planInMemory(run, item, families, writing, into);
+}
+
+/** A rollout whose family may be one Log to append to (grown-stream.ts): no later step reads it, not a fork. */
+function growsOneLog(run: Run, item: RunItem): boolean {
+  return !run.keep.has(item.threadId) && forkedFromOf(item.meta) === null && inspectStatePath(logPath(run.ws, codexBaseId(item.threadId))) !== "missing";
+}
+
+/**
+ * A grown rollout of a one-Log family streamed (grown-stream.ts): reported, and in the writing pass appended
+ * under the Log's lease. False when the planner must plan it (nothing was written).
+ */
+async function streamGrownItem(run: Run, item: RunItem, writing: Set<string> | null, into: PassInto): Promise<boolean> {
+  const { ws, options } = run;
+  const t = item.threadId;
+  const stream = (emit: ((line: string) => void) | null): GrownStream => streamGrown(ws, item.input, item.input.named, Boolean(options.lenient), t, emit);
+  const result = writing === null ? stream(null) : await appendStreamed(run, codexBaseId(t), stream);
+  if (result.kind === "plan") return false;
+  const report = streamedGrownReport(item, result, Boolean(options.dryRun));
+  into.reports.push({ threadId: t, report });
+  const parentThread = parentThreadOf(item.meta);
+  if (parentThread !== null) into.linkSources.push({ threadId: t, baseId: codexBaseId(t), lineOne: result.lineOne, parentThread, task: result.task });
+  if (writing !== null) recordImport(ws, t, result.scan, parentThread !== null ? result.lineOne : null, report, result.task);
+  return true;
+}
+
+/** Thrown inside an append whose rollout turned out to need the planner: nothing is written. */
+const PLAN_INSTEAD = new Error("plan in memory");
+
+/** §4.6 for one Log: its lease taken, the stream's new lines appended (all or nothing), the lease released. */
+async function appendStreamed(run: Run, id: string, stream: (emit: (line: string) => void) => GrownStream): Promise<GrownStream> {
+  const { ws, options } = run;
+  const lease = await acquireLease(ws, id, { program: options.program, env: options.env, signal: options.signal });
+  let result: GrownStream = { kind: "plan" };
+  let ok = false;
+  try {
+    await appendJournaled(ws, id, readTail(ws, id), async (emit) => {
+      result = stream(emit);
+      if (result.kind === "plan") throw PLAN_INSTEAD;
+    }, { lease, signal: options.signal });
+    run.written++;
+    ok = true;
+  } catch (err) {
+    if (err !== PLAN_INSTEAD) throw run.written > 0 ? afterEarlierWrites(err, ws) : err;
+  } finally {
+    lease.release(!ok);
+  }
+  return result;
+}
+
+/** The report of a streamed grown rollout: its one Log, as reportOf gives a planned family's. */
+function streamedGrownReport(item: RunItem, s: Extract<GrownStream, { kind: "streamed" }>, dry: boolean): CodexImportReport {
+  const base = codexBaseId(item.threadId);
+  const status: CodexImportStatus = s.newEvents === 0 ? "unchanged" : dry ? "would_append" : "appended";
+  return {
+    file: item.input.display,
+    thread_id: shownThreadId(item.threadId),
+    cli_version: typeof s.scan.meta.cli_version === "string" ? s.scan.meta.cli_version : null,
+    line_count: s.scan.lineCount,
+    pending_tail: s.scan.pendingTail,
+    skipped_lines: s.scan.skippedLines,
+    fork: null,
+    sessions: [{ session_id: base, role: "root", parent_session_id: null, forked_to_seq: null, event_count: s.eventCount, new_event_count: s.newEvents, status }],
+    leaf_session_id: base,
+  };
 }
 
 /** One rollout planned with its family in memory (§3, §4.5), and in the writing pass written. */
