@@ -95,14 +95,22 @@ export function plannedStatus(disk: DiskState, dryRun: boolean): ImportStatus {
  */
 export function plannedLogBytes(events: readonly PixirEvent[], file: string, lineOf?: (e: PixirEvent) => unknown): Buffer {
   const lines: string[] = [];
+  forEachPlannedLine(events, file, lineOf, (text) => lines.push(text));
+  return Buffer.from(lines.join(""), "utf8");
+}
+
+/**
+ * The lines of plannedLogBytes one at a time, each checked as it is made: an importer that keeps only a
+ * digest of its plan (pi) hashes them, and makes them again when it writes the Log.
+ */
+export function forEachPlannedLine(events: Iterable<PixirEvent>, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined, sink: (line: string) => void): void {
   for (const e of events) {
     const text = serializeEvent(e);
     if (!isEncodable(text, e.data)) {
       throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, ...(lineOf === undefined ? {} : { line: lineOf(e) }), file });
     }
-    lines.push(text);
+    sink(text);
   }
-  return Buffer.from(lines.join(""), "utf8");
 }
 
 /** `pixir export <agent> ID` of an agent with an install store: `--out`, or `--install` to the agent's own place. */

@@ -70,7 +70,7 @@ export function shareHops(history: History | null): number {
 }
 
 /** fork.md §3.1 step 6: is this parent Event inherited by a fork through `toSeq`? */
-export function isInherited(e: PixirEvent, toSeq: number): boolean {
+export function isInherited(e: Pick<PixirEvent, "type" | "seq">, toSeq: number): boolean {
   return isReplayType(e.type) && e.seq !== null && e.seq <= toSeq;
 }
 

@@ -1,7 +1,7 @@
 // pi-interop.md §1: the pi session file. Parsing (with line numbers), the v1→v2→v3 migration done in
 // memory, and the tree rules pi itself applies (roots, orphans, leaves, default leaf, paths, labels).
 import { isUtf8 } from "node:buffer";
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { nestsDeeperThan } from "../../event/nesting.js";
 import { isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -20,6 +20,9 @@ export interface PiFileEntry {
   index: number;
   /** The message role before the v2 → v3 migration renamed it (`hookMessage`). */
   originalRole?: string;
+  /** Where its line is in the file's bytes, when the parse kept only its place (parsePiPlaces). */
+  offset?: number;
+  length?: number;
 }
 
 export interface ParsedPiSession {
@@ -36,6 +39,22 @@ export interface ParseOptions {
   /** How the file is named in error details (the path as given). */
   file: string;
   lenient?: boolean;
+  /**
+   * Keep of each entry only the keys the tree and the importer's plan read (PLACE_KEYS) and where its
+   * line is; loadPiEntry parses the line again. The header is kept whole.
+   */
+  placesOnly?: boolean;
+}
+
+/** The keys of an entry that parsePiPlaces keeps (with `message.role` for the v2 → v3 rename). */
+const PLACE_KEYS = ["type", "id", "parentId", "timestamp", "fromId", "firstKeptEntryIndex"];
+
+function placeOf(value: unknown): unknown {
+  if (!isJsonObject(value)) return value;
+  const out: JsonObject = {};
+  for (const k of PLACE_KEYS) if (Object.hasOwn(value, k)) out[k] = value[k];
+  if (isJsonObject(value.message)) out.message = { role: value.message.role };
+  return out;
 }
 
 export type PiSessionReason =
@@ -51,12 +70,19 @@ export function invalidPiSession(reason: PiSessionReason, line: number | null, f
   return new PixirError("invalid_pi_session", undefined, { reason, line, file, ...extra });
 }
 
-/** §3.1: read a pi file. A missing file is not_found; anything else unreadable is unreadable_file. */
-export function readPiFile(path: string, file: string): Buffer {
+/** How much of a pi file is read at a time: the file's bytes are never all in memory beside its entries. */
+const READ_BLOCK = 1 << 20;
+
+/** §3.1: open a pi file, with its size and inode. A missing file is not_found; anything else unreadable is unreadable_file. */
+export function openPiFile(path: string, file: string): { fd: number; size: number; ino: number } {
+  let fd: number | undefined;
   try {
     if (statSync(path).isDirectory()) throw invalidPiSession("unreadable_file", null, file);
-    return readFileSync(path);
+    fd = openSync(path, "r");
+    const st = fstatSync(fd);
+    return { fd, size: st.size, ino: st.ino };
   } catch (err) {
+    if (fd !== undefined) closeSync(fd);
     if (err instanceof PixirError) throw err;
     if ((err as NodeJS.ErrnoException).code === "ENOENT") {
       throw new PixirError("not_found", "pi session file was not found", { file, next_actions: ["check the path of the pi session file"] });
@@ -65,23 +91,65 @@ export function readPiFile(path: string, file: string): Buffer {
   }
 }
 
-interface RawPiLine {
-  lineNo: number;
-  value: unknown;
+/**
+ * The lines of an open pi file, a block at a time, as readLines of the whole file would give them. A
+ * line is a view of the block, valid until the next one is asked for.
+ */
+function* fileLines(fd: number, file: string): Generator<Buffer> {
+  const block = Buffer.allocUnsafe(READ_BLOCK);
+  let pieces: Buffer[] = [];
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, block, 0, block.length, null);
+    } catch {
+      throw invalidPiSession("unreadable_file", null, file);
+    }
+    if (n === 0) break;
+    const got = block.subarray(0, n);
+    let start = 0;
+    for (let end = got.indexOf(0x0a); end !== -1; end = got.indexOf(0x0a, start)) {
+      const piece = got.subarray(start, end);
+      start = end + 1;
+      if (pieces.length === 0) yield piece;
+      else {
+        yield Buffer.concat([...pieces, piece]);
+        pieces = [];
+      }
+    }
+    if (start < n) pieces.push(Buffer.from(got.subarray(start)));
+  }
+  if (pieces.length > 0) yield Buffer.concat(pieces);
 }
 
-/** §1.2: non-blank lines, parsed. Blank (whitespace-only) lines are skipped, as pi does. */
-function parseLines(bytes: Buffer, options: ParseOptions, skipped: number[]): RawPiLine[] {
-  const out: RawPiLine[] = [];
+/** The lines of a file's bytes held whole (views: each knows its offset). */
+function* bufferLines(bytes: Buffer): Generator<Buffer> {
   let start = 0;
-  let lineNo = 0;
-  let headerSeen = false;
   while (start < bytes.length) {
     let end = bytes.indexOf(0x0a, start);
     if (end === -1) end = bytes.length;
-    lineNo++;
-    const raw = bytes.subarray(start, end);
+    yield bytes.subarray(start, end);
     start = end + 1;
+  }
+}
+
+interface RawPiLine {
+  lineNo: number;
+  value: unknown;
+  offset: number;
+  length: number;
+}
+
+/** §1.2: non-blank lines, parsed. Blank (whitespace-only) lines are skipped, as pi does. */
+function parseLines(lines: Iterable<Buffer>, options: ParseOptions, skipped: number[]): RawPiLine[] {
+  const out: RawPiLine[] = [];
+  let lineNo = 0;
+  let headerSeen = false;
+  let next = 0;
+  for (const raw of lines) {
+    lineNo++;
+    const offset = next;
+    next += raw.length + 1;
     const text = isUtf8(raw) ? raw.toString("utf8") : null;
     if (text !== null && text.trim() === "") continue;
     let value: unknown;
@@ -102,8 +170,8 @@ function parseLines(bytes: Buffer, options: ParseOptions, skipped: number[]): Ra
       skipped.push(lineNo);
       continue;
     }
+    out.push({ lineNo, value: options.placesOnly && headerSeen ? placeOf(value) : value, offset, length: raw.length });
     headerSeen = true;
-    out.push({ lineNo, value });
   }
   return out;
 }
@@ -120,10 +188,21 @@ function withIds(entry: JsonObject, id: string, parentId: string | null): JsonOb
 }
 
 /** §1.7 v1 → v2: ids l<n> by non-blank line (header = 0), parents by order, firstKeptEntryIndex → id. */
-function migrateV1(lines: RawPiLine[], nonBlankIndex: Map<number, number>): Array<{ lineNo: number; value: JsonObject }> {
+/** A v1 compaction's firstKeptEntryIndex, in its place, as the firstKeptEntryId `kept` (gone when it names no entry). */
+function withKeptId(entry: JsonObject, kept: string | undefined): JsonObject {
+  const pairs: Array<[string, unknown]> = [];
+  for (const [k, val] of Object.entries(entry)) {
+    if (k === "firstKeptEntryIndex") {
+      if (kept !== undefined) pairs.push(["firstKeptEntryId", kept]);
+    } else pairs.push([k, val]);
+  }
+  return Object.fromEntries(pairs);
+}
+
+function migrateV1(lines: RawPiLine[], nonBlankIndex: Map<number, number>): RawPiLine[] {
   const idOfIndex = new Map<number, string>();
   for (const l of lines) idOfIndex.set(nonBlankIndex.get(l.lineNo)!, `l${nonBlankIndex.get(l.lineNo)}`);
-  const out: Array<{ lineNo: number; value: JsonObject }> = [];
+  const out: RawPiLine[] = [];
   let prev: string | null = null;
   for (const l of lines) {
     const v = l.value as JsonObject;
@@ -131,16 +210,9 @@ function migrateV1(lines: RawPiLine[], nonBlankIndex: Map<number, number>): Arra
     let migrated = withIds(v, id, prev);
     if (migrated.type === "compaction" && Object.hasOwn(migrated, "firstKeptEntryIndex")) {
       const index = migrated.firstKeptEntryIndex;
-      const kept = typeof index === "number" && Number.isInteger(index) && index > 0 ? idOfIndex.get(index) : undefined;
-      const pairs: Array<[string, unknown]> = [];
-      for (const [k, val] of Object.entries(migrated)) {
-        if (k === "firstKeptEntryIndex") {
-          if (kept !== undefined) pairs.push(["firstKeptEntryId", kept]);
-        } else pairs.push([k, val]);
-      }
-      migrated = Object.fromEntries(pairs);
+      migrated = withKeptId(migrated, typeof index === "number" && Number.isInteger(index) && index > 0 ? idOfIndex.get(index) : undefined);
     }
-    out.push({ lineNo: l.lineNo, value: migrated });
+    out.push({ lineNo: l.lineNo, value: migrated, offset: l.offset, length: l.length });
     prev = id;
   }
   return out;
@@ -155,8 +227,17 @@ function migrateV2(value: JsonObject): JsonObject {
 
 /** §1.2–§1.7 and §3.1: parse and migrate a pi session file. Throws invalid_pi_session. */
 export function parsePiSession(bytes: Buffer, options: ParseOptions): ParsedPiSession {
+  return parsePiLines(bufferLines(bytes), options);
+}
+
+/** parsePiSession of an open file, read a block at a time (the file's bytes are never held whole). */
+export function parsePiFile(fd: number, options: ParseOptions): ParsedPiSession {
+  return parsePiLines(fileLines(fd, options.file), options);
+}
+
+function parsePiLines(raw: Iterable<Buffer>, options: ParseOptions): ParsedPiSession {
   const skippedLines: number[] = [];
-  const lines = parseLines(bytes, options, skippedLines);
+  const lines = parseLines(raw, options, skippedLines);
   const first = lines[0];
   if (first === undefined || !isJsonObject(first.value) || first.value.type !== "session" || typeof first.value.id !== "string") {
     throw invalidPiSession("missing_header", first?.lineNo ?? null, options.file);
@@ -172,7 +253,7 @@ export function parsePiSession(bytes: Buffer, options: ParseOptions): ParsedPiSe
     if (!isJsonObject(l.value) || typeof l.value.type !== "string") throw invalidPiSession("invalid_entry", l.lineNo, options.file);
     if (sourceVersion !== 1 && typeof l.value.id !== "string") throw invalidPiSession("invalid_entry", l.lineNo, options.file);
   }
-  let migrated: Array<{ lineNo: number; value: JsonObject }>;
+  let migrated: RawPiLine[];
   if (sourceVersion === 1) {
     // Non-blank lines numbered from 0 with the header as 0; a line skipped by --lenient keeps its number.
     const nonBlankIndex = new Map<number, number>();
@@ -182,19 +263,40 @@ export function parsePiSession(bytes: Buffer, options: ParseOptions): ParsedPiSe
     for (const lineNo of all) nonBlankIndex.set(lineNo, n++);
     migrated = migrateV1(body, nonBlankIndex);
   } else {
-    migrated = body.map((l) => ({ lineNo: l.lineNo, value: l.value as JsonObject }));
+    migrated = body;
   }
   const seen = new Set<string>();
   const entries: PiFileEntry[] = migrated.map((m, index) => {
-    const id = m.value.id as string;
+    const value = m.value as JsonObject;
+    const id = value.id as string;
     if (seen.has(id)) throw invalidPiSession("duplicate_entry_id", m.lineNo, options.file);
     seen.add(id);
-    const entry = sourceVersion === 3 ? m.value : migrateV2(m.value);
-    const fe: PiFileEntry = { entry, lineNo: m.lineNo, id, type: m.value.type as string, index };
-    if (entry !== m.value) fe.originalRole = "hookMessage";
+    const entry = sourceVersion === 3 ? value : migrateV2(value);
+    const fe: PiFileEntry = { entry, lineNo: m.lineNo, id, type: value.type as string, index };
+    if (entry !== value) fe.originalRole = "hookMessage";
+    if (options.placesOnly) {
+      fe.offset = m.offset;
+      fe.length = m.length;
+    }
     return fe;
   });
   return { header, headerLine: first.lineNo, sourceVersion, entries, skippedLines };
+}
+
+/**
+ * The whole migrated entry of a PiFileEntry that parsePiSession kept only the place of (`placesOnly`): its
+ * line parsed again and migrated as the parse migrated it (its id, parentId and firstKeptEntryId are the
+ * ones the parse gave it).
+ */
+export function loadPiEntry(line: (offset: number, length: number) => string, fe: PiFileEntry, sourceVersion: PiVersion): JsonObject {
+  const value = JSON.parse(line(fe.offset!, fe.length!)) as JsonObject;
+  if (sourceVersion === 3) return value;
+  let entry = value;
+  if (sourceVersion === 1) {
+    entry = withIds(value, fe.id, fe.entry.parentId as string | null);
+    if (entry.type === "compaction" && Object.hasOwn(entry, "firstKeptEntryIndex")) entry = withKeptId(entry, fe.entry.firstKeptEntryId as string | undefined);
+  }
+  return migrateV2(entry);
 }
 
 export interface PiOrphan {

@@ -1,9 +1,11 @@
 // pi-interop.md §2–§3: `pixir import pi`. A pi file's tree becomes a fork family of Logs: the branch pi
 // would resume is the primary Log, every other leaf a share_v1 child holding only the entries its branch
 // adds. Everything is planned and checked before anything is written.
+import { createHash } from "node:crypto";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
-import type { JsonObject, PixirEvent } from "../../event/envelope.js";
+import { isJsonObject, serializeEvent, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { SHARE_LIMITATIONS } from "../../fork/fork.js";
 import { IdSet } from "../../event/id-set.js";
@@ -12,14 +14,14 @@ import { derivedUlid } from "../../event/ids.js";
 import { acquireLease, type WriterLease } from "../../store/lease.js";
 import { inheritedItem, isInherited, PrefixDigest } from "../../store/loader.js";
 import { createLogAtomically } from "../../store/log-write.js";
-import { logPath } from "../../store/paths.js";
-import { diskState } from "../../store/planned-logs.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
 import { PayloadWrites, writePayload } from "../../store/resources.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { entryToDrafts, type EventDraft } from "./entry-map.js";
-import { parsePiSession, PiTree, readPiFile, type ParsedPiSession, type PiFileEntry, type PiOrphan } from "./format.js";
+import { invalidPiSession, loadPiEntry, openPiFile, parsePiFile, PiTree, type ParsedPiSession, type PiFileEntry, type PiOrphan, type PiVersion } from "./format.js";
 import { ResourceCollector } from "./images.js";
-import { plannedLogBytes, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
+import { PiSourceLines } from "./source-lines.js";
+import { forEachPlannedLine, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath, type WriteReport } from "../../session/agent-files.js";
 
 export type PiForkKind = "pi_tree_branch" | "pi_tree_root";
 export type PiImportStatus = "created" | "unchanged" | "would_create";
@@ -48,17 +50,34 @@ export function piEventId(headerId: string, entryId: string, part: string | null
   return derivedUlid(`pi:${headerId}:${entryId}${part === null ? "" : `#${part}`}`, ts);
 }
 
-interface ResolvedItem {
-  event: PixirEvent;
-  /** The pi entry this Event came from; null for the header carrier and session_fork. */
-  entryId: string | null;
+/**
+ * An Event of the plan without its data. A header holds its Event; an entry's Event has its data made
+ * again from the entry whenever its line is hashed, inherited or written, so that the plan holds each
+ * parsed entry once instead of beside every Event's data (issue 38: a 64 MiB file in ≤ 256 MiB).
+ */
+interface PlannedEvent {
+  id: string;
+  seq: number;
+  ts: string;
+  type: CanonicalType;
+  /** The header carrier or session_fork, with its data; null for an entry's Event. */
+  header: PixirEvent | null;
+  own: OwnEvent | null;
 }
 
+/** An Event an entry maps to, for the Log whose Resources hold its images. */
 interface OwnEvent {
-  draft: EventDraft;
   fe: PiFileEntry;
+  /** Its place among the entry's drafts (entryToDrafts). */
+  part: number;
+  owner: PlannedPiLog;
   id: string;
+  type: CanonicalType;
+  /** Pairs put before data.pi once the family is planned: a branch summary's branch point, a compaction's range. */
+  late: Array<[string, unknown]> | null;
 }
+
+const entryIdOf = (p: PlannedEvent): string | null => p.own?.fe.id ?? null;
 
 /** One Log of a planned family. */
 export interface PlannedPiLog {
@@ -72,23 +91,34 @@ export interface PlannedPiLog {
   forkPointEntryId: string | null;
   trivial: boolean;
   /** The Events stored in the Log file, seq order. */
-  stored: PixirEvent[];
+  stored: PlannedEvent[];
   /** The resolved History (fork.md §6), with the entry of each Event. */
-  resolved: ResolvedItem[];
+  resolved: PlannedEvent[];
   /** Entry id → position on this Log's pi path (§2.3). */
   pathIndex: Map<string, number>;
   /** Seq of the last own Event of each own entry. */
   lastSeqOfEntry: Map<string, number>;
   resources: ResourceCollector;
   own: OwnEvent[];
-  bytes: Buffer;
+  /** Makes its Events' data again (shared by the family). */
+  maker: EventMaker;
+  /** What the Log's bytes are known by until they are made again for the write. */
+  digest: LogDigest;
+}
+
+/** A planned Log's size and SHA-256: its bytes are made twice (to plan, to write) rather than held. */
+export interface LogDigest {
+  size: number;
+  sha256: string;
 }
 
 export interface PlannedPiFamily {
   file: string;
   headerId: string;
   baseSessionId: string;
-  parsed: ParsedPiSession;
+  sourceVersion: PiVersion;
+  /** Line numbers skipped by --lenient. */
+  skippedLines: number[];
   orphans: PiOrphan[];
   logs: PlannedPiLog[];
 }
@@ -101,8 +131,52 @@ function beforePi(data: JsonObject, pairs: Array<[string, unknown]>): JsonObject
   return { ...rest, ...Object.fromEntries(pairs), pi };
 }
 
+/** Makes the data of planned Events again; an entry's Events come one after another, so its drafts are kept until the next entry. */
+class EventMaker {
+  private fe: PiFileEntry | null = null;
+  private owner: PlannedPiLog | null = null;
+  private drafts: EventDraft[] = [];
+
+  constructor(
+    private readonly headerId: string,
+    /** The whole entry of a PiFileEntry (parsed again from the file's bytes when the parse kept only its place). */
+    private readonly load: (fe: PiFileEntry) => JsonObject,
+    /** The error when the file read again is not the one planned (the Log made again differs from its digest). */
+    readonly changed: () => PixirError,
+  ) {}
+
+  /** §2: the drafts of an entry, with the Resources of the Log it belongs to. */
+  draftsOf(fe: PiFileEntry, owner: PlannedPiLog): EventDraft[] {
+    if (fe !== this.fe || owner !== this.owner) {
+      this.drafts = entryToDrafts({ ...fe, entry: this.load(fe) }, { images: owner.resources, messageId: (entryId) => piEventId(this.headerId, entryId, "msg", fe.entry.timestamp) });
+      this.fe = fe;
+      this.owner = owner;
+    }
+    return this.drafts;
+  }
+
+  draftOf(o: OwnEvent): EventDraft {
+    return this.draftsOf(o.fe, o.owner)[o.part]!;
+  }
+
+  /** The Event as it is stored in (or resolved for) the Log `sessionId`. */
+  event(p: PlannedEvent, sessionId: string): PixirEvent {
+    if (p.header !== null) return p.header.session_id === sessionId ? p.header : { ...p.header, id: p.id, session_id: sessionId, seq: p.seq };
+    const o = p.own!;
+    const data = this.draftOf(o).data;
+    return { id: p.id, session_id: sessionId, seq: p.seq, ts: p.ts, type: p.type, data: o.late === null ? data : beforePi(data, o.late) };
+  }
+
+  /** Drop the drafts held (the write makes them again). */
+  clear(): void {
+    this.fe = null;
+    this.owner = null;
+    this.drafts = [];
+  }
+}
+
 /** §2.2 steps 2–4: which Log each entry lands in. */
-function assignLogs(ws: string, tree: PiTree, base: string): PlannedPiLog[] {
+function assignLogs(ws: string, tree: PiTree, base: string, maker: EventMaker): PlannedPiLog[] {
   const owner = new Map<string, PlannedPiLog>();
   const make = (sessionId: string, role: PlannedPiLog["role"], entries: PiFileEntry[], leaf: PiFileEntry | null): PlannedPiLog => ({
     sessionId,
@@ -119,7 +193,8 @@ function assignLogs(ws: string, tree: PiTree, base: string): PlannedPiLog[] {
     lastSeqOfEntry: new Map(),
     resources: new ResourceCollector(ws, sessionId),
     own: [],
-    bytes: Buffer.alloc(0),
+    maker,
+    digest: { size: 0, sha256: "" },
   });
   const primary = make(base, "primary", tree.defaultLeaf ? tree.path(tree.defaultLeaf) : [], tree.defaultLeaf);
   for (const e of primary.entries) owner.set(e.id, primary);
@@ -145,44 +220,21 @@ function assignLogs(ws: string, tree: PiTree, base: string): PlannedPiLog[] {
 }
 
 /** Plan the whole family of one parsed pi file: every Event, every byte. Writes nothing. */
-export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string): PlannedPiFamily {
+export function planPiFamily(
+  ws: string,
+  parsed: ParsedPiSession,
+  file: string,
+  load: (fe: PiFileEntry) => JsonObject = (fe) => fe.entry,
+  changed: () => PixirError = () => invalidPiSession("unreadable_file", null, file),
+): PlannedPiFamily {
   const tree = new PiTree(parsed.entries, file);
   const header = parsed.header;
   const headerId = header.id as string;
   const base = piBaseSessionId(headerId);
   const headerTs = tsOf(header.timestamp, EPOCH);
-  const logs = assignLogs(ws, tree, base);
-
-  // Drafts and ids of every own Event; ids depend only on the entry, so cross references can be filled
-  // before seqs exist.
-  const ownerOf = new Map<string, PlannedPiLog>();
-  const lastIdOfEntry = new Map<string, string>();
-  for (const log of logs) {
-    for (const fe of log.entries) {
-      ownerOf.set(fe.id, log);
-      const drafts = entryToDrafts(fe, {
-        images: log.resources,
-        messageId: (entryId) => piEventId(headerId, entryId, "msg", fe.entry.timestamp),
-      });
-      for (const draft of drafts) {
-        const id = piEventId(headerId, fe.id, draft.part, fe.entry.timestamp);
-        log.own.push({ draft, fe, id });
-        lastIdOfEntry.set(fe.id, id);
-      }
-    }
-  }
-  // §2 branch_summary: the Log holding the branch point and the last Event of the fromId entry.
-  for (const log of logs) {
-    for (const o of log.own) {
-      if (o.draft.type !== "branch_summary") continue;
-      const fromId = o.fe.entry.fromId;
-      const point = typeof fromId === "string" ? tree.byId.get(fromId) : undefined;
-      o.draft.data = beforePi(o.draft.data, [
-        ["parent_session_id", point ? ownerOf.get(point.id)!.sessionId : null],
-        ["branch_point_event_id", point ? lastIdOfEntry.get(point.id)! : null],
-      ]);
-    }
-  }
+  const maker = new EventMaker(headerId, load, changed);
+  const logs = assignLogs(ws, tree, base, maker);
+  addOwnDrafts(logs, tree, headerId, maker);
 
   const carrier: PixirEvent = {
     id: derivedUlid(`pi:${headerId}:header`, header.timestamp),
@@ -203,32 +255,129 @@ export function planPiFamily(ws: string, parsed: ParsedPiSession, file: string):
   };
   for (const log of logs) {
     if (log.parent === null) {
-      log.stored.push(carrier);
-      log.resolved.push({ event: carrier, entryId: null });
+      const p: PlannedEvent = { id: carrier.id!, seq: 0, ts: headerTs, type: carrier.type, header: carrier, own: null };
+      log.stored.push(p);
+      log.resolved.push(p);
     } else {
       addForkHeader(ws, log, log.parent, base, headerId, headerTs);
     }
     addOwnEvents(log, headerTs);
-    const lineOf = new Map(log.own.map((o) => [o.id, o.fe.lineNo]));
-    log.bytes = plannedLogBytes(log.stored, file, (e) => lineOf.get(e.id!) ?? parsed.headerLine);
+    log.digest = digestOf(log, file, parsed.headerLine);
   }
-  return { file, headerId, baseSessionId: base, parsed, orphans: tree.orphans, logs };
+  for (const log of logs) dropPlanningState(log);
+  maker.clear();
+  return { file, headerId, baseSessionId: base, sourceVersion: parsed.sourceVersion, skippedLines: parsed.skippedLines, orphans: tree.orphans, logs };
+}
+
+/**
+ * The ids of every own Event (they depend only on the entry, so cross references can be filled before seqs
+ * exist), and §2 branch_summary: the Log holding the branch point and the last Event of the fromId entry.
+ */
+function addOwnDrafts(logs: PlannedPiLog[], tree: PiTree, headerId: string, maker: EventMaker): void {
+  const ownerOf = new Map<string, PlannedPiLog>();
+  const lastIdOfEntry = new Map<string, string>();
+  for (const log of logs) {
+    for (const fe of log.entries) {
+      ownerOf.set(fe.id, log);
+      maker.draftsOf(fe, log).forEach((draft, part) => {
+        const id = piEventId(headerId, fe.id, draft.part, fe.entry.timestamp);
+        log.own.push({ fe, part, owner: log, id, type: draft.type, late: null });
+        lastIdOfEntry.set(fe.id, id);
+      });
+    }
+  }
+  for (const log of logs) {
+    for (const o of log.own) {
+      if (o.type !== "branch_summary") continue;
+      const fromId = o.fe.entry.fromId;
+      const point = typeof fromId === "string" ? tree.byId.get(fromId) : undefined;
+      o.late = [
+        ["parent_session_id", point ? ownerOf.get(point.id)!.sessionId : null],
+        ["branch_point_event_id", point ? lastIdOfEntry.get(point.id)! : null],
+      ];
+    }
+  }
+}
+
+/**
+ * What only planning needs: the entries, their drafts, the resolved History a child's header is made
+ * from, the path. Held until the write, they would keep every parsed entry alive beside its Events.
+ */
+function dropPlanningState(log: PlannedPiLog): void {
+  log.entries = [];
+  log.own = [];
+  log.resolved = [];
+  log.pathIndex = new Map();
+  log.lastSeqOfEntry = new Map();
+}
+
+/** A Log's Events, made one at a time. */
+function* eventsOf(log: PlannedPiLog, at?: (p: PlannedEvent) => void): Generator<PixirEvent> {
+  for (const p of log.stored) {
+    at?.(p);
+    yield log.maker.event(p, log.sessionId);
+  }
+}
+
+/** The digest of the Log's bytes (each line checked as plannedLogBytes checks it, naming its line of the file). */
+function digestOf(log: PlannedPiLog, file: string, headerLine: number): LogDigest {
+  const digest = new LineDigest();
+  let current: PlannedEvent | null = null;
+  const events = eventsOf(log, (p) => (current = p));
+  forEachPlannedLine(events, file, () => current?.own?.fe.lineNo ?? headerLine, (line) => digest.add(line));
+  return digest.result();
+}
+
+/** The size and SHA-256 of lines as they go by. */
+class LineDigest {
+  private readonly hash = createHash("sha256");
+  private size = 0;
+  add(line: string): void {
+    this.hash.update(line, "utf8");
+    this.size += Buffer.byteLength(line, "utf8");
+  }
+  result(): LogDigest {
+    return { size: this.size, sha256: this.hash.digest("hex") };
+  }
+}
+
+const sameDigest = (a: LogDigest, b: LogDigest): boolean => a.size === b.size && a.sha256 === b.sha256;
+
+/** §3.2 step 1: no Log on disk, one with the planned bytes, or one with other content (read a block at a time). */
+function diskMatch(ws: string, sessionId: string, digest: LogDigest): "absent" | "same" | "other" {
+  const p = logPath(ws, sessionId);
+  if (inspectStatePath(p) === "missing") return "absent";
+  const fd = openSync(p.abs, "r");
+  try {
+    if (fstatSync(fd).size !== digest.size) return "other";
+    const hash = createHash("sha256");
+    const block = Buffer.allocUnsafe(1 << 20);
+    for (let n; (n = readSync(fd, block, 0, block.length, null)) > 0; ) hash.update(block.subarray(0, n));
+    return hash.digest("hex") === digest.sha256 ? "same" : "other";
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** §2.2 step 3 and fork.md §4.3: the share_v1 header, and the resolved prefix it stands for. */
 function addForkHeader(ws: string, log: PlannedPiLog, parent: PlannedPiLog, base: string, headerId: string, headerTs: string): void {
   const toSeq = log.forkPointEntryId === null ? 0 : parent.lastSeqOfEntry.get(log.forkPointEntryId)!;
-  const inherited = parent.resolved.filter((r) => isInherited(r.event, toSeq));
-  const digest = new PrefixDigest();
-  const open = new OpenCalls(new IdSet());
-  for (const r of inherited) {
-    digest.add(r.event);
-    open.add(r.event);
-  }
+  const inherited = parent.resolved.filter((r) => isInherited(r, toSeq));
   const first = log.entries[0]!;
   const ts = tsOf(first.entry.timestamp, headerTs);
+  const headerEventId = derivedUlid(`pi:${headerId}:fork:${log.leafEntryId}`, ts);
+  const digest = new PrefixDigest();
+  const open = new OpenCalls(new IdSet());
+  const resolved: PlannedEvent[] = [];
+  inherited.forEach((r, i) => {
+    const event = parent.maker.event(r, parent.sessionId);
+    digest.add(event);
+    open.add(event);
+    const child = inheritedItem({ event }, headerEventId, log.sessionId, i + 1).event;
+    resolved.push({ ...r, id: child.id!, seq: child.seq! });
+  });
   const header: PixirEvent = {
-    id: derivedUlid(`pi:${headerId}:fork:${log.leafEntryId}`, ts),
+    id: headerEventId,
     session_id: log.sessionId,
     seq: 0,
     ts,
@@ -240,7 +389,7 @@ function addForkHeader(ws: string, log: PlannedPiLog, parent: PlannedPiLog, base
       parent_workspace: ws,
       child_workspace: ws,
       replay_event_count: inherited.length,
-      from_seq: inherited[0]?.event.seq ?? null,
+      from_seq: inherited[0]?.seq ?? null,
       strategy: "share_v1",
       limitations: SHARE_LIMITATIONS,
       prefix_digest: digest.digest(),
@@ -254,12 +403,9 @@ function addForkHeader(ws: string, log: PlannedPiLog, parent: PlannedPiLog, base
       },
     },
   };
-  log.stored.push(header);
-  log.resolved.push({ event: header, entryId: null });
-  inherited.forEach((r, i) => {
-    const { event } = inheritedItem({ event: r.event }, header.id!, log.sessionId, i + 1);
-    log.resolved.push({ event, entryId: r.entryId });
-  });
+  const p: PlannedEvent = { id: header.id!, seq: 0, ts, type: header.type, header, own: null };
+  log.stored.push(p);
+  log.resolved.push(p, ...resolved);
   // The pi path of a child: its parent's, cut just after the fork point, then its own entries.
   const cut = log.forkPointEntryId === null ? -1 : parent.pathIndex.get(log.forkPointEntryId)!;
   for (const [id, i] of parent.pathIndex) if (i <= cut) log.pathIndex.set(id, i);
@@ -271,31 +417,31 @@ function addOwnEvents(log: PlannedPiLog, headerTs: string): void {
   let pos = log.pathIndex.size;
   for (const fe of log.entries) log.pathIndex.set(fe.id, pos++);
   for (const o of log.own) {
-    if (o.draft.type === "history_compaction") o.draft.data = compactionRange(log, o, seq);
-    const event: PixirEvent = { id: o.id, session_id: log.sessionId, seq, ts: tsOf(o.fe.entry.timestamp, headerTs), type: o.draft.type, data: o.draft.data };
+    if (o.type === "history_compaction") o.late = compactionRange(log, o, seq);
+    const event: PlannedEvent = { id: o.id, seq, ts: tsOf(o.fe.entry.timestamp, headerTs), type: o.type, header: null, own: o };
     log.stored.push(event);
-    log.resolved.push({ event, entryId: o.fe.id });
+    log.resolved.push(event);
     log.lastSeqOfEntry.set(o.fe.id, seq);
     seq++;
   }
 }
 
 /** §2.3: the first Event kept by a pi compaction, and the range the context fold hides. */
-function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): JsonObject {
-  const pi = o.draft.data.pi as JsonObject;
+function compactionRange(log: PlannedPiLog, o: OwnEvent, seq: number): Array<[string, unknown]> {
+  const pi = log.maker.draftOf(o).data.pi as JsonObject;
   const own = log.pathIndex.get(o.fe.id)!;
   const keptId = pi.first_kept_entry_id;
   const keptAt = typeof keptId === "string" ? log.pathIndex.get(keptId) : undefined;
-  let firstKept: ResolvedItem | undefined;
+  let firstKept: PlannedEvent | undefined;
   if (keptAt !== undefined && keptAt < own) {
-    firstKept = log.resolved.find((r) => r.entryId !== null && log.pathIndex.get(r.entryId)! >= keptAt);
+    firstKept = log.resolved.find((r) => entryIdOf(r) !== null && log.pathIndex.get(entryIdOf(r)!)! >= keptAt);
   }
-  const toSeq = firstKept ? firstKept.event.seq! - 1 : seq - 1;
-  return beforePi(o.draft.data, [
+  const toSeq = firstKept ? firstKept.seq - 1 : seq - 1;
+  return [
     ["range", { from_seq: 0, to_seq: toSeq }],
     ["source_event_count", toSeq + 1],
-    ["first_kept_event_id", firstKept?.event.id ?? null],
-  ]);
+    ["first_kept_event_id", firstKept?.id ?? null],
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -332,17 +478,47 @@ export interface PiImportResult extends WriteReport {
   skipped?: Array<{ file: string; lines: number[] }>;
 }
 
+/**
+ * Read and parse one file a block at a time, keeping of each entry only its place and the keys the plan
+ * reads; each entry is read and parsed again from the file when its Events are made.
+ */
+function readAndParse(f: SourcePath, options: PiImportOptions): { parsed: ParsedPiSession; source: PiSourceLines; big: PiImportOptions["progress"] } {
+  const { fd, size, ino } = openPiFile(f.path, f.display);
+  try {
+    const big = size >= PI_PROGRESS_BYTES ? options.progress : undefined;
+    big?.(`${path.basename(f.display)}: read ${size} bytes`);
+    const parsed = parsePiFile(fd, { file: f.display, lenient: options.lenient, placesOnly: true });
+    big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
+    const changed = () => invalidPiSession("unreadable_file", null, f.display, { changed_while_importing: true });
+    return { parsed, source: new PiSourceLines(f.path, ino, size, changed), big };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One file planned; what it parsed is garbage when this returns (no frame of the caller holds it). */
+function planFile(ws: string, f: SourcePath, options: PiImportOptions): PlannedPiFamily {
+  const { parsed, source, big } = readAndParse(f, options);
+  const load = (fe: PiFileEntry): JsonObject => {
+    let entry: JsonObject;
+    try {
+      entry = loadPiEntry((offset, length) => source.line(offset, length), fe, parsed.sourceVersion);
+    } catch (err) {
+      throw err instanceof PixirError ? err : source.changed();
+    }
+    // The line read again is the entry parsed, or the file changed in place.
+    if (!isJsonObject(entry) || entry.type !== fe.type || entry.id !== fe.id || entry.parentId !== fe.entry.parentId) throw source.changed();
+    return entry;
+  };
+  const family = planPiFamily(ws, parsed, f.display, load, source.changed);
+  big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
+  return family;
+}
+
 export async function importPiFiles(ws: string, options: PiImportOptions): Promise<PiImportResult> {
   const families: PlannedPiFamily[] = [];
   for (const f of options.files) {
-    const bytes = readPiFile(f.path, f.display);
-    const big = bytes.length >= PI_PROGRESS_BYTES ? options.progress : undefined;
-    big?.(`${path.basename(f.display)}: read ${bytes.length} bytes`);
-    const parsed = parsePiSession(bytes, { file: f.display, lenient: options.lenient });
-    big?.(`${path.basename(f.display)}: parsed ${parsed.entries.length} entries`);
-    const family = planPiFamily(ws, parsed, f.display);
-    big?.(`${path.basename(f.display)}: planned ${family.logs.length} logs`);
-    families.push(family);
+    families.push(planFile(ws, f, options));
   }
 
   // The same Log planned twice (one file given twice) is written once, and reported as created once:
@@ -354,13 +530,13 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
     for (const log of family.logs) {
       const seen = planned.get(log.sessionId);
       if (seen !== undefined) {
-        if (!seen.bytes.equals(log.bytes)) conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
+        if (!sameDigest(seen.digest, log.digest)) conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
         continue;
       }
       planned.set(log.sessionId, log);
       // §3.2 step 1: a Log on disk is the same as planned, or a conflict.
-      const disk = diskState(ws, log.sessionId, log.bytes).state;
-      if (disk !== "absent" && disk !== "same") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
+      const disk = diskMatch(ws, log.sessionId, log.digest);
+      if (disk === "other") conflicts.push({ session_id: log.sessionId, log_path: logPath(ws, log.sessionId).rel, file: family.file });
       else status.set(log.sessionId, disk === "same" ? "unchanged" : options.dryRun ? "would_create" : "created");
     }
   }
@@ -385,7 +561,7 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
     imports: families.map((family) => ({
       file: family.file,
       header_id: isValidSessionId(family.headerId) ? family.headerId : null,
-      source_version: family.parsed.sourceVersion,
+      source_version: family.sourceVersion,
       sessions: family.logs.map((log) => ({
         session_id: log.sessionId,
         role: log.role,
@@ -396,9 +572,9 @@ export async function importPiFiles(ws: string, options: PiImportOptions): Promi
         trivial: log.trivial,
       })),
       orphans: family.orphans,
-      skipped_lines: family.parsed.skippedLines.length,
+      skipped_lines: family.skippedLines.length,
     })),
-    skipped: families.filter((f) => f.parsed.skippedLines.length > 0).map((f) => ({ file: f.file, lines: f.parsed.skippedLines })),
+    skipped: families.filter((f) => f.skippedLines.length > 0).map((f) => ({ file: f.file, lines: f.skippedLines })),
   };
 }
 
@@ -426,7 +602,16 @@ async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImport
       await createLogAtomically(
         ws,
         item.log.sessionId,
-        async (emit) => emit(item.log.bytes.toString("utf8")),
+        async (emit) => {
+          // The lines are made again from the file: they must be the ones planned (and compared with the disk).
+          const digest = new LineDigest();
+          for (const event of eventsOf(item.log)) {
+            const line = serializeEvent(event);
+            digest.add(line);
+            emit(line);
+          }
+          if (!sameDigest(digest.result(), item.log.digest)) throw item.log.maker.changed();
+        },
         { lease: item.lease, signal: options.signal },
         () => create(i + 1),
       );
@@ -440,3 +625,4 @@ async function writeFamilies(ws: string, logs: PlannedPiLog[], options: PiImport
     for (const lease of leases.reverse()) lease.release(!wrote);
   }
 }
+
