@@ -11,6 +11,7 @@ import {
   importPiFiles,
   installDir,
   piInstallDir,
+  piExportBatches,
   planPiExport,
   resumeCommand,
   stringFlag,
@@ -60,7 +61,7 @@ export async function runExport(args: ParsedArgs, ctx: CommandContext): Promise<
   const out = install ? (installDir(piInstallDir(ctx.io.env, cwd), dryRun) ?? undefined) : stringFlag(args, "out");
   if (out === undefined && !dryRun && !install) {
     // Stream command: the pi file itself is the output.
-    await ctx.out.write(plan.text);
+    for (const batch of piExportBatches(plan.chunks)) await ctx.out.write(batch);
     ctx.progress("resume")?.(resumeCommand("pi", { cwd, id, file: null }));
     return 0;
   }

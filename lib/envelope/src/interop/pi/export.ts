@@ -2,13 +2,14 @@
 // become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
 // on the command line goes last so that pi resumes its leaf.
 import { sha256Hex } from "../../event/ids.js";
-import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
 import { isReplayType } from "../../event/vocabulary.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
-import { exportExists, pathExists } from "../../store/export-file.js";
-import { exportTarget, writeExportFile, type WriteReport } from "../../session/agent-files.js";
+import { ExportFile, exportExists, pathExists } from "../../store/export-file.js";
+import { exportTarget, type WriteReport } from "../../session/agent-files.js";
 import { assertSessionId, compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
 import { entryIdOf, isImportedEvent, rebuildEntry } from "./entry-map.js";
@@ -56,8 +57,10 @@ export interface PiExportSession {
 
 export interface PiExportPlan {
   header: JsonObject;
-  /** The file contents: header line, then one line per entry. */
-  text: string;
+  /** The file contents: header line, then one line per entry (the `chunks` joined: made when asked for). */
+  readonly text: string;
+  /** The file's lines in order, written one batch at a time (never joined into one text and one Buffer). */
+  chunks: string[];
   entryCount: number;
   sessions: PiExportSession[];
   leafEntryId: string | null;
@@ -468,7 +471,10 @@ export async function planPiExport(ws: string, id: string, options: PiExportOpti
   }
   return {
     header,
-    text: parts.join(""),
+    get text(): string {
+      return parts.join("");
+    },
+    chunks: parts,
     entryCount: count,
     sessions: lines.map((l) => ({
       session_id: l.sessionId,
@@ -517,12 +523,18 @@ export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): Pi
   let status: PiExportReport["status"] = "stdout";
   if (options.out !== undefined) {
     file = exportTarget(options.out, options.cwd, piFileName(plan.header));
-    if (options.sameIsUnchanged === true && sameFile(file, plan.text)) status = "unchanged";
+    if (options.sameIsUnchanged === true && sameFile(file, plan.chunks)) status = "unchanged";
     else if (options.dryRun) {
       if (pathExists(file)) throw exportExists(options.out);
       status = "would_write";
     } else {
-      writeExportFile(file, options.out, "the exported pi file", Buffer.from(plan.text, "utf8"));
+      const out = new ExportFile(file, options.out, "the exported pi file");
+      try {
+        for (const batch of piExportBatches(plan.chunks)) out.write(Buffer.from(batch, "utf8"));
+        out.commit();
+      } finally {
+        out.discard();
+      }
       status = "written";
     }
   }
@@ -540,9 +552,42 @@ export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): Pi
   };
 }
 
-function sameFile(file: string, text: string): boolean {
+/** The lines `chunks` joined a batch of about 1 MiB at a time, in order. */
+export function* piExportBatches(chunks: readonly string[], size = 1 << 20): Generator<string> {
+  let batch: string[] = [];
+  let length = 0;
+  for (const c of chunks) {
+    batch.push(c);
+    length += c.length;
+    if (length >= size) {
+      yield batch.join("");
+      batch = [];
+      length = 0;
+    }
+  }
+  if (batch.length > 0) yield batch.join("");
+}
+
+/** The file at `file` holds exactly the `chunks`' bytes (its digest and size against theirs). */
+function sameFile(file: string, chunks: readonly string[]): boolean {
+  const want = createHash("sha256");
+  let size = 0;
+  for (const batch of piExportBatches(chunks)) {
+    const bytes = Buffer.from(batch, "utf8");
+    want.update(bytes);
+    size += bytes.length;
+  }
   try {
-    return readFileSync(file).equals(Buffer.from(text, "utf8"));
+    if (statSync(file).size !== size) return false;
+    const have = createHash("sha256");
+    const fd = openSync(file, "r");
+    try {
+      const block = Buffer.allocUnsafe(1 << 20);
+      for (let got = readSync(fd, block); got > 0; got = readSync(fd, block)) have.update(block.subarray(0, got));
+    } finally {
+      closeSync(fd);
+    }
+    return have.digest("hex") === want.digest("hex");
   } catch {
     return false;
   }
