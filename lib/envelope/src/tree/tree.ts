@@ -12,6 +12,7 @@ import { listLogs, type LogListing } from "../store/ls.js";
 import { inspectStatePath, isPresent, logPath } from "../store/paths.js";
 import { assertSessionId, compareBytes, isValidSessionId } from "../event/session-id.js";
 import { scanThreadCount } from "../store/threads.js";
+import { batched } from "../lines/batched.js";
 import {
   isBlank,
   readFirstLineOf,
@@ -944,23 +945,6 @@ function* jsonValue(root: unknown): Generator<string> {
   }
 }
 
-const OUTPUT_CHUNK = 64 * 1024;
-
-/** Join small pieces into chunks of about OUTPUT_CHUNK characters. */
-function* batched(pieces: Iterable<string>): Generator<string> {
-  let parts: string[] = [];
-  let size = 0;
-  for (const piece of pieces) {
-    parts.push(piece);
-    size += piece.length;
-    if (size >= OUTPUT_CHUNK) {
-      yield parts.join("");
-      parts = [];
-      size = 0;
-    }
-  }
-  if (parts.length > 0) yield parts.join("");
-}
 
 /** The JSON document (one line, ending in `\n`) in chunks. */
 export function treeJsonChunks(document: TreeDocument): Iterable<string> {

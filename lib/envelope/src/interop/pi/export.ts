@@ -9,6 +9,7 @@ import { notFoundError, openHistory } from "../../store/loader.js";
 import { isReplayType } from "../../event/vocabulary.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { ExportFile, exportExists, pathExists } from "../../store/export-file.js";
+import { batched } from "../../lines/batched.js";
 import { exportTarget, type WriteReport } from "../../session/agent-files.js";
 import { assertSessionId, compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
@@ -553,20 +554,7 @@ export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): Pi
 }
 
 /** The lines `chunks` joined a batch of about 1 MiB at a time, in order. */
-export function* piExportBatches(chunks: readonly string[], size = 1 << 20): Generator<string> {
-  let batch: string[] = [];
-  let length = 0;
-  for (const c of chunks) {
-    batch.push(c);
-    length += c.length;
-    if (length >= size) {
-      yield batch.join("");
-      batch = [];
-      length = 0;
-    }
-  }
-  if (batch.length > 0) yield batch.join("");
-}
+export const piExportBatches = (chunks: readonly string[], size = 1 << 20): Generator<string> => batched(chunks, size);
 
 /** The file at `file` holds exactly the `chunks`' bytes (its digest and size against theirs). */
 function sameFile(file: string, chunks: readonly string[]): boolean {
