@@ -57,7 +57,7 @@ export { finishPiExport, piExportBatches, planPiExport } from "./interop/pi/expo
 export { importPiFiles } from "./interop/pi/import.js";
 
 // interop/claude/
-export { finishClaudeExport, planClaudeExport } from "./interop/claude/export.js";
+export { finishClaudeExport, planClaudeExport, planClaudeExportStreamed } from "./interop/claude/export.js";
 export { defaultProjectsRoot } from "./interop/claude/discover.js";
 export { importClaude } from "./interop/claude/import.js";
 

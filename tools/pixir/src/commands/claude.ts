@@ -13,7 +13,7 @@ import {
   nothingFoundNote,
   importClaude,
   installDir,
-  planClaudeExport,
+  planClaudeExportStreamed,
   resumeCommand,
   stringFlag,
   type CommandContext,
@@ -93,7 +93,7 @@ export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Pr
   const dryRun = boolFlag(args, "dry-run");
   assertOnePlace(stringFlag(args, "out"), install, ctx.synopsis);
   const ws = ctx.workspace();
-  const plan = await planClaudeExport(ws, id, { cwd: await handoffCwd(ws, id, "claude", stringFlag(args, "cwd"), ctx.io.cwd) });
+  const plan = await planClaudeExportStreamed(ws, id, { cwd: await handoffCwd(ws, id, "claude", stringFlag(args, "cwd"), ctx.io.cwd) });
   const resume = resumeCommand("claude", { cwd: plan.cwd, id: plan.claudeSessionId, file: null });
   for (const w of plan.fork?.warnings ?? []) ctx.warn(w, "the source session's Logs are not in the Workspace; copied the fork's own Claude prefix");
   const out = install ? (installDir(claudeInstallRoot(ctx.io.env), dryRun) ?? undefined) : stringFlag(args, "out");
@@ -103,11 +103,11 @@ export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Pr
       const n = plan.subagentFiles;
       ctx.warn("claude_subagents_not_written", `${n} subagent file${n === 1 ? " was" : "s were"} not written: stdout holds the session file only (--out DIR writes them too)`, { count: n });
     }
-    await ctx.out.write(plan.main.bytes);
+    for await (const chunk of plan.main.chunks()) await ctx.out.write(chunk);
     ctx.progress("resume")?.(resume);
     return 0;
   }
-  const report = { ...finishClaudeExport(plan, { out, cwd: ctx.io.cwd, dryRun }), resume_command: resume };
+  const report = { ...(await finishClaudeExport(plan, { out, cwd: ctx.io.cwd, dryRun })), resume_command: resume };
   const lines = report.files.map((f) => `${f.status} ${f.path} (${f.records} records)`);
   await ctx.report(report as unknown as Record<string, unknown>, [...lines, `resume: ${resume}`]);
   return 0;

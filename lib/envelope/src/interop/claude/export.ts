@@ -1,21 +1,18 @@
 // claude-interop.md §5: `pixir export claude`. An imported session comes back as its original files,
 // byte for byte: the held record Events of each source file's family, merged in line order (§5.2).
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
+import { lstatSync, mkdirSync, rmdirSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { osWriteFault } from "../../event/os-fault.js";
-import { randomHex } from "../../event/ids.js";
 import { readFirstLine } from "../../store/log-read.js";
-import { notFoundError, openHistory } from "../../store/loader.js";
+import { notFoundError } from "../../store/loader.js";
 import { listLogs } from "../../store/ls.js";
-import { existingOutDir, inspectStatePath, logPath, writeWhole } from "../../store/paths.js";
+import { existingOutDir, inspectStatePath, logPath } from "../../store/paths.js";
+import { batchedBytes, sameAsFile, writeChunksAtomically } from "../../store/stream-file.js";
 import { assertSessionId } from "../../event/session-id.js";
-import { storedPrefixCount } from "../../fork/fork.js";
 import { planForkExport, type ForkExport } from "./export-fork.js";
-import { rebuildCopied, type CopiedEntry } from "./fork-file.js";
-import { readTranscriptBytes } from "./transcript.js";
-import { heldLine, recordLineOf } from "./map.js";
+import { chainRecords, fileChunks, ownEvents, surveyFile, type SourceRecords, type SurveyedFile } from "./export-rebuild.js";
 
 export interface ClaudeExportFile {
   path: string;
@@ -44,18 +41,26 @@ export interface ClaudeExportReport {
   warnings: string[];
 }
 
-/** One rebuilt source file. */
-interface RebuiltFile {
+/** One rebuilt source file: its facts, and its bytes made again each time they are asked for. */
+export interface RebuiltFile {
   /** Relative to the projects root (`--out DIR`). */
   rel: string;
   kind: "session" | "subagent";
-  bytes: Buffer;
+  /** Its size in bytes. */
+  size: number;
   records: number;
   /** Holds the records of the Log named on the command line. */
   holdsTarget: boolean;
+  /** The file's bytes in batches, read from the Logs as they are written (never the whole file). */
+  chunks(): AsyncIterable<Buffer>;
 }
 
-export interface ClaudeExportPlan {
+/** A rebuilt file with its bytes held (planClaudeExport: a caller that wants the file's text). */
+export interface HeldFile extends RebuiltFile {
+  bytes: Buffer;
+}
+
+export interface ClaudeExportPlan<F extends RebuiltFile = RebuiltFile> {
   mode: "original" | "fork";
   sessionId: string;
   projectDir: string;
@@ -63,9 +68,9 @@ export interface ClaudeExportPlan {
   cwd: string;
   /** The id `claude --resume` takes: the main file's name. */
   claudeSessionId: string;
-  files: RebuiltFile[];
+  files: F[];
   /** The file that goes to stdout without --out. */
-  main: RebuiltFile;
+  main: F;
   /** Subagent files of the unit: not written when the session goes to stdout (§5.4). */
   subagentFiles: number;
   /** Mode fork: what the conversion did. */
@@ -113,22 +118,6 @@ async function firstEvents(ws: string): Promise<FamilyLog[]> {
   return out;
 }
 
-/**
- * §4.3 step 4: the own Events of a Log (after a share header's inherited prefix), one at a time: an export
- * keeps only the record lines it writes, never the Log's parsed Events (a long session's Events are many
- * times its bytes).
- */
-async function* ownEvents(ws: string, id: string): AsyncGenerator<PixirEvent> {
-  const history = await openHistory(ws, id);
-  let skip = history.share ? history.share.replayEventCount + 1 : 0;
-  let i = 0;
-  for await (const item of history.items()) {
-    if (i === 0 && skip === 0) skip = storedPrefixCount(item.event) + 1;
-    if (i === 0 || i >= skip) yield item.event; // the header, or the Log's first own Event; then the own Events
-    i++;
-  }
-}
-
 /** §5.1: a Log's first own Event, and whether every own Event is import-made (it carries data.claude). */
 async function ownKind(ws: string, id: string): Promise<{ first: PixirEvent | undefined; importMade: boolean }> {
   let first: PixirEvent | undefined;
@@ -140,96 +129,6 @@ async function ownKind(ws: string, id: string): Promise<{ first: PixirEvent | un
   return { first, importMade };
 }
 
-/** §5.2: rebuild one source file from its family's held records. */
-type SourceRecords = (sessionId: string) => Promise<Map<string, JsonObject> | null>;
-
-/**
- * One record of the rebuilt file: its line there, its bytes' length and the cwd it names; `at`, where it
- * goes in the file. A Log's record keeps no bytes (they are read again from the Log into their place); a
- * shared fork file's copied record keeps the bytes it was rebuilt as.
- */
-interface HeldRecord {
-  line: number;
-  length: number;
-  cwd: string | null;
-  bytes: Buffer | null;
-  at: number;
-}
-
-async function rebuild(ws: string, ids: string[], sourceRecords?: SourceRecords): Promise<{ bytes: Buffer; records: number; cwd: string | null; checkpointRecords: number; carrier: JsonObject | null }> {
-  const held: HeldRecord[] = [];
-  /** How many own Events each Log gave, so that reading it again sees the same ones (a Log only grows). */
-  const counts: number[] = [];
-  let checkpointRecords = 0;
-  let carrier: JsonObject | null = null;
-  for (const id of ids) {
-    let n = 0;
-    for await (const e of ownEvents(ws, id)) {
-      n++;
-      const c = e.data.claude;
-      if (!isJsonObject(c)) continue;
-      if (e.data.event === "claude_transcript" && carrier === null && isJsonObject(c)) carrier = c;
-      if (e.data.event === "claude_import" && typeof c.records === "number") checkpointRecords = c.records;
-      const line = heldLine(e);
-      if (line === null) continue;
-      held.push({ line, length: recordLineOf(c)!.length, cwd: cwdOf(c.record), bytes: null, at: 0 });
-    }
-    counts.push(n);
-  }
-  // §3.7: a shared fork file's copied records, rebuilt from their source records.
-  const ff = carrier?.forked_from;
-  if (carrier !== null && Array.isArray(carrier.copied) && isJsonObject(ff) && ff.shared === true && typeof ff.session_id === "string") {
-    const source = ff.session_id;
-    const records = sourceRecords ? await sourceRecords(source) : null;
-    let parent: string | null = null;
-    for (const entry of carrier.copied as CopiedEntry[]) {
-      const r = records?.get(entry.source_uuid);
-      if (typeof entry.raw_line !== "string" && r === undefined) continue; // counted as missing below
-      const text = rebuildCopied(entry, r ?? {}, String(carrier.session_id), source, parent);
-      const value: unknown = r === undefined ? null : JSON.parse(text);
-      const bytes = Buffer.from(text, "utf8");
-      held.push({ line: entry.line, length: bytes.length, cwd: cwdOf(value), bytes, at: 0 });
-      if (!(isJsonObject(value) && value.type === "progress")) parent = entry.uuid;
-    }
-  }
-  const inOrder = [...held].sort((a, b) => a.line - b.line);
-  let size = 0;
-  for (const h of inOrder) {
-    h.at = size;
-    size += h.length + 1;
-  }
-  const out = Buffer.allocUnsafe(size);
-  await placeAgain(ws, ids, counts, held, out);
-  for (const h of held) if (h.bytes !== null) place(out, h, h.bytes);
-  return { bytes: out, records: held.length, cwd: inOrder.find((h) => h.cwd !== null)?.cwd ?? null, checkpointRecords, carrier };
-}
-
-/** The Logs' records read again, in the order they were first read, each copied to its place in `out`. */
-async function placeAgain(ws: string, ids: string[], counts: number[], held: HeldRecord[], out: Buffer): Promise<void> {
-  let k = 0;
-  for (const [j, id] of ids.entries()) {
-    let n = 0;
-    for await (const e of ownEvents(ws, id)) {
-      if (n++ >= counts[j]!) break;
-      const c = e.data.claude;
-      if (!isJsonObject(c) || heldLine(e) === null) continue;
-      const h = held[k++]!;
-      const bytes = recordLineOf(c)!;
-      // A Log only grows, so its first Events read the same again; a record of another length means it was replaced.
-      if (bytes.length !== h.length) throw new PixirError("log_read_failed", undefined, { session_id: id, changed_while_exporting: true });
-      place(out, h, bytes);
-    }
-  }
-}
-
-function place(out: Buffer, h: HeldRecord, bytes: Buffer): void {
-  bytes.copy(out, h.at);
-  out[h.at + h.length] = 0x0a;
-}
-
-/** The cwd a record names, if any. */
-const cwdOf = (record: unknown): string | null => (isJsonObject(record) && typeof record.cwd === "string" ? record.cwd : null);
-
 /** An agent id that can be part of a file name (never a path). */
 const SAFE_NAME = /^(?!\.\.?$)[^/\\\u0000]{1,200}$/;
 
@@ -238,7 +137,8 @@ export interface ClaudeExportOptions {
   cwd?: string;
 }
 
-export async function planClaudeExport(ws: string, id: string, options: ClaudeExportOptions = {}): Promise<ClaudeExportPlan> {
+/** §5.1–§5.4: the files of the export and their facts; their bytes are read from the Logs when written. */
+export async function planClaudeExportStreamed(ws: string, id: string, options: ClaudeExportOptions = {}): Promise<ClaudeExportPlan> {
   assertSessionId(id);
   const p = logPath(ws, id);
   if (inspectStatePath(p) === "missing") throw notFoundError(id, ws, p.rel, "pixir export claude");
@@ -266,48 +166,62 @@ export async function planClaudeExport(ws: string, id: string, options: ClaudeEx
   const unitSources = sessionSource === null ? [source] : [...sources.keys()].filter((s) => s === sessionSource || s.startsWith(`${sessionSource}/agent-`)).sort();
   if (sessionSource !== null) unitSources.sort((a, b) => (a === sessionSource ? -1 : b === sessionSource ? 1 : a < b ? -1 : 1));
 
-  const rebuilt: Array<Awaited<ReturnType<typeof rebuild>> & { source: string; ids: string[] }> = [];
-  const sourceRecords: SourceRecords = async (sessionId) => {
+  const rebuilt: Array<SurveyedFile & { source: string }> = [];
+  const sourceRecords: SourceRecords = async (sessionId, uuids) => {
     const ids = sources.get(sessionId);
-    if (ids === undefined) return null;
-    const map = new Map<string, JsonObject>();
-    for (const r of readTranscriptBytes((await rebuild(ws, ids, sourceRecords)).bytes, "source", true).records) {
-      if (r.chain && r.value !== null && !map.has(r.uuid!)) map.set(r.uuid!, r.value);
-    }
-    return map;
+    return ids === undefined ? null : chainRecords(ws, await surveyFile(ws, ids, sourceRecords), uuids);
   };
   for (const s of unitSources) {
-    const ids = sources.get(s)!;
-    const r = await rebuild(ws, ids, sourceRecords);
+    const r = await surveyFile(ws, sources.get(s)!, sourceRecords);
     if (r.records < r.checkpointRecords) {
       throw new PixirError("claude_export_incomplete", undefined, { session_id: id, expected_records: r.checkpointRecords, found_records: r.records });
     }
-    rebuilt.push({ ...r, source: s, ids });
+    rebuilt.push({ ...r, source: s });
   }
   const session = rebuilt[0]!;
   const cwd = options.cwd ?? session.cwd ?? ws;
   const projectDir = projectDirFor(session.carrier?.project_dir, cwd);
-  const files: RebuiltFile[] = rebuilt.map((r) => {
-    const c = r.carrier ?? {};
-    const isSub = c.kind === "subagent";
-    const rootId = r.ids[0]!;
-    const agentId = typeof c.agent_id === "string" && SAFE_NAME.test(c.agent_id) ? c.agent_id : null;
-    if (isSub && agentId === null) throw new PixirError("invalid_args", "the subagent Log names no usable agent id", { field: "id", reason: "invalid_agent_id" });
-    // A subagent's session folder is its session's base id: its root Log id before `.agent-…`.
-    const sessionName = rootId.slice(0, rootId.lastIndexOf("."));
-    const rel = isSub
-      ? c.layout === "subagents_dir"
-        ? path.join(projectDir, sessionName, "subagents", `agent-${agentId}.jsonl`)
-        : path.join(projectDir, `agent-${agentId}.jsonl`)
-      : path.join(projectDir, `${rootId}.jsonl`);
-    return { rel, kind: isSub ? "subagent" : "session", bytes: r.bytes, records: r.records, holdsTarget: r.source === source };
-  });
+  const files: RebuiltFile[] = rebuilt.map((r) => ({
+    rel: fileRel(r, projectDir),
+    kind: r.carrier?.kind === "subagent" ? "subagent" : "session",
+    size: r.size,
+    records: r.records,
+    holdsTarget: r.source === source,
+    chunks: () => fileChunks(ws, r),
+  }));
   const main = files.find((f) => f.holdsTarget)!;
   const claudeSessionId = path.basename(main.rel, ".jsonl");
   return { mode: "original", sessionId: id, projectDir, cwd, claudeSessionId, files, main, subagentFiles: files.filter((f) => f.kind === "subagent").length, fork: null };
 }
 
-/** §5.3: a new session file for a Log that is not purely import-made. */
+/** §5.4: where a rebuilt file goes under `--out DIR`. */
+function fileRel(r: SurveyedFile, projectDir: string): string {
+  const c = r.carrier ?? {};
+  const isSub = c.kind === "subagent";
+  const rootId = r.ids[0]!;
+  const agentId = typeof c.agent_id === "string" && SAFE_NAME.test(c.agent_id) ? c.agent_id : null;
+  if (isSub && agentId === null) throw new PixirError("invalid_args", "the subagent Log names no usable agent id", { field: "id", reason: "invalid_agent_id" });
+  // A subagent's session folder is its session's base id: its root Log id before `.agent-…`.
+  const sessionName = rootId.slice(0, rootId.lastIndexOf("."));
+  if (!isSub) return path.join(projectDir, `${rootId}.jsonl`);
+  return c.layout === "subagents_dir" ? path.join(projectDir, sessionName, "subagents", `agent-${agentId}.jsonl`) : path.join(projectDir, `agent-${agentId}.jsonl`);
+}
+
+/** planClaudeExportStreamed with every file's bytes held: for a caller that reads the file's text (a re-import's check). */
+export async function planClaudeExport(ws: string, id: string, options: ClaudeExportOptions = {}): Promise<ClaudeExportPlan<HeldFile>> {
+  const plan = await planClaudeExportStreamed(ws, id, options);
+  const files: HeldFile[] = [];
+  for (const f of plan.files) files.push({ ...f, bytes: await collect(f.chunks()) });
+  return { ...plan, files, main: files[plan.files.indexOf(plan.main)]! };
+}
+
+async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of chunks) parts.push(c);
+  return Buffer.concat(parts);
+}
+
+/** §5.3: a new session file for a Log that is not purely import-made (made in memory: §5.3 reads its whole History). */
 async function forkPlan(ws: string, id: string, sources: Map<string, string[]>, cwd: string | undefined): Promise<ClaudeExportPlan> {
   const cache = new Map<string, { bytes: Buffer; projectDir: unknown } | null>();
   const fork = await planForkExport({
@@ -317,56 +231,65 @@ async function forkPlan(ws: string, id: string, sources: Map<string, string[]>, 
     sourceFile: async (sessionId) => {
       if (!cache.has(sessionId)) {
         const ids = sources.get(sessionId);
-        const r = ids ? await rebuild(ws, ids) : null;
-        cache.set(sessionId, r && { bytes: r.bytes, projectDir: r.carrier?.project_dir });
+        const r = ids ? await surveyFile(ws, ids) : null;
+        cache.set(sessionId, r && { bytes: await collect(fileChunks(ws, r)), projectDir: r.carrier?.project_dir });
       }
       return cache.get(sessionId)!;
     },
   });
   const projectDir = projectDirFor(fork.recordedProjectDir, fork.cwd);
   const bytes = Buffer.from(fork.lines.map((l) => `${l}\n`).join(""), "utf8");
-  const file: RebuiltFile = { rel: path.join(projectDir, `${fork.forkId}.jsonl`), kind: "session", bytes, records: fork.lines.length, holdsTarget: true };
+  const file: RebuiltFile = {
+    rel: path.join(projectDir, `${fork.forkId}.jsonl`),
+    kind: "session",
+    size: bytes.length,
+    records: fork.lines.length,
+    holdsTarget: true,
+    chunks: () => batchedBytes([bytes]),
+  };
   return { mode: "fork", sessionId: id, projectDir, cwd: fork.cwd, claudeSessionId: fork.forkId, files: [file], main: file, subagentFiles: 0, fork };
 }
 
-function existing(p: string): Buffer | null {
+/**
+ * §5.5: what an existing target means: absent, the same bytes (`unchanged`), or other bytes (refused). It is
+ * compared as the file is made again, never read whole; a target that is not a regular file reads as empty.
+ */
+async function targetStatus(target: string, f: RebuiltFile, dryRun: boolean): Promise<ClaudeExportFile["status"]> {
+  let isFile: boolean;
   try {
-    if (!lstatSync(p).isFile()) return Buffer.alloc(0);
-    return readFileSync(p);
+    isFile = lstatSync(target).isFile();
   } catch {
-    return null;
+    return dryRun ? "would_write" : "written";
   }
+  if (isFile ? await sameAsFile(target, f.chunks()) : f.size === 0) return "unchanged";
+  throw new PixirError("already_exists", "an exported file already exists with other contents", { path: f.rel, next_actions: ["remove the file or export to another directory"] });
 }
 
 /** §5.5: plan every target, refuse a different existing file, then write with temp + rename. */
-export function finishClaudeExport(plan: ClaudeExportPlan, options: { out: string | undefined; cwd: string; dryRun: boolean }): ClaudeExportReport {
+export async function finishClaudeExport(plan: ClaudeExportPlan, options: { out: string | undefined; cwd: string; dryRun: boolean }): Promise<ClaudeExportReport> {
   const files: ClaudeExportFile[] = [];
   let recorded = false;
   if (options.out !== undefined) {
     const dir = existingOutDir(options.cwd, options.out);
-    const status = plan.files.map((f) => {
-      const have = existing(path.join(dir, f.rel));
-      if (have === null) return options.dryRun ? "would_write" : "written";
-      if (have.equals(f.bytes)) return "unchanged";
-      throw new PixirError("already_exists", "an exported file already exists with other contents", { path: f.rel, next_actions: ["remove the file or export to another directory"] });
-    });
+    const status: Array<ClaudeExportFile["status"]> = [];
+    for (const f of plan.files) status.push(await targetStatus(path.join(dir, f.rel), f, options.dryRun));
     // A failed write (a full or read-only disk) takes back the files and directories this run made: the
     // export is whole or absent (cli-contract.md "Operating-system faults").
     const made: string[] = [];
     try {
-      plan.files.forEach((f, i) => {
+      for (const [i, f] of plan.files.entries()) {
         if (status[i] === "written") {
-          writeAtomically(dir, f.rel, f.bytes, made, path.join(options.out!, f.rel));
+          await writeAtomically(dir, f, made, path.join(options.out, f.rel));
           recorded = true;
         }
-        files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.bytes.length, status: status[i] as ClaudeExportFile["status"] });
-      });
+        files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.size, status: status[i]! });
+      }
     } catch (err) {
       for (const p of made.reverse()) takeBack(p);
       throw err;
     }
   } else {
-    for (const f of plan.files) files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.bytes.length, status: "would_write" });
+    for (const f of plan.files) files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.size, status: "would_write" });
   }
   return {
     ok: true,
@@ -398,14 +321,14 @@ function takeBack(p: string): void {
 }
 
 /**
- * Directories below `dir` are created 0700; the file appears whole (temp + rename), mode 0600. What it
- * makes is pushed on `made` (directories, then the file) so a later failure can take it back; a
- * failure here is named after `shown`, the file as the user's --out names it.
+ * Directories below `dir` are created 0700; the file appears whole (temp + rename), mode 0600, written as
+ * it is made. What it makes is pushed on `made` (directories, then the file) so a later failure can take it
+ * back; a failure here is named after `shown`, the file as the user's --out names it.
  */
-function writeAtomically(dir: string, rel: string, bytes: Buffer, made: string[], shown: string): void {
-  const target = path.join(dir, rel);
+async function writeAtomically(dir: string, f: RebuiltFile, made: string[], shown: string): Promise<void> {
+  const target = path.join(dir, f.rel);
   const fault = (err: unknown, operation: string) => osWriteFault(err, shown, operation, "the exported Claude file");
-  const parts = path.dirname(rel).split(path.sep).filter((x) => x !== "" && x !== ".");
+  const parts = path.dirname(f.rel).split(path.sep).filter((x) => x !== "" && x !== ".");
   let at = dir;
   for (const part of parts) {
     at = path.join(at, part);
@@ -417,28 +340,6 @@ function writeAtomically(dir: string, rel: string, bytes: Buffer, made: string[]
       if (!lstatSync(at).isDirectory()) throw fault(err, "mkdir");
     }
   }
-  const tmp = `${target}.tmp-${randomHex(4)}`;
-  let fd: number | undefined;
-  let renamed = false;
-  try {
-    fd = openSync(tmp, "wx", 0o600);
-    writeWhole(fd, bytes);
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(tmp, target);
-    renamed = true;
-    made.push(target);
-  } catch (err) {
-    throw fault(err, "write");
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-    if (!renamed) {
-      try {
-        unlinkSync(tmp);
-      } catch {
-        /* never created */
-      }
-    }
-  }
+  await writeChunksAtomically(target, f.chunks(), { mode: 0o600, fault: (err) => fault(err, "write") });
+  made.push(target);
 }
