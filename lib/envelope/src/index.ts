@@ -53,7 +53,7 @@ export { importGeminiFiles } from "./interop/gemini/import.js";
 export { finishOpencodeExport, planOpencodeExport } from "./interop/opencode/export.js";
 export { importOpencode } from "./interop/opencode/import.js";
 // interop/pi/
-export { finishPiExport, piExportBatches, planPiExport } from "./interop/pi/export.js";
+export { finishPiExport, planPiExport, planPiExportStreamed } from "./interop/pi/export.js";
 export { importPiFiles } from "./interop/pi/import.js";
 
 // interop/claude/

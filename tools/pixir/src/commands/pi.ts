@@ -11,8 +11,7 @@ import {
   importPiFiles,
   installDir,
   piInstallDir,
-  piExportBatches,
-  planPiExport,
+  planPiExportStreamed,
   resumeCommand,
   stringFlag,
   type CommandContext,
@@ -55,17 +54,17 @@ export async function runExport(args: ParsedArgs, ctx: CommandContext): Promise<
   const dryRun = boolFlag(args, "dry-run");
   assertOnePlace(stringFlag(args, "out"), install, ctx.synopsis);
   const ws = ctx.workspace();
-  const plan = await planPiExport(ws, id, { cwd: await handoffCwd(ws, id, "pi", stringFlag(args, "cwd"), ctx.io.cwd) });
+  const plan = await planPiExportStreamed(ws, id, { cwd: await handoffCwd(ws, id, "pi", stringFlag(args, "cwd"), ctx.io.cwd) });
   for (const w of plan.warnings) ctx.warn(w.code, w.text, w.details);
   const cwd = typeof plan.header.cwd === "string" ? plan.header.cwd : ws;
   const out = install ? (installDir(piInstallDir(ctx.io.env, cwd), dryRun) ?? undefined) : stringFlag(args, "out");
   if (out === undefined && !dryRun && !install) {
     // Stream command: the pi file itself is the output.
-    for (const batch of piExportBatches(plan.chunks)) await ctx.out.write(batch);
+    for await (const batch of plan.chunks()) await ctx.out.write(batch);
     ctx.progress("resume")?.(resumeCommand("pi", { cwd, id, file: null }));
     return 0;
   }
-  const finished = finishPiExport(plan, { out: install && out !== undefined ? `${out}/` : out, cwd: ctx.io.cwd, dryRun, sameIsUnchanged: install });
+  const finished = await finishPiExport(plan, { out: install && out !== undefined ? `${out}/` : out, cwd: ctx.io.cwd, dryRun, sameIsUnchanged: install });
   const report = { ...finished, resume_command: resumeCommand("pi", { cwd, id, file: finished.file }) };
   const where = report.file ?? "stdout";
   const sessions = report.sessions.length;

@@ -2,14 +2,12 @@
 // become their entries again (verbatim), native Events become the nearest pi entries, and the Log named
 // on the command line goes last so that pi resumes its leaf.
 import { sha256Hex } from "../../event/ids.js";
-import { createHash } from "node:crypto";
-import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { notFoundError, openHistory } from "../../store/loader.js";
 import { isReplayType } from "../../event/vocabulary.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { ExportFile, exportExists, pathExists } from "../../store/export-file.js";
-import { batched } from "../../lines/batched.js";
+import { batchedBytes, sameAsFile } from "../../store/stream-file.js";
 import { exportTarget, type WriteReport } from "../../session/agent-files.js";
 import { assertSessionId, compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
@@ -19,6 +17,7 @@ import { workspaceImageLoader, type ImageLoader } from "./images.js";
 interface FamilyLog {
   sessionId: string;
   link: ForkLink | null;
+  parent: FamilyLog | null;
   children: FamilyLog[];
   /**
    * The seqs of its resolved History's replayable Events, in order: what a fork child inherits through a
@@ -28,12 +27,19 @@ interface FamilyLog {
   /** The first Event of the resolved History, and how many there are (reading it again stops there). */
   first: PixirEvent | undefined;
   count: number;
-  /** Entry id of each resolved seq that went into an entry (own or inherited). */
+  /**
+   * Entry id of each resolved seq that went into an entry (own or inherited): kept only when something asks
+   * for it, a fork child (its inherited entries, its attachment) or a compaction (its first kept entry).
+   */
   entryBySeq: Map<number, string>;
+  /** It holds a history_compaction Event. */
+  compacts: boolean;
   /** The entry this Log hangs from: its first own entry's parentId. */
   attach: string | null;
-  /** Its entries as the file's lines: made as they are converted, so no entry object outlives its line. */
-  lines: string[];
+  /** How many entries it gives. */
+  entries: number;
+  /** The ids NativeIds gave its native entries, in order: the same again when its lines are written. */
+  nativeIds: string[];
   lastEntryId: string | null;
 }
 
@@ -58,10 +64,8 @@ export interface PiExportSession {
 
 export interface PiExportPlan {
   header: JsonObject;
-  /** The file contents: header line, then one line per entry (the `chunks` joined: made when asked for). */
-  readonly text: string;
-  /** The file's lines in order, written one batch at a time (never joined into one text and one Buffer). */
-  chunks: string[];
+  /** The file's bytes (header line, then one line per entry) in batches, its entries made again as they are written. */
+  chunks(): AsyncIterable<Buffer>;
   entryCount: number;
   sessions: PiExportSession[];
   leafEntryId: string | null;
@@ -74,8 +78,22 @@ const ASSISTANT_TYPES = new Set(["reasoning", "assistant_message", "tool_call", 
 async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog; all: FamilyLog[]; named: FamilyLog }> {
   const links = await readForkLinks(ws);
   const rootId = forkRootOf(links, id);
-  const make = (sid: string, link: ForkLink | null): FamilyLog => ({ sessionId: sid, link, children: [], replayable: [], first: undefined, count: 0, entryBySeq: new Map(), attach: null, lines: [], lastEntryId: null });
-  const root = make(rootId, links.get(rootId) ?? null);
+  const make = (sid: string, link: ForkLink | null, parent: FamilyLog | null): FamilyLog => ({
+    sessionId: sid,
+    link,
+    parent,
+    children: [],
+    replayable: [],
+    first: undefined,
+    count: 0,
+    entryBySeq: new Map(),
+    compacts: false,
+    attach: null,
+    entries: 0,
+    nativeIds: [],
+    lastEntryId: null,
+  });
+  const root = make(rootId, links.get(rootId) ?? null, null);
   const all = [root];
   const queue = [root];
   const inFamily = new Set([rootId]);
@@ -84,7 +102,7 @@ async function discoverFamily(ws: string, id: string): Promise<{ root: FamilyLog
     for (const [sid, link] of links) {
       if (link?.parent !== node.sessionId || inFamily.has(sid)) continue;
       inFamily.add(sid);
-      const child = make(sid, link);
+      const child = make(sid, link, node);
       node.children.push(child);
       all.push(child);
       queue.push(child);
@@ -152,10 +170,12 @@ class LogWriter {
   private prev: string | null;
   /** Tool calls on this Log's pi path so far: call id → tool name. */
   private readonly callsOnPath = new Map<string, unknown>();
+  /** Entries made and not yet taken (run() yields them after each Event). */
+  private made: JsonObject[] = [];
 
   constructor(
     private readonly log: FamilyLog,
-    private readonly ids: NativeIds,
+    private readonly ids: IdSource,
     private readonly byId: Map<string, EntryCalls>,
     private readonly load: ImageLoader,
     private readonly warnings: PiExportWarning[],
@@ -177,19 +197,23 @@ class LogWriter {
   private emit(entry: JsonObject, events: PixirEvent[]): void {
     const id = entry.id as string;
     const calls = toolCallBlocks(entry).map((b) => ({ id: b.id as string, name: b.name }));
-    this.log.lines.push(`${JSON.stringify(entry)}\n`);
+    this.made.push(entry);
     this.log.lastEntryId = id;
-    this.byId.set(id, { parentId: entry.parentId, calls });
-    for (const e of events) if (e.seq !== null) this.log.entryBySeq.set(e.seq, id);
+    // A fork child walks up its parent's entries and seqs, a compaction looks up the entry of a seq: a Log
+    // with neither keeps no fact per entry.
+    const forked = this.log.children.length > 0;
+    if (forked) this.byId.set(id, { parentId: entry.parentId, calls });
+    if (forked || this.log.compacts) for (const e of events) if (e.seq !== null) this.log.entryBySeq.set(e.seq, id);
     for (const c of calls) this.callsOnPath.set(c.id, c.name);
     this.prev = id;
   }
 
   /**
    * The own Events, in order, one at a time: an imported entry's Events become that entry again, a run of
-   * native assistant Events one assistant message, any other Event its nearest entry.
+   * native assistant Events one assistant message, any other Event its nearest entry. The entries are
+   * yielded as they are made, so none outlives its line.
    */
-  async run(own: AsyncIterable<PixirEvent> | Iterable<PixirEvent>): Promise<void> {
+  async *run(own: AsyncIterable<PixirEvent> | Iterable<PixirEvent>): AsyncGenerator<JsonObject> {
     let group: PixirEvent[] = [];
     let kind: "entry" | "assistant" | null = null;
     const flush = (): void => {
@@ -205,16 +229,25 @@ class LogWriter {
         continue;
       }
       flush();
+      yield* this.take();
       if (e.type === "session_fork" || isCarrier(e)) continue;
       if (isImportedEvent(e)) kind = "entry";
       else if (ASSISTANT_TYPES.has(e.type)) kind = "assistant";
       else {
         this.emit(this.nativeEntry(e), [e]);
+        yield* this.take();
         continue;
       }
       group = [e];
     }
     flush();
+    yield* this.take();
+  }
+
+  private take(): JsonObject[] {
+    const made = this.made;
+    this.made = [];
+    return made;
   }
 
   /** Whether `e` belongs to the group before it: the same imported entry, or the same assistant run. */
@@ -233,8 +266,9 @@ class LogWriter {
     return false;
   }
 
-  resumePoint(fork: PixirEvent): void {
+  resumePoint(fork: PixirEvent): JsonObject[] {
     this.emit(this.customEntry(fork), []);
+    return this.take();
   }
 
   private base(type: string, first: PixirEvent): JsonObject {
@@ -375,8 +409,13 @@ function toolCallBlocks(entry: JsonObject): JsonObject[] {
   return m.content.filter((b): b is JsonObject => isJsonObject(b) && b.type === "toolCall" && typeof b.id === "string");
 }
 
+/** Where a native entry's id comes from. */
+interface IdSource {
+  next(eventId: string): string;
+}
+
 /** §4 step 4 ids: the first 8 hex of sha256("pixir:" + first Event id), the next 8 on a collision. */
-class NativeIds {
+class NativeIds implements IdSource {
   constructor(private readonly used: Set<string>) {}
   next(eventId: string): string {
     const hex = sha256Hex(`pixir:${eventId}`);
@@ -403,25 +442,47 @@ function inheritedSeqs(log: FamilyLog, toSeq: number): number[] {
 }
 
 /** A Log's own Events (after a fork's inherited prefix), read again up to the count the first read saw. */
-async function* ownEvents(ws: string, log: FamilyLog, parent: FamilyLog | null): AsyncGenerator<PixirEvent> {
+async function* ownEvents(ws: string, log: FamilyLog): AsyncGenerator<PixirEvent> {
   let left = log.count;
   for await (const item of (await openHistory(ws, log.sessionId)).items()) {
     if (left-- <= 0) return;
     const e = item.event;
-    if (parent === null || (e.seq !== null && e.seq > log.link!.replayEventCount)) yield e;
+    if (log.parent === null || (e.seq !== null && e.seq > log.link!.replayEventCount)) yield e;
   }
 }
 
-/** §4: the pi file of the fork family of `id`, computed in memory. Writes nothing. */
 export interface PiExportOptionsPlan {
   /** archive.md §5: the header's cwd for a family pi did not write (--cwd, or the cwd another agent recorded). */
   cwd?: string;
 }
 
-export async function planPiExport(ws: string, id: string, options: PiExportOptionsPlan = {}): Promise<PiExportPlan> {
-  assertSessionId(id);
-  if (inspectStatePath(logPath(ws, id)) === "missing") throw notFoundError(id, ws, logPath(ws, id).rel, "pixir export pi");
-  const { root, all, named } = await discoverFamily(ws, id);
+/** What converting a Log needs besides the Log: the same when its entries are counted and when they are written. */
+interface Conversion {
+  ws: string;
+  named: FamilyLog;
+  familyIds: string[];
+  byId: Map<string, EntryCalls>;
+  cuts: Map<FamilyLog, Set<number>>;
+}
+
+/**
+ * A Log's entries, in order, as `writer` makes them. A named fork without Events of its own still needs a
+ * last line at its fork point for pi to resume: its session_fork, as a custom entry (which pi never shows
+ * to the model).
+ */
+async function* logEntries(c: Conversion, log: FamilyLog, ids: IdSource, warnings: PiExportWarning[]): AsyncGenerator<JsonObject> {
+  const load = workspaceImageLoader(c.ws, () => [log.sessionId, ...c.familyIds.filter((s) => s !== log.sessionId)]);
+  const writer = new LogWriter(log, ids, c.byId, load, warnings, c.cuts.get(log)!);
+  let n = 0;
+  for await (const entry of writer.run(ownEvents(c.ws, log))) {
+    n++;
+    yield entry;
+  }
+  if (log === c.named && log.parent !== null && n === 0 && log.first?.type === "session_fork") yield* writer.resumePoint(log.first);
+}
+
+/** The first read of every Log of the family: its first Event, count and replayable seqs; the entry ids pi gave. */
+async function readFamily(ws: string, all: FamilyLog[]): Promise<Set<string>> {
   const used = new Set<string>();
   for (const log of all) {
     for await (const item of (await openHistory(ws, log.sessionId)).items()) {
@@ -429,18 +490,25 @@ export async function planPiExport(ws: string, id: string, options: PiExportOpti
       log.first ??= e;
       log.count++;
       if (isReplayType(e.type) && e.seq !== null) log.replayable.push(e.seq);
+      if (e.type === "history_compaction") log.compacts = true;
       const entryId = entryIdOf(e);
       if (entryId !== null) used.add(entryId);
     }
   }
+  return used;
+}
+
+/**
+ * The entries counted, Log by Log in fork order (parents before children), keeping only what later Logs
+ * and the written lines need: each Log's entry ids by seq, the ids NativeIds gave, and the tool calls of
+ * each entry. Returns the Logs in the order visited.
+ */
+async function countEntries(c: Conversion, root: FamilyLog, used: Set<string>, warnings: PiExportWarning[]): Promise<FamilyLog[]> {
   const ids = new NativeIds(used);
-  const byId = new Map<string, EntryCalls>();
-  const warnings: PiExportWarning[] = [];
-  const familyIds = all.map((l) => l.sessionId);
   const order: FamilyLog[] = [];
-  const cuts = forkCuts(all);
-  const visit = async (log: FamilyLog, parent: FamilyLog | null): Promise<void> => {
+  const visit = async (log: FamilyLog): Promise<void> => {
     order.push(log);
+    const parent = log.parent;
     if (parent !== null) {
       // Inherited Events belong to the entries of the parent's Events they were copied from.
       const link = log.link!;
@@ -450,42 +518,74 @@ export async function planPiExport(ws: string, id: string, options: PiExportOpti
       });
       log.attach = entryAtOrBefore(parent, link.forkedToSeq);
     }
-    const load = workspaceImageLoader(ws, () => [log.sessionId, ...familyIds.filter((s) => s !== log.sessionId)]);
-    const writer = new LogWriter(log, ids, byId, load, warnings, cuts.get(log)!);
-    await writer.run(ownEvents(ws, log, parent));
-    // A named fork without Events of its own still needs a last line at its fork point for pi to resume:
-    // its session_fork, as a custom entry (which pi never shows to the model).
-    if (log === named && parent !== null && log.lines.length === 0 && log.first?.type === "session_fork") writer.resumePoint(log.first);
-    for (const child of log.children) await visit(child, log);
+    const recording: IdSource = { next: (eventId) => pushed(log.nativeIds, ids.next(eventId)) };
+    for await (const _ of logEntries(c, log, recording, warnings)) log.entries++;
+    for (const child of log.children) await visit(child);
   };
-  await visit(root, null);
+  await visit(root);
+  return order;
+}
 
+const pushed = <T>(list: T[], value: T): T => {
+  list.push(value);
+  return value;
+};
+
+/**
+ * The file's lines: the header, then each Log's entries, made again in the file's order (the named Log
+ * last) from what countEntries kept: the same ids, paths and tool calls, so the same lines.
+ */
+async function* fileLines(c: Conversion, header: JsonObject, logs: FamilyLog[]): AsyncGenerator<string> {
+  yield `${JSON.stringify(header)}\n`;
+  for (const log of logs) {
+    let k = 0;
+    const replay: IdSource = { next: () => log.nativeIds[k++]! };
+    for await (const entry of logEntries(c, log, replay, [])) yield `${JSON.stringify(entry)}\n`;
+  }
+}
+
+/**
+ * §4: the pi file of the fork family of `id`: its header, entry counts and warnings, and its lines made
+ * when they are written (never held). Writes nothing.
+ */
+export async function planPiExportStreamed(ws: string, id: string, options: PiExportOptionsPlan = {}): Promise<PiExportPlan> {
+  assertSessionId(id);
+  if (inspectStatePath(logPath(ws, id)) === "missing") throw notFoundError(id, ws, logPath(ws, id).rel, "pixir export pi");
+  const { root, all, named } = await discoverFamily(ws, id);
+  const used = await readFamily(ws, all);
+  const c: Conversion = { ws, named, familyIds: all.map((l) => l.sessionId), byId: new Map(), cuts: forkCuts(all) };
+  const warnings: PiExportWarning[] = [];
+  const order = await countEntries(c, root, used, warnings);
   const header = fileHeader(ws, root, options.cwd);
-  const lines = order.filter((l) => l !== named).concat(named);
-  const parts = [`${JSON.stringify(header)}\n`];
+  const logs = order.filter((l) => l !== named).concat(named);
   let count = 0;
   let leaf: string | null = null;
-  for (const log of lines) {
-    for (const line of log.lines) parts.push(line);
-    count += log.lines.length;
-    if (log.lines.length > 0) leaf = log.lastEntryId;
+  for (const log of logs) {
+    count += log.entries;
+    if (log.entries > 0) leaf = log.lastEntryId;
   }
   return {
     header,
-    get text(): string {
-      return parts.join("");
-    },
-    chunks: parts,
+    chunks: () => batchedBytes(fileLines(c, header, logs)),
     entryCount: count,
-    sessions: lines.map((l) => ({
+    sessions: logs.map((l) => ({
       session_id: l.sessionId,
       parent_session_id: l.link?.parent ?? null,
       strategy: typeof l.link?.strategy === "string" ? l.link.strategy : null,
-      entry_count: l.lines.length,
+      entry_count: l.entries,
     })),
     leafEntryId: leaf,
     warnings,
   };
+}
+
+/** planPiExportStreamed with the file's text held: for a caller that reads it (a re-import's check). */
+export async function planPiExport(ws: string, id: string, options: PiExportOptionsPlan = {}): Promise<PiExportPlan & { text: string }> {
+  const plan = await planPiExportStreamed(ws, id, options);
+  const parts: Buffer[] = [];
+  for await (const chunk of plan.chunks()) parts.push(chunk);
+  const bytes = Buffer.concat(parts);
+  return { ...plan, text: bytes.toString("utf8"), chunks: () => batchedBytes([bytes]) };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -518,20 +618,21 @@ export function piFileName(header: JsonObject): string {
   return `${ts}_${id}.jsonl`;
 }
 
-/** §4 step 6 with --out or --dry-run: the report; with --out and no --dry-run the file is written. */
-export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): PiExportReport {
+/** §4 step 6 with --out or --dry-run: the report; with --out and no --dry-run the file is written as it is made. */
+export async function finishPiExport(plan: PiExportPlan, options: PiExportOptions): Promise<PiExportReport> {
   let file: string | null = null;
   let status: PiExportReport["status"] = "stdout";
   if (options.out !== undefined) {
     file = exportTarget(options.out, options.cwd, piFileName(plan.header));
-    if (options.sameIsUnchanged === true && sameFile(file, plan.chunks)) status = "unchanged";
+    // --install: the file there is compared as the export is made again, never read whole.
+    if (options.sameIsUnchanged === true && (await sameAsFile(file, plan.chunks()))) status = "unchanged";
     else if (options.dryRun) {
       if (pathExists(file)) throw exportExists(options.out);
       status = "would_write";
     } else {
       const out = new ExportFile(file, options.out, "the exported pi file");
       try {
-        for (const batch of piExportBatches(plan.chunks)) out.write(Buffer.from(batch, "utf8"));
+        for await (const batch of plan.chunks()) out.write(batch);
         out.commit();
       } finally {
         out.discard();
@@ -551,32 +652,4 @@ export function finishPiExport(plan: PiExportPlan, options: PiExportOptions): Pi
     cwd: typeof plan.header.cwd === "string" ? plan.header.cwd : null,
     status,
   };
-}
-
-/** The lines `chunks` joined a batch of about 1 MiB at a time, in order. */
-export const piExportBatches = (chunks: readonly string[], size = 1 << 20): Generator<string> => batched(chunks, size);
-
-/** The file at `file` holds exactly the `chunks`' bytes (its digest and size against theirs). */
-function sameFile(file: string, chunks: readonly string[]): boolean {
-  const want = createHash("sha256");
-  let size = 0;
-  for (const batch of piExportBatches(chunks)) {
-    const bytes = Buffer.from(batch, "utf8");
-    want.update(bytes);
-    size += bytes.length;
-  }
-  try {
-    if (statSync(file).size !== size) return false;
-    const have = createHash("sha256");
-    const fd = openSync(file, "r");
-    try {
-      const block = Buffer.allocUnsafe(1 << 20);
-      for (let got = readSync(fd, block); got > 0; got = readSync(fd, block)) have.update(block.subarray(0, got));
-    } finally {
-      closeSync(fd);
-    }
-    return have.digest("hex") === want.digest("hex");
-  } catch {
-    return false;
-  }
 }
