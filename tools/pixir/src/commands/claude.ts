@@ -1,6 +1,7 @@
 // pixir import claude / pixir export claude (claude-interop.md §4–§5).
 import path from "node:path";
 import {
+  abortable,
   assertOnePlace,
   assertSessionId,
   boolFlag,
@@ -103,11 +104,11 @@ export async function runClaudeExport(args: ParsedArgs, ctx: CommandContext): Pr
       const n = plan.subagentFiles;
       ctx.warn("claude_subagents_not_written", `${n} subagent file${n === 1 ? " was" : "s were"} not written: stdout holds the session file only (--out DIR writes them too)`, { count: n });
     }
-    for await (const chunk of plan.main.chunks()) await ctx.out.write(chunk);
+    for await (const chunk of abortable(plan.main.chunks(), ctx.signal)) await ctx.out.write(chunk);
     ctx.progress("resume")?.(resume);
     return 0;
   }
-  const report = { ...(await finishClaudeExport(plan, { out, cwd: ctx.io.cwd, dryRun })), resume_command: resume };
+  const report = { ...(await finishClaudeExport(plan, { out, cwd: ctx.io.cwd, dryRun, signal: ctx.signal })), resume_command: resume };
   const lines = report.files.map((f) => `${f.status} ${f.path} (${f.records} records)`);
   await ctx.report(report as unknown as Record<string, unknown>, [...lines, `resume: ${resume}`]);
   return 0;

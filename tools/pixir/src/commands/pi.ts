@@ -1,6 +1,7 @@
 // pixir import pi / pixir export pi (cli.md §12.9, pi-interop.md §3–§4).
 import path from "node:path";
 import {
+  abortable,
   assertOnePlace,
   assertSessionId,
   boolFlag,
@@ -60,11 +61,11 @@ export async function runExport(args: ParsedArgs, ctx: CommandContext): Promise<
   const out = install ? (installDir(piInstallDir(ctx.io.env, cwd), dryRun) ?? undefined) : stringFlag(args, "out");
   if (out === undefined && !dryRun && !install) {
     // Stream command: the pi file itself is the output.
-    for await (const batch of plan.chunks()) await ctx.out.write(batch);
+    for await (const batch of abortable(plan.chunks(), ctx.signal)) await ctx.out.write(batch);
     ctx.progress("resume")?.(resumeCommand("pi", { cwd, id, file: null }));
     return 0;
   }
-  const finished = await finishPiExport(plan, { out: install && out !== undefined ? `${out}/` : out, cwd: ctx.io.cwd, dryRun, sameIsUnchanged: install });
+  const finished = await finishPiExport(plan, { out: install && out !== undefined ? `${out}/` : out, cwd: ctx.io.cwd, dryRun, sameIsUnchanged: install, signal: ctx.signal });
   const report = { ...finished, resume_command: resumeCommand("pi", { cwd, id, file: finished.file }) };
   const where = report.file ?? "stdout";
   const sessions = report.sessions.length;

@@ -10,6 +10,7 @@ import { notFoundError } from "../../store/loader.js";
 import { listLogs } from "../../store/ls.js";
 import { existingOutDir, inspectStatePath, logPath } from "../../store/paths.js";
 import { batchedBytes, sameAsFile, writeChunksAtomically } from "../../store/stream-file.js";
+import { abortable } from "../../lines/abortable.js";
 import { assertSessionId } from "../../event/session-id.js";
 import { planForkExport, type ForkExport } from "./export-fork.js";
 import { chainRecords, fileChunks, ownEvents, surveyFile, type SourceRecords, type SurveyedFile } from "./export-rebuild.js";
@@ -254,32 +255,36 @@ async function forkPlan(ws: string, id: string, sources: Map<string, string[]>, 
  * §5.5: what an existing target means: absent, the same bytes (`unchanged`), or other bytes (refused). It is
  * compared as the file is made again, never read whole; a target that is not a regular file reads as empty.
  */
-async function targetStatus(target: string, f: RebuiltFile, dryRun: boolean): Promise<ClaudeExportFile["status"]> {
+async function targetStatus(target: string, f: RebuiltFile, dryRun: boolean, signal?: AbortSignal): Promise<ClaudeExportFile["status"]> {
   let isFile: boolean;
   try {
     isFile = lstatSync(target).isFile();
   } catch {
     return dryRun ? "would_write" : "written";
   }
-  if (isFile ? await sameAsFile(target, f.chunks()) : f.size === 0) return "unchanged";
+  if (isFile ? await sameAsFile(target, abortable(f.chunks(), signal)) : f.size === 0) return "unchanged";
   throw new PixirError("already_exists", "an exported file already exists with other contents", { path: f.rel, next_actions: ["remove the file or export to another directory"] });
 }
 
 /** §5.5: plan every target, refuse a different existing file, then write with temp + rename. */
-export async function finishClaudeExport(plan: ClaudeExportPlan, options: { out: string | undefined; cwd: string; dryRun: boolean }): Promise<ClaudeExportReport> {
+export async function finishClaudeExport(
+  plan: ClaudeExportPlan,
+  /** `signal`: an interrupted run stops between batches, its temp file removed (exit 130). */
+  options: { out: string | undefined; cwd: string; dryRun: boolean; signal?: AbortSignal },
+): Promise<ClaudeExportReport> {
   const files: ClaudeExportFile[] = [];
   let recorded = false;
   if (options.out !== undefined) {
     const dir = existingOutDir(options.cwd, options.out);
     const status: Array<ClaudeExportFile["status"]> = [];
-    for (const f of plan.files) status.push(await targetStatus(path.join(dir, f.rel), f, options.dryRun));
+    for (const f of plan.files) status.push(await targetStatus(path.join(dir, f.rel), f, options.dryRun, options.signal));
     // A failed write (a full or read-only disk) takes back the files and directories this run made: the
     // export is whole or absent (cli-contract.md "Operating-system faults").
     const made: string[] = [];
     try {
       for (const [i, f] of plan.files.entries()) {
         if (status[i] === "written") {
-          await writeAtomically(dir, f, made, path.join(options.out, f.rel));
+          await writeAtomically(dir, f, made, path.join(options.out, f.rel), options.signal);
           recorded = true;
         }
         files.push({ path: f.rel, kind: f.kind, records: f.records, bytes: f.size, status: status[i]! });
@@ -325,7 +330,7 @@ function takeBack(p: string): void {
  * it is made. What it makes is pushed on `made` (directories, then the file) so a later failure can take it
  * back; a failure here is named after `shown`, the file as the user's --out names it.
  */
-async function writeAtomically(dir: string, f: RebuiltFile, made: string[], shown: string): Promise<void> {
+async function writeAtomically(dir: string, f: RebuiltFile, made: string[], shown: string, signal?: AbortSignal): Promise<void> {
   const target = path.join(dir, f.rel);
   const fault = (err: unknown, operation: string) => osWriteFault(err, shown, operation, "the exported Claude file");
   const parts = path.dirname(f.rel).split(path.sep).filter((x) => x !== "" && x !== ".");
@@ -340,6 +345,6 @@ async function writeAtomically(dir: string, f: RebuiltFile, made: string[], show
       if (!lstatSync(at).isDirectory()) throw fault(err, "mkdir");
     }
   }
-  await writeChunksAtomically(target, f.chunks(), { mode: 0o600, fault: (err) => fault(err, "write") });
+  await writeChunksAtomically(target, abortable(f.chunks(), signal), { mode: 0o600, fault: (err) => fault(err, "write") });
   made.push(target);
 }

@@ -8,6 +8,7 @@ import { isReplayType } from "../../event/vocabulary.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { ExportFile, exportExists, pathExists } from "../../store/export-file.js";
 import { batchedBytes, sameAsFile } from "../../store/stream-file.js";
+import { abortable } from "../../lines/abortable.js";
 import { exportTarget, type WriteReport } from "../../session/agent-files.js";
 import { assertSessionId, compareBytes, isValidSessionId } from "../../event/session-id.js";
 import { forkRootOf, readForkLinks, type ForkLink } from "../../tree/fork-family.js";
@@ -598,6 +599,8 @@ export interface PiExportOptions {
   dryRun?: boolean;
   /** --install: an existing file with the same bytes is `unchanged`, not refused. */
   sameIsUnchanged?: boolean;
+  /** An interrupted run stops between batches, its temp file removed (exit 130). */
+  signal?: AbortSignal;
 }
 
 export interface PiExportReport extends WriteReport {
@@ -625,14 +628,14 @@ export async function finishPiExport(plan: PiExportPlan, options: PiExportOption
   if (options.out !== undefined) {
     file = exportTarget(options.out, options.cwd, piFileName(plan.header));
     // --install: the file there is compared as the export is made again, never read whole.
-    if (options.sameIsUnchanged === true && (await sameAsFile(file, plan.chunks()))) status = "unchanged";
+    if (options.sameIsUnchanged === true && (await sameAsFile(file, abortable(plan.chunks(), options.signal)))) status = "unchanged";
     else if (options.dryRun) {
       if (pathExists(file)) throw exportExists(options.out);
       status = "would_write";
     } else {
       const out = new ExportFile(file, options.out, "the exported pi file");
       try {
-        for await (const batch of plan.chunks()) out.write(batch);
+        for await (const batch of abortable(plan.chunks(), options.signal)) out.write(batch);
         out.commit();
       } finally {
         out.discard();
