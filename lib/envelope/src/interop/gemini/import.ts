@@ -6,12 +6,12 @@ import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { compareBytes, isValidSessionId } from "../../event/session-id.js";
-import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
+import { discardPreparedLog, type PreparedLog } from "../../store/log-write.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { needsWrite as diskNeedsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
+import { needsWrite as diskNeedsWrite, plannedOnDisk, preparePlannedLog, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
 import { invalidGeminiSession, readGeminiSession } from "./format.js";
-import { geminiLogBytes, geminiLogLines, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
+import { geminiLogBytes, geminiLogLines, geminiSourceLine, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
 
 export interface GeminiImportOptions extends AgentImportOptions {
   progress?: (text: string) => void;
@@ -202,27 +202,6 @@ function fileWork(input: SourcePath, family: PlannedGeminiFamily, work: Work[]):
 
 const needsWrite = (w: Work): boolean => diskNeedsWrite(w.disk);
 
-/** A new Log's temp file, its lines written as they are made (in blocks, as Buffers: as its whole bytes were). */
-function prepareNewLog(ws: string, log: PlannedGeminiLog, file: string, signal: AbortSignal | undefined): Promise<PreparedLog> {
-  const produce = async (emit: (block: Buffer) => void): Promise<void> => {
-    let parts: string[] = [];
-    let length = 0;
-    const flush = (): void => {
-      emit(Buffer.from(parts.join(""), "utf8"));
-      parts = [];
-      length = 0;
-    };
-    geminiLogLines(log, file, (line) => {
-      parts.push(line);
-      length += line.length;
-      if (length >= BLOCK_CHARS) flush();
-    });
-    if (parts.length > 0) flush();
-  };
-  return prepareLog(ws, log.sessionId, produce, { lease: null, signal });
-}
-
-const BLOCK_CHARS = 64 * 1024;
 
 /**
  * Pass 1: plan every file and compare it with the disk, keeping its report and its Logs' disk states. A
@@ -246,7 +225,7 @@ async function checkFiles(ws: string, inputs: SourcePath[], options: GeminiImpor
     if (dryRun || !work.some(needsWrite)) continue;
     if (bytes === null || work.filter(needsWrite).every((w) => w.disk.state === "absent")) {
       f.prepared = [];
-      for (const [j, log] of family.logs.entries()) if (needsWrite(work[j]!)) f.prepared.push(await prepareNewLog(ws, log, family.file, options.signal));
+      for (const [j, log] of family.logs.entries()) if (needsWrite(work[j]!)) f.prepared.push(await preparePlannedLog(ws, log.sessionId, log.stored, family.file, geminiSourceLine, options.signal));
       continue;
     }
     const toKeep = bytes.filter((_, j) => needsWrite(work[j]!));

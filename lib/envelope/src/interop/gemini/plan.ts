@@ -282,15 +282,15 @@ function carrierData(l: GeminiLine): JsonObject {
 }
 
 /** The source line an Event came from (named when one of its strings cannot be stored). */
-const sourceLine = (e: PixirEvent): unknown => (isJsonObject(e.data.gemini) ? (e.data.gemini.line ?? null) : null);
+export const geminiSourceLine = (e: PixirEvent): unknown => (isJsonObject(e.data.gemini) ? (e.data.gemini.line ?? null) : null);
 
 /** A planned Log's lines, each checked as it is made, to `sink` (the whole Log is never held as one text). */
 export function geminiLogLines(log: PlannedGeminiLog, file: string, sink: (line: string) => void): void {
-  forEachPlannedLine(log.stored, file, sourceLine, sink);
+  forEachPlannedLine(log.stored, file, geminiSourceLine, sink);
 }
 
 /** A planned Log's bytes: what is compared with a Log on disk. */
-export const geminiLogBytes = (log: PlannedGeminiLog, file: string): Buffer => plannedLogBytes(log.stored, file, sourceLine);
+export const geminiLogBytes = (log: PlannedGeminiLog, file: string): Buffer => plannedLogBytes(log.stored, file, geminiSourceLine);
 
 /** Plan every Log of one parsed file (its Events; their bytes are made as they are checked or written). Writes nothing. */
 export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: string): PlannedGeminiFamily {
