@@ -144,7 +144,7 @@ function planFile(ws: string, input: SourcePath, lenient: boolean): PlannedGemin
   }
 }
 
-/** What checkFile finds of a file's Logs: each one's report and disk state, and their bytes when they were made. */
+/** What checkLogs finds of a file's Logs: each one's report and disk state, and their bytes when they were made. */
 interface Checked {
   work: Work[];
   /** Made when a Log of the file is on disk (to compare with it); null when every Log is new. */
@@ -201,7 +201,6 @@ function fileWork(input: SourcePath, family: PlannedGeminiFamily, work: Work[]):
 }
 
 const needsWrite = (w: Work): boolean => diskNeedsWrite(w.disk);
-
 
 /**
  * Pass 1: plan every file and compare it with the disk, keeping its report and its Logs' disk states. A
