@@ -164,7 +164,7 @@ interface Planning {
 }
 
 /** §2.2 steps 2–4: which Log each entry lands in (parents before children). */
-function assignLogs(ws: string, t: PiEntryTable, tree: PiEntryTree, base: string, maker: EventMaker): PlannedPiLog[] {
+function assignLogs(ws: string, t: PiEntryTable, tree: PiEntryTree, base: string, maker: EventMaker, carrier: PixirEvent): PlannedPiLog[] {
   const owner = maker.owner;
   const logs: PlannedPiLog[] = [];
   const make = (sessionId: string, role: PlannedPiLog["role"], own: number[], leaf: number): PlannedPiLog => {
@@ -177,7 +177,8 @@ function assignLogs(ws: string, t: PiEntryTable, tree: PiEntryTree, base: string
       forkPoint: -1,
       trivial: false,
       own,
-      header: null as unknown as PixirEvent,
+      // A child's session_fork replaces it once its parent is planned.
+      header: carrier,
       firstOwnSeq: 1,
       eventCount: 0,
       late: new Map(),
@@ -237,14 +238,14 @@ export function planPiFamily(ws: string, t: PiEntryTable, file: string, load: (a
   const base = piBaseSessionId(headerId);
   const headerTs = tsOf(t.header.timestamp, EPOCH);
   const maker = new EventMaker(t, headerId, headerTs, load, changed);
-  const logs = assignLogs(ws, t, tree, base, maker);
+  const carrier = carrierOf(t, tree, base, file, headerTs);
+  const logs = assignLogs(ws, t, tree, base, maker, carrier);
   maker.logs = logs;
-  const planning: Planning = { resolved: new Map(), lastSeq: new Int32Array(t.size), tree, file, base, ws, carrier: carrierOf(t, tree, base, file, headerTs) };
+  const planning: Planning = { resolved: new Map(), lastSeq: new Int32Array(t.size), tree, file, base, ws, carrier };
   for (const log of logs) {
     const resolved = { entry: [] as number[], part: [] as number[] };
     planning.resolved.set(log, resolved);
     if (log.parent === null) {
-      log.header = planning.carrier;
       resolved.entry.push(CARRIER);
       resolved.part.push(0);
     } else {
