@@ -152,9 +152,19 @@ export class EventMaker {
   }
 }
 
-/** What only planning needs: each Log's resolved History (fork.md §6) as (entry, draft) places, each entry's last seq. */
+/** (entry, draft) places of Events: what a child inherits of its parent's resolved History. */
+interface Places {
+  entry: number[];
+  part: number[];
+}
+
+/**
+ * What only planning needs: what each child inherits (fork.md §6), as places, and each entry's last seq in
+ * its Log. A Log's resolved History is its header, what it inherits, then its own entries' Events, whose
+ * seqs are known from the last seqs (they rise along its own entries): nothing per own Event is kept.
+ */
 interface Planning {
-  resolved: Map<PlannedPiLog, { entry: number[]; part: number[] }>;
+  inherited: Map<PlannedPiLog, Places>;
   lastSeq: Int32Array;
   tree: PiEntryTree;
   file: string;
@@ -241,17 +251,12 @@ export function planPiFamily(ws: string, t: PiEntryTable, file: string, load: (a
   const carrier = carrierOf(t, tree, base, file, headerTs);
   const logs = assignLogs(ws, t, tree, base, maker, carrier);
   maker.logs = logs;
-  const planning: Planning = { resolved: new Map(), lastSeq: new Int32Array(t.size), tree, file, base, ws, carrier };
+  const planning: Planning = { inherited: new Map(), lastSeq: new Int32Array(t.size), tree, file, base, ws, carrier };
   for (const log of logs) {
-    const resolved = { entry: [] as number[], part: [] as number[] };
-    planning.resolved.set(log, resolved);
-    if (log.parent === null) {
-      resolved.entry.push(CARRIER);
-      resolved.part.push(0);
-    } else {
-      addForkHeader(log, log.parent, planning, resolved);
-    }
-    log.firstOwnSeq = resolved.entry.length;
+    const inherited: Places = { entry: [], part: [] };
+    planning.inherited.set(log, inherited);
+    if (log.parent !== null) addForkHeader(log, log.parent, planning, inherited);
+    log.firstOwnSeq = inherited.entry.length + 1;
     log.digest = digestOf(log, t, planning);
   }
   maker.clear();
@@ -260,32 +265,31 @@ export function planPiFamily(ws: string, t: PiEntryTable, file: string, load: (a
 
 /**
  * A Log's stored Events, made one at a time: its header, then its own entries' Events. While planning,
- * each own Event is also put in its resolved History, and given its late pairs.
+ * each own Event's seq is noted as its entry's last, and it is given its late pairs.
  */
 function* eventsOf(log: PlannedPiLog, at?: (line: number) => void, planning?: Planning): Generator<PixirEvent> {
   const maker = log.maker;
   at?.(maker.table.headerLine);
   yield log.header;
   let seq = log.firstOwnSeq;
-  for (const e of log.own) {
+  for (let j = 0; j < log.own.length; j++) {
+    const e = log.own[j]!;
     at?.(maker.table.lineNo(e));
     const count = maker.made(e).drafts.length;
     for (let part = 0; part < count; part++, seq++) {
-      if (planning !== undefined) planOwnEvent(log, e, part, seq, planning);
+      if (planning !== undefined) planOwnEvent(log, j, part, seq, planning);
       yield maker.ownEvent(log, maker.made(e), part, seq);
     }
   }
   log.eventCount = seq - log.firstOwnSeq + 1;
 }
 
-/** An own Event while planning: its place in the resolved History, and the pairs it gets once the family is known. */
-function planOwnEvent(log: PlannedPiLog, e: number, part: number, seq: number, planning: Planning): void {
+/** An own Event while planning (of its `j`th own entry): the pairs it gets once the family is known, its entry's last seq. */
+function planOwnEvent(log: PlannedPiLog, j: number, part: number, seq: number, planning: Planning): void {
+  const e = log.own[j]!;
   const type = log.maker.made(e).drafts[part]!.type;
-  if (type === "history_compaction") log.late.set(seq, compactionRange(log, e, part, seq, planning));
+  if (type === "history_compaction") log.late.set(seq, compactionRange(log, j, part, seq, planning));
   else if (type === "branch_summary") log.late.set(seq, branchPoint(log, e));
-  const resolved = planning.resolved.get(log)!;
-  resolved.entry.push(e);
-  resolved.part.push(part);
   planning.lastSeq[e] = seq;
 }
 
@@ -332,17 +336,16 @@ function branchPoint(log: PlannedPiLog, e: number): Array<[string, unknown]> {
 
 /** The Event at `r` of a Log's resolved History, with its data (as its parent made it: no late pairs, which only uninherited types get). */
 function resolvedEvent(log: PlannedPiLog, r: number, planning: Planning): Pick<PixirEvent, "type" | "ts" | "data"> {
-  const resolved = planning.resolved.get(log)!;
-  const e = resolved.entry[r]!;
+  const [e, part] = resolvedAt(log, r, planning);
   if (e === CARRIER) return planning.carrier;
   if (e === FORK_HEADER) return log.header;
   const m = log.maker.made(e);
-  const draft = m.drafts[resolved.part[r]!]!;
+  const draft = m.drafts[part]!;
   return { type: draft.type, ts: tsOf(m.entry.timestamp, log.maker.headerTs), data: draft.data };
 }
 
 /** §2.2 step 3 and fork.md §4.3: the share_v1 header, and the resolved prefix it stands for. */
-function addForkHeader(log: PlannedPiLog, parent: PlannedPiLog, planning: Planning, resolved: { entry: number[]; part: number[] }): void {
+function addForkHeader(log: PlannedPiLog, parent: PlannedPiLog, planning: Planning, inherited: Places): void {
   const maker = log.maker;
   const headerId = maker.headerId;
   const toSeq = log.forkPoint === -1 ? 0 : planning.lastSeq[log.forkPoint]!;
@@ -350,18 +353,16 @@ function addForkHeader(log: PlannedPiLog, parent: PlannedPiLog, planning: Planni
   const headerEventId = derivedUlid(`pi:${headerId}:fork:${log.leafEntryId}`, ts);
   const digest = new PrefixDigest();
   const open = new OpenCalls(new IdSet());
-  const from = planning.resolved.get(parent)!;
-  resolved.entry.push(FORK_HEADER);
-  resolved.part.push(0);
   let firstSeq: number | null = null;
-  for (let r = 0; r <= toSeq && r < from.entry.length; r++) {
+  for (let r = 0; r <= toSeq; r++) {
     const event = resolvedEvent(parent, r, planning);
     if (!isReplayType(event.type)) continue;
     firstSeq ??= r;
     digest.add(event as PixirEvent);
     open.add(event as PixirEvent);
-    resolved.entry.push(from.entry[r]!);
-    resolved.part.push(from.part[r]!);
+    const [e, part] = resolvedAt(parent, r, planning);
+    inherited.entry.push(e);
+    inherited.part.push(part);
   }
   log.header = {
     id: headerEventId,
@@ -375,7 +376,7 @@ function addForkHeader(log: PlannedPiLog, parent: PlannedPiLog, planning: Planni
       forked_to_seq: toSeq,
       parent_workspace: planning.ws,
       child_workspace: planning.ws,
-      replay_event_count: resolved.entry.length - 1,
+      replay_event_count: inherited.entry.length,
       from_seq: firstSeq,
       strategy: "share_v1",
       limitations: SHARE_LIMITATIONS,
@@ -392,36 +393,57 @@ function addForkHeader(log: PlannedPiLog, parent: PlannedPiLog, planning: Planni
   };
 }
 
-/** §2.3: the first Event kept by a pi compaction, and the range the context fold hides. */
-function compactionRange(log: PlannedPiLog, e: number, part: number, seq: number, planning: Planning): Array<[string, unknown]> {
+/** §2.3: the first Event kept by a pi compaction (of the `j`th own entry), and the range the context fold hides. */
+function compactionRange(log: PlannedPiLog, j: number, part: number, seq: number, planning: Planning): Array<[string, unknown]> {
   const maker = log.maker;
+  const e = log.own[j]!;
   const pi = maker.made(e).drafts[part]!.data.pi as JsonObject;
   const keptId = pi.first_kept_entry_id;
   const kept = typeof keptId === "string" ? maker.table.indexOf.get(keptId) : undefined;
   let firstKept: number | null = null;
-  if (kept !== undefined && planning.tree.isAncestor(kept, e)) firstKept = firstAtDepth(planning.resolved.get(log)!.entry, planning.tree.depth[kept]!, planning.tree);
+  if (kept !== undefined && planning.tree.isAncestor(kept, e)) firstKept = firstAtDepth(log, j, planning.tree.depth[kept]!, planning);
   const toSeq = firstKept !== null ? firstKept - 1 : seq - 1;
   return [
     ["range", { from_seq: 0, to_seq: toSeq }],
     ["source_event_count", toSeq + 1],
-    ["first_kept_event_id", firstKept === null ? null : resolvedId(log, firstKept, planning)],
+    ["first_kept_event_id", firstKept === null ? null : resolvedId(log, firstKept, planning, j)],
   ];
 }
 
-/** The first place of a resolved History (in path order) whose entry lies at `depth` or deeper on the path. */
-function firstAtDepth(entries: number[], depth: number, tree: PiEntryTree): number | null {
-  for (let r = 0; r < entries.length; r++) {
-    const e = entries[r]!;
-    if (e >= 0 && tree.depth[e]! >= depth) return r;
-  }
+/** The seq of the first Event of the resolved History, before the `j`th own entry, whose entry lies at `depth` or deeper on the path. */
+function firstAtDepth(log: PlannedPiLog, j: number, depth: number, planning: Planning): number | null {
+  const deep = (e: number) => e >= 0 && planning.tree.depth[e]! >= depth;
+  const inherited = planning.inherited.get(log)!.entry;
+  for (let k = 0; k < inherited.length; k++) if (deep(inherited[k]!)) return k + 1;
+  for (let i = 0; i < j; i++) if (deep(log.own[i]!)) return firstSeqOf(log, i, planning);
   return null;
 }
 
-/** The id of the Event at `r` (its seq) of a Log's resolved History: inherited, or its own. */
-function resolvedId(log: PlannedPiLog, r: number, planning: Planning): string {
-  const resolved = planning.resolved.get(log)!;
-  const m = log.maker.made(resolved.entry[r]!);
-  if (r >= log.firstOwnSeq) return log.maker.ownId(m, resolved.part[r]!);
+/** The seq of the first Event of the `j`th own entry of a Log. */
+const firstSeqOf = (log: PlannedPiLog, j: number, planning: Planning): number => (j === 0 ? log.firstOwnSeq : planning.lastSeq[log.own[j - 1]!]! + 1);
+
+/** The (entry, draft) place of the Event of seq `r` in a Log's resolved History, among its first `planned` own entries. */
+function resolvedAt(log: PlannedPiLog, r: number, planning: Planning, planned = log.own.length): [number, number] {
+  if (r === 0) return [log.parent === null ? CARRIER : FORK_HEADER, 0];
+  if (r < log.firstOwnSeq) {
+    const inherited = planning.inherited.get(log)!;
+    return [inherited.entry[r - 1]!, inherited.part[r - 1]!];
+  }
+  // The own entry whose Events hold seq r: the first whose last seq reaches it.
+  let lo = 0;
+  let hi = planned - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (planning.lastSeq[log.own[mid]!]! >= r) hi = mid;
+    else lo = mid + 1;
+  }
+  return [log.own[lo]!, r - firstSeqOf(log, lo, planning)];
+}
+
+/** The id of the Event of seq `r` of a Log's resolved History (before its `planned`th own entry): inherited, or its own. */
+function resolvedId(log: PlannedPiLog, r: number, planning: Planning, planned: number): string {
+  const [e, part] = resolvedAt(log, r, planning, planned);
+  if (r >= log.firstOwnSeq) return log.maker.ownId(log.maker.made(e), part);
   const event = { ...(resolvedEvent(log, r, planning) as PixirEvent), seq: r };
   return inheritedItem({ event }, log.header.id!, log.sessionId, r).event.id!;
 }
