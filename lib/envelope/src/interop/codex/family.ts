@@ -33,6 +33,20 @@ export interface PlannedLog {
   forkRoot: string;
   /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
   digests?: DigestLadder;
+  /** A plan that holds each Event's facts only (lean-plan.ts): every Event of this Log goes through it. */
+  keeper?: EventKeeper;
+}
+
+/**
+ * What a plan that holds only each Event's facts does with the Events as they are made (lean-plan.ts): it
+ * keeps what planning reads of an Event and puts its line elsewhere, and digests a prefix a rollback cuts
+ * without the inherited Events' data.
+ */
+export interface EventKeeper {
+  /** The Event to hold for `e`, just made at the end of `log`'s History. */
+  keep(log: PlannedLog, e: PixirEvent): PixirEvent;
+  /** plannedShareHeader's twin: the share header data of `child`, cut from `parent` at `toSeq`. */
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: readonly PixirEvent[]): JsonObject;
 }
 
 export interface CodexFork {
@@ -59,7 +73,8 @@ export function newLog(sessionId: string, role: CodexLogRole, forkRoot: string):
 
 /** Put an Event at the end of a Log (its seq is the next one of the resolved History). */
 export function pushEvent(log: PlannedLog, e: Omit<PixirEvent, "seq" | "session_id">): PixirEvent {
-  const event: PixirEvent = { id: e.id, session_id: log.sessionId, seq: log.resolved.length, ts: e.ts, type: e.type, data: e.data };
+  const made: PixirEvent = { id: e.id, session_id: log.sessionId, seq: log.resolved.length, ts: e.ts, type: e.type, data: e.data };
+  const event = log.keeper === undefined ? made : log.keeper.keep(log, made);
   log.stored.push(event);
   log.resolved.push(event);
   const n = lineOf(event);
@@ -124,7 +139,8 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
  */
 export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">, replay = false): void {
   const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  const shared = plannedShareHeader(ws, parent, child, parent.forkRoot, toSeq, inherited);
+  const shared = parent.keeper === undefined ? plannedShareHeader(ws, parent, child, parent.forkRoot, toSeq, inherited) : parent.keeper.shareHeader(ws, parent, child, toSeq, inherited);
+  child.keeper = parent.keeper;
   // replay_v1 (MAX_IMPORT_SHARE_HOPS): the same header and History, the prefix stored as materialize stores it.
   const h = header(replay ? { ...shared, strategy: "replay_v1", limitations: REPLAY_LIMITATIONS } : shared);
   const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };
