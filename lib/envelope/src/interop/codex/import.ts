@@ -1057,6 +1057,66 @@ async function planInMemory(run: Run, item: RunItem, families: Families, writing
   return false;
 }
 
+/** planLean over the Workspace as it stands: a new family, or one on disk its plan must hold (replanGrown's rule). */
+function planLeanOver(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string): ReturnType<typeof planLean> {
+  const base = codexBaseId(threadId);
+  if (inspectStatePath(logPath(ws, base)) === "missing") return planLean(ws, file, named, lenient, threadId, null);
+  const disk = readDiskLogs(ws, familyLogIds(ws, base));
+  return disk === null ? null : planLean(ws, file, named, lenient, threadId, disk);
+}
+
+/** A planned Log as the writing pass sees it: its place in the family, and the lines it holds. */
+export interface PlannedLines {
+  sessionId: string;
+  role: string;
+  parentId: string | null;
+  forkedToSeq: number | null;
+  replayEventCount: number;
+  diskCount: number;
+  forkRoot: string;
+  lineSeq: Array<[number, number]>;
+  lines: string[];
+}
+
+function plannedLines(family: Family, lineOf: EventLineOf): PlannedLines[] {
+  return family.logs.map((l) => ({
+    sessionId: l.sessionId,
+    role: l.role,
+    parentId: l.parentId,
+    forkedToSeq: l.forkedToSeq,
+    replayEventCount: l.replayEventCount,
+    diskCount: l.diskCount,
+    forkRoot: l.forkRoot,
+    lineSeq: [...l.lineSeq].sort((a, b) => a[0] - b[0]),
+    lines: l.stored.map((e) => lineOf(e).toString()),
+  }));
+}
+
+/**
+ * Rollout `file` planned over the Workspace both ways, by the lean planner (null where it declines) and by
+ * the plain rule (planRollout), as the Logs each would hold: for the property test that holds them together.
+ */
+export async function planLeanAndPlain(ws: string, file: string, lenient = false): Promise<{ lean: PlannedLines[] | null; plain: PlannedLines[] | PixirError }> {
+  const read = readRollout({ path: file, display: file }, true, lenient);
+  if (read.kind !== "rollout") throw new PixirError("not_found", undefined, { path: file });
+  const lean = planLeanOver(ws, { path: file, display: file }, true, lenient, read.rollout.threadId);
+  let leanLines: PlannedLines[] | null = null;
+  if (lean !== null && lean !== "skipped") {
+    try {
+      leanLines = plannedLines(lean.family, (e) => lean.keeper.line(e));
+    } finally {
+      lean.keeper.close();
+    }
+  }
+  try {
+    const planned = await planRollout(ws, read.rollout, new Families(ws), false);
+    return { lean: leanLines, plain: plannedLines(planned.family, eventLine) };
+  } catch (err) {
+    if (err instanceof PixirError) return { lean: leanLines, plain: err };
+    throw err;
+  }
+}
+
 /**
  * A rollout the lean planner takes (lean-plan.ts): no later step reads its family (a fork's source, a
  * subagent's parent keep their Events whole), and it is no fork (its copied lines are checked against its
@@ -1073,13 +1133,7 @@ function leanFits(run: Run, item: RunItem, families: Families): boolean {
  */
 async function planLeanItem(run: Run, item: RunItem, writing: Set<string> | null, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<"planned" | "plain"> {
   const { ws, options } = run;
-  const base = codexBaseId(item.threadId);
-  let disk: ReturnType<typeof readDiskLogs> = null;
-  if (inspectStatePath(logPath(ws, base)) !== "missing") {
-    disk = readDiskLogs(ws, familyLogIds(ws, base));
-    if (disk === null) return "plain";
-  }
-  const plan = planLean(ws, item.input, item.input.named, Boolean(options.lenient), item.threadId, disk);
+  const plan = planLeanOver(ws, item.input, item.input.named, Boolean(options.lenient), item.threadId);
   if (plan === null) return "plain";
   if (plan === "skipped") return "planned"; // the file changed since its first line was read
   const { family, scan, keeper } = plan;
