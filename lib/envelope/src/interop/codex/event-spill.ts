@@ -18,10 +18,13 @@ const FLUSH_BYTES = 1 << 20;
 const WHAT = "the import's plan file in the temp directory";
 
 export class EventSpill {
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** Lines not yet written, gathered in one block (a line larger than it is written on its own). */
+  private block = Buffer.allocUnsafeSlow(FLUSH_BYTES);
+  private used = 0;
   /** Bytes in the file. */
   private written = 0;
+  /** The buffer read() gives views of, grown to the largest line read. */
+  private scratch = Buffer.allocUnsafeSlow(64 * 1024);
   private closed = false;
 
   private constructor(
@@ -51,18 +54,25 @@ export class EventSpill {
 
   /** Keep `line` (a whole line with its `\n`); where it lies. */
   put(line: string): SpillPlace {
-    const b = Buffer.from(line, "utf8");
-    const at = this.written + this.pendingBytes;
-    this.pending.push(b);
-    this.pendingBytes += b.length;
-    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
-    return { at, len: b.length };
+    // A UTF-16 unit takes at most 3 bytes in UTF-8: a line that may not fit the block's room flushes it first.
+    if (line.length * 3 > this.block.length - this.used) this.flush();
+    const at = this.written + this.used;
+    if (line.length * 3 <= this.block.length) {
+      const len = this.block.write(line, this.used, "utf8");
+      this.used += len;
+      return { at, len };
+    }
+    const bytes = Buffer.from(line, "utf8");
+    this.writeAt(bytes, this.written);
+    this.written += bytes.length;
+    return { at, len: bytes.length };
   }
 
-  /** The bytes of a line kept here, in a Buffer of their own. */
+  /** The bytes of a line kept here: a view, valid until the next read. */
   read(p: SpillPlace): Buffer {
     if (p.at + p.len > this.written) this.flush();
-    const out = Buffer.allocUnsafe(p.len);
+    if (this.scratch.length < p.len) this.scratch = Buffer.allocUnsafeSlow(p.len);
+    const out = this.scratch.subarray(0, p.len);
     for (let got = 0; got < p.len; ) {
       const n = readSync(this.fd, out, got, p.len - got, p.at + got);
       if (n === 0) throw new Error("the import's plan file is shorter than what was written to it");
@@ -74,20 +84,21 @@ export class EventSpill {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.pending = [];
     closeSync(this.fd);
   }
 
   private flush(): void {
-    if (this.pendingBytes === 0) return;
-    const block = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    if (this.used === 0) return;
+    this.writeAt(this.block.subarray(0, this.used), this.written);
+    this.written += this.used;
+    this.used = 0;
+  }
+
+  private writeAt(bytes: Buffer, position: number): void {
     try {
-      for (let done = 0; done < block.length; ) done += writeSync(this.fd, block, done, block.length - done, this.written + done);
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, position + done);
     } catch (err) {
       throw osWriteFault(err, this.dir, "spill", WHAT);
     }
-    this.written += block.length;
-    this.pending = [];
-    this.pendingBytes = 0;
   }
 }

@@ -101,7 +101,7 @@ export class LeanKeeper implements EventKeeper {
     return shareHeaderWithDigest(ws, parent.sessionId, parent.forkRoot, toSeq, inherited, state.copy().digest());
   }
 
-  /** The Log line of an Event of the plan (with its `\n`). */
+  /** The Log line of an Event of the plan (with its `\n`); bytes are a view valid until the next line is asked for. */
   line(e: PixirEvent): string | Buffer {
     const s = this.spilled.get(e.data);
     if (s === undefined) return eventLine(e);
