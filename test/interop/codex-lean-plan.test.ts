@@ -4,7 +4,9 @@
 // is not the plan of its first lines both must decline the fast path. Random rollouts (seeded) mix turns,
 // tool calls, token counts, context messages, compactions, malformed lines and rollbacks of 1–4 turns (and of
 // all of them), nested and flat, with enough Events between two cuts to pass the digest ladder's marks.
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { planLeanAndPlain, type PlannedLines } from "../../lib/envelope/src/interop/codex/import.js";
 import { PixirError } from "../../lib/envelope/src/event/errors.js";
@@ -128,5 +130,29 @@ describe("the lean planner on Logs changed after their import declines, as repla
     await importRolloutFiles(torn, [writeRolloutFile(all)]);
     appendFileSync(logFile(torn, leaf), '{"id":"torn');
     expect((await planLeanAndPlain(torn, writeRolloutFile([...all, U("more")]))).lean).toBeNull();
+  });
+});
+
+describe("pixir import codex with the lean planner", () => {
+  const all = randomRollout(51, 30, 4);
+
+  it("writes the plan's Logs, and a temp directory it cannot use is a named error with nothing written", () => {
+    const file = writeRolloutFile(all);
+    const broken = tempDir();
+    const bad = run("pixir", ["import", "codex", file, "--json"], { cwd: broken, env: { TMPDIR: path.join(broken, "no-such-dir") } });
+    expect(bad.code, bad.stderr).toBe(1);
+    const err = JSON.parse(bad.stdout).error;
+    expect(err.kind).toBe("log_write_failed");
+    expect(err.message).toContain("the import's plan file in the temp directory");
+    expect(err.details.reason).toBe("enoent");
+    expect(existsSync(path.join(broken, ".pixir", "sessions"))).toBe(false);
+    const ws = tempDir();
+    const ok = run("pixir", ["import", "codex", file, "--json"], { cwd: ws });
+    expect(ok.code, ok.stderr).toBe(0);
+    const sessions = JSON.parse(ok.stdout).imports[0].sessions;
+    expect(sessions.length).toBeGreaterThan(2);
+    expect(readdirSync(path.join(ws, ".pixir", "sessions")).filter((n) => n.endsWith(".ndjson"))).toHaveLength(sessions.length);
+    // The plan file was unlinked as soon as it was made: nothing of it is left in the temp directory.
+    expect(readdirSync(os.tmpdir()).filter((n) => n.startsWith("pixir-codex-plan-"))).toEqual([]);
   });
 });
