@@ -134,6 +134,36 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
 }
 
 /**
+ * A lean plan's copy of an inherited Event in a share child's History (fork.md §3.1 step 8, as inheritedItem
+ * makes it): its own Log and seq, its type, ts and data the original's, its id derived when it is asked for
+ * (the line of a replay_v1 child). A rollout's share children each hold a copy of their prefix, so a copy
+ * holds no more than that.
+ */
+class InheritedCopy implements PixirEvent {
+  private readonly of: PixirEvent;
+  constructor(
+    of: PixirEvent,
+    readonly session_id: string,
+    readonly seq: number,
+    private readonly forkEventId: string,
+  ) {
+    this.of = of instanceof InheritedCopy ? of.of : of;
+  }
+  get id(): string {
+    return derivedUlid(`fork:${this.forkEventId}:${this.seq}`, this.of.ts);
+  }
+  get ts(): string | null {
+    return this.of.ts;
+  }
+  get type(): PixirEvent["type"] {
+    return this.of.type;
+  }
+  get data(): JsonObject {
+    return this.of.data;
+  }
+}
+
+/**
  * fork.md §3.1 steps 6–8 and §4.3 on `parent` at `toSeq`, plus the carried checkpoint of §3.4: the child's
  * header (built by `header`) and resolved prefix.
  */
@@ -151,7 +181,7 @@ export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, to
   child.resolved.push(event);
   if (lineOf(event) === 1) child.lineSeq.set(1, 0);
   inherited.forEach((e, i) => {
-    const copy = inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event;
+    const copy = child.keeper === undefined ? inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event : new InheritedCopy(e, child.sessionId, i + 1, event.id!);
     child.resolved.push(copy);
     if (replay) child.stored.push(copy);
   });

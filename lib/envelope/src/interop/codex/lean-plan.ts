@@ -125,7 +125,8 @@ export class LeanKeeper implements EventKeeper {
   private whole(e: PixirEvent): PixirEvent {
     const s = this.spilled.get(e.data);
     if (s === undefined) return e;
-    return { ...e, data: (JSON.parse(this.spill.read(s).toString("utf8")) as PixirEvent).data };
+    // Field by field: a share child's copy keeps its fields behind getters (family.ts InheritedCopy).
+    return { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: (JSON.parse(this.spill.read(s).toString("utf8")) as PixirEvent).data };
   }
 }
 
