@@ -4,7 +4,8 @@
 // is not the plan of its first lines both must decline the fast path. Random rollouts (seeded) mix turns,
 // tool calls, token counts, context messages, compactions, malformed lines and rollbacks of 1–4 turns (and of
 // all of them), nested and flat, with enough Events between two cuts to pass the digest ladder's marks.
-import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -155,4 +156,36 @@ describe("pixir import codex with the lean planner", () => {
     // The plan file was unlinked as soon as it was made: nothing of it is left in the temp directory.
     expect(readdirSync(os.tmpdir()).filter((n) => n.startsWith("pixir-codex-plan-"))).toEqual([]);
   });
+
+  // A full temp directory: a tmpfs of 64 KiB as TMPDIR (mounting needs root; skipped otherwise, saying why).
+  it("a full temp directory is log_write_failed (enospc) with nothing written", (ctx) => {
+    const tmpfs = process.getuid?.() === 0 ? mountTmpfs(64) : { skip: "mounting a tmpfs needs root" };
+    if (typeof tmpfs !== "string") {
+      console.warn(`codex-lean-plan: skipped: ${tmpfs.skip}`);
+      return ctx.skip();
+    }
+    const dir = tmpfs;
+    try {
+      const ws = tempDir();
+      const big = [meta(THREAD), ...Array.from({ length: 40 }, (_, i) => [U(`q${i} ${"x".repeat(4000)}`), A(`a${i}`)]).flat(), rolledBack(1), U("again"), A("done")];
+      const r = run("pixir", ["import", "codex", writeRolloutFile(big), "--json"], { cwd: ws, env: { TMPDIR: dir } });
+      expect(r.code, r.stderr).toBe(1);
+      const err = JSON.parse(r.stdout).error;
+      expect([err.kind, err.details.reason]).toEqual(["log_write_failed", "enospc"]);
+      expect(existsSync(path.join(ws, ".pixir", "sessions")) ? readdirSync(path.join(ws, ".pixir", "sessions")) : []).toEqual([]);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      spawnSync("umount", [dir]);
+      rmdirSync(dir);
+    }
+  });
 });
+
+/** A fresh tmpfs of `kib` KiB, or why none can be mounted here. */
+function mountTmpfs(kib: number): string | { skip: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "pixir-lean-tmpfs-"));
+  const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${kib}k,mode=0755`, "tmpfs", dir], { encoding: "utf8" });
+  if (r.status === 0) return dir;
+  rmdirSync(dir);
+  return { skip: `cannot mount a tmpfs here (${(r.stderr ?? r.error?.message ?? "").trim() || "mount failed"})` };
+}
