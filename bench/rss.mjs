@@ -15,7 +15,8 @@
 // of the real transcripts, every copy with fresh ids (bench/lib/claude-tree.mjs); one long Claude transcript
 // (the same generator as bench:claude --one-session); a Codex sessions tree of the real rollouts, each copy
 // with fresh ids (bench/lib/import-trees.mjs), and one rollout made of the real codemie-code one, its records
-// repeated; one pi session file made of the real test/fixtures/pi/large-session.jsonl, its entries repeated;
+// repeated, and one of generated turns ending in 12 rollbacks (bench/lib/codex-rollbacks.mjs); one pi
+// session file made of the real test/fixtures/pi/large-session.jsonl, its entries repeated;
 // Gemini CLI and opencode archives
 // (bench/lib/agent-archive.mjs). A "grown" import first imports the first half of the file, then the whole
 // file (the same bytes with lines appended): the second import is the one measured. Exit 1 if a job fails
