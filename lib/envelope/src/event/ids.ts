@@ -1,7 +1,6 @@
 // envelope-and-log.md §4: generated ids. Fresh ids are monotonic ULIDs; derived ids are reproducible.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, hash, randomBytes } from "node:crypto";
 import { monotonicFactory } from "ulid";
-import { sha256Into } from "./sha256.js";
 
 export const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -46,22 +45,6 @@ function encodeBitsInto(bytes: Uint8Array, out: Uint8Array, at: number): void {
 
 const CROCKFORD_BYTES = Buffer.from(CROCKFORD, "latin1");
 
-const KEY_BYTES = new Uint8Array(1024);
-const KEY_DIGEST = new Uint8Array(32);
-
-/** sha256 of the UTF-8 key: in-process for keys that fit the scratch buffer (every key we derive). */
-function keyDigest(key: string): Uint8Array {
-  if (key.length * 3 > KEY_BYTES.length) return createHash("sha256").update(key, "utf8").digest();
-  let n = 0;
-  for (; n < key.length; n++) {
-    const c = key.charCodeAt(n);
-    if (c > 0x7f) break;
-    KEY_BYTES[n] = c;
-  }
-  if (n < key.length) n = Buffer.from(KEY_BYTES.buffer, KEY_BYTES.byteOffset, KEY_BYTES.length).write(key, 0, "utf8");
-  return sha256Into(KEY_BYTES.subarray(0, n), KEY_DIGEST);
-}
-
 let hourKey = "";
 let hourMs = Number.NaN;
 const digitAt = (s: string, i: number) => s.charCodeAt(i) - 0x30;
@@ -100,7 +83,7 @@ const ID_SCRATCH = Buffer.alloc(26);
 export function derivedUlid(key: string, ts: unknown): string {
   const parsed = typeof ts === "string" ? timestampMillis(ts) : NaN;
   encodeTimeInto(Number.isNaN(parsed) ? 0 : parsed, ID_SCRATCH, 0);
-  encodeBitsInto(keyDigest(key), ID_SCRATCH, 10);
+  encodeBitsInto(hash("sha256", key, "buffer"), ID_SCRATCH, 10);
   return ID_SCRATCH.toString("latin1");
 }
 
@@ -112,7 +95,7 @@ export function derivedUlid(key: string, ts: unknown): string {
 export function derivedUlidInto(out: Uint8Array, at: number, key: Uint8Array, length: number, line: Uint8Array, tsStart: number, tsEnd: number): void {
   const parsed = timestampMillisOfBytes(line, tsStart, tsEnd);
   encodeTimeInto(Number.isNaN(parsed) ? 0 : parsed, out, at);
-  encodeBitsInto(sha256Into(key, KEY_DIGEST, length), out, at + 10);
+  encodeBitsInto(hash("sha256", key.subarray(0, length), "buffer"), out, at + 10);
 }
 
 const hourBytes = new Uint8Array(13);
