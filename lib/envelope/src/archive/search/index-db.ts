@@ -13,10 +13,7 @@ import { osWriteFault } from "../../event/os-fault.js";
 import { ensureStateDir, StatePath, STATE_DIR } from "../../store/paths.js";
 
 /** Bumped whenever the tables or what goes into them change: an index of another version is rebuilt. */
-export const SEARCH_INDEX_VERSION = "pixir-search-3";
-
-/** The meta key that says whether doc ids are in time order (time-order.ts): '1' from the start, '0' once not. */
-export const TIME_ORDERED_KEY = "time_ordered";
+export const SEARCH_INDEX_VERSION = "pixir-search-4";
 
 /** Whether the index's meta value `name` is exactly these bytes (compared by SQLite, not read out). */
 export function metaHolds(db: Database.Database, name: string, value: Uint8Array): boolean {
@@ -59,7 +56,7 @@ CREATE TABLE logs (
   events INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE docs (
-  doc INTEGER PRIMARY KEY,         -- in (ts, order indexed) order while meta time_ordered is '1' (time-order.ts)
+  doc INTEGER PRIMARY KEY,         -- the order indexed: a new doc takes the next id past all
   log INTEGER NOT NULL,
   seq INTEGER NOT NULL,
   type TEXT NOT NULL,
@@ -67,7 +64,6 @@ CREATE TABLE docs (
   tool TEXT,
   ts TEXT NOT NULL,
   ordinal INTEGER NOT NULL,        -- its place among the Log's replay-type Events (a fork's k)
-  ins INTEGER NOT NULL,            -- the order indexed (a counter never reused): ties of --sort rank in that order
   offset INTEGER NOT NULL,
   length INTEGER NOT NULL
 );
@@ -179,7 +175,7 @@ function createSchema(db: Database.Database): void {
   db.transaction(() => {
     if (versionOf(db) !== null) return;
     db.exec(SCHEMA);
-    db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?), (?, '1')").run(SEARCH_INDEX_VERSION, TIME_ORDERED_KEY);
+    db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SEARCH_INDEX_VERSION);
   }).immediate();
 }
 
