@@ -238,6 +238,18 @@ export function usageError(synopsis: string, message?: string): PixirError {
   return new PixirError("usage", message ?? synopsis, { synopsis });
 }
 
+/** A fork child's header (its digest and count of the inherited Events) against what its parent holds now (fork.md §5). */
+export function prefixMismatch(sessionId: string, parentId: string, expected: { digest: unknown; count: number }, actual: { digest: string | null; count: number }): PixirError {
+  return new PixirError("fork_prefix_mismatch", undefined, {
+    session_id: sessionId,
+    parent_session_id: parentId,
+    expected_digest: expected.digest ?? null,
+    actual_digest: actual.digest,
+    expected_count: expected.count,
+    actual_count: actual.count,
+  });
+}
+
 /** Map an fs error onto permission_denied where the OS refused us; otherwise rethrow as given. */
 export function fsError(err: unknown, relPath: string, operation: string, fallback: () => PixirError): PixirError {
   if (err instanceof PixirError) return err;
