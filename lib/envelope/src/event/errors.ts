@@ -143,10 +143,6 @@ export class PixirError extends Error {
   }
 }
 
-export function isPixirError(err: unknown): err is PixirError {
-  return err instanceof PixirError;
-}
-
 /**
  * Any error as a PixirError: an OS refusal the code did not map itself is still `permission_denied`, with
  * the path the OS names, relative to `workspace` when it lies inside it (envelope-and-log.md §6).

@@ -3,7 +3,6 @@ import { createHash, hash, randomBytes } from "node:crypto";
 import { monotonicFactory } from "ulid";
 
 export const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /**
  * Made at the first fresh id: making it looks for a random source (globalThis.crypto, which loads Node's Web
