@@ -3,7 +3,6 @@
 // Workspace), or build one in memory (a read-only Workspace without a usable index). A missing, corrupt or
 // other-version file is replaced, with a note; SQLite's own words never reach the user.
 import type Database from "better-sqlite3";
-import BundledSqlite from "better-sqlite3";
 import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -115,32 +114,23 @@ function addonFault(err: unknown): PixirError {
   });
 }
 
+/**
+ * better-sqlite3 through require(), as the CommonJS package it is: an ES import of it first has Node parse
+ * its sources for their export names. Loaded on the first open.
+ */
 const requireHere = createRequire(import.meta.url);
 let sqlite: { Database: typeof Database; addon: string | null } | undefined;
 
 /**
- * The version of better-sqlite3 whose JavaScript a tool's bundle carries (scripts/build.mjs); undefined where
- * the package is imported as installed (the library's own build, the tests).
- */
-declare const __PIXIR_SQLITE_JS__: string | undefined;
-const BUNDLED_SQLITE_JS = typeof __PIXIR_SQLITE_JS__ === "string" ? __PIXIR_SQLITE_JS__ : null;
-
-/**
- * better-sqlite3 and its addon, loaded on the first open. Its JavaScript comes in a tool's bundle: loading
- * the package's dozen CommonJS files from node_modules cost every search 7–14 ms. The addon is the
- * installed package's file, handed to it (its `nativeBinding`) so that it does not search a dozen places
- * for it (the `bindings` package). The bundled JavaScript drives only the addon of its own version; an
- * install of another version, or with the addon elsewhere, is loaded from node_modules as is. (In the
- * library's own build the import is the installed package: Node reads its export names at load.)
+ * The installed package and its addon's file, handed to it (its `nativeBinding`) so that it does not search
+ * a dozen places for it (the `bindings` package). Where an install put the addon elsewhere, it searches as
+ * it would.
  */
 function loadSqlite(): { Database: typeof Database; addon: string | null } {
   if (sqlite !== undefined) return sqlite;
   const manifest = requireHere.resolve("better-sqlite3/package.json");
   const file = path.join(path.dirname(manifest), "build", "Release", "better_sqlite3.node");
-  const addon = existsSync(file) ? file : null;
-  const installed = BUNDLED_SQLITE_JS === null ? null : (JSON.parse(readFileSync(manifest, "utf8")) as { version?: unknown }).version;
-  const Sqlite = addon !== null && installed === BUNDLED_SQLITE_JS ? BundledSqlite : (requireHere(path.dirname(manifest)) as typeof Database);
-  sqlite = { Database: Sqlite, addon };
+  sqlite = { Database: requireHere(path.dirname(manifest)) as typeof Database, addon: existsSync(file) ? file : null };
   return sqlite;
 }
 
