@@ -59,8 +59,8 @@ export function derivedUlid(key: string, ts: unknown): string {
  * `at`, with the ts given as the UTF-8 bytes `line[tsStart, tsEnd)`: a fork writes each inherited line's
  * id into its copy (its keys `fork:<header id>:<k>` differ only in k) without making the key a string.
  */
-export function derivedUlidInto(out: Uint8Array, at: number, key: Uint8Array, length: number, line: Uint8Array, tsStart: number, tsEnd: number): void {
-  const parsed = Date.parse(Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString("utf8", tsStart, tsEnd));
+export function derivedUlidInto(out: Uint8Array, at: number, key: Uint8Array, length: number, line: Buffer, tsStart: number, tsEnd: number): void {
+  const parsed = Date.parse(line.toString("utf8", tsStart, tsEnd));
   encodeTimeInto(Number.isNaN(parsed) ? 0 : parsed, out, at);
   encodeBitsInto(hash("sha256", key.subarray(0, length), "buffer"), out, at + 10);
 }
