@@ -2,8 +2,9 @@
 // gathered across read blocks are planned as a file read whole was, a torn last line stays pending, and a
 // line longer than a Log line may be is refused as soon as it passes the bound (MAX_LINE_BYTES), `--lenient`
 // or not, nothing written; a legacy whole-file `.json` is read whole only up to that bound. Generated inputs.
-// The bytes planned in the check are kept for the write up to a budget; past it a file is planned again, and
-// the Logs are the same (on the HAND-MADE fixtures).
+// The bytes of Logs to append to, planned in the check, are kept for the write up to a budget (new Logs go to
+// their temp files during the check); past it a file is planned again, and the Logs are the same (on the
+// HAND-MADE fixtures).
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";

@@ -6,6 +6,7 @@ import path from "node:path";
 import { isEncodable, serializeEvent, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
 import { assertOutDirectory, ExportFile } from "../store/export-file.js";
+import { prepareLog, type PreparedLog } from "../store/log-write.js";
 import { logPath } from "../store/paths.js";
 import { diskState, type DiskState } from "../store/planned-logs.js";
 
@@ -111,6 +112,33 @@ export function forEachPlannedLine(events: Iterable<PixirEvent>, file: string, l
     }
     sink(text);
   }
+}
+
+/** Characters of planned lines joined into one block written to a temp file. */
+const PLANNED_BLOCK_CHARS = 64 * 1024;
+
+/**
+ * A new planned Log's temp file (prepareLog, before the lease), its lines written as they are made, checked
+ * as plannedLogBytes checks them, in blocks of bytes as the whole Log's bytes were written: its bytes are
+ * never held whole.
+ */
+export function preparePlannedLog(ws: string, sessionId: string, events: Iterable<PixirEvent>, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined, signal: AbortSignal | undefined): Promise<PreparedLog> {
+  const produce = async (emit: (block: Buffer) => void): Promise<void> => {
+    let parts: string[] = [];
+    let length = 0;
+    const flush = (): void => {
+      emit(Buffer.from(parts.join(""), "utf8"));
+      parts = [];
+      length = 0;
+    };
+    forEachPlannedLine(events, file, lineOf, (line) => {
+      parts.push(line);
+      length += line.length;
+      if (length >= PLANNED_BLOCK_CHARS) flush();
+    });
+    if (parts.length > 0) flush();
+  };
+  return prepareLog(ws, sessionId, produce, { lease: null, signal });
 }
 
 /** `pixir export <agent> ID` of an agent with an install store: `--out`, or `--install` to the agent's own place. */

@@ -47,21 +47,25 @@ export function countsMatch(logs: readonly PlannedLog[], disk: ReadonlyMap<strin
   return logs.every((log) => disk.get(log.sessionId)?.lines === log.stored.length);
 }
 
+/** An Event's Log line, with its `\n` (a lean plan gives it from its spill). */
+export type EventLineOf = (e: PixirEvent) => string | Buffer;
+
 /** True when each Log file of `disk` is the serialized Events of its planned Log, as many as it has lines. */
-export function diskHoldsPrefix(ws: string, logs: readonly PlannedLog[], disk: ReadonlyMap<string, DiskLog>): boolean {
+export function diskHoldsPrefix(ws: string, logs: readonly PlannedLog[], disk: ReadonlyMap<string, DiskLog>, lineOf: EventLineOf = eventLine): boolean {
   return logs.every((log) => {
     const count = disk.get(log.sessionId)?.lines;
-    return count === undefined || fileHolds(logPath(ws, log.sessionId).abs, log.stored, count);
+    return count === undefined || fileHolds(logPath(ws, log.sessionId).abs, log.stored, count, lineOf);
   });
 }
 
 /** The file at `abs` is the lines of `events[0..count)` and nothing more; false on any read error. */
-function fileHolds(abs: string, events: readonly PixirEvent[], count: number): boolean {
+export function fileHolds(abs: string, events: readonly PixirEvent[], count: number, lineOf: EventLineOf = eventLine): boolean {
   let i = 0;
   let scratch = Buffer.allocUnsafe(64 * 1024);
   const ok = eachLine(abs, (bytes) => {
     if (i >= count) return false;
-    const want = eventLine(events[i++]!);
+    const want = lineOf(events[i++]!);
+    if (typeof want !== "string") return bytes.length === want.length - 1 && bytes.equals(want.subarray(0, want.length - 1));
     // Encoded into one reused buffer: a family's lines are compared without a copy of each.
     const size = Buffer.byteLength(want);
     if (bytes.length !== size - 1) return false;

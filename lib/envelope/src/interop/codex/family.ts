@@ -33,6 +33,20 @@ export interface PlannedLog {
   forkRoot: string;
   /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
   digests?: DigestLadder;
+  /** A plan that holds each Event's facts only (lean-plan.ts): every Event of this Log goes through it. */
+  keeper?: EventKeeper;
+}
+
+/**
+ * What a plan that holds only each Event's facts does with the Events as they are made (lean-plan.ts): it
+ * keeps what planning reads of an Event and puts its line elsewhere, and digests a prefix a rollback cuts
+ * without the inherited Events' data.
+ */
+export interface EventKeeper {
+  /** The Event to hold for `e`, just made at the end of `log`'s History. */
+  keep(log: PlannedLog, e: PixirEvent): PixirEvent;
+  /** plannedShareHeader's twin: the share header data of `child`, cut from `parent` at `toSeq`. */
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: readonly PixirEvent[]): JsonObject;
 }
 
 export interface CodexFork {
@@ -59,7 +73,8 @@ export function newLog(sessionId: string, role: CodexLogRole, forkRoot: string):
 
 /** Put an Event at the end of a Log (its seq is the next one of the resolved History). */
 export function pushEvent(log: PlannedLog, e: Omit<PixirEvent, "seq" | "session_id">): PixirEvent {
-  const event: PixirEvent = { id: e.id, session_id: log.sessionId, seq: log.resolved.length, ts: e.ts, type: e.type, data: e.data };
+  const made: PixirEvent = { id: e.id, session_id: log.sessionId, seq: log.resolved.length, ts: e.ts, type: e.type, data: e.data };
+  const event = log.keeper === undefined ? made : log.keeper.keep(log, made);
   log.stored.push(event);
   log.resolved.push(event);
   const n = lineOf(event);
@@ -119,12 +134,43 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
 }
 
 /**
+ * A lean plan's copy of an inherited Event in a share child's History (fork.md §3.1 step 8, as inheritedItem
+ * makes it): its own Log and seq, its type, ts and data the original's, its id derived when it is asked for
+ * (the line of a replay_v1 child). A rollout's share children each hold a copy of their prefix, so a copy
+ * holds no more than that.
+ */
+class InheritedCopy implements PixirEvent {
+  private readonly of: PixirEvent;
+  constructor(
+    of: PixirEvent,
+    readonly session_id: string,
+    readonly seq: number,
+    private readonly forkEventId: string,
+  ) {
+    this.of = of instanceof InheritedCopy ? of.of : of;
+  }
+  get id(): string {
+    return derivedUlid(`fork:${this.forkEventId}:${this.seq}`, this.of.ts);
+  }
+  get ts(): string | null {
+    return this.of.ts;
+  }
+  get type(): PixirEvent["type"] {
+    return this.of.type;
+  }
+  get data(): JsonObject {
+    return this.of.data;
+  }
+}
+
+/**
  * fork.md §3.1 steps 6–8 and §4.3 on `parent` at `toSeq`, plus the carried checkpoint of §3.4: the child's
  * header (built by `header`) and resolved prefix.
  */
 export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">, replay = false): void {
   const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  const shared = plannedShareHeader(ws, parent, child, parent.forkRoot, toSeq, inherited);
+  const shared = parent.keeper === undefined ? plannedShareHeader(ws, parent, child, parent.forkRoot, toSeq, inherited) : parent.keeper.shareHeader(ws, parent, child, toSeq, inherited);
+  child.keeper = parent.keeper;
   // replay_v1 (MAX_IMPORT_SHARE_HOPS): the same header and History, the prefix stored as materialize stores it.
   const h = header(replay ? { ...shared, strategy: "replay_v1", limitations: REPLAY_LIMITATIONS } : shared);
   const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };
@@ -135,7 +181,7 @@ export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, to
   child.resolved.push(event);
   if (lineOf(event) === 1) child.lineSeq.set(1, 0);
   inherited.forEach((e, i) => {
-    const copy = inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event;
+    const copy = child.keeper === undefined ? inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event : new InheritedCopy(e, child.sessionId, i + 1, event.id!);
     child.resolved.push(copy);
     if (replay) child.stored.push(copy);
   });

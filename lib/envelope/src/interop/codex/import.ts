@@ -7,7 +7,6 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { PixirError } from "../../event/errors.js";
 import { afterEarlierWrites } from "../../event/os-fault.js";
 import { derivedUlid } from "../../event/ids.js";
-import { MAX_IMPORT_SHARE_HOPS } from "../../fork/fork.js";
 import { acquireLease, leaseStatus, publicStatus, type WriterLease } from "../../store/lease.js";
 import { appendJournaled, createLogAtomically, discardPreparedLog, fsyncDir, readTail, type PreparedLog } from "../../store/log-write.js";
 import { sweepStaleTempFiles } from "../../store/repair.js";
@@ -19,7 +18,6 @@ import {
   familyLeaf,
   familyMaxLine,
   lastTs,
-  codexHistory,
   loadFamily,
   newLog,
   ownEvents,
@@ -27,15 +25,12 @@ import {
   pushEvent,
   rolloutLines,
   shareChild,
-  prefixOwner,
-  familyShareHops,
   familyLogIds,
   type Family,
   type PlannedLog,
 } from "./family.js";
 import {
   codexBaseId,
-  dropTurnsCut,
   EPOCH,
   lineText,
   readRollout,
@@ -45,19 +40,20 @@ import {
   validTimestamp,
   withTimestamp,
   type Rollout,
-  type RolloutLine,
 } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
-import { countsMatch, diskHoldsPrefix, readDiskLogs } from "./disk-prefix.js";
+import { diskHoldsPrefix, fileHolds, readDiskLogs, type EventLineOf } from "./disk-prefix.js";
+import { planLean } from "./lean-plan.js";
 import { streamGrown, type GrownStream } from "./grown-stream.js";
 import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
 import { mapLine, RunningState } from "./line-map.js";
+import { DiskFollower, LineFeeder, Mapper, newRootFamily } from "./plan-lines.js";
 import { DIVERGED_ACTIONS, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath } from "../../session/agent-files.js";
 import { codexOf, lineOf } from "./rebuild.js";
-import { eventLine, forkedFromOf, lineEvents, lineOneCodex, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
+import { eventLine, forkedFromOf, lineOneCodex, parentThreadOf, taskOfRecords } from "./line-events.js";
 
 export type { CodexImportReport, CodexImportResult, CodexImportStatus, CodexSessionReport, SkippedFile } from "./report.js";
 
@@ -219,56 +215,6 @@ export class Families {
   }
 }
 
-/** Maps the lines of one rollout into a family, one line at a time (§2, §3.3). */
-class Mapper {
-  current: PlannedLog;
-  constructor(
-    private readonly ws: string,
-    private readonly family: Family,
-    readonly state: RunningState,
-  ) {
-    this.current = familyLeaf(family);
-  }
-
-  /** §2.6: the ts of a line Event in the current Log. */
-  private tsOf(line: RolloutLine, log: PlannedLog): string {
-    return validTimestamp(line.record?.timestamp) ?? lastTs(log, EPOCH);
-  }
-
-  place(line: RolloutLine): void {
-    const drafts = mapLine(this.family.threadId, line, this.state);
-    const p = line.record?.payload;
-    if (line.record?.type === "event_msg" && isJsonObject(p) && p.type === "thread_rolled_back") this.rollback(line, p.num_turns);
-    const log = this.current;
-    for (const e of lineEvents(this.family.threadId, line, drafts, log.resolved.length, this.tsOf(line, log))) pushEvent(log, e);
-  }
-
-  /** §3.3: a rollback that drops turns continues the thread in a share_v1 child of the current Log. */
-  private rollback(line: RolloutLine, k: unknown): void {
-    const L = this.current;
-    const history = codexHistory(L.resolved);
-    const boundaries: number[] = [];
-    history.forEach((e, i) => {
-      if (e.type === "user_message" && e.data.origin !== "context") boundaries.push(i);
-    });
-    const cut = dropTurnsCut(boundaries, k);
-    if (cut === null) return;
-    // The child hangs off the Log that owns the cut, so that rollbacks to one turn stay one hop deep.
-    const at = prefixOwner(this.family.logs, L, cut === 0 ? 0 : history[cut - 1]!.seq!);
-    const replay = familyShareHops(this.family.logs, at.log) + 1 > MAX_IMPORT_SHARE_HOPS;
-    const child = newLog(`${this.family.baseId}.rollback-${line.n}`, "rollback", at.log.forkRoot);
-    const ts = this.tsOf(line, L);
-    shareChild(this.ws, at.log, child, at.toSeq, (data) => ({
-      id: derivedUlid(`codex:${this.family.threadId}:rollback:${line.n}`, ts),
-      ts,
-      type: "session_fork",
-      data: { ...data, codex: { synthetic: "rollback_fork", thread: this.family.threadId, line: line.n, num_turns: k } },
-    }), replay);
-    this.family.logs.push(child);
-    this.current = child;
-  }
-}
-
 /** §3.5 step 2: how many of the source's lines the fork copied. */
 function copiedPrefix(r: Rollout, source: Array<string | null | undefined>): { k: number; timestamps: Array<[string, number]>; sha256: string } {
   const rests: string[] = [];
@@ -333,30 +279,19 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
     }
     if (forkReport === null) forkReport = { source_thread_id: shownThreadId(p), shared: false, copied_lines: 0, fork_status: forkStatus };
   }
-  if (family === null) family = newRootFamily(r, forkStatus);
+  if (family === null) family = newRootFamily(r, r.lines[0]!, forkStatus);
   mapLines(ws, r, family, state);
   families.set(family);
   return { rollout: r, family, forkReport };
 }
 
-/** A family of one root Log holding line 1 of rollout r (§3.1). */
-function newRootFamily(r: Rollout, forkStatus: string | null): Family {
-  const t = r.threadId;
-  const base = codexBaseId(t);
-  const root = newLog(base, "root", base);
-  pushEvent(root, rootHeader(t, r.lines[0]!, r.display, rootLineage(r.meta, forkStatus)));
-  return { threadId: t, baseId: base, logs: [root], fork: null, lineOne: r.lines[0]!.record!, fromDisk: false };
-}
-
-/** Map the lines after line 1 of rollout r into a new family; `after(n)` is called once line n is in. */
-function mapLines(ws: string, r: Rollout, family: Family, state: RunningState, after?: (n: number) => void): void {
-  const mapper = new Mapper(ws, family, state);
-  const copied = family.fork?.copied ?? 0;
-  after?.(1);
-  for (const line of r.lines.slice(1)) {
-    if (line.n <= copied + 1) mapLine(r.threadId, line, state); // §3.5 step 5: copied lines feed the running state only
-    else mapper.place(line);
-    after?.(line.n);
+/** Map the lines after line 1 of rollout r into a new family; `after()` is called once line 1 is in, then after each line. */
+function mapLines(ws: string, r: Rollout, family: Family, state: RunningState, after?: () => void): void {
+  const feeder = new LineFeeder(ws, family, state);
+  after?.();
+  for (let i = 1; i < r.lines.length; i++) {
+    feeder.feed(r.lines[i]!);
+    after?.();
   }
 }
 
@@ -370,19 +305,11 @@ function replanGrown(ws: string, r: Rollout, provider: string | null): PlannedRo
   if (inspectStatePath(logPath(ws, base)) === "missing") return null;
   const disk = readDiskLogs(ws, familyLogIds(ws, base));
   if (disk === null) return null;
-  const family = newRootFamily(r, null);
-  const held = new Map<string, number>();
-  mapLines(ws, r, family, new RunningState(provider), () => {
-    for (const log of family.logs) {
-      const links = disk.get(log.sessionId)?.links;
-      while (links !== undefined && links[0]?.seq === log.resolved.length) pushEvent(log, links.shift()!);
-    }
-    // Every line adds Events: the plan holds the disk's counts after one line at most.
-    if (held.size === 0 && countsMatch(family.logs, disk)) for (const log of family.logs) held.set(log.sessionId, log.stored.length);
-  });
-  if (held.size === 0 || !diskHoldsPrefix(ws, family.logs, disk)) return null;
-  for (const log of family.logs) log.diskCount = held.get(log.sessionId) ?? 0;
-  family.fromDisk = true;
+  const family = newRootFamily(r, r.lines[0]!, null);
+  const follower = new DiskFollower(disk);
+  mapLines(ws, r, family, new RunningState(provider), () => follower.after(family));
+  if (!follower.reached || !diskHoldsPrefix(ws, family.logs, disk)) return null;
+  follower.settle(family);
   return { rollout: r, family, forkReport: null };
 }
 
@@ -595,16 +522,27 @@ function* serializedLines(log: PlannedLog, from: number): Generator<string> {
   for (let i = from; i < log.stored.length; i++) yield eventLine(log.stored[i]!);
 }
 
-function reportOf(p: PlannedRollout, dry: boolean): CodexImportReport {
-  const r = p.rollout;
+/** What a report says of the rollout file itself (a Rollout read whole, or a lean plan's scan). */
+interface ReadLines {
+  display: string;
+  threadId: string;
+  meta: JsonObject;
+  lineCount: number;
+  skippedLines: number;
+  pendingTail: boolean;
+}
+
+const linesOfRollout = (r: Rollout): ReadLines => ({ ...r, lineCount: r.lines.length, skippedLines: r.lines.filter((l) => l.record === null).length });
+
+function reportOf(p: Pick<PlannedRollout, "family" | "forkReport">, r: ReadLines, dry: boolean): CodexImportReport {
   const f = p.family;
   return {
     file: r.display,
     thread_id: shownThreadId(r.threadId),
     cli_version: typeof r.meta.cli_version === "string" ? r.meta.cli_version : null,
-    line_count: r.lines.length,
+    line_count: r.lineCount,
     pending_tail: r.pendingTail,
-    skipped_lines: r.lines.filter((l) => l.record === null).length,
+    skipped_lines: r.skippedLines,
     fork: p.forkReport,
     sessions: f.logs.map((log) => ({
       session_id: log.sessionId,
@@ -1098,6 +1036,8 @@ function streamedGrownReport(item: RunItem, s: Extract<GrownStream, { kind: "str
 
 /** One rollout planned with its family in memory (§3, §4.5), and in the writing pass written. */
 async function planInMemory(run: Run, item: RunItem, families: Families, writing: Set<string> | null, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<boolean> {
+  const lean = leanFits(run, item, families) ? await planLeanItem(run, item, writing, into) : "plain";
+  if (lean !== "plain") return false;
   const { ws, options } = run;
   const dry = Boolean(options.dryRun);
   const parentThread = parentThreadOf(item.meta);
@@ -1105,7 +1045,7 @@ async function planInMemory(run: Run, item: RunItem, families: Families, writing
   if (read.kind !== "rollout") return false; // the file changed since its first line was read
   const planned = await planRollout(ws, read.rollout, families, run.cyclic.has(item.threadId));
   settleExistingLogs(ws, planned.family, read.rollout.display);
-  const report = reportOf(planned, dry);
+  const report = reportOf(planned, linesOfRollout(read.rollout), dry);
   const task = parentThread !== null ? taskOfRollout(read.rollout) : null;
   into.reports.push({ threadId: item.threadId, report });
   if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
@@ -1115,6 +1055,104 @@ async function planInMemory(run: Run, item: RunItem, families: Families, writing
   }
   if (!run.keep.has(item.threadId)) families.evict(item.threadId);
   return false;
+}
+
+/** planLean over the Workspace as it stands: a new family, or one on disk its plan must hold (replanGrown's rule). */
+function planLeanOver(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string): ReturnType<typeof planLean> {
+  const base = codexBaseId(threadId);
+  if (inspectStatePath(logPath(ws, base)) === "missing") return planLean(ws, file, named, lenient, threadId, null);
+  const disk = readDiskLogs(ws, familyLogIds(ws, base));
+  return disk === null ? null : planLean(ws, file, named, lenient, threadId, disk);
+}
+
+/** A planned Log as the writing pass sees it: its place in the family, and the lines it holds. */
+export interface PlannedLines {
+  sessionId: string;
+  role: string;
+  parentId: string | null;
+  forkedToSeq: number | null;
+  replayEventCount: number;
+  diskCount: number;
+  forkRoot: string;
+  lineSeq: Array<[number, number]>;
+  lines: string[];
+}
+
+function plannedLines(family: Family, lineOf: EventLineOf): PlannedLines[] {
+  return family.logs.map((l) => ({
+    sessionId: l.sessionId,
+    role: l.role,
+    parentId: l.parentId,
+    forkedToSeq: l.forkedToSeq,
+    replayEventCount: l.replayEventCount,
+    diskCount: l.diskCount,
+    forkRoot: l.forkRoot,
+    lineSeq: [...l.lineSeq].sort((a, b) => a[0] - b[0]),
+    lines: l.stored.map((e) => lineOf(e).toString()),
+  }));
+}
+
+/**
+ * Rollout `file` planned over the Workspace both ways, by the lean planner (null where it declines) and by
+ * the plain rule (planRollout), as the Logs each would hold: for the property test that holds them together.
+ */
+export async function planLeanAndPlain(ws: string, file: string, lenient = false): Promise<{ lean: PlannedLines[] | null; plain: PlannedLines[] | PixirError }> {
+  const read = readRollout({ path: file, display: file }, true, lenient);
+  if (read.kind !== "rollout") throw new PixirError("not_found", undefined, { path: file });
+  const lean = planLeanOver(ws, { path: file, display: file }, true, lenient, read.rollout.threadId);
+  let leanLines: PlannedLines[] | null = null;
+  if (lean !== null && lean !== "skipped") {
+    try {
+      leanLines = plannedLines(lean.family, (e) => lean.keeper.line(e));
+    } finally {
+      lean.keeper.close();
+    }
+  }
+  try {
+    const planned = await planRollout(ws, read.rollout, new Families(ws), false);
+    return { lean: leanLines, plain: plannedLines(planned.family, eventLine) };
+  } catch (err) {
+    if (err instanceof PixirError) return { lean: leanLines, plain: err };
+    throw err;
+  }
+}
+
+/**
+ * A rollout the lean planner takes (lean-plan.ts): no later step reads its family (a fork's source, a
+ * subagent's parent keep their Events whole), and it is no fork (its copied lines are checked against its
+ * source's Events).
+ */
+function leanFits(run: Run, item: RunItem, families: Families): boolean {
+  return !run.keep.has(item.threadId) && forkedFromOf(item.meta) === null && !families.has(item.threadId);
+}
+
+/**
+ * One rollout planned by the lean planner, reported, and in the writing pass written from its spill. "plain"
+ * when the plain planner must plan it (a grown family that is not the plan of its first lines): nothing
+ * was reported.
+ */
+async function planLeanItem(run: Run, item: RunItem, writing: Set<string> | null, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<"planned" | "plain"> {
+  const { ws, options } = run;
+  const plan = planLeanOver(ws, item.input, item.input.named, Boolean(options.lenient), item.threadId);
+  if (plan === null) return "plain";
+  if (plan === "skipped") return "planned"; // the file changed since its first line was read
+  const { family, scan, keeper } = plan;
+  try {
+    const lineOf = (e: PixirEvent): string | Buffer => keeper.line(e);
+    settleExistingLogs(ws, family, item.input.display, lineOf);
+    const report = reportOf({ family, forkReport: null }, { ...scan, display: item.input.display }, Boolean(options.dryRun));
+    const parentThread = parentThreadOf(item.meta);
+    const task = parentThread !== null ? plan.task : null;
+    into.reports.push({ threadId: item.threadId, report });
+    if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: family.baseId, lineOne: family.lineOne, parentThread, task });
+    if (writing !== null) {
+      await writeFamily(run, family, (log, from) => keeper.lines(log, from));
+      recordImport(ws, item.threadId, scan, parentThread !== null ? family.lineOne : null, report, task);
+    }
+  } finally {
+    keeper.close();
+  }
+  return "planned";
 }
 
 /** The bytes of the rollouts of a run, which decide whether streaming them on worker threads pays. */
@@ -1160,14 +1198,15 @@ function streamable(run: Run, item: RunItem): boolean {
  * README "Rules that hold across the two agent importers": a Log the run would create that exists already
  * is unchanged when its bytes are those planned, else already_exists with reason log_differs.
  */
-function settleExistingLogs(ws: string, family: Family, file: string): void {
+function settleExistingLogs(ws: string, family: Family, file: string, lineOf?: EventLineOf): void {
   for (const log of family.logs) {
     if (log.diskCount !== 0) continue;
     const where = logPath(ws, log.sessionId);
     if (inspectStatePath(where) === "missing") continue;
     let same = false;
     try {
-      same = readFileSync(where.abs, "utf8") === [...serializedLines(log, 0)].join("");
+      // A lean plan's lines are compared one at a time, as they are read from its spill.
+      same = lineOf !== undefined ? fileHolds(where.abs, log.stored, log.stored.length, lineOf) : readFileSync(where.abs, "utf8") === [...serializedLines(log, 0)].join("");
     } catch {
       same = false;
     }
@@ -1177,14 +1216,14 @@ function settleExistingLogs(ws: string, family: Family, file: string): void {
 }
 
 /** Write the new Events of one family: appends, then new Logs parent before child, each under its lease. */
-async function writeFamily(run: Run, family: Family): Promise<void> {
-  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => serializedLines(log, log.diskCount) }));
+async function writeFamily(run: Run, family: Family, linesOf: (log: PlannedLog, from: number) => Iterable<string | Buffer> = serializedLines): Promise<void> {
+  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => linesOf(log, log.diskCount) }));
   if (items.length > 0) await writeLogs(run, items);
   for (const log of family.logs) log.diskCount = log.stored.length;
 }
 
 /** §4.6 steps 2–4 for some Logs: leases in byte order of session id; appends and creations in the given order. */
-async function writeLogs(run: Run, items: Array<{ log: PlannedLog; lines: () => Iterable<string> }>): Promise<void> {
+async function writeLogs(run: Run, items: Array<{ log: PlannedLog; lines: () => Iterable<string | Buffer> }>): Promise<void> {
   const { ws, options } = run;
   const leases = new Map<string, WriterLease>();
   const ids = items.map((i) => i.log.sessionId).sort(compareBytes);

@@ -6,11 +6,12 @@ import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { compareBytes, isValidSessionId } from "../../event/session-id.js";
-import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
+import { discardPreparedLog, type PreparedLog } from "../../store/log-write.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
 import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { needsWrite as diskNeedsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
+import { needsWrite as diskNeedsWrite, plannedOnDisk, preparePlannedLog, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
 import { invalidGeminiSession, readGeminiSession } from "./format.js";
-import { planGeminiFamily, type PlannedGeminiFamily } from "./plan.js";
+import { geminiLogBytes, geminiLogLines, geminiSourceLine, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
 
 export interface GeminiImportOptions extends AgentImportOptions {
   progress?: (text: string) => void;
@@ -96,14 +97,17 @@ interface FileWork {
   legacy: boolean;
   report: Omit<GeminiImportFile, "sessions">;
   work: Work[];
-  /** The planned bytes of the Logs to write, kept from pass 1 while the run's budget allows. */
+  /** The planned bytes of the Logs to write when some are appended to, kept from pass 1 while the run's budget allows. */
   kept: Buffer[] | null;
-  /** Past the budget, the temp files of its Logs when they are all new (else it is planned again to be written). */
+  /** The temp files of its Logs when they are all new, made in pass 1. */
   prepared: PreparedLog[] | null;
 }
 
-/** Planned bytes a run keeps from its check to its write; past it a file is planned again to be written. */
-export const KEPT_BYTES_BUDGET = 32 * 1024 * 1024;
+/**
+ * Planned bytes a run keeps from its check to its write for files with Logs to append to (new Logs go to
+ * temp files at once); past it such a file is planned again to be written.
+ */
+export const KEPT_BYTES_BUDGET = 8 * 1024 * 1024;
 
 /** A duplicate session id across files: the `.jsonl` Gemini migrated a legacy `.json` into wins. */
 function dropMigrated(files: FileWork[], skipped: GeminiImportResult["skipped_files"], lenient: boolean): FileWork[] {
@@ -140,13 +144,41 @@ function planFile(ws: string, input: SourcePath, lenient: boolean): PlannedGemin
   }
 }
 
-/** The first pass over a file: its plan compared with the disk; a refusal is thrown before anything is written. */
-function checkFile(ws: string, input: SourcePath, family: PlannedGeminiFamily): FileWork {
-  const work = family.logs.map((log): Work => ({
-    sessionId: log.sessionId,
-    report: { session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length },
-    ...plannedOnDisk(ws, log, family.file),
-  }));
+/** What checkLogs finds of a file's Logs: each one's report and disk state, and their bytes when they were made. */
+interface Checked {
+  work: Work[];
+  /** Made when a Log of the file is on disk (to compare with it); null when every Log is new. */
+  bytes: Buffer[] | null;
+}
+
+/** True when no Log of the family is on disk (a path that cannot be inspected is left to diskState to report). */
+function allAbsent(ws: string, family: PlannedGeminiFamily): boolean {
+  try {
+    return family.logs.every((log) => inspectStatePath(logPath(ws, log.sessionId)) === "missing");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A file's plan compared with the disk; a refusal is thrown before anything is written. The bytes of its
+ * Logs are made only to compare them with Logs on disk (or when `withBytes`); when every Log is new their
+ * lines are checked (`log_encode_failed`) when they are written, or now in a dry run.
+ */
+function checkLogs(ws: string, family: PlannedGeminiFamily, options: { dryRun: boolean; withBytes: boolean }): Checked {
+  const report = (log: PlannedGeminiLog): Work["report"] => ({ session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length });
+  if (!options.withBytes && allAbsent(ws, family)) {
+    if (options.dryRun) for (const log of family.logs) geminiLogLines(log, family.file, () => undefined);
+    return { work: family.logs.map((log) => ({ sessionId: log.sessionId, report: report(log), disk: { state: "absent" }, before: 0 })), bytes: null };
+  }
+  // Every Log's lines are checked before any is compared with the disk.
+  const bytes = family.logs.map((log) => geminiLogBytes(log, family.file));
+  const work = family.logs.map((log, j): Work => ({ sessionId: log.sessionId, report: report(log), ...plannedOnDisk(ws, { sessionId: log.sessionId, bytes: bytes[j]!, stored: log.stored }, family.file) }));
+  return { work, bytes };
+}
+
+/** What a run keeps of a file between its passes: its report and the disk states of its Logs. */
+function fileWork(input: SourcePath, family: PlannedGeminiFamily, work: Work[]): FileWork {
   const parsed = family.parsed;
   return {
     input,
@@ -171,12 +203,14 @@ function checkFile(ws: string, input: SourcePath, family: PlannedGeminiFamily): 
 const needsWrite = (w: Work): boolean => diskNeedsWrite(w.disk);
 
 /**
- * Pass 1: plan every file and compare it with the disk, keeping statuses and, within the run's budget, the
- * bytes to write; past it a file whose Logs are all new has their temp files made now (so it is planned
- * once), any other is planned again in pass 2. Every refusal of the run is found here, before a Log is written.
+ * Pass 1: plan every file and compare it with the disk, keeping its report and its Logs' disk states. A
+ * file whose Logs are all new has their temp files made now (it is planned once and its bytes never held);
+ * a file with Logs to append to keeps the bytes within the run's budget, and past it is planned again in
+ * pass 2. Every refusal of the run is found here, before a Log is written.
  */
 async function checkFiles(ws: string, inputs: SourcePath[], options: GeminiImportOptions, out: FileWork[], skipped: GeminiImportResult["skipped_files"]): Promise<void> {
   let kept = 0;
+  const dryRun = Boolean(options.dryRun);
   for (const [i, input] of inputs.entries()) {
     options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
     const family = planFile(ws, input, Boolean(options.lenient));
@@ -184,17 +218,20 @@ async function checkFiles(ws: string, inputs: SourcePath[], options: GeminiImpor
       skipped.push({ file: input.display, reason: "empty" });
       continue;
     }
-    const f = checkFile(ws, input, family);
+    const { work, bytes } = checkLogs(ws, family, { dryRun, withBytes: false });
+    const f = fileWork(input, family, work);
     out.push(f);
-    const logs = family.logs.filter((_, j) => needsWrite(f.work[j]!));
-    const size = logs.reduce((n, log) => n + log.bytes.length, 0);
-    if (options.dryRun || size === 0) continue;
+    if (dryRun || !work.some(needsWrite)) continue;
+    if (bytes === null || work.filter(needsWrite).every((w) => w.disk.state === "absent")) {
+      f.prepared = [];
+      for (const [j, log] of family.logs.entries()) if (needsWrite(work[j]!)) f.prepared.push(await preparePlannedLog(ws, log.sessionId, log.stored, family.file, geminiSourceLine, options.signal));
+      continue;
+    }
+    const toKeep = bytes.filter((_, j) => needsWrite(work[j]!));
+    const size = toKeep.reduce((n, b) => n + b.length, 0);
     if (kept + size <= (options.keptBytes ?? KEPT_BYTES_BUDGET)) {
       kept += size;
-      f.kept = logs.map((log) => log.bytes);
-    } else if (f.work.filter(needsWrite).every((w) => w.disk.state === "absent")) {
-      f.prepared = [];
-      for (const log of logs) f.prepared.push(await prepareLog(ws, log.sessionId, async (emit) => emit(log.bytes), { lease: null, signal: options.signal }));
+      f.kept = toKeep;
     }
   }
 }
@@ -214,8 +251,8 @@ async function writeFiles(ws: string, files: FileWork[], options: GeminiImportOp
     }
     // Checked again: the file may have grown meanwhile (then more is written, never something else).
     const family = planFile(ws, f.input, Boolean(options.lenient))!;
-    const now = checkFile(ws, f.input, family).work;
-    const toWrite = family.logs.flatMap((log, i) => (needsWrite(now[i]!) ? [{ log, disk: now[i]!.disk }] : []));
+    const now = checkLogs(ws, family, { dryRun: false, withBytes: true });
+    const toWrite = family.logs.flatMap((log, i) => (needsWrite(now.work[i]!) ? [{ log: { sessionId: log.sessionId, bytes: now.bytes![i]! }, disk: now.work[i]!.disk }] : []));
     await writePlannedLogs(ws, toWrite, options);
   }
 }

@@ -7,7 +7,7 @@
 import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { plannedLogBytes } from "../../session/agent-files.js";
+import { forEachPlannedLine, plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { plannedShareHeader } from "../../fork/fork.js";
@@ -30,7 +30,6 @@ export interface PlannedGeminiLog {
   resolved: PixirEvent[];
   /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
   digests?: DigestLadder;
-  bytes: Buffer;
 }
 
 export interface PlannedGeminiFamily {
@@ -126,7 +125,7 @@ class FamilyPlanner {
   }
 
   private newLog(sessionId: string, role: PlannedGeminiLog["role"], branch: GeminiBranchKind | null, parent: PlannedGeminiLog | null, forkedToSeq: number | null): PlannedGeminiLog {
-    const log: PlannedGeminiLog = { sessionId, role, branch, parent, forkedToSeq, stored: [], resolved: [], bytes: Buffer.alloc(0) };
+    const log: PlannedGeminiLog = { sessionId, role, branch, parent, forkedToSeq, stored: [], resolved: [] };
     this.logs.push(log);
     return log;
   }
@@ -282,7 +281,18 @@ function carrierData(l: GeminiLine): JsonObject {
   return { event: "gemini_record", record: l.kind };
 }
 
-/** Plan every Log of one parsed file. Writes nothing. */
+/** The source line an Event came from (named when one of its strings cannot be stored). */
+export const geminiSourceLine = (e: PixirEvent): unknown => (isJsonObject(e.data.gemini) ? (e.data.gemini.line ?? null) : null);
+
+/** A planned Log's lines, each checked as it is made, to `sink` (the whole Log is never held as one text). */
+export function geminiLogLines(log: PlannedGeminiLog, file: string, sink: (line: string) => void): void {
+  forEachPlannedLine(log.stored, file, geminiSourceLine, sink);
+}
+
+/** A planned Log's bytes: what is compared with a Log on disk. */
+export const geminiLogBytes = (log: PlannedGeminiLog, file: string): Buffer => plannedLogBytes(log.stored, file, geminiSourceLine);
+
+/** Plan every Log of one parsed file (its Events; their bytes are made as they are checked or written). Writes nothing. */
 export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: string): PlannedGeminiFamily {
   const sessionIdRaw = parsed.metadata.sessionId as string;
   const base = geminiBaseSessionId(sessionIdRaw);
@@ -315,6 +325,5 @@ export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: str
       p.reconcile(l, "replace", carrierData(l));
     }
   }
-  for (const log of p.logs) log.bytes = plannedLogBytes(log.stored, file, (e) => (isJsonObject(e.data.gemini) ? (e.data.gemini.line ?? null) : null));
   return { file, sessionIdRaw, baseSessionId: base, parsed, logs: p.logs, leaf: p.current, messages: p.list.list() };
 }

@@ -4,11 +4,11 @@
 import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
-import { logPath } from "../../store/paths.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { withPlannedWrites, type DiskState } from "../../store/planned-logs.js";
-import { needsWrite, plannedOnDisk, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult } from "../../session/agent-files.js";
-import { PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
+import { needsWrite, plannedOnDisk, plannedStatus, preparePlannedLog, type AgentImportOptions, type ImportedLog, type ImportResult } from "../../session/agent-files.js";
+import { opencodeLogBytes, opencodeLogLines, PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
 import { opencodeHome, openOpencodePath, type OpencodeSessionRef, type OpencodeSource } from "./source.js";
 
 export interface OpencodeImportOptions extends AgentImportOptions {
@@ -20,7 +20,7 @@ export interface OpencodeImportResult extends ImportResult<{ source: string; ses
   skipped_records: string[];
 }
 
-/** A planned Log as the run keeps it once its session is let go: its disk state, and its bytes while the budget allows. */
+/** A planned Log as the run keeps it once its session is let go: its disk state, and a new Log's temp file or an append's bytes while the budget allows. */
 interface LogWork {
   sessionId: string;
   role: string;
@@ -28,10 +28,10 @@ interface LogWork {
   eventCount: number;
   disk: DiskState;
   before: number;
-  /** The planned bytes, kept for the write when they fit the budget; else null and `digest` checks the plan made again. */
+  /** An append's planned bytes, kept for the write when they fit the budget; else null and `digest` checks the plan made again. */
   bytes: Buffer | null;
   digest: string;
-  /** A new Log past the budget: its temp file, made during the check and renamed into place by the write. */
+  /** A new Log: its temp file, made during the check and renamed into place by the write. */
   prepared: PreparedLog | null;
 }
 
@@ -44,18 +44,21 @@ interface SessionWork {
   logs: LogWork[];
 }
 
-/** Planned bytes a run keeps between the check and the write; past it a session is read and planned again to be written. */
-export const KEPT_BYTES_BUDGET = 32 * 1024 * 1024;
+/**
+ * Planned bytes a run keeps between the check and the write for Logs to append to (new Logs go to temp files
+ * at once); past it a session is read and planned again to be written.
+ */
+export const KEPT_BYTES_BUDGET = 8 * 1024 * 1024;
 
 const EMPTY = Buffer.alloc(0);
 const toWrite = (w: LogWork): boolean => needsWrite(w.disk);
 
 /**
  * Sessions are read, planned and compared with the disk one at a time (a changed Log refuses the run before
- * any Log is written); only what the output and the write need is kept: a Log's bytes within the budget, past
- * it a new Log's temp file. Then the Logs to write are leased and put in place a session at a time (a temp file
- * renamed, kept bytes written, or, for an append past the budget, the session planned again: the database is
- * read in one transaction, so again means the same).
+ * any Log is written); only what the output and the write need is kept: a new Log's temp file (its lines
+ * written as they are made), an append's bytes within the budget. Then the Logs to write are leased and put in
+ * place a session at a time (a temp file renamed, kept bytes written, or, for an append past the budget, the
+ * session planned again: the database is read in one transaction, so again means the same).
  */
 export async function importOpencode(ws: string, options: OpencodeImportOptions): Promise<OpencodeImportResult> {
   const skipped: string[] = [];
@@ -100,24 +103,47 @@ async function checkSessions(ws: string, sources: OpencodeSource[], planned: Pla
         logs: [],
       };
       out.push(entry);
-      for (const log of logs) {
-        const w = checkLog(ws, log, session.source);
+      const checked = checkLogs(ws, logs, session.source, Boolean(options.dryRun));
+      for (const [j, log] of logs.entries()) {
+        const w = checked.work[j]!;
         entry.logs.push(w);
-        if (!toWrite(w)) continue;
-        if (kept + log.bytes.length <= options.budget) {
-          kept += log.bytes.length;
-          w.bytes = log.bytes;
-        } else if (w.disk.state === "absent" && !options.dryRun) {
-          // Past the budget a new Log goes to its temp file now, so that it is planned once.
-          w.prepared = await prepareLog(ws, log.sessionId, async (emit) => emit(log.bytes), { lease: null, signal: options.signal });
-        } else w.digest = sha256Hex(log.bytes);
+        if (!toWrite(w) || options.dryRun) continue;
+        const bytes = checked.bytes?.[j] ?? null;
+        if (w.disk.state === "absent") {
+          // A new Log goes to its temp file now: it is planned once, and its bytes are not kept.
+          w.prepared = bytes === null ? await preparePlannedLog(ws, log.sessionId, log.stored, session.source, undefined, options.signal) : await prepareLog(ws, log.sessionId, async (emit) => emit(bytes), { lease: null, signal: options.signal });
+        } else if (kept + bytes!.length <= options.budget) {
+          kept += bytes!.length;
+          w.bytes = bytes;
+        } else w.digest = sha256Hex(bytes!);
       }
     }
   }
 }
 
-function checkLog(ws: string, log: PlannedOpencodeLog, source: string): LogWork {
-  return { sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, ...plannedOnDisk(ws, log, source), bytes: null, digest: "", prepared: null };
+/** True when no Log of the session is on disk (a path that cannot be inspected is left to diskState to report). */
+function allAbsent(ws: string, logs: PlannedOpencodeLog[]): boolean {
+  try {
+    return logs.every((log) => inspectStatePath(logPath(ws, log.sessionId)) === "missing");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A session's Logs compared with the disk (a Log that differs otherwise refuses the run). Their bytes are made
+ * only to compare them with Logs on disk; when every Log is new their lines are checked (`log_encode_failed`)
+ * as they are written to their temp files, or now in a dry run.
+ */
+function checkLogs(ws: string, logs: PlannedOpencodeLog[], source: string, dryRun: boolean): { work: LogWork[]; bytes: Buffer[] | null } {
+  const work = (log: PlannedOpencodeLog, disk: { disk: DiskState; before: number }): LogWork => ({ sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, ...disk, bytes: null, digest: "", prepared: null });
+  if (allAbsent(ws, logs)) {
+    if (dryRun) for (const log of logs) opencodeLogLines(log, source, () => undefined);
+    return { work: logs.map((log) => work(log, { disk: { state: "absent" }, before: 0 })), bytes: null };
+  }
+  // Every Log's lines are checked before any is compared with the disk.
+  const bytes = logs.map((log) => opencodeLogBytes(log, source));
+  return { work: logs.map((log, j) => work(log, plannedOnDisk(ws, { sessionId: log.sessionId, bytes: bytes[j]!, stored: log.stored }, source))), bytes };
 }
 
 /** Lease every Log to write, then write them a session at a time, parents first (plan order). */
@@ -128,6 +154,7 @@ async function writeSessions(ws: string, work: SessionWork[], planned: PlannedSe
       const logs = s.logs.filter(toWrite);
       if (logs.length === 0) continue;
       const again = logs.some((l) => l.bytes === null && l.prepared === null) ? planOpencodeSession(ws, s.ref.read(true, []), planned, s.index) : [];
+      const source = s.ref.source;
       for (const l of logs) {
         if (l.prepared !== null) {
           const prepared = l.prepared;
@@ -135,7 +162,8 @@ async function writeSessions(ws: string, work: SessionWork[], planned: PlannedSe
           await write({ log: { sessionId: l.sessionId, bytes: EMPTY }, disk: l.disk, prepared });
           continue;
         }
-        const bytes = l.bytes ?? again.find((p) => p.sessionId === l.sessionId)?.bytes ?? null;
+        const log = l.bytes === null ? again.find((p) => p.sessionId === l.sessionId) : undefined;
+        const bytes = l.bytes ?? (log === undefined ? null : opencodeLogBytes(log, source));
         if (bytes === null || (l.bytes === null && sha256Hex(bytes) !== l.digest)) {
           throw new PixirError("log_write_failed", undefined, { reason: "source_changed_during_import", path: logPath(ws, l.sessionId).rel, file: s.ref.source });
         }

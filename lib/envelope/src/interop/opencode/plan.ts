@@ -4,7 +4,7 @@
 // history_compaction checkpoint; a pending revert leaves the reverted messages in a share_v1 child.
 import { sha256Hex } from "../../event/ids.js";
 import { isJsonObject, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { plannedLogBytes } from "../../session/agent-files.js";
+import { forEachPlannedLine, plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { plannedShareHeader } from "../../fork/fork.js";
@@ -19,7 +19,6 @@ export interface PlannedOpencodeLog {
   forkedToSeq: number | null;
   stored: PixirEvent[];
   resolved: PixirEvent[];
-  bytes: Buffer;
   /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
   digests?: DigestLadder;
 }
@@ -115,7 +114,7 @@ class SessionPlanner {
   }
 
   private newLog(sessionId: string, role: PlannedOpencodeLog["role"], parent: PlannedOpencodeLog | null, forkedToSeq: number | null): PlannedOpencodeLog {
-    const log: PlannedOpencodeLog = { sessionId, role, parent, forkedToSeq, stored: [], resolved: [], bytes: Buffer.alloc(0) };
+    const log: PlannedOpencodeLog = { sessionId, role, parent, forkedToSeq, stored: [], resolved: [] };
     this.logs.push(log);
     return log;
   }
@@ -341,11 +340,18 @@ function planSession(ws: string, session: OpencodeSession, planned: PlannedSessi
 }
 
 /**
- * The Logs of one session and their bytes, the sessions planned before it (the first `limit` of `planned`,
- * all by default) known for its fork copy. The caller adds it to `planned` once it is the next one.
+ * The Logs of one session (their Events; their bytes are made as they are checked or written), the sessions
+ * planned before it (the first `limit` of `planned`, all by default) known for its fork copy. The caller adds
+ * it to `planned` once it is the next one.
  */
 export function planOpencodeSession(ws: string, session: OpencodeSession, planned: PlannedSessions = new PlannedSessions(), limit: number = planned.size): PlannedOpencodeLog[] {
-  const p = planSession(ws, session, planned, limit);
-  for (const log of p.logs) log.bytes = plannedLogBytes(log.stored, session.source);
-  return p.logs;
+  return planSession(ws, session, planned, limit).logs;
 }
+
+/** A planned Log's lines, each checked as it is made, to `sink` (the whole Log is never held as one text). */
+export function opencodeLogLines(log: PlannedOpencodeLog, source: string, sink: (line: string) => void): void {
+  forEachPlannedLine(log.stored, source, undefined, sink);
+}
+
+/** A planned Log's bytes: what is compared with a Log on disk. */
+export const opencodeLogBytes = (log: PlannedOpencodeLog, source: string): Buffer => plannedLogBytes(log.stored, source);

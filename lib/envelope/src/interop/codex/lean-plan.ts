@@ -1,0 +1,177 @@
+// codex-interop.md §3–§4.5 for a rollout the planner must see whole (a rollback cuts a share child from
+// the History planned so far): the rollout is read once, one line at a time, and planned as a new family
+// whose Logs hold only each Event's facts (its envelope, and what planning reads of its data: the line,
+// part, item kind, origin, call id; a checkpoint, header or link whole); each Event's Log line goes to an
+// EventSpill as it is made, and the Logs are written from there. The prefix digest a rollback needs is kept
+// as the Events are made (a ladder per Log, as store/digest-ladder.ts keeps it). Memory holds the facts, not
+// the rollout.
+// The rule it follows is import.ts's plain one (the same Mapper, feeder and share children); the property
+// test test/interop/codex-lean-plan.test.ts holds the two to the same Logs.
+import { isJsonObject, isReplayType, serializeEvent, dataTextOf, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { shareHeaderWithDigest } from "../../fork/fork.js";
+import { LADDER_STEP } from "../../store/digest-ladder.js";
+import { PrefixDigest } from "../../store/loader.js";
+import { diskHoldsPrefix, type DiskLog } from "./disk-prefix.js";
+import { EventSpill, type SpillPlace } from "./event-spill.js";
+import type { EventKeeper, Family, PlannedLog } from "./family.js";
+import { scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
+import { eventLine, taskOfRecords } from "./line-events.js";
+import { RunningState } from "./line-map.js";
+import { DiskFollower, LineFeeder, newRootFamily } from "./plan-lines.js";
+import { lineOf } from "./rebuild.js";
+
+/** The prefix digests of one Log's History, fed each replay Event as it is made. */
+class LeanLadder {
+  constructor(
+    /** marks[j]: the digest of the first j × LADDER_STEP replay Events. */
+    private readonly marks: PrefixDigest[],
+    /** The digest of every replay Event so far. */
+    private readonly running: PrefixDigest,
+    /** A share child's first replay Events are its copies, at seqs 1..inherited. */
+    private readonly inherited: number,
+    /** The seqs of the replay Events after those. */
+    private readonly own: number[] = [],
+  ) {}
+
+  static empty(): LeanLadder {
+    return new LeanLadder([new PrefixDigest()], new PrefixDigest(), 0);
+  }
+
+  add(e: PixirEvent): void {
+    if (!isReplayType(e.type)) return;
+    this.running.add(e);
+    this.own.push(e.seq!);
+    if (this.running.count % LADDER_STEP === 0) this.marks.push(this.running.copy());
+  }
+
+  /** The digest of the first `count` replay Events, still open; `full` gives back an Event's data. */
+  cut(count: number, resolved: readonly PixirEvent[], full: (e: PixirEvent) => PixirEvent): PrefixDigest {
+    if (count === this.running.count) return this.running.copy();
+    const j = Math.floor(count / LADDER_STEP);
+    const out = this.marks[j]!.copy();
+    for (let i = j * LADDER_STEP; i < count; i++) out.add(full(resolved[i < this.inherited ? i + 1 : this.own[i - this.inherited]!]!));
+    return out;
+  }
+
+  /** The ladder of a share child whose History begins with copies of the first `count` replay Events. */
+  child(count: number, state: PrefixDigest): LeanLadder {
+    return new LeanLadder(this.marks.slice(0, Math.floor(count / LADDER_STEP) + 1), state, count);
+  }
+}
+
+/** Where the line of an Event whose data the plan dropped lies, and the Event it was made as. */
+interface Spilled extends SpillPlace {
+  owner: PixirEvent;
+}
+
+/** A line Event's data as planning reads it (carriesItem, lineOf, the turn boundaries, OpenCalls). */
+function factsOf(data: JsonObject): JsonObject {
+  const c = data.codex as JsonObject;
+  const codex: JsonObject = { line: c.line };
+  if (c.part !== undefined) codex.part = c.part;
+  if (c.skipped !== undefined) codex.skipped = c.skipped;
+  if (isJsonObject(c.record)) codex.record = { type: c.record.type };
+  const out: JsonObject = { codex };
+  if (data.origin !== undefined) out.origin = data.origin;
+  if (data.call_id !== undefined) out.call_id = data.call_id;
+  return out;
+}
+
+/** The keeper of a lean plan: each line Event's data dropped for its facts, its line spilled. */
+export class LeanKeeper implements EventKeeper {
+  /** By the facts object of an Event (a share child's copy holds the same one). */
+  private readonly spilled = new WeakMap<JsonObject, Spilled>();
+  private readonly ladders = new WeakMap<PlannedLog, LeanLadder>();
+  private readonly spill = EventSpill.open();
+
+  keep(log: PlannedLog, e: PixirEvent): PixirEvent {
+    let ladder = this.ladders.get(log);
+    if (ladder === undefined) this.ladders.set(log, (ladder = LeanLadder.empty()));
+    ladder.add(e);
+    // A checkpoint, a header or a link stays whole: planning reads them, and they are few and small.
+    if (lineOf(e) === null || e.type === "history_compaction") return e;
+    const kept: PixirEvent = { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: factsOf(e.data) };
+    this.spilled.set(kept.data, { ...this.spill.put(eventLine(e)), owner: kept });
+    return kept;
+  }
+
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+    const ladder = this.ladders.get(parent) ?? LeanLadder.empty();
+    const state = ladder.cut(inherited.length, parent.resolved, (e) => this.whole(e));
+    this.ladders.set(child, ladder.child(inherited.length, state));
+    return shareHeaderWithDigest(ws, parent.sessionId, parent.forkRoot, toSeq, inherited, state.copy().digest());
+  }
+
+  /** The Log line of an Event of the plan (with its `\n`); bytes are a view valid until the next line is asked for. */
+  line(e: PixirEvent): string | Buffer {
+    const s = this.spilled.get(e.data);
+    if (s === undefined) return eventLine(e);
+    const bytes = this.spill.read(s);
+    if (s.owner === e) return bytes;
+    // A copy of it (a replay_v1 child's prefix): the same data under the copy's envelope.
+    const data = dataTextOf(bytes.toString("utf8", 0, bytes.length - 1), s.owner);
+    return data !== undefined ? serializeEvent(e, data) : eventLine(this.whole(e));
+  }
+
+  /** The lines of a Log's Events from `from` on, read as the writer takes them. */
+  *lines(log: PlannedLog, from: number): Generator<string | Buffer> {
+    for (let i = from; i < log.stored.length; i++) yield this.line(log.stored[i]!);
+  }
+
+  close(): void {
+    this.spill.close();
+  }
+
+  /** An Event with its whole data again. */
+  private whole(e: PixirEvent): PixirEvent {
+    const s = this.spilled.get(e.data);
+    if (s === undefined) return e;
+    // Field by field: a share child's copy keeps its fields behind getters (family.ts InheritedCopy).
+    return { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: (JSON.parse(this.spill.read(s).toString("utf8")) as PixirEvent).data };
+  }
+}
+
+export interface LeanPlan {
+  family: Family;
+  scan: RolloutScan;
+  /** §3.6 `task` of the rollout (its first boundary item), for a subagent's link. */
+  task: string | null;
+  /** Holds the spilled lines until the plan is written; close it after. */
+  keeper: LeanKeeper;
+}
+
+/**
+ * Plan rollout `file` of thread `threadId` as a new family, holding only each Event's facts. With `disk` (its
+ * family's Logs, readDiskLogs) the plan is taken only when they are the plan as it stood after the last line
+ * they hold (import.ts replanGrown's rule); null when it is not, or line 1 now names another thread: the
+ * plain planner decides. "skipped" when the file is no longer a rollout.
+ */
+export function planLean(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string, disk: ReadonlyMap<string, DiskLog> | null): LeanPlan | "skipped" | null {
+  const keeper = new LeanKeeper();
+  let taken = false;
+  try {
+    const follower = disk === null ? null : new DiskFollower(disk);
+    const at: { family: Family | null; feeder: LineFeeder | null; task: string | null; other: boolean } = { family: null, feeder: null, task: null, other: false };
+    const onLine = (line: RolloutLine): void => {
+      if (at.other) return;
+      if (at.task === null && line.record !== null) at.task = taskOfRecords([line.record]);
+      if (at.family === null) {
+        const meta = line.record!.payload as JsonObject;
+        if (meta.id !== threadId) return void (at.other = true);
+        at.family = newRootFamily({ threadId, display: file.display, meta }, line, null, keeper);
+        at.feeder = new LineFeeder(ws, at.family, new RunningState(typeof meta.model_provider === "string" ? meta.model_provider : null));
+      } else at.feeder!.feed(line);
+      follower?.after(at.family);
+    };
+    const read = scanRollout(file, named, lenient, onLine);
+    if (read.kind === "skipped") return "skipped";
+    const family = at.family;
+    if (family === null || at.other) return null;
+    if (follower !== null && (!follower.reached || !diskHoldsPrefix(ws, family.logs, disk!, (e) => keeper.line(e)))) return null;
+    follower?.settle(family);
+    taken = true;
+    return { family, scan: read.scan, task: at.task, keeper };
+  } finally {
+    if (!taken) keeper.close();
+  }
+}
