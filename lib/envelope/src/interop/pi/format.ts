@@ -20,9 +20,6 @@ export interface PiFileEntry {
   index: number;
   /** The message role before the v2 → v3 migration renamed it (`hookMessage`). */
   originalRole?: string;
-  /** Where its line is in the file's bytes, when the parse kept only its place (parsePiPlaces). */
-  offset?: number;
-  length?: number;
 }
 
 export interface ParsedPiSession {
@@ -39,22 +36,6 @@ export interface ParseOptions {
   /** How the file is named in error details (the path as given). */
   file: string;
   lenient?: boolean;
-  /**
-   * Keep of each entry only the keys the tree and the importer's plan read (PLACE_KEYS) and where its
-   * line is; loadPiEntry parses the line again. The header is kept whole.
-   */
-  placesOnly?: boolean;
-}
-
-/** The keys of an entry that parsePiPlaces keeps (with `message.role` for the v2 → v3 rename). */
-const PLACE_KEYS = ["type", "id", "parentId", "timestamp", "fromId", "firstKeptEntryIndex"];
-
-function placeOf(value: unknown): unknown {
-  if (!isJsonObject(value)) return value;
-  const out: JsonObject = {};
-  for (const k of PLACE_KEYS) if (Object.hasOwn(value, k)) out[k] = value[k];
-  if (isJsonObject(value.message)) out.message = { role: value.message.role };
-  return out;
 }
 
 export type PiSessionReason =
@@ -133,47 +114,106 @@ function* bufferLines(bytes: Buffer): Generator<Buffer> {
   }
 }
 
-interface RawPiLine {
+/** One body line of a pi file as the scan gives it: its value before migration, and where it is. */
+export interface ScannedPiLine {
   lineNo: number;
-  value: unknown;
+  value: JsonObject;
   offset: number;
   length: number;
+  /** Its place among the non-blank lines, the header being 0 (a v1 entry's id is `l<n>`). */
+  nonBlank: number;
 }
 
-/** §1.2: non-blank lines, parsed. Blank (whitespace-only) lines are skipped, as pi does. */
-function parseLines(lines: Iterable<Buffer>, options: ParseOptions, skipped: number[]): RawPiLine[] {
-  const out: RawPiLine[] = [];
+/** What a whole scan found: the lines --lenient skipped, and each entry's place among the entries by its id. */
+export interface PiScan {
+  skippedLines: number[];
+  indexOf: Map<string, number>;
+}
+
+/** What a scan hands on: the header once, then each entry in file order (never after an error is known). */
+export interface PiScanSink {
+  header(header: JsonObject, lineNo: number, sourceVersion: PiVersion): void;
+  /** `index` is its place among the entries; `id` its id (made for v1: `l<n>`). */
+  entry(line: ScannedPiLine, index: number, id: string, indexOf: ReadonlyMap<string, number>): void;
+}
+
+const BLANK = Symbol("blank");
+const BROKEN = Symbol("broken");
+
+/** A line's JSON value, BLANK for a whitespace-only line (skipped, as pi does), BROKEN for one that does not parse. */
+function parseLine(raw: Buffer): unknown {
+  const text = isUtf8(raw) ? raw.toString("utf8") : null;
+  if (text === null) return BROKEN;
+  if (text.trim() === "") return BLANK;
+  try {
+    const value: unknown = JSON.parse(text);
+    // Deeper than every later stage can recurse: as unreadable as a broken line (codec.ts).
+    return nestsDeeperThan(raw) ? BROKEN : value;
+  } catch {
+    return BROKEN;
+  }
+}
+
+/** §3.1: the header's own error, if any (the version it declares otherwise). */
+function headerCheck(value: unknown, lineNo: number, file: string): PiVersion | PixirError {
+  if (!isJsonObject(value) || value.type !== "session" || typeof value.id !== "string") return invalidPiSession("missing_header", lineNo, file);
+  if (!Object.hasOwn(value, "version")) return 1;
+  if (value.version === 2 || value.version === 3) return value.version;
+  return invalidPiSession("unsupported_version", lineNo, file);
+}
+
+/**
+ * §1.2–§1.7 and §3.1, one line at a time: blank lines skipped, a broken line fatal (or skipped and
+ * counted by --lenient) wherever it is; then, in this order, the header's error, the first invalid
+ * entry, the first duplicate id. Returns the lines --lenient skipped.
+ */
+export function scanPiLines(lines: Iterable<Buffer>, options: ParseOptions, sink: PiScanSink): PiScan {
+  const skipped: number[] = [];
+  const ids = new Map<string, number>();
   let lineNo = 0;
-  let headerSeen = false;
   let next = 0;
+  let nonBlank = 0;
+  let version: PiVersion | null = null;
+  let failed: PixirError | null = null;
+  let duplicate: number | null = null;
   for (const raw of lines) {
     lineNo++;
     const offset = next;
     next += raw.length + 1;
-    const text = isUtf8(raw) ? raw.toString("utf8") : null;
-    if (text !== null && text.trim() === "") continue;
-    let value: unknown;
-    let ok = text !== null;
-    if (ok) {
-      try {
-        value = JSON.parse(text!);
-        // Deeper than every later stage can recurse: as unreadable as a broken line (codec.ts).
-        ok = !nestsDeeperThan(raw);
-      } catch {
-        ok = false;
-      }
-    }
-    if (!ok) {
+    const value = parseLine(raw);
+    if (value === BLANK) continue;
+    const n = nonBlank++;
+    if (value === BROKEN) {
       // The header must parse: without it nothing else can be read.
-      if (!headerSeen) throw invalidPiSession("missing_header", lineNo, options.file);
+      if (n === 0) throw invalidPiSession("missing_header", lineNo, options.file);
       if (!options.lenient) throw invalidPiSession("malformed_line", lineNo, options.file);
       skipped.push(lineNo);
       continue;
     }
-    out.push({ lineNo, value: options.placesOnly && headerSeen ? placeOf(value) : value, offset, length: raw.length });
-    headerSeen = true;
+    if (version === null && failed === null) {
+      const checked = headerCheck(value, lineNo, options.file);
+      if (checked instanceof PixirError) failed = checked;
+      else {
+        version = checked;
+        sink.header(value as JsonObject, lineNo, version);
+      }
+      continue;
+    }
+    if (failed !== null) continue;
+    if (!isJsonObject(value) || typeof value.type !== "string" || (version !== 1 && typeof value.id !== "string")) {
+      failed = invalidPiSession("invalid_entry", lineNo, options.file);
+      continue;
+    }
+    const id = version === 1 ? `l${n}` : (value.id as string);
+    if (ids.has(id)) duplicate ??= lineNo;
+    if (duplicate !== null) continue;
+    ids.set(id, ids.size);
+    sink.entry({ lineNo, value, offset, length: raw.length, nonBlank: n }, ids.size - 1, id, ids);
   }
-  return out;
+  if (nonBlank - skipped.length === 0) throw invalidPiSession("missing_header", null, options.file);
+  if (failed !== null) throw failed;
+  if (duplicate !== null) throw invalidPiSession("duplicate_entry_id", duplicate, options.file);
+  return { skippedLines: skipped, indexOf: ids };
 }
 
 /** Rebuild an object with `id`/`parentId` right after `type`, the rest in their original order. */
@@ -199,23 +239,16 @@ function withKeptId(entry: JsonObject, kept: string | undefined): JsonObject {
   return Object.fromEntries(pairs);
 }
 
-function migrateV1(lines: RawPiLine[], nonBlankIndex: Map<number, number>): RawPiLine[] {
-  const idOfIndex = new Map<number, string>();
-  for (const l of lines) idOfIndex.set(nonBlankIndex.get(l.lineNo)!, `l${nonBlankIndex.get(l.lineNo)}`);
-  const out: RawPiLine[] = [];
-  let prev: string | null = null;
-  for (const l of lines) {
-    const v = l.value as JsonObject;
-    const id = `l${nonBlankIndex.get(l.lineNo)}`;
-    let migrated = withIds(v, id, prev);
-    if (migrated.type === "compaction" && Object.hasOwn(migrated, "firstKeptEntryIndex")) {
-      const index = migrated.firstKeptEntryIndex;
-      migrated = withKeptId(migrated, typeof index === "number" && Number.isInteger(index) && index > 0 ? idOfIndex.get(index) : undefined);
-    }
-    out.push({ lineNo: l.lineNo, value: migrated, offset: l.offset, length: l.length });
-    prev = id;
-  }
-  return out;
+/** §1.7 v1 → v2 of one entry: its id l<n> and its parent's (the entry before it), firstKeptEntryIndex → `kept`. */
+function migrateV1(value: JsonObject, id: string, parentId: string | null, kept: (index: unknown) => string | undefined): JsonObject {
+  const migrated = withIds(value, id, parentId);
+  if (migrated.type !== "compaction" || !Object.hasOwn(migrated, "firstKeptEntryIndex")) return migrated;
+  return withKeptId(migrated, kept(migrated.firstKeptEntryIndex));
+}
+
+/** §1.7: a v1 compaction's firstKeptEntryIndex names the entry whose id is l<index>, if there is one (the header is 0). */
+export function keptIdOf(index: unknown, indexOf: ReadonlyMap<string, number>): string | undefined {
+  return typeof index === "number" && Number.isInteger(index) && index > 0 && indexOf.has(`l${index}`) ? `l${index}` : undefined;
 }
 
 /** §1.7 v2 → v3: the message role hookMessage becomes custom. */
@@ -235,66 +268,54 @@ export function parsePiFile(fd: number, options: ParseOptions): ParsedPiSession 
   return parsePiLines(fileLines(fd, options.file), options);
 }
 
-function parsePiLines(raw: Iterable<Buffer>, options: ParseOptions): ParsedPiSession {
-  const skippedLines: number[] = [];
-  const lines = parseLines(raw, options, skippedLines);
-  const first = lines[0];
-  if (first === undefined || !isJsonObject(first.value) || first.value.type !== "session" || typeof first.value.id !== "string") {
-    throw invalidPiSession("missing_header", first?.lineNo ?? null, options.file);
-  }
-  const header = first.value;
-  let sourceVersion: PiVersion;
-  if (!Object.hasOwn(header, "version")) sourceVersion = 1;
-  else if (header.version === 2 || header.version === 3) sourceVersion = header.version;
-  else throw invalidPiSession("unsupported_version", first.lineNo, options.file);
+/** scanPiLines of an open file, read a block at a time. */
+export function scanPiFile(fd: number, options: ParseOptions, sink: PiScanSink): PiScan {
+  return scanPiLines(fileLines(fd, options.file), options, sink);
+}
 
-  const body = lines.slice(1);
-  for (const l of body) {
-    if (!isJsonObject(l.value) || typeof l.value.type !== "string") throw invalidPiSession("invalid_entry", l.lineNo, options.file);
-    if (sourceVersion !== 1 && typeof l.value.id !== "string") throw invalidPiSession("invalid_entry", l.lineNo, options.file);
-  }
-  let migrated: RawPiLine[];
-  if (sourceVersion === 1) {
-    // Non-blank lines numbered from 0 with the header as 0; a line skipped by --lenient keeps its number.
-    const nonBlankIndex = new Map<number, number>();
-    let n = 0;
-    const skipped = new Set(skippedLines);
-    const all = [...lines.map((l) => l.lineNo), ...skipped].sort((a, b) => a - b);
-    for (const lineNo of all) nonBlankIndex.set(lineNo, n++);
-    migrated = migrateV1(body, nonBlankIndex);
-  } else {
-    migrated = body;
-  }
-  const seen = new Set<string>();
-  const entries: PiFileEntry[] = migrated.map((m, index) => {
-    const value = m.value as JsonObject;
-    const id = value.id as string;
-    if (seen.has(id)) throw invalidPiSession("duplicate_entry_id", m.lineNo, options.file);
-    seen.add(id);
+function parsePiLines(raw: Iterable<Buffer>, options: ParseOptions): ParsedPiSession {
+  let header: JsonObject = {};
+  let headerLine = 0;
+  let sourceVersion: PiVersion = 3;
+  const body: Array<{ line: ScannedPiLine; id: string }> = [];
+  const scan = scanPiLines(raw, options, {
+    header(h, lineNo, version) {
+      header = h;
+      headerLine = lineNo;
+      sourceVersion = version;
+    },
+    entry(line, _index, id) {
+      body.push({ line, id });
+    },
+  });
+  const entries = body.map(({ line, id }, index): PiFileEntry => {
+    const value = sourceVersion === 1 ? migrateV1(line.value, id, body[index - 1]?.id ?? null, (i) => keptIdOf(i, scan.indexOf)) : line.value;
     const entry = sourceVersion === 3 ? value : migrateV2(value);
-    const fe: PiFileEntry = { entry, lineNo: m.lineNo, id, type: value.type as string, index };
+    const fe: PiFileEntry = { entry, lineNo: line.lineNo, id, type: value.type as string, index };
     if (entry !== value) fe.originalRole = "hookMessage";
-    if (options.placesOnly) {
-      fe.offset = m.offset;
-      fe.length = m.length;
-    }
     return fe;
   });
-  return { header, headerLine: first.lineNo, sourceVersion, entries, skippedLines };
+  return { header, headerLine, sourceVersion, entries, skippedLines: scan.skippedLines };
+}
+
+/** What a line read again must be migrated with: the id, parent and kept entry its parse gave it (v1). */
+export interface PiEntryIds {
+  id: string;
+  parentId: string | null;
+  keptId: string | undefined;
 }
 
 /**
- * The whole migrated entry of a PiFileEntry that parsePiSession kept only the place of (`placesOnly`): its
- * line parsed again and migrated as the parse migrated it (its id, parentId and firstKeptEntryId are the
- * ones the parse gave it).
+ * The whole migrated entry of a line read again, migrated as its parse migrated it (scanPiLines and
+ * migrateV1: a v1 entry's id, parentId and firstKeptEntryId are the ones the parse gave it).
  */
-export function loadPiEntry(line: (offset: number, length: number) => string, fe: PiFileEntry, sourceVersion: PiVersion): JsonObject {
-  const value = JSON.parse(line(fe.offset!, fe.length!)) as JsonObject;
+export function loadPiEntry(text: string, ids: () => PiEntryIds, sourceVersion: PiVersion): JsonObject {
+  const value = JSON.parse(text) as JsonObject;
   if (sourceVersion === 3) return value;
   let entry = value;
-  if (sourceVersion === 1) {
-    entry = withIds(value, fe.id, fe.entry.parentId as string | null);
-    if (entry.type === "compaction" && Object.hasOwn(entry, "firstKeptEntryIndex")) entry = withKeptId(entry, fe.entry.firstKeptEntryId as string | undefined);
+  if (sourceVersion === 1 && isJsonObject(value)) {
+    const { id, parentId, keptId } = ids();
+    entry = migrateV1(value, id, parentId, () => keptId);
   }
   return migrateV2(entry);
 }
