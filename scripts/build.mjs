@@ -4,7 +4,6 @@
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { pageDefines } from "./page.mjs";
@@ -59,9 +58,6 @@ const soloRequire = (command) => `Promise.resolve().then(() => require("./comman
 /** Solo commands that read the catalog: its scan worker is built next to them. */
 const CATALOG_READERS = ["search", "ls", "usage"];
 
-/** The version of better-sqlite3 whose JavaScript goes into the tools' bundles (the library's copy, as esbuild resolves it). */
-const sqliteVersion = JSON.parse(readFileSync(createRequire(path.join(root, "lib/envelope/package.json")).resolve("better-sqlite3/package.json"), "utf8")).version;
-
 /** The web page of `pixir export html`, bundled first and defined into every build (scripts/page.mjs). */
 const pageDefine = await pageDefines();
 
@@ -102,10 +98,9 @@ const common = {
   legalComments: "none",
   logLevel: "warning",
   alias,
-  // A native addon cannot be bundled: better-sqlite3's addon is loaded from node_modules at run time. Its
-  // JavaScript is bundled (archive/search/index-db.ts), but for `bindings`, its search for the addon, which
-  // only an install without the addon in its place needs: that install is loaded from node_modules whole.
-  external: ["bindings"],
+  // A native addon cannot be bundled: better-sqlite3 is loaded from node_modules at run time (the search
+  // index, the opencode import).
+  external: ["better-sqlite3"],
   plugins: [noHelpCache, lazyCrypto],
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; function require(id) { return __pixirCreateRequire(import.meta.url)(id); }" },
@@ -192,7 +187,7 @@ async function selfContained(file, { start = false } = {}) {
 async function buildTool(name) {
   const dir = path.join(root, "tools", name);
   const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
-  const define = { ...pageDefine, __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name), __PIXIR_SQLITE_JS__: JSON.stringify(sqliteVersion) };
+  const define = { ...pageDefine, __PIXIR_VERSION__: JSON.stringify(pkg.version), __PIXIR_PROGRAM__: JSON.stringify(name) };
   const solo = SOLO_COMMANDS[name] ?? [];
   const mainFile = path.join(dir, "src/main.ts");
   // The tool's own `import("./commands/<solo>.js")` loads dist/commands/<solo>.cjs, built below.

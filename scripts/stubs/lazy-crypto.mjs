@@ -8,6 +8,7 @@ let crypto;
 const load = () => (crypto ??= createRequire(import.meta.url)("node:crypto"));
 
 export const createHash = (...args) => load().createHash(...args);
+export const hash = (...args) => load().hash(...args);
 export const randomBytes = (...args) => load().randomBytes(...args);
 
 /** The default export, as ulid reads it (`crypto.randomBytes`, when no Web Crypto is found). */

@@ -1,64 +1,11 @@
 // What a search process loads at its start changes none of its answers (docs/performance.md "Round 6:
-// search start-up"). `pixir search` carries better-sqlite3's JavaScript in its bundle and drives the
-// installed addon with it only when the installed package is the bundled version; an install of another
-// version is loaded from node_modules as is. Both give the same hits. A line that starts with a command's
-// name declares only that command to yargs: its usage errors and help are the ones of the whole tool.
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+// search start-up"): a search of unchanged Logs hashes nothing. A line that starts with a command's name
+// declares only that command to yargs: its usage errors and help are the ones of the whole tool.
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { assistant, binPath, ROOT, run, tempDir, user, workspace } from "../support/cli.js";
-
-/** The installed better-sqlite3 the tools resolve. */
-const INSTALLED = path.dirname(createRequire(path.join(ROOT, "tools/pixir/package.json")).resolve("better-sqlite3/package.json"));
-
-/**
- * A copy of the built pixir beside a better-sqlite3 that says it is `version`: the installed package's
- * JavaScript and addon, linked, under a package.json of that version.
- */
-function pixirBeside(version: string): string {
-  const dir = path.join(tempDir("pixir-sqlite-"), "pixir");
-  for (const part of ["package.json", "bin", "dist"]) cpSync(path.join(ROOT, "tools/pixir", part), path.join(dir, part), { recursive: true });
-  const pkg = path.join(dir, "node_modules", "better-sqlite3");
-  mkdirSync(pkg, { recursive: true });
-  const manifest = JSON.parse(readFileSync(path.join(INSTALLED, "package.json"), "utf8")) as { version: string };
-  writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ ...manifest, version }));
-  for (const part of ["lib", "build"]) symlinkSync(path.join(INSTALLED, part), path.join(pkg, part));
-  return path.join(dir, "bin", "pixir.js");
-}
-
-/** The CommonJS files Node loaded (NODE_DEBUG=module names each it loads). */
-const loadedFiles = (stderr: string): string[] => [...stderr.matchAll(/load "([^"]+)"/g)].map((m) => m[1]!);
-
-describe("pixir search with the bundled and the installed better-sqlite3", () => {
-  let ws: string;
-  const installedVersion = (JSON.parse(readFileSync(path.join(INSTALLED, "package.json"), "utf8")) as { version: string }).version;
-  beforeAll(() => {
-    ws = workspace({
-      s1: [user("where is parse_line defined"), assistant("parse_line lives in src/lines/codec.ts")],
-      s2: [user("rename parse_line to parseLine"), assistant("done: parseLine everywhere")],
-    });
-  });
-
-  it("the same version: the bundle's JavaScript with the installed addon; another version: the installed package; the same hits", () => {
-    const args = ["search", "parse_line", "--json"];
-    const env = { NODE_DEBUG: "module" };
-    const same = run("pixir", args, { cwd: ws, env, bin: pixirBeside(installedVersion) });
-    const other = run("pixir", args, { cwd: ws, env, bin: pixirBeside("0.0.0-other") });
-    expect(same.code).toBe(0);
-    expect(other.code).toBe(0);
-    const hits = same.stdout.trim().split("\n").map((l) => JSON.parse(l) as { session_id: string; seq: number });
-    expect(hits.map((h) => [h.session_id, h.seq]).sort()).toEqual([["s1", 0], ["s1", 1], ["s2", 0]]);
-    expect(other.stdout).toBe(same.stdout);
-    // Which JavaScript drove the addon: none of the package's files for the bundle, its own for the other version.
-    const packageFile = (f: string) => f.includes(path.join("node_modules", "better-sqlite3")) && f.endsWith(".js");
-    expect(loadedFiles(same.stderr).filter(packageFile)).toEqual([]);
-    expect(loadedFiles(other.stderr).filter(packageFile).length).toBeGreaterThan(0);
-    expect(loadedFiles(same.stderr).some((f) => f.endsWith("better_sqlite3.node"))).toBe(true);
-    expect(loadedFiles(other.stderr).some((f) => f.endsWith(path.join("lib", "database.js")))).toBe(true);
-  });
-});
+import { assistant, binPath, run, tempDir, user, workspace } from "../support/cli.js";
 
 /** The builtins a run of `pixir args` loaded beyond what Node itself loads at start (process.moduleLoadList). */
 function builtinsLoaded(args: string[], cwd: string): string[] {

@@ -4,8 +4,8 @@
 // scan, read only when some Log changed, so that only the changed Logs are scanned again before the join.
 // The Logs stay the truth: a file that is missing, corrupt or of another version is rebuilt, one that
 // cannot be written (a read-only Workspace) is skipped.
-import { existsSync, readFileSync, rmdirSync, rmSync } from "node:fs";
-import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, tempSibling } from "../store/paths.js";
+import { existsSync, readFileSync, rmdirSync } from "node:fs";
+import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, removeQuietly, tempSibling } from "../store/paths.js";
 import { listLogs, type LogListing } from "../store/ls.js";
 import { isJsonObject } from "../event/envelope.js";
 import { joinFacts, sharesParentMessages, type ScannedLog, type SessionFacts } from "./facts.js";
@@ -148,13 +148,6 @@ function writeIndexFile(ws: string, target: StatePath, value: unknown): void {
   }
 }
 
-function removeQuietly(file: string): void {
-  try {
-    rmSync(file, { force: true });
-  } catch {
-    // The index path is not a folder (nothing of ours is there) or not ours to change.
-  }
-}
 
 /** rmdir, which refuses a folder another process has written into meanwhile. */
 function removeIfEmpty(dir: string): void {

@@ -16,6 +16,7 @@ import { openHistory } from "../store/loader.js";
 import { listLogs } from "../store/ls.js";
 import { inspectStatePath, logPath } from "../store/paths.js";
 import { appendEvents } from "../store/append.js";
+import type { WriterOptions } from "../store/lease.js";
 import { runForkJob } from "../fork/fork-job.js";
 import { claudeExportSessionId } from "../interop/claude/export-fork.js";
 import { planClaudeExport } from "../interop/claude/export.js";
@@ -47,13 +48,6 @@ export interface HandBackReport {
   new_lines: number;
   appended_events: number;
   reason?: string;
-}
-
-export interface HandBackOptions {
-  program: string;
-  env: NodeJS.ProcessEnv;
-  dryRun?: boolean;
-  signal?: AbortSignal;
 }
 
 const HEAD_BYTES = 256 * 1024;
@@ -173,7 +167,7 @@ async function exportedLines(ws: string, f: ExportedFile, cwd: string | undefine
  * Import a file pixir exported, as archive.md §5 says: unchanged when it holds nothing the Log lacks; the
  * lines an agent added after the export go to a fork of the Log named by the file's own id.
  */
-export async function handBack(ws: string, f: ExportedFile, options: HandBackOptions): Promise<HandBackReport> {
+export async function handBack(ws: string, f: ExportedFile, options: WriterOptions): Promise<HandBackReport> {
   const got = linesOf(readFileSync(f.path, "utf8"));
   const report = (status: HandBackReport["status"], child: string | null, added = 0, appended = 0, reason?: string): HandBackReport => ({
     file: f.display,
@@ -195,7 +189,7 @@ export async function handBack(ws: string, f: ExportedFile, options: HandBackOpt
 }
 
 /** The Events of the lines after the first `k`, read by the agent's own importer in a scratch Workspace. */
-async function addedEvents(f: ExportedFile, got: string[], k: number, options: HandBackOptions): Promise<PixirEvent[]> {
+async function addedEvents(f: ExportedFile, got: string[], k: number, options: WriterOptions): Promise<PixirEvent[]> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "pixir-handback-"));
   try {
     const common = { program: options.program, env: options.env, signal: options.signal };
@@ -231,7 +225,7 @@ async function continueFork(
   f: ExportedFile,
   events: PixirEvent[],
   added: number,
-  options: HandBackOptions,
+  options: WriterOptions,
   report: (status: HandBackReport["status"], child: string | null, added?: number, appended?: number, reason?: string) => HandBackReport,
 ): Promise<HandBackReport> {
   const child = f.fileId;
@@ -262,7 +256,7 @@ export async function handBackFiles(
   ws: string,
   agent: HandoffAgent,
   paths: SourcePath[],
-  options: HandBackOptions,
+  options: WriterOptions,
 ): Promise<{ reports: HandBackReport[]; skipFile: (abs: string) => boolean }> {
   const given = paths.length > 0 || agent !== "claude" ? paths : [{ path: defaultProjectsRoot(options.env), display: defaultProjectsRoot(options.env) }];
   const found = await findExportedFiles(ws, agent, given);

@@ -143,10 +143,6 @@ export class PixirError extends Error {
   }
 }
 
-export function isPixirError(err: unknown): err is PixirError {
-  return err instanceof PixirError;
-}
-
 /**
  * Any error as a PixirError: an OS refusal the code did not map itself is still `permission_denied`, with
  * the path the OS names, relative to `workspace` when it lies inside it (envelope-and-log.md §6).
@@ -236,6 +232,18 @@ function printable(p: string): string {
 
 export function usageError(synopsis: string, message?: string): PixirError {
   return new PixirError("usage", message ?? synopsis, { synopsis });
+}
+
+/** A fork child's header (its digest and count of the inherited Events) against what its parent holds now (fork.md §5). */
+export function prefixMismatch(sessionId: string, parentId: string, expected: { digest: unknown; count: number }, actual: { digest: string | null; count: number }): PixirError {
+  return new PixirError("fork_prefix_mismatch", undefined, {
+    session_id: sessionId,
+    parent_session_id: parentId,
+    expected_digest: expected.digest ?? null,
+    actual_digest: actual.digest,
+    expected_count: expected.count,
+    actual_count: actual.count,
+  });
 }
 
 /** Map an fs error onto permission_denied where the OS refused us; otherwise rethrow as given. */

@@ -244,10 +244,3 @@ export function numberOf(t: JsonTape, b: Buffer, node: number): number {
   return Number(b.toString("latin1", t.start[node]!, t.end[node]!));
 }
 
-/** The key of a member node, as JSON.parse gives it. */
-export function keyOf(t: JsonTape, b: Buffer, node: number): string {
-  const s = t.keyStart[node]!;
-  const e = t.keyEnd[node]!;
-  if (!hasBackslash(b, s, e)) return b.toString("utf8", s, e);
-  return JSON.parse(b.toString("utf8", s - 1, e + 1)) as string;
-}

@@ -5,7 +5,7 @@ import { isUtf8 } from "node:buffer";
 import type { RawLine } from "../lines/codec.js";
 import { isSeq, type PixirEvent } from "../event/envelope.js";
 import { checkedLine } from "../fast/decode-line.js";
-import { PixirError } from "../event/errors.js";
+import { PixirError, prefixMismatch } from "../event/errors.js";
 import { forkPlan, type ForkPlan } from "./fork.js";
 import type { ForkStrategy } from "../event/vocabulary.js";
 import { resourceDescriptors } from "./fork-plan.js";
@@ -105,14 +105,7 @@ export async function checkParentPrefix(
   }
   const actual = digest.digest();
   if (digest.count !== h.n || actual !== h.digest) {
-    throw new PixirError("fork_prefix_mismatch", undefined, {
-      session_id: childId,
-      parent_session_id: h.parentId,
-      expected_digest: h.digest,
-      actual_digest: actual,
-      expected_count: h.n,
-      actual_count: digest.count,
-    });
+    throw prefixMismatch(childId, h.parentId, { digest: h.digest, count: h.n }, { digest: actual, count: digest.count });
   }
   return parent;
 }

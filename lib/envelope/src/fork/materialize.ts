@@ -8,7 +8,7 @@ import { assertWritable } from "../lines/input.js";
 import { REPLAY_LIMITATIONS } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { resourceSources } from "./fork-write.js";
-import { acquireLease } from "../store/lease.js";
+import { acquireLease, type WriterOptions } from "../store/lease.js";
 import { notFoundError, openHistory, type History } from "../store/loader.js";
 import { readFirstLine } from "../store/log-read.js";
 import { createLogAtomically, fsyncDir, recoverJournal } from "../store/log-write.js";
@@ -16,13 +16,6 @@ import { listLogs } from "../store/ls.js";
 import { inspectStatePath, journalPath, logPath, sessionDataDir, sessionsDir } from "../store/paths.js";
 import { checkDescriptor, copyResources, PayloadWrites, type ResourceRef } from "../store/resources.js";
 import { assertSessionId } from "../event/session-id.js";
-
-export interface WriterOptions {
-  program: string;
-  env: NodeJS.ProcessEnv;
-  dryRun?: boolean;
-  signal?: AbortSignal;
-}
 
 export interface MaterializeResult {
   ok: true;

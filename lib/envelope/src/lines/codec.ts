@@ -21,8 +21,6 @@ export interface SplitOptions {
   /** Where the bytes come from, for error details: a workspace-relative path, or "-" for stdin. */
   path: string;
   maxLineBytes?: number;
-  /** Offset of the first byte of the stream within its file (for ranged reads). */
-  startOffset?: number;
 }
 
 const NEWLINE = 0x0a;
@@ -64,7 +62,7 @@ export async function* splitLines(chunks: AsyncIterable<Buffer | string>, option
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let lineNo = 0;
-  let lineStart = options.startOffset ?? 0;
+  let lineStart = 0;
   for await (const input of chunks) {
     const chunk = typeof input === "string" ? Buffer.from(input, "utf8") : input;
     let from = 0;

@@ -5,7 +5,7 @@ import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../event/nesting.js";
 import { lineBlocksOf } from "./pipe-read.js";
 import { abortable } from "./abortable.js";
 import { deepWellFormed, isCanonicalType, isIsoUtc, isUtf8UpToCut, isReplayType, lineDataText, isEncodable, isEphemeralType, isJsonObject, isSeq, serializeEvent, typeForDetails, type JsonObject, type PixirEvent } from "../event/envelope.js";
-import { PixirError } from "../event/errors.js";
+import { PixirError, prefixMismatch } from "../event/errors.js";
 import { IdSet } from "../event/id-set.js";
 import { sessionIdProblem } from "../event/session-id.js";
 import { stdinLineActions } from "./foreign.js";
@@ -304,16 +304,7 @@ export function checkStreamedPrefix(
 ): void {
   if (streamed.count !== h.n) throw integrityError("count_mismatch", h.n, streamed.count, line);
   const actual = streamed.digest();
-  if (actual !== h.digest) {
-    throw new PixirError("fork_prefix_mismatch", undefined, {
-      session_id: h.childId,
-      parent_session_id: h.parentId,
-      expected_digest: h.digest,
-      actual_digest: actual,
-      expected_count: h.n,
-      actual_count: streamed.count,
-    });
-  }
+  if (actual !== h.digest) throw prefixMismatch(h.childId, h.parentId, { digest: h.digest, count: h.n }, { digest: actual, count: streamed.count });
 }
 
 /** The stamped Event an input line describes (after requireStamped). */

@@ -4,7 +4,7 @@
 import { serializeEvent, type PixirEvent } from "../event/envelope.js";
 import { OpenCalls } from "../fork/fork-plan.js";
 import { newUlid } from "../event/ids.js";
-import { acquireLease } from "../store/lease.js";
+import { acquireLease, type WriterOptions } from "../store/lease.js";
 import { notFoundError, openHistory } from "../store/loader.js";
 import { appendJournaled } from "../store/log-write.js";
 import { nextSeqFromTail } from "../store/append.js";
@@ -13,13 +13,6 @@ import { repairLog } from "../store/repair.js";
 import { abortable } from "../lines/abortable.js";
 
 export const INTERRUPTED_TOOL_MESSAGE = "tool call had no result; recorded by pixir repair";
-
-export interface SessionRepairOptions {
-  program: string;
-  env: NodeJS.ProcessEnv;
-  dryRun?: boolean;
-  signal?: AbortSignal;
-}
 
 export interface SessionRepairResult {
   ok: true;
@@ -58,7 +51,7 @@ export async function openToolCalls(ws: string, id: string, options: { skipTornT
   return calls.list().filter((callId) => !fallbacks.has(callId));
 }
 
-export async function repairSession(ws: string, id: string, options: SessionRepairOptions): Promise<SessionRepairResult> {
+export async function repairSession(ws: string, id: string, options: WriterOptions): Promise<SessionRepairResult> {
   const log = logPath(ws, id);
   if (inspectStatePath(log) === "missing") throw notFoundError(id, ws, log.rel, "pixir repair");
   const result = (closed: string[], torn: boolean, journal: boolean): SessionRepairResult => ({

@@ -4,20 +4,16 @@ import { splitLines } from "../lines/codec.js";
 import { lineDataText, serializeEvent, type PixirEvent } from "../event/envelope.js";
 import { newUlid } from "../event/ids.js";
 import { checkInputSessionId, decodeInputLine, integrityError, requireIsoTs, STDIN_PATH, StreamIds } from "../lines/input.js";
-import { acquireLease, stopOnLoss, type AcquireOptions, type WriterLease } from "./lease.js";
+import { acquireLease, stopOnLoss, type AcquireOptions, type WriterLease, type WriterOptions } from "./lease.js";
 import { openHistory } from "./loader.js";
 import { appendJournaled, createLogAtomically, readTail, recoverJournal, type LineSink } from "./log-write.js";
 import { logPath } from "./paths.js";
 import { abortable } from "../lines/abortable.js";
 
-export interface AppendOptions {
-  program: string;
-  env: NodeJS.ProcessEnv;
-  dryRun?: boolean;
+export interface AppendOptions extends WriterOptions {
   dropEphemeral?: boolean;
   waitSeconds?: number;
   takeOverDeadWriter?: boolean;
-  signal?: AbortSignal;
 }
 
 /** What a plain write or an append reports: the same fields for both (cli.md §8.2, §8.3). */

@@ -225,6 +225,14 @@ function leaseObjectOf(text: string): Record<string, unknown> | "unreadable" {
   return isJsonObject(v) ? v : "unreadable";
 }
 
+/** What a job that writes Logs is given: the program and environment its leases name, a dry run, a stop. */
+export interface WriterOptions {
+  program: string;
+  env: NodeJS.ProcessEnv;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
 export interface AcquireOptions {
   program: string;
   env: NodeJS.ProcessEnv;

@@ -2,7 +2,7 @@
 // share_v1 child reads as its parent's verified prefix followed by its own Events.
 import { createHash, type Hash } from "node:crypto";
 import { CANONICAL_TYPES, canonicalJson, isReplayType, isSeq, lineDataText, type CanonicalLine, type PixirEvent } from "../event/envelope.js";
-import { PixirError } from "../event/errors.js";
+import { PixirError, prefixMismatch } from "../event/errors.js";
 import { derivedUlid } from "../event/ids.js";
 import { canonicalInto, copyBytes, type LineFacts } from "../fast/line-check.js";
 import { corruptLineError, historyLines, scanLog, type LogLine, type ProblemHandler, type ScanResult } from "./log-read.js";
@@ -393,14 +393,7 @@ async function resolveShare(
   const actual = digest.digest();
   const expected = header.data.prefix_digest;
   if (digest.count !== n || actual !== expected) {
-    throw new PixirError("fork_prefix_mismatch", undefined, {
-      session_id: id,
-      parent_session_id: parentId,
-      expected_digest: expected ?? null,
-      actual_digest: actual,
-      expected_count: n,
-      actual_count: digest.count,
-    });
+    throw prefixMismatch(id, parentId, { digest: expected, count: n }, { digest: actual, count: digest.count });
   }
   return { header, parent, replayEventCount: n, forkedToSeq: toSeq };
 }

@@ -178,6 +178,15 @@ export function ensureStateDir(p: StatePath): string[] {
   return created;
 }
 
+/** Remove a file if it is there; anything else (a folder, a path not ours to change) is left as it is. */
+export function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // gone already, not a file, or not ours to remove
+  }
+}
+
 /** Remove directories this process created, innermost first, if they are still empty. */
 export function removeCreatedDirs(created: readonly string[]): void {
   for (const abs of [...created].reverse()) {

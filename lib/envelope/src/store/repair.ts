@@ -2,7 +2,7 @@
 // append journal). Any other corruption is reported and left alone.
 import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, unlinkSync, constants as fsConstants } from "node:fs";
 import { osWriteFault } from "../event/os-fault.js";
-import { acquireLease } from "./lease.js";
+import { acquireLease, type WriterOptions } from "./lease.js";
 import { readJournal, scanLog } from "./log-read.js";
 import { fsyncDir, recoverJournal } from "./log-write.js";
 import { notFoundError } from "./loader.js";
@@ -21,13 +21,6 @@ export interface RepairResult {
   journal_rolled_back: boolean;
   /** Temp files of this Log left by an interrupted write (workspace-relative), removed (or, dry, to remove). */
   removed_temp_files: string[];
-}
-
-export interface RepairOptions {
-  program: string;
-  env: NodeJS.ProcessEnv;
-  dryRun?: boolean;
-  signal?: AbortSignal;
 }
 
 /**
@@ -60,7 +53,7 @@ async function findTornTail(ws: string, id: string): Promise<{ offset: number; l
   return t === null ? null : { ...t, byteLength: scan.byteLength };
 }
 
-export async function repairLog(ws: string, id: string, options: RepairOptions): Promise<RepairResult> {
+export async function repairLog(ws: string, id: string, options: WriterOptions): Promise<RepairResult> {
   const log = logPath(ws, id);
   const result = (repaired: boolean, dropped: number, line: number | null, journal: boolean, temps: string[]): RepairResult => ({
     ok: true,
@@ -120,7 +113,7 @@ export async function repairLog(ws: string, id: string, options: RepairOptions):
  * under its own Writer Lease as repairLog does; a Log whose lease cannot be taken now is left alone. Run by
  * the importers before they write, so the next import cleans up after a killed one. Returns what went.
  */
-export async function sweepStaleTempFiles(ws: string, options: Omit<RepairOptions, "dryRun">): Promise<string[]> {
+export async function sweepStaleTempFiles(ws: string, options: Omit<WriterOptions, "dryRun">): Promise<string[]> {
   let names: string[];
   try {
     names = readdirSync(sessionsDir(ws).abs);

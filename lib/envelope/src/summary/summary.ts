@@ -13,7 +13,7 @@ import { stampedOf } from "../fast/line-head.js";
 import { readToolCall, ToolCallFields } from "../fast/tool-call-bytes.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
 import { envelopeHead, isJsonObject, isSeq, type JsonObject, type PixirEvent } from "../event/envelope.js";
-import { PixirError } from "../event/errors.js";
+import { PixirError, prefixMismatch } from "../event/errors.js";
 import { DETERMINISTIC_SUMMARY, MODEL_SUMMARY, SUMMARY_FORMATS, type ForkStrategy, type SummaryFormat } from "../event/vocabulary.js";
 import { newUlid } from "../event/ids.js";
 import { checkInputSessionId, checkStreamedPrefix, decodeInputLine, ForkStreamSeqs, integrityError, requireStamped, stampedEvent, STDIN_PATH, type InputEvent } from "../lines/input.js";
@@ -761,17 +761,6 @@ function readStreamHeader(e: InputEvent): StreamHeader {
   };
 }
 
-function prefixMismatch(h: StreamHeader, digest: PrefixDigest, actual: string): PixirError {
-  return new PixirError("fork_prefix_mismatch", undefined, {
-    session_id: h.childId,
-    parent_session_id: h.parentId,
-    expected_digest: h.digest,
-    actual_digest: actual,
-    expected_count: h.n,
-    actual_count: digest.count,
-  });
-}
-
 /** A compact share_v1 stream: the prefix comes from the parent through the one loader (fork.md §6). */
 async function addSharedPrefix(h: StreamHeader, builder: BranchSummaryBuilder, ws: string, signal: AbortSignal | undefined): Promise<void> {
   const parent = await openHistory(ws, h.parentId, {
@@ -784,7 +773,7 @@ async function addSharedPrefix(h: StreamHeader, builder: BranchSummaryBuilder, w
     if (digest.count <= h.n) builder.add(inheritedItem(item, h.event.id!, h.childId, digest.count).event);
   }
   const actual = digest.digest();
-  if (digest.count !== h.n || actual !== h.digest) throw prefixMismatch(h, digest, actual);
+  if (digest.count !== h.n || actual !== h.digest) throw prefixMismatch(h.childId, h.parentId, { digest: h.digest, count: h.n }, { digest: actual, count: digest.count });
 }
 
 /**

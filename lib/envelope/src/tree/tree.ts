@@ -5,7 +5,7 @@
 import { TREE_FORMATS, type TreeFormat } from "../event/vocabulary.js";
 import path from "node:path";
 import { CANONICAL_TYPES, isSeq, type JsonObject } from "../event/envelope.js";
-import { asPixirError, PixirError, type ErrorKind } from "../event/errors.js";
+import { asPixirError, PixirError, prefixMismatch, type ErrorKind } from "../event/errors.js";
 import { MAX_FORK_DEPTH, notFoundError } from "../store/loader.js";
 import { corruptLineError } from "../store/log-read.js";
 import { listLogs, type LogListing } from "../store/ls.js";
@@ -336,14 +336,7 @@ class TreeBuilder {
     if (!this.countsChecked.has(key)) {
       const count = parent.visit(cut, Infinity);
       if (count !== n) {
-        throw new PixirError("fork_prefix_mismatch", undefined, {
-          session_id: id,
-          parent_session_id: parentId,
-          expected_digest: d.prefix_digest ?? null,
-          actual_digest: null,
-          expected_count: n,
-          actual_count: count,
-        });
+        throw prefixMismatch(id, parentId, { digest: d.prefix_digest, count: n }, { digest: null, count });
       }
       this.countsChecked.add(key);
     }

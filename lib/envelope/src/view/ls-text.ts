@@ -3,6 +3,7 @@
 // tabs, full ids, nothing cut (a script's input, like `ls` in a pipe).
 import { familyText, type SessionRow } from "../archive/session-list.js";
 import { shortestUniquePrefixes } from "../archive/resolve.js";
+import { localMinute as hitMinute } from "../archive/search/render.js";
 
 export interface LsTextOptions {
   /** stdout is a terminal of this many columns; undefined: not a terminal. */
@@ -42,13 +43,9 @@ function cells(r: SessionRow, id: string): string[] {
   return [id, f.agent, f.project ?? "-", localMinute(f.updated), String(f.messages), tokensText(f.tokens), f.title ?? "(no prompt)", familyText(r.family)];
 }
 
-/** `YYYY-MM-DD HH:MM` in the reader's time zone. */
+/** `YYYY-MM-DD HH:MM` in the reader's time zone (search's rule); `-` when there is no time. */
 export function localMinute(iso: string | null): string {
-  if (iso === null) return "-";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "-";
-  const two = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
+  return iso === null || Number.isNaN(Date.parse(iso)) ? "-" : hitMinute(iso);
 }
 
 /** `950`, `12.3k`, `1.2M`; `-` when not counted. */

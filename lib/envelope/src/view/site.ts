@@ -5,13 +5,14 @@
 // mtime), removes the pages of families that are gone, and rewrites the index. Each page is written whole
 // or not at all (temp + rename); a folder that is not a pixir site and not empty is refused.
 import { createHash, type Hash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { SessionFacts } from "../archive/facts.js";
 import { readCatalogListed } from "../archive/catalog.js";
 import { PixirError } from "../event/errors.js";
 import { ExportFile } from "../store/export-file.js";
 import type { LogListing } from "../store/ls.js";
+import { removeQuietly } from "../store/paths.js";
 import { readForkLinks } from "../tree/fork-family.js";
 import { DEFAULT_TREE_MAX_DEPTH, sessionTreeMaker } from "../tree/tree.js";
 import type { FamilyOptions } from "./family.js";
@@ -232,10 +233,3 @@ async function writeWhole(file: string, chunks: AsyncIterable<Buffer | string> |
   return bytes;
 }
 
-function removeQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    /* gone already */
-  }
-}

@@ -3,7 +3,6 @@
 // Workspace), or build one in memory (a read-only Workspace without a usable index). A missing, corrupt or
 // other-version file is replaced, with a note; SQLite's own words never reach the user.
 import type Database from "better-sqlite3";
-import BundledSqlite from "better-sqlite3";
 import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -13,10 +12,7 @@ import { osWriteFault } from "../../event/os-fault.js";
 import { ensureStateDir, StatePath, STATE_DIR } from "../../store/paths.js";
 
 /** Bumped whenever the tables or what goes into them change: an index of another version is rebuilt. */
-export const SEARCH_INDEX_VERSION = "pixir-search-3";
-
-/** The meta key that says whether doc ids are in time order (time-order.ts): '1' from the start, '0' once not. */
-export const TIME_ORDERED_KEY = "time_ordered";
+export const SEARCH_INDEX_VERSION = "pixir-search-4";
 
 /** Whether the index's meta value `name` is exactly these bytes (compared by SQLite, not read out). */
 export function metaHolds(db: Database.Database, name: string, value: Uint8Array): boolean {
@@ -59,7 +55,7 @@ CREATE TABLE logs (
   events INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE docs (
-  doc INTEGER PRIMARY KEY,         -- in (ts, order indexed) order while meta time_ordered is '1' (time-order.ts)
+  doc INTEGER PRIMARY KEY,         -- the order indexed: a new doc takes the next id past all
   log INTEGER NOT NULL,
   seq INTEGER NOT NULL,
   type TEXT NOT NULL,
@@ -67,7 +63,6 @@ CREATE TABLE docs (
   tool TEXT,
   ts TEXT NOT NULL,
   ordinal INTEGER NOT NULL,        -- its place among the Log's replay-type Events (a fork's k)
-  ins INTEGER NOT NULL,            -- the order indexed (a counter never reused): ties of --sort rank in that order
   offset INTEGER NOT NULL,
   length INTEGER NOT NULL
 );
@@ -119,32 +114,23 @@ function addonFault(err: unknown): PixirError {
   });
 }
 
+/**
+ * better-sqlite3 through require(), as the CommonJS package it is: an ES import of it first has Node parse
+ * its sources for their export names. Loaded on the first open.
+ */
 const requireHere = createRequire(import.meta.url);
 let sqlite: { Database: typeof Database; addon: string | null } | undefined;
 
 /**
- * The version of better-sqlite3 whose JavaScript a tool's bundle carries (scripts/build.mjs); undefined where
- * the package is imported as installed (the library's own build, the tests).
- */
-declare const __PIXIR_SQLITE_JS__: string | undefined;
-const BUNDLED_SQLITE_JS = typeof __PIXIR_SQLITE_JS__ === "string" ? __PIXIR_SQLITE_JS__ : null;
-
-/**
- * better-sqlite3 and its addon, loaded on the first open. Its JavaScript comes in a tool's bundle: loading
- * the package's dozen CommonJS files from node_modules cost every search 7–14 ms. The addon is the
- * installed package's file, handed to it (its `nativeBinding`) so that it does not search a dozen places
- * for it (the `bindings` package). The bundled JavaScript drives only the addon of its own version; an
- * install of another version, or with the addon elsewhere, is loaded from node_modules as is. (In the
- * library's own build the import is the installed package: Node reads its export names at load.)
+ * The installed package and its addon's file, handed to it (its `nativeBinding`) so that it does not search
+ * a dozen places for it (the `bindings` package). Where an install put the addon elsewhere, it searches as
+ * it would.
  */
 function loadSqlite(): { Database: typeof Database; addon: string | null } {
   if (sqlite !== undefined) return sqlite;
   const manifest = requireHere.resolve("better-sqlite3/package.json");
   const file = path.join(path.dirname(manifest), "build", "Release", "better_sqlite3.node");
-  const addon = existsSync(file) ? file : null;
-  const installed = BUNDLED_SQLITE_JS === null ? null : (JSON.parse(readFileSync(manifest, "utf8")) as { version?: unknown }).version;
-  const Sqlite = addon !== null && installed === BUNDLED_SQLITE_JS ? BundledSqlite : (requireHere(path.dirname(manifest)) as typeof Database);
-  sqlite = { Database: Sqlite, addon };
+  sqlite = { Database: requireHere(path.dirname(manifest)) as typeof Database, addon: existsSync(file) ? file : null };
   return sqlite;
 }
 
@@ -179,7 +165,7 @@ function createSchema(db: Database.Database): void {
   db.transaction(() => {
     if (versionOf(db) !== null) return;
     db.exec(SCHEMA);
-    db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?), (?, '1')").run(SEARCH_INDEX_VERSION, TIME_ORDERED_KEY);
+    db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SEARCH_INDEX_VERSION);
   }).immediate();
 }
 

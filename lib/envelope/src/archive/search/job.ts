@@ -131,18 +131,10 @@ export async function searchWorkspace(ws: string, request: (cards: SessionCards)
   });
 }
 
-export interface IndexReport {
+export interface IndexReport extends UpdateCounts {
   index_path: string;
   mode: IndexMode;
   rebuilt: boolean;
-  logs: number;
-  added: number;
-  grown: number;
-  reindexed: number;
-  removed: number;
-  unchanged: number;
-  indexed_bytes: number;
-  indexed_events: number;
   documents: number;
   log_bytes: number;
   index_bytes: number;

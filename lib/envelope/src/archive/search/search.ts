@@ -11,7 +11,6 @@ import { givesContextItem } from "../../session/context.js";
 import { logPath } from "../../store/paths.js";
 import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, termPattern, textMatches } from "./query.js";
 import { searchableOf } from "./searchable.js";
-import { firstIdFrom, isTimeOrdered } from "./time-order.js";
 
 export type SearchSort = "rank" | "time";
 
@@ -93,11 +92,8 @@ function fileCondition(file: string, params: unknown[]): string {
   return "d.doc IN (SELECT doc FROM files WHERE path = ? OR path GLOB ? OR path GLOB ? OR path GLOB ?)";
 }
 
-/**
- * The SQL conditions of the filters. `idColumn`: where doc ids are in time order, the column of the id that
- * drives the query, bounded by --since and --until too, so that the engine seeks to the range.
- */
-function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, params: unknown[], idColumn: string | null): string[] {
+/** The SQL conditions of the filters. */
+function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, params: unknown[]): string[] {
   const where: string[] = [];
   const excluded = ftsAny(q.exclude);
   if (excluded !== null) {
@@ -121,19 +117,10 @@ function whereClause(db: Database.Database, q: ParsedQuery, f: SearchFilters, pa
   if (f.since !== null) {
     where.push("d.ts >= ?");
     params.push(f.since);
-    if (idColumn !== null) {
-      where.push(`${idColumn} >= ?`);
-      params.push(firstIdFrom(db, f.since) ?? Number.MAX_SAFE_INTEGER);
-    }
   }
   if (f.until !== null) {
     where.push("d.ts < ?");
     params.push(f.until);
-    const end = idColumn === null ? null : firstIdFrom(db, f.until);
-    if (end !== null) {
-      where.push(`${idColumn} < ?`);
-      params.push(end);
-    }
   }
   return where;
 }
@@ -158,47 +145,33 @@ export function newestFirstWalk(db: Database.Database, q: ParsedQuery, match: st
 }
 
 interface RankedRow extends DocRow {
-  ins: number;
   rank: number;
 }
 
-/**
- * Rows in rank order with each run of equal rank in the order indexed (`ins`): the engine gave ties in id
- * order, which was the order indexed until ids were kept in time order (time-order.ts).
- */
+/** Rows in rank order with each run of equal rank in the order indexed (doc ids are that order). */
 function* tiesInOrderIndexed(rows: IterableIterator<RankedRow>): Generator<DocRow> {
   let tie: RankedRow[] = [];
   for (const r of rows) {
     if (tie.length > 0 && r.rank !== tie[0]!.rank) {
-      yield* tie.sort((a, b) => a.ins - b.ins);
+      yield* tie.sort((a, b) => a.doc - b.doc);
       tie = [];
     }
     tie.push(r);
   }
-  yield* tie.sort((a, b) => a.ins - b.ins);
+  yield* tie.sort((a, b) => a.doc - b.doc);
 }
 
 /** The candidate rows in the order asked for, lazily: short words are checked on each Event's text after. */
 function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sort: SearchSort, limit: number | null): IterableIterator<DocRow> {
   const params: unknown[] = [];
   const match = ftsAll(q.include);
-  // Doc ids in time order (time-order.ts): the full-text index gives its matches newest first and stops at the limit.
-  const byId = sort === "time" && isTimeOrdered(db);
-  const where = whereClause(db, q, f, params, byId ? (match !== null ? "fts.rowid" : "d.doc") : null);
+  const where = whereClause(db, q, f, params);
   const tail = limit === null ? "" : ` LIMIT ${limit}`;
   const conditions = where.map((w) => ` AND ${w}`).join("");
   if (match !== null && sort === "rank") {
     // The engine sorts by rank itself, and only the rows read are joined: no LIMIT, so that a tie is read whole.
-    const sql = `SELECT ${COLUMNS}, d.ins, fts.rank AS rank FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${conditions} ORDER BY fts.rank`;
+    const sql = `SELECT ${COLUMNS}, fts.rank AS rank FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${conditions} ORDER BY fts.rank`;
     return tiesInOrderIndexed(db.prepare(sql).iterate(match, ...params) as IterableIterator<RankedRow>);
-  }
-  if (match !== null && byId) {
-    const sql = `SELECT ${COLUMNS} FROM fts JOIN docs d ON d.doc = fts.rowid JOIN logs l ON l.log = d.log WHERE fts MATCH ?${conditions} ORDER BY fts.rowid DESC${tail}`;
-    return db.prepare(sql).iterate(match, ...params) as IterableIterator<DocRow>;
-  }
-  if (byId) {
-    const sql = `SELECT ${COLUMNS} FROM docs d JOIN logs l ON l.log = d.log${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY d.doc DESC${tail}`;
-    return db.prepare(sql).iterate(...params) as IterableIterator<DocRow>;
   }
   if (match !== null) {
     where.unshift("d.doc IN (SELECT rowid FROM fts WHERE fts MATCH ?)");

@@ -16,7 +16,6 @@ import { metaHolds, setMeta } from "./index-db.js";
 import { sessionsDir } from "../../store/paths.js";
 import { indexedText } from "./query.js";
 import { searchableOf } from "./searchable.js";
-import { DocIds } from "./time-order.js";
 
 /** Log bytes per write transaction: bounds memory and how long another search waits for the lock. */
 const BATCH_BYTES = 8 << 20;
@@ -173,12 +172,8 @@ class Statements {
   readonly dropFiles: Database.Statement;
   readonly dropDocs: Database.Statement;
   readonly dropLog: Database.Statement;
-  readonly ids: DocIds;
-  /** The texts of a batch's docs, given to the full-text index in id order at its end (`flushTexts`). */
-  private texts: Array<{ id: number; text: string }> = [];
 
   constructor(db: Database.Database) {
-    this.ids = new DocIds(db);
     this.row = db.prepare("SELECT * FROM logs WHERE session_id = ?");
     this.newLog = db.prepare("INSERT INTO logs (session_id, bytes) VALUES (?, 0)");
     this.saveLog = db.prepare(
@@ -186,33 +181,13 @@ class Statements {
        parent = @parent, forked_to_seq = @forked_to_seq, inherited_count = @inherited_count, replay_count = @replay_count,
        cp_seq = @cp_seq, cp_to = @cp_to, events = @events WHERE log = @log`,
     );
-    this.doc = db.prepare("INSERT INTO docs (doc, log, seq, type, role, tool, ts, ordinal, ins, offset, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    this.doc = db.prepare("INSERT INTO docs (log, seq, type, role, tool, ts, ordinal, offset, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     this.fts = db.prepare("INSERT INTO fts (rowid, body) VALUES (?, ?)");
     this.file = db.prepare("INSERT INTO files (doc, path) VALUES (?, ?)");
     this.dropFts = db.prepare("DELETE FROM fts WHERE rowid IN (SELECT doc FROM docs WHERE log = ?)");
     this.dropFiles = db.prepare("DELETE FROM files WHERE doc IN (SELECT doc FROM docs WHERE log = ?)");
     this.dropDocs = db.prepare("DELETE FROM docs WHERE log = ?");
     this.dropLog = db.prepare("DELETE FROM logs WHERE log = ?");
-  }
-
-  /** At the start of each write transaction: nothing queued from a batch that failed, the id order read again. */
-  begin(): void {
-    this.texts = [];
-    this.ids.begin();
-  }
-
-  queueText(id: number, text: string): void {
-    this.texts.push({ id, text });
-  }
-
-  /**
-   * The batch's texts into the full-text index, in id order: FTS5 writes what it holds to disk whenever a
-   * rowid is lower than the one before, and a Log's Events need not come in time order.
-   */
-  flushTexts(): void {
-    this.texts.sort((a, b) => a.id - b.id);
-    for (const t of this.texts) this.fts.run(t.id, t.text);
-    this.texts = [];
   }
 
   dropContent(log: number): void {
@@ -256,9 +231,8 @@ function indexLine(st: Statements, row: LogRow, line: Line): boolean {
   const doc = searchableOf(e.type, data);
   if (doc === null) return true;
   const ts = typeof e.ts === "string" ? e.ts : "";
-  const id = st.ids.idFor(ts);
-  st.doc.run(id, row.log, seq, e.type, doc.role, doc.tool, ts, row.replay_count, st.ids.nextIns(), line.offset, line.bytes.length);
-  st.queueText(id, indexedText(doc.text));
+  const id = Number(st.doc.run(row.log, seq, e.type, doc.role, doc.tool, ts, row.replay_count, line.offset, line.bytes.length).lastInsertRowid);
+  st.fts.run(id, indexedText(doc.text));
   for (const p of doc.paths) st.file.run(id, p);
   return true;
 }
@@ -292,7 +266,6 @@ function updateLog(db: Database.Database, st: Statements, ws: string, file: LogF
  * to one batch of its new lines. Null when the Log is up to date.
  */
 function planBatch(st: Statements, fd: number, file: LogFile, committed: number, counts: UpdateCounts, first: boolean, carry: PrefixHash): number | null {
-  st.begin();
   let row = st.row.get(file.id) as LogRow | undefined;
   if (row !== undefined && row.stat_key === file.statKey && row.bytes === committed) {
     if (first) counts.unchanged++;
@@ -318,8 +291,6 @@ function planBatch(st: Statements, fd: number, file: LogFile, committed: number,
       if (indexLine(st, row, line)) counts.indexed_events++;
       last = line;
     }
-    st.flushTexts();
-    st.ids.end();
   }
   if (last !== null) {
     row.bytes = last.offset + last.bytes.length + 1;
