@@ -53,6 +53,10 @@ function toolsRunFromElsewhere(home: string): void {
   expect(JSON.parse(appended.stdout)).toMatchObject({ ok: true, first_seq: 0 });
   const listed = spawnSync("pixir", ["log", "ls"], { cwd: elsewhere, env, encoding: "utf8" });
   expect(listed.stdout).toContain("s1");
+  // The search loads better-sqlite3 from the installed package (its JavaScript and its addon).
+  const found = spawnSync("pixir", ["search", "hi", "--json"], { cwd: elsewhere, env, encoding: "utf8" });
+  expect(found.status, found.stderr).toBe(0);
+  expect(JSON.parse(found.stdout)).toMatchObject({ session_id: "s1", seq: 0 });
 }
 
 describe("README Install", () => {
