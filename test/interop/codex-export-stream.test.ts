@@ -172,11 +172,12 @@ describe("pixir export codex of a native tail", () => {
     const before = exportCodex(ws, ["grow"]).stdout;
     const exp = await openCodexExport(ws, "grow", "0.0.0-test");
     expect(run("pixir", ["append", "grow"], { cwd: ws, input: ndjson(NATIVE_TAIL) }).code).toBe(0);
-    const parts: string[] = [];
-    const counts = await exp.write({ write: (text) => void parts.push(text) });
+    const parts: Buffer[] = [];
+    const { chunks, counts } = exp.make();
+    for await (const chunk of chunks) parts.push(chunk);
     // The version is the one thing the test's library call names differently from the built CLI.
     const strip = (t: string) => t.replace(/"cli_version":"[^"]*"/, "").replace(/"cwd":"[^"]*"/, "");
-    expect(strip(parts.join(""))).toBe(strip(before));
+    expect(strip(Buffer.concat(parts).toString("utf8"))).toBe(strip(before));
     expect(counts.lineCount).toBe(jsonl(before).length);
   });
 });

@@ -2,6 +2,7 @@
 import path from "node:path";
 import { nothingFound, pendingLine, symlinkNote } from "./claude.js";
 import {
+  abortable,
   assertOnePlace,
   assertSessionId,
   boolFlag,
@@ -77,11 +78,11 @@ export async function runCodexExport(args: ParsedArgs, ctx: CommandContext, vers
   const out = install ? (installDir(codexInstallRoot(ctx.io.env), dryRun) ?? undefined) : stringFlag(args, "out");
   if (out === undefined && !dryRun && !install) {
     // Stream command: the rollout itself is the output.
-    await plan.write({ write: (text) => ctx.out.write(text) });
+    for await (const chunk of abortable(plan.make().chunks, ctx.signal)) await ctx.out.write(chunk);
     ctx.progress("resume")?.(resume);
     return 0;
   }
-  const report = { ...(await finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun })), resume_command: resume };
+  const report = { ...(await finishCodexExport(plan, { out, cwd: ctx.io.cwd, dryRun, signal: ctx.signal })), resume_command: resume };
   const where = report.path ?? report.file;
   const text =
     report.status === "unchanged"

@@ -8,7 +8,6 @@ import { isTerminalSubagent, renderBranchSummaryText, renderCheckpointText, rend
 import { jason, str, termOfJs, type TermObject } from "../../event/elixir.js";
 import { codexOf } from "./rebuild.js";
 import { carriesItem } from "./line-map.js";
-import type { LineWriter } from "./export-write.js";
 
 /** The Codex item a line Event carries (§3.3), or null. */
 function codexItemOf(e: PixirEvent): unknown {
@@ -161,12 +160,17 @@ class Windows {
   }
 }
 
-/** §5.3 "Converted lines": the tail of E, in History order, each line written as it is made. */
-export async function convertTail(out: LineWriter, events: HistoryEvents, tail: TailShape): Promise<{ omitted: Record<string, number>; count: number }> {
+/** What converting the tail gave: the lines written, the Events converted, and those left out, by type. */
+export interface TailTally {
+  lineCount: number;
+  convertedEventCount: number;
+  omitted: Record<string, number>;
+}
+
+/** §5.3 "Converted lines": the tail of E, in History order, each line (with its newline) made as it is read; `tally` counts them. */
+export async function* convertTail(events: HistoryEvents, tail: TailShape, tally: TailTally): AsyncGenerator<string> {
   const written = new Set<string>();
-  const omitted: Record<string, number> = {};
   const windows = tail.rising ? new Windows(tail.checkpoints.filter((c) => c.index > tail.last && (tail.all || c.native))) : null;
-  let count = 0;
   let i = -1;
   for await (const e of events()) {
     windows?.see(e);
@@ -176,11 +180,13 @@ export async function convertTail(out: LineWriter, events: HistoryEvents, tail: 
     else if (windows === null) lines = await convertCheckpointAgain(e, written, events);
     else lines = checkpointToSeqOf(e) === null ? null : checkpointLines(e, [userItem(renderCheckpointText(e.data)), ...windows.take(i, written)]);
     if (lines === null) {
-      omitted[e.type] = (omitted[e.type] ?? 0) + 1;
+      tally.omitted[e.type] = (tally.omitted[e.type] ?? 0) + 1;
       continue;
     }
-    count++;
-    for (const l of lines) await out.line(JSON.stringify({ timestamp: e.ts, type: l.type, payload: l.payload }));
+    tally.convertedEventCount++;
+    for (const l of lines) {
+      tally.lineCount++;
+      yield `${JSON.stringify({ timestamp: e.ts, type: l.type, payload: l.payload })}\n`;
+    }
   }
-  return { omitted, count };
 }

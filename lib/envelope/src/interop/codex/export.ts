@@ -9,14 +9,16 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { PixirError } from "../../event/errors.js";
 import { notFoundError, openHistory, type History } from "../../store/loader.js";
 import { existingOutDir, logPath } from "../../store/paths.js";
+import { batchedBytes, compareWithFile, writeChunksAtomically } from "../../store/stream-file.js";
+import { abortable } from "../../lines/abortable.js";
+import { osWriteFault } from "../../event/os-fault.js";
 import { codexBaseId, EPOCH, restAfterTimestamp, shownThreadId, withTimestamp } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
 import { codexOf, lineOf } from "./rebuild.js";
 import { checkpointToSeqOf } from "../../session/context.js";
 import type { WriteReport } from "../../session/agent-files.js";
 import { eventsOf, openFamilyChain, streamRolloutLines, type FamilyChain, type RolloutLine } from "./export-family.js";
-import { DigestSink, fileDigest, LineWriter, writeAtomically, type TextSink } from "./export-write.js";
-import { convertTail, type TailCheckpoint } from "./export-convert.js";
+import { convertTail, type TailCheckpoint, type TailTally } from "./export-convert.js";
 
 export type CodexExportKind = "original" | "fork" | "new";
 
@@ -31,19 +33,24 @@ export interface CodexExport {
   /** The rollout's name under DIR (§5.5). */
   name: string;
   missingLines: number[];
-  /** Makes the rollout again, its lines to `sink` as they are made (reading the Logs again); its counts. */
-  write(sink: TextSink): Promise<CodexExportCounts>;
+  /** Makes the rollout again (reading the Logs again); nothing is read until its chunks are. */
+  make(): CodexExportRun;
 }
 
-export interface CodexExportCounts {
-  lineCount: number;
+export interface CodexExportCounts extends TailTally {
   copiedLineCount: number;
-  convertedEventCount: number;
-  omitted: Record<string, number>;
 }
+
+/** One making of the rollout: its bytes in batches as they are made, and its counts, whole once every chunk is read. */
+export interface CodexExportRun {
+  chunks: AsyncIterable<Buffer>;
+  counts: CodexExportCounts;
+}
+
+const run = (lines: AsyncIterable<string>, counts: CodexExportCounts): CodexExportRun => ({ chunks: batchedBytes(lines), counts });
 
 /** The whole export in memory: for a caller that needs the text itself (`pixir import` of a handed-back file). */
-export interface CodexExportPlan extends Omit<CodexExport, "write">, CodexExportCounts {
+export interface CodexExportPlan extends Omit<CodexExport, "make">, CodexExportCounts {
   text: string;
 }
 
@@ -144,7 +151,6 @@ export async function openCodexExport(ws: string, id: string, version: string, o
   const inFamily = own !== null && ((own.line === 1 && own.synthetic === undefined) || own.synthetic === "rollback_fork");
   if (shape.tailFirst === null && inFamily) {
     const { kept, missing } = await checkFamilyLines(id, streamRolloutLines(chain, t), Infinity);
-    const counts: CodexExportCounts = { lineCount: kept, copiedLineCount: 0, convertedEventCount: 0, omitted: {} };
     return {
       sessionId: id,
       kind: "original",
@@ -153,12 +159,7 @@ export async function openCodexExport(ws: string, id: string, version: string, o
       cwd: isJsonObject(family.lineOne.payload) ? cwdOf(family.lineOne.payload) : null,
       name: codexExportName(t, family.header.file, family.lineOne),
       missingLines: missing,
-      write: async (sink) => {
-        const out = new LineWriter(sink);
-        for await (const l of keptLines(streamRolloutLines(chain, t, 0, false), Infinity)) await out.line(l);
-        await out.flush();
-        return counts;
-      },
+      make: () => run(keptLines(streamRolloutLines(chain, t, 0, false), Infinity), { lineCount: kept, copiedLineCount: 0, convertedEventCount: 0, omitted: {} }),
     };
   }
   return forkExport(id, history, shape, chain, t, options);
@@ -184,14 +185,13 @@ async function forkExport(id: string, history: History, shape: HistoryShape, cha
   meta.timestamp = t0;
   if (options.cwd !== undefined) meta.cwd = options.cwd;
   const { missing } = await checkFamilyLines(id, streamRolloutLines(chain, t), x);
-  const copies = async function* (): AsyncGenerator<string> {
-    for await (const l of keptLines(streamRolloutLines(chain, t, 0, false), x)) {
-      const r = restAfterTimestamp(l);
-      // A line without a leading timestamp is copied as it is: Codex's fork writes every record's time, but
-      // this one had none to replace.
-      yield r === null ? l : withTimestamp(t0, r.rest);
-    }
+  // A line without a leading timestamp is copied as it is: Codex's fork writes every record's time, but
+  // this one had none to replace.
+  const atT0 = (l: string): string => {
+    const r = restAfterTimestamp(l);
+    return r === null ? l : withTimestamp(t0, r.rest);
   };
+  const copies = () => keptLines(streamRolloutLines(chain, t, 0, false), x, atT0);
   return newRollout(id, "fork", t, meta, missing, history, shape, copies);
 }
 
@@ -219,14 +219,21 @@ function newRollout(id: string, kind: "fork" | "new", forkedFromId: string | nul
     cwd: cwdOf(meta),
     name: codexExportName(threadId, null, { timestamp: meta.timestamp, payload: meta }),
     missingLines: missing,
-    write: async (sink) => {
-      const out = new LineWriter(sink);
-      await out.line(JSON.stringify({ timestamp: meta.timestamp, type: "session_meta", payload: meta }));
-      if (copies !== null) for await (const l of copies()) await out.line(l);
-      const copied = out.lines - 1;
-      const { omitted, count } = await convertTail(out, events, { last: kind === "new" ? -1 : shape.last, all: kind === "new", rising: shape.rising, checkpoints: shape.checkpoints });
-      await out.flush();
-      return { lineCount: out.lines, copiedLineCount: copied, convertedEventCount: count, omitted };
+    make: () => {
+      const counts: CodexExportCounts = { lineCount: 1, copiedLineCount: 0, convertedEventCount: 0, omitted: {} };
+      const tail = { last: kind === "new" ? -1 : shape.last, all: kind === "new", rising: shape.rising, checkpoints: shape.checkpoints };
+      async function* lines(): AsyncGenerator<string> {
+        yield `${JSON.stringify({ timestamp: meta.timestamp, type: "session_meta", payload: meta })}\n`;
+        if (copies !== null) {
+          for await (const l of copies()) {
+            counts.lineCount++;
+            counts.copiedLineCount++;
+            yield l;
+          }
+        }
+        yield* convertTail(events, tail, counts);
+      }
+      return run(lines(), counts);
     },
   };
 }
@@ -253,22 +260,23 @@ async function checkFamilyLines(id: string, lines: AsyncIterable<RolloutLine>, x
   return { kept, missing };
 }
 
-/** The lines among the first x that can be written (checked by `checkFamilyLines`). */
-async function* keptLines(lines: AsyncIterable<RolloutLine>, x: number): AsyncGenerator<string> {
+/** The lines among the first x that can be written (checked by `checkFamilyLines`), `edit`ed, each with its newline. */
+async function* keptLines(lines: AsyncIterable<RolloutLine>, x: number, edit = (l: string): string => l): AsyncGenerator<string> {
   let n = 0;
   for await (const l of lines) {
     if (++n > x) return;
-    if (typeof l === "string") yield l;
+    if (typeof l === "string") yield `${edit(l)}\n`;
   }
 }
 
 /** The whole export as text, for a caller that needs it in memory; the streamed export is `openCodexExport`. */
 export async function planCodexExport(ws: string, id: string, version: string, options: CodexExportOptions = {}): Promise<CodexExportPlan> {
   const exp = await openCodexExport(ws, id, version, options);
-  const parts: string[] = [];
-  const counts = await exp.write({ write: (text) => void parts.push(text) });
-  const { write: _write, ...shape } = exp;
-  return { ...shape, ...counts, text: parts.join("") };
+  const { chunks, counts } = exp.make();
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  const { make: _make, ...shape } = exp;
+  return { ...shape, ...counts, text: Buffer.concat(parts).toString("utf8") };
 }
 
 export interface CodexExportReport extends WriteReport {
@@ -289,24 +297,23 @@ export interface CodexExportReport extends WriteReport {
 }
 
 /**
- * §5.5: write the rollout under DIR (temp plus rename), never over a different file. An existing file is
- * compared by its SHA-256 and length with the export's, made without holding either.
+ * §5.5: write the rollout under DIR (temp plus rename, the date directories made), never over another file:
+ * an existing one is compared with the export as it is made, never read whole. `signal`: an interrupted
+ * run stops between batches, its temp file removed.
  */
-export async function finishCodexExport(exp: CodexExport, options: { out?: string; cwd: string; dryRun?: boolean }): Promise<CodexExportReport> {
-  let target: string | null = null;
-  let status: CodexExportReport["status"] = "would_create";
-  let counts: CodexExportCounts;
-  const existing = options.out === undefined ? null : fileDigest((target = path.join(existingOutDir(options.cwd, options.out), exp.name)));
-  if (target !== null && existing === null && !options.dryRun) {
-    counts = await writeAtomically(target, (sink) => exp.write(sink));
+export async function finishCodexExport(exp: CodexExport, options: { out?: string; cwd: string; dryRun?: boolean; signal?: AbortSignal }): Promise<CodexExportReport> {
+  const target = options.out === undefined ? null : path.join(existingOutDir(options.cwd, options.out), exp.name);
+  const { chunks, counts } = exp.make();
+  const bytes = abortable(chunks, options.signal);
+  // An absent target takes no chunk: the same run then writes the file, or is only counted.
+  const state = target === null ? "absent" : await compareWithFile(target, bytes);
+  if (state === "different") throw new PixirError("already_exists", "the export file already exists", { path: target });
+  let status: CodexExportReport["status"] = state === "same" ? "unchanged" : "would_create";
+  if (state === "absent" && target !== null && !options.dryRun) {
+    await writeChunksAtomically(target, bytes, { mode: 0o644, parents: true, fault: (err) => osWriteFault(err, target, "write", "the exported Codex file") });
     status = "created";
-  } else {
-    const digest = new DigestSink();
-    counts = await exp.write(digest);
-    if (existing !== null) {
-      if (existing.bytes !== digest.bytes || existing.sha256 !== digest.digest()) throw new PixirError("already_exists", "the export file already exists", { path: target });
-      status = "unchanged";
-    }
+  } else if (state === "absent") {
+    for await (const _counted of bytes);
   }
   return {
     ok: true,
