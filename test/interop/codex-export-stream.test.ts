@@ -3,7 +3,7 @@
 // at a time. The bytes are checked against the rollout files themselves (§5.2) and against the plain rule of
 // family.ts (`rolloutLines`, every line in memory); stdout, --out and --dry-run agree; errors come before the
 // first byte; Events appended after the export opened the Log are not in it.
-import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { run, tempDir } from "../support/cli.js";
@@ -63,6 +63,17 @@ describe("pixir export codex of an imported family", () => {
     // The same length, other bytes: the digest tells them apart.
     writeFileSync(report.path, text.replace("fork own", "fork 0wn").replace("fork 0wn", "fork own").replace("answer", "ANSWER"));
     expect(exportCodex(W.ws, [T3, "--out", dir, "--json"]).code).toBe(1);
+  });
+
+  it("something other than a file where the rollout would go (a directory) is refused as already_exists and left as it was", () => {
+    const dir = tempDir();
+    const name = exportCodex(W.ws, [T3, "--dry-run", "--json"]).json.file as string;
+    mkdirSync(path.join(dir, name), { recursive: true });
+    const r = exportCodex(W.ws, [T3, "--out", dir, "--json"]);
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({ kind: "already_exists", details: { path: path.join(dir, name) } });
+    expect(readdirSync(path.join(dir, name))).toEqual([]);
+    expect(readdirSync(path.dirname(path.join(dir, name)))).toEqual([path.basename(name)]);
   });
 
   it("a line a --lenient import skipped is left out and named, on stdout, with --out and --dry-run", () => {

@@ -1,10 +1,10 @@
 // store/stream-file.ts: an export's bytes as a stream of chunks, batched, compared with the file already at
 // its target (stopping at the first difference, never reading it whole), and written whole or not at all.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { batchedBytes, sameAsFile, writeChunksAtomically } from "../../src/store/stream-file.js";
+import { batchedBytes, compareWithFile, sameAsFile, writeChunksAtomically } from "../../src/store/stream-file.js";
 
 const dir = (): string => mkdtempSync(path.join(os.tmpdir(), "pixir-stream-file-"));
 const collect = async (chunks: AsyncIterable<Buffer>): Promise<Buffer[]> => {
@@ -77,6 +77,24 @@ describe("sameAsFile", () => {
   });
 });
 
+describe("compareWithFile", () => {
+  it("tells nothing there (before taking a chunk) from the same bytes and from anything else", async () => {
+    const d = dir();
+    const file = path.join(d, "f.jsonl");
+    const c = counted(LINES);
+    expect(await compareWithFile(file, c.chunks)).toBe("absent");
+    expect(c.taken()).toBe(0);
+    writeFileSync(file, TEXT);
+    expect(await compareWithFile(file, LINES)).toBe("same");
+    expect(await compareWithFile(file, LINES.slice(1))).toBe("different");
+    expect(await compareWithFile(file, [...LINES, "x"])).toBe("different");
+    // A directory is something there, not nothing: an export never writes over it.
+    mkdirSync(path.join(d, "sub"));
+    expect(await compareWithFile(path.join(d, "sub"), LINES)).toBe("different");
+    expect(await compareWithFile(path.join(d, "no-dir", "f"), LINES)).toBe("absent");
+  });
+});
+
 describe("writeChunksAtomically", () => {
   const fault = (err: unknown, operation: string) => new Error(`${operation}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
 
@@ -108,5 +126,31 @@ describe("writeChunksAtomically", () => {
     await expect(writeChunksAtomically(path.join(d, "missing", "out.jsonl"), c.chunks, { mode: 0o600, fault })).rejects.toThrow(/^open: ENOENT/);
     expect(c.taken()).toBe(0);
     expect(readdirSync(d)).toEqual([]);
+  });
+
+  it("with parents, makes the missing directories 0700, and takes them back when the write fails", async () => {
+    const d = dir();
+    const target = path.join(d, "2026", "03", "01", "out.jsonl");
+    expect(await writeChunksAtomically(target, LINES, { mode: 0o644, parents: true, fault })).toBe(Buffer.byteLength(TEXT));
+    expect(readFileSync(target, "utf8")).toBe(TEXT);
+    for (const sub of ["2026", "2026/03", "2026/03/01"]) expect(statSync(path.join(d, sub)).mode & 0o777).toBe(0o700);
+    expect(statSync(target).mode & 0o777).toBe(0o644);
+    async function* failing(): AsyncGenerator<string> {
+      yield LINES[0]!;
+      throw new Error("killed midway");
+    }
+    const other = path.join(d, "2026", "04", "02", "out.jsonl");
+    await expect(writeChunksAtomically(other, failing(), { mode: 0o644, parents: true, fault })).rejects.toThrow("killed midway");
+    // Only what this write made is taken back: 2026/ held a file before it.
+    expect(readdirSync(path.join(d, "2026"))).toEqual(["03"]);
+  });
+
+  it("with parents, a directory it cannot make is the fault of the mkdir, the chunks not taken, and nothing is left", async () => {
+    const d = dir();
+    writeFileSync(path.join(d, "file"), "x");
+    const c = counted(LINES);
+    await expect(writeChunksAtomically(path.join(d, "file", "a", "out"), c.chunks, { mode: 0o644, parents: true, fault })).rejects.toThrow(/^mkdir: ENOTDIR/);
+    expect(c.taken()).toBe(0);
+    expect(readdirSync(d)).toEqual(["file"]);
   });
 });
