@@ -6,12 +6,14 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { run, tempDir } from "../support/cli.js";
+import { spawn } from "node:child_process";
+import { binPath, run, tempDir, workspace } from "../support/cli.js";
 import { exportWorkspace, logIds, ndjson, NATIVE_TAIL, T1, T2, T3, T4, threadOfLog, type ExportWorkspace } from "../support/codex-export.js";
 import { Families } from "../../lib/envelope/src/interop/codex/import.js";
 import { rolloutLines } from "../../lib/envelope/src/interop/codex/family.js";
 import { restAfterTimestamp, withTimestamp } from "../../lib/envelope/src/interop/codex/format.js";
-import { openCodexExport } from "../../lib/envelope/src/interop/codex/export.js";
+import { finishCodexExport, openCodexExport } from "../../lib/envelope/src/interop/codex/export.js";
+import { PixirError } from "../../lib/envelope/src/event/errors.js";
 
 let W: ExportWorkspace;
 beforeAll(() => {
@@ -190,6 +192,33 @@ describe("pixir export codex of a native tail", () => {
     const strip = (t: string) => t.replace(/"cli_version":"[^"]*"/, "").replace(/"cwd":"[^"]*"/, "");
     expect(strip(Buffer.concat(parts).toString("utf8"))).toBe(strip(before));
     expect(counts.lineCount).toBe(jsonl(before).length);
+  });
+});
+
+describe("pixir export codex interrupted", () => {
+  it("stops on Ctrl-C while its reader is slow (exit 130)", async () => {
+    const ws = workspace({ big: Array.from({ length: 4000 }, (_, i) => ({ type: "user_message", data: { text: `message ${i} ${"x".repeat(1000)}` } })) });
+    const child = spawn(process.execPath, [binPath("pixir"), "export", "codex", "big", "--cwd", "/w"], { cwd: ws, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    // After the first batch nobody reads stdout: the rest of the 4 MB rollout waits for room.
+    await new Promise((resolve) => child.stdout.once("data", resolve));
+    child.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    child.kill("SIGINT");
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(130);
+    expect(stderr).toMatch(/^error: interrupted/);
+  });
+
+  it("with --out, an interrupted export leaves no file, no temp file and no date directory", async () => {
+    const exp = await openCodexExport(W.ws, "nat", "0.0.0-test", { cwd: "/w" });
+    const dir = tempDir();
+    const signal = AbortSignal.abort(new PixirError("interrupted", undefined, { signal: "SIGINT" }));
+    await expect(finishCodexExport(exp, { out: dir, cwd: dir, signal })).rejects.toMatchObject({ kind: "interrupted" });
+    expect(readdirSync(dir)).toEqual([]);
+    // Without the signal the same export is written: it was the interruption that stopped it.
+    expect((await finishCodexExport(exp, { out: dir, cwd: dir })).status).toBe("created");
   });
 });
 
