@@ -47,7 +47,9 @@ export interface CodexExportRun {
   counts: CodexExportCounts;
 }
 
-const run = (lines: AsyncIterable<string>, counts: CodexExportCounts): CodexExportRun => ({ chunks: batchedBytes(lines), counts });
+/** Bytes per write, as the old line writer's: 1 MiB batches peaked 2–5 MiB higher (docs/performance.md, round 11). */
+const BATCH = 64 * 1024;
+const run = (lines: AsyncIterable<string>, counts: CodexExportCounts): CodexExportRun => ({ chunks: batchedBytes(lines, BATCH), counts });
 
 /** The whole export in memory: for a caller that needs the text itself (`pixir import` of a handed-back file). */
 export interface CodexExportPlan extends Omit<CodexExport, "make">, CodexExportCounts {
