@@ -11,7 +11,7 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
 import { needsWrite as diskNeedsWrite, plannedOnDisk, preparePlannedLog, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
 import { invalidGeminiSession, readGeminiSession } from "./format.js";
-import { geminiLogBytes, geminiLogLines, geminiSourceLine, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
+import { checkGeminiLog, geminiLogBytes, geminiSourceLine, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
 
 export interface GeminiImportOptions extends AgentImportOptions {
   progress?: (text: string) => void;
@@ -168,7 +168,7 @@ function allAbsent(ws: string, family: PlannedGeminiFamily): boolean {
 function checkLogs(ws: string, family: PlannedGeminiFamily, options: { dryRun: boolean; withBytes: boolean }): Checked {
   const report = (log: PlannedGeminiLog): Work["report"] => ({ session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length });
   if (!options.withBytes && allAbsent(ws, family)) {
-    if (options.dryRun) for (const log of family.logs) geminiLogLines(log, family.file, () => undefined);
+    if (options.dryRun) for (const log of family.logs) checkGeminiLog(log, family.file);
     return { work: family.logs.map((log) => ({ sessionId: log.sessionId, report: report(log), disk: { state: "absent" }, before: 0 })), bytes: null };
   }
   // Every Log's lines are checked before any is compared with the disk.

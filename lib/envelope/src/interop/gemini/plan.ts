@@ -7,7 +7,7 @@
 import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { forEachPlannedLine, plannedLogBytes } from "../../session/agent-files.js";
+import { checkPlannedLines, plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { plannedShareHeader } from "../../fork/fork.js";
@@ -284,9 +284,9 @@ function carrierData(l: GeminiLine): JsonObject {
 /** The source line an Event came from (named when one of its strings cannot be stored). */
 export const geminiSourceLine = (e: PixirEvent): unknown => (isJsonObject(e.data.gemini) ? (e.data.gemini.line ?? null) : null);
 
-/** A planned Log's lines, each checked as it is made, to `sink` (the whole Log is never held as one text). */
-export function geminiLogLines(log: PlannedGeminiLog, file: string, sink: (line: string) => void): void {
-  forEachPlannedLine(log.stored, file, geminiSourceLine, sink);
+/** A planned Log's lines checked as they would be written, none kept (a dry run). */
+export function checkGeminiLog(log: PlannedGeminiLog, file: string): void {
+  checkPlannedLines(log.stored, file, geminiSourceLine);
 }
 
 /** A planned Log's bytes: what is compared with a Log on disk. */

@@ -8,7 +8,7 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { withPlannedWrites, type DiskState } from "../../store/planned-logs.js";
 import { needsWrite, plannedOnDisk, plannedStatus, preparePlannedLog, type AgentImportOptions, type ImportedLog, type ImportResult } from "../../session/agent-files.js";
-import { opencodeLogBytes, opencodeLogLines, PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
+import { checkOpencodeLog, opencodeLogBytes, PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
 import { opencodeHome, openOpencodePath, type OpencodeSessionRef, type OpencodeSource } from "./source.js";
 
 export interface OpencodeImportOptions extends AgentImportOptions {
@@ -138,7 +138,7 @@ function allAbsent(ws: string, logs: PlannedOpencodeLog[]): boolean {
 function checkLogs(ws: string, logs: PlannedOpencodeLog[], source: string, dryRun: boolean): { work: LogWork[]; bytes: Buffer[] | null } {
   const work = (log: PlannedOpencodeLog, disk: { disk: DiskState; before: number }): LogWork => ({ sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, ...disk, bytes: null, digest: "", prepared: null });
   if (allAbsent(ws, logs)) {
-    if (dryRun) for (const log of logs) opencodeLogLines(log, source, () => undefined);
+    if (dryRun) for (const log of logs) checkOpencodeLog(log, source);
     return { work: logs.map((log) => work(log, { disk: { state: "absent" }, before: 0 })), bytes: null };
   }
   // Every Log's lines are checked before any is compared with the disk.
