@@ -209,31 +209,38 @@ const needsWrite = (w: Work): boolean => diskNeedsWrite(w.disk);
  * pass 2. Every refusal of the run is found here, before a Log is written.
  */
 async function checkFiles(ws: string, inputs: SourcePath[], options: GeminiImportOptions, out: FileWork[], skipped: GeminiImportResult["skipped_files"]): Promise<void> {
-  let kept = 0;
-  const dryRun = Boolean(options.dryRun);
+  const budget = { left: options.keptBytes ?? KEPT_BYTES_BUDGET };
   for (const [i, input] of inputs.entries()) {
     options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
-    const family = planFile(ws, input, Boolean(options.lenient));
-    if (family === null) {
-      skipped.push({ file: input.display, reason: "empty" });
-      continue;
-    }
-    const { work, bytes } = checkLogs(ws, family, { dryRun, withBytes: false });
-    const f = fileWork(input, family, work);
-    out.push(f);
-    if (dryRun || !work.some(needsWrite)) continue;
-    if (bytes === null || work.filter(needsWrite).every((w) => w.disk.state === "absent")) {
-      f.prepared = [];
-      for (const [j, log] of family.logs.entries()) if (needsWrite(work[j]!)) f.prepared.push(await preparePlannedLog(ws, log.sessionId, log.stored, family.file, geminiSourceLine, options.signal));
-      continue;
-    }
-    const toKeep = bytes.filter((_, j) => needsWrite(work[j]!));
-    const size = toKeep.reduce((n, b) => n + b.length, 0);
-    if (kept + size <= (options.keptBytes ?? KEPT_BYTES_BUDGET)) {
-      kept += size;
-      f.kept = toKeep;
-    }
+    const f = await checkFile(ws, input, options, budget, out);
+    if (f === null) skipped.push({ file: input.display, reason: "empty" });
   }
+}
+
+/**
+ * One file of pass 1, pushed to `out` (null: empty). Its plan lives only in this call, so it is garbage
+ * before the next file is planned (a plan kept in the loop's frame overlapped the next one's).
+ */
+async function checkFile(ws: string, input: SourcePath, options: GeminiImportOptions, budget: { left: number }, out: FileWork[]): Promise<FileWork | null> {
+  const dryRun = Boolean(options.dryRun);
+  const family = planFile(ws, input, Boolean(options.lenient));
+  if (family === null) return null;
+  const { work, bytes } = checkLogs(ws, family, { dryRun, withBytes: false });
+  const f = fileWork(input, family, work);
+  out.push(f);
+  if (dryRun || !work.some(needsWrite)) return f;
+  if (bytes === null || work.filter(needsWrite).every((w) => w.disk.state === "absent")) {
+    f.prepared = [];
+    for (const [j, log] of family.logs.entries()) if (needsWrite(work[j]!)) f.prepared.push(await preparePlannedLog(ws, log.sessionId, log.stored, family.file, geminiSourceLine, options.signal));
+    return f;
+  }
+  const toKeep = bytes.filter((_, j) => needsWrite(work[j]!));
+  const size = toKeep.reduce((n, b) => n + b.length, 0);
+  if (size <= budget.left) {
+    budget.left -= size;
+    f.kept = toKeep;
+  }
+  return f;
 }
 
 /** Pass 2: one file at a time, write what pass 1 found missing: temp files renamed, bytes kept, or planned again. */
@@ -249,12 +256,16 @@ async function writeFiles(ws: string, files: FileWork[], options: GeminiImportOp
       f.kept = null;
       continue;
     }
-    // Checked again: the file may have grown meanwhile (then more is written, never something else).
-    const family = planFile(ws, f.input, Boolean(options.lenient))!;
-    const now = checkLogs(ws, family, { dryRun: false, withBytes: true });
-    const toWrite = family.logs.flatMap((log, i) => (needsWrite(now.work[i]!) ? [{ log: { sessionId: log.sessionId, bytes: now.bytes![i]! }, disk: now.work[i]!.disk }] : []));
-    await writePlannedLogs(ws, toWrite, options);
+    await writeReplanned(ws, f, options);
   }
+}
+
+/** A file whose bytes were not kept, planned and checked again (the file may have grown meanwhile: then more is written, never something else). */
+async function writeReplanned(ws: string, f: FileWork, options: GeminiImportOptions): Promise<void> {
+  const family = planFile(ws, f.input, Boolean(options.lenient))!;
+  const now = checkLogs(ws, family, { dryRun: false, withBytes: true });
+  const toWrite = family.logs.flatMap((log, i) => (needsWrite(now.work[i]!) ? [{ log: { sessionId: log.sessionId, bytes: now.bytes![i]! }, disk: now.work[i]!.disk }] : []));
+  await writePlannedLogs(ws, toWrite, options);
 }
 
 const EMPTY = Buffer.alloc(0);
