@@ -204,6 +204,26 @@ function sameShown(a: ShownMessage, b: ShownMessage): boolean {
   return a.calls.every((c, i) => sameCall(c, b.calls[i]!) && sameResult(c.result, b.calls[i]!.result));
 }
 
+/** A tree (an object or an array) of `next` equal to the one of `previous`: the one to keep. */
+const sameTree = (previous: unknown, next: unknown): boolean => typeof previous === "object" && previous !== null && previous !== next && sameJson(previous, next);
+
+/**
+ * A new copy of a message (Gemini re-appends it whole as it grows) made to hold its previous copy's
+ * content, arguments and results wherever they are equal, so the plan holds each once (the Events made
+ * from the previous copy point to them). Their JSON texts are the same, so nothing written changes.
+ * Call it before the new copy is compared or drafted.
+ */
+export function adoptEqualParts(previous: JsonObject, next: JsonObject): void {
+  if (sameTree(previous.content, next.content)) next.content = previous.content;
+  const before = new Map(toolCallsOf(previous).map((c) => [c.id, c.record]));
+  for (const { id, record } of toolCallsOf(next)) {
+    const old = before.get(id);
+    if (old === undefined) continue;
+    if (sameTree(old.args, record.args)) record.args = old.args;
+    if (sameTree(old.result, record.result)) record.result = old.result;
+  }
+}
+
 /** What the Log shows of `msg` once its Events are written (computed once per record). */
 export function shownOf(msg: JsonObject): ShownMessage {
   let s = SHOWN.get(msg);

@@ -14,7 +14,7 @@ import { plannedShareHeader } from "../../fork/fork.js";
 import type { DigestLadder } from "../../store/digest-ladder.js";
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { GeminiLine, ParsedGeminiFile } from "./format.js";
-import { extensionDrafts, fullDrafts, showsSame, shownOf, type GeminiDraft, type ShownMessage } from "./message-map.js";
+import { adoptEqualParts, extensionDrafts, fullDrafts, showsSame, shownOf, type GeminiDraft, type ShownMessage } from "./message-map.js";
 
 export type GeminiBranchKind = "rewind" | "replace" | "edit";
 
@@ -77,7 +77,9 @@ class MessageList {
   structural = false;
   upsert(msg: JsonObject): void {
     const id = msg.id as string;
-    if (!this.byId.has(id)) this.ids.push(id);
+    const previous = this.byId.get(id);
+    if (previous === undefined) this.ids.push(id);
+    else adoptEqualParts(previous, msg);
     this.byId.set(id, msg);
     this.touched.add(id);
   }
