@@ -4,10 +4,16 @@
 // (sameJson) as the old code compared their JSON texts, and a re-appended message holds its previous copy's
 // equal parts (adoptEqualParts) without changing its JSON text. Each is held to the plain rule on seeded
 // random inputs.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { serializeEvent, type JsonObject, type PixirEvent } from "../../lib/envelope/src/event/envelope.js";
+import { readGeminiSession } from "../../lib/envelope/src/interop/gemini/format.js";
+import { importGeminiFiles } from "../../lib/envelope/src/interop/gemini/import.js";
 import { adoptEqualParts, sameJson } from "../../lib/envelope/src/interop/gemini/message-map.js";
+import { geminiLogBytes, planGeminiFamily } from "../../lib/envelope/src/interop/gemini/plan.js";
 import { checkPlannedLines, encodePlannedLines, forEachPlannedLine, plannedLogBytes } from "../../lib/envelope/src/session/agent-files.js";
+import { tempDir } from "../support/cli.js";
 
 /** A small seeded generator (mulberry32), so a failure names its seed. */
 function rng(seed: number): () => number {
@@ -177,5 +183,56 @@ describe("encodePlannedLines: serializeEvent's lines, to the byte, in blocks of 
     expect(thrown(() => encodePlannedLines(events, "f.jsonl", lineOf, () => undefined))).toMatchObject(refusal);
     expect(thrown(() => checkPlannedLines(events, "f.jsonl", lineOf))).toMatchObject(refusal);
     expect(thrown(() => plannedLogBytes(events, "f.jsonl", lineOf))).toMatchObject(refusal);
+  });
+});
+
+describe("a new file's one Log streamed as it is planned (the plan keeps no Event)", () => {
+  const TS = "2026-01-01T00:00:00.000Z";
+  const meta = (sid: string) => JSON.stringify({ sessionId: sid, projectHash: "f".repeat(64), startTime: TS, lastUpdated: TS, kind: "main" });
+  const user = (id: string, text: string) => JSON.stringify({ id, timestamp: TS, type: "user", content: [{ text }] });
+  const reply = (id: string, status: string, tokens: boolean) =>
+    JSON.stringify({ id, timestamp: TS, type: "gemini", content: "ok", thoughts: [], tokens: tokens ? { input: 5, output: 2, total: 7 } : null, model: "m", toolCalls: [{ id: `c-${id}`, name: "run", args: { command: "ls" }, status, timestamp: TS, ...(status === "success" ? { result: [{ functionResponse: { id: `c-${id}`, name: "run", response: { output: "a\nb" } } }] } : {}) }] });
+  const gemini = (ws: string, file: string, lenient = false) => importGeminiFiles(ws, { paths: [{ path: file, display: file }], program: "pixir import gemini", lenient, env: { HOME: tempDir() } });
+  /** The plain rule: the file planned whole, each Log's bytes made from its kept Events. */
+  const planned = (ws: string, file: string) => {
+    const parsed = readGeminiSession(file, file, true)!;
+    const family = planGeminiFamily(ws, parsed, file);
+    parsed.close();
+    return Object.fromEntries(family.logs.map((log) => [`${log.sessionId}.ndjson`, geminiLogBytes(log, file).toString("utf8")]));
+  };
+  const wsFiles = (ws: string): string[] => (existsSync(path.join(ws, ".pixir")) ? readdirSync(path.join(ws, ".pixir", "sessions")).sort() : []);
+  const sid = (n: number) => `9a9a9a9${n}-1111-4222-8333-444455556666`;
+
+  it("writes the Log the file planned whole gives, with and without a branch (declined: planned whole), a skipped line and a pending tail", async () => {
+    const turns = Array.from({ length: 30 }, (_, i) => [user(`u${i}`, `turn ${i}`), reply(`g${i}`, "scheduled", false), reply(`g${i}`, "success", false), reply(`g${i}`, "success", true)].join("\n"));
+    const files: Record<string, string> = {
+      linear: `${meta(sid(1))}\n${turns.join("\n")}\n`,
+      rewound: `${meta(sid(2))}\n${turns.slice(0, 10).join("\n")}\n${JSON.stringify({ $rewindTo: "u5" })}\n${turns.slice(10, 12).join("\n")}\n`,
+      lenient: `${meta(sid(3))}\n${turns.slice(0, 3).join("\n")}\n{not json\n${turns.slice(3, 5).join("\n")}\n${user("u99", "half")}`,
+    };
+    for (const [name, text] of Object.entries(files)) {
+      const dir = tempDir();
+      const file = path.join(dir, `${name}.jsonl`);
+      writeFileSync(file, text);
+      const ws = tempDir();
+      const result = await gemini(ws, file, true);
+      const logs = Object.fromEntries(wsFiles(ws).map((f) => [f, readFileSync(path.join(ws, ".pixir", "sessions", f), "utf8")]));
+      expect(logs).toEqual(planned(ws, file));
+      expect(result.imports[0]!.sessions.map((s) => s.event_count)).toEqual(Object.values(logs).map((t) => t.split("\n").length - 1));
+      if (name === "rewound") expect(Object.keys(logs).length).toBe(2);
+      if (name === "lenient") expect(result.imports[0]).toMatchObject({ skipped_lines: 1, pending_tail: true });
+    }
+  });
+
+  it("a refusal met while streaming (a malformed line late in the file, a line that cannot be stored) is the one planning it whole gives, and leaves nothing", async () => {
+    const dir = tempDir();
+    const bad = path.join(dir, "bad.jsonl");
+    writeFileSync(bad, `${meta(sid(4))}\n${user("u1", "fine")}\n${user("u2", "x").replace('"x"', '"a\\ud800b"')}\n${user("u3", "fine")}\n{not json\n`);
+    const ws = tempDir();
+    await expect(gemini(ws, bad)).rejects.toMatchObject({ kind: "invalid_gemini_session", details: { reason: "malformed_line", line: 5 } });
+    expect(readdirSync(ws)).toEqual([]);
+    writeFileSync(bad, `${meta(sid(4))}\n${user("u1", "fine")}\n${user("u2", "x").replace('"x"', '"a\\ud800b"')}\n${user("u3", "fine")}\n`);
+    await expect(gemini(ws, bad)).rejects.toMatchObject({ kind: "log_encode_failed", details: { reason: "invalid_unicode", line: 3, file: bad } });
+    expect(readdirSync(ws)).toEqual([]);
   });
 });

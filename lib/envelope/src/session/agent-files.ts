@@ -136,28 +136,40 @@ const PLANNED_BLOCK_BYTES = 192 * 1024;
  * and data are written as UTF-8 straight into one reused block (`emit` copies what it keeps), so no line is
  * made as one text and no block is joined (the churn a large import's heap grew with).
  */
-export function encodePlannedLines(events: Iterable<PixirEvent>, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined, emit: (block: Buffer) => void): void {
-  const block = Buffer.allocUnsafe(PLANNED_BLOCK_BYTES);
-  let used = 0;
-  const flush = (): void => {
-    if (used > 0) emit(block.subarray(0, used));
-    used = 0;
-  };
-  for (const e of events) {
-    const { head, data } = plannedLineParts(e, file, lineOf);
+export class PlannedLineEncoder {
+  private readonly block = Buffer.allocUnsafe(PLANNED_BLOCK_BYTES);
+  private used = 0;
+  constructor(
+    private readonly file: string,
+    private readonly lineOf: ((e: PixirEvent) => unknown) | undefined,
+    private readonly emit: (block: Buffer) => void,
+  ) {}
+  add(e: PixirEvent): void {
+    const { head, data } = plannedLineParts(e, this.file, this.lineOf);
     // A UTF-16 unit takes at most 3 bytes in UTF-8, so this much room always holds the line.
     const room = (head.length + data.length) * 3 + 2;
-    if (room > block.length - used) flush();
-    if (room > block.length) {
-      emit(Buffer.from(`${head}${data}}\n`, "utf8"));
-      continue;
+    if (room > this.block.length - this.used) this.flush();
+    if (room > this.block.length) {
+      this.emit(Buffer.from(`${head}${data}}\n`, "utf8"));
+      return;
     }
-    used += block.write(head, used, "utf8");
-    used += block.write(data, used, "utf8");
-    block[used++] = 0x7d; // }
-    block[used++] = 0x0a; // \n
+    this.used += this.block.write(head, this.used, "utf8");
+    this.used += this.block.write(data, this.used, "utf8");
+    this.block[this.used++] = 0x7d; // }
+    this.block[this.used++] = 0x0a; // \n
   }
-  flush();
+  /** The lines added since the last flush go out (call it after the last). */
+  flush(): void {
+    if (this.used > 0) this.emit(this.block.subarray(0, this.used));
+    this.used = 0;
+  }
+}
+
+/** PlannedLineEncoder over a planned Log's Events. */
+export function encodePlannedLines(events: Iterable<PixirEvent>, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined, emit: (block: Buffer) => void): void {
+  const encoder = new PlannedLineEncoder(file, lineOf, emit);
+  for (const e of events) encoder.add(e);
+  encoder.flush();
 }
 
 /**

@@ -6,12 +6,12 @@ import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { compareBytes, isValidSessionId } from "../../event/session-id.js";
-import { discardPreparedLog, type PreparedLog } from "../../store/log-write.js";
+import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { needsWrite as diskNeedsWrite, plannedOnDisk, preparePlannedLog, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
-import { invalidGeminiSession, readGeminiSession } from "./format.js";
-import { checkGeminiLog, geminiLogBytes, geminiSourceLine, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
+import { needsWrite as diskNeedsWrite, PlannedLineEncoder, plannedOnDisk, preparePlannedLog, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
+import { invalidGeminiSession, readGeminiSession, type ParsedGeminiFile } from "./format.js";
+import { checkGeminiLog, geminiBaseSessionId, geminiLogBytes, geminiSourceLine, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
 
 export interface GeminiImportOptions extends AgentImportOptions {
   progress?: (text: string) => void;
@@ -151,10 +151,12 @@ interface Checked {
   bytes: Buffer[] | null;
 }
 
-/** True when no Log of the family is on disk (a path that cannot be inspected is left to diskState to report). */
-function allAbsent(ws: string, family: PlannedGeminiFamily): boolean {
+const logReport = (log: PlannedGeminiLog): Work["report"] => ({ session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.eventCount });
+
+/** True when none of these Logs is on disk (a path that cannot be inspected is left to diskState to report). */
+function allAbsent(ws: string, sessionIds: string[]): boolean {
   try {
-    return family.logs.every((log) => inspectStatePath(logPath(ws, log.sessionId)) === "missing");
+    return sessionIds.every((id) => inspectStatePath(logPath(ws, id)) === "missing");
   } catch {
     return false;
   }
@@ -166,14 +168,13 @@ function allAbsent(ws: string, family: PlannedGeminiFamily): boolean {
  * lines are checked (`log_encode_failed`) when they are written, or now in a dry run.
  */
 function checkLogs(ws: string, family: PlannedGeminiFamily, options: { dryRun: boolean; withBytes: boolean }): Checked {
-  const report = (log: PlannedGeminiLog): Work["report"] => ({ session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length });
-  if (!options.withBytes && allAbsent(ws, family)) {
+  if (!options.withBytes && allAbsent(ws, family.logs.map((log) => log.sessionId))) {
     if (options.dryRun) for (const log of family.logs) checkGeminiLog(log, family.file);
-    return { work: family.logs.map((log) => ({ sessionId: log.sessionId, report: report(log), disk: { state: "absent" }, before: 0 })), bytes: null };
+    return { work: family.logs.map((log) => ({ sessionId: log.sessionId, report: logReport(log), disk: { state: "absent" }, before: 0 })), bytes: null };
   }
   // Every Log's lines are checked before any is compared with the disk.
   const bytes = family.logs.map((log) => geminiLogBytes(log, family.file));
-  const work = family.logs.map((log, j): Work => ({ sessionId: log.sessionId, report: report(log), ...plannedOnDisk(ws, { sessionId: log.sessionId, bytes: bytes[j]!, stored: log.stored }, family.file) }));
+  const work = family.logs.map((log, j): Work => ({ sessionId: log.sessionId, report: logReport(log), ...plannedOnDisk(ws, { sessionId: log.sessionId, bytes: bytes[j]!, stored: log.stored }, family.file) }));
   return { work, bytes };
 }
 
@@ -223,6 +224,16 @@ async function checkFiles(ws: string, inputs: SourcePath[], options: GeminiImpor
  */
 async function checkFile(ws: string, input: SourcePath, options: GeminiImportOptions, budget: { left: number }, out: FileWork[]): Promise<FileWork | null> {
   const dryRun = Boolean(options.dryRun);
+  const streamed = dryRun ? undefined : await streamFile(ws, input, options);
+  if (streamed !== undefined) {
+    if (streamed === null) return null;
+    // Its one Log was found absent before its temp file was made (committing it checks again).
+    const log = streamed.family.logs[0]!;
+    const f = fileWork(input, streamed.family, [{ sessionId: log.sessionId, report: logReport(log), disk: { state: "absent" }, before: 0 }]);
+    f.prepared = [streamed.prepared];
+    out.push(f);
+    return f;
+  }
   const family = planFile(ws, input, Boolean(options.lenient));
   if (family === null) return null;
   const { work, bytes } = checkLogs(ws, family, { dryRun, withBytes: false });
@@ -241,6 +252,41 @@ async function checkFile(ws: string, input: SourcePath, options: GeminiImportOpt
     f.kept = toKeep;
   }
   return f;
+}
+
+/**
+ * A file whose one Log is new, planned and written to its temp file as it is read: its Events go to the
+ * file as they are made and the plan holds none (a file's Events, kept until it was planned, were most of
+ * what each file left for the garbage collector). Undefined when it cannot be streamed, and nothing is left
+ * on disk: a legacy file, a Log on disk, a branch (its child reads its parent's History), or any failure
+ * (a planning error, a line that cannot be stored, a failed write), which planning the file whole meets
+ * again in the order it reports them. Null: an empty file.
+ */
+async function streamFile(ws: string, input: SourcePath, options: GeminiImportOptions): Promise<{ family: PlannedGeminiFamily; prepared: PreparedLog } | null | undefined> {
+  let parsed: ParsedGeminiFile | null;
+  try {
+    parsed = readGeminiSession(input.path, input.display, Boolean(options.lenient));
+  } catch {
+    return undefined;
+  }
+  if (parsed === null) return null;
+  const root = geminiBaseSessionId(parsed.metadata.sessionId as string);
+  let family: PlannedGeminiFamily | null = null;
+  try {
+    if (parsed.legacy || !allAbsent(ws, [root])) return undefined;
+    const produce = async (emit: (block: Buffer) => void): Promise<void> => {
+      const encoder = new PlannedLineEncoder(input.display, geminiSourceLine, emit);
+      family = planGeminiFamily(ws, parsed!, input.display, (e) => encoder.add(e));
+      encoder.flush();
+    };
+    const prepared = await prepareLog(ws, root, produce, { lease: null, signal: options.signal });
+    return { family: family!, prepared };
+  } catch (err) {
+    if (options.signal?.aborted) throw err;
+    return undefined;
+  } finally {
+    parsed.close();
+  }
 }
 
 /** Pass 2: one file at a time, write what pass 1 found missing: temp files renamed, bytes kept, or planned again. */

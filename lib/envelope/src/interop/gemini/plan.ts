@@ -24,8 +24,10 @@ export interface PlannedGeminiLog {
   branch: GeminiBranchKind | null;
   parent: PlannedGeminiLog | null;
   forkedToSeq: number | null;
-  /** The Events stored in the Log, seq order. */
+  /** The Events stored in the Log, seq order (none kept when the plan is streamed). */
   stored: PixirEvent[];
+  /** How many Events the Log stores (`stored.length`, also when they went to a sink). */
+  eventCount: number;
   /** Its resolved History (a child: header, inherited Events, own Events). */
   resolved: PixirEvent[];
   /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
@@ -121,13 +123,14 @@ class FamilyPlanner {
     private readonly parsed: ParsedGeminiFile,
     readonly sessionIdRaw: string,
     readonly base: string,
+    private readonly sink: ((e: PixirEvent) => void) | null,
   ) {
     this.lastTs = typeof parsed.metadata.startTime === "string" ? parsed.metadata.startTime : EPOCH;
     this.current = this.newLog(base, "root", null, null, null);
   }
 
   private newLog(sessionId: string, role: PlannedGeminiLog["role"], branch: GeminiBranchKind | null, parent: PlannedGeminiLog | null, forkedToSeq: number | null): PlannedGeminiLog {
-    const log: PlannedGeminiLog = { sessionId, role, branch, parent, forkedToSeq, stored: [], resolved: [] };
+    const log: PlannedGeminiLog = { sessionId, role, branch, parent, forkedToSeq, stored: [], eventCount: 0, resolved: [] };
     this.logs.push(log);
     return log;
   }
@@ -138,9 +141,15 @@ class FamilyPlanner {
 
   private push(type: PixirEvent["type"], data: JsonObject, id: string, ts: string): PixirEvent {
     const log = this.current;
-    const event: PixirEvent = { id, session_id: log.sessionId, seq: log.resolved.length, ts, type, data };
-    log.stored.push(event);
-    log.resolved.push(event);
+    // Streamed, there is only the root Log (a branch declines), whose History is its stored Events.
+    const seq = this.sink === null ? log.resolved.length : log.eventCount;
+    const event: PixirEvent = { id, session_id: log.sessionId, seq, ts, type, data };
+    log.eventCount++;
+    if (this.sink !== null) this.sink(event);
+    else {
+      log.stored.push(event);
+      log.resolved.push(event);
+    }
     return event;
   }
 
@@ -151,7 +160,7 @@ class FamilyPlanner {
       const ts = d.ts ?? this.lastTs;
       this.lastTs = ts;
       const gemini: JsonObject = { session: this.sessionIdRaw, line: l.line, part: d.part };
-      if (i === 0 && !(this.parsed.legacy && l.line === 1 && this.current.stored.length > 0)) {
+      if (i === 0 && !(this.parsed.legacy && l.line === 1 && this.current.eventCount > 0)) {
         gemini.raw = l.raw;
         if (l.rawBase64) gemini.raw_base64 = true;
       }
@@ -164,6 +173,8 @@ class FamilyPlanner {
 
   /** Keep `shown[0..k)` and continue in a share_v1 child of the current Log forked after message k−1. */
   branch(k: number, kind: GeminiBranchKind, line: number, ts: string): void {
+    // A child reads its parent's History (its prefix digest, its open calls): a streamed plan keeps none.
+    if (this.sink !== null) throw new StreamDeclined();
     // Nothing kept (a compression, a rewind to the start): fork the root, so chains stay shallow.
     const parent = k === 0 ? this.logs[0]! : this.current;
     const toSeq = k === 0 ? 0 : this.shown[k - 1]!.lastSeq;
@@ -178,6 +189,7 @@ class FamilyPlanner {
       data: { ...plannedShareHeader(this.ws, parent, child, this.base, toSeq, inherited), gemini: { synthetic: "branch_fork", session: this.sessionIdRaw, line, branch: kind } },
     };
     child.stored.push(header);
+    child.eventCount++;
     child.resolved.push(header);
     const seqMap = new Map<number, number>();
     inherited.forEach((e, i) => {
@@ -294,11 +306,18 @@ export function checkGeminiLog(log: PlannedGeminiLog, file: string): void {
 /** A planned Log's bytes: what is compared with a Log on disk. */
 export const geminiLogBytes = (log: PlannedGeminiLog, file: string): Buffer => plannedLogBytes(log.stored, file, geminiSourceLine);
 
-/** Plan every Log of one parsed file (its Events; their bytes are made as they are checked or written). Writes nothing. */
-export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: string): PlannedGeminiFamily {
+/** A streamed plan met a branch: the file is to be planned whole (planGeminiFamily without a sink). */
+export class StreamDeclined extends Error {}
+
+/**
+ * Plan every Log of one parsed file (its Events; their bytes are made as they are checked or written).
+ * Writes nothing. With `sink`, each Event goes to it as it is made and none is kept (the root Log's
+ * `stored` stays empty): the file must be JSONL, and a branch throws StreamDeclined.
+ */
+export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: string, sink: ((e: PixirEvent) => void) | null = null): PlannedGeminiFamily {
   const sessionIdRaw = parsed.metadata.sessionId as string;
   const base = geminiBaseSessionId(sessionIdRaw);
-  const p = new FamilyPlanner(ws, parsed, sessionIdRaw, base);
+  const p = new FamilyPlanner(ws, parsed, sessionIdRaw, base, sink);
   let first = true;
   for (const l of parsed.lines) {
     const r = l.record;
