@@ -44,22 +44,27 @@ function plannedInBlocksSource(): SourceFile {
 const ownStrings = (o: object): string[] => Object.values(o).filter((v): v is string => typeof v === "string");
 
 describe("an import plan's per-record state", () => {
-  it("is a few fields per record: flags in one number, chain fields in the facts, rare facts apart", () => {
+  it("is a few fields per record: its facts its own fields, flags in one number, rare and tool facts apart", () => {
     const { read } = plannedInBlocks();
     expect(read.records.length).toBeGreaterThan(1000);
     read.records.forEach((r, i) => {
       expect(r.index).toBe(i);
-      // line, bytes, start, end, type, transcript, facts, index, flags, extra: no field per flag or per chain fact.
-      expect(Object.keys(r).length).toBeLessThanOrEqual(10);
-      expect(Object.keys(r)).not.toContain("uuid");
+      // line, bytes, start, end, type, transcript, index, uuid, parentUuid, timestamp, messageId, requestId,
+      // tools, flags, extra: no object of facts beside the record (docs/performance.md, "Round 11"), no
+      // field per flag, per rare fact or per list of tool calls.
+      expect(Object.keys(r).length).toBeLessThanOrEqual(15);
+      expect(Object.values(r).some((v) => v instanceof RecordFacts)).toBe(false);
       if (r.facts === null) return;
-      expect(r.facts).toBeInstanceOf(RecordFacts);
-      expect(Object.keys(r.facts).length).toBeLessThanOrEqual(9);
+      expect(r.facts).toBe(r);
     });
-    // A record that lacks every rare fact holds no object for them.
-    const lacking = read.records.filter((r) => r.facts !== null && r.facts.logicalParentUuid === null && r.facts.subtype === null && r.facts.snapshotTimestamp === null && r.facts.toolUseResult === null);
+    // A record that lacks every rare fact holds no object for them, and one with no tool call no list.
+    const inner = (r: ClaudeRecord) => r as unknown as { extra: { rare?: unknown } | null; tools: unknown };
+    const lacking = read.records.filter((r) => r.facts !== null && r.logicalParentUuid === null && r.subtype === null && r.snapshotTimestamp === null && r.toolUseResult === null);
     expect(lacking.length).toBeGreaterThan(100);
-    for (const r of lacking) expect((r.facts as unknown as { rare: unknown }).rare).toBeNull();
+    for (const r of lacking) expect(inner(r).extra?.rare).toBeUndefined();
+    const noTools = read.records.filter((r) => r.toolUses.length === 0 && r.toolResults.length === 0);
+    expect(noTools.length).toBeGreaterThan(100);
+    for (const r of noTools) expect(inner(r).tools).toBeNull();
   });
 
   it("is columns by record place: the owner of each record, its ts and last seq are not Maps keyed by records", () => {

@@ -12,7 +12,7 @@ import type { Link } from "./plan-links.js";
 import { push, storesEveryEvent, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
 import { denseSpan, PlaceIndex, RecordMap, type ByUuid } from "./record-columns.js";
-import { recordTape, type RecordFacts } from "./record-facts.js";
+import { recordTape, type Facts } from "./record-facts.js";
 import { BufferBytes } from "./source-bytes.js";
 import { inLineOrder, type ClaudeRecord } from "./transcript.js";
 
@@ -245,7 +245,7 @@ class FirstUsage {
     this.byMessage = new PlaceIndex(records, messageIdOf);
   }
 
-  add(r: ClaudeRecord, f: RecordFacts): void {
+  add(r: ClaudeRecord, f: Facts): void {
     if (f.messageId === null) return;
     const first = this.byMessage.get(f.messageId);
     if (first === undefined) this.byMessage.add(r);
@@ -256,7 +256,7 @@ class FirstUsage {
   }
 
   /** Whether `r` carries its message's usage: it has no usage key, or it is that key's first record. */
-  isFirst(r: ClaudeRecord, f: RecordFacts): boolean {
+  isFirst(r: ClaudeRecord, f: Facts): boolean {
     if (f.messageId === null) return true;
     const first = this.byMessage.get(f.messageId);
     if (first === undefined) return false;

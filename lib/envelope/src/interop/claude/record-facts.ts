@@ -35,11 +35,50 @@ const CHAIN = 1;
 const SIDECHAIN = 2;
 const COMPACT_BOUNDARY = 4;
 
+/** What planning reads of a record: a RecordFacts, or the record itself (transcript.ts ClaudeRecord keeps them as its own fields). */
+export interface Facts {
+  readonly chain: boolean;
+  readonly sidechain: boolean;
+  readonly compactBoundary: boolean;
+  readonly uuid: string | null;
+  readonly parentUuid: string | null;
+  readonly timestamp: string | null;
+  readonly messageId: string | null;
+  readonly requestId: string | null;
+  readonly toolUses: ToolUseFact[];
+  readonly toolResults: ToolResultFact[];
+  readonly logicalParentUuid: string | null;
+  readonly subtype: string | null;
+  readonly snapshotTimestamp: string | null;
+  readonly toolUseResult: RareFacts["toolUseResult"];
+}
+
+/** The facts as a plain object (tests compare facts read in different ways). */
+export const factsView = (f: Facts | null) =>
+  f === null
+    ? null
+    : {
+        chain: f.chain,
+        sidechain: f.sidechain,
+        compactBoundary: f.compactBoundary,
+        uuid: f.uuid,
+        parentUuid: f.parentUuid,
+        timestamp: f.timestamp,
+        messageId: f.messageId,
+        requestId: f.requestId,
+        toolUses: f.toolUses,
+        toolResults: f.toolResults,
+        logicalParentUuid: f.logicalParentUuid,
+        subtype: f.subtype,
+        snapshotTimestamp: f.snapshotTimestamp,
+        toolUseResult: f.toolUseResult,
+      };
+
 /**
  * What planning reads of a record. A large unit holds one per line, so its booleans are bits of one
  * number and the facts most records lack are one object or null (docs/performance.md, "Round 5").
  */
-export class RecordFacts {
+export class RecordFacts implements Facts {
   private readonly bits: number;
   private readonly rare: RareFacts | null;
   constructor(
@@ -87,6 +126,10 @@ export class RecordFacts {
   get toolUseResult(): RareFacts["toolUseResult"] {
     return this.rare?.toolUseResult ?? null;
   }
+  /** The rare facts in one object, or null when the record lacks them all (a record keeps this object). */
+  get rareFacts(): RareFacts | null {
+    return this.rare;
+  }
 }
 
 /** One string per common value (record types, tool names): a large unit holds one record per line. */
@@ -104,8 +147,8 @@ export function interned(s: string | null): string | null {
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
 // Most records call no tool and return none: they share these (a large unit holds one facts per record).
-const NO_TOOL_USES: ToolUseFact[] = Object.freeze([]) as unknown as ToolUseFact[];
-const NO_TOOL_RESULTS: ToolResultFact[] = Object.freeze([]) as unknown as ToolResultFact[];
+export const NO_TOOL_USES: ToolUseFact[] = Object.freeze([]) as unknown as ToolUseFact[];
+export const NO_TOOL_RESULTS: ToolResultFact[] = Object.freeze([]) as unknown as ToolResultFact[];
 const usesOrNone = (list: ToolUseFact[]): ToolUseFact[] => (list.length === 0 ? NO_TOOL_USES : list);
 const resultsOrNone = (list: ToolResultFact[]): ToolResultFact[] => (list.length === 0 ? NO_TOOL_RESULTS : list);
 

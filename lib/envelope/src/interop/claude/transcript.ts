@@ -7,7 +7,7 @@ import { PixirError } from "../../event/errors.js";
 import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
-import { factsOfTape, factsOfValue, interned, recordTape, type RecordFacts } from "./record-facts.js";
+import { factsOfTape, factsOfValue, interned, NO_TOOL_RESULTS, NO_TOOL_USES, recordTape, type Facts, type RareFacts, type RecordFacts, type ToolResultFact, type ToolUseFact } from "./record-facts.js";
 import { denseSpan, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
 
@@ -25,29 +25,53 @@ const DUP = 2;
 const MESSAGE = 4;
 const KEEP = 8;
 const PROBLEM_SHIFT = 4;
+const PROBLEM_MASK = 3 << PROBLEM_SHIFT;
 const PROBLEMS: Array<LineProblemReason | null> = [null, "invalid_utf8", "malformed_line", "invalid_record"];
+// Its facts' flags (record-facts.ts), in the same integer.
+const HAS_FACTS = 64;
+const CHAIN = 128;
+const SIDECHAIN = 256;
+const COMPACT_BOUNDARY = 512;
 
-/** What a record holds besides its place: its parse and text (kept with `keep`), or its bytes when not UTF-8. */
+/** What a record holds besides its place: its parse and text (kept with `keep`), its bytes when not UTF-8, its rare facts. */
 interface RecordExtra {
   parsed?: JsonObject;
   decoded?: string;
   raw?: Buffer;
+  rare?: RareFacts;
+}
+
+/** The tool calls and results of a record that has any (most have none: they hold null). */
+interface ToolFacts {
+  uses: ToolUseFact[];
+  results: ToolResultFact[];
 }
 
 /**
- * One complete, non-blank line of a source file. What planning needs of it is in `facts`; the parsed
- * record (`value`) and the line's text are made from its bytes when asked for, and kept only when the
- * file was read with `keep` (a reader that goes back to them often), so a large file is not held twice.
- * Its flags are bits of one number and its chain fields are its facts' (docs/performance.md, "Round 5").
+ * One complete, non-blank line of a source file. What planning needs of it is its facts (record-facts.ts
+ * Facts), kept as its own fields; the parsed record (`value`) and the line's text are made from its bytes
+ * when asked for, and kept only when the file was read with `keep` (a reader that goes back to them often),
+ * so a large file is not held twice. Its flags (its own and its facts') are bits of one number, its rare
+ * facts and tool facts one object or none: a facts object beside each record cost 96 bytes more a record
+ * (docs/performance.md, "Round 5", "Round 11").
  */
-export class ClaudeRecord {
+export class ClaudeRecord implements Facts {
   type: string | null = null;
   /** Index of the transcript the record belongs to (0: the main or subagent transcript). */
   transcript = 0;
-  /** What planning reads of the record (record-facts.ts); null for a malformed line. */
-  facts: RecordFacts | null = null;
   /** Its place among the file's records (0-based; plan columns are indexed by it, record-columns.ts). */
   index = -1;
+  /** A chain record's `uuid` (else null). */
+  uuid: string | null = null;
+  /** A chain record's `parentUuid` (else null). */
+  parentUuid: string | null = null;
+  /** `timestamp` when a string (§2.4 tests it). */
+  timestamp: string | null = null;
+  /** `message.id` when a string. */
+  messageId: string | null = null;
+  /** `requestId` when a string. */
+  requestId: string | null = null;
+  private tools: ToolFacts | null = null;
   private flags: number;
   private extra: RecordExtra | null = null;
 
@@ -69,10 +93,10 @@ export class ClaudeRecord {
   }
 
   get problem(): LineProblemReason | null {
-    return PROBLEMS[this.flags >> PROBLEM_SHIFT]!;
+    return PROBLEMS[(this.flags & PROBLEM_MASK) >> PROBLEM_SHIFT]!;
   }
   set problem(p: LineProblemReason | null) {
-    this.flags = (this.flags & ((1 << PROBLEM_SHIFT) - 1)) | (PROBLEMS.indexOf(p) << PROBLEM_SHIFT);
+    this.flags = (this.flags & ~PROBLEM_MASK) | (PROBLEMS.indexOf(p) << PROBLEM_SHIFT);
   }
   /** §2.3: `JSON.stringify(JSON.parse(text)) === text` and no lone surrogate. */
   get canonical(): boolean {
@@ -95,18 +119,38 @@ export class ClaudeRecord {
   set message(on: boolean) {
     this.flag(MESSAGE, on);
   }
+  /** What planning reads of the record: the record itself, or null for a malformed line. */
+  get facts(): Facts | null {
+    return (this.flags & HAS_FACTS) !== 0 ? this : null;
+  }
   /** A chain record: a string `uuid` and a `parentUuid` that is a string or null. */
   get chain(): boolean {
-    return this.facts?.chain ?? false;
-  }
-  get uuid(): string | null {
-    return this.facts?.uuid ?? null;
-  }
-  get parentUuid(): string | null {
-    return this.facts?.parentUuid ?? null;
+    return (this.flags & CHAIN) !== 0;
   }
   get sidechain(): boolean {
-    return this.facts?.sidechain ?? false;
+    return (this.flags & SIDECHAIN) !== 0;
+  }
+  /** `subtype === "compact_boundary"` (§1.7). */
+  get compactBoundary(): boolean {
+    return (this.flags & COMPACT_BOUNDARY) !== 0;
+  }
+  get toolUses(): ToolUseFact[] {
+    return this.tools?.uses ?? NO_TOOL_USES;
+  }
+  get toolResults(): ToolResultFact[] {
+    return this.tools?.results ?? NO_TOOL_RESULTS;
+  }
+  get logicalParentUuid(): string | null {
+    return this.extra?.rare?.logicalParentUuid ?? null;
+  }
+  get subtype(): string | null {
+    return this.extra?.rare?.subtype ?? null;
+  }
+  get snapshotTimestamp(): string | null {
+    return this.extra?.rare?.snapshotTimestamp ?? null;
+  }
+  get toolUseResult(): RareFacts["toolUseResult"] {
+    return this.extra?.rare?.toolUseResult ?? null;
   }
   /** The line's bytes, kept only when they are not valid UTF-8. */
   get raw(): Buffer | null {
@@ -156,11 +200,21 @@ export class ClaudeRecord {
   /** Set what the line's parse found (the plain reading). */
   held(value: JsonObject, text: string): void {
     if (!this.keep) return;
-    this.extra = { ...this.extra, parsed: value, decoded: text };
+    (this.extra ??= {}).parsed = value;
+    this.extra.decoded = text;
   }
 
+  /** Take `f`'s facts as the record's own fields (`f` is let go). */
   setFacts(f: RecordFacts): void {
-    this.facts = f;
+    this.flags |= HAS_FACTS | (f.chain ? CHAIN : 0) | (f.sidechain ? SIDECHAIN : 0) | (f.compactBoundary ? COMPACT_BOUNDARY : 0);
+    this.uuid = f.uuid;
+    this.parentUuid = f.parentUuid;
+    this.timestamp = f.timestamp;
+    this.messageId = f.messageId;
+    this.requestId = f.requestId;
+    if (f.toolUses.length > 0 || f.toolResults.length > 0) this.tools = { uses: f.toolUses, results: f.toolResults };
+    const rare = f.rareFacts;
+    if (rare !== null) (this.extra ??= {}).rare = rare;
   }
 }
 
@@ -290,7 +344,7 @@ class LineReader {
     this.longestLine = Math.max(this.longestLine, nl - start);
     if (!this.keep) return;
     // A chain's parent is most often the record before: its uuid string is kept once, not twice.
-    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.facts!.parentUuid = this.lastUuid;
+    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.parentUuid = this.lastUuid;
     if (rec.uuid !== null) this.lastUuid = rec.uuid;
     rec.index = this.records.length;
     this.records.push(rec);
