@@ -78,39 +78,41 @@ const HEAD = new LineHead();
  * for, its Log id and type are one string each (docs/performance.md, "Round 5").
  */
 export class HeldEvent implements PixirEvent, EventFacts {
-  private readonly bits: number;
-  /** `data.claude.line`, or -1. */
-  private readonly lineNo: number;
-  readonly event: string | null;
-  readonly child: string | null;
-
   protected constructor(
     readonly session_id: PixirEvent["session_id"],
     readonly seq: number | null,
     readonly type: PixirEvent["type"],
-    facts: EventFacts | HeldEvent,
+    private readonly bits: number,
+    /** `data.claude.line`, or -1. */
+    private readonly lineNo: number,
+    readonly event: string | null,
+    readonly child: string | null,
     private readonly bytes: SourceBytes,
     private readonly offset: number,
     private readonly length: number,
-  ) {
-    if (facts instanceof HeldEvent) {
-      ({ bits: this.bits, lineNo: this.lineNo, event: this.event, child: this.child } = facts);
-      return;
-    }
-    this.bits = (facts.claude ? CLAUDE : 0) | (facts.held ? HELD : 0) | (facts.path ? PATH : 0) | (facts.uuid !== null ? UUID : 0);
-    this.lineNo = facts.line ?? -1;
-    this.event = facts.event === null ? null : interned(facts.event);
-    this.child = facts.child;
-  }
+  ) {}
 
-  /** `e` (its line at `place`), held as its facts. */
+  /**
+   * `e` (its line at `place`), held as its facts: eventFacts's rule, read into the fields without a facts
+   * object made per Event (docs/performance.md, "Round 11").
+   */
   static of(e: PixirEvent, place: LinePlace): HeldEvent {
-    return new HeldEvent(sameSession(e.session_id), e.seq, interned(e.type) as PixirEvent["type"], eventFacts(e), place.bytes, place.offset, place.length);
+    const { data } = e;
+    const c = data.claude;
+    let bits = 0;
+    let line = -1;
+    if (isJsonObject(c)) {
+      if (typeof c.line === "number") line = c.line;
+      bits = CLAUDE | (heldLine(e) !== null ? HELD : 0) | (c.path === true ? PATH : 0) | (typeof c.uuid === "string" ? UUID : 0);
+    }
+    const event = typeof data.event === "string" ? interned(data.event) : null;
+    const child = typeof data.child_session_id === "string" ? data.child_session_id : null;
+    return new HeldEvent(sameSession(e.session_id), e.seq, interned(e.type) as PixirEvent["type"], bits, line, event, child, place.bytes, place.offset, place.length);
   }
 
   /** This Event inherited by a child Log (loader.ts inheritedItem): `e`'s envelope over this line. */
   inheritedAs(e: PixirEvent): HeldEvent {
-    return new InheritedHeldEvent(e, this, this.bytes, this.offset, this.length);
+    return new InheritedHeldEvent(e, this.bits, this.lineNo, this.event, this.child, this.bytes, this.offset, this.length);
   }
 
   /** The line, a view valid until its Log's bytes are next read. */
@@ -178,8 +180,8 @@ export class HeldEvent implements PixirEvent, EventFacts {
 class InheritedHeldEvent extends HeldEvent {
   private readonly ownId: PixirEvent["id"];
   private readonly ownTs: PixirEvent["ts"];
-  constructor(e: PixirEvent, parent: HeldEvent, bytes: SourceBytes, offset: number, length: number) {
-    super(e.session_id, e.seq, e.type, parent, bytes, offset, length);
+  constructor(e: PixirEvent, bits: number, lineNo: number, event: string | null, child: string | null, bytes: SourceBytes, offset: number, length: number) {
+    super(e.session_id, e.seq, e.type, bits, lineNo, event, child, bytes, offset, length);
     this.ownId = e.id;
     this.ownTs = e.ts;
   }

@@ -7,7 +7,7 @@ import { PixirError } from "../../event/errors.js";
 import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
-import { factsOfTape, factsOfValue, interned, NO_TOOL_RESULTS, NO_TOOL_USES, recordTape, type Facts, type RareFacts, type RecordFacts, type ToolResultFact, type ToolUseFact } from "./record-facts.js";
+import { FACT_CHAIN, FACT_COMPACT_BOUNDARY, FACT_SIDECHAIN, factsOfTapeInto, factsOfValueInto, interned, NO_TOOL_RESULTS, NO_TOOL_USES, recordTape, type Facts, type FactsSink, type RareFacts, type ToolResultFact, type ToolUseFact } from "./record-facts.js";
 import { denseSpan, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
 
@@ -29,9 +29,15 @@ const PROBLEM_MASK = 3 << PROBLEM_SHIFT;
 const PROBLEMS: Array<LineProblemReason | null> = [null, "invalid_utf8", "malformed_line", "invalid_record"];
 // Its facts' flags (record-facts.ts), in the same integer.
 const HAS_FACTS = 64;
-const CHAIN = 128;
-const SIDECHAIN = 256;
-const COMPACT_BOUNDARY = 512;
+const FACT_SHIFT = 7;
+const CHAIN = FACT_CHAIN << FACT_SHIFT;
+const SIDECHAIN = FACT_SIDECHAIN << FACT_SHIFT;
+const COMPACT_BOUNDARY = FACT_COMPACT_BOUNDARY << FACT_SHIFT;
+// The milliseconds of a `timestamp` kept as a number (ClaudeRecord.keepTime), in the same integer.
+const MS_SHIFT = 10;
+const MS_MASK = 1023 << MS_SHIFT;
+/** Seconds a small integer holds (V8's on 64-bit: 31 bits and a sign), so a kept time costs no object. */
+const MAX_SECONDS = 2 ** 31 - 1;
 
 /** What a record holds besides its place: its parse and text (kept with `keep`), its bytes when not UTF-8, its rare facts. */
 interface RecordExtra {
@@ -55,7 +61,7 @@ interface ToolFacts {
  * facts and tool facts one object or none: a facts object beside each record cost 96 bytes more a record
  * (docs/performance.md, "Round 5", "Round 11").
  */
-export class ClaudeRecord implements Facts {
+export class ClaudeRecord implements Facts, FactsSink<void> {
   type: string | null = null;
   /** Index of the transcript the record belongs to (0: the main or subagent transcript). */
   transcript = 0;
@@ -65,8 +71,8 @@ export class ClaudeRecord implements Facts {
   uuid: string | null = null;
   /** A chain record's `parentUuid` (else null). */
   parentUuid: string | null = null;
-  /** `timestamp` when a string (§2.4 tests it). */
-  timestamp: string | null = null;
+  /** `timestamp` (below): whole seconds since the epoch (its milliseconds in the flags), or its string. */
+  private time: number | string | null = null;
   /** `message.id` when a string. */
   messageId: string | null = null;
   /** `requestId` when a string. */
@@ -134,6 +140,26 @@ export class ClaudeRecord implements Facts {
   get compactBoundary(): boolean {
     return (this.flags & COMPACT_BOUNDARY) !== 0;
   }
+  /**
+   * `timestamp` when a string (§2.4 tests it). A string that `Date#toISOString` gives back exactly (every
+   * time Claude Code writes) is kept as its seconds and milliseconds and made again when asked for: a 24-
+   * character string per record was 40 bytes of a large unit's heap (docs/performance.md, "Round 11").
+   */
+  get timestamp(): string | null {
+    const t = this.time;
+    return typeof t === "number" ? new Date(t * 1000 + ((this.flags & MS_MASK) >> MS_SHIFT)).toISOString() : t;
+  }
+
+  private keepTime(s: string | null): void {
+    this.flags &= ~MS_MASK;
+    this.time = s;
+    if (s === null || s.length !== 24) return;
+    const ms = Date.parse(s);
+    if (!(ms >= 0 && ms <= MAX_SECONDS * 1000) || new Date(ms).toISOString() !== s) return;
+    this.time = Math.floor(ms / 1000);
+    this.flags |= (ms % 1000) << MS_SHIFT;
+  }
+
   get toolUses(): ToolUseFact[] {
     return this.tools?.uses ?? NO_TOOL_USES;
   }
@@ -204,16 +230,15 @@ export class ClaudeRecord implements Facts {
     this.extra.decoded = text;
   }
 
-  /** Take `f`'s facts as the record's own fields (`f` is let go). */
-  setFacts(f: RecordFacts): void {
-    this.flags |= HAS_FACTS | (f.chain ? CHAIN : 0) | (f.sidechain ? SIDECHAIN : 0) | (f.compactBoundary ? COMPACT_BOUNDARY : 0);
-    this.uuid = f.uuid;
-    this.parentUuid = f.parentUuid;
-    this.timestamp = f.timestamp;
-    this.messageId = f.messageId;
-    this.requestId = f.requestId;
-    if (f.toolUses.length > 0 || f.toolResults.length > 0) this.tools = { uses: f.toolUses, results: f.toolResults };
-    const rare = f.rareFacts;
+  /** FactsSink: the rules of record-facts.ts put a record's facts here, as its own fields. */
+  takeFacts(flags: number, uuid: string | null, parentUuid: string | null, timestamp: string | null, messageId: string | null, requestId: string | null, toolUses: ToolUseFact[], toolResults: ToolResultFact[], rare: RareFacts | null): void {
+    this.flags |= HAS_FACTS | (flags << FACT_SHIFT);
+    this.uuid = uuid;
+    this.parentUuid = parentUuid;
+    this.keepTime(timestamp);
+    this.messageId = messageId;
+    this.requestId = requestId;
+    if (toolUses.length > 0 || toolResults.length > 0) this.tools = { uses: toolUses, results: toolResults };
     if (rare !== null) (this.extra ??= {}).rare = rare;
   }
 }
@@ -262,7 +287,7 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
     if (type >= 0 && tape.kind[type] === J_STRING) {
       rec.type = interned(stringOf(tape, bytes, type));
       rec.canonical = true;
-      if (!checkOnly) rec.setFacts(factsOfTape(tape, bytes));
+      if (!checkOnly) factsOfTapeInto(tape, bytes, rec);
       return rec;
     }
   }
@@ -294,7 +319,7 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
   if (checkOnly) return rec;
   // A lone surrogate can only come from a \uD8xx–\uDFxx escape: valid UTF-8 text holds none itself.
   rec.canonical = JSON.stringify(value) === text && (!SURROGATE_ESCAPE.test(text) || deepWellFormed(value));
-  rec.setFacts(factsOfValue(value));
+  factsOfValueInto(value, rec);
   return rec;
 }
 
@@ -652,10 +677,10 @@ export class TranscriptTree {
     const marked = new RecordSet();
     for (const y of this.messages) {
       if (y.type !== "user" && y.type !== "assistant") continue;
-      const seen = new Set<ClaudeRecord>([y]);
+      // Every record this walk meets is marked as it is met, so a walk that comes round again stops at a
+      // marked record or at `y` (no Set per record: on a large unit, one per message record was garbage).
       let x = this.logicalParent(y);
-      while (x !== null && !seen.has(x) && !marked.has(x)) {
-        seen.add(x);
+      while (x !== null && x !== y && !marked.has(x)) {
         marked.add(x);
         x = this.logicalParent(x);
       }
