@@ -145,6 +145,8 @@ export class RecordTimes {
   private readonly from: Int32Array;
   private readonly kinds: Uint8Array;
   private readonly alone = new Map<ClaudeRecord, string>();
+  private lastPlace = -1;
+  private lastTs = "";
 
   constructor(
     private readonly records: ClaudeRecord[],
@@ -170,8 +172,12 @@ export class RecordTimes {
     if (this.records[r.index] !== r) return this.alone.get(r) ?? this.fallback;
     const k = this.from[r.index]!;
     if (k < 0) return this.fallback;
+    // The string asked for last is kept: an Event's id, ts and line ask for it in a row.
+    if (k === this.lastPlace) return this.lastTs;
     const source = this.records[k]!;
-    return this.kinds[k] === OWN_TS ? source.timestamp! : source.snapshotTimestamp!;
+    this.lastTs = this.kinds[k] === OWN_TS ? source.timestamp! : source.snapshotTimestamp!;
+    this.lastPlace = k;
+    return this.lastTs;
   }
 }
 
