@@ -14,8 +14,8 @@ import { HeldEvent } from "../../lib/envelope/src/interop/claude/held-event.js";
 import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
 import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
 import { PlaceIndex, RecordMap, RecordSet, UuidIndex } from "../../lib/envelope/src/interop/claude/record-columns.js";
-import { RecordFacts } from "../../lib/envelope/src/interop/claude/record-facts.js";
-import { inLineOrder, TranscriptTree, type ClaudeRecord } from "../../lib/envelope/src/interop/claude/transcript.js";
+import { RecordFacts, recordTape } from "../../lib/envelope/src/interop/claude/record-facts.js";
+import { inLineOrder, isoMillis, parseLine, TranscriptTree, type ClaudeRecord } from "../../lib/envelope/src/interop/claude/transcript.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
 import { loadExisting } from "../../lib/envelope/src/interop/claude/workspace-logs.js";
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
@@ -251,5 +251,30 @@ describe("an Event of a Log on disk, as a grown session's plan holds it", () => 
       expect(uuid).toBe((e.data.claude as { uuid: string }).uuid);
     }
     expect(withUuid).toBeGreaterThan(held.length / 2);
+  });
+});
+
+describe("a record's timestamp", () => {
+  it("is kept as a number exactly when toISOString gives the string back, and read back as the same string", () => {
+    const samples: string[] = [];
+    // Times toISOString writes (1970 to 2038, leap days, the ends of months and of the range)...
+    for (let i = 0; i < 2000; i++) samples.push(new Date(Math.floor(((i * 7919) % 2000) / 2000 * (2 ** 31 - 1) * 1000) + (i % 1000)).toISOString());
+    samples.push("2024-02-29T23:59:59.999Z", "2000-02-29T00:00:00.000Z", "1970-01-01T00:00:00.000Z", new Date((2 ** 31 - 1) * 1000 + 999).toISOString());
+    // ...and strings it does not: other days, fields out of range, other forms, other years.
+    samples.push("2023-02-29T00:00:00.000Z", "1900-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-01-01T24:00:00.000Z");
+    samples.push("2026-01-01T00:60:00.000Z", "2026-01-01T00:00:60.000Z", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.0000Z", "2026-01-01T00:00:00.000+00:00", "1969-12-31T23:59:59.999Z");
+    samples.push("2039-01-01T00:00:00.000Z", "2026-01-01 00:00:00.000Z", "2026-01-0aT00:00:00.000Z", "+02026-01-01T00:00:00.000", "", "2026-01-01T00:00:00.000z");
+    let kept = 0;
+    for (const ts of samples) {
+      const line = Buffer.from(JSON.stringify({ type: "user", uuid: "u", parentUuid: null, timestamp: ts }));
+      const r = parseLine(line, 0, line.length, 1, false, recordTape(), false);
+      expect(r.timestamp).toBe(ts);
+      // toISOString's form from 1970; kept as a number up to 2^31 - 1 seconds (a V8 small integer).
+      const exact = Date.parse(ts) >= 0 && new Date(Date.parse(ts)).toISOString() === ts;
+      expect(isoMillis(ts), ts).toBe(exact ? Date.parse(ts) : -1);
+      expect(r.timestampIsIso, ts).toBe(exact && Date.parse(ts) < 2 ** 31 * 1000);
+      if (r.timestampIsIso) kept++;
+    }
+    expect(kept).toBeGreaterThan(2000);
   });
 });

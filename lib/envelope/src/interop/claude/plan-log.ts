@@ -124,7 +124,7 @@ const SNAPSHOT_TS = 2;
 /** §2.4: which of the record's own times is its ts (`timestamp`, else `snapshot.timestamp`), or 0. */
 function ownTimeKind(r: ClaudeRecord): number {
   if (r.facts === null) return 0;
-  if (tsOk(r.timestamp)) return OWN_TS;
+  if (r.timestampIsIso || tsOk(r.timestamp)) return OWN_TS;
   if (tsOk(r.snapshotTimestamp)) return SNAPSHOT_TS;
   return 0;
 }

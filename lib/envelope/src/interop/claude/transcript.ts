@@ -150,12 +150,16 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
     return typeof t === "number" ? new Date(t * 1000 + ((this.flags & MS_MASK) >> MS_SHIFT)).toISOString() : t;
   }
 
+  /** Its `timestamp` is kept as a number: a string of toISOString's form, so an ISO UTC time (§2.4). */
+  get timestampIsIso(): boolean {
+    return typeof this.time === "number";
+  }
+
   private keepTime(s: string | null): void {
     this.flags &= ~MS_MASK;
     this.time = s;
-    if (s === null || s.length !== 24) return;
-    const ms = Date.parse(s);
-    if (!(ms >= 0 && ms <= MAX_SECONDS * 1000) || new Date(ms).toISOString() !== s) return;
+    const ms = s === null ? -1 : isoMillis(s);
+    if (ms < 0 || Math.floor(ms / 1000) > MAX_SECONDS) return;
     this.time = Math.floor(ms / 1000);
     this.flags |= (ms % 1000) << MS_SHIFT;
   }
@@ -241,6 +245,38 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
     if (toolUses.length > 0 || toolResults.length > 0) this.tools = { uses: toolUses, results: toolResults };
     if (rare !== null) (this.extra ??= {}).rare = rare;
   }
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The number written in `s` at [at, at + n) in decimal digits, or -1. */
+function digits(s: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/**
+ * `s` as milliseconds since the epoch when it is exactly what `Date#toISOString` makes of them
+ * (`YYYY-MM-DDTHH:mm:ss.sssZ`, every field in its range, from 1970), else -1.
+ */
+export function isoMillis(s: string): number {
+  if (s.length !== 24 || s[4] !== "-" || s[7] !== "-" || s[10] !== "T" || s[13] !== ":" || s[16] !== ":" || s[19] !== "." || s[23] !== "Z") return -1;
+  const y = digits(s, 0, 4);
+  const mo = digits(s, 5, 2);
+  const d = digits(s, 8, 2);
+  const h = digits(s, 11, 2);
+  const mi = digits(s, 14, 2);
+  const sec = digits(s, 17, 2);
+  const ms = digits(s, 20, 3);
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0) return -1;
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  if (d > (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!)) return -1;
+  return Date.UTC(y, mo - 1, d, h, mi, sec, ms);
 }
 
 export interface ReadFile {
