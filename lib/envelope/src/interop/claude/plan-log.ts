@@ -155,16 +155,17 @@ export class RecordTimes {
     this.from = new Int32Array(records.length);
     this.kinds = new Uint8Array(records.length);
     let prev = -1;
-    let prevTs = fallback;
     records.forEach((r, i) => {
       const kind = ownTimeKind(r);
-      if (kind !== 0) {
-        prev = i;
-        prevTs = kind === OWN_TS ? r.timestamp! : r.snapshotTimestamp!;
-      }
+      if (kind !== 0) prev = i;
       this.kinds[i] = kind;
       this.from[i] = prev;
-      if (r.index !== i) this.alone.set(r, prevTs);
+    });
+    // A record made alone: its ts as a string (no string is made for the others).
+    records.forEach((r, i) => {
+      if (r.index === i) return;
+      const k = this.from[i]!;
+      this.alone.set(r, k < 0 ? fallback : this.kinds[k] === OWN_TS ? records[k]!.timestamp! : records[k]!.snapshotTimestamp!);
     });
   }
 
