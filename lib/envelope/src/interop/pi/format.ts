@@ -263,11 +263,6 @@ export function parsePiSession(bytes: Buffer, options: ParseOptions): ParsedPiSe
   return parsePiLines(bufferLines(bytes), options);
 }
 
-/** parsePiSession of an open file, read a block at a time (the file's bytes are never held whole). */
-export function parsePiFile(fd: number, options: ParseOptions): ParsedPiSession {
-  return parsePiLines(fileLines(fd, options.file), options);
-}
-
 /** scanPiLines of an open file, read a block at a time. */
 export function scanPiFile(fd: number, options: ParseOptions, sink: PiScanSink): PiScan {
   return scanPiLines(fileLines(fd, options.file), options, sink);
