@@ -45,7 +45,7 @@ import { sha256Hex } from "../../event/ids.js";
 import { diskHoldsPrefix, fileHolds, readDiskLogs, type EventLineOf } from "./disk-prefix.js";
 import { planLean } from "./lean-plan.js";
 import { streamGrown, type GrownStream } from "./grown-stream.js";
-import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
+import { rolloutReport, rootLogReport, type CodexImportReport, type CodexImportResult, type CodexImportStatus, type ReadLines, type SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
@@ -522,39 +522,19 @@ function* serializedLines(log: PlannedLog, from: number): Generator<string> {
   for (let i = from; i < log.stored.length; i++) yield eventLine(log.stored[i]!);
 }
 
-/** What a report says of the rollout file itself (a Rollout read whole, or a lean plan's scan). */
-interface ReadLines {
-  display: string;
-  threadId: string;
-  meta: JsonObject;
-  lineCount: number;
-  skippedLines: number;
-  pendingTail: boolean;
-}
-
 const linesOfRollout = (r: Rollout): ReadLines => ({ ...r, lineCount: r.lines.length, skippedLines: r.lines.filter((l) => l.record === null).length });
 
 function reportOf(p: Pick<PlannedRollout, "family" | "forkReport">, r: ReadLines, dry: boolean): CodexImportReport {
-  const f = p.family;
-  return {
-    file: r.display,
-    thread_id: shownThreadId(r.threadId),
-    cli_version: typeof r.meta.cli_version === "string" ? r.meta.cli_version : null,
-    line_count: r.lineCount,
-    pending_tail: r.pendingTail,
-    skipped_lines: r.skippedLines,
-    fork: p.forkReport,
-    sessions: f.logs.map((log) => ({
-      session_id: log.sessionId,
-      role: log.role,
-      parent_session_id: log.parentId,
-      forked_to_seq: log.forkedToSeq,
-      event_count: log.stored.length,
-      new_event_count: log.stored.length - log.diskCount,
-      status: statusOf(log, dry),
-    })),
-    leaf_session_id: familyLeaf(f).sessionId,
-  };
+  const sessions = p.family.logs.map((log) => ({
+    session_id: log.sessionId,
+    role: log.role,
+    parent_session_id: log.parentId,
+    forked_to_seq: log.forkedToSeq,
+    event_count: log.stored.length,
+    new_event_count: log.stored.length - log.diskCount,
+    status: statusOf(log, dry),
+  }));
+  return rolloutReport(r, p.forkReport, sessions, familyLeaf(p.family).sessionId);
 }
 
 function statusOf(log: PlannedLog, dry: boolean): CodexImportStatus {
@@ -985,7 +965,8 @@ async function streamGrownItem(run: Run, item: RunItem, writing: Set<string> | n
   const stream = (emit: ((line: string) => void) | null): GrownStream => streamGrown(ws, item.input, item.input.named, Boolean(options.lenient), t, emit);
   const result = writing === null ? stream(null) : await appendStreamed(run, codexBaseId(t), stream);
   if (result.kind === "plan") return false;
-  const report = streamedGrownReport(item, result, Boolean(options.dryRun));
+  const status: CodexImportStatus = result.newEvents === 0 ? "unchanged" : options.dryRun ? "would_append" : "appended";
+  const report = rootLogReport({ ...result.scan, display: item.input.display }, result.eventCount, result.newEvents, status);
   into.reports.push({ threadId: t, report });
   const parentThread = parentThreadOf(item.meta);
   if (parentThread !== null) into.linkSources.push({ threadId: t, baseId: codexBaseId(t), lineOne: result.lineOne, parentThread, task: result.task });
@@ -1015,23 +996,6 @@ async function appendStreamed(run: Run, id: string, stream: (emit: (line: string
     lease.release(!ok);
   }
   return result;
-}
-
-/** The report of a streamed grown rollout: its one Log, as reportOf gives a planned family's. */
-function streamedGrownReport(item: RunItem, s: Extract<GrownStream, { kind: "streamed" }>, dry: boolean): CodexImportReport {
-  const base = codexBaseId(item.threadId);
-  const status: CodexImportStatus = s.newEvents === 0 ? "unchanged" : dry ? "would_append" : "appended";
-  return {
-    file: item.input.display,
-    thread_id: shownThreadId(item.threadId),
-    cli_version: typeof s.scan.meta.cli_version === "string" ? s.scan.meta.cli_version : null,
-    line_count: s.scan.lineCount,
-    pending_tail: s.scan.pendingTail,
-    skipped_lines: s.scan.skippedLines,
-    fork: null,
-    sessions: [{ session_id: base, role: "root", parent_session_id: null, forked_to_seq: null, event_count: s.eventCount, new_event_count: s.newEvents, status }],
-    leaf_session_id: base,
-  };
 }
 
 /** One rollout planned with its family in memory (§3, §4.5), and in the writing pass written. */
