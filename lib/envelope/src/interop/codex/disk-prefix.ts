@@ -7,8 +7,8 @@
 import { closeSync, constants as fsConstants, openSync } from "node:fs";
 import type { PixirEvent } from "../../event/envelope.js";
 import { FileLines } from "../../lines/line-bound.js";
-import { logPath } from "../../store/paths.js";
-import type { PlannedLog } from "./family.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
+import { familyLogIds, type PlannedLog } from "./family.js";
 import { eventLine } from "./line-events.js";
 import { codexOf } from "./rebuild.js";
 
@@ -39,6 +39,12 @@ export function readDiskLogs(ws: string, ids: readonly string[]): Map<string, Di
     out.set(id, log);
   }
   return out;
+}
+
+/** The Logs on disk of the family whose root is `base` (readDiskLogs); "none" when there is no root Log. */
+export function readDiskFamily(ws: string, base: string): Map<string, DiskLog> | "none" | null {
+  if (inspectStatePath(logPath(ws, base)) === "missing") return "none";
+  return readDiskLogs(ws, familyLogIds(ws, base));
 }
 
 /** True when the family planned so far holds as many Events in each Log as `disk`, and no other Log. */
