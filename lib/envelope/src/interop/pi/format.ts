@@ -358,10 +358,6 @@ export class PiTree {
     return this.parents.get(e.id) ?? null;
   }
 
-  isRootOrOrphan(e: PiFileEntry): boolean {
-    return this.parents.get(e.id) === null;
-  }
-
   /** §1.8 path(leaf): root (or orphan) first, leaf last. */
   path(leaf: PiFileEntry): PiFileEntry[] {
     const out: PiFileEntry[] = [];
