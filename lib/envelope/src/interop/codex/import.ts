@@ -1021,12 +1021,6 @@ async function finishPlanned(
   recordImport(ws, item.threadId, read, parentThread !== null ? family.lineOne : null, report, task);
 }
 
-/** planLean over the Workspace as it stands: a new family, or one on disk its plan must hold (replanGrown's rule). */
-function planLeanOver(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string): ReturnType<typeof planLean> {
-  const disk = readDiskFamily(ws, codexBaseId(threadId));
-  return disk === null ? null : planLean(ws, file, named, lenient, threadId, disk === "none" ? null : disk);
-}
-
 /** A planned Log as the writing pass sees it: its place in the family, and the lines it holds. */
 export interface PlannedLines {
   sessionId: string;
@@ -1061,7 +1055,7 @@ function plannedLines(family: Family, lineOf: EventLineOf): PlannedLines[] {
 export async function planLeanAndPlain(ws: string, file: string, lenient = false): Promise<{ lean: PlannedLines[] | null; plain: PlannedLines[] | PixirError }> {
   const read = readRollout({ path: file, display: file }, true, lenient);
   if (read.kind !== "rollout") throw new PixirError("not_found", undefined, { path: file });
-  const lean = planLeanOver(ws, { path: file, display: file }, true, lenient, read.rollout.threadId);
+  const lean = planLean(ws, { path: file, display: file }, true, lenient, read.rollout.threadId);
   let leanLines: PlannedLines[] | null = null;
   if (lean !== null && lean !== "skipped") {
     try {
@@ -1095,7 +1089,7 @@ function leanFits(run: Run, item: RunItem, families: Families): boolean {
  */
 async function planLeanItem(run: Run, item: RunItem, writing: Set<string> | null, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<"planned" | "plain"> {
   const { ws, options } = run;
-  const plan = planLeanOver(ws, item.input, item.input.named, Boolean(options.lenient), item.threadId);
+  const plan = planLean(ws, item.input, item.input.named, Boolean(options.lenient), item.threadId);
   if (plan === null) return "plain";
   if (plan === "skipped") return "planned"; // the file changed since its first line was read
   const keeper = plan.keeper;

@@ -11,10 +11,10 @@ import { isJsonObject, isReplayType, serializeEvent, dataTextOf, type JsonObject
 import { shareHeaderWithDigest } from "../../fork/fork.js";
 import { LADDER_STEP } from "../../store/digest-ladder.js";
 import { PrefixDigest } from "../../store/loader.js";
-import type { DiskLog } from "./disk-prefix.js";
+import { readDiskFamily } from "./disk-prefix.js";
 import { EventSpill, type SpillPlace } from "./event-spill.js";
 import type { EventKeeper, Family, PlannedLog } from "./family.js";
-import { scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
+import { codexBaseId, scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
 import { eventLine, taskOfRecords } from "./line-events.js";
 import { FreshFamily } from "./plan-lines.js";
 import { lineOf } from "./rebuild.js";
@@ -135,12 +135,14 @@ export interface LeanPlan {
 }
 
 /**
- * Plan rollout `file` of thread `threadId` as a new family, holding only each Event's facts. With `disk` (its
- * family's Logs, readDiskLogs) the plan is taken only when they are the plan as it stood after the last line
+ * Plan rollout `file` of thread `threadId` as a new family, holding only each Event's facts. When its family
+ * has Logs in the Workspace, the plan is taken only when they are the plan as it stood after the last line
  * they hold (import.ts replanGrown's rule); null when it is not, or line 1 now names another thread: the
  * plain planner decides. "skipped" when the file is no longer a rollout.
  */
-export function planLean(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string, disk: ReadonlyMap<string, DiskLog> | null): LeanPlan | "skipped" | null {
+export function planLean(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string): LeanPlan | "skipped" | null {
+  const disk = readDiskFamily(ws, codexBaseId(threadId));
+  if (disk === null) return null;
   const keeper = new LeanKeeper();
   let taken = false;
   try {
@@ -151,7 +153,7 @@ export function planLean(ws: string, file: { path: string; display: string }, na
       if (at.plan !== null) return at.plan.feed(line);
       const meta = line.record!.payload as JsonObject;
       if (meta.id !== threadId) at.other = true;
-      else at.plan = new FreshFamily(ws, { threadId, display: file.display, meta }, line, disk, keeper);
+      else at.plan = new FreshFamily(ws, { threadId, display: file.display, meta }, line, disk === "none" ? null : disk, keeper);
     };
     const read = scanRollout(file, named, lenient, onLine);
     if (read.kind === "skipped") return "skipped";
