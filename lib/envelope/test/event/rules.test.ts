@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { newUlid } from "@pixir/envelope";
 import { canonicalJson } from "../../src/event/envelope.js";
 import { CROCKFORD, derivedUlid } from "../../src/event/ids.js";
-import { sessionIdProblem } from "../../src/event/session-id.js";
+import { isValidSessionId, sessionIdProblem } from "../../src/event/session-id.js";
 import { truncate } from "../../src/event/text.js";
 
 const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -34,6 +34,20 @@ describe("session-id grammar (envelope-and-log.md §5)", () => {
       expect(sessionIdProblem(value)?.reason ?? null).toBe(reason);
     });
   }
+  it("takes an ASCII id by a check without the Unicode tables that agrees with the grammar", () => {
+    // The grammar as the spec writes it; the ASCII check (session-id.ts ASCII_VALID) must accept exactly what it does.
+    const grammar = /^[\p{L}\p{N}_][\p{L}\p{N}\p{M}_.\-]*$/u;
+    const alphabet = [..."aZ09_.-/ ~:é\u0301", "\n", "\u007f"];
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 5000; i++) {
+      const length = i < 4000 ? 1 + next(12) : 230 + next(10);
+      const id = Array.from({ length }, () => alphabet[next(alphabet.length)]!).join("");
+      const expected = grammar.test(id) && Buffer.byteLength(id, "utf8") <= 235;
+      expect(sessionIdProblem(id) === null, id).toBe(expected);
+      expect(isValidSessionId(id), id).toBe(expected);
+    }
+  });
 });
 
 describe("ids (envelope-and-log.md §4)", () => {

@@ -3,6 +3,7 @@
 // is its pieces (letters, digits) in order, so `parse_line`, `src/lib` and `0x1F` match inside code and
 // paths. Every word is handed to the engine as a quoted phrase, never read as the engine's syntax.
 import { PixirError } from "../../event/errors.js";
+import { lazyRegExp } from "../../event/lazy-regexp.js";
 
 /**
  * The pieces the index splits text into: runs of letters, digits and marks (SQLite's unicode61 tokenizer;
@@ -10,7 +11,7 @@ import { PixirError } from "../../event/errors.js";
  * punctuation lies between them, the last piece as a prefix: `parse_line` finds `parse_line()` and
  * `parse-lines`, `src/lib` finds `/home/me/src/lib/x.ts`.
  */
-const PIECE = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+const PIECE = lazyRegExp(String.raw`[\p{L}\p{N}\p{M}\p{Co}]+`, "gu");
 
 /**
  * Characters of scripts written without spaces between words (Han, kana, Hangul, and the kana's
@@ -25,7 +26,18 @@ const UNSPACED_SOURCE = "[\\u1100-\\u11FF\\u2E80-\\u9FFF\\uA960-\\uA97F\\uAC00-\
 const UNSPACED = new RegExp(UNSPACED_SOURCE);
 const UNSPACED_ALL = new RegExp(UNSPACED_SOURCE, "g");
 
-export const piecesOf = (term: string): string[] => (term.match(PIECE) ?? []).flatMap((p) => (UNSPACED.test(p) ? p.replace(UNSPACED_ALL, " $& ").trim().split(/ +/) : [p]));
+/**
+ * PIECE within ASCII: no ASCII character is a mark, a private-use character or of an unspaced script.
+ * Most queries are ASCII, and compiling PIECE's Unicode classes for a first match is about 11 million
+ * instructions (callgrind; `node -e 0` runs about 85 million): a search of an ASCII word never makes it.
+ */
+const ASCII_PIECE = /[A-Za-z0-9]+/g;
+const ASCII = /^[\x00-\x7f]*$/;
+
+export const piecesOf = (term: string): string[] => {
+  if (ASCII.test(term)) return term.match(ASCII_PIECE) ?? [];
+  return (term.match(PIECE()) ?? []).flatMap((p) => (UNSPACED.test(p) ? p.replace(UNSPACED_ALL, " $& ").trim().split(/ +/) : [p]));
+};
 
 /** The text as the index is given it: each unspaced-script character stands apart, as piecesOf splits a query. */
 export const indexedText = (text: string): string => (UNSPACED.test(text) ? text.replace(UNSPACED_ALL, " $& ") : text);

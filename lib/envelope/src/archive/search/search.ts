@@ -138,10 +138,14 @@ export function newestFirstWalk(db: Database.Database, q: ParsedQuery, match: st
   // A phrase (a word of several pieces too) costs the engine more to match than a word: matched twice, for
   // the count and for the walk, it would cost more than the walk saves.
   if (!q.include.every((t) => piecesOf(t).length <= 1)) return false;
-  const matches = (db.prepare("SELECT count(*) AS n FROM fts WHERE fts MATCH ?").get(match) as { n: number }).n;
-  const events = (db.prepare("SELECT count(*) AS n FROM docs").get() as { n: number }).n;
-  // The walk meets about events / matches × limit Events; fetching costs about one lookup per match.
-  return matches * matches >= events * limit * 2;
+  // The walk meets about events / matches × limit Events; fetching costs about one lookup per match: walk
+  // when matches² ≥ 2 × events × limit. Doc ids are given in the order indexed, so the highest is the
+  // Events indexed (more where Logs were removed: an estimate, read from the index's last page where
+  // count(*) would read every page); the matches are counted only up to the least number that decides.
+  const events = (db.prepare("SELECT max(doc) AS n FROM docs").get() as { n: number | null }).n ?? 0;
+  const enough = Math.ceil(Math.sqrt(events * limit * 2));
+  const matches = (db.prepare("SELECT count(*) AS n FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)").get(match, enough) as { n: number }).n;
+  return matches >= enough;
 }
 
 interface RankedRow extends DocRow {

@@ -84,6 +84,20 @@ describe("the query language", () => {
   });
 });
 
+describe("pieces of an ASCII word", () => {
+  it("are the pieces the Unicode rule finds (a fast path without the Unicode tables)", () => {
+    const unicodePieces = (t: string) => t.match(/[\p{L}\p{N}\p{M}\p{Co}]+/gu) ?? [];
+    let seed = 11;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 3000; i++) {
+      const term = Array.from({ length: 1 + next(16) }, () => String.fromCharCode(next(128))).join("");
+      expect(piecesOf(term), JSON.stringify(term)).toEqual(unicodePieces(term));
+    }
+    expect(piecesOf("0x1F src/lib_a-b")).toEqual(["0x1F", "src", "lib", "a", "b"]);
+    expect(piecesOf("café_x")).toEqual(["café", "x"]);
+  });
+});
+
 describe("scripts without spaces between words", () => {
   it("make each Han, kana or Hangul character a piece, a supplementary ideograph whole", () => {
     expect(piecesOf("CLAUDE.mdファイルを最新")).toEqual(["CLAUDE", "md", "フ", "ァ", "イ", "ル", "を", "最", "新"]);
