@@ -1,7 +1,7 @@
 // The generated Claude projects trees of the benchmarks (bench/claude-import.mjs, bench/usage.mjs): copies
 // of the real transcripts under test/fixtures/real-sessions/claude, each copy with fresh ids.
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -114,7 +114,10 @@ export function oneSession(file, size) {
     for (let i = 0; s.length < n; i++) s += `${i % 13 === 0 ? "\n" : " "}w${(seed * 31 + i * 7) % 997}${i % 29 === 0 ? ' "quoted"' : ""}`;
     return JSON.stringify(s);
   };
-  const lines = [];
+  // Written in blocks: one string of the whole file passes V8's string limit past 512 MiB.
+  const fd = openSync(file, "w");
+  let block = [];
+  let count = 0;
   let bytes = 0;
   let parent = null;
   for (let i = 0; bytes < size; i++) {
@@ -130,10 +133,16 @@ export function oneSession(file, size) {
       message = `"type":"assistant","message":{"id":"msg_${i}","type":"message","role":"assistant","model":"claude-x","content":${content},"stop_reason":"end_turn","usage":{"input_tokens":${i},"output_tokens":${i % 500}}},"requestId":"req_${i}"`;
     }
     const line = `${head},${message},"uuid":"${uuid}","timestamp":"${ts}"}\n`;
-    lines.push(line);
+    block.push(line);
+    count++;
     bytes += Buffer.byteLength(line);
     parent = uuid;
+    if (block.length === 4096) {
+      writeSync(fd, block.join(""));
+      block = [];
+    }
   }
-  writeFileSync(file, lines.join(""));
-  return lines.length;
+  writeSync(fd, block.join(""));
+  closeSync(fd);
+  return count;
 }

@@ -13,6 +13,7 @@ import { serializeAll } from "../../lib/envelope/src/interop/claude/apply.js";
 import { discoverUnits, type SourceFile } from "../../lib/envelope/src/interop/claude/discover.js";
 import type { PixirEvent } from "../../lib/envelope/src/event/envelope.js";
 import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
+import { factsView } from "../../lib/envelope/src/interop/claude/record-facts.js";
 import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
 import { FileBytes } from "../../lib/envelope/src/interop/claude/source-bytes.js";
@@ -36,7 +37,7 @@ const recordView = (r: ClaudeRecord) => ({
   parentUuid: r.parentUuid,
   dup: r.dup,
   message: r.message,
-  facts: r.facts,
+  facts: factsView(r.facts),
   text: r.text,
 });
 

@@ -14,8 +14,8 @@ import { HeldEvent } from "../../lib/envelope/src/interop/claude/held-event.js";
 import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
 import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
 import { PlaceIndex, RecordMap, RecordSet, UuidIndex } from "../../lib/envelope/src/interop/claude/record-columns.js";
-import { RecordFacts } from "../../lib/envelope/src/interop/claude/record-facts.js";
-import { inLineOrder, TranscriptTree, type ClaudeRecord } from "../../lib/envelope/src/interop/claude/transcript.js";
+import { RecordFacts, recordTape } from "../../lib/envelope/src/interop/claude/record-facts.js";
+import { inLineOrder, isoMillis, parseLine, TranscriptTree, type ClaudeRecord } from "../../lib/envelope/src/interop/claude/transcript.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
 import { loadExisting } from "../../lib/envelope/src/interop/claude/workspace-logs.js";
 import { importClaude } from "../../lib/envelope/src/interop/claude/import.js";
@@ -44,22 +44,27 @@ function plannedInBlocksSource(): SourceFile {
 const ownStrings = (o: object): string[] => Object.values(o).filter((v): v is string => typeof v === "string");
 
 describe("an import plan's per-record state", () => {
-  it("is a few fields per record: flags in one number, chain fields in the facts, rare facts apart", () => {
+  it("is a few fields per record: its facts its own fields, flags in one number, rare and tool facts apart", () => {
     const { read } = plannedInBlocks();
     expect(read.records.length).toBeGreaterThan(1000);
     read.records.forEach((r, i) => {
       expect(r.index).toBe(i);
-      // line, bytes, start, end, type, transcript, facts, index, flags, extra: no field per flag or per chain fact.
-      expect(Object.keys(r).length).toBeLessThanOrEqual(10);
-      expect(Object.keys(r)).not.toContain("uuid");
+      // line, bytes, start, end, type, transcript, index, uuid, parentUuid, timestamp, messageId, requestId,
+      // tools, flags, extra: no object of facts beside the record (docs/performance.md, "Round 11"), no
+      // field per flag, per rare fact or per list of tool calls.
+      expect(Object.keys(r).length).toBeLessThanOrEqual(15);
+      expect(Object.values(r).some((v) => v instanceof RecordFacts)).toBe(false);
       if (r.facts === null) return;
-      expect(r.facts).toBeInstanceOf(RecordFacts);
-      expect(Object.keys(r.facts).length).toBeLessThanOrEqual(9);
+      expect(r.facts).toBe(r);
     });
-    // A record that lacks every rare fact holds no object for them.
-    const lacking = read.records.filter((r) => r.facts !== null && r.facts.logicalParentUuid === null && r.facts.subtype === null && r.facts.snapshotTimestamp === null && r.facts.toolUseResult === null);
+    // A record that lacks every rare fact holds no object for them, and one with no tool call no list.
+    const inner = (r: ClaudeRecord) => r as unknown as { extra: { rare?: unknown } | null; tools: unknown };
+    const lacking = read.records.filter((r) => r.facts !== null && r.logicalParentUuid === null && r.subtype === null && r.snapshotTimestamp === null && r.toolUseResult === null);
     expect(lacking.length).toBeGreaterThan(100);
-    for (const r of lacking) expect((r.facts as unknown as { rare: unknown }).rare).toBeNull();
+    for (const r of lacking) expect(inner(r).extra?.rare).toBeUndefined();
+    const noTools = read.records.filter((r) => r.toolUses.length === 0 && r.toolResults.length === 0);
+    expect(noTools.length).toBeGreaterThan(100);
+    for (const r of noTools) expect(inner(r).tools).toBeNull();
   });
 
   it("is columns by record place: the owner of each record, its ts and last seq are not Maps keyed by records", () => {
@@ -246,5 +251,30 @@ describe("an Event of a Log on disk, as a grown session's plan holds it", () => 
       expect(uuid).toBe((e.data.claude as { uuid: string }).uuid);
     }
     expect(withUuid).toBeGreaterThan(held.length / 2);
+  });
+});
+
+describe("a record's timestamp", () => {
+  it("is kept as a number exactly when toISOString gives the string back, and read back as the same string", () => {
+    const samples: string[] = [];
+    // Times toISOString writes (1970 to 2038, leap days, the ends of months and of the range)...
+    for (let i = 0; i < 2000; i++) samples.push(new Date(Math.floor(((i * 7919) % 2000) / 2000 * (2 ** 31 - 1) * 1000) + (i % 1000)).toISOString());
+    samples.push("2024-02-29T23:59:59.999Z", "2000-02-29T00:00:00.000Z", "1970-01-01T00:00:00.000Z", new Date((2 ** 31 - 1) * 1000 + 999).toISOString());
+    // ...and strings it does not: other days, fields out of range, other forms, other years.
+    samples.push("2023-02-29T00:00:00.000Z", "1900-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-01-01T24:00:00.000Z");
+    samples.push("2026-01-01T00:60:00.000Z", "2026-01-01T00:00:60.000Z", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.0000Z", "2026-01-01T00:00:00.000+00:00", "1969-12-31T23:59:59.999Z");
+    samples.push("2039-01-01T00:00:00.000Z", "2026-01-01 00:00:00.000Z", "2026-01-0aT00:00:00.000Z", "+02026-01-01T00:00:00.000", "", "2026-01-01T00:00:00.000z");
+    let kept = 0;
+    for (const ts of samples) {
+      const line = Buffer.from(JSON.stringify({ type: "user", uuid: "u", parentUuid: null, timestamp: ts }));
+      const r = parseLine(line, 0, line.length, 1, false, recordTape(), false);
+      expect(r.timestamp).toBe(ts);
+      // toISOString's form from 1970; kept as a number up to 2^31 - 1 seconds (a V8 small integer).
+      const exact = Date.parse(ts) >= 0 && new Date(Date.parse(ts)).toISOString() === ts;
+      expect(isoMillis(ts), ts).toBe(exact ? Date.parse(ts) : -1);
+      expect(r.timestampIsIso, ts).toBe(exact && Date.parse(ts) < 2 ** 31 * 1000);
+      if (r.timestampIsIso) kept++;
+    }
+    expect(kept).toBeGreaterThan(2000);
   });
 });

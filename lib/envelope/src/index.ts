@@ -68,14 +68,14 @@ export { defaultCodexSessionsDir, importCodexRollouts } from "./interop/codex/im
 
 // archive/ (archive.md §1: session facts, the catalog, id prefixes)
 export { AGENT_RULES, type AgentName, type AgentRules } from "./archive/agents.js";
-export { catalogPath, catalogScansPath, CATALOG_VERSION, newestFirst, readCatalog, readCatalogListed, SCANS_VERSION } from "./archive/catalog.js";
+export { catalogPath, catalogScansPath, CATALOG_VERSION, readCatalog, readCatalogListed, SCANS_VERSION } from "./archive/catalog.js";
 export { projectOf, SESSION_KINDS, type SessionFacts, type SessionKind } from "./archive/facts.js";
 export { emptyWorkspaceNote, familyText, nothingFoundNote, listSessions, type ListOptions, parseDateFlag, parseKinds, type SessionRow } from "./archive/session-list.js";
-export { MIN_PREFIX, resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
+export { resolveExistingSessionId, resolveSessionId, shortestUniquePrefixes } from "./archive/resolve.js";
 // archive/ (archive.md §3: model calls, prices, usage)
 export { callTotal, type ModelCall, ModelCallCounter, modelCallsOf } from "./archive/model-calls.js";
 export { callCost, COST_MODES, type CostMode, loadPrices, priceOf } from "./archive/prices.js";
-export { PRICE_TABLE, PRICE_TABLE_DATE } from "./archive/price-table.js";
+export { PRICE_TABLE } from "./archive/price-table.js";
 export { readModelCalls } from "./archive/usage-index.js";
 export { USAGE_GROUPINGS, usageReport, type UsageReport, type UsageRow, type UsageSession } from "./archive/usage.js";
 export { usageNote, usageQueryOf, workspaceUsage } from "./archive/usage-job.js";
@@ -88,13 +88,13 @@ export { assertOnePlace, claudeInstallRoot, codexInstallRoot, handoffCwd, instal
 export { lsLines, localMinute, tokensText } from "./view/ls-text.js";
 export { renderReadableTree } from "./view/tree-text.js";
 export { htmlPageChunks, type PageFacts, planHtmlExport, viewSessions } from "./view/html-export.js";
-export { exportSite, type SiteReport } from "./view/site.js";
+export { exportSite } from "./view/site.js";
 export { markdownChunks, MD_TOOL_MODES, mdSessions, type MdToolMode, planMdExport } from "./view/md-export.js";
 export { exportToFile, streamExport } from "./view/view-output.js";
 
 // archive/search (archive.md §2)
 export { indexWorkspace, type IndexReport } from "./archive/search/job.js";
-export { searchSessions, type SearchOptions } from "./archive/search/run.js";
+export { searchSessions } from "./archive/search/run.js";
 export { indexText, searchText } from "./archive/search/render.js";
 export { type SearchSort } from "./archive/search/search.js";
 

@@ -159,7 +159,7 @@ function removeIfEmpty(dir: string): void {
 }
 
 /** Newest `updated` first; a Log without times last; ties by id, so the order is the same every run. */
-export function newestFirst(a: SessionFacts, b: SessionFacts): number {
+function newestFirst(a: SessionFacts, b: SessionFacts): number {
   const x = a.updated ?? "";
   const y = b.updated ?? "";
   if (x !== y) return x < y ? 1 : -1;

@@ -20,8 +20,6 @@ export interface ModelPrice {
   cache_write_1h: number;
 }
 
-export const PRICE_TABLE_DATE = "2026-11-28";
-
 const anthropic = (input: number, output: number, cacheRead: number, write5m: number, write1h: number): ModelPrice => ({
   input,
   output,

@@ -10,7 +10,7 @@ import { notFoundError } from "../store/loader.js";
 import { logPath, sessionsDir } from "../store/paths.js";
 import { readCatalog } from "./catalog.js";
 
-export const MIN_PREFIX = 4;
+const MIN_PREFIX = 4;
 const LOG_SUFFIX = ".ndjson";
 const MAX_CANDIDATES = 10;
 

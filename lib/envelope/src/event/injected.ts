@@ -133,3 +133,21 @@ export function oneLine(text: string, max = 120): string {
   }
   return points.length <= max ? points.join("") : `${points.slice(0, max - 1).join("")}…`;
 }
+
+/** The text blocks of a content array (pi, Claude) joined by newlines, a string as it is, else null. */
+export function blockText(content: unknown): string | null {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return null;
+  const parts: string[] = [];
+  for (const block of content) {
+    if (typeof block === "string") parts.push(block);
+    else if (typeof block === "object" && block !== null && typeof block.text === "string") parts.push(block.text);
+  }
+  return parts.join("\n");
+}
+
+/** A user or assistant message's text: `data.text`, else the text blocks of `data.content`. */
+export function messageText(data: Record<string, unknown>): string {
+  if (typeof data.text === "string") return data.text;
+  return blockText(data.content) ?? "";
+}

@@ -96,7 +96,7 @@ export async function runForkJob(ws: string, job: ForkJob): Promise<ForkPlan> {
   }
 
   const child = logPath(ws, childId);
-  if (inspectStatePath(child) === "present") throw alreadyExists(ws, childId, child, true);
+  if (inspectStatePath(child) === "present") throw alreadyExists(childId, child, true);
   const lease = await acquireLease(ws, childId, { program: job.program, env: job.env, signal: job.signal });
   // Child processes of this job (a --model-cmd) present our lease instead of competing for it.
   const childEnv = { ...job.env, PIXIR_WRITER_LEASE: lease.holderId };

@@ -8,7 +8,7 @@ import { assertWritable } from "../lines/input.js";
 import { REPLAY_LIMITATIONS } from "./fork.js";
 import { resourceDescriptors } from "./fork-plan.js";
 import { resourceSources } from "./fork-write.js";
-import { acquireLease, type WriterOptions } from "../store/lease.js";
+import { acquireLease, type WriterOptions, type WriterReport } from "../store/lease.js";
 import { notFoundError, openHistory, type History } from "../store/loader.js";
 import { readFirstLine } from "../store/log-read.js";
 import { createLogAtomically, fsyncDir, recoverJournal } from "../store/log-write.js";
@@ -17,12 +17,7 @@ import { inspectStatePath, journalPath, logPath, sessionDataDir, sessionsDir } f
 import { checkDescriptor, copyResources, PayloadWrites, type ResourceRef } from "../store/resources.js";
 import { assertSessionId } from "../event/session-id.js";
 
-export interface MaterializeResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  session_id: string;
-  log_path: string;
+export interface MaterializeResult extends WriterReport {
   materialized: boolean;
   reason?: "not_a_share_child";
   parent_session_id?: string;
@@ -121,12 +116,7 @@ export async function shareChildren(ws: string, id: string): Promise<string[]> {
   return children.sort();
 }
 
-export interface RemoveResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  session_id: string;
-  log_path: string;
+export interface RemoveResult extends WriterReport {
   removed: boolean;
   materialized_children: string[];
   would_remove?: string[];

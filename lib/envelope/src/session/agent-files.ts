@@ -3,7 +3,7 @@
 // and an export's `--out` file.
 import { statSync } from "node:fs";
 import path from "node:path";
-import { isEncodable, serializeEvent, type PixirEvent } from "../event/envelope.js";
+import { envelopeHead, isEncodable, type PixirEvent } from "../event/envelope.js";
 import { PixirError } from "../event/errors.js";
 import { assertOutDirectory, ExportFile } from "../store/export-file.js";
 import { prepareLog, type PreparedLog } from "../store/log-write.js";
@@ -94,10 +94,22 @@ export function plannedStatus(disk: DiskState, dryRun: boolean): ImportStatus {
  * A planned Log's bytes; a string that cannot be stored is refused naming the agent's `file` and, when
  * `lineOf` is given, the line of that file the Event came from.
  */
-export function plannedLogBytes(events: readonly PixirEvent[], file: string, lineOf?: (e: PixirEvent) => unknown): Buffer {
-  const lines: string[] = [];
-  forEachPlannedLine(events, file, lineOf, (text) => lines.push(text));
-  return Buffer.from(lines.join(""), "utf8");
+export function plannedLogBytes(events: Iterable<PixirEvent>, file: string, lineOf?: (e: PixirEvent) => unknown): Buffer {
+  const blocks: Buffer[] = [];
+  // Copied: the encoder reuses its block.
+  encodePlannedLines(events, file, lineOf, (block) => blocks.push(Buffer.from(block)));
+  return Buffer.concat(blocks);
+}
+
+/** One planned line as its two texts, `serializeEvent`'s envelope head and data, checked (log_encode_failed). */
+function plannedLineParts(e: PixirEvent, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined): { head: string; data: string } {
+  const head = envelopeHead(e);
+  const data = JSON.stringify(e.data);
+  // isEncodable of the whole line, taken part by part (an escape never spans the two), so the line is never made.
+  if (!isEncodable(head, e.data) || !isEncodable(data, e.data)) {
+    throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, ...(lineOf === undefined ? {} : { line: lineOf(e) }), file });
+  }
+  return { head, data };
 }
 
 /**
@@ -106,16 +118,59 @@ export function plannedLogBytes(events: readonly PixirEvent[], file: string, lin
  */
 export function forEachPlannedLine(events: Iterable<PixirEvent>, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined, sink: (line: string) => void): void {
   for (const e of events) {
-    const text = serializeEvent(e);
-    if (!isEncodable(text, e.data)) {
-      throw new PixirError("log_encode_failed", undefined, { reason: "invalid_unicode", type: e.type, ...(lineOf === undefined ? {} : { line: lineOf(e) }), file });
-    }
-    sink(text);
+    const { head, data } = plannedLineParts(e, file, lineOf);
+    sink(`${head}${data}}\n`);
   }
 }
 
-/** Characters of planned lines joined into one block written to a temp file. */
-const PLANNED_BLOCK_CHARS = 64 * 1024;
+/** Every line of a planned Log checked as plannedLogBytes checks it, none kept (a dry run). */
+export function checkPlannedLines(events: Iterable<PixirEvent>, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined): void {
+  for (const e of events) plannedLineParts(e, file, lineOf);
+}
+
+/** Bytes of planned lines gathered into one block before it goes out. */
+const PLANNED_BLOCK_BYTES = 192 * 1024;
+
+/**
+ * The bytes of a planned Log's lines, checked as they are made, in blocks of whole lines: each line's head
+ * and data are written as UTF-8 straight into one reused block (`emit` copies what it keeps), so no line is
+ * made as one text and no block is joined (the churn a large import's heap grew with).
+ */
+export class PlannedLineEncoder {
+  private readonly block = Buffer.allocUnsafe(PLANNED_BLOCK_BYTES);
+  private used = 0;
+  constructor(
+    private readonly file: string,
+    private readonly lineOf: ((e: PixirEvent) => unknown) | undefined,
+    private readonly emit: (block: Buffer) => void,
+  ) {}
+  add(e: PixirEvent): void {
+    const { head, data } = plannedLineParts(e, this.file, this.lineOf);
+    // A UTF-16 unit takes at most 3 bytes in UTF-8, so this much room always holds the line.
+    const room = (head.length + data.length) * 3 + 2;
+    if (room > this.block.length - this.used) this.flush();
+    if (room > this.block.length) {
+      this.emit(Buffer.from(`${head}${data}}\n`, "utf8"));
+      return;
+    }
+    this.used += this.block.write(head, this.used, "utf8");
+    this.used += this.block.write(data, this.used, "utf8");
+    this.block[this.used++] = 0x7d; // }
+    this.block[this.used++] = 0x0a; // \n
+  }
+  /** The lines added since the last flush go out (call it after the last). */
+  flush(): void {
+    if (this.used > 0) this.emit(this.block.subarray(0, this.used));
+    this.used = 0;
+  }
+}
+
+/** PlannedLineEncoder over a planned Log's Events. */
+export function encodePlannedLines(events: Iterable<PixirEvent>, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined, emit: (block: Buffer) => void): void {
+  const encoder = new PlannedLineEncoder(file, lineOf, emit);
+  for (const e of events) encoder.add(e);
+  encoder.flush();
+}
 
 /**
  * A new planned Log's temp file (prepareLog, before the lease), its lines written as they are made, checked
@@ -123,21 +178,8 @@ const PLANNED_BLOCK_CHARS = 64 * 1024;
  * never held whole.
  */
 export function preparePlannedLog(ws: string, sessionId: string, events: Iterable<PixirEvent>, file: string, lineOf: ((e: PixirEvent) => unknown) | undefined, signal: AbortSignal | undefined): Promise<PreparedLog> {
-  const produce = async (emit: (block: Buffer) => void): Promise<void> => {
-    let parts: string[] = [];
-    let length = 0;
-    const flush = (): void => {
-      emit(Buffer.from(parts.join(""), "utf8"));
-      parts = [];
-      length = 0;
-    };
-    forEachPlannedLine(events, file, lineOf, (line) => {
-      parts.push(line);
-      length += line.length;
-      if (length >= PLANNED_BLOCK_CHARS) flush();
-    });
-    if (parts.length > 0) flush();
-  };
+  // The writer copies each block as it takes it.
+  const produce = async (emit: (block: Buffer) => void): Promise<void> => encodePlannedLines(events, file, lineOf, emit);
   return prepareLog(ws, sessionId, produce, { lease: null, signal });
 }
 

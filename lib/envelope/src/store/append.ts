@@ -4,7 +4,7 @@ import { splitLines } from "../lines/codec.js";
 import { lineDataText, serializeEvent, type PixirEvent } from "../event/envelope.js";
 import { newUlid } from "../event/ids.js";
 import { checkInputSessionId, decodeInputLine, integrityError, requireIsoTs, STDIN_PATH, StreamIds } from "../lines/input.js";
-import { acquireLease, stopOnLoss, type AcquireOptions, type WriterLease, type WriterOptions } from "./lease.js";
+import { acquireLease, stopOnLoss, type AcquireOptions, type WriterLease, type WriterOptions, type WriterReport } from "./lease.js";
 import { openHistory } from "./loader.js";
 import { appendJournaled, createLogAtomically, readTail, recoverJournal, type LineSink } from "./log-write.js";
 import { logPath } from "./paths.js";
@@ -17,12 +17,7 @@ export interface AppendOptions extends WriterOptions {
 }
 
 /** What a plain write or an append reports: the same fields for both (cli.md §8.2, §8.3). */
-export interface WriteReport {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  session_id: string;
-  log_path: string;
+export interface WriteReport extends WriterReport {
   created: boolean;
   event_count: number;
   first_seq: number | null;

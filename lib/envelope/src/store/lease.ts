@@ -233,6 +233,15 @@ export interface WriterOptions {
   signal?: AbortSignal;
 }
 
+/** What every such job reports of the one Log it writes (cli.md §8). */
+export interface WriterReport {
+  ok: true;
+  recorded: boolean;
+  dry_run: boolean;
+  session_id: string;
+  log_path: string;
+}
+
 export interface AcquireOptions {
   program: string;
   env: NodeJS.ProcessEnv;

@@ -9,7 +9,7 @@ import type { Worker } from "node:worker_threads";
 import { workerThreads } from "./lazy-builtins.js";
 import { LINE_BLOCK, MAX_LINE_BYTES, splitLines, type LineBlock, type RawLine } from "../lines/codec.js";
 export type { LineBlock } from "../lines/codec.js";
-import { dataTextOf, decodeOwnHead, isLineProblem, type CanonicalLine, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "../event/envelope.js";
+import { dataTextOf, decodeOwnHead, isLineProblem, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "../event/envelope.js";
 import { decodeLogLine, LineDecoder } from "../fast/decode-line.js";
 import { PixirError, CORRUPT_LINE_ACTIONS, TORN_TAIL_ACTIONS } from "../event/errors.js";
 import { inspectStatePath, journalPath, logPath, type StatePath } from "./paths.js";
@@ -29,19 +29,14 @@ export interface AppendJournal {
   proc_start?: string | null;
 }
 
-export interface LogLine {
-  event: PixirEvent;
+/** A decoded line where it lies in its Log (its `canonical` parts lie in `bytes`). */
+export interface LogLine extends DecodedLine {
   /** The physical line's bytes, without `\n`. */
   bytes: Buffer;
   lineNo: number;
   offset: number;
   /** The line may be copied to output byte for byte. */
   exact: boolean;
-  /** Envelope keys the line lacks, and keys it has beyond the six (check's warnings). */
-  missingFields: string[];
-  extraFields: string[];
-  /** Where the parts of a line with canonical data lie in `bytes` (envelope.ts CanonicalLine), else null. */
-  canonical: CanonicalLine | null;
 }
 
 export interface ScanResult {

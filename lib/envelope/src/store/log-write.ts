@@ -334,7 +334,7 @@ export async function prepareLog(
 ): Promise<PreparedLog> {
   const final = logPath(ws, id);
   const createdDirs = ensureStateDir(sessionsDir(ws));
-  if (!replace && inspectStatePath(final) === "present") throw alreadyExists(ws, id, final);
+  if (!replace && inspectStatePath(final) === "present") throw alreadyExists(id, final);
   const tmp = tempSibling(final);
   const overlapped = mode === "overlapped";
   let fd: number | undefined;
@@ -401,7 +401,7 @@ export function commitPreparedLog(ws: string, p: PreparedLog, ctx: CommitContext
   let committed = false;
   try {
     if (!lstatSync(p.tmp.abs).isFile()) throw new PixirError("unsafe_state_path", undefined, { reason: "unexpected_file_type", component: p.tmp.rel });
-    if (inspectStatePath(p.final) === "present" && !options.replace) throw alreadyExists(ws, p.id, p.final);
+    if (inspectStatePath(p.final) === "present" && !options.replace) throw alreadyExists(p.id, p.final);
     checkAborted(ctx);
     ctx.lease?.assertHeld();
     try {
@@ -442,7 +442,7 @@ export function discardPreparedLog(p: PreparedLog): void {
   removeCreatedDirs(p.createdDirs);
 }
 
-export function alreadyExists(ws: string, id: string, p: StatePath, child = false): PixirError {
+export function alreadyExists(id: string, p: StatePath, child = false): PixirError {
   return new PixirError("already_exists", child ? "child session log already exists" : "session log already exists", {
     [child ? "child_session_id" : "session_id"]: id,
     log_path: p.rel,

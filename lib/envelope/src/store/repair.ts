@@ -2,19 +2,14 @@
 // append journal). Any other corruption is reported and left alone.
 import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, unlinkSync, constants as fsConstants } from "node:fs";
 import { osWriteFault } from "../event/os-fault.js";
-import { acquireLease, type WriterOptions } from "./lease.js";
+import { acquireLease, type WriterOptions, type WriterReport } from "./lease.js";
 import { readJournal, scanLog } from "./log-read.js";
 import { fsyncDir, recoverJournal } from "./log-write.js";
 import { notFoundError } from "./loader.js";
 import { inspectStatePath, logPath, logTempOwner, sessionsDir } from "./paths.js";
 import { isValidSessionId } from "../event/session-id.js";
 
-export interface RepairResult {
-  ok: true;
-  recorded: boolean;
-  dry_run: boolean;
-  session_id: string;
-  log_path: string;
+export interface RepairResult extends WriterReport {
   repaired: boolean;
   dropped_bytes: number;
   dropped_line: number | null;

@@ -477,14 +477,6 @@ function summaryText(n: number, counts: Record<string, number>, bullets: string[
   return etrim(`Forked ${n} replayed events (${countText}).\nRecent forked conversational facts:\n${lines}`);
 }
 
-/** summarize.md §2: the deterministic data of a fork header and its source Events (child seqs 1..N). */
-export async function branchSummaryData(header: Pick<PixirEvent, "data">, sourceEvents: PixirEvent[] | AsyncIterable<PixirEvent>): Promise<BranchSummaryData> {
-  const builder = new BranchSummaryBuilder();
-  if (Array.isArray(sourceEvents)) for (const e of sourceEvents) builder.add(e);
-  else for await (const e of sourceEvents) builder.add(e);
-  return builder.finish(header);
-}
-
 // ---------------------------------------------------------------------------------------------------
 // §7 Model-assisted mode
 

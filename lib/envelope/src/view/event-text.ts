@@ -1,28 +1,11 @@
 // view.md §1.1 and §2: what a person reads of an Event. Pure functions of an Event's `data`, shared by the
 // web page's script (bundled into the page) and `pixir export md`, so both say the same thing. No I/O,
 // no Node modules: this file runs in the browser too.
+import { blockText, oneLine } from "../event/injected.js";
 
 type Data = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Data => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** The text blocks of a content array (pi, Claude), joined by newlines. */
-function blockText(content: unknown): string | null {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return null;
-  const parts: string[] = [];
-  for (const block of content) {
-    if (typeof block === "string") parts.push(block);
-    else if (isObject(block) && typeof block.text === "string") parts.push(block.text);
-  }
-  return parts.join("\n");
-}
-
-/** A user or assistant message's text: `data.text`, else the text blocks of `data.content`. */
-export function messageText(data: Data): string {
-  if (typeof data.text === "string") return data.text;
-  return blockText(data.content) ?? "";
-}
 
 /**
  * A reasoning Event's text: the item as a string, a thinking block's `thinking`, the `text` of summary or
@@ -61,13 +44,6 @@ export function isFailedResult(data: Data): boolean {
 
 /** Argument keys that say what a tool call is about, in the order they are looked for. */
 const SUMMARY_KEYS = ["command", "cmd", "path", "file_path", "filePath", "file", "pattern", "query", "url", "description", "prompt"];
-const SUMMARY_MAX = 120;
-
-/** One line of at most `max` characters: whitespace runs become one space. */
-export function oneLine(text: string, max = SUMMARY_MAX): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}
 
 /** view.md §1.1: a one-line summary of a tool call's arguments (a command, a path, a pattern), or "". */
 export function toolCallSummary(args: unknown): string {

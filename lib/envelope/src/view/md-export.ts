@@ -3,11 +3,11 @@
 // (it is Markdown already), with HTML outside code escaped and a fence it leaves open closed; tools are
 // rendered by their job (md-tools.ts); everything pixir puts in a code block is fenced by a run of
 // backticks longer than any run inside it, so no Log can break out. The same Logs give the same bytes.
-import { classifyUserText } from "../event/injected.js";
+import { classifyUserText, messageText, oneLine } from "../event/injected.js";
 import { MD_TOOL_MODES, type MdToolMode } from "../event/vocabulary.js";
 import type { PixirEvent } from "../event/envelope.js";
 import { openHistory, type History } from "../store/loader.js";
-import { isFailedResult, messageText, oneLine, toolCallSummary, toolResultText } from "./event-text.js";
+import { isFailedResult, toolCallSummary, toolResultText } from "./event-text.js";
 import { familyMembers } from "./family.js";
 import { escapeHtml, type ViewSession } from "./html-export.js";
 import { codeSpan, fenced, safeMarkdown } from "./md-safe.js";

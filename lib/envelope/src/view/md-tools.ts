@@ -4,7 +4,8 @@
 // is fenced (a fence it cannot close), escaped in a `<summary>`, or passed through safeMarkdown.
 import type { PixirEvent } from "../event/envelope.js";
 import type { MdToolMode } from "../event/vocabulary.js";
-import { isFailedResult, oneLine, toolCallSummary, toolResultText } from "./event-text.js";
+import { oneLine } from "../event/injected.js";
+import { isFailedResult, toolCallSummary, toolResultText } from "./event-text.js";
 import { escapeHtml } from "./html-export.js";
 import { codeSpan, fenced, safeMarkdown } from "./md-safe.js";
 import { checkMark, commandOutput, resultLines, toolView, type DiffFile } from "./tool-view.js";

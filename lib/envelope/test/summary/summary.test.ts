@@ -5,7 +5,7 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { serializeEvent, summarizeStage, PixirError, type PixirEvent } from "@pixir/envelope";
-import { BranchSummaryBuilder, branchSummaryData, branchSummaryLine, eventExcerpt, isSummaryCandidate, runModelCommand, SortedStringSet, summaryPrompt, toolCallPaths } from "../../src/summary/summary.js";
+import { BranchSummaryBuilder, branchSummaryLine, type BranchSummaryData, eventExcerpt, isSummaryCandidate, runModelCommand, SortedStringSet, summaryPrompt, toolCallPaths } from "../../src/summary/summary.js";
 import { renderBranchSummaryText, renderCheckpointText } from "../../src/summary/render.js";
 import { PrefixDigest } from "../../src/store/loader.js";
 
@@ -18,6 +18,14 @@ const tempWs = (): string => {
   dirs.push(d);
   return d;
 };
+
+/** summarize.md §2: the deterministic data of a fork header and its source Events, by the plain builder. */
+async function branchSummaryData(header: Pick<PixirEvent, "data">, sourceEvents: PixirEvent[] | AsyncIterable<PixirEvent>): Promise<BranchSummaryData> {
+  const builder = new BranchSummaryBuilder();
+  if (Array.isArray(sourceEvents)) for (const ev of sourceEvents) builder.add(ev);
+  else for await (const ev of sourceEvents) builder.add(ev);
+  return builder.finish(header);
+}
 
 const e = (seq: number, type: PixirEvent["type"], data: Record<string, unknown> = {}): PixirEvent => ({
   id: `e${seq}`,

@@ -3,6 +3,7 @@
 // (`workflow_event`), usage, lineage and the raw source records an import keeps (`data.claude`,
 // `data.codex`, `data.pi`) are never part of it.
 import { toolFilePaths } from "../../event/file-args.js";
+import { blockText, messageText } from "../../event/injected.js";
 
 type Data = Record<string, unknown>;
 
@@ -31,22 +32,6 @@ function stringsOf(v: unknown, out: string[], depth = 0): void {
   else if (isObject(v)) for (const [k, x] of Object.entries(v)) if (!SOURCE_KEYS.has(k)) stringsOf(x, out, depth + 1);
 }
 
-/** The text blocks of a content array (pi, Claude) or a plain string. */
-function blockText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  const parts: string[] = [];
-  for (const block of content) {
-    if (typeof block === "string") parts.push(block);
-    else if (isObject(block) && typeof block.text === "string") parts.push(block.text);
-  }
-  return parts.join("\n");
-}
-
-function messageText(d: Data): string {
-  return typeof d.text === "string" ? d.text : blockText(d.content);
-}
-
 /** A reasoning item's readable text: thinking, summary or content parts, else `data.text`. */
 function reasoningText(d: Data): string {
   const item = d.item;
@@ -54,7 +39,7 @@ function reasoningText(d: Data): string {
   if (isObject(item)) {
     if (typeof item.thinking === "string") return item.thinking;
     if (typeof item.text === "string") return item.text;
-    const parts = [blockText(item.summary), blockText(item.content)].filter((s) => s !== "");
+    const parts = [blockText(item.summary) ?? "", blockText(item.content) ?? ""].filter((s) => s !== "");
     if (parts.length > 0) return parts.join("\n");
   }
   return typeof d.text === "string" ? d.text : "";

@@ -77,40 +77,42 @@ const HEAD = new LineHead();
  * its own fields (not two objects more), its id, ts and record uuid are read again from its line when asked
  * for, its Log id and type are one string each (docs/performance.md, "Round 5").
  */
-export class HeldEvent implements PixirEvent {
-  private readonly bits: number;
-  /** `data.claude.line`, or -1. */
-  private readonly line: number;
-  private readonly event: string | null;
-  private readonly child: string | null;
-
+export class HeldEvent implements PixirEvent, EventFacts {
   protected constructor(
     readonly session_id: PixirEvent["session_id"],
     readonly seq: number | null,
     readonly type: PixirEvent["type"],
-    facts: EventFacts | HeldEvent,
+    private readonly bits: number,
+    /** `data.claude.line`, or -1. */
+    private readonly lineNo: number,
+    readonly event: string | null,
+    readonly child: string | null,
     private readonly bytes: SourceBytes,
     private readonly offset: number,
     private readonly length: number,
-  ) {
-    if (facts instanceof HeldEvent) {
-      ({ bits: this.bits, line: this.line, event: this.event, child: this.child } = facts);
-      return;
-    }
-    this.bits = (facts.claude ? CLAUDE : 0) | (facts.held ? HELD : 0) | (facts.path ? PATH : 0) | (facts.uuid !== null ? UUID : 0);
-    this.line = facts.line ?? -1;
-    this.event = facts.event === null ? null : interned(facts.event);
-    this.child = facts.child;
-  }
+  ) {}
 
-  /** `e` (its line at `place`), held as its facts. */
+  /**
+   * `e` (its line at `place`), held as its facts: eventFacts's rule, read into the fields without a facts
+   * object made per Event (docs/performance.md, "Round 11").
+   */
   static of(e: PixirEvent, place: LinePlace): HeldEvent {
-    return new HeldEvent(sameSession(e.session_id), e.seq, interned(e.type) as PixirEvent["type"], eventFacts(e), place.bytes, place.offset, place.length);
+    const { data } = e;
+    const c = data.claude;
+    let bits = 0;
+    let line = -1;
+    if (isJsonObject(c)) {
+      if (typeof c.line === "number") line = c.line;
+      bits = CLAUDE | (heldLine(e) !== null ? HELD : 0) | (c.path === true ? PATH : 0) | (typeof c.uuid === "string" ? UUID : 0);
+    }
+    const event = typeof data.event === "string" ? interned(data.event) : null;
+    const child = typeof data.child_session_id === "string" ? data.child_session_id : null;
+    return new HeldEvent(sameSession(e.session_id), e.seq, interned(e.type) as PixirEvent["type"], bits, line, event, child, place.bytes, place.offset, place.length);
   }
 
   /** This Event inherited by a child Log (loader.ts inheritedItem): `e`'s envelope over this line. */
   inheritedAs(e: PixirEvent): HeldEvent {
-    return new InheritedHeldEvent(e, this, this.bytes, this.offset, this.length);
+    return new InheritedHeldEvent(e, this.bits, this.lineNo, this.event, this.child, this.bytes, this.offset, this.length);
   }
 
   /** The line, a view valid until its Log's bytes are next read. */
@@ -134,18 +136,34 @@ export class HeldEvent implements PixirEvent {
     return this.headString("ts");
   }
 
+  /**
+   * Its facts are its own fields, read through the getters below: the plan asks them of every Event of a
+   * grown session's Logs, and an object made per ask (one with a getter and a closure when the Event holds
+   * a uuid) was some 28 MB of promoted garbage on a 256 MiB session (docs/performance.md, "Round 11").
+   */
   get facts(): EventFacts {
-    const { bits, line, event, child } = this;
-    const facts = { claude: (bits & CLAUDE) !== 0, line: line < 0 ? null : line, held: (bits & HELD) !== 0, path: (bits & PATH) !== 0, uuid: null as string | null, event, child };
-    if ((bits & UUID) === 0) return shared(facts);
-    // Its uuid is read from its line only when asked for (the plan reads it of an inherited prefix alone).
-    const claudeOfLine = (): JsonObject => this.data.claude as JsonObject;
-    return {
-      ...facts,
-      get uuid(): string {
-        return claudeOfLine().uuid as string;
-      },
-    };
+    return this;
+  }
+
+  get claude(): boolean {
+    return (this.bits & CLAUDE) !== 0;
+  }
+
+  get held(): boolean {
+    return (this.bits & HELD) !== 0;
+  }
+
+  get path(): boolean {
+    return (this.bits & PATH) !== 0;
+  }
+
+  get line(): number | null {
+    return this.lineNo < 0 ? null : this.lineNo;
+  }
+
+  /** Read from its line only when asked for (the plan reads it of an inherited prefix alone). */
+  get uuid(): string | null {
+    return (this.bits & UUID) === 0 ? null : ((this.data.claude as JsonObject).uuid as string);
   }
 
   get place(): LinePlace {
@@ -162,8 +180,8 @@ export class HeldEvent implements PixirEvent {
 class InheritedHeldEvent extends HeldEvent {
   private readonly ownId: PixirEvent["id"];
   private readonly ownTs: PixirEvent["ts"];
-  constructor(e: PixirEvent, parent: HeldEvent, bytes: SourceBytes, offset: number, length: number) {
-    super(e.session_id, e.seq, e.type, parent, bytes, offset, length);
+  constructor(e: PixirEvent, bits: number, lineNo: number, event: string | null, child: string | null, bytes: SourceBytes, offset: number, length: number) {
+    super(e.session_id, e.seq, e.type, bits, lineNo, event, child, bytes, offset, length);
     this.ownId = e.id;
     this.ownTs = e.ts;
   }
@@ -173,15 +191,4 @@ class InheritedHeldEvent extends HeldEvent {
   override get ts(): PixirEvent["ts"] {
     return this.ownTs;
   }
-}
-
-/** Most Events have facts like many others: one object for each shape seen, not one per Event. */
-const FACT_SHAPES = new Map<string, EventFacts>();
-
-function shared(f: EventFacts): EventFacts {
-  if (f.uuid !== null || f.line !== null || f.child !== null) return f;
-  const key = `${f.claude}|${f.held}|${f.path}|${f.event}`;
-  let out = FACT_SHAPES.get(key);
-  if (out === undefined && FACT_SHAPES.size < 256) FACT_SHAPES.set(key, (out = f));
-  return out ?? f;
 }

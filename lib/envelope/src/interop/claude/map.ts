@@ -3,7 +3,7 @@
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { wellFormed } from "../../event/text.js";
 import type { CanonicalType } from "../../event/vocabulary.js";
-import type { RecordFacts } from "./record-facts.js";
+import type { Facts } from "./record-facts.js";
 import { carriesCompactSummary, type ClaudeRecord } from "./transcript.js";
 
 export interface ClaudeEventDraft {
@@ -159,7 +159,7 @@ export function usageKey(v: JsonObject): string | null {
 }
 
 /** usageKey of a record from its facts. */
-export const usageKeyOf = (f: RecordFacts): string | null => (f.messageId === null ? null : JSON.stringify([f.messageId, f.requestId]));
+export const usageKeyOf = (f: Facts): string | null => (f.messageId === null ? null : JSON.stringify([f.messageId, f.requestId]));
 
 /** §2.1: the Events of a record, without `data.claude`. `path` is true for a path record. */
 export function recordDrafts(rec: ClaudeRecord, v: JsonObject | null, path: boolean, ctx: MapContext): ClaudeEventDraft[] {

@@ -12,7 +12,7 @@ import type { Link } from "./plan-links.js";
 import { push, storesEveryEvent, type LogPlan } from "./plan-log.js";
 import type { Placement } from "./plan-place.js";
 import { denseSpan, PlaceIndex, RecordMap, type ByUuid } from "./record-columns.js";
-import { recordTape, type RecordFacts } from "./record-facts.js";
+import { recordTape, type Facts } from "./record-facts.js";
 import { BufferBytes } from "./source-bytes.js";
 import { inLineOrder, type ClaudeRecord } from "./transcript.js";
 
@@ -124,17 +124,18 @@ export class Emission {
 
   private emitRecord(log: LogPlan, rec: ClaudeRecord, path: boolean): void {
     const key = recordKey(rec);
-    const ts = this.input.tsOf(rec);
     const withUsage = rec.message && rec.type === "assistant" && rec.facts !== null && this.firstUsage.isFirst(rec, rec.facts);
-    // A canonical line is mapped from its bytes (map-bytes.ts), its Events' data written as text.
-    if (!(rec.canonical && this.fromBytes(log, rec, path, key, ts, withUsage))) this.fromParsed(log, rec, path, key, ts, this.toolNamesOf(rec), withUsage);
+    // A canonical line is mapped from its bytes (map-bytes.ts), its Events' data written as text. The ts is
+    // asked for where it is used: a RemadeEvent makes it again when written (a record's time may be kept
+    // as a number, transcript.ts, and its string made on each ask).
+    if (!(rec.canonical && this.fromBytes(log, rec, path, key, withUsage))) this.fromParsed(log, rec, path, key, this.input.tsOf(rec), this.toolNamesOf(rec), withUsage);
     const link = this.input.links.get(rec);
-    if (link !== undefined) this.linkEvent(log, rec, link, key, ts);
+    if (link !== undefined) this.linkEvent(log, rec, link, key, this.input.tsOf(rec));
     log.lastSeq.set(rec, log.events.length - 1);
   }
 
   /** The record's Events with their `data` spliced from its bytes; false when the line is not read that way. */
-  private fromBytes(log: LogPlan, rec: ClaudeRecord, path: boolean, key: string, ts: string, withUsage: boolean): boolean {
+  private fromBytes(log: LogPlan, rec: ClaudeRecord, path: boolean, key: string, withUsage: boolean): boolean {
     const texts = this.recordTexts(rec, path, withUsage, this.tape);
     if (texts === null) return false;
     // A file not held whole: each Event's text (and id) is made again from the file when written.
@@ -143,7 +144,10 @@ export class Emission {
       this.remadeTexts = texts.map((t) => ({ part: t.part, text: t.text }));
       const shared = this.remadeLog(log.id);
       texts.forEach((t, i) => push(log, new RemadeEvent(shared, rec, log.events.length, remadeBits(i, path, withUsage, t.type))));
-    } else texts.forEach((t) => push(log, new HeldTextEvent(this.eventId(key, t.part, ts), log.id, log.events.length, ts, t.type, t.text)));
+    } else {
+      const ts = this.input.tsOf(rec);
+      texts.forEach((t) => push(log, new HeldTextEvent(this.eventId(key, t.part, ts), log.id, log.events.length, ts, t.type, t.text)));
+    }
     return true;
   }
 
@@ -245,7 +249,7 @@ class FirstUsage {
     this.byMessage = new PlaceIndex(records, messageIdOf);
   }
 
-  add(r: ClaudeRecord, f: RecordFacts): void {
+  add(r: ClaudeRecord, f: Facts): void {
     if (f.messageId === null) return;
     const first = this.byMessage.get(f.messageId);
     if (first === undefined) this.byMessage.add(r);
@@ -256,7 +260,7 @@ class FirstUsage {
   }
 
   /** Whether `r` carries its message's usage: it has no usage key, or it is that key's first record. */
-  isFirst(r: ClaudeRecord, f: RecordFacts): boolean {
+  isFirst(r: ClaudeRecord, f: Facts): boolean {
     if (f.messageId === null) return true;
     const first = this.byMessage.get(f.messageId);
     if (first === undefined) return false;

@@ -118,24 +118,68 @@ export const isConversation = (r: ClaudeRecord) => r.type === "user" || r.type =
 
 const tsOk = (v: unknown): v is string => typeof v === "string" && CLAUDE_TS.test(v) && isIsoUtc(v);
 
-/** §2.4: the record's own ts (`timestamp`, else `snapshot.timestamp`), or null. */
-function ownTime(r: ClaudeRecord): string | null {
-  const f = r.facts;
-  if (f === null) return null;
-  if (tsOk(f.timestamp)) return f.timestamp;
-  if (tsOk(f.snapshotTimestamp)) return f.snapshotTimestamp;
-  return null;
+const OWN_TS = 1;
+const SNAPSHOT_TS = 2;
+
+/** §2.4: which of the record's own times is its ts (`timestamp`, else `snapshot.timestamp`), or 0. */
+function ownTimeKind(r: ClaudeRecord): number {
+  if (r.facts === null) return 0;
+  if (r.timestampIsIso || tsOk(r.timestamp)) return OWN_TS;
+  if (tsOk(r.snapshotTimestamp)) return SNAPSHOT_TS;
+  return 0;
 }
 
-/** §2.4: the ts of each record (its own, else the one before it, else `fallback`). */
-export function recordTimes(records: ClaudeRecord[], fallback: string): RecordMap<string> {
-  const out = new RecordMap<string>(records.length);
-  let prev = fallback;
-  for (const r of records) {
-    prev = ownTime(r) ?? prev;
-    out.set(r, prev);
+/** §2.4: the record's own ts, or null. */
+function ownTime(r: ClaudeRecord): string | null {
+  const kind = ownTimeKind(r);
+  return kind === OWN_TS ? r.timestamp : kind === SNAPSHOT_TS ? r.snapshotTimestamp : null;
+}
+
+/**
+ * §2.4: the ts of each record (its own, else the one before it, else `fallback`), as the place of the
+ * record whose own ts it is (and which of its times), made again from that record when asked for: a
+ * column of the strings held a time per record beside the record's own (docs/performance.md, "Round 11").
+ * A record not at its place in `records` (one made alone, as tests do) keeps its ts in a Map.
+ */
+export class RecordTimes {
+  private readonly from: Int32Array;
+  private readonly kinds: Uint8Array;
+  private readonly alone = new Map<ClaudeRecord, string>();
+  private lastPlace = -1;
+  private lastTs = "";
+
+  constructor(
+    private readonly records: ClaudeRecord[],
+    private readonly fallback: string,
+  ) {
+    this.from = new Int32Array(records.length);
+    this.kinds = new Uint8Array(records.length);
+    let prev = -1;
+    records.forEach((r, i) => {
+      const kind = ownTimeKind(r);
+      if (kind !== 0) prev = i;
+      this.kinds[i] = kind;
+      this.from[i] = prev;
+    });
+    // A record made alone: its ts as a string (no string is made for the others).
+    records.forEach((r, i) => {
+      if (r.index === i) return;
+      const k = this.from[i]!;
+      this.alone.set(r, k < 0 ? fallback : this.kinds[k] === OWN_TS ? records[k]!.timestamp! : records[k]!.snapshotTimestamp!);
+    });
   }
-  return out;
+
+  get(r: ClaudeRecord): string {
+    if (this.records[r.index] !== r) return this.alone.get(r) ?? this.fallback;
+    const k = this.from[r.index]!;
+    if (k < 0) return this.fallback;
+    // The string asked for last is kept: an Event's id, ts and line ask for it in a row.
+    if (k === this.lastPlace) return this.lastTs;
+    const source = this.records[k]!;
+    this.lastTs = this.kinds[k] === OWN_TS ? source.timestamp! : source.snapshotTimestamp!;
+    this.lastPlace = k;
+    return this.lastTs;
+  }
 }
 
 export function firstTime(records: ClaudeRecord[]): string {

@@ -10,7 +10,7 @@ import type { Spliced } from "./map-bytes.js";
 import { eventFacts } from "./held-event.js";
 import { Emission } from "./plan-emit.js";
 import { subagentLinks } from "./plan-links.js";
-import { firstTime, push, recordTimes, refusal, type BatchInput, type LogPlan } from "./plan-log.js";
+import { firstTime, push, RecordTimes, refusal, type BatchInput, type LogPlan } from "./plan-log.js";
 import { Placement } from "./plan-place.js";
 import type { RecordMap } from "./record-columns.js";
 import { assignTranscripts, TranscriptTree, type ClaudeRecord } from "./transcript.js";
@@ -42,7 +42,7 @@ export function planBatch(input: BatchInput): BatchPlan {
   placement.adoptSharedFork();
   const heldRecords = placement.owner.size;
   const carrierTs = typeof input.existing[0]?.first.ts === "string" ? input.existing[0].first.ts : firstTime(records);
-  const times = recordTimes(records, carrierTs);
+  const times = new RecordTimes(records, carrierTs);
   const root = placement.transcriptRoot(0);
 
   // §3.4 steps 1–5, per transcript (the file's, then one per inline group).
@@ -58,7 +58,7 @@ export function planBatch(input: BatchInput): BatchPlan {
   placement.placeRest(records, trees);
 
   const links = subagentLinks(input, records, groupStarts, placement.inlineIds);
-  const emission = new Emission({ ws: input.ws, src, records, placement, carrierTs, tsOf: (r) => times.get(r) ?? carrierTs, links });
+  const emission = new Emission({ ws: input.ws, src, records, placement, carrierTs, tsOf: (r) => times.get(r), links });
   let changedAny = emission.emitLogs();
   changedAny = appendDetected(input, placement, root, carrierTs) || changedAny;
   const leaf = trees[0]!.leaf;
@@ -93,7 +93,14 @@ function appendTail(input: BatchInput, root: LogPlan, carrierTs: string, key: st
 function appendDetected(input: BatchInput, placement: Placement, root: LogPlan, carrierTs: string): boolean {
   if (input.src.kind === "subagent") return false;
   const named = new Set(input.linkedChildren);
-  for (const log of placement.logs) for (const e of log.batch) if (e.type === "subagent_event" && typeof e.data.child_session_id === "string") named.add(e.data.child_session_id);
+  // Indexed loops over the Events (here and below): this runs once a batch, unoptimised, and an iterator
+  // over a large unit's Events made a result object per Event.
+  for (const log of placement.logs) {
+    for (let i = 0; i < log.batch.length; i++) {
+      const e = log.batch[i]!;
+      if (e.type === "subagent_event" && typeof e.data.child_session_id === "string") named.add(e.data.child_session_id);
+    }
+  }
   const candidates = new Map(input.unitChildren);
   placement.groupStarts.forEach((g, i) => candidates.set(`sidechain-${g.uuid}`, placement.inlineIds[i]!));
   const detected = [...candidates].filter(([, id]) => !named.has(id)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -108,7 +115,11 @@ function appendDetected(input: BatchInput, placement: Placement, root: LogPlan, 
 function appendCheckpoint(input: BatchInput, root: LogPlan, carrierTs: string, leaf: ClaudeRecord | null, leafLog: LogPlan | null): void {
   const { read } = input;
   // Only the Events on disk can be checkpoints: this batch's come after it.
-  const n = 1 + root.events.slice(0, root.diskEvents).filter((e) => e.type === "workflow_event" && eventFacts(e).event === "claude_import").length;
+  let n = 1;
+  for (let i = 0; i < root.diskEvents && i < root.events.length; i++) {
+    const e = root.events[i]!;
+    if (e.type === "workflow_event" && eventFacts(e).event === "claude_import") n++;
+  }
   appendTail(input, root, carrierTs, `import:${n}`, "workflow_event", {
     event: "claude_import",
     claude: {

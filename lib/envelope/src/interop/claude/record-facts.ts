@@ -31,19 +31,76 @@ export interface RareFacts {
   toolUseResult: { agentId: string | null; status: string | null; totalDurationMs: number | null } | null;
 }
 
-const CHAIN = 1;
-const SIDECHAIN = 2;
-const COMPACT_BOUNDARY = 4;
+/** A record's fact flags, in one small integer (FactsSink `flags`). */
+export const FACT_CHAIN = 1;
+export const FACT_SIDECHAIN = 2;
+export const FACT_COMPACT_BOUNDARY = 4;
+
+/**
+ * Where the rules below put a record's facts: a RecordFacts (their answer as an object, which the tests
+ * compare), or a record's own fields (transcript.ts ClaudeRecord), with no object made between: a facts
+ * object made and let go per record was promoted garbage on a large unit (docs/performance.md, "Round 11").
+ */
+export interface FactsSink<T> {
+  takeFacts(
+    flags: number,
+    uuid: string | null,
+    parentUuid: string | null,
+    timestamp: string | null,
+    messageId: string | null,
+    requestId: string | null,
+    toolUses: ToolUseFact[],
+    toolResults: ToolResultFact[],
+    rare: RareFacts | null,
+  ): T;
+}
+
+/** What planning reads of a record: a RecordFacts, or the record itself (transcript.ts ClaudeRecord keeps them as its own fields). */
+export interface Facts {
+  readonly chain: boolean;
+  readonly sidechain: boolean;
+  readonly compactBoundary: boolean;
+  readonly uuid: string | null;
+  readonly parentUuid: string | null;
+  readonly timestamp: string | null;
+  readonly messageId: string | null;
+  readonly requestId: string | null;
+  readonly toolUses: ToolUseFact[];
+  readonly toolResults: ToolResultFact[];
+  readonly logicalParentUuid: string | null;
+  readonly subtype: string | null;
+  readonly snapshotTimestamp: string | null;
+  readonly toolUseResult: RareFacts["toolUseResult"];
+}
+
+/** The facts as a plain object (tests compare facts read in different ways). */
+export const factsView = (f: Facts | null) =>
+  f === null
+    ? null
+    : {
+        chain: f.chain,
+        sidechain: f.sidechain,
+        compactBoundary: f.compactBoundary,
+        uuid: f.uuid,
+        parentUuid: f.parentUuid,
+        timestamp: f.timestamp,
+        messageId: f.messageId,
+        requestId: f.requestId,
+        toolUses: f.toolUses,
+        toolResults: f.toolResults,
+        logicalParentUuid: f.logicalParentUuid,
+        subtype: f.subtype,
+        snapshotTimestamp: f.snapshotTimestamp,
+        toolUseResult: f.toolUseResult,
+      };
 
 /**
  * What planning reads of a record. A large unit holds one per line, so its booleans are bits of one
  * number and the facts most records lack are one object or null (docs/performance.md, "Round 5").
  */
-export class RecordFacts {
-  private readonly bits: number;
-  private readonly rare: RareFacts | null;
+export class RecordFacts implements Facts {
   constructor(
-    flags: { chain: boolean; sidechain: boolean; compactBoundary: boolean },
+    private readonly bits: number,
     readonly uuid: string | null,
     public parentUuid: string | null,
     /** `timestamp` when a string (§2.4 tests it). */
@@ -54,22 +111,18 @@ export class RecordFacts {
     readonly requestId: string | null,
     readonly toolUses: ToolUseFact[],
     readonly toolResults: ToolResultFact[],
-    rare: RareFacts,
-  ) {
-    this.bits = (flags.chain ? CHAIN : 0) | (flags.sidechain ? SIDECHAIN : 0) | (flags.compactBoundary ? COMPACT_BOUNDARY : 0);
-    const none = rare.logicalParentUuid === null && rare.subtype === null && rare.snapshotTimestamp === null && rare.toolUseResult === null;
-    this.rare = none ? null : rare;
-  }
+    private readonly rare: RareFacts | null,
+  ) {}
   /** A chain record (§3.2): a string `uuid` and a `parentUuid` that is a string or null. */
   get chain(): boolean {
-    return (this.bits & CHAIN) !== 0;
+    return (this.bits & FACT_CHAIN) !== 0;
   }
   get sidechain(): boolean {
-    return (this.bits & SIDECHAIN) !== 0;
+    return (this.bits & FACT_SIDECHAIN) !== 0;
   }
   /** `subtype === "compact_boundary"` (§1.7). */
   get compactBoundary(): boolean {
-    return (this.bits & COMPACT_BOUNDARY) !== 0;
+    return (this.bits & FACT_COMPACT_BOUNDARY) !== 0;
   }
   /** `logicalParentUuid` when a string. */
   get logicalParentUuid(): string | null {
@@ -86,6 +139,10 @@ export class RecordFacts {
   /** `toolUseResult` when an object: its `agentId`, `status` (strings) and `totalDurationMs` (a number). */
   get toolUseResult(): RareFacts["toolUseResult"] {
     return this.rare?.toolUseResult ?? null;
+  }
+  /** The rare facts in one object, or null when the record lacks them all (a record keeps this object). */
+  get rareFacts(): RareFacts | null {
+    return this.rare;
   }
 }
 
@@ -104,13 +161,29 @@ export function interned(s: string | null): string | null {
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
 // Most records call no tool and return none: they share these (a large unit holds one facts per record).
-const NO_TOOL_USES: ToolUseFact[] = Object.freeze([]) as unknown as ToolUseFact[];
-const NO_TOOL_RESULTS: ToolResultFact[] = Object.freeze([]) as unknown as ToolResultFact[];
+export const NO_TOOL_USES: ToolUseFact[] = Object.freeze([]) as unknown as ToolUseFact[];
+export const NO_TOOL_RESULTS: ToolResultFact[] = Object.freeze([]) as unknown as ToolResultFact[];
 const usesOrNone = (list: ToolUseFact[]): ToolUseFact[] => (list.length === 0 ? NO_TOOL_USES : list);
 const resultsOrNone = (list: ToolResultFact[]): ToolResultFact[] => (list.length === 0 ? NO_TOOL_RESULTS : list);
 
+/** The rules' answer as an object. */
+const AS_OBJECT: FactsSink<RecordFacts> = {
+  takeFacts: (flags, uuid, parentUuid, timestamp, messageId, requestId, toolUses, toolResults, rare) => new RecordFacts(flags, uuid, parentUuid, timestamp, messageId, requestId, toolUses, toolResults, rare),
+};
+
+type TurFacts = RareFacts["toolUseResult"];
+
+/** The rare facts in one object, or null when a record lacks them all (most do). */
+function rareOrNull(logicalParentUuid: string | null, subtype: string | null, snapshotTimestamp: string | null, toolUseResult: TurFacts): RareFacts | null {
+  if (logicalParentUuid === null && subtype === null && snapshotTimestamp === null && toolUseResult === null) return null;
+  return { logicalParentUuid, subtype, snapshotTimestamp, toolUseResult };
+}
+
 /** The facts of a parsed record: the plain rule. */
-export function factsOfValue(v: JsonObject): RecordFacts {
+export const factsOfValue = (v: JsonObject): RecordFacts => factsOfValueInto(v, AS_OBJECT);
+
+/** factsOfValue, put in `sink`. */
+export function factsOfValueInto<T>(v: JsonObject, sink: FactsSink<T>): T {
   const pu = v.parentUuid;
   const chain = typeof v.uuid === "string" && (typeof pu === "string" || pu === null);
   const msg = isJsonObject(v.message) ? v.message : null;
@@ -125,8 +198,8 @@ export function factsOfValue(v: JsonObject): RecordFacts {
     } else if (b.type === "tool_result") toolResults.push({ toolUseId: str(b.tool_use_id), isError: b.is_error === true });
   }
   const tur = isJsonObject(v.toolUseResult) ? v.toolUseResult : null;
-  return new RecordFacts(
-    { chain, sidechain: v.isSidechain === true, compactBoundary: v.subtype === "compact_boundary" },
+  return sink.takeFacts(
+    (chain ? FACT_CHAIN : 0) | (v.isSidechain === true ? FACT_SIDECHAIN : 0) | (v.subtype === "compact_boundary" ? FACT_COMPACT_BOUNDARY : 0),
     chain ? (v.uuid as string) : null,
     chain ? (pu as string | null) : null,
     str(v.timestamp),
@@ -134,15 +207,14 @@ export function factsOfValue(v: JsonObject): RecordFacts {
     str(v.requestId),
     usesOrNone(toolUses),
     resultsOrNone(toolResults),
-    {
-      logicalParentUuid: str(v.logicalParentUuid),
-      subtype: str(v.subtype) ?? (isJsonObject(v.attachment) ? str(v.attachment.type) : null) ?? (isJsonObject(v.data) ? str(v.data.type) : null) ?? str(v.operation),
-      snapshotTimestamp: isJsonObject(v.snapshot) ? str(v.snapshot.timestamp) : null,
-      toolUseResult: tur === null ? null : { agentId: str(tur.agentId), status: str(tur.status), totalDurationMs: typeof tur.totalDurationMs === "number" ? tur.totalDurationMs : null },
-    },
+    rareOrNull(
+      str(v.logicalParentUuid),
+      str(v.subtype) ?? (isJsonObject(v.attachment) ? str(v.attachment.type) : null) ?? (isJsonObject(v.data) ? str(v.data.type) : null) ?? str(v.operation),
+      isJsonObject(v.snapshot) ? str(v.snapshot.timestamp) : null,
+      tur === null ? null : { agentId: str(tur.agentId), status: str(tur.status), totalDurationMs: typeof tur.totalDurationMs === "number" ? tur.totalDurationMs : null },
+    ),
   );
 }
-
 
 /**
  * The tape a record line is read into: the record's members, theirs, and below `message` the content
@@ -168,7 +240,10 @@ function isLiteral(t: JsonTape, b: Buffer, node: number, lit: Uint8Array): boole
 }
 
 /** The facts of a canonical record line read into `t` (readJsonLine with recordTape): the fast rule. */
-export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
+export const factsOfTape = (t: JsonTape, b: Buffer): RecordFacts => factsOfTapeInto(t, b, AS_OBJECT);
+
+/** factsOfTape, put in `sink`. */
+export function factsOfTapeInto<T>(t: JsonTape, b: Buffer, sink: FactsSink<T>): T {
   const uuidNode = memberOf(t, b, 0, K_UUID);
   const puNode = memberOf(t, b, 0, K_PARENT);
   const chain = uuidNode >= 0 && t.kind[uuidNode] === J_STRING && puNode >= 0 && (t.kind[puNode] === J_STRING || t.kind[puNode] === J_NULL);
@@ -176,8 +251,9 @@ export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
   const msg = memberOf(t, b, 0, K_MESSAGE);
   const isMsg = msg >= 0 && t.kind[msg] === J_OBJECT;
   const content = isMsg ? memberOf(t, b, msg, K_CONTENT) : -1;
-  const toolUses: ToolUseFact[] = [];
-  const toolResults: ToolResultFact[] = [];
+  // Made at a record's first tool call or result: most records have none.
+  let toolUses: ToolUseFact[] | null = null;
+  let toolResults: ToolResultFact[] | null = null;
   if (content >= 0 && t.kind[content] === J_ARRAY) {
     for (let block = t.firstChild[content]!; block >= 0; block = t.nextSibling[block]!) {
       if (t.kind[block] !== J_OBJECT) continue;
@@ -186,31 +262,31 @@ export function factsOfTape(t: JsonTape, b: Buffer): RecordFacts {
         const id = memberStr(t, b, block, K_ID);
         if (id === null) continue;
         const input = memberOf(t, b, block, K_INPUT);
-        toolUses.push({ id, name: interned(memberStr(t, b, block, K_NAME)), subagentType: memberStr(t, b, input, K_SUBAGENT_TYPE), description: memberStr(t, b, input, K_DESCRIPTION), prompt: memberStr(t, b, input, K_PROMPT) });
+        (toolUses ??= []).push({ id, name: interned(memberStr(t, b, block, K_NAME)), subagentType: memberStr(t, b, input, K_SUBAGENT_TYPE), description: memberStr(t, b, input, K_DESCRIPTION), prompt: memberStr(t, b, input, K_PROMPT) });
       } else if (isLiteral(t, b, type, L_TOOL_RESULT)) {
         const isError = memberOf(t, b, block, K_IS_ERROR);
-        toolResults.push({ toolUseId: memberStr(t, b, block, K_TOOL_USE_ID), isError: isError >= 0 && t.kind[isError] === J_TRUE });
+        (toolResults ??= []).push({ toolUseId: memberStr(t, b, block, K_TOOL_USE_ID), isError: isError >= 0 && t.kind[isError] === J_TRUE });
       }
     }
   }
   const tur = memberOf(t, b, 0, K_TOOL_USE_RESULT);
   const duration = tur >= 0 && t.kind[tur] === J_OBJECT ? memberOf(t, b, tur, K_DURATION) : -1;
   const sidechain = memberOf(t, b, 0, K_SIDECHAIN);
-  return new RecordFacts(
-    { chain, sidechain: sidechain >= 0 && t.kind[sidechain] === J_TRUE, compactBoundary: isLiteral(t, b, subtypeNode, L_COMPACT_BOUNDARY) },
+  const flags = (chain ? FACT_CHAIN : 0) | (sidechain >= 0 && t.kind[sidechain] === J_TRUE ? FACT_SIDECHAIN : 0) | (isLiteral(t, b, subtypeNode, L_COMPACT_BOUNDARY) ? FACT_COMPACT_BOUNDARY : 0);
+  return sink.takeFacts(
+    flags,
     chain ? stringOf(t, b, uuidNode) : null,
     chain ? tapeStr(t, b, puNode) : null,
     tapeStr(t, b, memberOf(t, b, 0, K_TIMESTAMP)),
     isMsg ? memberStr(t, b, msg, K_ID) : null,
     tapeStr(t, b, memberOf(t, b, 0, K_REQUEST)),
-    usesOrNone(toolUses),
-    resultsOrNone(toolResults),
-    {
-      logicalParentUuid: tapeStr(t, b, memberOf(t, b, 0, K_LOGICAL)),
-      subtype: interned(tapeStr(t, b, subtypeNode) ?? memberStr(t, b, memberOf(t, b, 0, K_ATTACHMENT), K_TYPE) ?? memberStr(t, b, memberOf(t, b, 0, K_DATA), K_TYPE) ?? tapeStr(t, b, memberOf(t, b, 0, K_OPERATION))),
-      snapshotTimestamp: memberStr(t, b, memberOf(t, b, 0, K_SNAPSHOT), K_TIMESTAMP),
-      toolUseResult: tur >= 0 && t.kind[tur] === J_OBJECT ? { agentId: memberStr(t, b, tur, K_AGENT_ID), status: memberStr(t, b, tur, K_STATUS), totalDurationMs: duration >= 0 && t.kind[duration] === J_NUMBER ? numberOf(t, b, duration) : null } : null,
-    },
+    toolUses ?? NO_TOOL_USES,
+    toolResults ?? NO_TOOL_RESULTS,
+    rareOrNull(
+      tapeStr(t, b, memberOf(t, b, 0, K_LOGICAL)),
+      interned(tapeStr(t, b, subtypeNode) ?? memberStr(t, b, memberOf(t, b, 0, K_ATTACHMENT), K_TYPE) ?? memberStr(t, b, memberOf(t, b, 0, K_DATA), K_TYPE) ?? tapeStr(t, b, memberOf(t, b, 0, K_OPERATION))),
+      memberStr(t, b, memberOf(t, b, 0, K_SNAPSHOT), K_TIMESTAMP),
+      tur >= 0 && t.kind[tur] === J_OBJECT ? { agentId: memberStr(t, b, tur, K_AGENT_ID), status: memberStr(t, b, tur, K_STATUS), totalDurationMs: duration >= 0 && t.kind[duration] === J_NUMBER ? numberOf(t, b, duration) : null } : null,
+    ),
   );
 }
-

@@ -7,7 +7,7 @@ import { PixirError } from "../../event/errors.js";
 import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
-import { factsOfTape, factsOfValue, interned, recordTape, type RecordFacts } from "./record-facts.js";
+import { FACT_CHAIN, FACT_COMPACT_BOUNDARY, FACT_SIDECHAIN, factsOfTapeInto, factsOfValueInto, interned, NO_TOOL_RESULTS, NO_TOOL_USES, recordTape, type Facts, type FactsSink, type RareFacts, type ToolResultFact, type ToolUseFact } from "./record-facts.js";
 import { denseSpan, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
 
@@ -25,29 +25,59 @@ const DUP = 2;
 const MESSAGE = 4;
 const KEEP = 8;
 const PROBLEM_SHIFT = 4;
+const PROBLEM_MASK = 3 << PROBLEM_SHIFT;
 const PROBLEMS: Array<LineProblemReason | null> = [null, "invalid_utf8", "malformed_line", "invalid_record"];
+// Its facts' flags (record-facts.ts), in the same integer.
+const HAS_FACTS = 64;
+const FACT_SHIFT = 7;
+const CHAIN = FACT_CHAIN << FACT_SHIFT;
+const SIDECHAIN = FACT_SIDECHAIN << FACT_SHIFT;
+const COMPACT_BOUNDARY = FACT_COMPACT_BOUNDARY << FACT_SHIFT;
+// The milliseconds of a `timestamp` kept as a number (ClaudeRecord.keepTime), in the same integer.
+const MS_SHIFT = 10;
+const MS_MASK = 1023 << MS_SHIFT;
+/** Seconds a small integer holds (V8's on 64-bit: 31 bits and a sign), so a kept time costs no object. */
+const MAX_SECONDS = 2 ** 31 - 1;
 
-/** What a record holds besides its place: its parse and text (kept with `keep`), or its bytes when not UTF-8. */
+/** What a record holds besides its place: its parse and text (kept with `keep`), its bytes when not UTF-8, its rare facts. */
 interface RecordExtra {
   parsed?: JsonObject;
   decoded?: string;
   raw?: Buffer;
+  rare?: RareFacts;
+}
+
+/** The tool calls and results of a record that has any (most have none: they hold null). */
+interface ToolFacts {
+  uses: ToolUseFact[];
+  results: ToolResultFact[];
 }
 
 /**
- * One complete, non-blank line of a source file. What planning needs of it is in `facts`; the parsed
- * record (`value`) and the line's text are made from its bytes when asked for, and kept only when the
- * file was read with `keep` (a reader that goes back to them often), so a large file is not held twice.
- * Its flags are bits of one number and its chain fields are its facts' (docs/performance.md, "Round 5").
+ * One complete, non-blank line of a source file. What planning needs of it is its facts (record-facts.ts
+ * Facts), kept as its own fields; the parsed record (`value`) and the line's text are made from its bytes
+ * when asked for, and kept only when the file was read with `keep` (a reader that goes back to them often),
+ * so a large file is not held twice. Its flags (its own and its facts') are bits of one number, its rare
+ * facts and tool facts one object or none: a facts object beside each record cost 96 bytes more a record
+ * (docs/performance.md, "Round 5", "Round 11").
  */
-export class ClaudeRecord {
+export class ClaudeRecord implements Facts, FactsSink<void> {
   type: string | null = null;
   /** Index of the transcript the record belongs to (0: the main or subagent transcript). */
   transcript = 0;
-  /** What planning reads of the record (record-facts.ts); null for a malformed line. */
-  facts: RecordFacts | null = null;
   /** Its place among the file's records (0-based; plan columns are indexed by it, record-columns.ts). */
   index = -1;
+  /** A chain record's `uuid` (else null). */
+  uuid: string | null = null;
+  /** A chain record's `parentUuid` (else null). */
+  parentUuid: string | null = null;
+  /** `timestamp` (below): whole seconds since the epoch (its milliseconds in the flags), or its string. */
+  private time: number | string | null = null;
+  /** `message.id` when a string. */
+  messageId: string | null = null;
+  /** `requestId` when a string. */
+  requestId: string | null = null;
+  private tools: ToolFacts | null = null;
   private flags: number;
   private extra: RecordExtra | null = null;
 
@@ -69,10 +99,10 @@ export class ClaudeRecord {
   }
 
   get problem(): LineProblemReason | null {
-    return PROBLEMS[this.flags >> PROBLEM_SHIFT]!;
+    return PROBLEMS[(this.flags & PROBLEM_MASK) >> PROBLEM_SHIFT]!;
   }
   set problem(p: LineProblemReason | null) {
-    this.flags = (this.flags & ((1 << PROBLEM_SHIFT) - 1)) | (PROBLEMS.indexOf(p) << PROBLEM_SHIFT);
+    this.flags = (this.flags & ~PROBLEM_MASK) | (PROBLEMS.indexOf(p) << PROBLEM_SHIFT);
   }
   /** §2.3: `JSON.stringify(JSON.parse(text)) === text` and no lone surrogate. */
   get canonical(): boolean {
@@ -95,18 +125,62 @@ export class ClaudeRecord {
   set message(on: boolean) {
     this.flag(MESSAGE, on);
   }
+  /** What planning reads of the record: the record itself, or null for a malformed line. */
+  get facts(): Facts | null {
+    return (this.flags & HAS_FACTS) !== 0 ? this : null;
+  }
   /** A chain record: a string `uuid` and a `parentUuid` that is a string or null. */
   get chain(): boolean {
-    return this.facts?.chain ?? false;
-  }
-  get uuid(): string | null {
-    return this.facts?.uuid ?? null;
-  }
-  get parentUuid(): string | null {
-    return this.facts?.parentUuid ?? null;
+    return (this.flags & CHAIN) !== 0;
   }
   get sidechain(): boolean {
-    return this.facts?.sidechain ?? false;
+    return (this.flags & SIDECHAIN) !== 0;
+  }
+  /** `subtype === "compact_boundary"` (§1.7). */
+  get compactBoundary(): boolean {
+    return (this.flags & COMPACT_BOUNDARY) !== 0;
+  }
+  /**
+   * `timestamp` when a string (§2.4 tests it). A string that `Date#toISOString` gives back exactly (every
+   * time Claude Code writes) is kept as its seconds and milliseconds and made again when asked for: a 24-
+   * character string per record was 40 bytes of a large unit's heap (docs/performance.md, "Round 11").
+   */
+  get timestamp(): string | null {
+    const t = this.time;
+    return typeof t === "number" ? new Date(t * 1000 + ((this.flags & MS_MASK) >> MS_SHIFT)).toISOString() : t;
+  }
+
+  /** Its `timestamp` is kept as a number: a string of toISOString's form, so an ISO UTC time (§2.4). */
+  get timestampIsIso(): boolean {
+    return typeof this.time === "number";
+  }
+
+  private keepTime(s: string | null): void {
+    this.flags &= ~MS_MASK;
+    this.time = s;
+    const ms = s === null ? -1 : isoMillis(s);
+    if (ms < 0 || Math.floor(ms / 1000) > MAX_SECONDS) return;
+    this.time = Math.floor(ms / 1000);
+    this.flags |= (ms % 1000) << MS_SHIFT;
+  }
+
+  get toolUses(): ToolUseFact[] {
+    return this.tools?.uses ?? NO_TOOL_USES;
+  }
+  get toolResults(): ToolResultFact[] {
+    return this.tools?.results ?? NO_TOOL_RESULTS;
+  }
+  get logicalParentUuid(): string | null {
+    return this.extra?.rare?.logicalParentUuid ?? null;
+  }
+  get subtype(): string | null {
+    return this.extra?.rare?.subtype ?? null;
+  }
+  get snapshotTimestamp(): string | null {
+    return this.extra?.rare?.snapshotTimestamp ?? null;
+  }
+  get toolUseResult(): RareFacts["toolUseResult"] {
+    return this.extra?.rare?.toolUseResult ?? null;
   }
   /** The line's bytes, kept only when they are not valid UTF-8. */
   get raw(): Buffer | null {
@@ -156,12 +230,53 @@ export class ClaudeRecord {
   /** Set what the line's parse found (the plain reading). */
   held(value: JsonObject, text: string): void {
     if (!this.keep) return;
-    this.extra = { ...this.extra, parsed: value, decoded: text };
+    (this.extra ??= {}).parsed = value;
+    this.extra.decoded = text;
   }
 
-  setFacts(f: RecordFacts): void {
-    this.facts = f;
+  /** FactsSink: the rules of record-facts.ts put a record's facts here, as its own fields. */
+  takeFacts(flags: number, uuid: string | null, parentUuid: string | null, timestamp: string | null, messageId: string | null, requestId: string | null, toolUses: ToolUseFact[], toolResults: ToolResultFact[], rare: RareFacts | null): void {
+    this.flags |= HAS_FACTS | (flags << FACT_SHIFT);
+    this.uuid = uuid;
+    this.parentUuid = parentUuid;
+    this.keepTime(timestamp);
+    this.messageId = messageId;
+    this.requestId = requestId;
+    if (toolUses.length > 0 || toolResults.length > 0) this.tools = { uses: toolUses, results: toolResults };
+    if (rare !== null) (this.extra ??= {}).rare = rare;
   }
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The number written in `s` at [at, at + n) in decimal digits, or -1. */
+function digits(s: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/**
+ * `s` as milliseconds since the epoch when it is exactly what `Date#toISOString` makes of them
+ * (`YYYY-MM-DDTHH:mm:ss.sssZ`, every field in its range, from 1970), else -1.
+ */
+export function isoMillis(s: string): number {
+  if (s.length !== 24 || s[4] !== "-" || s[7] !== "-" || s[10] !== "T" || s[13] !== ":" || s[16] !== ":" || s[19] !== "." || s[23] !== "Z") return -1;
+  const y = digits(s, 0, 4);
+  const mo = digits(s, 5, 2);
+  const d = digits(s, 8, 2);
+  const h = digits(s, 11, 2);
+  const mi = digits(s, 14, 2);
+  const sec = digits(s, 17, 2);
+  const ms = digits(s, 20, 3);
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0) return -1;
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  if (d > (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!)) return -1;
+  return Date.UTC(y, mo - 1, d, h, mi, sec, ms);
 }
 
 export interface ReadFile {
@@ -208,7 +323,7 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
     if (type >= 0 && tape.kind[type] === J_STRING) {
       rec.type = interned(stringOf(tape, bytes, type));
       rec.canonical = true;
-      if (!checkOnly) rec.setFacts(factsOfTape(tape, bytes));
+      if (!checkOnly) factsOfTapeInto(tape, bytes, rec);
       return rec;
     }
   }
@@ -240,7 +355,7 @@ export function parseLine(bytes: Buffer, start: number, end: number, line: numbe
   if (checkOnly) return rec;
   // A lone surrogate can only come from a \uD8xx–\uDFxx escape: valid UTF-8 text holds none itself.
   rec.canonical = JSON.stringify(value) === text && (!SURROGATE_ESCAPE.test(text) || deepWellFormed(value));
-  rec.setFacts(factsOfValue(value));
+  factsOfValueInto(value, rec);
   return rec;
 }
 
@@ -290,7 +405,7 @@ class LineReader {
     this.longestLine = Math.max(this.longestLine, nl - start);
     if (!this.keep) return;
     // A chain's parent is most often the record before: its uuid string is kept once, not twice.
-    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.facts!.parentUuid = this.lastUuid;
+    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.parentUuid = this.lastUuid;
     if (rec.uuid !== null) this.lastUuid = rec.uuid;
     rec.index = this.records.length;
     this.records.push(rec);
@@ -598,10 +713,10 @@ export class TranscriptTree {
     const marked = new RecordSet();
     for (const y of this.messages) {
       if (y.type !== "user" && y.type !== "assistant") continue;
-      const seen = new Set<ClaudeRecord>([y]);
+      // Every record this walk meets is marked as it is met, so a walk that comes round again stops at a
+      // marked record or at `y` (no Set per record: on a large unit, one per message record was garbage).
       let x = this.logicalParent(y);
-      while (x !== null && !seen.has(x) && !marked.has(x)) {
-        seen.add(x);
+      while (x !== null && x !== y && !marked.has(x)) {
         marked.add(x);
         x = this.logicalParent(x);
       }

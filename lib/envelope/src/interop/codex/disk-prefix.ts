@@ -7,8 +7,8 @@
 import { closeSync, constants as fsConstants, openSync } from "node:fs";
 import type { PixirEvent } from "../../event/envelope.js";
 import { FileLines } from "../../lines/line-bound.js";
-import { logPath } from "../../store/paths.js";
-import type { PlannedLog } from "./family.js";
+import { inspectStatePath, logPath } from "../../store/paths.js";
+import { familyLogIds, type PlannedLog } from "./family.js";
 import { eventLine } from "./line-events.js";
 import { codexOf } from "./rebuild.js";
 
@@ -41,6 +41,12 @@ export function readDiskLogs(ws: string, ids: readonly string[]): Map<string, Di
   return out;
 }
 
+/** The Logs on disk of the family whose root is `base` (readDiskLogs); "none" when there is no root Log. */
+export function readDiskFamily(ws: string, base: string): Map<string, DiskLog> | "none" | null {
+  if (inspectStatePath(logPath(ws, base)) === "missing") return "none";
+  return readDiskLogs(ws, familyLogIds(ws, base));
+}
+
 /** True when the family planned so far holds as many Events in each Log as `disk`, and no other Log. */
 export function countsMatch(logs: readonly PlannedLog[], disk: ReadonlyMap<string, DiskLog>): boolean {
   if (logs.length !== disk.size) return false;
@@ -61,36 +67,48 @@ export function diskHoldsPrefix(ws: string, logs: readonly PlannedLog[], disk: R
 /** The file at `abs` is the lines of `events[0..count)` and nothing more; false on any read error. */
 export function fileHolds(abs: string, events: readonly PixirEvent[], count: number, lineOf: EventLineOf = eventLine): boolean {
   let i = 0;
-  let scratch = Buffer.allocUnsafe(64 * 1024);
-  const ok = eachLine(abs, (bytes) => {
-    if (i >= count) return false;
-    const want = lineOf(events[i++]!);
+  const compare = new LineComparer();
+  const ok = eachLine(abs, (bytes) => i < count && compare.same(bytes, lineOf(events[i++]!)));
+  return ok && i === count;
+}
+
+/** A line of a Log file compared with the line an Event is written as, without a copy of either. */
+export class LineComparer {
+  private scratch = Buffer.allocUnsafe(64 * 1024);
+  /** Whether `bytes` (a line without its `\n`, or null: none) is the line `want`. */
+  same(bytes: Buffer | null, want: string | Buffer): boolean {
+    if (bytes === null) return false;
     if (typeof want !== "string") return bytes.length === want.length - 1 && bytes.equals(want.subarray(0, want.length - 1));
     // Encoded into one reused buffer: a family's lines are compared without a copy of each.
     const size = Buffer.byteLength(want);
     if (bytes.length !== size - 1) return false;
-    if (scratch.length < size) scratch = Buffer.allocUnsafe(size * 2);
-    scratch.write(want, 0, "utf8");
-    return bytes.equals(scratch.subarray(0, size - 1));
-  });
-  return ok && i === count;
+    if (this.scratch.length < size) this.scratch = Buffer.allocUnsafe(size * 2);
+    this.scratch.write(want, 0, "utf8");
+    return bytes.equals(this.scratch.subarray(0, size - 1));
+  }
 }
 
-/** `onLine` for each line of the file (false stops); false when it stops, cannot be read or ends unfinished. */
-function eachLine(abs: string, onLine: (bytes: Buffer) => boolean): boolean {
+/** A Log file's lines read one at a time (never through a symbolic link); null when it cannot be opened. */
+export function openLogLines(abs: string, tooLong: (line: number) => Error): { lines: FileLines; close(): void } | null {
   let fd: number;
   try {
     fd = openSync(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
   } catch {
-    return false;
+    return null;
   }
+  return { lines: new FileLines(fd, tooLong), close: () => closeSync(fd) };
+}
+
+/** `onLine` for each line of the file (false stops); false when it stops, cannot be read or ends unfinished. */
+function eachLine(abs: string, onLine: (bytes: Buffer) => boolean): boolean {
+  const file = openLogLines(abs, () => new Error("line too long"));
+  if (file === null) return false;
   try {
-    const lines = new FileLines(fd, () => new Error("line too long"));
-    for (let bytes = lines.next(); bytes !== null; bytes = lines.next()) if (!onLine(bytes)) return false;
-    return lines.tailBytes === 0;
+    for (let bytes = file.lines.next(); bytes !== null; bytes = file.lines.next()) if (!onLine(bytes)) return false;
+    return file.lines.tailBytes === 0;
   } catch {
     return false;
   } finally {
-    closeSync(fd);
+    file.close();
   }
 }

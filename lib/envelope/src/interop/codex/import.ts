@@ -1,7 +1,7 @@
 // codex-interop.md §3–§4: `pixir import codex`. Every rollout of a run is read and planned against the
 // Workspace as the earlier rollouts leave it; every error is found before anything is written; then the
 // new Logs are created and the grown ones appended to, under their Writer Leases.
-import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readSync, realpathSync, rmdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
@@ -25,7 +25,6 @@ import {
   pushEvent,
   rolloutLines,
   shareChild,
-  familyLogIds,
   type Family,
   type PlannedLog,
 } from "./family.js";
@@ -42,18 +41,18 @@ import {
   type Rollout,
 } from "./format.js";
 import { sha256Hex } from "../../event/ids.js";
-import { diskHoldsPrefix, fileHolds, readDiskLogs, type EventLineOf } from "./disk-prefix.js";
+import { fileHolds, readDiskFamily, type EventLineOf } from "./disk-prefix.js";
 import { planLean } from "./lean-plan.js";
 import { streamGrown, type GrownStream } from "./grown-stream.js";
-import type { CodexImportReport, CodexImportResult, CodexImportStatus, SkippedFile } from "./report.js";
+import { rolloutReport, rootLogReport, type CodexImportReport, type CodexImportResult, type CodexImportStatus, type ReadLines, type SkippedFile } from "./report.js";
 import { indexDir, indexedUnchanged, recordImport, recordLink, type ReadFacts } from "./import-index.js";
 import { receivedPrepared, sentPrepared, streamError, StreamPool, type CommitOutcome, type StreamOutcome, type StreamTask } from "./stream.js";
 import { scanThreadCount } from "../../store/threads.js";
-import { mapLine, RunningState } from "./line-map.js";
-import { DiskFollower, LineFeeder, Mapper, newRootFamily } from "./plan-lines.js";
+import { mapLine } from "./line-map.js";
+import { FreshFamily, LineFeeder, Mapper, newRootFamily } from "./plan-lines.js";
 import { DIVERGED_ACTIONS, REMOVE_ACTIONS, type AgentImportOptions, type SourcePath } from "../../session/agent-files.js";
 import { codexOf, lineOf } from "./rebuild.js";
-import { eventLine, forkedFromOf, lineOneCodex, parentThreadOf, taskOfRecords } from "./line-events.js";
+import { eventLine, forkedFromOf, lineOneCodex, parentThreadOf, stateOf, taskOfRecords } from "./line-events.js";
 
 export type { CodexImportReport, CodexImportResult, CodexImportStatus, CodexSessionReport, SkippedFile } from "./report.js";
 
@@ -239,9 +238,8 @@ function copiedPrefix(r: Rollout, source: Array<string | null | undefined>): { k
 async function planRollout(ws: string, r: Rollout, families: Families, cyclic: boolean): Promise<PlannedRollout> {
   const t = r.threadId;
   const base = codexBaseId(t);
-  const provider = typeof r.meta.model_provider === "string" ? r.meta.model_provider : null;
   if (!families.has(t) && forkedFromOf(r.meta) === null) {
-    const replanned = replanGrown(ws, r, provider);
+    const replanned = replanGrown(ws, r);
     if (replanned !== null) {
       families.set(replanned.family);
       return replanned;
@@ -249,8 +247,7 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
   }
   const existing = await families.load(t);
   if (existing === "foreign") throw refused(ws, base, "not_a_codex_import", r.display, null);
-  const state = new RunningState(provider);
-  if (existing !== null) return planGrown(ws, r, existing, families, state);
+  if (existing !== null) return planGrown(ws, r, existing, families);
 
   const p = forkedFromOf(r.meta);
   let forkStatus: string | null = null;
@@ -280,19 +277,10 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
     if (forkReport === null) forkReport = { source_thread_id: shownThreadId(p), shared: false, copied_lines: 0, fork_status: forkStatus };
   }
   if (family === null) family = newRootFamily(r, r.lines[0]!, forkStatus);
-  mapLines(ws, r, family, state);
+  const feeder = new LineFeeder(ws, family, stateOf(r.meta));
+  for (let i = 1; i < r.lines.length; i++) feeder.feed(r.lines[i]!);
   families.set(family);
   return { rollout: r, family, forkReport };
-}
-
-/** Map the lines after line 1 of rollout r into a new family; `after()` is called once line 1 is in, then after each line. */
-function mapLines(ws: string, r: Rollout, family: Family, state: RunningState, after?: () => void): void {
-  const feeder = new LineFeeder(ws, family, state);
-  after?.();
-  for (let i = 1; i < r.lines.length; i++) {
-    feeder.feed(r.lines[i]!);
-    after?.();
-  }
 }
 
 /**
@@ -300,21 +288,17 @@ function mapLines(ws: string, r: Rollout, family: Family, state: RunningState, a
  * where they stand on disk, taken when the Logs on disk are that plan as it stood after the last line they
  * hold; null sends r to planGrown.
  */
-function replanGrown(ws: string, r: Rollout, provider: string | null): PlannedRollout | null {
-  const base = codexBaseId(r.threadId);
-  if (inspectStatePath(logPath(ws, base)) === "missing") return null;
-  const disk = readDiskLogs(ws, familyLogIds(ws, base));
-  if (disk === null) return null;
-  const family = newRootFamily(r, r.lines[0]!, null);
-  const follower = new DiskFollower(disk);
-  mapLines(ws, r, family, new RunningState(provider), () => follower.after(family));
-  if (!follower.reached || !diskHoldsPrefix(ws, family.logs, disk)) return null;
-  follower.settle(family);
-  return { rollout: r, family, forkReport: null };
+function replanGrown(ws: string, r: Rollout): PlannedRollout | null {
+  const disk = readDiskFamily(ws, codexBaseId(r.threadId));
+  if (disk === null || disk === "none") return null;
+  const plan = new FreshFamily(ws, r, r.lines[0]!, disk);
+  for (let i = 1; i < r.lines.length; i++) plan.feed(r.lines[i]!);
+  const family = plan.finish(ws);
+  return family === null ? null : { rollout: r, family, forkReport: null };
 }
 
 /** §4.5: a family already in the Workspace. Compare what it holds with the file, then map the new lines. */
-async function planGrown(ws: string, r: Rollout, family: Family, families: Families, state: RunningState): Promise<PlannedRollout> {
+async function planGrown(ws: string, r: Rollout, family: Family, families: Families): Promise<PlannedRollout> {
   await families.loadChain(r.threadId);
   const held = rolloutLines(families.get, r.threadId);
   const L = familyMaxLine(family);
@@ -346,6 +330,7 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
       if (lineOf(e) !== null) lastLine = i;
     });
     if (leaf.stored.slice(lastLine + 1).some((e) => codexOf(e) === null)) throw refused(ws, leaf.sessionId, "log_diverged", r.display, null);
+    const state = stateOf(r.meta);
     const mapper = new Mapper(ws, family, state);
     for (const line of r.lines.slice(1)) {
       if (line.n <= L) mapLine(r.threadId, line, state);
@@ -361,13 +346,12 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
  * property test that holds the fast path to the plain rule; `fast` is null where the fast path declines.
  */
 export async function planGrownBothWays(ws: string, r: Rollout): Promise<{ fast: PlannedRollout | null; plain: PlannedRollout | PixirError }> {
-  const provider = typeof r.meta.model_provider === "string" ? r.meta.model_provider : null;
-  const fast = replanGrown(ws, r, provider);
+  const fast = replanGrown(ws, r);
   const families = new Families(ws);
   try {
     const family = await families.load(r.threadId);
     if (family === null || family === "foreign") throw new PixirError("not_found", undefined, { thread_id: r.threadId });
-    return { fast, plain: await planGrown(ws, r, family, families, new RunningState(provider)) };
+    return { fast, plain: await planGrown(ws, r, family, families) };
   } catch (err) {
     if (err instanceof PixirError) return { fast, plain: err };
     throw err;
@@ -518,43 +502,24 @@ async function planLinks(ws: string, sources: LinkSource[], families: Families):
 // rollout that has something to write again, against the Workspace the earlier writes leave, and writes it.
 
 /** The lines of a Log's Events from `from` on, made one at a time as the writer takes them. */
-function* serializedLines(log: PlannedLog, from: number): Generator<string> {
-  for (let i = from; i < log.stored.length; i++) yield eventLine(log.stored[i]!);
+/** The lines of a Log's Events from `from` on, made as the writer takes them. */
+function* serializedLines(log: PlannedLog, from: number, lineOf: EventLineOf = eventLine): Generator<string | Buffer> {
+  for (let i = from; i < log.stored.length; i++) yield lineOf(log.stored[i]!);
 }
 
-/** What a report says of the rollout file itself (a Rollout read whole, or a lean plan's scan). */
-interface ReadLines {
-  display: string;
-  threadId: string;
-  meta: JsonObject;
-  lineCount: number;
-  skippedLines: number;
-  pendingTail: boolean;
-}
-
-const linesOfRollout = (r: Rollout): ReadLines => ({ ...r, lineCount: r.lines.length, skippedLines: r.lines.filter((l) => l.record === null).length });
+const linesOfRollout = (r: Rollout): ReadLines & ReadFacts => ({ ...r, lineCount: r.lines.length, skippedLines: r.lines.filter((l) => l.record === null).length });
 
 function reportOf(p: Pick<PlannedRollout, "family" | "forkReport">, r: ReadLines, dry: boolean): CodexImportReport {
-  const f = p.family;
-  return {
-    file: r.display,
-    thread_id: shownThreadId(r.threadId),
-    cli_version: typeof r.meta.cli_version === "string" ? r.meta.cli_version : null,
-    line_count: r.lineCount,
-    pending_tail: r.pendingTail,
-    skipped_lines: r.skippedLines,
-    fork: p.forkReport,
-    sessions: f.logs.map((log) => ({
-      session_id: log.sessionId,
-      role: log.role,
-      parent_session_id: log.parentId,
-      forked_to_seq: log.forkedToSeq,
-      event_count: log.stored.length,
-      new_event_count: log.stored.length - log.diskCount,
-      status: statusOf(log, dry),
-    })),
-    leaf_session_id: familyLeaf(f).sessionId,
-  };
+  const sessions = p.family.logs.map((log) => ({
+    session_id: log.sessionId,
+    role: log.role,
+    parent_session_id: log.parentId,
+    forked_to_seq: log.forkedToSeq,
+    event_count: log.stored.length,
+    new_event_count: log.stored.length - log.diskCount,
+    status: statusOf(log, dry),
+  }));
+  return rolloutReport(r, p.forkReport, sessions, familyLeaf(p.family).sessionId);
 }
 
 function statusOf(log: PlannedLog, dry: boolean): CodexImportStatus {
@@ -985,7 +950,8 @@ async function streamGrownItem(run: Run, item: RunItem, writing: Set<string> | n
   const stream = (emit: ((line: string) => void) | null): GrownStream => streamGrown(ws, item.input, item.input.named, Boolean(options.lenient), t, emit);
   const result = writing === null ? stream(null) : await appendStreamed(run, codexBaseId(t), stream);
   if (result.kind === "plan") return false;
-  const report = streamedGrownReport(item, result, Boolean(options.dryRun));
+  const status: CodexImportStatus = result.newEvents === 0 ? "unchanged" : options.dryRun ? "would_append" : "appended";
+  const report = rootLogReport({ ...result.scan, display: item.input.display }, result.eventCount, result.newEvents, status);
   into.reports.push({ threadId: t, report });
   const parentThread = parentThreadOf(item.meta);
   if (parentThread !== null) into.linkSources.push({ threadId: t, baseId: codexBaseId(t), lineOne: result.lineOne, parentThread, task: result.task });
@@ -1017,52 +983,42 @@ async function appendStreamed(run: Run, id: string, stream: (emit: (line: string
   return result;
 }
 
-/** The report of a streamed grown rollout: its one Log, as reportOf gives a planned family's. */
-function streamedGrownReport(item: RunItem, s: Extract<GrownStream, { kind: "streamed" }>, dry: boolean): CodexImportReport {
-  const base = codexBaseId(item.threadId);
-  const status: CodexImportStatus = s.newEvents === 0 ? "unchanged" : dry ? "would_append" : "appended";
-  return {
-    file: item.input.display,
-    thread_id: shownThreadId(item.threadId),
-    cli_version: typeof s.scan.meta.cli_version === "string" ? s.scan.meta.cli_version : null,
-    line_count: s.scan.lineCount,
-    pending_tail: s.scan.pendingTail,
-    skipped_lines: s.scan.skippedLines,
-    fork: null,
-    sessions: [{ session_id: base, role: "root", parent_session_id: null, forked_to_seq: null, event_count: s.eventCount, new_event_count: s.newEvents, status }],
-    leaf_session_id: base,
-  };
-}
-
 /** One rollout planned with its family in memory (§3, §4.5), and in the writing pass written. */
 async function planInMemory(run: Run, item: RunItem, families: Families, writing: Set<string> | null, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<boolean> {
   const lean = leanFits(run, item, families) ? await planLeanItem(run, item, writing, into) : "plain";
   if (lean !== "plain") return false;
-  const { ws, options } = run;
-  const dry = Boolean(options.dryRun);
-  const parentThread = parentThreadOf(item.meta);
-  const read = readRollout(item.input, item.input.named, Boolean(options.lenient));
+  const read = readRollout(item.input, item.input.named, Boolean(run.options.lenient));
   if (read.kind !== "rollout") return false; // the file changed since its first line was read
-  const planned = await planRollout(ws, read.rollout, families, run.cyclic.has(item.threadId));
-  settleExistingLogs(ws, planned.family, read.rollout.display);
-  const report = reportOf(planned, linesOfRollout(read.rollout), dry);
-  const task = parentThread !== null ? taskOfRollout(read.rollout) : null;
-  into.reports.push({ threadId: item.threadId, report });
-  if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: planned.family.baseId, lineOne: planned.family.lineOne, parentThread, task });
-  if (writing !== null) {
-    await writeFamily(run, planned.family);
-    recordImport(ws, item.threadId, read.rollout, parentThread !== null ? planned.family.lineOne : null, report, task);
-  }
+  const planned = await planRollout(run.ws, read.rollout, families, run.cyclic.has(item.threadId));
+  await finishPlanned(run, item, writing, into, planned, { ...linesOfRollout(read.rollout), task: () => taskOfRollout(read.rollout) });
   if (!run.keep.has(item.threadId)) families.evict(item.threadId);
   return false;
 }
 
-/** planLean over the Workspace as it stands: a new family, or one on disk its plan must hold (replanGrown's rule). */
-function planLeanOver(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string): ReturnType<typeof planLean> {
-  const base = codexBaseId(threadId);
-  if (inspectStatePath(logPath(ws, base)) === "missing") return planLean(ws, file, named, lenient, threadId, null);
-  const disk = readDiskLogs(ws, familyLogIds(ws, base));
-  return disk === null ? null : planLean(ws, file, named, lenient, threadId, disk);
+/**
+ * A planned family (§3, §4.5) settled against the Logs it would create, reported, its link source kept
+ * (§3.6), and in the writing pass written with its import index entry. `lineOf` gives an Event's line.
+ */
+async function finishPlanned(
+  run: Run,
+  item: RunItem,
+  writing: Set<string> | null,
+  into: { reports: PassResult["reports"]; linkSources: LinkSource[] },
+  p: Pick<PlannedRollout, "family" | "forkReport">,
+  read: ReadLines & ReadFacts & { task: () => string | null },
+  lineOf: EventLineOf = eventLine,
+): Promise<void> {
+  const { ws } = run;
+  const family = p.family;
+  settleExistingLogs(ws, family, item.input.display, lineOf);
+  const report = reportOf(p, read, Boolean(run.options.dryRun));
+  const parentThread = parentThreadOf(item.meta);
+  const task = parentThread !== null ? read.task() : null;
+  into.reports.push({ threadId: item.threadId, report });
+  if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: family.baseId, lineOne: family.lineOne, parentThread, task });
+  if (writing === null) return;
+  await writeFamily(run, family, lineOf);
+  recordImport(ws, item.threadId, read, parentThread !== null ? family.lineOne : null, report, task);
 }
 
 /** A planned Log as the writing pass sees it: its place in the family, and the lines it holds. */
@@ -1099,7 +1055,7 @@ function plannedLines(family: Family, lineOf: EventLineOf): PlannedLines[] {
 export async function planLeanAndPlain(ws: string, file: string, lenient = false): Promise<{ lean: PlannedLines[] | null; plain: PlannedLines[] | PixirError }> {
   const read = readRollout({ path: file, display: file }, true, lenient);
   if (read.kind !== "rollout") throw new PixirError("not_found", undefined, { path: file });
-  const lean = planLeanOver(ws, { path: file, display: file }, true, lenient, read.rollout.threadId);
+  const lean = planLean(ws, { path: file, display: file }, true, lenient, read.rollout.threadId);
   let leanLines: PlannedLines[] | null = null;
   if (lean !== null && lean !== "skipped") {
     try {
@@ -1133,22 +1089,12 @@ function leanFits(run: Run, item: RunItem, families: Families): boolean {
  */
 async function planLeanItem(run: Run, item: RunItem, writing: Set<string> | null, into: { reports: PassResult["reports"]; linkSources: LinkSource[] }): Promise<"planned" | "plain"> {
   const { ws, options } = run;
-  const plan = planLeanOver(ws, item.input, item.input.named, Boolean(options.lenient), item.threadId);
+  const plan = planLean(ws, item.input, item.input.named, Boolean(options.lenient), item.threadId);
   if (plan === null) return "plain";
   if (plan === "skipped") return "planned"; // the file changed since its first line was read
-  const { family, scan, keeper } = plan;
+  const keeper = plan.keeper;
   try {
-    const lineOf = (e: PixirEvent): string | Buffer => keeper.line(e);
-    settleExistingLogs(ws, family, item.input.display, lineOf);
-    const report = reportOf({ family, forkReport: null }, { ...scan, display: item.input.display }, Boolean(options.dryRun));
-    const parentThread = parentThreadOf(item.meta);
-    const task = parentThread !== null ? plan.task : null;
-    into.reports.push({ threadId: item.threadId, report });
-    if (parentThread !== null) into.linkSources.push({ threadId: item.threadId, baseId: family.baseId, lineOne: family.lineOne, parentThread, task });
-    if (writing !== null) {
-      await writeFamily(run, family, (log, from) => keeper.lines(log, from));
-      recordImport(ws, item.threadId, scan, parentThread !== null ? family.lineOne : null, report, task);
-    }
+    await finishPlanned(run, item, writing, into, { family: plan.family, forkReport: null }, { ...plan.scan, display: item.input.display, task: () => plan.task }, (e) => keeper.line(e));
   } finally {
     keeper.close();
   }
@@ -1198,26 +1144,20 @@ function streamable(run: Run, item: RunItem): boolean {
  * README "Rules that hold across the two agent importers": a Log the run would create that exists already
  * is unchanged when its bytes are those planned, else already_exists with reason log_differs.
  */
-function settleExistingLogs(ws: string, family: Family, file: string, lineOf?: EventLineOf): void {
+function settleExistingLogs(ws: string, family: Family, file: string, lineOf: EventLineOf): void {
   for (const log of family.logs) {
     if (log.diskCount !== 0) continue;
     const where = logPath(ws, log.sessionId);
     if (inspectStatePath(where) === "missing") continue;
-    let same = false;
-    try {
-      // A lean plan's lines are compared one at a time, as they are read from its spill.
-      same = lineOf !== undefined ? fileHolds(where.abs, log.stored, log.stored.length, lineOf) : readFileSync(where.abs, "utf8") === [...serializedLines(log, 0)].join("");
-    } catch {
-      same = false;
-    }
-    if (!same) throw refused(ws, log.sessionId, "log_differs", file, null);
+    // Compared one line at a time (a lean plan's as they are read from its spill).
+    if (!fileHolds(where.abs, log.stored, log.stored.length, lineOf)) throw refused(ws, log.sessionId, "log_differs", file, null);
     log.diskCount = log.stored.length;
   }
 }
 
 /** Write the new Events of one family: appends, then new Logs parent before child, each under its lease. */
-async function writeFamily(run: Run, family: Family, linesOf: (log: PlannedLog, from: number) => Iterable<string | Buffer> = serializedLines): Promise<void> {
-  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => linesOf(log, log.diskCount) }));
+async function writeFamily(run: Run, family: Family, lineOf: EventLineOf): Promise<void> {
+  const items = family.logs.filter((log) => log.stored.length > log.diskCount).map((log) => ({ log, lines: () => serializedLines(log, log.diskCount, lineOf) }));
   if (items.length > 0) await writeLogs(run, items);
   for (const log of family.logs) log.diskCount = log.stored.length;
 }

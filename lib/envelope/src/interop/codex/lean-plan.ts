@@ -11,13 +11,12 @@ import { isJsonObject, isReplayType, serializeEvent, dataTextOf, type JsonObject
 import { shareHeaderWithDigest } from "../../fork/fork.js";
 import { LADDER_STEP } from "../../store/digest-ladder.js";
 import { PrefixDigest } from "../../store/loader.js";
-import { diskHoldsPrefix, type DiskLog } from "./disk-prefix.js";
+import { readDiskFamily } from "./disk-prefix.js";
 import { EventSpill, type SpillPlace } from "./event-spill.js";
 import type { EventKeeper, Family, PlannedLog } from "./family.js";
-import { scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
+import { codexBaseId, scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
 import { eventLine, taskOfRecords } from "./line-events.js";
-import { RunningState } from "./line-map.js";
-import { DiskFollower, LineFeeder, newRootFamily } from "./plan-lines.js";
+import { FreshFamily } from "./plan-lines.js";
 import { lineOf } from "./rebuild.js";
 
 /** The prefix digests of one Log's History, fed each replay Event as it is made. */
@@ -113,11 +112,6 @@ export class LeanKeeper implements EventKeeper {
     return data !== undefined ? serializeEvent(e, data) : eventLine(this.whole(e));
   }
 
-  /** The lines of a Log's Events from `from` on, read as the writer takes them. */
-  *lines(log: PlannedLog, from: number): Generator<string | Buffer> {
-    for (let i = from; i < log.stored.length; i++) yield this.line(log.stored[i]!);
-  }
-
   close(): void {
     this.spill.close();
   }
@@ -141,34 +135,30 @@ export interface LeanPlan {
 }
 
 /**
- * Plan rollout `file` of thread `threadId` as a new family, holding only each Event's facts. With `disk` (its
- * family's Logs, readDiskLogs) the plan is taken only when they are the plan as it stood after the last line
+ * Plan rollout `file` of thread `threadId` as a new family, holding only each Event's facts. When its family
+ * has Logs in the Workspace, the plan is taken only when they are the plan as it stood after the last line
  * they hold (import.ts replanGrown's rule); null when it is not, or line 1 now names another thread: the
  * plain planner decides. "skipped" when the file is no longer a rollout.
  */
-export function planLean(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string, disk: ReadonlyMap<string, DiskLog> | null): LeanPlan | "skipped" | null {
+export function planLean(ws: string, file: { path: string; display: string }, named: boolean, lenient: boolean, threadId: string): LeanPlan | "skipped" | null {
+  const disk = readDiskFamily(ws, codexBaseId(threadId));
+  if (disk === null) return null;
   const keeper = new LeanKeeper();
   let taken = false;
   try {
-    const follower = disk === null ? null : new DiskFollower(disk);
-    const at: { family: Family | null; feeder: LineFeeder | null; task: string | null; other: boolean } = { family: null, feeder: null, task: null, other: false };
+    const at: { plan: FreshFamily | null; task: string | null; other: boolean } = { plan: null, task: null, other: false };
     const onLine = (line: RolloutLine): void => {
       if (at.other) return;
       if (at.task === null && line.record !== null) at.task = taskOfRecords([line.record]);
-      if (at.family === null) {
-        const meta = line.record!.payload as JsonObject;
-        if (meta.id !== threadId) return void (at.other = true);
-        at.family = newRootFamily({ threadId, display: file.display, meta }, line, null, keeper);
-        at.feeder = new LineFeeder(ws, at.family, new RunningState(typeof meta.model_provider === "string" ? meta.model_provider : null));
-      } else at.feeder!.feed(line);
-      follower?.after(at.family);
+      if (at.plan !== null) return at.plan.feed(line);
+      const meta = line.record!.payload as JsonObject;
+      if (meta.id !== threadId) at.other = true;
+      else at.plan = new FreshFamily(ws, { threadId, display: file.display, meta }, line, disk === "none" ? null : disk, keeper);
     };
     const read = scanRollout(file, named, lenient, onLine);
     if (read.kind === "skipped") return "skipped";
-    const family = at.family;
-    if (family === null || at.other) return null;
-    if (follower !== null && (!follower.reached || !diskHoldsPrefix(ws, family.logs, disk!, (e) => keeper.line(e)))) return null;
-    follower?.settle(family);
+    const family = at.other ? null : (at.plan?.finish(ws, (e) => keeper.line(e)) ?? null);
+    if (family === null) return null;
     taken = true;
     return { family, scan: read.scan, task: at.task, keeper };
   } finally {

@@ -4,8 +4,8 @@ import path from "node:path";
 import { isJsonObject, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { derivedUlid } from "../../event/ids.js";
 import { excerptOf } from "../../event/elixir.js";
-import { contentText, EPOCH, isBoundaryItem, validTimestamp, type RolloutLine } from "./format.js";
-import type { LineDraft } from "./line-map.js";
+import { codexBaseId, contentText, EPOCH, isBoundaryItem, validTimestamp, type RolloutLine } from "./format.js";
+import { mapLine, RunningState, type LineDraft } from "./line-map.js";
 
 /** §3.5 and §3.6: what line 1 says about lineage. */
 export const forkedFromOf = (meta: JsonObject): string | null => (typeof meta.forked_from_id === "string" ? meta.forked_from_id : null);
@@ -86,3 +86,59 @@ export function taskOfRecords(records: Iterable<JsonObject | null>): string | nu
  */
 export const eventLine = (e: PixirEvent): string => serializeEvent(e);
 
+
+/** §2.4.9: a rollout's running state, from what line 1 says of its provider. */
+export const stateOf = (meta: JsonObject): RunningState => new RunningState(typeof meta.model_provider === "string" ? meta.model_provider : null);
+
+/** §3.3: a line that rolls the thread back. */
+export const isRollback = (r: JsonObject | null): boolean => r?.type === "event_msg" && isJsonObject(r.payload) && r.payload.type === "thread_rolled_back";
+
+/**
+ * A rollout's lines made the Log lines of its one root Log as they are read (§2.6, §3.2), for the streams
+ * that hold nothing of it (stream.ts, grown-stream.ts); `put` takes each line with its `\n`.
+ */
+export class RootLog {
+  /** The next Event's seq, and the ts of the last one. */
+  seq = 0;
+  lastTs = EPOCH;
+  lineOne: JsonObject | null = null;
+  parentThread: string | null = null;
+  /** §3.6: a subagent's task, from its first boundary item. */
+  task: string | null = null;
+  state: RunningState | null = null;
+  private readonly base: string;
+  constructor(
+    private readonly thread: string,
+    private readonly display: string,
+    private readonly put: (text: string) => void,
+  ) {
+    this.base = codexBaseId(thread);
+  }
+
+  /** Line 1, its header made; null (nothing made) when it names another thread. */
+  first(line: RolloutLine): JsonObject | null {
+    const meta = line.record!.payload as JsonObject;
+    if (meta.id !== this.thread) return null;
+    this.lineOne = line.record;
+    this.parentThread = parentThreadOf(meta);
+    this.state = stateOf(meta);
+    this.add(rootHeader(this.thread, line, this.display, rootLineage(meta, null)));
+    return meta;
+  }
+
+  /** A line after line 1, its Events made; false (nothing made) for a rollback, which needs the planner (§3.3). */
+  next(line: RolloutLine): boolean {
+    const r = line.record;
+    if (isRollback(r)) return false;
+    if (this.task === null && this.parentThread !== null && r?.type === "response_item" && isBoundaryItem(r.payload)) this.task = taskOfRecords([r]);
+    for (const e of lineEvents(this.thread, line, mapLine(this.thread, line, this.state!), this.seq, validTimestamp(r?.timestamp) ?? this.lastTs)) this.add(e);
+    return true;
+  }
+
+  /** One Event of the Log, at the next seq. */
+  add(e: Omit<PixirEvent, "seq" | "session_id">): void {
+    this.put(eventLine({ id: e.id, session_id: this.base, seq: this.seq, ts: e.ts, type: e.type, data: e.data }));
+    this.seq++;
+    this.lastTs = e.ts ?? this.lastTs;
+  }
+}

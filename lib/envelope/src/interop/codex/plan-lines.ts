@@ -1,12 +1,12 @@
 // codex-interop.md §2–§3.3: a rollout's lines mapped into its family one at a time, shared by the planner
 // that holds the rollout (import.ts) and the one that holds only each Event's facts (lean-plan.ts).
-import { isJsonObject } from "../../event/envelope.js";
+import type { JsonObject } from "../../event/envelope.js";
 import { derivedUlid } from "../../event/ids.js";
 import { MAX_IMPORT_SHARE_HOPS } from "../../fork/fork.js";
-import { countsMatch, type DiskLog } from "./disk-prefix.js";
+import { countsMatch, diskHoldsPrefix, type DiskLog, type EventLineOf } from "./disk-prefix.js";
 import { codexHistory, familyLeaf, familyShareHops, lastTs, newLog, prefixOwner, pushEvent, shareChild, type EventKeeper, type Family, type PlannedLog } from "./family.js";
 import { codexBaseId, dropTurnsCut, EPOCH, validTimestamp, type Rollout, type RolloutLine } from "./format.js";
-import { lineEvents, rootHeader, rootLineage } from "./line-events.js";
+import { isRollback, lineEvents, rootHeader, rootLineage, stateOf } from "./line-events.js";
 import { mapLine, RunningState } from "./line-map.js";
 
 /** Maps the lines of one rollout into a family, one line at a time (§2, §3.3). */
@@ -27,8 +27,7 @@ export class Mapper {
 
   place(line: RolloutLine): void {
     const drafts = mapLine(this.family.threadId, line, this.state);
-    const p = line.record?.payload;
-    if (line.record?.type === "event_msg" && isJsonObject(p) && p.type === "thread_rolled_back") this.rollback(line, p.num_turns);
+    if (isRollback(line.record)) this.rollback(line, (line.record!.payload as JsonObject).num_turns);
     const log = this.current;
     for (const e of lineEvents(this.family.threadId, line, drafts, log.resolved.length, this.tsOf(line, log))) pushEvent(log, e);
   }
@@ -95,7 +94,7 @@ export class LineFeeder {
 export class DiskFollower {
   /** Each Log's Event count when the plan first held the disk's counts; empty while it has not. */
   readonly held = new Map<string, number>();
-  constructor(private readonly disk: ReadonlyMap<string, DiskLog>) {}
+  constructor(readonly disk: ReadonlyMap<string, DiskLog>) {}
   /** Called once line 1 is in, then after each line. */
   after(family: Family): void {
     for (const log of family.logs) {
@@ -113,5 +112,36 @@ export class DiskFollower {
   settle(family: Family): void {
     for (const log of family.logs) log.diskCount = this.held.get(log.sessionId) ?? 0;
     family.fromDisk = true;
+  }
+}
+
+/**
+ * A rollout planned as a new root family, one line at a time from line 1 (§3.1–§3.3). With `disk` (its
+ * family's Logs on disk, readDiskFamily) it follows them (DiskFollower): §4.5's fast path, shared by the
+ * planner that holds the rollout (import.ts replanGrown) and the lean one (lean-plan.ts).
+ */
+export class FreshFamily {
+  readonly family: Family;
+  private readonly feeder: LineFeeder;
+  private readonly follower: DiskFollower | null;
+  constructor(ws: string, head: RolloutHead, first: RolloutLine, disk: ReadonlyMap<string, DiskLog> | null, keeper?: EventKeeper) {
+    this.family = newRootFamily(head, first, null, keeper);
+    this.feeder = new LineFeeder(ws, this.family, stateOf(head.meta));
+    this.follower = disk === null ? null : new DiskFollower(disk);
+    this.follower?.after(this.family);
+  }
+
+  /** A line after line 1. */
+  feed(line: RolloutLine): void {
+    this.feeder.feed(line);
+    this.follower?.after(this.family);
+  }
+
+  /** The family, each Log's disk count set; null when the Logs on disk are not the plan as it stood after some line. */
+  finish(ws: string, lineOf?: EventLineOf): Family | null {
+    const f = this.follower;
+    if (f !== null && (!f.reached || !diskHoldsPrefix(ws, this.family.logs, f.disk, lineOf))) return null;
+    f?.settle(this.family);
+    return this.family;
   }
 }

@@ -4,18 +4,17 @@
 // rollout stays in memory. Many rollouts are streamed on worker threads at once (stream-worker.ts): the
 // work of one rollout depends on no other, and the main thread only orders the results.
 import { readdirSync, rmSync } from "node:fs";
-import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import type { JsonObject } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
 import { acquireLease } from "../../store/lease.js";
 import { commitPreparedLog, discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { logPath, sessionsDir } from "../../store/paths.js";
 import { WorkerPool } from "../../store/worker-pool.js";
-import { codexBaseId, EPOCH, isBoundaryItem, scanRollout, shownThreadId, validTimestamp, type RolloutScan } from "./format.js";
+import { codexBaseId, scanRollout, type RolloutScan } from "./format.js";
 import { indexDir, placeIndexEntry, prepareImportRecord, recordImport, type ReadFacts } from "./import-index.js";
-import type { CodexImportReport } from "./report.js";
-import { eventLine, lineEvents, parentThreadOf, rootHeader, rootLineage, taskOfRecords } from "./line-events.js";
+import { rootLogReport, type CodexImportReport } from "./report.js";
+import { RootLog } from "./line-events.js";
 import { CodexLineBytes, OutBytes } from "./line-bytes.js";
-import { mapLine, RunningState } from "./line-map.js";
 
 /** One rollout to stream: a new root family whose Log does not exist (import.ts `streamable`). */
 export interface StreamTask {
@@ -70,13 +69,9 @@ const NEEDS_PLAN = new Error("the rollout needs its family planned in memory");
 export async function streamRoot(task: StreamTask, onWorker = false): Promise<StreamOutcome> {
   const t = task.threadId;
   const base = codexBaseId(t);
-  let seq = 0;
-  let lastTs = EPOCH;
-  let lineOne: JsonObject | null = null;
-  let subagentTask: string | null = null;
+  let put = (_text: string): void => undefined;
+  const log = new RootLog(t, task.display, (text) => put(text));
   let scan: RolloutScan | null = null;
-  let parentThread: string | null = null;
-  let state: RunningState | null = null;
   const produce = (emit: ((line: string | Buffer) => void) | null): void => {
     // Lines the twin writes from their bytes (line-bytes.ts) gather here, and go out before any other line.
     const twin = new CodexLineBytes(t, base);
@@ -86,37 +81,24 @@ export async function streamRoot(task: StreamTask, onWorker = false): Promise<St
       if (out.used > 0) emit?.(out.buf.subarray(0, out.used));
       out.used = 0;
     };
-    const put = (e: Omit<PixirEvent, "seq" | "session_id">): void => {
-      const event: PixirEvent = { id: e.id, session_id: base, seq, ts: e.ts, type: e.type, data: e.data };
-      seq++;
-      lastTs = e.ts ?? lastTs;
+    put = (text) => {
       flush();
-      emit?.(eventLine(event));
+      emit?.(text);
     };
     const fromBytes = (bytes: Buffer, n: number): boolean => {
       // A subagent's task is read from its first boundary item (§3.6), which the plain rule parses.
-      if (state === null || (parentThread !== null && subagentTask === null)) return false;
-      const ts = twin.write(bytes, 0, bytes.length, n, seq, lastTs, state, out);
+      if (log.state === null || (log.parentThread !== null && log.task === null)) return false;
+      const ts = twin.write(bytes, 0, bytes.length, n, log.seq, log.lastTs, log.state, out);
       if (ts === null) return false;
-      seq++;
-      lastTs = ts;
+      log.seq++;
+      log.lastTs = ts;
       if (out.used >= OUT_FLUSH_BYTES) flush();
       return true;
     };
     const read = scanRollout(task, task.named, task.lenient, (line) => {
-      const r = line.record;
       if (line.n === 1) {
-        const meta = r!.payload as JsonObject;
-        if (meta.id !== t) throw GONE;
-        lineOne = r;
-        parentThread = parentThreadOf(meta);
-        state = new RunningState(typeof meta.model_provider === "string" ? meta.model_provider : null);
-        put(rootHeader(t, line, task.display, rootLineage(meta, null)));
-        return;
-      }
-      if (r?.type === "event_msg" && isJsonObject(r.payload) && r.payload.type === "thread_rolled_back") throw NEEDS_PLAN;
-      if (subagentTask === null && parentThread !== null && r?.type === "response_item" && isBoundaryItem(r.payload)) subagentTask = taskOfRecords([r]);
-      for (const e of lineEvents(t, line, mapLine(t, line, state!), seq, validTimestamp(r?.timestamp) ?? lastTs)) put(e);
+        if (log.first(line) === null) throw GONE;
+      } else if (!log.next(line)) throw NEEDS_PLAN;
     }, fromBytes);
     flush();
     if (read.kind === "rollout") scan = read.scan;
@@ -130,27 +112,18 @@ export async function streamRoot(task: StreamTask, onWorker = false): Promise<St
     if (err === GONE) return { kind: "gone" };
     return { kind: "error", error: sentError(err) };
   }
+  const lineOne = log.lineOne;
   if (scan === null || lineOne === null) {
     if (prepared !== null) discardPreparedLog(prepared);
     return { kind: "gone" };
   }
   const sc: RolloutScan = scan;
-  const report: CodexImportReport = {
-    file: task.display,
-    thread_id: shownThreadId(t),
-    cli_version: typeof sc.meta.cli_version === "string" ? sc.meta.cli_version : null,
-    line_count: sc.lineCount,
-    pending_tail: sc.pendingTail,
-    skipped_lines: sc.skippedLines,
-    fork: null,
-    sessions: [{ session_id: base, role: "root", parent_session_id: null, forked_to_seq: null, event_count: seq, new_event_count: seq, status: task.write ? "created" : "would_create" }],
-    leaf_session_id: base,
-  };
+  const report = rootLogReport({ ...sc, display: task.display }, log.seq, log.seq, task.write ? "created" : "would_create");
   const facts: ReadFacts = { size: sc.size, mtimeMs: sc.mtimeMs, edges: sc.edges };
-  const linkLineOne = parentThread === null ? null : lineOne;
-  const indexTmp = prepared === null ? null : prepareImportRecord(task.ws, t, facts, linkLineOne, report, subagentTask);
+  const linkLineOne = log.parentThread === null ? null : lineOne;
+  const indexTmp = prepared === null ? null : prepareImportRecord(task.ws, t, facts, linkLineOne, report, log.task);
   const sent = prepared === null ? null : sentPrepared(prepared, indexTmp);
-  return { kind: "done", report, facts, lineOne: linkLineOne, task: subagentTask, prepared: sent };
+  return { kind: "done", report, facts, lineOne: linkLineOne, task: log.task, prepared: sent };
 }
 
 /** Thrown inside a stream whose line 1 names another thread than its head did. */

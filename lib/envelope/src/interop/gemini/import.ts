@@ -6,12 +6,12 @@ import os from "node:os";
 import path from "node:path";
 import { PixirError } from "../../event/errors.js";
 import { compareBytes, isValidSessionId } from "../../event/session-id.js";
-import { discardPreparedLog, type PreparedLog } from "../../store/log-write.js";
+import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
 import { writePlannedLogs, type DiskState } from "../../store/planned-logs.js";
-import { needsWrite as diskNeedsWrite, plannedOnDisk, preparePlannedLog, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
-import { invalidGeminiSession, readGeminiSession } from "./format.js";
-import { geminiLogBytes, geminiLogLines, geminiSourceLine, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
+import { needsWrite as diskNeedsWrite, PlannedLineEncoder, plannedOnDisk, preparePlannedLog, plannedStatus, type AgentImportOptions, type ImportedLog, type ImportResult, type SourcePath } from "../../session/agent-files.js";
+import { invalidGeminiSession, readGeminiSession, type ParsedGeminiFile } from "./format.js";
+import { checkGeminiLog, geminiBaseSessionId, geminiLogBytes, geminiSourceLine, planGeminiFamily, type PlannedGeminiFamily, type PlannedGeminiLog } from "./plan.js";
 
 export interface GeminiImportOptions extends AgentImportOptions {
   progress?: (text: string) => void;
@@ -151,10 +151,12 @@ interface Checked {
   bytes: Buffer[] | null;
 }
 
-/** True when no Log of the family is on disk (a path that cannot be inspected is left to diskState to report). */
-function allAbsent(ws: string, family: PlannedGeminiFamily): boolean {
+const logReport = (log: PlannedGeminiLog): Work["report"] => ({ session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.eventCount });
+
+/** True when none of these Logs is on disk (a path that cannot be inspected is left to diskState to report). */
+function allAbsent(ws: string, sessionIds: string[]): boolean {
   try {
-    return family.logs.every((log) => inspectStatePath(logPath(ws, log.sessionId)) === "missing");
+    return sessionIds.every((id) => inspectStatePath(logPath(ws, id)) === "missing");
   } catch {
     return false;
   }
@@ -166,14 +168,13 @@ function allAbsent(ws: string, family: PlannedGeminiFamily): boolean {
  * lines are checked (`log_encode_failed`) when they are written, or now in a dry run.
  */
 function checkLogs(ws: string, family: PlannedGeminiFamily, options: { dryRun: boolean; withBytes: boolean }): Checked {
-  const report = (log: PlannedGeminiLog): Work["report"] => ({ session_id: log.sessionId, role: log.role, branch: log.branch, parent_session_id: log.parent?.sessionId ?? null, forked_to_seq: log.forkedToSeq, event_count: log.stored.length });
-  if (!options.withBytes && allAbsent(ws, family)) {
-    if (options.dryRun) for (const log of family.logs) geminiLogLines(log, family.file, () => undefined);
-    return { work: family.logs.map((log) => ({ sessionId: log.sessionId, report: report(log), disk: { state: "absent" }, before: 0 })), bytes: null };
+  if (!options.withBytes && allAbsent(ws, family.logs.map((log) => log.sessionId))) {
+    if (options.dryRun) for (const log of family.logs) checkGeminiLog(log, family.file);
+    return { work: family.logs.map((log) => ({ sessionId: log.sessionId, report: logReport(log), disk: { state: "absent" }, before: 0 })), bytes: null };
   }
   // Every Log's lines are checked before any is compared with the disk.
   const bytes = family.logs.map((log) => geminiLogBytes(log, family.file));
-  const work = family.logs.map((log, j): Work => ({ sessionId: log.sessionId, report: report(log), ...plannedOnDisk(ws, { sessionId: log.sessionId, bytes: bytes[j]!, stored: log.stored }, family.file) }));
+  const work = family.logs.map((log, j): Work => ({ sessionId: log.sessionId, report: logReport(log), ...plannedOnDisk(ws, { sessionId: log.sessionId, bytes: bytes[j]!, stored: log.stored }, family.file) }));
   return { work, bytes };
 }
 
@@ -209,30 +210,82 @@ const needsWrite = (w: Work): boolean => diskNeedsWrite(w.disk);
  * pass 2. Every refusal of the run is found here, before a Log is written.
  */
 async function checkFiles(ws: string, inputs: SourcePath[], options: GeminiImportOptions, out: FileWork[], skipped: GeminiImportResult["skipped_files"]): Promise<void> {
-  let kept = 0;
-  const dryRun = Boolean(options.dryRun);
+  const budget = { left: options.keptBytes ?? KEPT_BYTES_BUDGET };
   for (const [i, input] of inputs.entries()) {
     options.progress?.(`[${i + 1}/${inputs.length}] ${input.display}`);
-    const family = planFile(ws, input, Boolean(options.lenient));
-    if (family === null) {
-      skipped.push({ file: input.display, reason: "empty" });
-      continue;
-    }
-    const { work, bytes } = checkLogs(ws, family, { dryRun, withBytes: false });
-    const f = fileWork(input, family, work);
+    const f = await checkFile(ws, input, options, budget, out);
+    if (f === null) skipped.push({ file: input.display, reason: "empty" });
+  }
+}
+
+/**
+ * One file of pass 1, pushed to `out` (null: empty). Its plan lives only in this call, so it is garbage
+ * before the next file is planned (a plan kept in the loop's frame overlapped the next one's).
+ */
+async function checkFile(ws: string, input: SourcePath, options: GeminiImportOptions, budget: { left: number }, out: FileWork[]): Promise<FileWork | null> {
+  const dryRun = Boolean(options.dryRun);
+  const streamed = dryRun ? undefined : await streamFile(ws, input, options);
+  if (streamed !== undefined) {
+    if (streamed === null) return null;
+    // Its one Log was found absent before its temp file was made (committing it checks again).
+    const log = streamed.family.logs[0]!;
+    const f = fileWork(input, streamed.family, [{ sessionId: log.sessionId, report: logReport(log), disk: { state: "absent" }, before: 0 }]);
+    f.prepared = [streamed.prepared];
     out.push(f);
-    if (dryRun || !work.some(needsWrite)) continue;
-    if (bytes === null || work.filter(needsWrite).every((w) => w.disk.state === "absent")) {
-      f.prepared = [];
-      for (const [j, log] of family.logs.entries()) if (needsWrite(work[j]!)) f.prepared.push(await preparePlannedLog(ws, log.sessionId, log.stored, family.file, geminiSourceLine, options.signal));
-      continue;
-    }
-    const toKeep = bytes.filter((_, j) => needsWrite(work[j]!));
-    const size = toKeep.reduce((n, b) => n + b.length, 0);
-    if (kept + size <= (options.keptBytes ?? KEPT_BYTES_BUDGET)) {
-      kept += size;
-      f.kept = toKeep;
-    }
+    return f;
+  }
+  const family = planFile(ws, input, Boolean(options.lenient));
+  if (family === null) return null;
+  const { work, bytes } = checkLogs(ws, family, { dryRun, withBytes: false });
+  const f = fileWork(input, family, work);
+  out.push(f);
+  if (dryRun || !work.some(needsWrite)) return f;
+  if (bytes === null || work.filter(needsWrite).every((w) => w.disk.state === "absent")) {
+    f.prepared = [];
+    for (const [j, log] of family.logs.entries()) if (needsWrite(work[j]!)) f.prepared.push(await preparePlannedLog(ws, log.sessionId, log.stored, family.file, geminiSourceLine, options.signal));
+    return f;
+  }
+  const toKeep = bytes.filter((_, j) => needsWrite(work[j]!));
+  const size = toKeep.reduce((n, b) => n + b.length, 0);
+  if (size <= budget.left) {
+    budget.left -= size;
+    f.kept = toKeep;
+  }
+  return f;
+}
+
+/**
+ * A file whose one Log is new, planned and written to its temp file as it is read: its Events go to the
+ * file as they are made and the plan holds none (a file's Events, kept until it was planned, were most of
+ * what each file left for the garbage collector). Undefined when it cannot be streamed, and nothing is left
+ * on disk: a legacy file, a Log on disk, a branch (its child reads its parent's History), or any failure
+ * (a planning error, a line that cannot be stored, a failed write), which planning the file whole meets
+ * again in the order it reports them. Null: an empty file.
+ */
+async function streamFile(ws: string, input: SourcePath, options: GeminiImportOptions): Promise<{ family: PlannedGeminiFamily; prepared: PreparedLog } | null | undefined> {
+  let parsed: ParsedGeminiFile | null;
+  try {
+    parsed = readGeminiSession(input.path, input.display, Boolean(options.lenient));
+  } catch {
+    return undefined;
+  }
+  if (parsed === null) return null;
+  const root = geminiBaseSessionId(parsed.metadata.sessionId as string);
+  let family: PlannedGeminiFamily | null = null;
+  try {
+    if (parsed.legacy || !allAbsent(ws, [root])) return undefined;
+    const produce = async (emit: (block: Buffer) => void): Promise<void> => {
+      const encoder = new PlannedLineEncoder(input.display, geminiSourceLine, emit);
+      family = planGeminiFamily(ws, parsed!, input.display, (e) => encoder.add(e));
+      encoder.flush();
+    };
+    const prepared = await prepareLog(ws, root, produce, { lease: null, signal: options.signal });
+    return { family: family!, prepared };
+  } catch (err) {
+    if (options.signal?.aborted) throw err;
+    return undefined;
+  } finally {
+    parsed.close();
   }
 }
 
@@ -249,12 +302,16 @@ async function writeFiles(ws: string, files: FileWork[], options: GeminiImportOp
       f.kept = null;
       continue;
     }
-    // Checked again: the file may have grown meanwhile (then more is written, never something else).
-    const family = planFile(ws, f.input, Boolean(options.lenient))!;
-    const now = checkLogs(ws, family, { dryRun: false, withBytes: true });
-    const toWrite = family.logs.flatMap((log, i) => (needsWrite(now.work[i]!) ? [{ log: { sessionId: log.sessionId, bytes: now.bytes![i]! }, disk: now.work[i]!.disk }] : []));
-    await writePlannedLogs(ws, toWrite, options);
+    await writeReplanned(ws, f, options);
   }
+}
+
+/** A file whose bytes were not kept, planned and checked again (the file may have grown meanwhile: then more is written, never something else). */
+async function writeReplanned(ws: string, f: FileWork, options: GeminiImportOptions): Promise<void> {
+  const family = planFile(ws, f.input, Boolean(options.lenient))!;
+  const now = checkLogs(ws, family, { dryRun: false, withBytes: true });
+  const toWrite = family.logs.flatMap((log, i) => (needsWrite(now.work[i]!) ? [{ log: { sessionId: log.sessionId, bytes: now.bytes![i]! }, disk: now.work[i]!.disk }] : []));
+  await writePlannedLogs(ws, toWrite, options);
 }
 
 const EMPTY = Buffer.alloc(0);

@@ -13,20 +13,26 @@ export interface GeminiDraft {
   ts?: string;
 }
 
-/** What the Log already shows of one message. */
+/** What the Log already shows of one message: the record's own values, compared as their JSON texts would be. */
 export interface ShownMessage {
   id: string;
   type: string;
-  content: string;
+  content: unknown;
   thoughts: number;
-  calls: Array<{ id: string; call: string; result: string | null }>;
+  calls: ShownCall[];
   tokens: boolean;
+}
+
+/** A tool call as shown: what was called, and its outcome once final (else null). */
+interface ShownCall {
+  id: string;
+  name: unknown;
+  args: unknown;
+  result: { status: unknown; result: unknown } | null;
 }
 
 /** Tool statuses after which Gemini sends the result to the model. */
 const FINAL_STATUSES = new Set(["success", "error", "cancelled"]);
-
-const json = (v: unknown): string => JSON.stringify(v ?? null);
 
 /** The text of a PartListUnion: text parts (thought parts excepted) joined, as Gemini shows them. */
 export function partsText(content: unknown): string {
@@ -63,9 +69,7 @@ function toolCallsOf(msg: JsonObject): ToolCallRecord[] {
   return calls.filter((c): c is JsonObject => isJsonObject(c) && typeof c.id === "string").map((c) => ({ id: c.id as string, record: c }));
 }
 
-const callKey = (c: JsonObject): string => json([c.name, c.args]);
 const isFinal = (c: JsonObject): boolean => typeof c.status === "string" && FINAL_STATUSES.has(c.status);
-const resultKey = (c: JsonObject): string => json([c.status, c.result]);
 const thoughtsOf = (msg: JsonObject): unknown[] => (Array.isArray(msg.thoughts) ? msg.thoughts : []);
 
 function thoughtText(t: unknown): string {
@@ -161,11 +165,63 @@ function thoughtDraft(msg: JsonObject, t: unknown, i: number): GeminiDraft {
 
 const SHOWN = new WeakMap<JsonObject, ShownMessage>();
 
-/** Field by field (its strings are JSON texts already, so no need to write the whole again to compare). */
+/** A value as JSON.stringify writes it where it stands in an array: undefined and non-finite numbers are null. */
+const asJson = (v: unknown): unknown => (v === undefined || (typeof v === "number" && !Number.isFinite(v)) ? null : v);
+
+/**
+ * True when two parsed JSON values have the same JSON.stringify text (keys in the same order), found
+ * without writing either: a message Gemini re-appends is compared with the one shown, and writing both
+ * (a tool's output, each time) was most of a large import's garbage.
+ */
+export function sameJson(x: unknown, y: unknown): boolean {
+  const a = asJson(x);
+  const b = asJson(y);
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  for (let i = 0; i < keysA.length; i++) {
+    const k = keysA[i]!;
+    if (k !== keysB[i] || !sameJson((a as JsonObject)[k], (b as JsonObject)[k])) return false;
+  }
+  return true;
+}
+
+const sameCall = (a: ShownCall, b: ShownCall): boolean => a.id === b.id && sameJson(a.name, b.name) && sameJson(a.args, b.args);
+
+const sameResult = (a: ShownCall["result"], b: ShownCall["result"]): boolean =>
+  a === null || b === null ? a === b : sameJson(a.status, b.status) && sameJson(a.result, b.result);
+
 function sameShown(a: ShownMessage, b: ShownMessage): boolean {
-  if (a.id !== b.id || a.type !== b.type || a.content !== b.content || a.thoughts !== b.thoughts || a.tokens !== b.tokens) return false;
+  if (a.id !== b.id || a.type !== b.type || a.thoughts !== b.thoughts || a.tokens !== b.tokens || !sameJson(a.content, b.content)) return false;
   if (a.calls.length !== b.calls.length) return false;
-  return a.calls.every((c, i) => c.id === b.calls[i]!.id && c.call === b.calls[i]!.call && c.result === b.calls[i]!.result);
+  return a.calls.every((c, i) => sameCall(c, b.calls[i]!) && sameResult(c.result, b.calls[i]!.result));
+}
+
+/** A tree (an object or an array) of `next` equal to the one of `previous`: the one to keep. */
+const sameTree = (previous: unknown, next: unknown): boolean => typeof previous === "object" && previous !== null && previous !== next && sameJson(previous, next);
+
+/**
+ * A new copy of a message (Gemini re-appends it whole as it grows) made to hold its previous copy's
+ * content, arguments and results wherever they are equal, so the plan holds each once (the Events made
+ * from the previous copy point to them). Their JSON texts are the same, so nothing written changes.
+ * Call it before the new copy is compared or drafted.
+ */
+export function adoptEqualParts(previous: JsonObject, next: JsonObject): void {
+  if (sameTree(previous.content, next.content)) next.content = previous.content;
+  const before = new Map(toolCallsOf(previous).map((c) => [c.id, c.record]));
+  for (const { id, record } of toolCallsOf(next)) {
+    const old = before.get(id);
+    if (old === undefined) continue;
+    if (sameTree(old.args, record.args)) record.args = old.args;
+    if (sameTree(old.result, record.result)) record.result = old.result;
+  }
 }
 
 /** What the Log shows of `msg` once its Events are written (computed once per record). */
@@ -179,9 +235,9 @@ function computeShown(msg: JsonObject): ShownMessage {
   return {
     id: msg.id as string,
     type: typeof msg.type === "string" ? msg.type : "",
-    content: json(msg.content),
+    content: msg.content,
     thoughts: thoughtsOf(msg).length,
-    calls: toolCallsOf(msg).map((c) => ({ id: c.id, call: callKey(c.record), result: isFinal(c.record) ? resultKey(c.record) : null })),
+    calls: toolCallsOf(msg).map(({ id, record: c }) => ({ id, name: c.name, args: c.args, result: isFinal(c) ? { status: c.status, result: c.result } : null })),
     tokens: isJsonObject(msg.tokens),
   };
 }
@@ -198,7 +254,7 @@ export function showsSame(shown: ShownMessage, msg: JsonObject): boolean {
  */
 export function extensionDrafts(shown: ShownMessage, msg: JsonObject, subagentLog: (agentId: string) => string): GeminiDraft[] | null {
   const next = shownOf(msg);
-  if (next.type !== shown.type || next.content !== shown.content || next.thoughts < shown.thoughts) return null;
+  if (next.type !== shown.type || !sameJson(next.content, shown.content) || next.thoughts < shown.thoughts) return null;
   if (next.calls.length < shown.calls.length || (shown.tokens && !next.tokens)) return null;
   const calls = toolCallsOf(msg);
   const out: GeminiDraft[] = thoughtsOf(msg).slice(shown.thoughts).map((t, i) => thoughtDraft(msg, t, shown.thoughts + i));
@@ -211,8 +267,8 @@ export function extensionDrafts(shown: ShownMessage, msg: JsonObject, subagentLo
       if (now.result !== null) out.push(resultDraft(c));
       continue;
     }
-    if (before.id !== now.id || before.call !== now.call) return null;
-    if (before.result !== null && before.result !== now.result) return null;
+    if (!sameCall(before, now)) return null;
+    if (before.result !== null && !sameResult(before.result, now.result)) return null;
     if (before.result === null && now.result !== null) out.push(resultDraft(c));
   }
   if (!shown.tokens && next.tokens) out.push(usageDraft(msg));

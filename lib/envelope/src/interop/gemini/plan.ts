@@ -7,14 +7,14 @@
 import { sha256Hex } from "../../event/ids.js";
 import path from "node:path";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { forEachPlannedLine, plannedLogBytes } from "../../session/agent-files.js";
+import { checkPlannedLines, plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { plannedShareHeader } from "../../fork/fork.js";
 import type { DigestLadder } from "../../store/digest-ladder.js";
 import { inheritedItem, isInherited } from "../../store/loader.js";
 import type { GeminiLine, ParsedGeminiFile } from "./format.js";
-import { extensionDrafts, fullDrafts, showsSame, shownOf, type GeminiDraft, type ShownMessage } from "./message-map.js";
+import { adoptEqualParts, extensionDrafts, fullDrafts, showsSame, shownOf, type GeminiDraft, type ShownMessage } from "./message-map.js";
 
 export type GeminiBranchKind = "rewind" | "replace" | "edit";
 
@@ -24,8 +24,10 @@ export interface PlannedGeminiLog {
   branch: GeminiBranchKind | null;
   parent: PlannedGeminiLog | null;
   forkedToSeq: number | null;
-  /** The Events stored in the Log, seq order. */
+  /** The Events stored in the Log, seq order (none kept when the plan is streamed). */
   stored: PixirEvent[];
+  /** How many Events the Log stores (`stored.length`, also when they went to a sink). */
+  eventCount: number;
   /** Its resolved History (a child: header, inherited Events, own Events). */
   resolved: PixirEvent[];
   /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
@@ -77,7 +79,9 @@ class MessageList {
   structural = false;
   upsert(msg: JsonObject): void {
     const id = msg.id as string;
-    if (!this.byId.has(id)) this.ids.push(id);
+    const previous = this.byId.get(id);
+    if (previous === undefined) this.ids.push(id);
+    else adoptEqualParts(previous, msg);
     this.byId.set(id, msg);
     this.touched.add(id);
   }
@@ -119,13 +123,14 @@ class FamilyPlanner {
     private readonly parsed: ParsedGeminiFile,
     readonly sessionIdRaw: string,
     readonly base: string,
+    private readonly sink: ((e: PixirEvent) => void) | null,
   ) {
     this.lastTs = typeof parsed.metadata.startTime === "string" ? parsed.metadata.startTime : EPOCH;
     this.current = this.newLog(base, "root", null, null, null);
   }
 
   private newLog(sessionId: string, role: PlannedGeminiLog["role"], branch: GeminiBranchKind | null, parent: PlannedGeminiLog | null, forkedToSeq: number | null): PlannedGeminiLog {
-    const log: PlannedGeminiLog = { sessionId, role, branch, parent, forkedToSeq, stored: [], resolved: [] };
+    const log: PlannedGeminiLog = { sessionId, role, branch, parent, forkedToSeq, stored: [], eventCount: 0, resolved: [] };
     this.logs.push(log);
     return log;
   }
@@ -136,9 +141,15 @@ class FamilyPlanner {
 
   private push(type: PixirEvent["type"], data: JsonObject, id: string, ts: string): PixirEvent {
     const log = this.current;
-    const event: PixirEvent = { id, session_id: log.sessionId, seq: log.resolved.length, ts, type, data };
-    log.stored.push(event);
-    log.resolved.push(event);
+    // Streamed, there is only the root Log (a branch declines), whose History is its stored Events.
+    const seq = this.sink === null ? log.resolved.length : log.eventCount;
+    const event: PixirEvent = { id, session_id: log.sessionId, seq, ts, type, data };
+    log.eventCount++;
+    if (this.sink !== null) this.sink(event);
+    else {
+      log.stored.push(event);
+      log.resolved.push(event);
+    }
     return event;
   }
 
@@ -149,7 +160,7 @@ class FamilyPlanner {
       const ts = d.ts ?? this.lastTs;
       this.lastTs = ts;
       const gemini: JsonObject = { session: this.sessionIdRaw, line: l.line, part: d.part };
-      if (i === 0 && !(this.parsed.legacy && l.line === 1 && this.current.stored.length > 0)) {
+      if (i === 0 && !(this.parsed.legacy && l.line === 1 && this.current.eventCount > 0)) {
         gemini.raw = l.raw;
         if (l.rawBase64) gemini.raw_base64 = true;
       }
@@ -162,6 +173,8 @@ class FamilyPlanner {
 
   /** Keep `shown[0..k)` and continue in a share_v1 child of the current Log forked after message k−1. */
   branch(k: number, kind: GeminiBranchKind, line: number, ts: string): void {
+    // A child reads its parent's History (its prefix digest, its open calls): a streamed plan keeps none.
+    if (this.sink !== null) throw new StreamDeclined();
     // Nothing kept (a compression, a rewind to the start): fork the root, so chains stay shallow.
     const parent = k === 0 ? this.logs[0]! : this.current;
     const toSeq = k === 0 ? 0 : this.shown[k - 1]!.lastSeq;
@@ -176,6 +189,7 @@ class FamilyPlanner {
       data: { ...plannedShareHeader(this.ws, parent, child, this.base, toSeq, inherited), gemini: { synthetic: "branch_fork", session: this.sessionIdRaw, line, branch: kind } },
     };
     child.stored.push(header);
+    child.eventCount++;
     child.resolved.push(header);
     const seqMap = new Map<number, number>();
     inherited.forEach((e, i) => {
@@ -284,19 +298,26 @@ function carrierData(l: GeminiLine): JsonObject {
 /** The source line an Event came from (named when one of its strings cannot be stored). */
 export const geminiSourceLine = (e: PixirEvent): unknown => (isJsonObject(e.data.gemini) ? (e.data.gemini.line ?? null) : null);
 
-/** A planned Log's lines, each checked as it is made, to `sink` (the whole Log is never held as one text). */
-export function geminiLogLines(log: PlannedGeminiLog, file: string, sink: (line: string) => void): void {
-  forEachPlannedLine(log.stored, file, geminiSourceLine, sink);
+/** A planned Log's lines checked as they would be written, none kept (a dry run). */
+export function checkGeminiLog(log: PlannedGeminiLog, file: string): void {
+  checkPlannedLines(log.stored, file, geminiSourceLine);
 }
 
 /** A planned Log's bytes: what is compared with a Log on disk. */
 export const geminiLogBytes = (log: PlannedGeminiLog, file: string): Buffer => plannedLogBytes(log.stored, file, geminiSourceLine);
 
-/** Plan every Log of one parsed file (its Events; their bytes are made as they are checked or written). Writes nothing. */
-export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: string): PlannedGeminiFamily {
+/** A streamed plan met a branch: the file is to be planned whole (planGeminiFamily without a sink). */
+export class StreamDeclined extends Error {}
+
+/**
+ * Plan every Log of one parsed file (its Events; their bytes are made as they are checked or written).
+ * Writes nothing. With `sink`, each Event goes to it as it is made and none is kept (the root Log's
+ * `stored` stays empty): the file must be JSONL, and a branch throws StreamDeclined.
+ */
+export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: string, sink: ((e: PixirEvent) => void) | null = null): PlannedGeminiFamily {
   const sessionIdRaw = parsed.metadata.sessionId as string;
   const base = geminiBaseSessionId(sessionIdRaw);
-  const p = new FamilyPlanner(ws, parsed, sessionIdRaw, base);
+  const p = new FamilyPlanner(ws, parsed, sessionIdRaw, base, sink);
   let first = true;
   for (const l of parsed.lines) {
     const r = l.record;

@@ -8,7 +8,7 @@ import { inspectStatePath, logPath } from "../../store/paths.js";
 import { discardPreparedLog, prepareLog, type PreparedLog } from "../../store/log-write.js";
 import { withPlannedWrites, type DiskState } from "../../store/planned-logs.js";
 import { needsWrite, plannedOnDisk, plannedStatus, preparePlannedLog, type AgentImportOptions, type ImportedLog, type ImportResult } from "../../session/agent-files.js";
-import { opencodeLogBytes, opencodeLogLines, PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
+import { checkOpencodeLog, opencodeLogBytes, PlannedSessions, planOpencodeSession, type PlannedOpencodeLog } from "./plan.js";
 import { opencodeHome, openOpencodePath, type OpencodeSessionRef, type OpencodeSource } from "./source.js";
 
 export interface OpencodeImportOptions extends AgentImportOptions {
@@ -84,40 +84,48 @@ export async function importOpencode(ws: string, options: OpencodeImportOptions)
 /** Read, plan and compare every session with the disk, in order; a Log that differs otherwise refuses the run. */
 async function checkSessions(ws: string, sources: OpencodeSource[], planned: PlannedSessions, out: SessionWork[], options: OpencodeImportOptions & { budget: number }, skipped: string[]): Promise<void> {
   const seen = new Set<string>();
-  let kept = 0;
+  const budget = { left: options.budget };
   for (const source of sources) {
     for (const ref of source.sessions) {
       // A session both in the database and in a leftover storage/ tree: the database (read first) wins.
       if (seen.has(ref.id)) continue;
       seen.add(ref.id);
-      const session = ref.read(Boolean(options.lenient), skipped);
-      const logs = planOpencodeSession(ws, session, planned);
-      const index = planned.size;
-      planned.add(ref, session);
-      const entry: SessionWork = {
-        index,
-        ref,
-        parentId: typeof session.info.parentID === "string" ? session.info.parentID : null,
-        title: typeof session.info.title === "string" ? session.info.title : null,
-        messageCount: session.messages.length,
-        logs: [],
-      };
-      out.push(entry);
-      const checked = checkLogs(ws, logs, session.source, Boolean(options.dryRun));
-      for (const [j, log] of logs.entries()) {
-        const w = checked.work[j]!;
-        entry.logs.push(w);
-        if (!toWrite(w) || options.dryRun) continue;
-        const bytes = checked.bytes?.[j] ?? null;
-        if (w.disk.state === "absent") {
-          // A new Log goes to its temp file now: it is planned once, and its bytes are not kept.
-          w.prepared = bytes === null ? await preparePlannedLog(ws, log.sessionId, log.stored, session.source, undefined, options.signal) : await prepareLog(ws, log.sessionId, async (emit) => emit(bytes), { lease: null, signal: options.signal });
-        } else if (kept + bytes!.length <= options.budget) {
-          kept += bytes!.length;
-          w.bytes = bytes;
-        } else w.digest = sha256Hex(bytes!);
-      }
+      await checkSession(ws, ref, planned, out, options, budget, skipped);
     }
+  }
+}
+
+/**
+ * One session of checkSessions, pushed to `out`. Its records and plan live only in this call, so they are
+ * garbage before the next session is read (kept in the loop's frame, two sessions' plans overlapped).
+ */
+async function checkSession(ws: string, ref: OpencodeSessionRef, planned: PlannedSessions, out: SessionWork[], options: OpencodeImportOptions, budget: { left: number }, skipped: string[]): Promise<void> {
+  const session = ref.read(Boolean(options.lenient), skipped);
+  const logs = planOpencodeSession(ws, session, planned);
+  const index = planned.size;
+  planned.add(ref, session);
+  const entry: SessionWork = {
+    index,
+    ref,
+    parentId: typeof session.info.parentID === "string" ? session.info.parentID : null,
+    title: typeof session.info.title === "string" ? session.info.title : null,
+    messageCount: session.messages.length,
+    logs: [],
+  };
+  out.push(entry);
+  const checked = checkLogs(ws, logs, session.source, Boolean(options.dryRun));
+  for (const [j, log] of logs.entries()) {
+    const w = checked.work[j]!;
+    entry.logs.push(w);
+    if (!toWrite(w) || options.dryRun) continue;
+    const bytes = checked.bytes?.[j] ?? null;
+    if (w.disk.state === "absent") {
+      // A new Log goes to its temp file now: it is planned once, and its bytes are not kept.
+      w.prepared = bytes === null ? await preparePlannedLog(ws, log.sessionId, log.stored, session.source, undefined, options.signal) : await prepareLog(ws, log.sessionId, async (emit) => emit(bytes), { lease: null, signal: options.signal });
+    } else if (bytes!.length <= budget.left) {
+      budget.left -= bytes!.length;
+      w.bytes = bytes;
+    } else w.digest = sha256Hex(bytes!);
   }
 }
 
@@ -138,7 +146,7 @@ function allAbsent(ws: string, logs: PlannedOpencodeLog[]): boolean {
 function checkLogs(ws: string, logs: PlannedOpencodeLog[], source: string, dryRun: boolean): { work: LogWork[]; bytes: Buffer[] | null } {
   const work = (log: PlannedOpencodeLog, disk: { disk: DiskState; before: number }): LogWork => ({ sessionId: log.sessionId, role: log.role, parentId: log.parent?.sessionId ?? null, eventCount: log.stored.length, ...disk, bytes: null, digest: "", prepared: null });
   if (allAbsent(ws, logs)) {
-    if (dryRun) for (const log of logs) opencodeLogLines(log, source, () => undefined);
+    if (dryRun) for (const log of logs) checkOpencodeLog(log, source);
     return { work: logs.map((log) => work(log, { disk: { state: "absent" }, before: 0 })), bytes: null };
   }
   // Every Log's lines are checked before any is compared with the disk.

@@ -4,7 +4,7 @@
 // history_compaction checkpoint; a pending revert leaves the reverted messages in a share_v1 child.
 import { sha256Hex } from "../../event/ids.js";
 import { isJsonObject, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
-import { forEachPlannedLine, plannedLogBytes } from "../../session/agent-files.js";
+import { checkPlannedLines, plannedLogBytes } from "../../session/agent-files.js";
 import { derivedUlid } from "../../event/ids.js";
 import { isValidSessionId } from "../../event/session-id.js";
 import { plannedShareHeader } from "../../fork/fork.js";
@@ -348,9 +348,9 @@ export function planOpencodeSession(ws: string, session: OpencodeSession, planne
   return planSession(ws, session, planned, limit).logs;
 }
 
-/** A planned Log's lines, each checked as it is made, to `sink` (the whole Log is never held as one text). */
-export function opencodeLogLines(log: PlannedOpencodeLog, source: string, sink: (line: string) => void): void {
-  forEachPlannedLine(log.stored, source, undefined, sink);
+/** A planned Log's lines checked as they would be written, none kept (a dry run). */
+export function checkOpencodeLog(log: PlannedOpencodeLog, source: string): void {
+  checkPlannedLines(log.stored, source, undefined);
 }
 
 /** A planned Log's bytes: what is compared with a Log on disk. */

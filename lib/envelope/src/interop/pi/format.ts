@@ -263,11 +263,6 @@ export function parsePiSession(bytes: Buffer, options: ParseOptions): ParsedPiSe
   return parsePiLines(bufferLines(bytes), options);
 }
 
-/** parsePiSession of an open file, read a block at a time (the file's bytes are never held whole). */
-export function parsePiFile(fd: number, options: ParseOptions): ParsedPiSession {
-  return parsePiLines(fileLines(fd, options.file), options);
-}
-
 /** scanPiLines of an open file, read a block at a time. */
 export function scanPiFile(fd: number, options: ParseOptions, sink: PiScanSink): PiScan {
   return scanPiLines(fileLines(fd, options.file), options, sink);
@@ -361,10 +356,6 @@ export class PiTree {
   /** The parent on the tree, or null for a root or an orphan. */
   parentOf(e: PiFileEntry): PiFileEntry | null {
     return this.parents.get(e.id) ?? null;
-  }
-
-  isRootOrOrphan(e: PiFileEntry): boolean {
-    return this.parents.get(e.id) === null;
   }
 
   /** §1.8 path(leaf): root (or orphan) first, leaf last. */

@@ -3,9 +3,9 @@
 // turns with nothing to show are "record" cards, shown only with "all records"; a checkpoint is a divider
 // and what it replaced is dimmed; an inherited prefix is one folded block. Fork points of child Logs are
 // marked where they happened. A card's nodes are built only when it is first shown.
-import { classifyUserText, type InjectedKind } from "../../event/injected.js";
+import { classifyUserText, messageText, type InjectedKind } from "../../event/injected.js";
 import { isRecordOnly } from "../../event/provenance.js";
-import { imageResources, inlineImages, messageText, reasoningText, resourceKey, toolResultText } from "../event-text.js";
+import { imageResources, inlineImages, reasoningText, resourceKey, toolResultText } from "../event-text.js";
 import type { PageLog } from "../page-index.js";
 import type { FamilyData, LogEvent, ShownEvent } from "./data.js";
 import { el, lazyDetails, pre } from "./dom.js";
