@@ -6,8 +6,8 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
-import { binPath, run, tempDir, workspace } from "../support/cli.js";
+import { run, tempDir } from "../support/cli.js";
+import { bigWorkspace, interruptWhileReaderIsSlow } from "../support/slow-reader.js";
 import { exportWorkspace, logIds, ndjson, NATIVE_TAIL, T1, T2, T3, T4, threadOfLog, type ExportWorkspace } from "../support/codex-export.js";
 import { Families } from "../../lib/envelope/src/interop/codex/import.js";
 import { rolloutLines } from "../../lib/envelope/src/interop/codex/family.js";
@@ -197,16 +197,7 @@ describe("pixir export codex of a native tail", () => {
 
 describe("pixir export codex interrupted", () => {
   it("stops on Ctrl-C while its reader is slow (exit 130)", async () => {
-    const ws = workspace({ big: Array.from({ length: 4000 }, (_, i) => ({ type: "user_message", data: { text: `message ${i} ${"x".repeat(1000)}` } })) });
-    const child = spawn(process.execPath, [binPath("pixir"), "export", "codex", "big", "--cwd", "/w"], { cwd: ws, stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
-    // After the first batch nobody reads stdout: the rest of the 4 MB rollout waits for room.
-    await new Promise((resolve) => child.stdout.once("data", resolve));
-    child.stdout.pause();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    child.kill("SIGINT");
-    const code = await new Promise((resolve) => child.on("close", resolve));
+    const { code, stderr } = await interruptWhileReaderIsSlow(bigWorkspace(), ["export", "codex", "big", "--cwd", "/w"]);
     expect(code).toBe(130);
     expect(stderr).toMatch(/^error: interrupted/);
   });

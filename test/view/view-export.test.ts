@@ -1,10 +1,10 @@
 // pixir export html and pixir export md on the command line (view.md §1–§2, cli.md): where the output
 // goes, what the page holds of a family, determinism, errors, and the flags each format takes.
-import { spawn } from "node:child_process";
 import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { binPath, readEvents, ROOT, sh, tempDir, workspace, type Ev } from "../support/cli.js";
+import { readEvents, ROOT, sh, tempDir, workspace, type Ev } from "../support/cli.js";
+import { bigWorkspace, interruptWhileReaderIsSlow } from "../support/slow-reader.js";
 // The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
 import { runInThread as run } from "../support/thread.js";
 
@@ -171,16 +171,7 @@ describe("pixir export html", () => {
   });
 
   it("stops on Ctrl-C while its reader is slow (exit 130)", async () => {
-    const ws = workspace({ big: Array.from({ length: 4000 }, (_, i) => ({ type: "user_message", data: { text: `message ${i} ${"x".repeat(1000)}` } })) });
-    const child = spawn(process.execPath, [binPath("pixir"), "export", "html", "big"], { cwd: ws, stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
-    // After the first piece nobody reads stdout: the rest of the 4 MB page waits for room.
-    await new Promise((resolve) => child.stdout.once("data", resolve));
-    child.stdout.pause();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    child.kill("SIGINT");
-    const code = await new Promise((resolve) => child.on("close", resolve));
+    const { code, stderr } = await interruptWhileReaderIsSlow(bigWorkspace(), ["export", "html", "big"]);
     expect(code).toBe(130);
     expect(stderr).toMatch(/^error: interrupted/);
   });
