@@ -60,7 +60,8 @@ describe("pixir export codex of an imported family", () => {
     writeFileSync(report.path, text.replace("fork own", "fork 0wn"));
     const refused = exportCodex(W.ws, [T3, "--out", dir, "--json"]);
     expect(refused.code).toBe(1);
-    expect(refused.stdout + refused.stderr).toContain("already_exists");
+    // Its next actions are about the file, not the Log hints of the kind's default.
+    expect(refused.json.error).toMatchObject({ kind: "already_exists", details: { path: report.path, next_actions: ["remove the file or export to another directory"] } });
     expect(readFileSync(report.path, "utf8")).toBe(text.replace("fork own", "fork 0wn"));
     // The same length, other bytes: the digest tells them apart.
     writeFileSync(report.path, text.replace("fork own", "fork 0wn").replace("fork 0wn", "fork own").replace("answer", "ANSWER"));

@@ -309,7 +309,9 @@ export async function finishCodexExport(exp: CodexExport, options: { out?: strin
   const bytes = abortable(chunks, options.signal);
   // An absent target takes no chunk: the same run then writes the file, or is only counted.
   const state = target === null ? "absent" : await compareWithFile(target, bytes);
-  if (state === "different") throw new PixirError("already_exists", "the export file already exists", { path: target });
+  if (state === "different") {
+    throw new PixirError("already_exists", "the export file already exists with other contents", { path: target, next_actions: ["remove the file or export to another directory"] });
+  }
   let status: CodexExportReport["status"] = state === "same" ? "unchanged" : "would_create";
   if (state === "absent" && target !== null && !options.dryRun) {
     await writeChunksAtomically(target, bytes, { mode: 0o644, parents: true, fault: (err) => osWriteFault(err, target, "write", "the exported Codex file") });
