@@ -32,8 +32,8 @@ export function writeRollout(file, lines, count = lines.length) {
   writeFileSync(file, lines.slice(0, count).map((l) => `${l}\n`).join(""));
 }
 
-// node bench/lib/codex-rollbacks.mjs OUT_FILE MIB [ROLLBACKS]: the rollout of that size, for a look by hand.
+// node bench/lib/codex-rollbacks.mjs OUT_FILE MIB [ROLLBACKS [TURN_BYTES]]: the rollout of that size, for a look by hand.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [out, mib, n] = process.argv.slice(2);
-  writeRollout(out, rolledBackRollout(Number(mib) * 1024 ** 2, { rollbacks: Number(n ?? 12) }));
+  const [out, mib, n, turn] = process.argv.slice(2);
+  writeRollout(out, rolledBackRollout(Number(mib) * 1024 ** 2, { rollbacks: Number(n ?? 12), turnBytes: Number(turn ?? 20000) }));
 }
