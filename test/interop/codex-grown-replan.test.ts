@@ -5,11 +5,11 @@
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { planGrownBothWays, type PlannedRollout } from "../../lib/envelope/src/interop/codex/import.js";
+import type { PlannedRollout } from "../../lib/envelope/src/interop/codex/import.js";
 import { readRollout, type Rollout } from "../../lib/envelope/src/interop/codex/format.js";
 import { PixirError } from "../../lib/envelope/src/event/errors.js";
 import { logFile, run, tempDir } from "../support/cli.js";
-import { A, codexFixturePath, codexFixtures, completeLines, importRolloutFiles, meta, plannedLogView, rolledBackLines, rollout, U, userTurnLines, writeRolloutFile } from "../support/codex.js";
+import { planGrownBothWays, A, codexFixturePath, codexFixtures, completeLines, importRolloutFiles, meta, plannedLogView, rolledBackLines, rollout, U, userTurnLines, writeRolloutFile } from "../support/codex.js";
 
 const THREAD = "019c8a59-e9dd-71f0-9ae3-4079fe9726b7";
 

@@ -6,13 +6,12 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { planGrownBothWays } from "../../lib/envelope/src/interop/codex/import.js";
 import { streamGrown } from "../../lib/envelope/src/interop/codex/grown-stream.js";
 import { readRollout } from "../../lib/envelope/src/interop/codex/format.js";
 import { eventLine } from "../../lib/envelope/src/interop/codex/line-events.js";
 import { PixirError } from "../../lib/envelope/src/event/errors.js";
 import { logFile, run, tempDir } from "../support/cli.js";
-import { A, codexFixturePath, codexFixtures, completeLines, FC, FO, importRolloutFiles, meta, rec, rolledBack, rollout, threadOf, U, writeRolloutFile } from "../support/codex.js";
+import { planGrownBothWays, A, codexFixturePath, codexFixtures, completeLines, FC, FO, importRolloutFiles, meta, rec, rolledBack, rollout, threadOf, U, writeRolloutFile } from "../support/codex.js";
 
 const THREAD = "019c8a59-e9dd-71f0-9ae3-4079fe9726c3";
 const NAME = `rollout-2026-03-01T10-00-00-${THREAD}.jsonl`;

@@ -9,24 +9,18 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmd
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { planLeanAndPlain, type PlannedLines } from "../../lib/envelope/src/interop/codex/import.js";
 import { PixirError } from "../../lib/envelope/src/event/errors.js";
 import { logFile, run, tempDir } from "../support/cli.js";
-import { A, codexFixturePath, codexFixtures, completeLines, FC, FO, importRolloutFiles, meta, rec, rolledBack, rolledBackLines, TC, U, userTurnLines, writeRolloutFile } from "../support/codex.js";
+import { planLeanAndPlain, type PlannedLines, A, codexFixturePath, codexFixtures, completeLines, FC, FO, importRolloutFiles, meta, rec, rolledBack, rolledBackLines, TC, U, userTurnLines, writeRolloutFile } from "../support/codex.js";
+import { Rng } from "../hardening/support.js";
 
 const THREAD = "019c8a59-e9dd-71f0-9ae3-4079fe9726c1";
 
-/** A small seeded generator (mulberry32): the same rollouts on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The hardening tests' seeded generator (mulberry32), as a function: the same inputs on every run. */
+const random = (seed: number): (() => number) => {
+  const g = new Rng(seed);
+  return () => g.next();
+};
 
 const CONTEXT = (): string => U("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>");
 const COMPACTED = (k: number): string => rec("compacted", { message: `summary ${k}`, replacement_history: [JSON.parse(U(`kept ${k}`)).payload, JSON.parse(A(`kept answer ${k}`)).payload] });

@@ -14,18 +14,13 @@ import { adoptEqualParts, sameJson } from "../../lib/envelope/src/interop/gemini
 import { geminiLogBytes, planGeminiFamily } from "../../lib/envelope/src/interop/gemini/plan.js";
 import { checkPlannedLines, encodePlannedLines, forEachPlannedLine, plannedLogBytes } from "../../lib/envelope/src/session/agent-files.js";
 import { tempDir } from "../support/cli.js";
+import { Rng } from "../hardening/support.js";
 
-/** A small seeded generator (mulberry32), so a failure names its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The hardening tests' seeded generator (mulberry32), as a function: the same inputs on every run. */
+const rng = (seed: number): (() => number) => {
+  const g = new Rng(seed);
+  return () => g.next();
+};
 
 const PIECES = ["a", "Z", " ", '"', "\\", "\n", "\t", "\u0001", "\u001f", "\u007f", "é", "€", "😀", "\u2028", "0", "}", ":"];
 

@@ -3,7 +3,12 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ROOT, tempDir } from "./cli.js";
-import { importCodexRollouts } from "../../lib/envelope/src/interop/codex/import.js";
+import { Families, importCodexRollouts, planGrown, planRollout, replanGrown, type PlannedRollout } from "../../lib/envelope/src/interop/codex/import.js";
+import { planLean } from "../../lib/envelope/src/interop/codex/lean-plan.js";
+import { readRollout, type Rollout } from "../../lib/envelope/src/interop/codex/format.js";
+import { eventLine } from "../../lib/envelope/src/interop/codex/line-events.js";
+import type { Family } from "../../lib/envelope/src/interop/codex/family.js";
+import { PixirError } from "../../lib/envelope/src/event/errors.js";
 import type { PlannedLog } from "../../lib/envelope/src/interop/codex/family.js";
 import type { PixirEvent } from "../../lib/envelope/src/event/envelope.js";
 
@@ -236,8 +241,8 @@ export const importRolloutFiles = (ws: string, files: string[], lenient = false)
 
 const plainEvent = (e: PixirEvent) => ({ id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: e.data });
 
-/** Every field of a planned Log, as plain values (lineSeq in line order). */
-export const plannedLogView = (l: PlannedLog) => ({
+/** A planned Log's place in its family (lineSeq in line order). */
+const logPlace = (l: PlannedLog) => ({
   sessionId: l.sessionId,
   role: l.role,
   parentId: l.parentId,
@@ -246,6 +251,54 @@ export const plannedLogView = (l: PlannedLog) => ({
   diskCount: l.diskCount,
   forkRoot: l.forkRoot,
   lineSeq: [...l.lineSeq].sort((a, b) => a[0] - b[0]),
-  stored: l.stored.map(plainEvent),
-  resolved: l.resolved.map(plainEvent),
 });
+
+/** Every field of a planned Log, as plain values. */
+export const plannedLogView = (l: PlannedLog) => ({ ...logPlace(l), stored: l.stored.map(plainEvent), resolved: l.resolved.map(plainEvent) });
+
+/** A planned Log as the writing pass sees it: its place in the family, and the lines it holds. */
+export type PlannedLines = ReturnType<typeof logPlace> & { lines: string[] };
+
+const plannedLines = (family: Family, lineOf: (e: PixirEvent) => string | Buffer): PlannedLines[] => family.logs.map((l) => ({ ...logPlace(l), lines: l.stored.map((e) => lineOf(e).toString()) }));
+
+/**
+ * Rollout `file` planned over the Workspace both ways, by the lean planner (null where it declines) and by
+ * the plain rule (`planRollout`), as the Logs each would hold: for the property test that holds them together.
+ */
+export async function planLeanAndPlain(ws: string, file: string, lenient = false): Promise<{ lean: PlannedLines[] | null; plain: PlannedLines[] | PixirError }> {
+  const read = readRollout({ path: file, display: file }, true, lenient);
+  if (read.kind !== "rollout") throw new PixirError("not_found", undefined, { path: file });
+  const lean = planLean(ws, { path: file, display: file }, true, lenient, read.rollout.threadId);
+  let leanLines: PlannedLines[] | null = null;
+  if (lean !== null && lean !== "skipped") {
+    try {
+      leanLines = plannedLines(lean.family, (e) => lean.keeper.line(e));
+    } finally {
+      lean.keeper.close();
+    }
+  }
+  try {
+    const planned = await planRollout(ws, read.rollout, new Families(ws), false);
+    return { lean: leanLines, plain: plannedLines(planned.family, eventLine) };
+  } catch (err) {
+    if (err instanceof PixirError) return { lean: leanLines, plain: err };
+    throw err;
+  }
+}
+
+/**
+ * A grown rollout planned both ways (`replanGrown`, then `planGrown` on the family read from disk), for the
+ * property test that holds the fast path to the plain rule; `fast` is null where the fast path declines.
+ */
+export async function planGrownBothWays(ws: string, r: Rollout): Promise<{ fast: PlannedRollout | null; plain: PlannedRollout | PixirError }> {
+  const fast = replanGrown(ws, r);
+  const families = new Families(ws);
+  try {
+    const family = await families.load(r.threadId);
+    if (family === null || family === "foreign") throw new PixirError("not_found", undefined, { thread_id: r.threadId });
+    return { fast, plain: await planGrown(ws, r, family, families) };
+  } catch (err) {
+    if (err instanceof PixirError) return { fast, plain: err };
+    throw err;
+  }
+}

@@ -235,7 +235,7 @@ function copiedPrefix(r: Rollout, source: Array<string | null | undefined>): { k
 }
 
 /** Plan one rollout: a new family, or what a grown file adds to its family (§3, §4.5). */
-async function planRollout(ws: string, r: Rollout, families: Families, cyclic: boolean): Promise<PlannedRollout> {
+export async function planRollout(ws: string, r: Rollout, families: Families, cyclic: boolean): Promise<PlannedRollout> {
   const t = r.threadId;
   const base = codexBaseId(t);
   if (!families.has(t) && forkedFromOf(r.meta) === null) {
@@ -288,7 +288,7 @@ async function planRollout(ws: string, r: Rollout, families: Families, cyclic: b
  * where they stand on disk, taken when the Logs on disk are that plan as it stood after the last line they
  * hold; null sends r to planGrown.
  */
-function replanGrown(ws: string, r: Rollout): PlannedRollout | null {
+export function replanGrown(ws: string, r: Rollout): PlannedRollout | null {
   const disk = readDiskFamily(ws, codexBaseId(r.threadId));
   if (disk === null || disk === "none") return null;
   const plan = new FreshFamily(ws, r, r.lines[0]!, disk);
@@ -298,7 +298,7 @@ function replanGrown(ws: string, r: Rollout): PlannedRollout | null {
 }
 
 /** §4.5: a family already in the Workspace. Compare what it holds with the file, then map the new lines. */
-async function planGrown(ws: string, r: Rollout, family: Family, families: Families): Promise<PlannedRollout> {
+export async function planGrown(ws: string, r: Rollout, family: Family, families: Families): Promise<PlannedRollout> {
   await families.loadChain(r.threadId);
   const held = rolloutLines(families.get, r.threadId);
   const L = familyMaxLine(family);
@@ -339,23 +339,6 @@ async function planGrown(ws: string, r: Rollout, family: Family, families: Famil
   }
   families.set(family);
   return { rollout: r, family, forkReport };
-}
-
-/**
- * A grown rollout planned both ways (replanGrown, then planGrown on the family read from disk), for the
- * property test that holds the fast path to the plain rule; `fast` is null where the fast path declines.
- */
-export async function planGrownBothWays(ws: string, r: Rollout): Promise<{ fast: PlannedRollout | null; plain: PlannedRollout | PixirError }> {
-  const fast = replanGrown(ws, r);
-  const families = new Families(ws);
-  try {
-    const family = await families.load(r.threadId);
-    if (family === null || family === "foreign") throw new PixirError("not_found", undefined, { thread_id: r.threadId });
-    return { fast, plain: await planGrown(ws, r, family, families) };
-  } catch (err) {
-    if (err instanceof PixirError) return { fast, plain: err };
-    throw err;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1019,58 +1002,6 @@ async function finishPlanned(
   if (writing === null) return;
   await writeFamily(run, family, lineOf);
   recordImport(ws, item.threadId, read, parentThread !== null ? family.lineOne : null, report, task);
-}
-
-/** A planned Log as the writing pass sees it: its place in the family, and the lines it holds. */
-export interface PlannedLines {
-  sessionId: string;
-  role: string;
-  parentId: string | null;
-  forkedToSeq: number | null;
-  replayEventCount: number;
-  diskCount: number;
-  forkRoot: string;
-  lineSeq: Array<[number, number]>;
-  lines: string[];
-}
-
-function plannedLines(family: Family, lineOf: EventLineOf): PlannedLines[] {
-  return family.logs.map((l) => ({
-    sessionId: l.sessionId,
-    role: l.role,
-    parentId: l.parentId,
-    forkedToSeq: l.forkedToSeq,
-    replayEventCount: l.replayEventCount,
-    diskCount: l.diskCount,
-    forkRoot: l.forkRoot,
-    lineSeq: [...l.lineSeq].sort((a, b) => a[0] - b[0]),
-    lines: l.stored.map((e) => lineOf(e).toString()),
-  }));
-}
-
-/**
- * Rollout `file` planned over the Workspace both ways, by the lean planner (null where it declines) and by
- * the plain rule (planRollout), as the Logs each would hold: for the property test that holds them together.
- */
-export async function planLeanAndPlain(ws: string, file: string, lenient = false): Promise<{ lean: PlannedLines[] | null; plain: PlannedLines[] | PixirError }> {
-  const read = readRollout({ path: file, display: file }, true, lenient);
-  if (read.kind !== "rollout") throw new PixirError("not_found", undefined, { path: file });
-  const lean = planLean(ws, { path: file, display: file }, true, lenient, read.rollout.threadId);
-  let leanLines: PlannedLines[] | null = null;
-  if (lean !== null && lean !== "skipped") {
-    try {
-      leanLines = plannedLines(lean.family, (e) => lean.keeper.line(e));
-    } finally {
-      lean.keeper.close();
-    }
-  }
-  try {
-    const planned = await planRollout(ws, read.rollout, new Families(ws), false);
-    return { lean: leanLines, plain: plannedLines(planned.family, eventLine) };
-  } catch (err) {
-    if (err instanceof PixirError) return { lean: leanLines, plain: err };
-    throw err;
-  }
 }
 
 /**
