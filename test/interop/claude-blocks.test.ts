@@ -13,13 +13,12 @@ import { serializeAll } from "../../lib/envelope/src/interop/claude/apply.js";
 import { discoverUnits, type SourceFile } from "../../lib/envelope/src/interop/claude/discover.js";
 import type { PixirEvent } from "../../lib/envelope/src/event/envelope.js";
 import { planBatch } from "../../lib/envelope/src/interop/claude/plan.js";
-import { factsView } from "../../lib/envelope/src/interop/claude/record-facts.js";
 import { TextEvent } from "../../lib/envelope/src/interop/claude/plan-heads.js";
 import { readTranscript } from "../../lib/envelope/src/interop/claude/source.js";
 import { FileBytes } from "../../lib/envelope/src/interop/claude/source-bytes.js";
 import { readTranscriptBytes, readTranscriptFile, type ClaudeRecord, type ReadFile } from "../../lib/envelope/src/interop/claude/transcript.js";
 import { tempDir } from "../support/cli.js";
-import { CLAUDE_FIXTURES } from "../support/claude.js";
+import { CLAUDE_FIXTURES, factsView } from "../support/claude.js";
 
 const WHOLE = Number.POSITIVE_INFINITY;
 const BLOCKS = 0;

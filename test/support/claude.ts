@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { closeSync, cpSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { ROOT, tempDir } from "./cli.js";
+import type { Facts } from "../../lib/envelope/src/interop/claude/record-facts.js";
 
 /** The licensed real transcripts, in the repository (test/fixtures/real-sessions/README.md). */
 export const CLAUDE_FIXTURES = path.resolve(ROOT, "test/fixtures/real-sessions/claude");
@@ -226,3 +227,24 @@ export function unitFiles(rel: string): string[] {
 export function snapshot(ws: string): Map<string, Buffer> {
   return new Map(logIds(ws).map((id) => [id, readFileSync(path.join(logsDir(ws), `${id}.ndjson`))]));
 }
+
+/** A record's facts as a plain object (tests compare facts read in different ways). */
+export const factsView = (f: Facts | null) =>
+  f === null
+    ? null
+    : {
+        chain: f.chain,
+        sidechain: f.sidechain,
+        compactBoundary: f.compactBoundary,
+        uuid: f.uuid,
+        parentUuid: f.parentUuid,
+        timestamp: f.timestamp,
+        messageId: f.messageId,
+        requestId: f.requestId,
+        toolUses: f.toolUses,
+        toolResults: f.toolResults,
+        logicalParentUuid: f.logicalParentUuid,
+        subtype: f.subtype,
+        snapshotTimestamp: f.snapshotTimestamp,
+        toolUseResult: f.toolUseResult,
+      };

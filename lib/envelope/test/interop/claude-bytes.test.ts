@@ -8,14 +8,20 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { readJsonLine } from "../../src/fast/json-tape.js";
+import { readJsonLine, type JsonTape } from "../../src/fast/json-tape.js";
 import { draftTexts, Spliced } from "../../src/interop/claude/map-bytes.js";
 import { recordDrafts, usageDraft, type MapContext } from "../../src/interop/claude/map.js";
-import { factsOfTape, factsOfValue, recordTape } from "../../src/interop/claude/record-facts.js";
+import { factsOfTapeInto, factsOfValueInto, recordTape, type FactsSink } from "../../src/interop/claude/record-facts.js";
+import type { JsonObject } from "../../src/event/envelope.js";
 import { parseLine } from "../../src/interop/claude/transcript.js";
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../test/fixtures/real-sessions/claude");
 const tape = recordTape();
+
+/** A record's facts as a rule hands them to its sink, in order (flags included): what the two rules must agree on. */
+const AS_LIST: FactsSink<unknown[]> = { takeFacts: (...facts) => facts };
+const factsOfTape = (t: JsonTape, b: Buffer) => factsOfTapeInto(t, b, AS_LIST);
+const factsOfValue = (v: JsonObject) => factsOfValueInto(v, AS_LIST);
 
 function realLines(): string[] {
   const out: string[] = [];

@@ -1,8 +1,8 @@
 // claude-interop.md §2.4, §3.2–§3.8: what the import plans with, of each record (its chain fields, times,
 // message id, tool calls and results, the subagent it reports), so that planning a file needs no parsed
-// record. factsOfValue reads them from the parsed record: the plain rule. factsOfTape reads them from the
-// bytes of a canonical line (fast/json-tape.ts), and lib/envelope/test/interop/claude-facts.test.ts holds
-// the two to the same facts on generated and real records.
+// record. factsOfValueInto reads them from the parsed record: the plain rule. factsOfTapeInto reads them
+// from the bytes of a canonical line (fast/json-tape.ts), and lib/envelope/test/interop/claude-bytes.test.ts
+// holds the two to the same facts on generated and real records.
 import { isJsonObject, type JsonObject } from "../../event/envelope.js";
 import { J_ARRAY, J_NULL, J_NUMBER, J_OBJECT, J_STRING, J_TRUE, JsonTape, memberOf, numberOf, stringOf } from "../../fast/json-tape.js";
 import { K_UUID, K_PARENT, K_SIDECHAIN, K_LOGICAL, K_SUBTYPE, K_ATTACHMENT, K_DATA, K_OPERATION, K_TYPE, K_TIMESTAMP, K_SNAPSHOT, K_MESSAGE, K_ID, K_REQUEST, K_CONTENT, K_NAME, K_INPUT, K_SUBAGENT_TYPE, K_DESCRIPTION, K_PROMPT, K_TOOL_USE_ID, K_IS_ERROR, K_TOOL_USE_RESULT, K_AGENT_ID, K_STATUS, K_DURATION, L_COMPACT_BOUNDARY, L_TOOL_RESULT, L_TOOL_USE } from "./record-keys.js";
@@ -37,9 +37,9 @@ export const FACT_SIDECHAIN = 2;
 export const FACT_COMPACT_BOUNDARY = 4;
 
 /**
- * Where the rules below put a record's facts: a RecordFacts (their answer as an object, which the tests
- * compare), or a record's own fields (transcript.ts ClaudeRecord), with no object made between: a facts
- * object made and let go per record was promoted garbage on a large unit (docs/performance.md, "Round 11").
+ * Where the rules below put a record's facts: a record's own fields (transcript.ts ClaudeRecord), with no
+ * object made between (a facts object made and let go per record was promoted garbage on a large unit,
+ * docs/performance.md, "Round 11"), or whatever a test wants to compare.
  */
 export interface FactsSink<T> {
   takeFacts(
@@ -55,7 +55,7 @@ export interface FactsSink<T> {
   ): T;
 }
 
-/** What planning reads of a record: a RecordFacts, or the record itself (transcript.ts ClaudeRecord keeps them as its own fields). */
+/** What planning reads of a record: the record itself (transcript.ts ClaudeRecord keeps them as its own fields). */
 export interface Facts {
   readonly chain: boolean;
   readonly sidechain: boolean;
@@ -71,79 +71,6 @@ export interface Facts {
   readonly subtype: string | null;
   readonly snapshotTimestamp: string | null;
   readonly toolUseResult: RareFacts["toolUseResult"];
-}
-
-/** The facts as a plain object (tests compare facts read in different ways). */
-export const factsView = (f: Facts | null) =>
-  f === null
-    ? null
-    : {
-        chain: f.chain,
-        sidechain: f.sidechain,
-        compactBoundary: f.compactBoundary,
-        uuid: f.uuid,
-        parentUuid: f.parentUuid,
-        timestamp: f.timestamp,
-        messageId: f.messageId,
-        requestId: f.requestId,
-        toolUses: f.toolUses,
-        toolResults: f.toolResults,
-        logicalParentUuid: f.logicalParentUuid,
-        subtype: f.subtype,
-        snapshotTimestamp: f.snapshotTimestamp,
-        toolUseResult: f.toolUseResult,
-      };
-
-/**
- * What planning reads of a record. A large unit holds one per line, so its booleans are bits of one
- * number and the facts most records lack are one object or null (docs/performance.md, "Round 5").
- */
-export class RecordFacts implements Facts {
-  constructor(
-    private readonly bits: number,
-    readonly uuid: string | null,
-    public parentUuid: string | null,
-    /** `timestamp` when a string (§2.4 tests it). */
-    readonly timestamp: string | null,
-    /** `message.id` when a string. */
-    readonly messageId: string | null,
-    /** `requestId` when a string. */
-    readonly requestId: string | null,
-    readonly toolUses: ToolUseFact[],
-    readonly toolResults: ToolResultFact[],
-    private readonly rare: RareFacts | null,
-  ) {}
-  /** A chain record (§3.2): a string `uuid` and a `parentUuid` that is a string or null. */
-  get chain(): boolean {
-    return (this.bits & FACT_CHAIN) !== 0;
-  }
-  get sidechain(): boolean {
-    return (this.bits & FACT_SIDECHAIN) !== 0;
-  }
-  /** `subtype === "compact_boundary"` (§1.7). */
-  get compactBoundary(): boolean {
-    return (this.bits & FACT_COMPACT_BOUNDARY) !== 0;
-  }
-  /** `logicalParentUuid` when a string. */
-  get logicalParentUuid(): string | null {
-    return this.rare?.logicalParentUuid ?? null;
-  }
-  /** §2.1: the first of `subtype`, `attachment.type`, `data.type`, `operation` that is a string. */
-  get subtype(): string | null {
-    return this.rare?.subtype ?? null;
-  }
-  /** `snapshot.timestamp` when a string. */
-  get snapshotTimestamp(): string | null {
-    return this.rare?.snapshotTimestamp ?? null;
-  }
-  /** `toolUseResult` when an object: its `agentId`, `status` (strings) and `totalDurationMs` (a number). */
-  get toolUseResult(): RareFacts["toolUseResult"] {
-    return this.rare?.toolUseResult ?? null;
-  }
-  /** The rare facts in one object, or null when the record lacks them all (a record keeps this object). */
-  get rareFacts(): RareFacts | null {
-    return this.rare;
-  }
 }
 
 /** One string per common value (record types, tool names): a large unit holds one record per line. */
@@ -166,11 +93,6 @@ export const NO_TOOL_RESULTS: ToolResultFact[] = Object.freeze([]) as unknown as
 const usesOrNone = (list: ToolUseFact[]): ToolUseFact[] => (list.length === 0 ? NO_TOOL_USES : list);
 const resultsOrNone = (list: ToolResultFact[]): ToolResultFact[] => (list.length === 0 ? NO_TOOL_RESULTS : list);
 
-/** The rules' answer as an object. */
-const AS_OBJECT: FactsSink<RecordFacts> = {
-  takeFacts: (flags, uuid, parentUuid, timestamp, messageId, requestId, toolUses, toolResults, rare) => new RecordFacts(flags, uuid, parentUuid, timestamp, messageId, requestId, toolUses, toolResults, rare),
-};
-
 type TurFacts = RareFacts["toolUseResult"];
 
 /** The rare facts in one object, or null when a record lacks them all (most do). */
@@ -179,10 +101,7 @@ function rareOrNull(logicalParentUuid: string | null, subtype: string | null, sn
   return { logicalParentUuid, subtype, snapshotTimestamp, toolUseResult };
 }
 
-/** The facts of a parsed record: the plain rule. */
-export const factsOfValue = (v: JsonObject): RecordFacts => factsOfValueInto(v, AS_OBJECT);
-
-/** factsOfValue, put in `sink`. */
+/** The facts of a parsed record (the plain rule), put in `sink`. */
 export function factsOfValueInto<T>(v: JsonObject, sink: FactsSink<T>): T {
   const pu = v.parentUuid;
   const chain = typeof v.uuid === "string" && (typeof pu === "string" || pu === null);
@@ -239,10 +158,7 @@ function isLiteral(t: JsonTape, b: Buffer, node: number, lit: Uint8Array): boole
   return true;
 }
 
-/** The facts of a canonical record line read into `t` (readJsonLine with recordTape): the fast rule. */
-export const factsOfTape = (t: JsonTape, b: Buffer): RecordFacts => factsOfTapeInto(t, b, AS_OBJECT);
-
-/** factsOfTape, put in `sink`. */
+/** The facts of a canonical record line read into `t` (readJsonLine with recordTape), the fast rule, put in `sink`. */
 export function factsOfTapeInto<T>(t: JsonTape, b: Buffer, sink: FactsSink<T>): T {
   const uuidNode = memberOf(t, b, 0, K_UUID);
   const puNode = memberOf(t, b, 0, K_PARENT);
