@@ -66,10 +66,17 @@ export function countedCall(c: ModelCall): CountedCall {
   return { ...rest, time: timeOf(ts) };
 }
 
+/** The calls of many Logs by row (usage-columns.ts CallTable): a call is an object only while it is looked at. */
+export interface CallRows {
+  rowsOf(id: string): { start: number; count: number } | undefined;
+  dedupeKey(row: number): string | null;
+  call(row: number): CountedCall;
+}
+
 /** The report: the calls of the chosen sessions, each counted once, grouped and priced. */
-export function usageReport(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly CountedCall[]>, q: UsageQuery): UsageReport {
+export function usageReport(sessions: readonly UsageSession[], calls: CallRows, q: UsageQuery): UsageReport {
   const byId = new Map(sessions.map((s) => [s.session_id, s]));
-  const owned = countedOnce(sessions, callsOf, byId);
+  const owned = countedOnce(sessions, calls, byId);
   const members = q.session === null ? null : familyBelow(q.session, sessions);
   const groups = new Map<string, Sum>();
   const all = new Sum();
@@ -164,34 +171,36 @@ class Sum {
  * Every call once. A call (`dedupe_key`) held by several Logs is counted at the Log that holds it first:
  * the earliest `ts`; then the older family (its root's `started`, then its root's id); within a family
  * the Log nearer the root, then the earlier `started`, then the smaller id. Its usage is that of the copy
- * with the most output tokens, as within one Log.
+ * with the most output tokens, as within one Log. The calls without a key come first, then one per key.
  */
-function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly CountedCall[]>, byId: Map<string, UsageSession>): CountedCall[] {
-  const out: CountedCall[] = [];
-  // A key's only call, or all its copies once a second one turns up (rare: most keys are held once).
-  const keyed = new Map<string, CountedCall | CountedCall[]>();
+function* countedOnce(sessions: readonly UsageSession[], calls: CallRows, byId: Map<string, UsageSession>): Generator<CountedCall> {
+  // A key's only row, or all its copies' rows once a second one turns up (rare: most keys are held once).
+  const keyed = new Map<string, number | number[]>();
   for (const s of sessions) {
-    for (const c of callsOf.get(s.session_id) ?? []) {
-      if (c.dedupe_key === null) {
-        out.push(c);
+    const rows = calls.rowsOf(s.session_id);
+    if (rows === undefined) continue;
+    for (let row = rows.start; row < rows.start + rows.count; row++) {
+      const key = calls.dedupeKey(row);
+      if (key === null) {
+        yield calls.call(row);
         continue;
       }
-      const seen = keyed.get(c.dedupe_key);
-      if (seen === undefined) keyed.set(c.dedupe_key, c);
-      else if (Array.isArray(seen)) seen.push(c);
-      else keyed.set(c.dedupe_key, [seen, c]);
+      const seen = keyed.get(key);
+      if (seen === undefined) keyed.set(key, row);
+      else if (Array.isArray(seen)) seen.push(row);
+      else keyed.set(key, [seen, row]);
     }
   }
   for (const held of keyed.values()) {
     if (!Array.isArray(held)) {
-      out.push(held);
+      yield calls.call(held);
       continue;
     }
-    const owner = held.reduce((a, b) => (ownsBefore(b, a, byId) ? b : a));
-    const most = held.reduce((a, b) => ((b.output ?? 0) > (a.output ?? 0) ? b : a));
-    out.push({ ...most, session_id: owner.session_id, seq: owner.seq, time: owner.time });
+    const copies = held.map((row) => calls.call(row));
+    const owner = copies.reduce((a, b) => (ownsBefore(b, a, byId) ? b : a));
+    const most = copies.reduce((a, b) => ((b.output ?? 0) > (a.output ?? 0) ? b : a));
+    yield { ...most, session_id: owner.session_id, seq: owner.seq, time: owner.time };
   }
-  return out;
 }
 
 function ownsBefore(a: CountedCall, b: CountedCall, byId: Map<string, UsageSession>): boolean {
