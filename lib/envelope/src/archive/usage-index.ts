@@ -104,13 +104,19 @@ function readWhole(abs: string, size: number, scratch: ScanBuffer): number {
   return have;
 }
 
-/** Each whole line of `b[0, end)` that holds `marker`, parsed and counted. */
-function pushLines(counter: ModelCallCounter, marker: Buffer, b: Buffer, end: number): void {
+/**
+ * Each line of `bytes[0, end)` that holds `marker`, parsed and counted. The marker is searched for again
+ * only once a line has passed the last one found: a search from every line to the end of a whole Log
+ * with few calls would cost the square of its lines.
+ */
+function pushLines(counter: ModelCallCounter, marker: Buffer, bytes: Buffer, end: number): void {
+  const b = bytes.subarray(0, end);
+  let at = -2;
   for (let s = 0; s < end; ) {
     let e = b.indexOf(0x0a, s);
-    if (e < 0 || e > end) e = end;
-    const at = b.indexOf(marker, s);
-    if (at >= 0 && at < e) pushLine(counter, b.toString("utf8", s, e));
+    if (e < 0) e = end;
+    if (at !== -1 && at < s) at = b.indexOf(marker, s);
+    if (at !== -1 && at < e) pushLine(counter, b.toString("utf8", s, e));
     s = e + 1;
   }
 }
