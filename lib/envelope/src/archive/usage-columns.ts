@@ -34,13 +34,15 @@ export function indexedCall(logId: string, c: ModelCall): CountedCall {
   return counted;
 }
 
-/** Numbers as a column holds them: NaN for a count the source did not give. */
-const stored = (v: number | null): number => (v === null ? Number.NaN : v);
-const given = (v: number): number | null => (Number.isNaN(v) ? null : v);
+/** The stored columns, in the file's order: numbers or null (time: null for none; model: -1 for none). */
+const COLUMNS = ["seq", "time", "model", "dedupe_key", ...COUNTS] as const;
+type ColumnName = (typeof COLUMNS)[number];
+type Column = Array<number | string | null>;
 
 /**
- * The calls of many Logs, a row each, one column per field. `logs` names the Logs the table answers for,
- * in their order; rows no Log names (a Log read again since) are dead weight until the table is written.
+ * The calls of many Logs, a row each, one column per field, as the file holds them (a column with no
+ * value at all is null). `logs` names the Logs the table answers for, in their order; rows no Log names
+ * (a Log read again since) are dead weight until the table is written.
  */
 export class CallTable {
   logs = new Map<string, LogRows>();
@@ -48,20 +50,9 @@ export class CallTable {
   length = 0;
   private readonly modelIndex = new Map<string, number>();
   private readonly owners: string[] = [];
-  private seq: Float64Array;
-  private time: Float64Array;
-  private model: Int32Array;
-  private owner: Int32Array;
-  private counts: Float64Array[];
-  private keys: Array<string | null> = [];
-
-  constructor(capacity = 1024) {
-    this.seq = new Float64Array(capacity);
-    this.time = new Float64Array(capacity);
-    this.model = new Int32Array(capacity);
-    this.owner = new Int32Array(capacity);
-    this.counts = COUNTS.map(() => new Float64Array(capacity));
-  }
+  /** The index in `owners` of each row's Log. */
+  private readonly owner: number[] = [];
+  private readonly columns = Object.fromEntries(COLUMNS.map((k) => [k, []])) as unknown as Record<ColumnName, Column | null>;
 
   /** A table of these Logs' calls, as counted (tests, and any caller holding calls already). */
   static of(callsOf: ReadonlyMap<string, readonly CountedCall[]>, agent: AgentName = "pixir"): CallTable {
@@ -72,18 +63,20 @@ export class CallTable {
 
   /** Appends a Log's calls and names the Log (in place of any rows it had). */
   add(id: string, key: Omit<LogRows, "start" | "count">, calls: readonly CountedCall[]): LogRows {
-    this.reserve(this.length + calls.length);
     const owner = this.owners.push(id) - 1;
     const rows: LogRows = { ...key, start: this.length, count: calls.length };
+    const col = (k: ColumnName): Column => (this.columns[k] ??= new Array<null>(this.length).fill(null));
+    const [seq, time, model, dedupeKey] = [col("seq"), col("time"), col("model"), col("dedupe_key")];
+    const counts = COUNTS.map(col);
     for (const c of calls) {
-      const r = this.length++;
-      this.seq[r] = c.seq;
-      this.time[r] = c.time;
-      this.model[r] = this.modelOf(c.model);
-      this.owner[r] = owner;
-      for (let k = 0; k < COUNTS.length; k++) this.counts[k]![r] = stored(c[COUNTS[k]!]);
-      this.keys[r] = c.dedupe_key;
+      seq.push(c.seq);
+      time.push(c.time === Number.NEGATIVE_INFINITY ? null : c.time);
+      model.push(this.modelOf(c.model));
+      dedupeKey.push(c.dedupe_key);
+      for (let k = 0; k < COUNTS.length; k++) counts[k]!.push(c[COUNTS[k]!]);
+      this.owner.push(owner);
     }
+    this.length += calls.length;
     this.logs.set(id, rows);
     return rows;
   }
@@ -94,27 +87,27 @@ export class CallTable {
   }
 
   dedupeKey(row: number): string | null {
-    return this.keys[row]!;
+    return cell(this.columns.dedupe_key, row) as string | null;
   }
 
   /** Row `row` as a call, made for the moment it is looked at. */
   call(row: number): CountedCall {
-    const m = this.model[row]!;
-    const n = (k: number) => given(this.counts[k]![row]!);
+    const c = this.columns;
+    const m = (cell(c.model, row) as number | null) ?? -1;
     return {
       session_id: this.owners[this.owner[row]!]!,
-      seq: this.seq[row]!,
+      seq: (cell(c.seq, row) as number | null) ?? 0,
       model: m < 0 ? null : this.models[m]!,
-      input: n(0),
-      output: n(1),
-      cache_read: n(2),
-      cache_write: n(3),
-      cache_write_5m: n(4),
-      cache_write_1h: n(5),
-      reasoning: n(6),
-      recorded_cost_usd: n(7),
-      dedupe_key: this.keys[row]!,
-      time: this.time[row]!,
+      input: cell(c.input, row) as number | null,
+      output: cell(c.output, row) as number | null,
+      cache_read: cell(c.cache_read, row) as number | null,
+      cache_write: cell(c.cache_write, row) as number | null,
+      cache_write_5m: cell(c.cache_write_5m, row) as number | null,
+      cache_write_1h: cell(c.cache_write_1h, row) as number | null,
+      reasoning: cell(c.reasoning, row) as number | null,
+      recorded_cost_usd: cell(c.recorded_cost_usd, row) as number | null,
+      dedupe_key: cell(c.dedupe_key, row) as string | null,
+      time: (cell(c.time, row) as number | null) ?? Number.NEGATIVE_INFINITY,
     };
   }
 
@@ -131,24 +124,14 @@ export class CallTable {
     // Models numbered in the order the named Logs use them, so the same Logs give the same file.
     const models: string[] = [];
     const renumbered = new Map<number, number>();
-    const modelAt = (r: number) => {
-      const m = this.model[r]!;
-      return m < 0 ? -1 : (renumbered.get(m) ?? renumbered.set(m, models.push(this.models[m]!) - 1).get(m)!);
-    };
-    const parts = [`{"version":${version},"logs":${JSON.stringify(keys)},"models":`];
-    const column = (name: string, at: (row: number) => unknown) => {
+    const renumber = (m: number) => (m < 0 ? -1 : (renumbered.get(m) ?? renumbered.set(m, models.push(this.models[m]!) - 1).get(m)!));
+    const parts: string[] = [];
+    for (const name of COLUMNS) {
       const values: unknown[] = [];
-      for (const log of this.logs.values()) for (let r = log.start; r < log.start + log.count; r++) values.push(at(r));
+      for (const log of this.logs.values()) for (let r = log.start; r < log.start + log.count; r++) values.push(name === "model" ? renumber((cell(this.columns.model, r) as number | null) ?? -1) : cell(this.columns[name], r));
       parts.push(`,"${name}":${JSON.stringify(values.every((x) => x === null) ? null : values)}`);
-    };
-    column("seq", (r) => this.seq[r]);
-    column("time", (r) => (this.time[r] === Number.NEGATIVE_INFINITY ? null : this.time[r]));
-    column("model", modelAt);
-    column("dedupe_key", (r) => this.keys[r]);
-    COUNTS.forEach((name, k) => column(name, (r) => given(this.counts[k]![r]!)));
-    parts[0] += JSON.stringify(models);
-    parts.push("}");
-    return parts.join("");
+    }
+    return `{"version":${version},"logs":${JSON.stringify(keys)},"models":${JSON.stringify(models)}${parts.join("")}}`;
   }
 
   /** The Logs of the file's JSON value, or an empty table when it is not one (the file is then rebuilt). */
@@ -164,22 +147,16 @@ export class CallTable {
     }
     const columns = storedColumns(v, total, models.length);
     if (columns === null) return new CallTable();
-    const table = new CallTable(total);
+    const table = new CallTable();
     for (const m of models as string[]) table.modelOf(m);
+    Object.assign(table.columns, columns);
     for (let i = 0; i < keys.length; i += LOG_FIELDS) {
       const id = keys[i] as string;
       const rows: LogRows = { size: keys[i + 1] as number, mtime_ms: keys[i + 2] as number, agent: keys[i + 3] as AgentName, start: table.length, count: keys[i + 4] as number };
-      table.owner.fill(table.owners.push(id) - 1, rows.start, rows.start + rows.count);
+      const owner = table.owners.push(id) - 1;
+      for (let r = 0; r < rows.count; r++) table.owner.push(owner);
       table.logs.set(id, rows);
       table.length += rows.count;
-    }
-    const at = (c: unknown[] | null, j: number) => (c === null ? null : (c[j] as number | string | null));
-    for (let j = 0; j < total; j++) {
-      table.seq[j] = (at(columns.seq, j) as number | null) ?? 0;
-      table.time[j] = (at(columns.time, j) as number | null) ?? Number.NEGATIVE_INFINITY;
-      table.model[j] = (at(columns.model, j) as number | null) ?? -1;
-      table.keys[j] = at(columns.dedupe_key, j) as string | null;
-      for (let k = 0; k < COUNTS.length; k++) table.counts[k]![j] = stored(at(columns.counts[k]!, j) as number | null);
     }
     return table;
   }
@@ -188,38 +165,19 @@ export class CallTable {
     if (model === null) return -1;
     return this.modelIndex.get(model) ?? this.modelIndex.set(model, this.models.push(model) - 1).get(model)!;
   }
-
-  /** Room for `rows` rows: the columns grow by half again, so appending stays linear. */
-  private reserve(rows: number): void {
-    if (rows <= this.seq.length) return;
-    const size = Math.max(rows, Math.ceil(this.seq.length * 1.5));
-    const grown = <A extends Float64Array | Int32Array>(a: A): A => {
-      const b = new (a.constructor as new (n: number) => A)(size);
-      b.set(a);
-      return b;
-    };
-    this.seq = grown(this.seq);
-    this.time = grown(this.time);
-    this.model = grown(this.model);
-    this.owner = grown(this.owner);
-    this.counts = this.counts.map(grown);
-  }
 }
 
+const cell = (c: Column | null, row: number): number | string | null => (c === null ? null : c[row]!);
 const isN = (v: unknown) => v === null || typeof v === "number";
 
 /** The file's columns when each is null or an array of `total` values of its kind; else null. */
-function storedColumns(v: Record<string, unknown>, total: number, models: number) {
-  const column = (k: string, ok: (x: unknown) => boolean): unknown[] | null | undefined => {
+function storedColumns(v: Record<string, unknown>, total: number, models: number): Record<ColumnName, Column | null> | null {
+  const kind = (k: ColumnName) => (k === "seq" ? (x: unknown) => typeof x === "number" : k === "model" ? (x: unknown) => typeof x === "number" && x >= -1 && x < models : k === "dedupe_key" ? (x: unknown) => x === null || typeof x === "string" : isN);
+  const out: Partial<Record<ColumnName, Column | null>> = {};
+  for (const k of COLUMNS) {
     const c = v[k];
-    if (c === null) return null;
-    return Array.isArray(c) && c.length === total && c.every(ok) ? c : undefined;
-  };
-  const seq = column("seq", (x) => typeof x === "number");
-  const time = column("time", isN);
-  const model = column("model", (x) => typeof x === "number" && x >= -1 && x < models);
-  const dedupe_key = column("dedupe_key", (x) => x === null || typeof x === "string");
-  const counts = COUNTS.map((k) => column(k, isN));
-  if (seq === undefined || time === undefined || model === undefined || dedupe_key === undefined || counts.some((c) => c === undefined)) return null;
-  return { seq, time, model, dedupe_key, counts: counts as Array<unknown[] | null> };
+    if (c !== null && !(Array.isArray(c) && c.length === total && c.every(kind(k)))) return null;
+    out[k] = c as Column | null;
+  }
+  return out as Record<ColumnName, Column | null>;
 }

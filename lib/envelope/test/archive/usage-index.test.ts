@@ -81,8 +81,8 @@ describe("the columns", () => {
     expect(back.callsOf("s")[1]).toMatchObject({ session_id: "s", model: null, cache_read: null, time: Number.NEGATIVE_INFINITY, dedupe_key: keyHash("msg:req") });
   });
 
-  it("grow past their first room, and write only the Logs named, their models numbered afresh", () => {
-    const t = new CallTable(2);
+  it("write only the Logs named, their models numbered afresh, and take a value in a column that had none", () => {
+    const t = new CallTable();
     const many = Array.from({ length: 3000 }, (_, i) => indexedCall("big", call({ seq: i, model: `m-${i % 3}`, input: i })));
     t.add("gone", { size: 1, mtime_ms: 1, agent: "pi" }, [indexedCall("gone", call({ model: "only-gone" }))]);
     t.add("big", { size: 2, mtime_ms: 2, agent: "pixir" }, many);
@@ -91,7 +91,14 @@ describe("the columns", () => {
     const encoded = JSON.parse(t.encode(9));
     expect(encoded.models).toEqual(["m-0", "m-1", "m-2"]);
     expect(encoded.seq).toHaveLength(3000);
-    expect(roundTrip(t).callsOf("big")).toEqual(many);
+    expect(encoded.reasoning).toBeNull();
+    const back = roundTrip(t);
+    expect(back.callsOf("big")).toEqual(many);
+    const late = indexedCall("late", call({ reasoning: 7 }));
+    back.add("late", { size: 3, mtime_ms: 3, agent: "codex" }, [late]);
+    expect(back.callsOf("late")).toEqual([late]);
+    expect(back.callsOf("big")[0]!.reasoning).toBeNull();
+    expect(JSON.parse(back.encode(9)).reasoning).toEqual([...many.map(() => null), 7]);
   });
 
   it("are refused whole when a column is missing, cut short or of the wrong kind", () => {
