@@ -29,6 +29,24 @@ describe("what a search of unchanged Logs loads", () => {
   });
 });
 
+/** The files a run of `pixir args` required (CommonJS modules and addons), from Node's require cache. */
+function filesRequired(args: string[], cwd: string): string[] {
+  const preload = path.join(tempDir("pixir-preload-"), "files.cjs");
+  writeFileSync(preload, `process.on("exit", () => process.stderr.write(JSON.stringify(Object.keys(require.cache))));\n`);
+  const r = spawnSync(process.execPath, ["--require", preload, binPath("pixir"), ...args], { cwd, encoding: "utf8" });
+  expect(r.status).toBe(0);
+  return JSON.parse(r.stderr.trim().split("\n").at(-1)!) as string[];
+}
+
+describe("better-sqlite3 in a search", () => {
+  it("its JavaScript is the bundle's (no module of the package is read), its addon the installed package's", () => {
+    const ws = workspace({ s1: [user("the first words")] });
+    const files = filesRequired(["search", "words", "--json"], ws);
+    const ofPackage = files.filter((f) => f.includes(`${path.sep}better-sqlite3${path.sep}`));
+    expect(ofPackage.map((f) => path.basename(f))).toEqual(["better_sqlite3.node"]);
+  });
+});
+
 describe("a line that names its command declares only that command", () => {
   it("its usage errors, help and version are the whole tool's", () => {
     const ws = tempDir();
