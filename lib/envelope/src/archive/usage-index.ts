@@ -3,7 +3,7 @@
 // another version) is read again; the Logs stay the truth. A read-only Workspace still counts: the calls
 // are then computed in memory.
 import { closeSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { fsPromises } from "../event/lazy-builtins.js";
 import { isJsonObject, type PixirEvent } from "../event/envelope.js";
 import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, tempSibling } from "../store/paths.js";
 import { lineBlocks } from "../store/log-read.js";
@@ -76,7 +76,7 @@ async function callsOfLog(abs: string, size: number, agent: AgentName, scratch: 
       pushLines(counter, marker, scratch.bytes, end);
       return counter.calls();
     }
-    const file = await open(abs, "r");
+    const file = await fsPromises().open(abs, "r");
     try {
       for await (const block of lineBlocks(file, size)) pushLines(counter, marker, block.bytes, block.end);
     } finally {
