@@ -1,8 +1,8 @@
-// archive.md §3: the model calls of every Log, held as columns in memory (CallTable) and in usage.json:
-// numbers in typed arrays (in the file, arrays), each model named once, times as ms since the epoch, each
-// dedupe key a short hash, and the Logs' keys with their call counts (a column with no value at all is
-// stored as null). A call is an object only while the report looks at it: an object per call held for the
-// whole run made the peak grow with the archive.
+// archive.md §3: the model calls of every Log as usage.json keeps them and `pixir usage` holds them
+// (CallTable): one column per field over all the calls of all the Logs (numbers in arrays; each model named
+// once; times as ms since the epoch; each dedupe key a short hash; a column with no value at all stored as
+// null), and the Logs' keys with their call counts. A call is an object only while the report looks at it:
+// an object per call, held for the whole run, made the peak grow with the archive.
 import { createHash } from "node:crypto";
 import { TOKEN_KEYS, type AgentName, type ModelCall } from "./model-calls.js";
 import { countedCall, type CountedCall } from "./usage.js";
@@ -46,20 +46,13 @@ type Column = Array<number | string | null>;
  */
 export class CallTable {
   logs = new Map<string, LogRows>();
-  readonly models: string[] = [];
-  length = 0;
+  private readonly models: string[] = [];
+  private length = 0;
   private readonly modelIndex = new Map<string, number>();
   private readonly owners: string[] = [];
   /** The index in `owners` of each row's Log. */
   private readonly owner: number[] = [];
   private readonly columns = Object.fromEntries(COLUMNS.map((k) => [k, []])) as unknown as Record<ColumnName, Column | null>;
-
-  /** A table of these Logs' calls, as counted (tests, and any caller holding calls already). */
-  static of(callsOf: ReadonlyMap<string, readonly CountedCall[]>, agent: AgentName = "pixir"): CallTable {
-    const table = new CallTable();
-    for (const [id, calls] of callsOf) table.add(id, { size: 0, mtime_ms: 0, agent }, calls);
-    return table;
-  }
 
   /** Appends a Log's calls and names the Log (in place of any rows it had). */
   add(id: string, key: Omit<LogRows, "start" | "count">, calls: readonly CountedCall[]): LogRows {
@@ -111,12 +104,6 @@ export class CallTable {
     };
   }
 
-  /** The calls of a Log, in its order. */
-  callsOf(id: string): CountedCall[] {
-    const rows = this.logs.get(id);
-    return rows === undefined ? [] : Array.from({ length: rows.count }, (_, i) => this.call(rows.start + i));
-  }
-
   /** The file's JSON text for the Logs the table names, in their order. */
   encode(version: number): string {
     const keys: Array<string | number> = [];
@@ -148,7 +135,10 @@ export class CallTable {
     const columns = storedColumns(v, total, models.length);
     if (columns === null) return new CallTable();
     const table = new CallTable();
-    for (const m of models as string[]) table.modelOf(m);
+    for (const m of models as string[]) {
+      if (!table.modelIndex.has(m)) table.modelIndex.set(m, table.models.length);
+      table.models.push(m); // as listed: the model column counts in this list, a name listed twice included
+    }
     Object.assign(table.columns, columns);
     for (let i = 0; i < keys.length; i += LOG_FIELDS) {
       const id = keys[i] as string;

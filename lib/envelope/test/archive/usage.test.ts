@@ -28,7 +28,11 @@ const call = (session_id: string, over: Partial<ModelCall> = {}): CountedCall =>
 });
 
 /** The report of calls held in a CallTable, as the Workspace's are. */
-const usageReport = (sessions: UsageSession[], calls: ReadonlyMap<string, CountedCall[]>, q: UsageQuery) => reportOf(sessions, CallTable.of(calls), q);
+function usageReport(sessions: UsageSession[], calls: ReadonlyMap<string, CountedCall[]>, q: UsageQuery) {
+  const table = new CallTable();
+  for (const [id, held] of calls) table.add(id, { size: 0, mtime_ms: 0, agent: "claude" }, held);
+  return reportOf(sessions, table, q);
+}
 
 const session = (session_id: string, over: Partial<UsageSession> = {}): UsageSession => ({ session_id, agent: "claude", kind: "root", project: "demo", parent: null, started: "2026-03-01T00:00:00.000Z", ...over });
 const query = (over: Partial<UsageQuery> = {}): UsageQuery => ({ by: "session", since: null, until: null, session: null, agent: null, project: null, mode: "auto", prices: loadPrices(null), ...over });
