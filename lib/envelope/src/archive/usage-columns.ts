@@ -40,9 +40,9 @@ type ColumnName = (typeof COLUMNS)[number];
 type Column = Array<number | string | null>;
 
 /**
- * The calls of many Logs, a row each, one column per field, as the file holds them (a column with no
- * value at all is null). `logs` names the Logs the table answers for, in their order; rows no Log names
- * (a Log read again since) are dead weight until the table is written.
+ * The calls of many Logs, a row each, one column per field, as the file holds them (a column the file
+ * stores as null is an array of nulls here). `logs` names the Logs the table answers for, in their order;
+ * rows no Log names (a Log read again since) are dead weight until the table is written.
  */
 export class CallTable {
   logs = new Map<string, LogRows>();
@@ -52,15 +52,14 @@ export class CallTable {
   private readonly owners: string[] = [];
   /** The index in `owners` of each row's Log. */
   private readonly owner: number[] = [];
-  private readonly columns = Object.fromEntries(COLUMNS.map((k) => [k, []])) as unknown as Record<ColumnName, Column | null>;
+  private readonly columns = Object.fromEntries(COLUMNS.map((k) => [k, []])) as unknown as Record<ColumnName, Column>;
 
   /** Appends a Log's calls and names the Log (in place of any rows it had). */
   add(id: string, key: Omit<LogRows, "start" | "count">, calls: readonly CountedCall[]): LogRows {
     const owner = this.owners.push(id) - 1;
     const rows: LogRows = { ...key, start: this.length, count: calls.length };
-    const col = (k: ColumnName): Column => (this.columns[k] ??= new Array<null>(this.length).fill(null));
-    const [seq, time, model, dedupeKey] = [col("seq"), col("time"), col("model"), col("dedupe_key")];
-    const counts = COUNTS.map(col);
+    const { seq, time, model, dedupe_key: dedupeKey } = this.columns;
+    const counts = COUNTS.map((k) => this.columns[k]);
     for (const c of calls) {
       seq.push(c.seq);
       time.push(c.time === Number.NEGATIVE_INFINITY ? null : c.time);
@@ -80,27 +79,27 @@ export class CallTable {
   }
 
   dedupeKey(row: number): string | null {
-    return cell(this.columns.dedupe_key, row) as string | null;
+    return this.columns.dedupe_key[row] as string | null;
   }
 
   /** Row `row` as a call, made for the moment it is looked at. */
   call(row: number): CountedCall {
-    const c = this.columns;
-    const m = (cell(c.model, row) as number | null) ?? -1;
+    const c = this.columns as Record<ColumnName, Array<number | null>>;
+    const m = c.model[row] ?? -1;
     return {
       session_id: this.owners[this.owner[row]!]!,
-      seq: (cell(c.seq, row) as number | null) ?? 0,
+      seq: c.seq[row] ?? 0,
       model: m < 0 ? null : this.models[m]!,
-      input: cell(c.input, row) as number | null,
-      output: cell(c.output, row) as number | null,
-      cache_read: cell(c.cache_read, row) as number | null,
-      cache_write: cell(c.cache_write, row) as number | null,
-      cache_write_5m: cell(c.cache_write_5m, row) as number | null,
-      cache_write_1h: cell(c.cache_write_1h, row) as number | null,
-      reasoning: cell(c.reasoning, row) as number | null,
-      recorded_cost_usd: cell(c.recorded_cost_usd, row) as number | null,
-      dedupe_key: cell(c.dedupe_key, row) as string | null,
-      time: (cell(c.time, row) as number | null) ?? Number.NEGATIVE_INFINITY,
+      input: c.input[row]!,
+      output: c.output[row]!,
+      cache_read: c.cache_read[row]!,
+      cache_write: c.cache_write[row]!,
+      cache_write_5m: c.cache_write_5m[row]!,
+      cache_write_1h: c.cache_write_1h[row]!,
+      reasoning: c.reasoning[row]!,
+      recorded_cost_usd: c.recorded_cost_usd[row]!,
+      dedupe_key: this.dedupeKey(row),
+      time: c.time[row] ?? Number.NEGATIVE_INFINITY,
     };
   }
 
@@ -115,7 +114,7 @@ export class CallTable {
     const parts: string[] = [];
     for (const name of COLUMNS) {
       const values: unknown[] = [];
-      for (const log of this.logs.values()) for (let r = log.start; r < log.start + log.count; r++) values.push(name === "model" ? renumber((cell(this.columns.model, r) as number | null) ?? -1) : cell(this.columns[name], r));
+      for (const log of this.logs.values()) for (let r = log.start; r < log.start + log.count; r++) values.push(name === "model" ? renumber((this.columns.model[r] as number | null) ?? -1) : this.columns[name][r]);
       parts.push(`,"${name}":${JSON.stringify(values.every((x) => x === null) ? null : values)}`);
     }
     return `{"version":${version},"logs":${JSON.stringify(keys)},"models":${JSON.stringify(models)}${parts.join("")}}`;
@@ -157,17 +156,16 @@ export class CallTable {
   }
 }
 
-const cell = (c: Column | null, row: number): number | string | null => (c === null ? null : c[row]!);
 const isN = (v: unknown) => v === null || typeof v === "number";
 
-/** The file's columns when each is null or an array of `total` values of its kind; else null. */
-function storedColumns(v: Record<string, unknown>, total: number, models: number): Record<ColumnName, Column | null> | null {
+/** The file's columns when each is null (then as many nulls) or an array of `total` values of its kind; else null. */
+function storedColumns(v: Record<string, unknown>, total: number, models: number): Record<ColumnName, Column> | null {
   const kind = (k: ColumnName) => (k === "seq" ? (x: unknown) => typeof x === "number" : k === "model" ? (x: unknown) => typeof x === "number" && x >= -1 && x < models : k === "dedupe_key" ? (x: unknown) => x === null || typeof x === "string" : isN);
-  const out: Partial<Record<ColumnName, Column | null>> = {};
+  const out: Partial<Record<ColumnName, Column>> = {};
   for (const k of COLUMNS) {
     const c = v[k];
     if (c !== null && !(Array.isArray(c) && c.length === total && c.every(kind(k)))) return null;
-    out[k] = c as Column | null;
+    out[k] = (c as Column | null) ?? new Array<null>(total).fill(null);
   }
-  return out as Record<ColumnName, Column | null>;
+  return out as Record<ColumnName, Column>;
 }

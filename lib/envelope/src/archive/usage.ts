@@ -76,25 +76,24 @@ export interface CallRows {
 /** The report: the calls of the chosen sessions, each counted once, grouped and priced. */
 export function usageReport(sessions: readonly UsageSession[], calls: CallRows, q: UsageQuery): UsageReport {
   const byId = new Map(sessions.map((s) => [s.session_id, s]));
-  const owned = countedOnce(sessions, calls, byId);
   const members = q.session === null ? null : familyBelow(q.session, sessions);
   const groups = new Map<string, Sum>();
   const all = new Sum();
   const days = new Map<number, string>();
   if (members !== null) for (const m of members) groups.set(m.session.session_id, new Sum());
-  for (const call of owned) {
+  countedOnce(sessions, calls, byId, (call) => {
     const s = byId.get(call.session_id)!;
-    if (members !== null && !groups.has(s.session_id)) continue;
-    if (q.agent !== null && s.agent !== q.agent) continue;
-    if (q.project !== null && !(s.project ?? "").includes(q.project)) continue;
+    if (members !== null && !groups.has(s.session_id)) return;
+    if (q.agent !== null && s.agent !== q.agent) return;
+    if (q.project !== null && !(s.project ?? "").includes(q.project)) return;
     const minute = Math.floor(call.time / 60_000); // time zones shift by whole minutes: one date per minute
     const day = days.get(minute) ?? days.set(minute, localDay(call.time)).get(minute)!;
-    if ((q.since !== null && day < q.since) || (q.until !== null && day > q.until)) continue;
+    if ((q.since !== null && day < q.since) || (q.until !== null && day > q.until)) return;
     const cost = callCost(call, q.prices, q.mode);
     const key = members !== null ? s.session_id : keyOf(q.by, call, s, day, byId);
     (groups.get(key) ?? groups.set(key, new Sum()).get(key)!).add(call, cost);
     all.add(call, cost);
-  }
+  });
   const rows = [...groups].map(([key, sum]): UsageRow => ({ key, ...sum.totals() }));
   if (members !== null) {
     const place = new Map(members.map((m, i) => [m.session.session_id, i]));
@@ -171,9 +170,9 @@ class Sum {
  * Every call once. A call (`dedupe_key`) held by several Logs is counted at the Log that holds it first:
  * the earliest `ts`; then the older family (its root's `started`, then its root's id); within a family
  * the Log nearer the root, then the earlier `started`, then the smaller id. Its usage is that of the copy
- * with the most output tokens, as within one Log. The calls without a key come first, then one per key.
+ * with the most output tokens, as within one Log. `count` hears the calls without a key first, then one per key.
  */
-function* countedOnce(sessions: readonly UsageSession[], calls: CallRows, byId: Map<string, UsageSession>): Generator<CountedCall> {
+function countedOnce(sessions: readonly UsageSession[], calls: CallRows, byId: Map<string, UsageSession>, count: (call: CountedCall) => void): void {
   // A key's only row, or all its copies' rows once a second one turns up (rare: most keys are held once).
   const keyed = new Map<string, number | number[]>();
   for (const s of sessions) {
@@ -182,7 +181,7 @@ function* countedOnce(sessions: readonly UsageSession[], calls: CallRows, byId: 
     for (let row = rows.start; row < rows.start + rows.count; row++) {
       const key = calls.dedupeKey(row);
       if (key === null) {
-        yield calls.call(row);
+        count(calls.call(row));
         continue;
       }
       const seen = keyed.get(key);
@@ -193,13 +192,13 @@ function* countedOnce(sessions: readonly UsageSession[], calls: CallRows, byId: 
   }
   for (const held of keyed.values()) {
     if (!Array.isArray(held)) {
-      yield calls.call(held);
+      count(calls.call(held));
       continue;
     }
     const copies = held.map((row) => calls.call(row));
     const owner = copies.reduce((a, b) => (ownsBefore(b, a, byId) ? b : a));
     const most = copies.reduce((a, b) => ((b.output ?? 0) > (a.output ?? 0) ? b : a));
-    yield { ...most, session_id: owner.session_id, seq: owner.seq, time: owner.time };
+    count({ ...most, session_id: owner.session_id, seq: owner.seq, time: owner.time });
   }
 }
 
