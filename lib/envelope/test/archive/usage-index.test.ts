@@ -2,7 +2,7 @@
 // calls read from the file equal the calls counted from the Logs; a file that is corrupt, cut short or of
 // another version is rebuilt; a Log that grows is read again; a dedupe key is stored hashed, so a fresh
 // call and a stored copy of it still compare equal.
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -67,6 +67,26 @@ describe("usage.json", () => {
     const file = JSON.parse(readFileSync(indexFile(ws), "utf8"));
     expect(file.logs).toEqual(["a", grown.logs.get("a")!.size, grown.logs.get("a")!.mtime_ms, "pixir", 4, "b", grown.logs.get("b")!.size, grown.logs.get("b")!.mtime_ms, "pi", 1]);
     expect(file.seq).toEqual([1, 2, 3, 4, 1]);
+  });
+});
+
+describe("reading a Log", () => {
+  // A line with no call: an Event the marker search passes over.
+  const note = (seq: number, pad: number) => JSON.stringify({ id: `N${seq}`, session_id: "x", seq, ts: "2026-01-01T00:00:00.000Z", type: "user_message", data: { text: "x".repeat(pad) } });
+
+  it("finds the calls of a Log read whole and of one over 16 MiB read in blocks alike, wherever its lines hold them", async () => {
+    const lines = (pad: number, notes: number) => [usage(1), ...Array.from({ length: notes }, (_, i) => note(i + 2, pad)), usage(8), note(9, 10), usage(9)];
+    const ws = workspace({ small: lines(100, 50), large: lines(64 * 1024, 280), sparse: [...Array.from({ length: 500 }, (_, i) => note(i, 10)), usage(7)] });
+    const table = await readModelCalls(ws, [
+      { session_id: "small", agent: "pixir" },
+      { session_id: "large", agent: "pixir" },
+      { session_id: "sparse", agent: "pixir" },
+    ]);
+    expect(statSync(path.join(ws, ".pixir", "sessions", "large.ndjson")).size).toBeGreaterThan(16 * 1024 * 1024);
+    const seqs = (id: string) => callsIn(table, id).map((c) => [c.seq, c.input]);
+    expect(seqs("small")).toEqual([[1, 10], [8, 80], [9, 90]]);
+    expect(seqs("large")).toEqual(seqs("small"));
+    expect(seqs("sparse")).toEqual([[7, 70]]);
   });
 });
 
