@@ -46,8 +46,8 @@ export async function readModelCalls(
     named.set(log.session_id, fresh ? hit : null);
     if (!fresh) todo.push({ log, size: st?.size ?? 0, mtime_ms: st?.mtime ?? 0 });
   }
-  // One Log at a time, each read whole into one reused buffer (as the catalog's scan): a buffer per Log,
-  // four Logs at a time, was most of the peak of a first run.
+  // One Log at a time, each read whole into one reused buffer (as the catalog's scan): buffers of up to
+  // 2 MiB for each Log, four Logs at a time, were 28–34 MB of a first run's peak and grew with the archive.
   const scratch = new ScanBuffer();
   let done = 0;
   for (const { log, size, mtime_ms } of todo) {
