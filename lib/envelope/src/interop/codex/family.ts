@@ -54,11 +54,11 @@ export interface EventKeeper {
   /** The Event to hold for `e`, just made at the end of `log`'s History. */
   keep(log: PlannedLog, e: PixirEvent): PixirEvent;
   /** plannedShareHeader's twin: the share header data of `child`, cut from `parent` at `toSeq` (`inherited`: the seqs it inherits). */
-  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: readonly number[]): JsonObject;
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: Float64Array): JsonObject;
   /** The empty lists of a new Log whose Events go through this keeper (a replay_v1 child stores its prefix). */
   lists(sessionId: string, replay: boolean): { stored: EventList; resolved: EventList };
   /** fork.md §3.1 step 8: `child`'s History (its header in) continues with `parent`'s Events at seqs `inherited`, renumbered. */
-  inherit(parent: PlannedLog, child: PlannedLog, inherited: readonly number[], headerId: string): void;
+  inherit(parent: PlannedLog, child: PlannedLog, inherited: Float64Array, headerId: string): void;
 }
 
 export interface CodexFork {
@@ -127,24 +127,26 @@ export const lastTs = (log: PlannedLog, fallback: string): string => log.stored.
  * greatest seq, the first on a tie, well formed or not; without an integer `range.to_seq` no Event with a
  * seq follows it). Seqs, not Events: a lean plan makes an Event as it is read (lean-events.ts).
  */
-export function codexHistory(resolved: Iterable<PixirEvent>): number[] {
+export function codexHistory(resolved: EventList): Float64Array {
   let latest: PixirEvent | null = null;
   for (const e of resolved) if (e.type === "history_compaction" && (latest === null || (e.seq ?? -1) > (latest.seq ?? -1))) latest = e;
   const to = latest === null ? null : checkpointToSeqOf(latest);
-  const out: number[] = [];
-  for (const e of resolved) if (carriesItem(e.data) && (latest === null || (to !== null && e.seq !== null && e.seq > to))) out.push(e.seq!);
-  return out;
+  return seqsOf(resolved, (e) => carriesItem(e.data) && (latest === null || (to !== null && e.seq !== null && e.seq > to)));
 }
 
 /** fork.md §3.1 step 6: the seqs of the Events of `resolved` a fork through `toSeq` inherits. */
-function inheritedOf(resolved: Iterable<PixirEvent>, toSeq: number): number[] {
-  const out: number[] = [];
-  for (const e of resolved) if (isInherited(e, toSeq)) out.push(e.seq!);
-  return out;
+const inheritedOf = (resolved: EventList, toSeq: number): Float64Array => seqsOf(resolved, (e) => isInherited(e, toSeq));
+
+/** The seqs of the Events of `resolved` that `keep` keeps: one typed array (a History may hold 10⁵ Events). */
+function seqsOf(resolved: EventList, keep: (e: PixirEvent) => boolean): Float64Array {
+  const out = new Float64Array(resolved.length);
+  let n = 0;
+  for (const e of resolved) if (keep(e)) out[n++] = e.seq!;
+  return out.subarray(0, n);
 }
 
 /** The Events of `log` at `seqs`. */
-export const eventsAt = (log: PlannedLog, seqs: readonly number[]): PixirEvent[] => seqs.map((s) => log.resolved.at(s)!);
+const eventsAt = (log: PlannedLog, seqs: Float64Array): PixirEvent[] => Array.from(seqs, (s) => log.resolved.at(s)!);
 
 /**
  * §3.4: the checkpoint a share child of `parent` at `toSeq` carries: the one with the greatest seq (the first
@@ -228,7 +230,7 @@ export function prefixOwner(logs: readonly PlannedLog[], log: PlannedLog, toSeq:
     const l = at.log;
     const parent = isShareChild(l) && at.toSeq <= l.replayEventCount ? logs.find((p) => p.sessionId === l.parentId) : undefined;
     if (parent === undefined) return at;
-    const inherited = at.toSeq === 0 ? [] : inheritedOf(parent.resolved, l.forkedToSeq ?? 0);
+    const inherited = at.toSeq === 0 ? new Float64Array(0) : inheritedOf(parent.resolved, l.forkedToSeq ?? 0);
     at = { log: parent, toSeq: at.toSeq === 0 ? 0 : inherited[at.toSeq - 1]! };
   }
 }

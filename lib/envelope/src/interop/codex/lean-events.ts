@@ -5,23 +5,26 @@
 // read. An Event is made as an object only when it is read, and dropped after.
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { derivedUlid } from "../../event/ids.js";
+import type { EventSequence } from "../../fork/fork.js";
 import type { SpillPlace } from "./event-spill.js";
 import type { EventList } from "./family.js";
 
-/** A growable column of numbers. */
+/** Entries in one chunk of a Column. */
+const CHUNK_BITS = 14;
+const CHUNK = 1 << CHUNK_BITS;
+
+/** A growable column of numbers, in chunks: it grows without copies, and wastes at most one chunk. */
 export class Column {
   length = 0;
-  constructor(private values: Float64Array | Uint32Array | Int32Array) {}
+  private readonly chunks: Array<Float64Array | Uint32Array | Int32Array> = [];
+  constructor(private readonly make: (n: number) => Float64Array | Uint32Array | Int32Array) {}
   push(v: number): void {
-    if (this.length === this.values.length) {
-      const next = new (this.values.constructor as Uint32ArrayConstructor)(this.length * 2);
-      next.set(this.values);
-      this.values = next;
-    }
-    this.values[this.length++] = v;
+    if ((this.length & (CHUNK - 1)) === 0) this.chunks.push(this.make(CHUNK));
+    this.chunks[this.length >>> CHUNK_BITS]![this.length & (CHUNK - 1)] = v;
+    this.length++;
   }
   get(i: number): number {
-    return this.values[i]!;
+    return this.chunks[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
   }
 }
 
@@ -38,13 +41,13 @@ interface Shape {
  * Events planning reads whole (a checkpoint, a header, a link: few and small) are kept as they are.
  */
 export class FactColumns {
-  private readonly shape = new Column(new Uint32Array(1024));
-  private readonly line = new Column(new Float64Array(1024));
-  private readonly callId = new Column(new Uint32Array(1024));
-  private readonly at = new Column(new Float64Array(1024));
-  private readonly len = new Column(new Uint32Array(1024));
+  private readonly shape = new Column((n) => new Uint32Array(n));
+  private readonly line = new Column((n) => new Float64Array(n));
+  private readonly callId = new Column((n) => new Uint32Array(n));
+  private readonly at = new Column((n) => new Float64Array(n));
+  private readonly len = new Column((n) => new Uint32Array(n));
   /** Each row's ts as epoch milliseconds; NaN for one that does not read back as the same text (then in `odd`). */
-  private readonly ts = new Column(new Float64Array(1024));
+  private readonly ts = new Column((n) => new Float64Array(n));
   private readonly oddTs = new Map<number, string | null>();
   /** The ts last read, as text and milliseconds: the Events of one line share it. */
   private lastTs: { text: string | null; ms: number } = { text: null, ms: NaN };
@@ -184,18 +187,25 @@ export class InheritedCopy implements PixirEvent {
   }
 }
 
-/** The History of a Log of a lean plan: a handle per seq; seqs 1..inherited copies of the parent's Events. */
+/**
+ * The History of a Log of a lean plan: a handle per seq, seqs 1..inherited copies of its parent's Events.
+ * Such a prefix that is a run of seqs of the parent is a view (`base`, `from`): the Log that holds those
+ * handles and where the run starts there; any other is copied.
+ */
 export class LeanHistory implements EventList {
-  private readonly handles = new Column(new Int32Array(256));
+  /** The header, then (without a view) the prefix, then the Log's own Events. */
+  private readonly handles = new Column((n) => new Int32Array(n));
   private inherited = 0;
   private forkEventId: string | null = null;
+  private base: LeanHistory | null = null;
+  private from = 0;
   constructor(
     private readonly table: FactColumns,
     private readonly sessionId: string,
   ) {}
 
   get length(): number {
-    return this.handles.length;
+    return this.handles.length + (this.base === null ? 0 : this.inherited);
   }
   /** How many Events after the header are copies (a share child's prefix). */
   get copies(): number {
@@ -205,16 +215,28 @@ export class LeanHistory implements EventList {
     const seq = i < 0 ? this.length + i : i;
     if (seq < 0 || seq >= this.length) return undefined;
     const copy = seq >= 1 && seq <= this.inherited;
-    return this.table.eventAt(this.handles.get(seq), this.sessionId, seq, copy ? this.forkEventId : null);
+    return this.table.eventAt(this.handleAt(seq), this.sessionId, seq, copy ? this.forkEventId : null);
+  }
+  private handleAt(seq: number): number {
+    if (this.base === null || seq === 0) return this.handles.get(seq);
+    return seq <= this.inherited ? this.base.handleAt(this.from + seq - 1) : this.handles.get(seq - this.inherited);
   }
   push(e: PixirEvent): void {
     this.handles.push(this.table.handleOf(e));
   }
   /** The prefix of a share child, after its header: `parent`'s Events at seqs `inherited`, read as copies. */
-  inherit(parent: LeanHistory, inherited: readonly number[], forkEventId: string): void {
+  inherit(parent: LeanHistory, inherited: Float64Array, forkEventId: string): void {
     this.forkEventId = forkEventId;
-    this.inherited = inherited.length;
-    for (const seq of inherited) this.handles.push(parent.handles.get(seq));
+    const n = (this.inherited = inherited.length);
+    if (n === 0 || inherited[n - 1]! - inherited[0]! !== n - 1) {
+      for (const seq of inherited) this.handles.push(parent.handleAt(seq));
+      return;
+    }
+    // A run: viewed where its handles are held (through the parent's own view when the run lies in it).
+    let base = parent;
+    let from = inherited[0]!;
+    while (base.base !== null && from >= 1 && from + n - 1 <= base.inherited) [base, from] = [base.base, base.from + from - 1];
+    [this.base, this.from] = [base, from];
   }
   *[Symbol.iterator](): Iterator<PixirEvent> {
     for (let i = 0; i < this.length; i++) yield this.at(i)!;
@@ -245,5 +267,23 @@ export class LeanStored implements EventList {
   push(): void {}
   *[Symbol.iterator](): Iterator<PixirEvent> {
     for (let i = 0; i < this.length; i++) yield this.at(i)!;
+  }
+}
+
+/** The Events of a History at some seqs, each made as it is read: a share child's prefix before it is cut. */
+export class EventsAt implements EventSequence {
+  constructor(
+    private readonly history: EventList,
+    private readonly seqs: Float64Array,
+  ) {}
+  get length(): number {
+    return this.seqs.length;
+  }
+  at(i: number): PixirEvent | undefined {
+    const seq = this.seqs.at(i);
+    return seq === undefined ? undefined : this.history.at(seq);
+  }
+  *[Symbol.iterator](): Iterator<PixirEvent> {
+    for (const seq of this.seqs) yield this.history.at(seq)!;
   }
 }

@@ -13,10 +13,10 @@ import { LADDER_STEP } from "../../store/digest-ladder.js";
 import { PrefixDigest } from "../../store/loader.js";
 import { readDiskFamily } from "./disk-prefix.js";
 import { EventSpill } from "./event-spill.js";
-import { eventsAt, type EventKeeper, type EventList, type Family, type PlannedLog } from "./family.js";
+import { type EventKeeper, type EventList, type Family, type PlannedLog } from "./family.js";
 import { codexBaseId, scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
 import { eventLine, taskOfRecords } from "./line-events.js";
-import { Column, FactColumns, FactEvent, LeanHistory, LeanStored } from "./lean-events.js";
+import { Column, EventsAt, FactColumns, FactEvent, LeanHistory, LeanStored } from "./lean-events.js";
 import { FreshFamily } from "./plan-lines.js";
 import { lineOf } from "./rebuild.js";
 
@@ -30,7 +30,7 @@ class LeanLadder {
     /** A share child's first replay Events are its copies, at seqs 1..inherited. */
     private readonly inherited: number,
     /** The seqs of the replay Events after those. */
-    private readonly own = new Column(new Float64Array(64)),
+    private readonly own = new Column((n) => new Float64Array(n)),
   ) {}
 
   static empty(): LeanLadder {
@@ -80,15 +80,15 @@ export class LeanKeeper implements EventKeeper {
     return { resolved, stored: new LeanStored(resolved, replay) };
   }
 
-  inherit(parent: PlannedLog, child: PlannedLog, inherited: readonly number[], headerId: string): void {
+  inherit(parent: PlannedLog, child: PlannedLog, inherited: Float64Array, headerId: string): void {
     (child.resolved as LeanHistory).inherit(parent.resolved as LeanHistory, inherited, headerId);
   }
 
-  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: readonly number[]): JsonObject {
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: Float64Array): JsonObject {
     const ladder = this.ladders.get(parent) ?? LeanLadder.empty();
     const state = ladder.cut(inherited.length, parent.resolved, (e) => this.whole(e));
     this.ladders.set(child, ladder.child(inherited.length, state));
-    return shareHeaderWithDigest(ws, parent.sessionId, parent.forkRoot, toSeq, eventsAt(parent, inherited), state.copy().digest());
+    return shareHeaderWithDigest(ws, parent.sessionId, parent.forkRoot, toSeq, new EventsAt(parent.resolved, inherited), state.copy().digest());
   }
 
   /** The Log line of an Event of the plan (with its `\n`); bytes are a view valid until the next line is asked for. */
