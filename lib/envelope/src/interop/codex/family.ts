@@ -13,6 +13,7 @@ import { sha256Hex } from "../../event/ids.js";
 import { codexOf, eventsByLine, lineOf, rebuildLine } from "./rebuild.js";
 import { carriesItem } from "./line-map.js";
 import { checkpointToSeqOf } from "../../session/context.js";
+import { LineSeqs } from "./columns.js";
 
 export type CodexLogRole = "root" | "fork" | "rollback";
 
@@ -37,7 +38,7 @@ export interface PlannedLog {
   /** How many of `stored` are already on disk. */
   diskCount: number;
   /** Own line n → the seq of its last Event here. */
-  lineSeq: Map<number, number>;
+  lineSeq: LineSeqs;
   forkRoot: string;
   /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
   digests?: DigestLadder;
@@ -54,11 +55,11 @@ export interface EventKeeper {
   /** The Event to hold for `e`, just made at the end of `log`'s History. */
   keep(log: PlannedLog, e: PixirEvent): PixirEvent;
   /** plannedShareHeader's twin: the share header data of `child`, cut from `parent` at `toSeq` (`inherited`: the seqs it inherits). */
-  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: Float64Array): JsonObject;
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: Int32Array): JsonObject;
   /** The empty lists of a new Log whose Events go through this keeper (a replay_v1 child stores its prefix). */
   lists(sessionId: string, replay: boolean): { stored: EventList; resolved: EventList };
   /** fork.md §3.1 step 8: `child`'s History (its header in) continues with `parent`'s Events at seqs `inherited`, renumbered. */
-  inherit(parent: PlannedLog, child: PlannedLog, inherited: Float64Array, headerId: string): void;
+  inherit(parent: PlannedLog, child: PlannedLog, inherited: Int32Array, headerId: string): void;
 }
 
 export interface CodexFork {
@@ -80,7 +81,7 @@ export interface Family {
 }
 
 export function newLog(sessionId: string, role: CodexLogRole, forkRoot: string): PlannedLog {
-  return { sessionId, role, parentId: null, forkedToSeq: null, stored: [], resolved: [], replayEventCount: 0, diskCount: 0, lineSeq: new Map(), forkRoot };
+  return { sessionId, role, parentId: null, forkedToSeq: null, stored: [], resolved: [], replayEventCount: 0, diskCount: 0, lineSeq: new LineSeqs(), forkRoot };
 }
 
 /** `log`'s Events go through `keeper` (its lists are the keeper's), when one is given. */
@@ -127,7 +128,7 @@ export const lastTs = (log: PlannedLog, fallback: string): string => log.stored.
  * greatest seq, the first on a tie, well formed or not; without an integer `range.to_seq` no Event with a
  * seq follows it). Seqs, not Events: a lean plan makes an Event as it is read (lean-events.ts).
  */
-export function codexHistory(resolved: EventList): Float64Array {
+export function codexHistory(resolved: EventList): Int32Array {
   let latest: PixirEvent | null = null;
   for (const e of resolved) if (e.type === "history_compaction" && (latest === null || (e.seq ?? -1) > (latest.seq ?? -1))) latest = e;
   const to = latest === null ? null : checkpointToSeqOf(latest);
@@ -135,18 +136,18 @@ export function codexHistory(resolved: EventList): Float64Array {
 }
 
 /** fork.md §3.1 step 6: the seqs of the Events of `resolved` a fork through `toSeq` inherits. */
-const inheritedOf = (resolved: EventList, toSeq: number): Float64Array => seqsOf(resolved, (e) => isInherited(e, toSeq));
+const inheritedOf = (resolved: EventList, toSeq: number): Int32Array => seqsOf(resolved, (e) => isInherited(e, toSeq));
 
-/** The seqs of the Events of `resolved` that `keep` keeps: one typed array (a History may hold 10⁵ Events). */
-function seqsOf(resolved: EventList, keep: (e: PixirEvent) => boolean): Float64Array {
-  const out = new Float64Array(resolved.length);
+/** The seqs of the Events of `resolved` that `keep` keeps, in one typed array: a History may hold 10⁵ Events. */
+function seqsOf(resolved: EventList, keep: (e: PixirEvent) => boolean): Int32Array {
+  const out = new Int32Array(resolved.length);
   let n = 0;
   for (const e of resolved) if (keep(e)) out[n++] = e.seq!;
   return out.subarray(0, n);
 }
 
 /** The Events of `log` at `seqs`. */
-const eventsAt = (log: PlannedLog, seqs: Float64Array): PixirEvent[] => Array.from(seqs, (s) => log.resolved.at(s)!);
+const eventsAt = (log: PlannedLog, seqs: Int32Array): PixirEvent[] => Array.from(seqs, (s) => log.resolved.at(s)!);
 
 /**
  * §3.4: the checkpoint a share child of `parent` at `toSeq` carries: the one with the greatest seq (the first
@@ -230,7 +231,7 @@ export function prefixOwner(logs: readonly PlannedLog[], log: PlannedLog, toSeq:
     const l = at.log;
     const parent = isShareChild(l) && at.toSeq <= l.replayEventCount ? logs.find((p) => p.sessionId === l.parentId) : undefined;
     if (parent === undefined) return at;
-    const inherited = at.toSeq === 0 ? new Float64Array(0) : inheritedOf(parent.resolved, l.forkedToSeq ?? 0);
+    const inherited = at.toSeq === 0 ? new Int32Array(0) : inheritedOf(parent.resolved, l.forkedToSeq ?? 0);
     at = { log: parent, toSeq: at.toSeq === 0 ? 0 : inherited[at.toSeq - 1]! };
   }
 }

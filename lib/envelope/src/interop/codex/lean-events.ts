@@ -7,26 +7,11 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { derivedUlid } from "../../event/ids.js";
 import type { EventSequence } from "../../fork/fork.js";
 import type { SpillPlace } from "./event-spill.js";
+import { Column } from "./columns.js";
 import type { EventList } from "./family.js";
 
-/** Entries in one chunk of a Column. */
-const CHUNK_BITS = 14;
-const CHUNK = 1 << CHUNK_BITS;
-
-/** A growable column of numbers, in chunks: it grows without copies, and wastes at most one chunk. */
-export class Column {
-  length = 0;
-  private readonly chunks: Array<Float64Array | Uint32Array | Int32Array> = [];
-  constructor(private readonly make: (n: number) => Float64Array | Uint32Array | Int32Array) {}
-  push(v: number): void {
-    if ((this.length & (CHUNK - 1)) === 0) this.chunks.push(this.make(CHUNK));
-    this.chunks[this.length >>> CHUNK_BITS]![this.length & (CHUNK - 1)] = v;
-    this.length++;
-  }
-  get(i: number): number {
-    return this.chunks[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
-  }
-}
+/** The greatest line a row holds (a Uint32 column); an Event of a later line is kept whole. */
+export const MAX_ROW_LINE = 0xffffffff;
 
 /** What planning reads of a line Event's data, less its line and call id: shared by many rows. */
 interface Shape {
@@ -42,7 +27,7 @@ interface Shape {
  */
 export class FactColumns {
   private readonly shape = new Column((n) => new Uint32Array(n));
-  private readonly line = new Column((n) => new Float64Array(n));
+  private readonly line = new Column((n) => new Uint32Array(n));
   private readonly callId = new Column((n) => new Uint32Array(n));
   private readonly at = new Column((n) => new Float64Array(n));
   private readonly len = new Column((n) => new Uint32Array(n));
@@ -225,7 +210,7 @@ export class LeanHistory implements EventList {
     this.handles.push(this.table.handleOf(e));
   }
   /** The prefix of a share child, after its header: `parent`'s Events at seqs `inherited`, read as copies. */
-  inherit(parent: LeanHistory, inherited: Float64Array, forkEventId: string): void {
+  inherit(parent: LeanHistory, inherited: Int32Array, forkEventId: string): void {
     this.forkEventId = forkEventId;
     const n = (this.inherited = inherited.length);
     if (n === 0 || inherited[n - 1]! - inherited[0]! !== n - 1) {
@@ -274,7 +259,7 @@ export class LeanStored implements EventList {
 export class EventsAt implements EventSequence {
   constructor(
     private readonly history: EventList,
-    private readonly seqs: Float64Array,
+    private readonly seqs: Int32Array,
   ) {}
   get length(): number {
     return this.seqs.length;

@@ -16,7 +16,8 @@ import { EventSpill } from "./event-spill.js";
 import { type EventKeeper, type EventList, type Family, type PlannedLog } from "./family.js";
 import { codexBaseId, scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
 import { eventLine, taskOfRecords } from "./line-events.js";
-import { Column, EventsAt, FactColumns, FactEvent, LeanHistory, LeanStored } from "./lean-events.js";
+import { Column } from "./columns.js";
+import { EventsAt, FactColumns, FactEvent, LeanHistory, LeanStored, MAX_ROW_LINE } from "./lean-events.js";
 import { FreshFamily } from "./plan-lines.js";
 import { lineOf } from "./rebuild.js";
 
@@ -30,7 +31,7 @@ class LeanLadder {
     /** A share child's first replay Events are its copies, at seqs 1..inherited. */
     private readonly inherited: number,
     /** The seqs of the replay Events after those. */
-    private readonly own = new Column((n) => new Float64Array(n)),
+    private readonly own = new Column((n) => new Int32Array(n)),
   ) {}
 
   static empty(): LeanLadder {
@@ -71,7 +72,7 @@ export class LeanKeeper implements EventKeeper {
     ladder.add(e);
     // A checkpoint, a header or a link stays whole: planning reads them, and they are few and small.
     const n = lineOf(e);
-    if (n === null || e.type === "history_compaction") return e;
+    if (n === null || n > MAX_ROW_LINE || e.type === "history_compaction") return e;
     return this.table.add(e, n, this.spill.put(eventLine(e)));
   }
 
@@ -80,11 +81,11 @@ export class LeanKeeper implements EventKeeper {
     return { resolved, stored: new LeanStored(resolved, replay) };
   }
 
-  inherit(parent: PlannedLog, child: PlannedLog, inherited: Float64Array, headerId: string): void {
+  inherit(parent: PlannedLog, child: PlannedLog, inherited: Int32Array, headerId: string): void {
     (child.resolved as LeanHistory).inherit(parent.resolved as LeanHistory, inherited, headerId);
   }
 
-  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: Float64Array): JsonObject {
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: Int32Array): JsonObject {
     const ladder = this.ladders.get(parent) ?? LeanLadder.empty();
     const state = ladder.cut(inherited.length, parent.resolved, (e) => this.whole(e));
     this.ladders.set(child, ladder.child(inherited.length, state));
