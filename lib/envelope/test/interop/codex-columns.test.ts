@@ -43,7 +43,7 @@ describe("LeanHistory", () => {
   const table = new FactColumns();
   const place = { at: 0, len: 1 };
   const line = (sid: string, seq: number, n: number): PixirEvent => ({ id: `e${n}`, session_id: sid, seq, ts: `2026-03-01T10:00:${String(n).padStart(2, "0")}.000Z`, type: "user_message", data: { codex: { line: n, record: { type: "response_item" } }, origin: "user" } });
-  const header = (sid: string): PixirEvent => ({ id: `h-${sid}`, session_id: sid, seq: 0, ts: null, type: "session_start", data: {} });
+  const header = (sid: string): PixirEvent => ({ id: `h-${sid}`, session_id: sid, seq: 0, ts: null, type: "session_fork", data: {} });
   const history = (sid: string): LeanHistory => new LeanHistory(table, sid);
 
   it("reads a child's prefix, viewed or copied, as copies renumbered in the child, its own Events after", () => {
