@@ -1,8 +1,9 @@
 // codex-interop.md §3–§4.5 for a rollout the planner must see whole (a rollback cuts a share child from
 // the History planned so far): the rollout is read once, one line at a time, and planned as a new family
-// whose Logs hold only each Event's facts (its envelope, and what planning reads of its data: the line,
-// part, item kind, origin, call id; a checkpoint, header or link whole); each Event's Log line goes to an
-// EventSpill as it is made, and the Logs are written from there. The prefix digest a rollback needs is kept
+// whose Logs hold only each Event's facts, as a row of columns (lean-events.ts: what planning reads of its
+// data, the line, part, item kind, origin, call id, and its ts; a checkpoint, header or link whole), a share
+// child's prefix a view of its parent's; each Event's Log line goes to an EventSpill as it is made, and the
+// Logs are written from there. The prefix digest a rollback needs is kept
 // as the Events are made (a ladder per Log, as store/digest-ladder.ts keeps it). Memory holds the facts, not
 // the rollout.
 // The rule it follows is import.ts's plain one (the same Mapper, feeder and share children); the property
