@@ -15,8 +15,9 @@
 // of the real transcripts, every copy with fresh ids (bench/lib/claude-tree.mjs); one long Claude transcript
 // (the same generator as bench:claude --one-session); a Codex sessions tree of the real rollouts, each copy
 // with fresh ids (bench/lib/import-trees.mjs), and one rollout made of the real codemie-code one, its records
-// repeated, and one of generated turns ending in 12 rollbacks (bench/lib/codex-rollbacks.mjs); one pi
-// session file made of the real test/fixtures/pi/large-session.jsonl, its entries repeated;
+// repeated, and one of generated turns ending in 12 rollbacks (bench/lib/codex-rollbacks.mjs; turns of 20 KB,
+// and of 50 bytes); one pi session file made of the real test/fixtures/pi/large-session.jsonl, its entries
+// repeated;
 // Gemini CLI and opencode archives
 // (bench/lib/agent-archive.mjs). A "grown" import first imports the first half of the file, then the whole
 // file (the same bytes with lines appended): the second import is the one measured. Exit 1 if a job fails
@@ -206,13 +207,16 @@ async function grownImport(ctx, agent, make, name) {
   // after the whole file is read and planned; that refusal is what a cron re-import of a grown pi file costs.
   return { bin: BIN.pixir, argv: ["import", agent, file, ...ws(target)], status: agent === "pi" ? 1 : 0 };
 }
-/** A rollout the planner plans whole (bench/lib/codex-rollbacks.mjs): its first half of lines imported, then all of it, measured. */
-function rolledBackImport(ctx) {
-  const dir = freshDir(ctx, "codex-rollback");
+/**
+ * A rollout the planner plans whole (bench/lib/codex-rollbacks.mjs), of turns of about `turnBytes`: its first
+ * half of lines imported, then all of it, measured.
+ */
+function rolledBackImport(ctx, turnBytes = 20000) {
+  const dir = freshDir(ctx, `codex-rollback-${turnBytes}`);
   const file = path.join(dir, "input", `rollout-2026-03-01T10-00-00-${ROLLBACK_THREAD}.jsonl`);
   const target = path.join(dir, "ws");
   mkdirSync(target);
-  const lines = rolledBackRollout(ctx.bytes);
+  const lines = rolledBackRollout(ctx.bytes, { turnBytes });
   writeRollout(file, lines, Math.floor(lines.length / 2));
   ctx.run(BIN.pixir, ["import", "codex", file, ...ws(target)]);
   writeRollout(file, lines);
@@ -274,6 +278,7 @@ const JOBS = [
   { name: "import-codex", what: "pixir import codex <sessions tree> (fresh)", run: async (c) => ({ bin: BIN.pixir, argv: ["import", "codex", await c.input("codexTree"), ...ws(freshDir(c, "codex-ws"))] }) },
   { name: "import-codex-grown", what: "pixir import codex <one rollout at 1/2, then whole> (the second)", run: (c) => grownImport(c, "codex", codexRollout, "codex-grown") },
   { name: "import-codex-rollback", what: "pixir import codex <one rollout, 12 rollbacks at its end: 1/2 of its lines, then whole> (the second)", run: (c) => rolledBackImport(c) },
+  { name: "import-codex-rollback-short", what: "the same, of turns of 50 bytes: about 80× the lines and Events per MiB", run: (c) => rolledBackImport(c, 50) },
   { name: "import-pi", what: "pixir import pi <one session file> (fresh)", run: async (c) => ({ bin: BIN.pixir, argv: ["import", "pi", await c.input("piFile"), ...ws(freshDir(c, "pi-ws"))] }) },
   { name: "import-pi-grown", what: "pixir import pi <the file at 1/2, then whole> (the second: refused, §3.2)", run: (c) => grownImport(c, "pi", piSession, "pi-grown") },
   { name: "import-gemini", what: "pixir import gemini <chats> (fresh)", run: async (c) => ({ bin: BIN.pixir, argv: ["import", "gemini", await c.input("gemini"), ...ws(freshDir(c, "gemini-ws"))] }) },

@@ -87,7 +87,7 @@ describe("replanGrown plans a grown rollout as planGrown does", () => {
     await importRolloutFiles(ws, [writeRolloutFile(second, name), sub("019c8a59-e9dd-71f0-9ae3-4079fe972603", "inspect again")]);
     expect(readFileSync(logFile(ws, P), "utf8").split('"subagent_link"').length - 1).toBe(2);
     const p = await expectFastEqualsPlain(ws, writeRolloutFile(rolledBackLines(second, 3, true), name));
-    expect(p.family.logs[0]!.stored.filter((e) => e.type === "subagent_event")).toHaveLength(2);
+    expect(Array.from(p.family.logs[0]!.stored).filter((e) => e.type === "subagent_event")).toHaveLength(2);
     expect(appended(p)).toBeGreaterThan(0);
   });
 

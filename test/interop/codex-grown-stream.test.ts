@@ -36,7 +36,7 @@ async function expectStreamedAsPlanned(ws: string, file: string, lenient = false
   const root = plan.family.logs[0]!;
   expect(streamed.eventCount).toBe(root.stored.length);
   expect(streamed.newEvents).toBe(root.stored.length - root.diskCount);
-  expect(lines.join("")).toBe(root.stored.slice(root.diskCount).map(eventLine).join(""));
+  expect(lines.join("")).toBe(Array.from(root.stored).slice(root.diskCount).map(eventLine).join(""));
   return streamed.newEvents;
 }
 

@@ -254,12 +254,12 @@ const logPlace = (l: PlannedLog) => ({
 });
 
 /** Every field of a planned Log, as plain values. */
-export const plannedLogView = (l: PlannedLog) => ({ ...logPlace(l), stored: l.stored.map(plainEvent), resolved: l.resolved.map(plainEvent) });
+export const plannedLogView = (l: PlannedLog) => ({ ...logPlace(l), stored: Array.from(l.stored, plainEvent), resolved: Array.from(l.resolved, plainEvent) });
 
 /** A planned Log as the writing pass sees it: its place in the family, and the lines it holds. */
 export type PlannedLines = ReturnType<typeof logPlace> & { lines: string[] };
 
-const plannedLines = (family: Family, lineOf: (e: PixirEvent) => string | Buffer): PlannedLines[] => family.logs.map((l) => ({ ...logPlace(l), lines: l.stored.map((e) => lineOf(e).toString()) }));
+const plannedLines = (family: Family, lineOf: (e: PixirEvent) => string | Buffer): PlannedLines[] => family.logs.map((l) => ({ ...logPlace(l), lines: Array.from(l.stored, (e) => lineOf(e).toString()) }));
 
 /**
  * Rollout `file` planned over the Workspace both ways, by the lean planner (null where it declines) and by

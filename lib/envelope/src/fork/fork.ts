@@ -162,17 +162,23 @@ export function plannedShareHeader(ws: string, parent: LadderedLog, child: Ladde
   return shareHeaderWithDigest(ws, parent.sessionId, forkRootId, toSeq, inherited, digest);
 }
 
+/** Inherited Events in History order: an array, or a view that makes each as it is read (a Codex lean plan). */
+export interface EventSequence extends Iterable<PixirEvent> {
+  readonly length: number;
+  at(i: number): PixirEvent | undefined;
+}
+
 /**
  * shareHeaderData with the prefix digest of `inherited` already made (store/digest-ladder.ts: a planner that
  * cuts one Log many times); the open tool calls are read from the Events' data.
  */
-export function shareHeaderWithDigest(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[], prefixDigest: string): JsonObject {
+export function shareHeaderWithDigest(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: EventSequence, prefixDigest: string): JsonObject {
   const open = new OpenCalls(new IdSet());
   for (const e of inherited) open.add(e);
   return shareHeaderFields(ws, parentId, forkRootId, toSeq, inherited, prefixDigest, open.list());
 }
 
-function shareHeaderFields(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: readonly PixirEvent[], prefixDigest: string, openToolCalls: string[]): JsonObject {
+function shareHeaderFields(ws: string, parentId: string, forkRootId: string, toSeq: number, inherited: EventSequence, prefixDigest: string, openToolCalls: string[]): JsonObject {
   return {
     parent_session_id: parentId,
     fork_root_session_id: forkRootId,
@@ -180,7 +186,7 @@ function shareHeaderFields(ws: string, parentId: string, forkRootId: string, toS
     parent_workspace: ws,
     child_workspace: ws,
     replay_event_count: inherited.length,
-    from_seq: inherited[0]?.seq ?? null,
+    from_seq: inherited.at(0)?.seq ?? null,
     strategy: "share_v1",
     limitations: SHARE_LIMITATIONS,
     prefix_digest: prefixDigest,

@@ -8,7 +8,7 @@ import { closeSync, constants as fsConstants, openSync } from "node:fs";
 import type { PixirEvent } from "../../event/envelope.js";
 import { FileLines } from "../../lines/line-bound.js";
 import { inspectStatePath, logPath } from "../../store/paths.js";
-import { familyLogIds, type PlannedLog } from "./family.js";
+import { familyLogIds, type EventList, type PlannedLog } from "./family.js";
 import { eventLine } from "./line-events.js";
 import { codexOf } from "./rebuild.js";
 
@@ -65,10 +65,10 @@ export function diskHoldsPrefix(ws: string, logs: readonly PlannedLog[], disk: R
 }
 
 /** The file at `abs` is the lines of `events[0..count)` and nothing more; false on any read error. */
-export function fileHolds(abs: string, events: readonly PixirEvent[], count: number, lineOf: EventLineOf = eventLine): boolean {
+export function fileHolds(abs: string, events: EventList, count: number, lineOf: EventLineOf = eventLine): boolean {
   let i = 0;
   const compare = new LineComparer();
-  const ok = eachLine(abs, (bytes) => i < count && compare.same(bytes, lineOf(events[i++]!)));
+  const ok = eachLine(abs, (bytes) => i < count && compare.same(bytes, lineOf(events.at(i++)!)));
   return ok && i === count;
 }
 

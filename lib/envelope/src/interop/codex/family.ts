@@ -3,7 +3,7 @@
 import { readdirSync } from "node:fs";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { PixirError } from "../../event/errors.js";
-import { plannedShareHeader, REPLAY_LIMITATIONS } from "../../fork/fork.js";
+import { plannedShareHeader, REPLAY_LIMITATIONS, type LadderedLog } from "../../fork/fork.js";
 import type { DigestLadder } from "../../store/digest-ladder.js";
 import { derivedUlid } from "../../event/ids.js";
 import { inheritedItem, isInherited, MAX_FORK_DEPTH, OpenedHistories, type History } from "../../store/loader.js";
@@ -13,8 +13,17 @@ import { sha256Hex } from "../../event/ids.js";
 import { codexOf, eventsByLine, lineOf, rebuildLine } from "./rebuild.js";
 import { carriesItem } from "./line-map.js";
 import { checkpointToSeqOf } from "../../session/context.js";
+import { LineSeqs } from "./columns.js";
 
 export type CodexLogRole = "root" | "fork" | "rollback";
+
+/** A Log's Events in seq order: an array, or a lean plan's columns read as Events (lean-events.ts). */
+export interface EventList extends Iterable<PixirEvent> {
+  readonly length: number;
+  /** The Event at `i` (from the end when negative). */
+  at(i: number): PixirEvent | undefined;
+  push(e: PixirEvent): unknown;
+}
 
 export interface PlannedLog {
   sessionId: string;
@@ -22,14 +31,14 @@ export interface PlannedLog {
   parentId: string | null;
   forkedToSeq: number | null;
   /** The Events of the Log file, in seq order. */
-  stored: PixirEvent[];
-  /** The resolved History (fork.md §6). */
-  resolved: PixirEvent[];
+  stored: EventList;
+  /** The resolved History (fork.md §6): Event i has seq i. */
+  resolved: EventList;
   replayEventCount: number;
   /** How many of `stored` are already on disk. */
   diskCount: number;
   /** Own line n → the seq of its last Event here. */
-  lineSeq: Map<number, number>;
+  lineSeq: LineSeqs;
   forkRoot: string;
   /** The prefix digests of `resolved`, made when a child is first cut from this Log. */
   digests?: DigestLadder;
@@ -45,8 +54,12 @@ export interface PlannedLog {
 export interface EventKeeper {
   /** The Event to hold for `e`, just made at the end of `log`'s History. */
   keep(log: PlannedLog, e: PixirEvent): PixirEvent;
-  /** plannedShareHeader's twin: the share header data of `child`, cut from `parent` at `toSeq`. */
-  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: readonly PixirEvent[]): JsonObject;
+  /** plannedShareHeader's twin: the share header data of `child`, cut from `parent` at `toSeq` (`inherited`: the seqs it inherits). */
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: Int32Array): JsonObject;
+  /** The empty lists of a new Log whose Events go through this keeper (a replay_v1 child stores its prefix). */
+  lists(sessionId: string, replay: boolean): { stored: EventList; resolved: EventList };
+  /** fork.md §3.1 step 8: `child`'s History (its header in) continues with `parent`'s Events at seqs `inherited`, renumbered. */
+  inherit(parent: PlannedLog, child: PlannedLog, inherited: Int32Array, headerId: string): void;
 }
 
 export interface CodexFork {
@@ -68,22 +81,28 @@ export interface Family {
 }
 
 export function newLog(sessionId: string, role: CodexLogRole, forkRoot: string): PlannedLog {
-  return { sessionId, role, parentId: null, forkedToSeq: null, stored: [], resolved: [], replayEventCount: 0, diskCount: 0, lineSeq: new Map(), forkRoot };
+  return { sessionId, role, parentId: null, forkedToSeq: null, stored: [], resolved: [], replayEventCount: 0, diskCount: 0, lineSeq: new LineSeqs(), forkRoot };
+}
+
+/** `log`'s Events go through `keeper` (its lists are the keeper's), when one is given. */
+export function keepWith(log: PlannedLog, keeper: EventKeeper | undefined, replay = false): void {
+  log.keeper = keeper;
+  if (keeper !== undefined) Object.assign(log, keeper.lists(log.sessionId, replay));
 }
 
 /** Put an Event at the end of a Log (its seq is the next one of the resolved History). */
 export function pushEvent(log: PlannedLog, e: Omit<PixirEvent, "seq" | "session_id">): PixirEvent {
   const made: PixirEvent = { id: e.id, session_id: log.sessionId, seq: log.resolved.length, ts: e.ts, type: e.type, data: e.data };
   const event = log.keeper === undefined ? made : log.keeper.keep(log, made);
-  log.stored.push(event);
   log.resolved.push(event);
+  log.stored.push(event);
   const n = lineOf(event);
   if (n !== null) log.lineSeq.set(n, event.seq!);
   return event;
 }
 
 /** A Log's header and own Events (§3.7): not the copies a materialized child holds of its parent's. */
-export const ownEvents = (log: PlannedLog): PixirEvent[] => (log.replayEventCount === 0 ? log.stored : log.stored.filter((e) => e.seq === 0 || e.seq! > log.replayEventCount));
+export const ownEvents = (log: PlannedLog): PixirEvent[] => Array.from(log.stored).filter((e) => log.replayEventCount === 0 || e.seq === 0 || e.seq! > log.replayEventCount);
 
 /** The greatest line a family holds: own lines, and a fork's copied lines (§4.5). */
 export function familyMaxLine(f: Family): number {
@@ -104,16 +123,31 @@ export function familyLeaf(f: Family): PlannedLog {
 export const lastTs = (log: PlannedLog, fallback: string): string => log.stored.at(-1)?.ts ?? fallback;
 
 /**
- * §3.3 "Codex history of a Log": the Events of its resolved History that carry an item, after its latest
- * checkpoint chosen as the fold chooses it (context-and-compaction.md §1.1 steps 2–3: the greatest seq, the
- * first on a tie, well formed or not; without an integer `range.to_seq` no Event with a seq follows it).
+ * §3.3 "Codex history of a Log": the seqs of the Events of its resolved History that carry an item, after
+ * its latest checkpoint chosen as the fold chooses it (context-and-compaction.md §1.1 steps 2–3: the
+ * greatest seq, the first on a tie, well formed or not; without an integer `range.to_seq` no Event with a
+ * seq follows it). Seqs, not Events: a lean plan makes an Event as it is read (lean-events.ts).
  */
-export function codexHistory(resolved: PixirEvent[]): PixirEvent[] {
+export function codexHistory(resolved: EventList): Int32Array {
   let latest: PixirEvent | null = null;
   for (const e of resolved) if (e.type === "history_compaction" && (latest === null || (e.seq ?? -1) > (latest.seq ?? -1))) latest = e;
   const to = latest === null ? null : checkpointToSeqOf(latest);
-  return resolved.filter((e) => carriesItem(e.data) && (latest === null || (to !== null && e.seq !== null && e.seq > to)));
+  return seqsOf(resolved, (e) => carriesItem(e.data) && (latest === null || (to !== null && e.seq !== null && e.seq > to)));
 }
+
+/** fork.md §3.1 step 6: the seqs of the Events of `resolved` a fork through `toSeq` inherits. */
+const inheritedOf = (resolved: EventList, toSeq: number): Int32Array => seqsOf(resolved, (e) => isInherited(e, toSeq));
+
+/** The seqs of the Events of `resolved` that `keep` keeps, in one typed array: a History may hold 10⁵ Events. */
+function seqsOf(resolved: EventList, keep: (e: PixirEvent) => boolean): Int32Array {
+  const out = new Int32Array(resolved.length);
+  let n = 0;
+  for (const e of resolved) if (keep(e)) out[n++] = e.seq!;
+  return out.subarray(0, n);
+}
+
+/** The Events of `log` at `seqs`. */
+const eventsAt = (log: PlannedLog, seqs: Int32Array): PixirEvent[] => Array.from(seqs, (s) => log.resolved.at(s)!);
 
 /**
  * §3.4: the checkpoint a share child of `parent` at `toSeq` carries: the one with the greatest seq (the first
@@ -134,57 +168,30 @@ function carriedCheckpoint(parent: PlannedLog, toSeq: number): PixirEvent | null
 }
 
 /**
- * A lean plan's copy of an inherited Event in a share child's History (fork.md §3.1 step 8, as inheritedItem
- * makes it): its own Log and seq, its type, ts and data the original's, its id derived when it is asked for
- * (the line of a replay_v1 child). A rollout's share children each hold a copy of their prefix, so a copy
- * holds no more than that.
- */
-class InheritedCopy implements PixirEvent {
-  private readonly of: PixirEvent;
-  constructor(
-    of: PixirEvent,
-    readonly session_id: string,
-    readonly seq: number,
-    private readonly forkEventId: string,
-  ) {
-    this.of = of instanceof InheritedCopy ? of.of : of;
-  }
-  get id(): string {
-    return derivedUlid(`fork:${this.forkEventId}:${this.seq}`, this.of.ts);
-  }
-  get ts(): string | null {
-    return this.of.ts;
-  }
-  get type(): PixirEvent["type"] {
-    return this.of.type;
-  }
-  get data(): JsonObject {
-    return this.of.data;
-  }
-}
-
-/**
  * fork.md §3.1 steps 6–8 and §4.3 on `parent` at `toSeq`, plus the carried checkpoint of §3.4: the child's
  * header (built by `header`) and resolved prefix.
  */
 export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, header: (data: JsonObject) => Omit<PixirEvent, "seq" | "session_id">, replay = false): void {
-  const inherited = parent.resolved.filter((e) => isInherited(e, toSeq));
-  const shared = parent.keeper === undefined ? plannedShareHeader(ws, parent, child, parent.forkRoot, toSeq, inherited) : parent.keeper.shareHeader(ws, parent, child, toSeq, inherited);
-  child.keeper = parent.keeper;
+  const inherited = inheritedOf(parent.resolved, toSeq);
+  const copied = parent.keeper === undefined ? eventsAt(parent, inherited) : null;
+  const shared = copied !== null ? plannedShareHeader(ws, laddered(parent), laddered(child), parent.forkRoot, toSeq, copied) : parent.keeper!.shareHeader(ws, parent, child, toSeq, inherited);
+  keepWith(child, parent.keeper, replay);
   // replay_v1 (MAX_IMPORT_SHARE_HOPS): the same header and History, the prefix stored as materialize stores it.
   const h = header(replay ? { ...shared, strategy: "replay_v1", limitations: REPLAY_LIMITATIONS } : shared);
   const event: PixirEvent = { ...h, session_id: child.sessionId, seq: 0 };
   child.parentId = parent.sessionId;
   child.forkedToSeq = toSeq;
   child.replayEventCount = inherited.length;
-  child.stored.push(event);
   child.resolved.push(event);
+  child.stored.push(event);
   if (lineOf(event) === 1) child.lineSeq.set(1, 0);
-  inherited.forEach((e, i) => {
-    const copy = child.keeper === undefined ? inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event : new InheritedCopy(e, child.sessionId, i + 1, event.id!);
-    child.resolved.push(copy);
-    if (replay) child.stored.push(copy);
-  });
+  if (copied === null) child.keeper!.inherit(parent, child, inherited, event.id!);
+  else
+    copied.forEach((e, i) => {
+      const copy = inheritedItem({ event: e }, event.id!, child.sessionId, i + 1).event;
+      child.resolved.push(copy);
+      if (replay) child.stored.push(copy);
+    });
   // §3.4: the parent's latest checkpoint at or before the cut rides along, renumbered.
   const cp = carriedCheckpoint(parent, toSeq);
   if (cp === null) return;
@@ -192,7 +199,7 @@ export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, to
   const range = isJsonObject(cp.data.range) ? cp.data.range : null;
   if (range !== null && typeof range.to_seq === "number" && Number.isInteger(range.to_seq)) {
     const to = range.to_seq;
-    const count = inherited.filter((e) => e.seq! <= to).length;
+    const count = inherited.filter((seq) => seq <= to).length;
     data2.range = { ...range, from_seq: 0, to_seq: count };
     data2.source_event_count = count + 1;
   }
@@ -206,7 +213,13 @@ export function shareChild(ws: string, parent: PlannedLog, child: PlannedLog, to
   });
 }
 
-const isShareChild = (log: PlannedLog): boolean => log.stored[0]?.type === "session_fork" && log.stored[0].data.strategy === "share_v1";
+/** A Log the plain planner plans holds its History as an array, which plannedShareHeader's ladder reads. */
+function laddered(log: PlannedLog): LadderedLog {
+  if (!Array.isArray(log.resolved)) throw new Error("a Log of a lean plan has no History array");
+  return log as unknown as LadderedLog;
+}
+
+const isShareChild = (log: PlannedLog): boolean => log.stored.at(0)?.type === "session_fork" && log.stored.at(0)!.data.strategy === "share_v1";
 
 /**
  * The Log of the family that owns seq `toSeq` of `log`'s History, and that seq there: a seq in a share
@@ -218,8 +231,8 @@ export function prefixOwner(logs: readonly PlannedLog[], log: PlannedLog, toSeq:
     const l = at.log;
     const parent = isShareChild(l) && at.toSeq <= l.replayEventCount ? logs.find((p) => p.sessionId === l.parentId) : undefined;
     if (parent === undefined) return at;
-    const inherited = at.toSeq === 0 ? [] : parent.resolved.filter((e) => isInherited(e, l.forkedToSeq ?? 0));
-    at = { log: parent, toSeq: at.toSeq === 0 ? 0 : inherited[at.toSeq - 1]!.seq! };
+    const inherited = at.toSeq === 0 ? new Int32Array(0) : inheritedOf(parent.resolved, l.forkedToSeq ?? 0);
+    at = { log: parent, toSeq: at.toSeq === 0 ? 0 : inherited[at.toSeq - 1]! };
   }
 }
 
@@ -298,7 +311,7 @@ export async function loadFamily(ws: string, t: string, openLog?: OpenLog): Prom
     openLog = (id) => histories.open(id);
   }
   const root = await loadLog(openLog, base, "root");
-  const first = root.stored[0];
+  const first = root.stored.at(0);
   if (!isLineOneOf(first, t)) return { kind: "foreign" };
   const codex = codexOf(first!)!;
   const forkInfo = isJsonObject(codex.fork) ? codex.fork : null;
@@ -324,7 +337,8 @@ export async function loadFamily(ws: string, t: string, openLog?: OpenLog): Prom
   for (const id of familyLogIds(ws, base)) {
     if (id === base) continue;
     const log = await loadLog(openLog, id, "rollback");
-    const c = log.stored[0] ? codexOf(log.stored[0]) : null;
+    const first = log.stored.at(0);
+    const c = first ? codexOf(first) : null;
     if (c === null || c.synthetic !== "rollback_fork" || c.thread !== t) continue;
     children.push({ n: Number(c.line), log });
   }

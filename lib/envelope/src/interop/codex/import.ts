@@ -321,15 +321,16 @@ export async function planGrown(ws: string, r: Rollout, family: Family, families
             source_thread_id: shownThreadId(forkedFromOf(r.meta)),
             shared: false,
             copied_lines: 0,
-            fork_status: (family.logs[0]!.stored[0]?.data.lineage as JsonObject | undefined)?.fork_status as string | null,
+            fork_status: (family.logs[0]!.stored.at(0)?.data.lineage as JsonObject | undefined)?.fork_status as string | null,
           };
   if (r.lines.length > L) {
     const leaf = familyLeaf(family);
+    const stored = Array.from(leaf.stored);
     let lastLine = -1;
-    leaf.stored.forEach((e, i) => {
+    stored.forEach((e, i) => {
       if (lineOf(e) !== null) lastLine = i;
     });
-    if (leaf.stored.slice(lastLine + 1).some((e) => codexOf(e) === null)) throw refused(ws, leaf.sessionId, "log_diverged", r.display, null);
+    if (stored.slice(lastLine + 1).some((e) => codexOf(e) === null)) throw refused(ws, leaf.sessionId, "log_diverged", r.display, null);
     const state = stateOf(r.meta);
     const mapper = new Mapper(ws, family, state);
     for (const line of r.lines.slice(1)) {
@@ -446,7 +447,7 @@ async function planLinks(ws: string, sources: LinkSource[], families: Families):
     if (parentFamily === null || parentFamily === "foreign") continue;
     const childId = child.baseId;
     const linked = parentFamily.logs.some((log) =>
-      log.stored.some((e) => e.type === "subagent_event" && codexOf(e)?.synthetic === "subagent_link" && e.data.child_session_id === childId),
+      Array.from(log.stored).some((e) => e.type === "subagent_event" && codexOf(e)?.synthetic === "subagent_link" && e.data.child_session_id === childId),
     );
     if (linked || links.some((l) => l.childId === childId)) continue;
     const leaf = familyLeaf(parentFamily);
@@ -487,7 +488,7 @@ async function planLinks(ws: string, sources: LinkSource[], families: Families):
 /** The lines of a Log's Events from `from` on, made one at a time as the writer takes them. */
 /** The lines of a Log's Events from `from` on, made as the writer takes them. */
 function* serializedLines(log: PlannedLog, from: number, lineOf: EventLineOf = eventLine): Generator<string | Buffer> {
-  for (let i = from; i < log.stored.length; i++) yield lineOf(log.stored[i]!);
+  for (let i = from; i < log.stored.length; i++) yield lineOf(log.stored.at(i)!);
 }
 
 const linesOfRollout = (r: Rollout): ReadLines & ReadFacts => ({ ...r, lineCount: r.lines.length, skippedLines: r.lines.filter((l) => l.record === null).length });
@@ -1109,7 +1110,7 @@ async function writeLogs(run: Run, items: Array<{ log: PlannedLog; lines: () => 
         }, { lease, signal: options.signal });
       } else {
         const tail = readTail(ws, log.sessionId);
-        if (tail.last?.seq !== log.stored[log.diskCount - 1]!.seq) {
+        if (tail.last?.seq !== log.stored.at(log.diskCount - 1)!.seq) {
           throw new PixirError("log_write_failed", undefined, { reason: "log_changed_during_import", path: logPath(ws, log.sessionId).rel });
         }
         await appendJournaled(ws, log.sessionId, tail, async (emit) => {

@@ -1,21 +1,24 @@
 // codex-interop.md §3–§4.5 for a rollout the planner must see whole (a rollback cuts a share child from
 // the History planned so far): the rollout is read once, one line at a time, and planned as a new family
-// whose Logs hold only each Event's facts (its envelope, and what planning reads of its data: the line,
-// part, item kind, origin, call id; a checkpoint, header or link whole); each Event's Log line goes to an
-// EventSpill as it is made, and the Logs are written from there. The prefix digest a rollback needs is kept
+// whose Logs hold only each Event's facts, as a row of columns (lean-events.ts: what planning reads of its
+// data, the line, part, item kind, origin, call id, and its ts; a checkpoint, header or link whole), a share
+// child's prefix a view of its parent's; each Event's Log line goes to an EventSpill as it is made, and the
+// Logs are written from there. The prefix digest a rollback needs is kept
 // as the Events are made (a ladder per Log, as store/digest-ladder.ts keeps it). Memory holds the facts, not
 // the rollout.
 // The rule it follows is import.ts's plain one (the same Mapper, feeder and share children); the property
 // test test/interop/codex-lean-plan.test.ts holds the two to the same Logs.
-import { isJsonObject, isReplayType, serializeEvent, dataTextOf, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { isReplayType, rawDataText, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { shareHeaderWithDigest } from "../../fork/fork.js";
 import { LADDER_STEP } from "../../store/digest-ladder.js";
 import { PrefixDigest } from "../../store/loader.js";
 import { readDiskFamily } from "./disk-prefix.js";
-import { EventSpill, type SpillPlace } from "./event-spill.js";
-import type { EventKeeper, Family, PlannedLog } from "./family.js";
+import { EventSpill } from "./event-spill.js";
+import { type EventKeeper, type EventList, type Family, type PlannedLog } from "./family.js";
 import { codexBaseId, scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
 import { eventLine, taskOfRecords } from "./line-events.js";
+import { Column } from "./columns.js";
+import { EventsAt, FactColumns, FactEvent, LeanHistory, LeanStored, MAX_ROW_LINE } from "./lean-events.js";
 import { FreshFamily } from "./plan-lines.js";
 import { lineOf } from "./rebuild.js";
 
@@ -29,7 +32,7 @@ class LeanLadder {
     /** A share child's first replay Events are its copies, at seqs 1..inherited. */
     private readonly inherited: number,
     /** The seqs of the replay Events after those. */
-    private readonly own: number[] = [],
+    private readonly own = new Column((n) => new Int32Array(n)),
   ) {}
 
   static empty(): LeanLadder {
@@ -44,11 +47,11 @@ class LeanLadder {
   }
 
   /** The digest of the first `count` replay Events, still open; `full` gives back an Event's data. */
-  cut(count: number, resolved: readonly PixirEvent[], full: (e: PixirEvent) => PixirEvent): PrefixDigest {
+  cut(count: number, resolved: EventList, full: (e: PixirEvent) => PixirEvent): PrefixDigest {
     if (count === this.running.count) return this.running.copy();
     const j = Math.floor(count / LADDER_STEP);
     const out = this.marks[j]!.copy();
-    for (let i = j * LADDER_STEP; i < count; i++) out.add(full(resolved[i < this.inherited ? i + 1 : this.own[i - this.inherited]!]!));
+    for (let i = j * LADDER_STEP; i < count; i++) out.add(full(resolved.at(i < this.inherited ? i + 1 : this.own.get(i - this.inherited))!));
     return out;
   }
 
@@ -58,28 +61,9 @@ class LeanLadder {
   }
 }
 
-/** Where the line of an Event whose data the plan dropped lies, and the Event it was made as. */
-interface Spilled extends SpillPlace {
-  owner: PixirEvent;
-}
-
-/** A line Event's data as planning reads it (carriesItem, lineOf, the turn boundaries, OpenCalls). */
-function factsOf(data: JsonObject): JsonObject {
-  const c = data.codex as JsonObject;
-  const codex: JsonObject = { line: c.line };
-  if (c.part !== undefined) codex.part = c.part;
-  if (c.skipped !== undefined) codex.skipped = c.skipped;
-  if (isJsonObject(c.record)) codex.record = { type: c.record.type };
-  const out: JsonObject = { codex };
-  if (data.origin !== undefined) out.origin = data.origin;
-  if (data.call_id !== undefined) out.call_id = data.call_id;
-  return out;
-}
-
-/** The keeper of a lean plan: each line Event's data dropped for its facts, its line spilled. */
+/** The keeper of a lean plan: each line Event held as a row of facts (lean-events.ts), its line spilled. */
 export class LeanKeeper implements EventKeeper {
-  /** By the facts object of an Event (a share child's copy holds the same one). */
-  private readonly spilled = new WeakMap<JsonObject, Spilled>();
+  private readonly table = new FactColumns();
   private readonly ladders = new WeakMap<PlannedLog, LeanLadder>();
   private readonly spill = EventSpill.open();
 
@@ -88,27 +72,34 @@ export class LeanKeeper implements EventKeeper {
     if (ladder === undefined) this.ladders.set(log, (ladder = LeanLadder.empty()));
     ladder.add(e);
     // A checkpoint, a header or a link stays whole: planning reads them, and they are few and small.
-    if (lineOf(e) === null || e.type === "history_compaction") return e;
-    const kept: PixirEvent = { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: factsOf(e.data) };
-    this.spilled.set(kept.data, { ...this.spill.put(eventLine(e)), owner: kept });
-    return kept;
+    const n = lineOf(e);
+    if (n === null || n > MAX_ROW_LINE || e.type === "history_compaction") return e;
+    return this.table.add(e, n, this.spill.put(eventLine(e)));
   }
 
-  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: readonly PixirEvent[]): JsonObject {
+  lists(sessionId: string, replay: boolean): { stored: EventList; resolved: EventList } {
+    const resolved = new LeanHistory(this.table, sessionId);
+    return { resolved, stored: new LeanStored(resolved, replay) };
+  }
+
+  inherit(parent: PlannedLog, child: PlannedLog, inherited: Int32Array, headerId: string): void {
+    (child.resolved as LeanHistory).inherit(parent.resolved as LeanHistory, inherited, headerId);
+  }
+
+  shareHeader(ws: string, parent: PlannedLog, child: PlannedLog, toSeq: number, inherited: Int32Array): JsonObject {
     const ladder = this.ladders.get(parent) ?? LeanLadder.empty();
     const state = ladder.cut(inherited.length, parent.resolved, (e) => this.whole(e));
     this.ladders.set(child, ladder.child(inherited.length, state));
-    return shareHeaderWithDigest(ws, parent.sessionId, parent.forkRoot, toSeq, inherited, state.copy().digest());
+    return shareHeaderWithDigest(ws, parent.sessionId, parent.forkRoot, toSeq, new EventsAt(parent.resolved, inherited), state.copy().digest());
   }
 
   /** The Log line of an Event of the plan (with its `\n`); bytes are a view valid until the next line is asked for. */
   line(e: PixirEvent): string | Buffer {
-    const s = this.spilled.get(e.data);
-    if (s === undefined) return eventLine(e);
-    const bytes = this.spill.read(s);
-    if (s.owner === e) return bytes;
+    if (!(e instanceof FactEvent)) return eventLine(e);
+    const bytes = this.spill.read(this.table.placeOf(e.row));
+    if (e.forkEventId === null) return bytes;
     // A copy of it (a replay_v1 child's prefix): the same data under the copy's envelope.
-    const data = dataTextOf(bytes.toString("utf8", 0, bytes.length - 1), s.owner);
+    const data = rawDataText(bytes.toString("utf8", 0, bytes.length - 1));
     return data !== undefined ? serializeEvent(e, data) : eventLine(this.whole(e));
   }
 
@@ -118,10 +109,9 @@ export class LeanKeeper implements EventKeeper {
 
   /** An Event with its whole data again. */
   private whole(e: PixirEvent): PixirEvent {
-    const s = this.spilled.get(e.data);
-    if (s === undefined) return e;
-    // Field by field: a share child's copy keeps its fields behind getters (family.ts InheritedCopy).
-    return { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: (JSON.parse(this.spill.read(s).toString("utf8")) as PixirEvent).data };
+    if (!(e instanceof FactEvent)) return e;
+    const own = JSON.parse(this.spill.read(this.table.placeOf(e.row)).toString("utf8")) as PixirEvent;
+    return e.forkEventId === null ? own : { id: e.id, session_id: e.session_id, seq: e.seq, ts: e.ts, type: e.type, data: own.data };
   }
 }
 

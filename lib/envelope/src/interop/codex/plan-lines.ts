@@ -4,7 +4,7 @@ import type { JsonObject } from "../../event/envelope.js";
 import { derivedUlid } from "../../event/ids.js";
 import { MAX_IMPORT_SHARE_HOPS } from "../../fork/fork.js";
 import { countsMatch, diskHoldsPrefix, type DiskLog, type EventLineOf } from "./disk-prefix.js";
-import { codexHistory, familyLeaf, familyShareHops, lastTs, newLog, prefixOwner, pushEvent, shareChild, type EventKeeper, type Family, type PlannedLog } from "./family.js";
+import { codexHistory, familyLeaf, familyShareHops, keepWith, lastTs, newLog, prefixOwner, pushEvent, shareChild, type EventKeeper, type Family, type PlannedLog } from "./family.js";
 import { codexBaseId, dropTurnsCut, EPOCH, validTimestamp, type Rollout, type RolloutLine } from "./format.js";
 import { isRollback, lineEvents, rootHeader, rootLineage, stateOf } from "./line-events.js";
 import { mapLine, RunningState } from "./line-map.js";
@@ -37,13 +37,14 @@ export class Mapper {
     const L = this.current;
     const history = codexHistory(L.resolved);
     const boundaries: number[] = [];
-    history.forEach((e, i) => {
+    history.forEach((seq, i) => {
+      const e = L.resolved.at(seq)!;
       if (e.type === "user_message" && e.data.origin !== "context") boundaries.push(i);
     });
     const cut = dropTurnsCut(boundaries, k);
     if (cut === null) return;
     // The child hangs off the Log that owns the cut, so that rollbacks to one turn stay one hop deep.
-    const at = prefixOwner(this.family.logs, L, cut === 0 ? 0 : history[cut - 1]!.seq!);
+    const at = prefixOwner(this.family.logs, L, cut === 0 ? 0 : history[cut - 1]!);
     const replay = familyShareHops(this.family.logs, at.log) + 1 > MAX_IMPORT_SHARE_HOPS;
     const child = newLog(`${this.family.baseId}.rollback-${line.n}`, "rollback", at.log.forkRoot);
     const ts = this.tsOf(line, L);
@@ -66,7 +67,7 @@ export function newRootFamily(r: RolloutHead, first: RolloutLine, forkStatus: st
   const t = r.threadId;
   const base = codexBaseId(t);
   const root = newLog(base, "root", base);
-  root.keeper = keeper;
+  keepWith(root, keeper);
   pushEvent(root, rootHeader(t, first, r.display, rootLineage(r.meta, forkStatus)));
   return { threadId: t, baseId: base, logs: [root], fork: null, lineOne: first.record!, fromDisk: false };
 }

@@ -1,0 +1,76 @@
+// The columns a Codex lean plan holds instead of objects (interop/codex/columns.ts, lean-events.ts): a
+// Column past its first chunk, LineSeqs against the Map it stands for, and a share child's History read
+// through a view of its parent's as the copies the plain rule makes.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { PixirEvent } from "../../src/event/envelope.js";
+import { derivedUlid } from "../../src/event/ids.js";
+import { Column, LineSeqs } from "../../src/interop/codex/columns.js";
+import { FactColumns, LeanHistory } from "../../src/interop/codex/lean-events.js";
+
+describe("Column", () => {
+  it("gives back what was pushed, across its first and later chunks", () => {
+    const c = new Column((n) => new Int32Array(n));
+    for (let i = 0; i < 40_000; i++) c.push(i * 3 - 7);
+    expect(c.length).toBe(40_000);
+    for (const i of [0, 63, 64, 16_383, 16_384, 39_999]) expect(c.get(i)).toBe(i * 3 - 7);
+    c.set(16_384, 5);
+    expect(c.get(16_384)).toBe(5);
+  });
+});
+
+describe("LineSeqs", () => {
+  it("answers as a Map would, lines in order or not, out of range or not", () => {
+    const op = fc.tuple(fc.oneof(fc.nat(50), fc.integer({ min: -3, max: 2 ** 33 })), fc.nat(1000));
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), fc.boolean(), (ops, ordered) => {
+        const list = ordered ? [...ops].sort((a, b) => a[0] - b[0]) : ops;
+        const want = new Map<number, number>();
+        const got = new LineSeqs();
+        for (const [n, seq] of list) {
+          want.set(n, seq);
+          got.set(n, seq);
+        }
+        expect([...got]).toEqual([...want]);
+        expect([...got.keys()]).toEqual([...want.keys()]);
+        for (const n of [...want.keys(), 51, -1, 2 ** 34]) expect(got.get(n)).toBe(want.get(n));
+      }),
+    );
+  });
+});
+
+describe("LeanHistory", () => {
+  const table = new FactColumns();
+  const place = { at: 0, len: 1 };
+  const line = (sid: string, seq: number, n: number): PixirEvent => ({ id: `e${n}`, session_id: sid, seq, ts: `2026-03-01T10:00:${String(n).padStart(2, "0")}.000Z`, type: "user_message", data: { codex: { line: n, record: { type: "response_item" } }, origin: "user" } });
+  const header = (sid: string): PixirEvent => ({ id: `h-${sid}`, session_id: sid, seq: 0, ts: null, type: "session_fork", data: {} });
+  const history = (sid: string): LeanHistory => new LeanHistory(table, sid);
+
+  it("reads a child's prefix, viewed or copied, as copies renumbered in the child, its own Events after", () => {
+    const root = history("r");
+    root.push(header("r"));
+    for (let s = 1; s <= 10; s++) root.push(table.add(line("r", s, s + 1), s + 1, place));
+    // A run of the root's seqs (a view), then a run inside that child's prefix (a view through it), then gaps (copied).
+    for (const [parent, seqs] of [
+      [root, [3, 4, 5, 6, 7]],
+      [root, [2, 5, 9]],
+    ] as const) {
+      const child = history("c");
+      child.push(header("c"));
+      child.inherit(parent, Int32Array.from(seqs), "h-c");
+      child.push(table.add(line("c", seqs.length + 1, 50), 50, place));
+      expect(child.length).toBe(seqs.length + 2);
+      seqs.forEach((s, i) => {
+        const copy = child.at(i + 1)!;
+        const of = parent.at(s)!;
+        expect([copy.session_id, copy.seq, copy.type, copy.ts, copy.data]).toEqual(["c", i + 1, of.type, of.ts, of.data]);
+        expect(copy.id).toBe(derivedUlid(`fork:h-c:${i + 1}`, of.ts));
+      });
+      expect(child.at(-1)!.data).toEqual({ codex: { line: 50, record: { type: "response_item" } }, origin: "user" });
+      const grandchild = history("g");
+      grandchild.push(header("g"));
+      grandchild.inherit(child, Int32Array.from([2, 3]), "h-g");
+      expect([grandchild.at(1)!.data, grandchild.at(2)!.data]).toEqual([parent.at(seqs[1]!)!.data, parent.at(seqs[2]!)!.data]);
+    }
+  });
+});
