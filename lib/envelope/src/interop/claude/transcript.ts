@@ -39,19 +39,24 @@ const MS_MASK = 1023 << MS_SHIFT;
 /** Seconds a small integer holds (V8's on 64-bit: 31 bits and a sign), so a kept time costs no object. */
 const MAX_SECONDS = 2 ** 31 - 1;
 
-/** What a record holds besides its place: its parse and text (kept with `keep`), its bytes when not UTF-8, its rare facts. */
+/**
+ * What a record holds besides its place: its parse and text (kept with `keep`), its bytes when not UTF-8,
+ * its rare facts, its tool calls and results (most records have none of these: they hold null).
+ */
 interface RecordExtra {
   parsed?: JsonObject;
   decoded?: string;
   raw?: Buffer;
   rare?: RareFacts;
+  uses?: ToolUseFact[];
+  results?: ToolResultFact[];
 }
 
-/** The tool calls and results of a record that has any (most have none: they hold null). */
-interface ToolFacts {
-  uses: ToolUseFact[];
-  results: ToolResultFact[];
-}
+/**
+ * `list` in an array of its own length: a list grown by push keeps room for 17, some 150 bytes a record
+ * with a tool call on a large unit (docs/performance.md, "Round 12").
+ */
+const exact = <T>(list: T[]): T[] => list.slice();
 
 /**
  * One complete, non-blank line of a source file. What planning needs of it is its facts (record-facts.ts
@@ -77,7 +82,6 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
   messageId: string | null = null;
   /** `requestId` when a string. */
   requestId: string | null = null;
-  private tools: ToolFacts | null = null;
   private flags: number;
   private extra: RecordExtra | null = null;
 
@@ -165,10 +169,10 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
   }
 
   get toolUses(): ToolUseFact[] {
-    return this.tools?.uses ?? NO_TOOL_USES;
+    return this.extra?.uses ?? NO_TOOL_USES;
   }
   get toolResults(): ToolResultFact[] {
-    return this.tools?.results ?? NO_TOOL_RESULTS;
+    return this.extra?.results ?? NO_TOOL_RESULTS;
   }
   get logicalParentUuid(): string | null {
     return this.extra?.rare?.logicalParentUuid ?? null;
@@ -242,7 +246,8 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
     this.keepTime(timestamp);
     this.messageId = messageId;
     this.requestId = requestId;
-    if (toolUses.length > 0 || toolResults.length > 0) this.tools = { uses: toolUses, results: toolResults };
+    if (toolUses.length > 0) (this.extra ??= {}).uses = exact(toolUses);
+    if (toolResults.length > 0) (this.extra ??= {}).results = exact(toolResults);
     if (rare !== null) (this.extra ??= {}).rare = rare;
   }
 }
