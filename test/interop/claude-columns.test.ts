@@ -105,17 +105,33 @@ describe("an import plan's per-record state", () => {
     for (const l of branches) expect(l.batch).not.toBe(l.events);
   });
 
-  it("keeps a message id's one record without an array around it", () => {
+  it("keeps the records of each message id as a table of places chained by place, not a Map of arrays", () => {
     const { read } = plannedInBlocks();
     const tree = new TranscriptTree(read.records.filter((r) => r.transcript === 0));
-    let single = 0;
-    for (const table of ["assistantsByMsg", "resultsByMsg"]) {
-      for (const v of (tree as unknown as Record<string, Map<string, unknown>>)[table]!.values()) {
-        if (Array.isArray(v)) expect(v.length).toBeGreaterThan(1);
-        else single++;
-      }
+    type Groups = { first(m: string): ClaudeRecord | undefined; each(m: string, f: (r: ClaudeRecord) => void): void };
+    const inner = tree as unknown as { assistantsByMsg: Groups; resultsByMsg: Groups };
+    // What a Map of arrays would hold, made plainly from the same messages.
+    const plain = new Map<string, { assistants: ClaudeRecord[]; results: ClaudeRecord[] }>();
+    const of = (m: string) => plain.get(m) ?? plain.set(m, { assistants: [], results: [] }).get(m)!;
+    for (const r of tree.messages) if (r.type === "assistant" && r.messageId !== null) of(r.messageId).assistants.push(r);
+    for (const r of tree.messages) {
+      const p = tree.parent(r);
+      if (r.type === "user" && r.toolResults.length > 0 && p?.type === "assistant" && p.messageId !== null) of(p.messageId).results.push(r);
     }
-    expect(single).toBeGreaterThan(100);
+    expect(plain.size).toBeGreaterThan(100);
+    expect([...plain.values()].some((g) => g.assistants.length > 1)).toBe(true);
+    for (const [m, g] of plain) {
+      expect(inner.assistantsByMsg).not.toBeInstanceOf(Map);
+      const each = (t: Groups) => {
+        const out: ClaudeRecord[] = [];
+        t.each(m, (r) => out.push(r));
+        return out;
+      };
+      expect(each(inner.assistantsByMsg)).toEqual(g.assistants);
+      expect(each(inner.resultsByMsg)).toEqual(g.results);
+      expect(inner.assistantsByMsg.first(m)).toBe(g.assistants[0]);
+    }
+    expect(inner.assistantsByMsg.first("no such message")).toBeUndefined();
   });
 });
 

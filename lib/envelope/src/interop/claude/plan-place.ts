@@ -210,7 +210,7 @@ export class Placement {
         else this.branch(root, null, recs, t);
       } else {
         const cp = tree.claudePath(leaf);
-        if (g.path.filter(isConversation).every((r) => cp.has(r))) this.place(g, recs, true);
+        if (g.path.every((r) => !isConversation(r) || cp.has(r))) this.place(g, recs, true);
         else this.branch(g, f, recs, t);
       }
     }

@@ -8,7 +8,7 @@ import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import { FACT_CHAIN, FACT_COMPACT_BOUNDARY, FACT_SIDECHAIN, factsOfTapeInto, factsOfValueInto, interned, NO_TOOL_RESULTS, NO_TOOL_USES, recordTape, type Facts, type FactsSink, type RareFacts, type ToolResultFact, type ToolUseFact } from "./record-facts.js";
-import { denseSpan, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
+import { denseSpan, PlaceIndex, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
@@ -564,9 +564,9 @@ export class TranscriptTree {
   private readonly progressOf: (uuid: string) => ClaudeRecord | undefined;
   private readonly parentOf: RecordMap<ClaudeRecord | null>;
   private readonly logicalOf: RecordMap<ClaudeRecord | null>;
-  /** By message id: its one record, or its records when it has more (an array per message was 5 MB on a 400 MB session). */
-  private readonly assistantsByMsg = new Map<string, OneOrMore<ClaudeRecord>>();
-  private readonly resultsByMsg = new Map<string, OneOrMore<ClaudeRecord>>();
+  /** The assistant records of each message id, and the tool results whose parent is one of them. */
+  private readonly assistantsByMsg: Groups;
+  private readonly resultsByMsg: Groups;
 
   /**
    * `firstByUuid`, when given, is the batch's first chain record of each uuid (every transcript's): the
@@ -574,7 +574,7 @@ export class TranscriptTree {
    * (on a 400 MB session, some 20 MB of tables and their garbage).
    */
   constructor(records: ClaudeRecord[], firstByUuid?: ByUuid<ClaudeRecord>) {
-    this.messages = records.filter((r) => r.message);
+    this.messages = messagesOf(records);
     // Columns at their full length when this tree's messages are most of the records up to its last.
     const places = denseSpan(this.messages);
     this.parentOf = new RecordMap(places);
@@ -603,16 +603,12 @@ export class TranscriptTree {
       const boundary = r.type === "system" && r.facts!.compactBoundary && r.parentUuid === null && lp !== null;
       this.logicalOf.set(r, boundary ? this.resolve(lp, i) : i > 0 && isCompactRestart(r) ? this.restartParent(records, i) : this.parentOf.get(r)!);
     });
-    for (const r of this.messages) {
-      const m = messageId(r);
-      if (r.type === "assistant" && m !== null) push(this.assistantsByMsg, m, r);
-    }
-    for (const r of this.messages) {
-      if (r.type !== "user" || !hasToolResultBlock(r)) continue;
+    this.assistantsByMsg = new Groups(this.messages, (r) => (r.type === "assistant" ? messageId(r) : null));
+    this.resultsByMsg = new Groups(this.messages, (r) => {
+      if (r.type !== "user" || !hasToolResultBlock(r)) return null;
       const p = this.parentOf.get(r);
-      const m = p && p.type === "assistant" ? messageId(p) : null;
-      if (m !== null) push(this.resultsByMsg, m, r);
-    }
+      return p && p.type === "assistant" ? messageId(p) : null;
+    });
   }
 
   /**
@@ -688,13 +684,18 @@ export class TranscriptTree {
         out.push(r);
       }
     };
-    const done = new Set<string>();
+    // A message id is done when its first record is (a bit by place, not a Set of the ids).
+    const done = new RecordSet();
     const recoverOf = (r: ClaudeRecord) => {
       const m = r.type === "assistant" ? messageId(r) : null;
-      if (m === null || done.has(m)) return;
-      done.add(m);
-      eachOf(this.assistantsByMsg.get(m), add);
-      eachOf(this.resultsByMsg.get(m), add);
+      if (m === null) return;
+      const first = this.assistantsByMsg.first(m);
+      if (first !== undefined) {
+        if (done.has(first)) return;
+        done.add(first);
+      }
+      this.assistantsByMsg.each(m, add);
+      this.resultsByMsg.each(m, add);
     };
     for (const r of w) recoverOf(r);
     if (also !== null) recoverOf(also);
@@ -747,18 +748,57 @@ export function inLineOrder(recs: ClaudeRecord[]): ClaudeRecord[] {
   return recs.sort((a, b) => a.line - b.line);
 }
 
-/** One value, or several in an array (the values are never arrays themselves). */
-type OneOrMore<V> = V | V[];
-
-function push<K, V extends object>(map: Map<K, OneOrMore<V>>, k: K, v: V): void {
-  const had = map.get(k);
-  if (had === undefined) map.set(k, v);
-  else if (Array.isArray(had)) had.push(v);
-  else map.set(k, [had, v]);
+/**
+ * The message records of `records` (line order), in an array made at its length: a filter grows its array
+ * as it goes, and the arrays a 512 MiB session's 252,000 records outgrow are V8 large objects, garbage until
+ * the next full GC (docs/performance.md, "Round 12").
+ */
+function messagesOf(records: ClaudeRecord[]): ClaudeRecord[] {
+  let n = 0;
+  for (const r of records) if (r.message) n++;
+  const out = new Array<ClaudeRecord>(n);
+  n = 0;
+  for (const r of records) if (r.message) out[n++] = r;
+  return out;
 }
 
-function eachOf<V extends object>(values: OneOrMore<V> | undefined, f: (v: V) => void): void {
-  if (values === undefined) return;
-  if (Array.isArray(values)) values.forEach((v) => f(v));
-  else f(values);
+/**
+ * The records of a list that share a key (a message id), in list order: the first of each key found by a
+ * table of places (record-columns.ts PlaceIndex), each chained to the next by place. A Map of a 512 MiB
+ * session's 126,000 message ids held some 4 MB and left as much garbage as it grew (docs/performance.md,
+ * "Round 12"); an array per message id was 5 MB on a 400 MB session.
+ */
+class Groups {
+  private readonly firsts: PlaceIndex<ClaudeRecord>;
+  /** By place: the place of the next record of its key, or -1 (`next`); for a key's first, its last (`last`). */
+  private readonly next: Int32Array;
+  private readonly last: Int32Array;
+
+  constructor(
+    private readonly list: ClaudeRecord[],
+    keyOf: (r: ClaudeRecord) => string | null,
+  ) {
+    this.firsts = new PlaceIndex(list, keyOf);
+    this.next = new Int32Array(list.length).fill(-1);
+    this.last = new Int32Array(list.length);
+    list.forEach((r, i) => {
+      const k = keyOf(r);
+      if (k === null) return;
+      if (this.firsts.add(r, i)) this.last[i] = i;
+      else {
+        const f = this.firsts.placeOfKey(k);
+        this.next[this.last[f]!] = i;
+        this.last[f] = i;
+      }
+    });
+  }
+
+  first(key: string): ClaudeRecord | undefined {
+    return this.firsts.get(key);
+  }
+
+  /** Each record of `key`, in list order. */
+  each(key: string, f: (r: ClaudeRecord) => void): void {
+    for (let i = this.firsts.placeOfKey(key); i >= 0; i = this.next[i]!) f(this.list[i]!);
+  }
 }
