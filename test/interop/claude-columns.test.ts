@@ -49,12 +49,16 @@ describe("an import plan's per-record state", () => {
     expect(read.records.length).toBeGreaterThan(1000);
     read.records.forEach((r, i) => {
       expect(r.index).toBe(i);
-      // line, bytes, start, end, type, transcript, index, uuid, parentUuid, timestamp, messageId, requestId,
+      // line, bytes, start, end, type, index, the uuid's four words, parent, timestamp, messageId, requestId,
       // flags, extra: no object of facts beside the record (docs/performance.md, "Round 11"), no field per
-      // flag, per rare fact or per list of tool calls (round 12: the lists are in `extra`).
-      expect(Object.keys(r).length).toBeLessThanOrEqual(14);
+      // flag, per rare fact or per list of tool calls (round 12: the lists are in `extra`, the transcript in
+      // the flags), no string of its uuid or of its parent's when that is the record before (round 12).
+      expect(Object.keys(r).length).toBeLessThanOrEqual(16);
       if (r.facts === null) return;
       expect(r.facts).toBe(r);
+      if (r.uuid !== null && /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/.test(r.uuid)) expect(ownStrings(r)).not.toContain(r.uuid);
+      const before = read.records[i - 1];
+      if (before !== undefined && before.uuid !== null && r.parentUuid === before.uuid) expect(ownStrings(r)).not.toContain(r.parentUuid);
     });
     // A record that lacks every rare fact holds no object for them, and one with no tool call no list.
     const inner = (r: ClaudeRecord) => r as unknown as { extra: { rare?: unknown; uses?: unknown; results?: unknown } | null };
@@ -266,6 +270,21 @@ describe("an Event of a Log on disk, as a grown session's plan holds it", () => 
       expect(uuid).toBe((e.data.claude as { uuid: string }).uuid);
     }
     expect(withUuid).toBeGreaterThan(held.length / 2);
+  });
+});
+
+describe("a record's transcript", () => {
+  it("is kept in its flags below 511 and beside them above, and read back as set, its other flags untouched", () => {
+    const bytes = Buffer.from('{"type":"user","uuid":"00000000-0000-4000-8000-000000000001","parentUuid":null,"timestamp":"2026-01-01T00:00:00.000Z"}');
+    for (const t of [0, 1, 7, 510, 511, 512, 4096, 70000, 3]) {
+      const r = parseLine(bytes, 0, bytes.length, 1, false, recordTape());
+      const before = [r.canonical, r.chain, r.uuid, r.timestamp, r.problem];
+      r.transcript = t;
+      expect(r.transcript).toBe(t);
+      r.transcript = 2;
+      r.transcript = t;
+      expect([r.transcript, r.canonical, r.chain, r.uuid, r.timestamp, r.problem]).toEqual([t, ...before]);
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../..
 import { FACT_CHAIN, FACT_COMPACT_BOUNDARY, FACT_SIDECHAIN, factsOfTapeInto, factsOfValueInto, interned, NO_TOOL_RESULTS, NO_TOOL_USES, recordTape, type Facts, type FactsSink, type RareFacts, type ToolResultFact, type ToolUseFact } from "./record-facts.js";
 import { denseSpan, PlaceIndex, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
+import { packUuid, UUID_WORDS, uuidText } from "./uuid-words.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
 
@@ -36,6 +37,12 @@ const COMPACT_BOUNDARY = FACT_COMPACT_BOUNDARY << FACT_SHIFT;
 // The milliseconds of a `timestamp` kept as a number (ClaudeRecord.keepTime), in the same integer.
 const MS_SHIFT = 10;
 const MS_MASK = 1023 << MS_SHIFT;
+/** Its uuid is kept as four words (uuid-words.ts), not as its string. */
+const UUID_PACKED = 1 << 20;
+// Its transcript (below 2^9; a larger one is kept in `extra`), in the same integer, below 2^30.
+const TRANSCRIPT_SHIFT = 21;
+const TRANSCRIPT_MAX = 511;
+const TRANSCRIPT_MASK = TRANSCRIPT_MAX << TRANSCRIPT_SHIFT;
 /** Seconds a small integer holds (V8's on 64-bit: 31 bits and a sign), so a kept time costs no object. */
 const MAX_SECONDS = 2 ** 31 - 1;
 
@@ -48,6 +55,10 @@ interface RecordExtra {
   decoded?: string;
   raw?: Buffer;
   rare?: RareFacts;
+  /** A chain record's uuid when it is not in the canonical form (it is then not packed). */
+  uuid?: string;
+  /** Its transcript when it is above TRANSCRIPT_MAX (its flags then hold that). */
+  transcript?: number;
   uses?: ToolUseFact[];
   results?: ToolResultFact[];
 }
@@ -68,14 +79,15 @@ const exact = <T>(list: T[]): T[] => list.slice();
  */
 export class ClaudeRecord implements Facts, FactsSink<void> {
   type: string | null = null;
-  /** Index of the transcript the record belongs to (0: the main or subagent transcript). */
-  transcript = 0;
   /** Its place among the file's records (0-based; plan columns are indexed by it, record-columns.ts). */
   index = -1;
-  /** A chain record's `uuid` (else null). */
-  uuid: string | null = null;
-  /** A chain record's `parentUuid` (else null). */
-  parentUuid: string | null = null;
+  /** A chain record's `uuid` in the canonical form, as four words (uuid-words.ts; its flags say so). */
+  private u0 = 0;
+  private u1 = 0;
+  private u2 = 0;
+  private u3 = 0;
+  /** A chain record's `parentUuid`: the record before it when it is that record's uuid (most are), else its string. */
+  private parent: ClaudeRecord | string | null = null;
   /** `timestamp` (below): whole seconds since the epoch (its milliseconds in the flags), or its string. */
   private time: number | string | null = null;
   /** `message.id` when a string. */
@@ -100,6 +112,16 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
 
   private flag(bit: number, on: boolean): void {
     this.flags = on ? this.flags | bit : this.flags & ~bit;
+  }
+
+  /** Index of the transcript the record belongs to (0: the main or subagent transcript), in its flags. */
+  get transcript(): number {
+    const t = (this.flags & TRANSCRIPT_MASK) >> TRANSCRIPT_SHIFT;
+    return t === TRANSCRIPT_MAX ? this.extra!.transcript! : t;
+  }
+  set transcript(t: number) {
+    this.flags = (this.flags & ~TRANSCRIPT_MASK) | (Math.min(t, TRANSCRIPT_MAX) << TRANSCRIPT_SHIFT);
+    if (t >= TRANSCRIPT_MAX) (this.extra ??= {}).transcript = t;
   }
 
   get problem(): LineProblemReason | null {
@@ -129,6 +151,44 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
   set message(on: boolean) {
     this.flag(MESSAGE, on);
   }
+  /**
+   * A chain record's `uuid` (else null). One kept as words is made again when asked for, the last one
+   * made kept (a record's uuid is asked for several times in a row): the 36-character string was 56 bytes
+   * of each record of a large unit (docs/performance.md, "Round 12").
+   */
+  get uuid(): string | null {
+    if ((this.flags & UUID_PACKED) === 0) return this.extra?.uuid ?? null;
+    if (lastUuidOf !== this) {
+      lastUuid = uuidText(this.u0, this.u1, this.u2, this.u3);
+      lastUuidOf = this;
+    }
+    return lastUuid;
+  }
+
+  /** A chain record's `parentUuid` (else null). */
+  get parentUuid(): string | null {
+    const p = this.parent;
+    return p === null || typeof p === "string" ? p : p.uuid;
+  }
+
+  /** Its parent is `prev`, the record before it: kept as that record, not as a second string of its uuid. */
+  chainTo(prev: ClaudeRecord): void {
+    this.parent = prev;
+  }
+
+  private keepUuid(uuid: string | null): void {
+    if (uuid === null) return;
+    if (!packUuid(uuid)) {
+      (this.extra ??= {}).uuid = uuid;
+      return;
+    }
+    this.u0 = UUID_WORDS[0]!;
+    this.u1 = UUID_WORDS[1]!;
+    this.u2 = UUID_WORDS[2]!;
+    this.u3 = UUID_WORDS[3]!;
+    this.flags |= UUID_PACKED;
+  }
+
   /** What planning reads of the record: the record itself, or null for a malformed line. */
   get facts(): Facts | null {
     return (this.flags & HAS_FACTS) !== 0 ? this : null;
@@ -241,8 +301,8 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
   /** FactsSink: the rules of record-facts.ts put a record's facts here, as its own fields. */
   takeFacts(flags: number, uuid: string | null, parentUuid: string | null, timestamp: string | null, messageId: string | null, requestId: string | null, toolUses: ToolUseFact[], toolResults: ToolResultFact[], rare: RareFacts | null): void {
     this.flags |= HAS_FACTS | (flags << FACT_SHIFT);
-    this.uuid = uuid;
-    this.parentUuid = parentUuid;
+    this.keepUuid(uuid);
+    this.parent = parentUuid;
     this.keepTime(timestamp);
     this.messageId = messageId;
     this.requestId = requestId;
@@ -251,6 +311,10 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
     if (rare !== null) (this.extra ??= {}).rare = rare;
   }
 }
+
+/** The uuid string made last (ClaudeRecord.uuid), and its record. */
+let lastUuidOf: ClaudeRecord | null = null;
+let lastUuid = "";
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -373,7 +437,8 @@ class LineReader {
   /** The first chain record of each uuid: what finds a duplicate here is the plan's table (ReadFile). */
   private readonly firstByUuid = new UuidIndex(this.records);
   private readonly tape = recordTape();
-  private lastUuid: string | null = null;
+  /** The last record with a uuid. */
+  private lastChain: ClaudeRecord | null = null;
 
   constructor(
     private readonly file: string,
@@ -409,9 +474,10 @@ class LineReader {
     }
     this.longestLine = Math.max(this.longestLine, nl - start);
     if (!this.keep) return;
-    // A chain's parent is most often the record before: its uuid string is kept once, not twice.
-    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.parentUuid = this.lastUuid;
-    if (rec.uuid !== null) this.lastUuid = rec.uuid;
+    // A chain's parent is most often the record before: kept as that record, not as a string of its uuid.
+    const last = this.lastChain;
+    if (last !== null && rec.parentUuid !== null && rec.parentUuid === last.uuid) rec.chainTo(last);
+    if (rec.uuid !== null) this.lastChain = rec;
     rec.index = this.records.length;
     this.records.push(rec);
     if (rec.chain) {
@@ -563,7 +629,8 @@ export class TranscriptTree {
   private readonly messageOf: (uuid: string) => ClaudeRecord | undefined;
   private readonly progressOf: (uuid: string) => ClaudeRecord | undefined;
   private readonly parentOf: RecordMap<ClaudeRecord | null>;
-  private readonly logicalOf: RecordMap<ClaudeRecord | null>;
+  /** The logical parent of each record whose logical parent is not its parent (a few: compaction boundaries and restarts). */
+  private readonly logicalOf = new RecordMap<ClaudeRecord | null>();
   /** The assistant records of each message id, and the tool results whose parent is one of them. */
   private readonly assistantsByMsg: Groups;
   private readonly resultsByMsg: Groups;
@@ -578,7 +645,6 @@ export class TranscriptTree {
     // Columns at their full length when this tree's messages are most of the records up to its last.
     const places = denseSpan(this.messages);
     this.parentOf = new RecordMap(places);
-    this.logicalOf = new RecordMap(places);
     if (firstByUuid !== undefined) {
       const t = records[0]?.transcript ?? 0;
       this.messageOf = (u) => {
@@ -601,7 +667,8 @@ export class TranscriptTree {
       this.parentOf.set(r, this.resolve(r.parentUuid, i));
       const lp = r.facts!.logicalParentUuid;
       const boundary = r.type === "system" && r.facts!.compactBoundary && r.parentUuid === null && lp !== null;
-      this.logicalOf.set(r, boundary ? this.resolve(lp, i) : i > 0 && isCompactRestart(r) ? this.restartParent(records, i) : this.parentOf.get(r)!);
+      const logical = boundary ? this.resolve(lp, i) : i > 0 && isCompactRestart(r) ? this.restartParent(records, i) : this.parentOf.get(r)!;
+      if (logical !== this.parentOf.get(r)) this.logicalOf.set(r, logical);
     });
     this.assistantsByMsg = new Groups(this.messages, (r) => (r.type === "assistant" ? messageId(r) : null));
     this.resultsByMsg = new Groups(this.messages, (r) => {
@@ -656,19 +723,24 @@ export class TranscriptTree {
   }
 
   logicalParent(r: ClaudeRecord): ClaudeRecord | null {
-    return this.logicalOf.get(r) ?? null;
+    const logical = this.logicalOf.get(r);
+    return logical !== undefined ? logical : this.parent(r);
   }
 
   /** walk(X) with the logical parent; `parent` for the oracle (no logicalParentUuid). */
   walk(x: ClaudeRecord, useLogical = true, stop?: (r: ClaudeRecord) => boolean): ClaudeRecord[] {
-    const out: ClaudeRecord[] = [];
+    const step = (r: ClaudeRecord) => (useLogical ? this.logicalParent(r) : this.parent(r));
+    // Counted first, then made at its length: a walk of a large session's path grown by push left the
+    // arrays it outgrew as V8 large objects, garbage until the next full GC (docs/performance.md, "Round 12").
+    let n = 0;
     const seen = new RecordSet();
-    let r: ClaudeRecord | null = x;
-    while (r !== null && !seen.has(r) && !(stop?.(r) ?? false)) {
+    for (let r: ClaudeRecord | null = x; r !== null && !seen.has(r) && !(stop?.(r) ?? false); r = step(r)) {
       seen.add(r);
-      out.push(r);
-      r = useLogical ? this.logicalParent(r) : this.parent(r);
+      n++;
     }
+    const out = new Array<ClaudeRecord>(n);
+    let r = x;
+    for (let i = 0; i < n; i++, r = step(r)!) out[i] = r;
     return out;
   }
 
