@@ -59,15 +59,20 @@ interface RecordExtra {
   uuid?: string;
   /** Its transcript when it is above TRANSCRIPT_MAX (its flags then hold that). */
   transcript?: number;
-  uses?: ToolUseFact[];
-  results?: ToolResultFact[];
+  uses?: OneOrMore<ToolUseFact>;
+  results?: OneOrMore<ToolResultFact>;
 }
 
+/** One value, or several in an array (the values are never arrays themselves). */
+type OneOrMore<V> = V | V[];
+
 /**
- * `list` in an array of its own length: a list grown by push keeps room for 17, some 150 bytes a record
- * with a tool call on a large unit (docs/performance.md, "Round 12").
+ * A record's list of tool calls or results as it keeps it: its one fact (most have one), else the list in
+ * an array of its own length (a list grown by push keeps room for 17); each a list, an array and room to
+ * spare, was some 150 bytes a record with a tool call on a large unit (docs/performance.md, "Round 12").
  */
-const exact = <T>(list: T[]): T[] => list.slice();
+const kept = <T>(list: T[]): OneOrMore<T> => (list.length === 1 ? list[0]! : list.slice());
+const listOf = <T>(v: OneOrMore<T> | undefined, none: T[]): T[] => (v === undefined ? none : Array.isArray(v) ? v : [v]);
 
 /**
  * One complete, non-blank line of a source file. What planning needs of it is its facts (record-facts.ts
@@ -229,10 +234,14 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
   }
 
   get toolUses(): ToolUseFact[] {
-    return this.extra?.uses ?? NO_TOOL_USES;
+    return listOf(this.extra?.uses, NO_TOOL_USES);
   }
   get toolResults(): ToolResultFact[] {
-    return this.extra?.results ?? NO_TOOL_RESULTS;
+    return listOf(this.extra?.results, NO_TOOL_RESULTS);
+  }
+  /** `message.content` holds a `tool_result` block (toolResults, without a list made). */
+  get hasToolResults(): boolean {
+    return this.extra?.results !== undefined;
   }
   get logicalParentUuid(): string | null {
     return this.extra?.rare?.logicalParentUuid ?? null;
@@ -306,8 +315,8 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
     this.keepTime(timestamp);
     this.messageId = messageId;
     this.requestId = requestId;
-    if (toolUses.length > 0) (this.extra ??= {}).uses = exact(toolUses);
-    if (toolResults.length > 0) (this.extra ??= {}).results = exact(toolResults);
+    if (toolUses.length > 0) (this.extra ??= {}).uses = kept(toolUses);
+    if (toolResults.length > 0) (this.extra ??= {}).results = kept(toolResults);
     if (rare !== null) (this.extra ??= {}).rare = rare;
   }
 }
@@ -619,7 +628,7 @@ function isCompactRestart(r: ClaudeRecord): boolean {
 }
 
 /** `message.content` holds a `tool_result` block. */
-export const hasToolResultBlock = (r: ClaudeRecord): boolean => (r.facts?.toolResults.length ?? 0) > 0;
+export const hasToolResultBlock = (r: ClaudeRecord): boolean => r.facts !== null && r.hasToolResults;
 
 /** §3.2–§3.3 over the records of one transcript. */
 export class TranscriptTree {
@@ -842,9 +851,8 @@ function messagesOf(records: ClaudeRecord[]): ClaudeRecord[] {
  */
 class Groups {
   private readonly firsts: PlaceIndex<ClaudeRecord>;
-  /** By place: the place of the next record of its key, or -1 (`next`); for a key's first, its last (`last`). */
+  /** By place: the place of the next record of its key, or -1. */
   private readonly next: Int32Array;
-  private readonly last: Int32Array;
 
   constructor(
     private readonly list: ClaudeRecord[],
@@ -852,15 +860,16 @@ class Groups {
   ) {
     this.firsts = new PlaceIndex(list, keyOf);
     this.next = new Int32Array(list.length).fill(-1);
-    this.last = new Int32Array(list.length);
+    // For a key's first, the place of its last (while the chains are made; let go young, with its bytes).
+    const last = new Int32Array(list.length);
     list.forEach((r, i) => {
       const k = keyOf(r);
       if (k === null) return;
-      if (this.firsts.add(r, i)) this.last[i] = i;
+      if (this.firsts.add(r, i)) last[i] = i;
       else {
         const f = this.firsts.placeOfKey(k);
-        this.next[this.last[f]!] = i;
-        this.last[f] = i;
+        this.next[last[f]!] = i;
+        last[f] = i;
       }
     });
   }
