@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Builds every package: each tool becomes one ESM bundle (plus lazily loaded chunks)
 // so that `--version` and `--help` start fast; lib/envelope gets a bundle and .d.ts files.
-import { build } from "esbuild";
+import { build, transform } from "esbuild";
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -88,6 +89,23 @@ const lazyCrypto = {
   },
 };
 
+/**
+ * archive/search/sqlite-bundled.ts through scripts/stubs/sqlite-bundled.mjs in the tools: better-sqlite3's
+ * JavaScript in the bundle (its addon stays the installed package's; index-db.ts uses the bundled code only
+ * with an installed package of the same version). Its `bindings` search, for an addon not handed to it,
+ * stays outside: index-db.ts hands it the addon, or loads the installed package.
+ */
+const SQLITE_STUB = path.join(root, "scripts/stubs/sqlite-bundled.mjs");
+const requireFromPixir = createRequire(path.join(root, "tools/pixir/package.json"));
+const bundledSqlite = {
+  name: "bundled-sqlite",
+  setup(b) {
+    b.onResolve({ filter: /[\\/]sqlite-bundled\.js$/ }, (args) => (args.importer.includes(`${path.sep}archive${path.sep}search${path.sep}`) ? { path: SQLITE_STUB } : undefined));
+    // From the stub only, the package is bundled; everywhere else it stays external (common.external).
+    b.onResolve({ filter: /^better-sqlite3(\/package\.json)?$/ }, (args) => (args.importer === SQLITE_STUB ? { path: requireFromPixir.resolve(args.path) } : undefined));
+  },
+};
+
 const common = {
   bundle: true,
   platform: "node",
@@ -100,7 +118,7 @@ const common = {
   alias,
   // A native addon cannot be bundled: better-sqlite3 is loaded from node_modules at run time (the search
   // index, the opencode import).
-  external: ["better-sqlite3"],
+  external: ["better-sqlite3", "bindings"],
   plugins: [noHelpCache, lazyCrypto],
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __pixirCreateRequire } from 'node:module'; function require(id) { return __pixirCreateRequire(import.meta.url)(id); }" },
@@ -123,6 +141,7 @@ async function intoDist(dir, write) {
 }
 
 const BANNER = common.banner.js;
+const TOOL_PLUGINS = [...common.plugins, bundledSqlite];
 
 /**
  * main.cjs: main.js with the chunks it imports statically put inside it, made CommonJS (START_MODULE). Code
@@ -208,10 +227,10 @@ async function buildTool(name) {
       outdir,
       chunkNames: "chunks/[name]-[hash]",
       define,
-      plugins: [noHelpCache, lazyCrypto, keepSoloImports],
+      plugins: [...TOOL_PLUGINS, keepSoloImports],
     });
     for (const command of solo) {
-      await build({ ...common, ...START_MODULE, format: "cjs", outExtension: { ".js": ".cjs" }, splitting: false, entryPoints: { [`commands/${command}`]: path.join(dir, `src/commands/${command}.ts`) }, outdir, define: { ...define, ...START_MODULE.define } });
+      await build({ ...common, plugins: TOOL_PLUGINS, ...START_MODULE, format: "cjs", outExtension: { ".js": ".cjs" }, splitting: false, entryPoints: { [`commands/${command}`]: path.join(dir, `src/commands/${command}.ts`) }, outdir, define: { ...define, ...START_MODULE.define } });
     }
     // A solo command that reads the catalog starts its scan workers from its own folder (catalog.ts).
     if (solo.some((c) => CATALOG_READERS.includes(c))) await build({ ...common, splitting: false, entryPoints: { "commands/catalog-scan-worker": catalogScanWorker }, outdir, define });
@@ -222,7 +241,31 @@ async function buildTool(name) {
       built = built.replaceAll(soloImport(command), soloRequire(command));
     }
     writeFileSync(path.join(outdir, "main.cjs"), built);
+    for (const file of startModules(outdir)) await asciiOnly(file);
   });
+}
+
+/** The CommonJS modules a command line starts from: main.cjs and the solo commands. */
+function startModules(outdir) {
+  const commands = path.join(outdir, "commands");
+  const solo = existsSync(commands) ? readdirSync(commands).filter((f) => f.endsWith(".cjs")) : [];
+  return [path.join(outdir, "main.cjs"), ...solo.map((f) => path.join(commands, f))];
+}
+
+/**
+ * A start module made pure ASCII. esbuild escapes every non-ASCII character of code (its default
+ * charset), but copies the comments it keeps as they are, and one `§` in a comment has Node read the whole
+ * file as UTF-16 and V8 scan it two bytes a character: about 8 million instructions of a search
+ * (docs/performance.md, "Round 12"). Such characters are escaped; the build fails unless the code without
+ * comments is unchanged by it, that is unless every one of them stood in a comment.
+ */
+async function asciiOnly(file) {
+  const source = readFileSync(file, "utf8");
+  if (/^[\x00-\x7f]*$/.test(source)) return;
+  const ascii = source.replace(/[^\x00-\x7f]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+  const code = async (text) => (await transform(text, { minifyWhitespace: true, loader: "js", format: "cjs" })).code;
+  if ((await code(ascii)) !== (await code(source))) throw new Error(`${file}: a non-ASCII character outside a comment; see asciiOnly in scripts/build.mjs`);
+  writeFileSync(file, ascii);
 }
 
 async function buildLibrary() {

@@ -60,6 +60,17 @@ describe("every tool's main.cjs is one CommonJS module", () => {
     }
   });
 
+  it("the start modules are pure ASCII, so that Node reads them as one byte a character (scripts/build.mjs asciiOnly)", () => {
+    const starts = [
+      ...["pixir", "pixir-log", "pixir-fork", "pixir-tree", "pixir-summarize"].map((tool) => path.join(ROOT, "tools", tool, "dist", "main.cjs")),
+      ...["ls", "usage", "search"].map((c) => path.join(ROOT, "tools", "pixir", "dist", "commands", `${c}.cjs`)),
+      path.join(dist, "commands", "append.cjs"),
+    ];
+    for (const file of starts) expect(readFileSync(file).some((byte) => byte > 0x7f), file).toBe(false);
+    // The sources do hold non-ASCII characters in comments that esbuild keeps: the test would pass for nothing otherwise.
+    expect(readFileSync(path.join(ROOT, "lib/envelope/src/archive/model-calls.ts"), "utf8")).toMatch(/[^\x00-\x7f]/);
+  });
+
   it("a solo command's run never starts the ES module loader; another command's does", () => {
     // The loader's module jobs are loaded only once it loads a module (a command's chunk, an ES entry).
     const probe = path.join(tempDir(), "probe.cjs");

@@ -2,7 +2,7 @@
 // counted from their envelope head (fast/line-head.ts); a line is parsed only when it can hold a fact:
 // the first line, lineage, a title record, an import's header, user messages until the first prompt.
 import { closeSync, openSync, readSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { fsPromises } from "../event/lazy-builtins.js";
 import { isJsonObject, type JsonObject, type PixirEvent } from "../event/envelope.js";
 import { oneLine, typedText } from "../event/injected.js";
 import { CANONICAL_TYPES } from "../event/vocabulary.js";
@@ -67,7 +67,7 @@ export async function scanLogFacts(abs: string, size: number, scratch: ScanBuffe
   }
   let file;
   try {
-    file = await open(abs, "r");
+    file = await fsPromises().open(abs, "r");
   } catch (err) {
     scan.problem = (err as NodeJS.ErrnoException).code === "EACCES" ? "permission_denied" : "log_read_failed";
     return scan.result();

@@ -6,6 +6,7 @@ import { resolveSessionArgs } from "./session-args.js";
 import { errorEnvelope, errorText, PixirError, usageError } from "../event/errors.js";
 import { optionTokens, synopsisOf, toolSynopsis, type CommandClass, type CommandContext, type Mounted, type ParsedArgs, type RunState, type ToolSpec } from "./command.js";
 import { fastParse } from "./fast-parse.js";
+import { DirectStdout } from "./direct-stdout.js";
 import { Output, ProcessStdin, type CliIo } from "./io.js";
 import { resolveWorkspace } from "../store/workspace.js";
 
@@ -21,7 +22,7 @@ function jsonMode(run: RunState): boolean {
 
 /** Run a tool: parse, then help, version or the command. Never throws. */
 export async function runTool(tool: ToolSpec, argv: string[], io: CliIo): Promise<number> {
-  const out = new Output(io.stdout, io.signal);
+  const out = new Output(() => io.stdout, io.signal, io.stdoutFd === undefined ? null : DirectStdout.open(io.stdoutFd));
   let args: ParsedArgs | undefined;
   const run: RunState = {
     tokens: optionTokens(argv),

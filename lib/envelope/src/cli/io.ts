@@ -1,13 +1,17 @@
 // The world a CLI runs in, passed as an argument so tests and the wrapper can supply their own.
+import { fstatSync } from "node:fs";
 import type { Writable } from "node:stream";
 import { PixirError } from "../event/errors.js";
 import { streamLineBlocks, type LineBlock, type SplitOptions } from "../lines/codec.js";
 import { isPipeOrSocket, LINE_BLOCKS, PipeReader, type LineBlockSource } from "../lines/pipe-read.js";
+import type { DirectStdout } from "./direct-stdout.js";
 
 export interface CliIo {
   /** Read it through lineBlocksOf (pipe-read.ts): a process's own stdin reads a pipe without a stream. */
   stdin: AsyncIterable<Buffer>;
   stdout: Writable;
+  /** The descriptor behind stdout when it is the process's own: Output writes a pipe or a file by it (direct-stdout.ts). */
+  stdoutFd?: number;
   stderr: Writable;
   env: NodeJS.ProcessEnv;
   cwd: string;
@@ -32,10 +36,26 @@ function processStderr(): NodeJS.WriteStream {
   return process.stderr;
 }
 
+/**
+ * Whether a descriptor is a terminal, without making process.stdout or process.stderr (which loads
+ * node:net for a pipe): only a character device can be one, and node:tty is asked only then.
+ */
+function isTerminal(fd: number): boolean {
+  try {
+    if (!fstatSync(fd).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  return process.getBuiltinModule("node:tty").isatty(fd);
+}
+
 export function processIo(signal?: AbortSignal): CliIo {
   return {
     stdin: new ProcessStdin(),
-    stdout: process.stdout,
+    get stdout() {
+      return process.stdout;
+    },
+    stdoutFd: 1,
     get stderr() {
       return processStderr();
     },
@@ -43,10 +63,10 @@ export function processIo(signal?: AbortSignal): CliIo {
     cwd: process.cwd(),
     signal,
     get stderrIsTty() {
-      return Boolean(processStderr().isTTY);
+      return isTerminal(2);
     },
     get stdoutColumns() {
-      return process.stdout.isTTY ? process.stdout.columns || 80 : undefined;
+      return isTerminal(1) ? process.stdout.columns || 80 : undefined;
     },
   };
 }
@@ -96,16 +116,30 @@ export class ProcessStdin implements AsyncIterable<Buffer>, LineBlockSource {
 export class Output {
   closed = false;
   private failure: PixirError | undefined;
+  private made: Writable | undefined;
 
-  /** `signal` ends a wait for a reader to drain the pipe: an interrupted run must not wait on it. */
+  /**
+   * `stream` is made when first written (a function), unless `direct` writes everything first. `signal`
+   * ends a wait for a reader to drain the pipe: an interrupted run must not wait on it.
+   */
   constructor(
-    private readonly stream: Writable,
+    private readonly target: Writable | (() => Writable),
     private readonly signal?: AbortSignal,
-  ) {
-    stream.on("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") this.closed = true;
-      else this.failure ??= outputFailed(err);
-    });
+    private direct: DirectStdout | null = null,
+  ) {}
+
+  private get stream(): Writable {
+    if (this.made === undefined) {
+      const stream = typeof this.target === "function" ? this.target() : this.target;
+      stream.on("error", (err: NodeJS.ErrnoException) => this.fail(err));
+      this.made = stream;
+    }
+    return this.made;
+  }
+
+  private fail(err: NodeJS.ErrnoException): void {
+    if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") this.closed = true;
+    else this.failure ??= outputFailed(err);
   }
 
   /** A write failed for another reason than a reader gone (a full disk, `>/dev/full`): nothing more goes out. */
@@ -118,6 +152,10 @@ export class Output {
    * background of the call that accepted it) and throw if it failed: the last step of a command.
    */
   async finish(): Promise<void> {
+    if (this.direct !== null && this.made === undefined) {
+      if (this.failure) throw this.failure;
+      return;
+    }
     if (!this.closed && !this.failure && !this.stream.destroyed) await new Promise<void>((resolve) => this.stream.write("", () => resolve()));
     // The error event of a failed write comes on a later tick than its callback.
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -128,6 +166,12 @@ export class Output {
   async write(chunk: string | Buffer): Promise<void> {
     if (this.failure) throw this.failure;
     if (this.closed || chunk.length === 0) return;
+    if (this.direct !== null) {
+      const rest = this.writeDirect(this.direct, typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
+      if (rest === null) return;
+      this.direct = null; // the stream from here on, after every byte written directly
+      chunk = rest;
+    }
     if (this.stream.write(chunk)) return;
     const signal = this.signal;
     await new Promise<void>((resolve) => {
@@ -145,6 +189,17 @@ export class Output {
     });
     if (this.failure) throw this.failure;
     signal?.throwIfAborted();
+  }
+
+  /** What `direct` left for the stream; null when all of it went out, or when the reader has gone (EPIPE). */
+  private writeDirect(direct: DirectStdout, bytes: Buffer): Buffer | null {
+    try {
+      return direct.write(bytes);
+    } catch (err) {
+      this.fail(err as NodeJS.ErrnoException);
+      if (this.failure) throw this.failure;
+      return null;
+    }
   }
 }
 

@@ -3,8 +3,9 @@
 // an async iterator, which costs pixir-summarize and pixir-log write a third of a second of CPU per
 // GiB on top of their own work; here libuv reads into one reused buffer (net.Socket `onread`) and the
 // bytes are copied once, into the block the reader checks (docs/performance.md).
-import net from "node:net";
+import type net from "node:net";
 import { fstatSync } from "node:fs";
+import { nodeNet } from "../event/lazy-builtins.js";
 import { lineTooLong, LINE_BLOCK, MAX_LINE_BYTES, newlinesBefore, streamLineBlocks, type LineBlock, type SplitOptions } from "./codec.js";
 
 /**
@@ -79,7 +80,7 @@ export class PipeReader {
     const landing = Buffer.allocUnsafe(READ_BYTES);
     if (this.closed) return;
     // `onread` is a documented option of net.Socket (Node ≥ 12) that @types/node lists only for connect().
-    const socket = new net.Socket({
+    const socket = new (nodeNet().Socket)({
       fd: this.fd,
       readable: true,
       writable: false,

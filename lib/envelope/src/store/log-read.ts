@@ -6,7 +6,7 @@ import { checkedShareHeader, checkLine, LineFacts } from "../fast/line-check.js"
 import { createReadStream, openSync, readSync, closeSync, readFileSync, fstatSync, lstatSync, existsSync, constants as fsConstants } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Worker } from "node:worker_threads";
-import { workerThreads } from "./lazy-builtins.js";
+import { workerThreads } from "../event/lazy-builtins.js";
 import { LINE_BLOCK, MAX_LINE_BYTES, splitLines, type LineBlock, type RawLine } from "../lines/codec.js";
 export type { LineBlock } from "../lines/codec.js";
 import { dataTextOf, decodeOwnHead, isLineProblem, type DecodedLine, type LineProblem, type CorruptReason, type PixirEvent } from "../event/envelope.js";

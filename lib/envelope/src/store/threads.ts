@@ -1,6 +1,6 @@
 // How many threads may read Logs: the Session Tree's forest scan (tree-scan.ts) and the checking pass
 // of one large Log (log-read.ts) share one rule and one setting, PIXIR_SCAN_THREADS.
-import { nodeOs } from "./lazy-builtins.js";
+import { nodeOs } from "../event/lazy-builtins.js";
 import { PixirError } from "../event/errors.js";
 
 /** Below this many bytes in all, starting a worker costs more than it saves (the forest scan). */

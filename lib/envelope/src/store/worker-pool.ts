@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ResourceLimits, Worker } from "node:worker_threads";
-import { workerThreads } from "./lazy-builtins.js";
+import { workerThreads } from "../event/lazy-builtins.js";
 
 interface Job<T, O> {
   id: number;

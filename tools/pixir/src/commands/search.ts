@@ -15,8 +15,7 @@ import {
 
 /** Bold matches on a terminal unless NO_COLOR is set (no-color.org); «» everywhere else. */
 function boldMatches(ctx: CommandContext): boolean {
-  const stdout = ctx.io.stdout as { isTTY?: boolean };
-  return stdout.isTTY === true && (ctx.io.env.NO_COLOR ?? "") === "";
+  return ctx.io.stdoutColumns !== undefined && (ctx.io.env.NO_COLOR ?? "") === "";
 }
 
 function progressOf(ctx: CommandContext): ((done: number, total: number) => void) | undefined {

@@ -10,6 +10,7 @@ import { PixirError } from "../../event/errors.js";
 import { isRefusal } from "../../event/os-codes.js";
 import { osWriteFault } from "../../event/os-fault.js";
 import { ensureStateDir, StatePath, STATE_DIR } from "../../store/paths.js";
+import { bundledSqlite, type BundledSqlite } from "./sqlite-bundled.js";
 
 /** Bumped whenever the tables or what goes into them change: an index of another version is rebuilt. */
 export const SEARCH_INDEX_VERSION = "pixir-search-4";
@@ -123,15 +124,25 @@ let sqlite: { Database: typeof Database; addon: string | null } | undefined;
 
 /**
  * The installed package and its addon's file, handed to it (its `nativeBinding`) so that it does not search
- * a dozen places for it (the `bindings` package). Where an install put the addon elsewhere, it searches as
- * it would.
+ * a dozen places for it (the `bindings` package). Where an install put the addon elsewhere, the installed
+ * package searches as it would. The JavaScript is the bundle's copy (sqlite-bundled.ts) when there is one
+ * of the installed version, else the installed package's.
  */
 function loadSqlite(): { Database: typeof Database; addon: string | null } {
   if (sqlite !== undefined) return sqlite;
   const manifest = requireHere.resolve("better-sqlite3/package.json");
   const file = path.join(path.dirname(manifest), "build", "Release", "better_sqlite3.node");
-  sqlite = { Database: requireHere(path.dirname(manifest)) as typeof Database, addon: existsSync(file) ? file : null };
+  const addon = existsSync(file) ? file : null;
+  const bundled = addon === null ? null : bundledOf(manifest);
+  sqlite = { Database: bundled ?? (requireHere(path.dirname(manifest)) as typeof Database), addon };
   return sqlite;
+}
+
+/** The bundle's better-sqlite3, when it is of the installed package's version (the addon's). */
+export function bundledOf(manifest: string, bundle: BundledSqlite | null = bundledSqlite): typeof Database | null {
+  if (bundle === null) return null;
+  const installed = (JSON.parse(readFileSync(manifest, "utf8")) as { version?: unknown }).version;
+  return installed === bundle.version ? bundle.load() : null;
 }
 
 /** A connection to a file (or an image in memory) that waits for another process's writes up to the busy timeout. */

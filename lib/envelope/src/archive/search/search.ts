@@ -9,7 +9,7 @@ import { isReplayType, REPLAY_TYPES } from "../../event/vocabulary.js";
 import type { TermObject } from "../../event/elixir.js";
 import { givesContextItem } from "../../session/context.js";
 import { logPath } from "../../store/paths.js";
-import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, termPattern, textMatches } from "./query.js";
+import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, patternsOf, textMatches } from "./query.js";
 import { searchableOf } from "./searchable.js";
 
 export type SearchSort = "rank" | "time";
@@ -182,9 +182,16 @@ function candidates(db: Database.Database, q: ParsedQuery, f: SearchFilters, sor
     params.unshift(match);
   }
   const docs = match !== null && limit !== null && newestFirstWalk(db, q, match, limit) ? "docs d INDEXED BY docs_ts" : "docs d";
-  const sql = `SELECT ${COLUMNS} FROM ${docs} JOIN logs l ON l.log = d.log${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY d.ts DESC, d.doc DESC${tail}`;
-  return db.prepare(sql).iterate(...params) as IterableIterator<DocRow>;
+  const filter = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
+  if (limit === null) return db.prepare(`SELECT ${COLUMNS} FROM ${docs} JOIN logs l ON l.log = d.log${filter}${NEWEST_FIRST}`).iterate(...params) as IterableIterator<DocRow>;
+  // The newest `limit` are chosen by their sort keys alone, and only they are joined to their Logs and read
+  // whole: a sort of every match's full row, with its Log's, was half of a search of a few hundred matches.
+  const logs = f.sessions !== null || f.session !== null ? " JOIN logs l ON l.log = d.log" : "";
+  const newest = `SELECT d.doc FROM ${docs}${logs}${filter}${NEWEST_FIRST}${tail}`;
+  return db.prepare(`SELECT ${COLUMNS} FROM (${newest}) newest JOIN docs d ON d.doc = newest.doc JOIN logs l ON l.log = d.log${NEWEST_FIRST}`).iterate(...params) as IterableIterator<DocRow>;
 }
+
+const NEWEST_FIRST = " ORDER BY d.ts DESC, d.doc DESC";
 
 /** Reads the Events of hits back from their Logs (one descriptor per Log). */
 class EventReader {
@@ -354,14 +361,14 @@ export function runSearch(db: Database.Database, ws: string, req: SearchRequest)
   }
   const needsText = [...q.include, ...q.exclude].some((t) => !isIndexable(t));
   const reader = new EventReader(ws);
-  const pattern = termPattern(q.include);
+  const patternFor = patternsOf(q.include);
   const inherited = new InheritanceCounter(db);
   const hits: SearchHit[] = [];
   try {
     for (const r of candidates(db, q, f, req.sort, needsText ? null : req.limit)) {
       const event = reader.read(r);
       if (needsText && (event === null || !textMatches(event.text, q))) continue;
-      const { snippet, match_offsets } = snippetOf(event?.text ?? "", pattern);
+      const { snippet, match_offsets } = snippetOf(event?.text ?? "", patternFor(event?.text ?? ""));
       hits.push({ session_id: r.session_id, seq: r.seq, type: r.type, role: r.role, tool: r.tool, ts: r.ts, snippet, match_offsets, in_context: inContext(r, event?.data ?? null), inherited_by: inherited.count(r.session_id, r.seq, r.ordinal, r.type) });
       if (hits.length >= req.limit) break;
     }

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { termPattern } from "../../../src/archive/search/query.js";
+import { patternsOf, termPattern } from "../../../src/archive/search/query.js";
 import { snippetOf } from "../../../src/archive/search/search.js";
 
 /** The rule as archive.md states it: the whole text collapsed and trimmed, the window cut from it. */
@@ -98,3 +98,45 @@ describe("snippetOf", () => {
     expect(long).toBeGreaterThan(10);
   });
 });
+
+/** Every match of a pattern in a text: where, and what. */
+function matchesOf(pattern: RegExp | null, t: string): Array<[number, string]> {
+  if (pattern === null) return [];
+  pattern.lastIndex = 0;
+  return [...t.matchAll(pattern)].map((m) => [m.index, m[0]]);
+}
+
+describe("patternsOf: termPattern's ASCII twin", () => {
+  // ASCII pieces and every kind of ASCII separator; the letters whose Unicode case folding reaches outside
+  // ASCII (k: the Kelvin sign, s: the long s) in both cases.
+  const ASCII_PARTS = ["parse", "LINE", "k", "K", "s", "S", "7", "42", "_", ".", "/", "-", "0x1F", "(", ")", "a", "zz", "\\", "*", "$", "[", "]", "|", "?"];
+  const ASCII_QUERIES = [["parse_line"], ["src/lib"], ["0x1f"], ["zz", "k"], ["parse line"], ["a"], ["( )"], ["-"], ["S.K"], ["k_s", "line"], ["$[x]"], ["a|b*"], ["nothing-here"]];
+
+  function asciiText(next: () => number): string {
+    const n = Math.floor(next() * 120);
+    let out = "";
+    for (let i = 0; i < n; i++) out += next() < 0.3 ? " \n\t"[Math.floor(next() * 3)]! : ASCII_PARTS[Math.floor(next() * ASCII_PARTS.length)]!;
+    return out;
+  }
+
+  it("finds termPattern's matches, and gives its snippet, in every generated ASCII text", () => {
+    const next = random(12);
+    for (let i = 0; i < 4000; i++) {
+      const t = asciiText(next);
+      const q = ASCII_QUERIES[i % ASCII_QUERIES.length]!;
+      const twin = patternsOf(q)(t);
+      expect(twin?.flags, JSON.stringify(q)).toBe("gi");
+      expect(matchesOf(twin, t), JSON.stringify({ t, q })).toEqual(matchesOf(termPattern(q), t));
+      expect(snippetOf(t, patternsOf(q)(t)), JSON.stringify({ t, q })).toEqual(snippetOf(t, termPattern(q)));
+    }
+  });
+
+  it("is termPattern itself for a text or a term that is not ASCII", () => {
+    for (const [q, t] of [[["parse_line"], "parse_line é"], [["é"], "e"], [["zz", "é"], "zz"], [["K"], "\u212a"]] as const) {
+      expect(patternsOf(q)(t)?.source).toBe(termPattern(q)?.source);
+      expect(patternsOf(q)(t)?.flags).toBe("giu");
+    }
+    expect(patternsOf([])("text")).toBeNull();
+  });
+});
+
