@@ -123,6 +123,10 @@ describe("the fast parse takes the plain lines it is there for", () => {
       [pixirLog, ["cat", "s1", "--from-seq", "3"]],
       [pixirFork, ["--parent", "s1", "--to-seq", "40"]],
       [pixirTree, []],
+      // A phrase in quotes, and the words after `--` (an excluded word): the search's own syntax, no flags.
+      [pixir, ["search", '"working tree clean"', "--json"]],
+      [pixir, ["search", "--limit", "3", "--", "migration", "-sqlite", "--json", "help", "--"]],
+      [pixir, ["import", "pi", "a.jsonl", "--", "-b.jsonl"]],
     ];
     for (const [tool, argv] of lines) {
       const fast = takes(tool, argv);
@@ -166,7 +170,8 @@ describe("the fast parse declines, and yargs answers", () => {
     ["a choice not in the list", pixir, ["search", "x", "--sort", "size"]],
     ["too few positionals", pixirLog, ["cat"]],
     ["too many positionals", pixirLog, ["cat", "s1", "s2"]],
-    ["a literal --", pixir, ["search", "--", "-x"]],
+    ["a literal -- before a positional that is not variadic", pixirLog, ["cat", "--", "s1"]],
+    ["a literal -- before a required variadic positional has a word", pixir, ["import", "pi", "--", "a.jsonl"]],
     ["a lone -", pixirLog, ["append", "-"]],
     ["an empty directory (checkFlags)", pixir, ["ls", "--workspace="]],
   ];

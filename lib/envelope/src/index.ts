@@ -77,7 +77,7 @@ export { callTotal, type ModelCall, ModelCallCounter, modelCallsOf } from "./arc
 export { callCost, COST_MODES, type CostMode, loadPrices, priceOf } from "./archive/prices.js";
 export { PRICE_TABLE } from "./archive/price-table.js";
 export { readModelCalls } from "./archive/usage-index.js";
-export { USAGE_GROUPINGS, usageReport, type UsageReport, type UsageRow, type UsageSession } from "./archive/usage.js";
+export { type CallRows, USAGE_GROUPINGS, usageReport, type UsageReport, type UsageRow, type UsageSession } from "./archive/usage.js";
 export { usageNote, usageQueryOf, workspaceUsage } from "./archive/usage-job.js";
 export { usageText } from "./archive/usage-text.js";
 // archive/ (archive.md §5: hand-off)

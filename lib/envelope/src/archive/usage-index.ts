@@ -2,19 +2,18 @@
 // the Log's size, mtime and agent. A Log whose key changed (or the whole file when missing, corrupt or of
 // another version) is read again; the Logs stay the truth. A read-only Workspace still counts: the calls
 // are then computed in memory.
-import { lstatSync, readFileSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { fsPromises } from "../event/lazy-builtins.js";
 import { isJsonObject, type PixirEvent } from "../event/envelope.js";
 import { STATE_DIR, StatePath, ensureStateDir, inspectStatePath, logPath, placeComplete, tempSibling } from "../store/paths.js";
 import { lineBlocks } from "../store/log-read.js";
 import type { LogListing } from "../store/ls.js";
 import { ModelCallCounter, type AgentName, type ModelCall } from "./model-calls.js";
-import { decodeUsageIndex, encodeUsageIndex, indexedCall, type IndexedLog } from "./usage-columns.js";
-import type { CountedCall } from "./usage.js";
+import { ScanBuffer } from "./log-facts.js";
+import { CallTable, indexedCall, type LogRows } from "./usage-columns.js";
 
 /** Bumped whenever ModelCall, a counting rule or the stored columns change: an older file is then rebuilt whole. */
 export const USAGE_INDEX_VERSION = 2;
-const READ_CONCURRENCY = 4;
 const PROGRESS_EVERY = 100;
 
 const usageIndexPath = (ws: string) => new StatePath(ws, [STATE_DIR, "index"], "directory").child("usage.json", "file");
@@ -25,69 +24,101 @@ export interface UsageLog {
   agent: AgentName;
 }
 
-
 /**
  * The model calls of each Log, from the index where the Log is unchanged; `progress` hears of the Logs read
  * again. `listed`: the Logs' sizes and mtimes already read (readCatalogListed), instead of an lstat each.
+ * The table names exactly `logs`, in their order.
  */
 export async function readModelCalls(
   workspace: string,
   logs: readonly UsageLog[],
   progress?: (text: string) => void,
   listed?: Pick<LogListing, "sizes" | "mtimes">,
-): Promise<Map<string, CountedCall[]>> {
-  const cached = readIndex(workspace);
-  const fresh = new Map<string, IndexedLog>();
-  const todo: Array<{ log: UsageLog; size: number; mtime: number }> = [];
+): Promise<CallTable> {
+  const table = readIndex(workspace);
+  const cachedLogs = table.logs.size;
+  const named = new Map<string, LogRows | null>();
+  const todo: Array<{ log: UsageLog; size: number; mtime_ms: number }> = [];
   for (const log of logs) {
     const st = listedKey(listed, log.session_id) ?? statOf(workspace, log.session_id);
-    const hit = cached.get(log.session_id);
-    if (hit !== undefined && st !== null && hit.size === st.size && hit.mtime_ms === st.mtime && hit.agent === log.agent) fresh.set(log.session_id, hit);
-    else todo.push({ log, size: st?.size ?? 0, mtime: st?.mtime ?? 0 });
+    const hit = table.rowsOf(log.session_id);
+    const fresh = hit !== undefined && st !== null && hit.size === st.size && hit.mtime_ms === st.mtime && hit.agent === log.agent;
+    named.set(log.session_id, fresh ? hit : null);
+    if (!fresh) todo.push({ log, size: st?.size ?? 0, mtime_ms: st?.mtime ?? 0 });
   }
+  // One Log at a time, each read whole into one reused buffer (as the catalog's scan): buffers of up to
+  // 2 MiB for each Log, four Logs at a time, were 28–34 MB of a first run's peak and grew with the archive.
+  const scratch = new ScanBuffer();
   let done = 0;
-  await inParallel(todo, READ_CONCURRENCY, async ({ log, size, mtime }) => {
-    const calls = await callsOfLog(logPath(workspace, log.session_id).abs, size, log.agent);
-    fresh.set(log.session_id, { size, mtime_ms: mtime, agent: log.agent, calls: calls.map((c) => indexedCall(log.session_id, c)) });
+  for (const { log, size, mtime_ms } of todo) {
+    const calls = await callsOfLog(logPath(workspace, log.session_id).abs, size, log.agent, scratch);
+    named.set(log.session_id, table.add(log.session_id, { size, mtime_ms, agent: log.agent }, calls.map((c) => indexedCall(log.session_id, c))));
     if (++done % PROGRESS_EVERY === 0 || done === todo.length) progress?.(`counted the model calls of ${done} of ${todo.length} changed Logs`);
-  });
-  // In the order given (the Logs read again finish in any order), so the same Logs give the same file.
-  const inOrder = new Map(logs.map((l) => [l.session_id, fresh.get(l.session_id)!]));
-  if (todo.length > 0 || cached.size !== logs.length) writeIndex(workspace, inOrder);
-  return new Map([...inOrder].map(([id, entry]) => [id, entry.calls]));
+  }
+  table.logs = named as Map<string, LogRows>;
+  if (todo.length > 0 || cachedLogs !== logs.length) writeIndex(workspace, table);
+  return table;
 }
 
 /** Only lines that can hold a call are parsed: a provider_usage, or (Claude) a record with usage. */
 const USAGE_EVENT = Buffer.from('"type":"provider_usage"');
 const USAGE_KEY = Buffer.from('"usage"');
+/** Logs up to this size are read whole into the reused buffer; a larger one a block at a time. */
+const WHOLE_READ_MAX = 16 * 1024 * 1024;
 
-/** The calls of one Log's first `size` bytes, one line at a time (memory holds the calls, not the Log). */
-async function callsOfLog(abs: string, size: number, agent: AgentName): Promise<ModelCall[]> {
+/** The calls of one Log's first `size` bytes (memory holds the calls, not the Log). */
+async function callsOfLog(abs: string, size: number, agent: AgentName, scratch: ScanBuffer): Promise<ModelCall[]> {
   const counter = new ModelCallCounter(agent);
   const marker = agent === "claude" ? USAGE_KEY : USAGE_EVENT;
-  let file;
   try {
-    file = await open(abs, "r");
-  } catch {
-    return []; // a Log that cannot be read has no countable calls; `pixir-log check` names the problem
-  }
-  try {
-    for await (const block of lineBlocks(file, size)) {
-      const b = block.bytes;
-      for (let s = 0; s < block.end; ) {
-        let e = b.indexOf(0x0a, s);
-        if (e < 0 || e > block.end) e = block.end;
-        const at = b.indexOf(marker, s);
-        if (at >= 0 && at < e) pushLine(counter, b.toString("utf8", s, e));
-        s = e + 1;
-      }
+    if (size <= WHOLE_READ_MAX) {
+      const end = readWhole(abs, size, scratch);
+      pushLines(counter, marker, scratch.bytes, end);
+      return counter.calls();
+    }
+    const file = await fsPromises().open(abs, "r");
+    try {
+      for await (const block of lineBlocks(file, size)) pushLines(counter, marker, block.bytes, block.end);
+    } finally {
+      await file.close();
     }
   } catch {
-    // A Log cut short while read: its calls so far are counted.
-  } finally {
-    await file.close();
+    // A Log that cannot be read, or is cut short while read, has the calls read so far; `pixir-log check`
+    // names the problem.
   }
   return counter.calls();
+}
+
+/** Up to `size` bytes of the file into `scratch` (grown to fit); how many were read. Throws when it cannot be opened. */
+function readWhole(abs: string, size: number, scratch: ScanBuffer): number {
+  if (scratch.bytes.length < size) scratch.bytes = Buffer.allocUnsafe(size);
+  const fd = openSync(abs, "r");
+  let have = 0;
+  try {
+    for (let n = -1; have < size && n !== 0; have += n) n = readSync(fd, scratch.bytes, have, size - have, have);
+  } catch {
+    // Cut short while read: the lines read so far count.
+  } finally {
+    closeSync(fd);
+  }
+  return have;
+}
+
+/**
+ * Each line of `bytes[0, end)` that holds `marker`, parsed and counted. The marker is searched for again
+ * only once a line has passed the last one found: a search from every line to the end of a whole Log
+ * with few calls would cost the square of its lines.
+ */
+function pushLines(counter: ModelCallCounter, marker: Buffer, bytes: Buffer, end: number): void {
+  const b = bytes.subarray(0, end);
+  let at = -2;
+  for (let s = 0; s < end; ) {
+    let e = b.indexOf(0x0a, s);
+    if (e < 0) e = end;
+    if (at !== -1 && at < s) at = b.indexOf(marker, s);
+    if (at !== -1 && at < e) pushLine(counter, b.toString("utf8", s, e));
+    s = e + 1;
+  }
 }
 
 function pushLine(counter: ModelCallCounter, line: string): void {
@@ -124,31 +155,23 @@ function statOf(ws: string, id: string): { size: number; mtime: number } | null 
   }
 }
 
-function readIndex(ws: string): Map<string, IndexedLog> {
+function readIndex(ws: string): CallTable {
   try {
-    if (inspectStatePath(usageIndexPath(ws)) === "missing") return new Map();
+    if (inspectStatePath(usageIndexPath(ws)) === "missing") return new CallTable();
     const v: unknown = JSON.parse(readFileSync(usageIndexPath(ws).abs, "utf8"));
-    if (!isJsonObject(v) || v.version !== USAGE_INDEX_VERSION) return new Map();
-    return decodeUsageIndex(v);
+    if (!isJsonObject(v) || v.version !== USAGE_INDEX_VERSION) return new CallTable();
+    return CallTable.decode(v);
   } catch {
-    return new Map(); // unsafe, unreadable or corrupt: rebuilt from the Logs
+    return new CallTable(); // unsafe, unreadable or corrupt: rebuilt from the Logs
   }
 }
 
-function writeIndex(ws: string, logs: Map<string, IndexedLog>): void {
+function writeIndex(ws: string, table: CallTable): void {
   const target = usageIndexPath(ws);
   try {
     ensureStateDir(target.parent());
-    placeComplete(tempSibling(target), target, JSON.stringify(encodeUsageIndex(USAGE_INDEX_VERSION, logs)), "rename");
+    placeComplete(tempSibling(target), target, table.encode(USAGE_INDEX_VERSION), "rename");
   } catch {
     // A read-only or full Workspace still counts: the calls were computed in memory.
   }
-}
-
-async function inParallel<T>(items: readonly T[], width: number, job: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await job(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }

@@ -66,28 +66,34 @@ export function countedCall(c: ModelCall): CountedCall {
   return { ...rest, time: timeOf(ts) };
 }
 
+/** The calls of many Logs by row (usage-columns.ts CallTable): a call is an object only while it is looked at. */
+export interface CallRows {
+  rowsOf(id: string): { start: number; count: number } | undefined;
+  dedupeKey(row: number): string | null;
+  call(row: number): CountedCall;
+}
+
 /** The report: the calls of the chosen sessions, each counted once, grouped and priced. */
-export function usageReport(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly CountedCall[]>, q: UsageQuery): UsageReport {
+export function usageReport(sessions: readonly UsageSession[], calls: CallRows, q: UsageQuery): UsageReport {
   const byId = new Map(sessions.map((s) => [s.session_id, s]));
-  const owned = countedOnce(sessions, callsOf, byId);
   const members = q.session === null ? null : familyBelow(q.session, sessions);
   const groups = new Map<string, Sum>();
   const all = new Sum();
   const days = new Map<number, string>();
   if (members !== null) for (const m of members) groups.set(m.session.session_id, new Sum());
-  for (const call of owned) {
+  countedOnce(sessions, calls, byId, (call) => {
     const s = byId.get(call.session_id)!;
-    if (members !== null && !groups.has(s.session_id)) continue;
-    if (q.agent !== null && s.agent !== q.agent) continue;
-    if (q.project !== null && !(s.project ?? "").includes(q.project)) continue;
+    if (members !== null && !groups.has(s.session_id)) return;
+    if (q.agent !== null && s.agent !== q.agent) return;
+    if (q.project !== null && !(s.project ?? "").includes(q.project)) return;
     const minute = Math.floor(call.time / 60_000); // time zones shift by whole minutes: one date per minute
     const day = days.get(minute) ?? days.set(minute, localDay(call.time)).get(minute)!;
-    if ((q.since !== null && day < q.since) || (q.until !== null && day > q.until)) continue;
+    if ((q.since !== null && day < q.since) || (q.until !== null && day > q.until)) return;
     const cost = callCost(call, q.prices, q.mode);
     const key = members !== null ? s.session_id : keyOf(q.by, call, s, day, byId);
     (groups.get(key) ?? groups.set(key, new Sum()).get(key)!).add(call, cost);
     all.add(call, cost);
-  }
+  });
   const rows = [...groups].map(([key, sum]): UsageRow => ({ key, ...sum.totals() }));
   if (members !== null) {
     const place = new Map(members.map((m, i) => [m.session.session_id, i]));
@@ -164,34 +170,36 @@ class Sum {
  * Every call once. A call (`dedupe_key`) held by several Logs is counted at the Log that holds it first:
  * the earliest `ts`; then the older family (its root's `started`, then its root's id); within a family
  * the Log nearer the root, then the earlier `started`, then the smaller id. Its usage is that of the copy
- * with the most output tokens, as within one Log.
+ * with the most output tokens, as within one Log. `count` hears the calls without a key first, then one per key.
  */
-function countedOnce(sessions: readonly UsageSession[], callsOf: ReadonlyMap<string, readonly CountedCall[]>, byId: Map<string, UsageSession>): CountedCall[] {
-  const out: CountedCall[] = [];
-  // A key's only call, or all its copies once a second one turns up (rare: most keys are held once).
-  const keyed = new Map<string, CountedCall | CountedCall[]>();
+function countedOnce(sessions: readonly UsageSession[], calls: CallRows, byId: Map<string, UsageSession>, count: (call: CountedCall) => void): void {
+  // A key's only row, or all its copies' rows once a second one turns up (rare: most keys are held once).
+  const keyed = new Map<string, number | number[]>();
   for (const s of sessions) {
-    for (const c of callsOf.get(s.session_id) ?? []) {
-      if (c.dedupe_key === null) {
-        out.push(c);
+    const rows = calls.rowsOf(s.session_id);
+    if (rows === undefined) continue;
+    for (let row = rows.start; row < rows.start + rows.count; row++) {
+      const key = calls.dedupeKey(row);
+      if (key === null) {
+        count(calls.call(row));
         continue;
       }
-      const seen = keyed.get(c.dedupe_key);
-      if (seen === undefined) keyed.set(c.dedupe_key, c);
-      else if (Array.isArray(seen)) seen.push(c);
-      else keyed.set(c.dedupe_key, [seen, c]);
+      const seen = keyed.get(key);
+      if (seen === undefined) keyed.set(key, row);
+      else if (Array.isArray(seen)) seen.push(row);
+      else keyed.set(key, [seen, row]);
     }
   }
   for (const held of keyed.values()) {
     if (!Array.isArray(held)) {
-      out.push(held);
+      count(calls.call(held));
       continue;
     }
-    const owner = held.reduce((a, b) => (ownsBefore(b, a, byId) ? b : a));
-    const most = held.reduce((a, b) => ((b.output ?? 0) > (a.output ?? 0) ? b : a));
-    out.push({ ...most, session_id: owner.session_id, seq: owner.seq, time: owner.time });
+    const copies = held.map((row) => calls.call(row));
+    const owner = copies.reduce((a, b) => (ownsBefore(b, a, byId) ? b : a));
+    const most = copies.reduce((a, b) => ((b.output ?? 0) > (a.output ?? 0) ? b : a));
+    count({ ...most, session_id: owner.session_id, seq: owner.seq, time: owner.time });
   }
-  return out;
 }
 
 function ownsBefore(a: CountedCall, b: CountedCall, byId: Map<string, UsageSession>): boolean {

@@ -22,6 +22,9 @@ const LONG_FLAG = /^--([a-z][a-z0-9-]*)(?:=([\s\S]*))?$/;
  */
 const plainWord = (word: string | undefined): word is string => word !== undefined && word !== "" && !/^[-'"]/.test(word);
 
+/** A word taken as a positional: a plain word, or one in quotes (yargs keeps a positional's quotes, as a search phrase needs them). */
+const positionalWord = (word: string): boolean => word !== "" && !word.startsWith("-");
+
 /**
  * The command a line runs, and where its own words start: a tool's one command, or the command (and a
  * group's subcommand) named by the first words. Declined: a line that does not start with the names, a group
@@ -74,7 +77,14 @@ function argvOf(m: Mounted, words: readonly string[]): Record<string, unknown> |
   const positionals: string[] = [];
   for (let at = 0; at < words.length; ) {
     const word = words[at]!;
-    if (plainWord(word)) {
+    if (word === "--") {
+      // The end of the flags: every word after it is a positional as it stands (`pixir search -- -word`),
+      // where yargs gives them to a variadic positional that the words before have reached.
+      if (!variadicTakes(m, positionals.length)) return undefined;
+      positionals.push(...words.slice(at + 1));
+      break;
+    }
+    if (positionalWord(word)) {
       // yargs reads a last positional `help` as --help.
       if (word === "help") return undefined;
       positionals.push(word);
@@ -92,6 +102,16 @@ function argvOf(m: Mounted, words: readonly string[]): Record<string, unknown> |
   }
   for (const [name, o] of Object.entries(options)) if (o.default !== undefined && !(name in argv)) argv[name] = o.default;
   return placePositionals(m, options, positionals, argv) ? argv : undefined;
+}
+
+/**
+ * Whether yargs gives the words after `--` to the command's variadic positional: its last, when the `given`
+ * positionals before `--` fill those before it, and it too if it is required (yargs fills none from after).
+ */
+function variadicTakes(m: Mounted, given: number): boolean {
+  const declared = positionalsOf(m.decl);
+  const last = declared.at(-1);
+  return last?.variadic === true && given >= declared.length - (last.required ? 0 : 1);
 }
 
 /** The positionals under their names, in order (a variadic one takes the rest); false when they do not fit. */

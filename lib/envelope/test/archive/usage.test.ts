@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { ModelCall } from "../../src/archive/model-calls.js";
 import { callCost, computedCost, loadPrices, priceOf } from "../../src/archive/prices.js";
 import { PRICE_TABLE } from "../../src/archive/price-table.js";
-import { countedCall, isoWeek, parseDay, usageReport, type CountedCall, type UsageQuery, type UsageSession } from "../../src/archive/usage.js";
+import { CallTable } from "../../src/archive/usage-columns.js";
+import { countedCall, isoWeek, parseDay, usageReport as reportOf, type CountedCall, type UsageQuery, type UsageSession } from "../../src/archive/usage.js";
 import { usageText } from "../../src/archive/usage-text.js";
 
 const call = (session_id: string, over: Partial<ModelCall> = {}): CountedCall => countedCall({
@@ -25,6 +26,13 @@ const call = (session_id: string, over: Partial<ModelCall> = {}): CountedCall =>
   dedupe_key: null,
   ...over,
 });
+
+/** The report of calls held in a CallTable, as the Workspace's are. */
+function usageReport(sessions: UsageSession[], calls: ReadonlyMap<string, CountedCall[]>, q: UsageQuery) {
+  const table = new CallTable();
+  for (const [id, held] of calls) table.add(id, { size: 0, mtime_ms: 0, agent: "claude" }, held);
+  return reportOf(sessions, table, q);
+}
 
 const session = (session_id: string, over: Partial<UsageSession> = {}): UsageSession => ({ session_id, agent: "claude", kind: "root", project: "demo", parent: null, started: "2026-03-01T00:00:00.000Z", ...over });
 const query = (over: Partial<UsageQuery> = {}): UsageQuery => ({ by: "session", since: null, until: null, session: null, agent: null, project: null, mode: "auto", prices: loadPrices(null), ...over });

@@ -227,9 +227,10 @@ class EventReader {
 
 const collapse = (s: string): string => s.replace(/\s+/g, " ");
 
-/** The part of the text, whitespace collapsed and trimmed, that a snippet shows: from `start`, up to SNIPPET_CHARS. */
+/** The part of the text, whitespace collapsed and trimmed, that a snippet shows: up to SNIPPET_CHARS. */
 interface SnippetWindow {
-  start: number;
+  /** The collapsed text has more before the body. */
+  cut: boolean;
   body: string;
   /** The collapsed text goes on after the body. */
   more: boolean;
@@ -242,24 +243,38 @@ function windowOfFlat(text: string, pattern: RegExp | null): SnippetWindow {
   const first = pattern === null ? null : pattern.exec(flat);
   const start = first === null ? 0 : Math.max(0, first.index - SNIPPET_BEFORE);
   const end = Math.min(flat.length, start + SNIPPET_CHARS);
-  return { start, body: flat.slice(start, end), more: end < flat.length };
+  return { cut: start > 0, body: flat.slice(start, end), more: end < flat.length };
+}
+
+/**
+ * The last `want` characters of text[0, at) collapsed and trimmed, and whether more come before them,
+ * collapsing no more of it than that takes. A slice that starts inside a whitespace run collapses it to the
+ * one space the whole text gives it; once the slice holds more than `want` after its own leading run,
+ * something the trim keeps comes before them.
+ */
+function collapsedTail(text: string, at: number, want: number): { tail: string; cut: boolean } {
+  for (let n = 2 * want + 64; n < at; n *= 2) {
+    const tail = collapse(text.slice(at - n, at));
+    if (tail.trimStart().length > want) return { tail: tail.slice(-want), cut: true };
+  }
+  const whole = collapse(text.slice(0, at)).trimStart();
+  return whole.length > want ? { tail: whole.slice(-want), cut: true } : { tail: whole, cut: false };
 }
 
 /**
  * The same window without collapsing a long text whole (a tool's output can be megabytes): a match never
  * starts with whitespace and whitespace is among the runs that separate a word's pieces, so the first
- * match in the text is the first in the collapsed text; only the text before it and about SNIPPET_CHARS
- * after it are collapsed.
+ * match in the text is the first in the collapsed text; only about SNIPPET_BEFORE characters before it and
+ * SNIPPET_CHARS after it are collapsed.
  */
 function windowOf(text: string, pattern: RegExp | null): SnippetWindow {
   if (pattern !== null && /\s/.test(pattern.source)) return windowOfFlat(text, pattern);
   if (pattern !== null) pattern.lastIndex = 0;
   const first = pattern === null ? null : pattern.exec(text);
   const at = first?.index ?? 0;
-  const before = collapse(text.slice(0, at)).trimStart();
-  const start = first === null ? 0 : Math.max(0, before.length - SNIPPET_BEFORE);
+  const { tail: before, cut } = collapsedTail(text, at, SNIPPET_BEFORE);
   // Collapsed characters wanted from the match on: to the window's end, and one more to tell whether the text goes on.
-  const need = start + SNIPPET_CHARS + 1 - before.length;
+  const need = SNIPPET_CHARS + 1 - before.length;
   let after = "";
   for (let n = 2 * need + 64; ; n *= 2) {
     after = collapse(text.slice(at, at + n));
@@ -272,8 +287,8 @@ function windowOf(text: string, pattern: RegExp | null): SnippetWindow {
     if (after.endsWith(" ")) after = after.slice(0, -1);
     if (after.length >= need) break;
   }
-  const head = before.slice(start) + after;
-  return { start, body: head.slice(0, SNIPPET_CHARS), more: head.length > SNIPPET_CHARS };
+  const head = before + after;
+  return { cut, body: head.slice(0, SNIPPET_CHARS), more: head.length > SNIPPET_CHARS };
 }
 
 /** The window without half a surrogate pair at either end (an emoji cut in two is not text: `\ud83c` in JSON, � on a terminal). */
@@ -282,9 +297,9 @@ const wholeCharacters = (body: string): string => body.replace(/^[\uDC00-\uDFFF]
 /** About 160 characters around the first match, whitespace collapsed, with the matches' places. */
 export function snippetOf(text: string, pattern: RegExp | null): { snippet: string; match_offsets: Array<[number, number]> } {
   const window = windowOf(text, pattern);
-  const { start, more } = window;
+  const { cut, more } = window;
   const body = wholeCharacters(window.body);
-  const lead = start > 0 ? "…" : "";
+  const lead = cut ? "…" : "";
   const snippet = `${lead}${body}${more ? "…" : ""}`;
   const offsets: Array<[number, number]> = [];
   if (pattern !== null) {

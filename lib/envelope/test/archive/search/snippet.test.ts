@@ -83,6 +83,25 @@ describe("snippetOf", () => {
     }
   });
 
+  it("where the match lies deep in the text, after runs of whitespace of every length (only its tail is collapsed)", () => {
+    const next = random(7);
+    const runs = [" ", "\n\n", " ".repeat(49), " ".repeat(50), " ".repeat(51), "\t".repeat(200), " \n".repeat(700)];
+    for (let i = 0; i < 1500; i++) {
+      let lead = "";
+      const parts = Math.floor(next() * 60);
+      for (let k = 0; k < parts; k++) lead += next() < 0.5 ? runs[Math.floor(next() * runs.length)] : "ab".repeat(Math.floor(next() * 40));
+      const t = `${lead}parse_line${runs[i % runs.length]}tail`;
+      expect(snippetOf(t, termPattern(["parse_line"])), JSON.stringify({ i, lead: lead.length })).toEqual(plainSnippet(t, termPattern(["parse_line"])));
+    }
+    // A text that starts with a long run: about SNIPPET_BEFORE characters after it, the window starts at the text or after it.
+    for (const run of [" ".repeat(1000), "\n".repeat(5000)]) {
+      for (let k = 45; k <= 55; k++) {
+        const t = `${run}${"x".repeat(k - 1)} parse_line tail`;
+        expect(snippetOf(t, termPattern(["parse_line"])), JSON.stringify({ run: run.length, k })).toEqual(plainSnippet(t, termPattern(["parse_line"])));
+      }
+    }
+  });
+
   it("gives the plain rule's snippet on the real transcripts' long texts", () => {
     const root = path.resolve(__dirname, "../../../../../test/fixtures/real-sessions/claude");
     const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".jsonl")).slice(0, 6);
