@@ -49,21 +49,25 @@ describe("an import plan's per-record state", () => {
     expect(read.records.length).toBeGreaterThan(1000);
     read.records.forEach((r, i) => {
       expect(r.index).toBe(i);
-      // line, bytes, start, end, type, transcript, index, uuid, parentUuid, timestamp, messageId, requestId,
-      // tools, flags, extra: no object of facts beside the record (docs/performance.md, "Round 11"), no
-      // field per flag, per rare fact or per list of tool calls.
-      expect(Object.keys(r).length).toBeLessThanOrEqual(15);
+      // line, bytes, start, end, type, index, the uuid's four words, parent, timestamp, messageId, requestId,
+      // flags, extra: no object of facts beside the record (docs/performance.md, "Round 11"), no field per
+      // flag, per rare fact or per list of tool calls (round 12: the lists are in `extra`, the transcript in
+      // the flags), no string of its uuid or of its parent's when that is the record before (round 12).
+      expect(Object.keys(r).length).toBeLessThanOrEqual(16);
       if (r.facts === null) return;
       expect(r.facts).toBe(r);
+      if (r.uuid !== null && /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/.test(r.uuid)) expect(ownStrings(r)).not.toContain(r.uuid);
+      const before = read.records[i - 1];
+      if (before !== undefined && before.uuid !== null && r.parentUuid === before.uuid) expect(ownStrings(r)).not.toContain(r.parentUuid);
     });
     // A record that lacks every rare fact holds no object for them, and one with no tool call no list.
-    const inner = (r: ClaudeRecord) => r as unknown as { extra: { rare?: unknown } | null; tools: unknown };
+    const inner = (r: ClaudeRecord) => r as unknown as { extra: { rare?: unknown; uses?: unknown; results?: unknown } | null };
     const lacking = read.records.filter((r) => r.facts !== null && r.logicalParentUuid === null && r.subtype === null && r.snapshotTimestamp === null && r.toolUseResult === null);
     expect(lacking.length).toBeGreaterThan(100);
     for (const r of lacking) expect(inner(r).extra?.rare).toBeUndefined();
     const noTools = read.records.filter((r) => r.toolUses.length === 0 && r.toolResults.length === 0);
     expect(noTools.length).toBeGreaterThan(100);
-    for (const r of noTools) expect(inner(r).tools).toBeNull();
+    for (const r of noTools) expect([inner(r).extra?.uses, inner(r).extra?.results]).toEqual([undefined, undefined]);
   });
 
   it("is columns by record place: the owner of each record, its ts and last seq are not Maps keyed by records", () => {
@@ -105,17 +109,33 @@ describe("an import plan's per-record state", () => {
     for (const l of branches) expect(l.batch).not.toBe(l.events);
   });
 
-  it("keeps a message id's one record without an array around it", () => {
+  it("keeps the records of each message id as a table of places chained by place, not a Map of arrays", () => {
     const { read } = plannedInBlocks();
     const tree = new TranscriptTree(read.records.filter((r) => r.transcript === 0));
-    let single = 0;
-    for (const table of ["assistantsByMsg", "resultsByMsg"]) {
-      for (const v of (tree as unknown as Record<string, Map<string, unknown>>)[table]!.values()) {
-        if (Array.isArray(v)) expect(v.length).toBeGreaterThan(1);
-        else single++;
-      }
+    type Groups = { first(m: string): ClaudeRecord | undefined; each(m: string, f: (r: ClaudeRecord) => void): void };
+    const inner = tree as unknown as { assistantsByMsg: Groups; resultsByMsg: Groups };
+    // What a Map of arrays would hold, made plainly from the same messages.
+    const plain = new Map<string, { assistants: ClaudeRecord[]; results: ClaudeRecord[] }>();
+    const of = (m: string) => plain.get(m) ?? plain.set(m, { assistants: [], results: [] }).get(m)!;
+    for (const r of tree.messages) if (r.type === "assistant" && r.messageId !== null) of(r.messageId).assistants.push(r);
+    for (const r of tree.messages) {
+      const p = tree.parent(r);
+      if (r.type === "user" && r.toolResults.length > 0 && p?.type === "assistant" && p.messageId !== null) of(p.messageId).results.push(r);
     }
-    expect(single).toBeGreaterThan(100);
+    expect(plain.size).toBeGreaterThan(100);
+    expect([...plain.values()].some((g) => g.assistants.length > 1)).toBe(true);
+    for (const [m, g] of plain) {
+      expect(inner.assistantsByMsg).not.toBeInstanceOf(Map);
+      const each = (t: Groups) => {
+        const out: ClaudeRecord[] = [];
+        t.each(m, (r) => out.push(r));
+        return out;
+      };
+      expect(each(inner.assistantsByMsg)).toEqual(g.assistants);
+      expect(each(inner.resultsByMsg)).toEqual(g.results);
+      expect(inner.assistantsByMsg.first(m)).toBe(g.assistants[0]);
+    }
+    expect(inner.assistantsByMsg.first("no such message")).toBeUndefined();
   });
 });
 
@@ -250,6 +270,21 @@ describe("an Event of a Log on disk, as a grown session's plan holds it", () => 
       expect(uuid).toBe((e.data.claude as { uuid: string }).uuid);
     }
     expect(withUuid).toBeGreaterThan(held.length / 2);
+  });
+});
+
+describe("a record's transcript", () => {
+  it("is kept in its flags below 511 and beside them above, and read back as set, its other flags untouched", () => {
+    const bytes = Buffer.from('{"type":"user","uuid":"00000000-0000-4000-8000-000000000001","parentUuid":null,"timestamp":"2026-01-01T00:00:00.000Z"}');
+    for (const t of [0, 1, 7, 510, 511, 512, 4096, 70000, 3]) {
+      const r = parseLine(bytes, 0, bytes.length, 1, false, recordTape());
+      const before = [r.canonical, r.chain, r.uuid, r.timestamp, r.problem];
+      r.transcript = t;
+      expect(r.transcript).toBe(t);
+      r.transcript = 2;
+      r.transcript = t;
+      expect([r.transcript, r.canonical, r.chain, r.uuid, r.timestamp, r.problem]).toEqual([t, ...before]);
+    }
   });
 });
 

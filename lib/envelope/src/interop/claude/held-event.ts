@@ -3,7 +3,7 @@
 // record Event holds, its uuid, the kind of workflow Event, the child a subagent_event names), kept here,
 // and the rest of an Event's `data` is read again from its Log line when something asks for it (a branch's
 // inherited prefix, a line past the checkpoint), so planning holds a small object per Event, not the Log.
-import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/envelope.js";
+import { CANONICAL_TYPES, isJsonObject, type CanonicalType, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { heldLine } from "./map.js";
 import { LineHead, readHead } from "../../fast/line-head.js";
 import { interned } from "./record-facts.js";
@@ -54,18 +54,25 @@ export interface LinePlace {
   readonly length: number;
 }
 
-// A HeldEvent's facts flags, in one small integer.
+// A HeldEvent's facts flags and its type, in one small integer.
 const CLAUDE = 1;
 const HELD = 2;
 const PATH = 4;
 /** `data.claude.uuid` is a string: read from the line when asked for (a fork file's inherited prefix). */
 const UUID = 8;
+const TYPE_SHIFT = 4;
 
-/** The Log id most Events share with the Event before them, kept once. */
-let lastSession = "";
-function sameSession<T>(s: T): T {
-  if (typeof s !== "string") return s;
-  return (s === lastSession ? lastSession : (lastSession = s)) as T;
+/** What the Events of one Log on disk share: their Log id and where their lines are read from. */
+interface HeldLog {
+  readonly session_id: PixirEvent["session_id"];
+  readonly bytes: SourceBytes;
+}
+
+/** The HeldLog of the Event before, kept while the next Event has the same Log id and bytes (a Log's Events do). */
+let lastLog: HeldLog = { session_id: "", bytes: null as unknown as SourceBytes };
+function heldLog(session_id: PixirEvent["session_id"], bytes: SourceBytes): HeldLog {
+  if (lastLog.session_id !== session_id || lastLog.bytes !== bytes) lastLog = { session_id, bytes };
+  return lastLog;
 }
 
 const HEAD = new LineHead();
@@ -73,21 +80,20 @@ const HEAD = new LineHead();
 /**
  * An Event read from a Log on disk, holding its envelope, its facts and its line's place. Its `data` is
  * parsed from the line each time it is read (nothing is kept), so a caller that needs it often keeps it.
- * A grown session's plan holds one per Event of its Logs, so it holds little else: its facts and place are
- * its own fields (not two objects more), its id, ts and record uuid are read again from its line when asked
- * for, its Log id and type are one string each (docs/performance.md, "Round 5").
+ * A grown session's plan holds one per Event of its Logs, so it holds little else: its facts, type and
+ * place are its own fields (not two objects more), its id, ts and record uuid are read again from its
+ * line when asked for, its Log id and bytes are its Log's, and the rare facts (`data.event`, the child
+ * a subagent_event names, a type outside the vocabulary) are kept by a subclass (docs/performance.md,
+ * "Round 5", "Round 12").
  */
 export class HeldEvent implements PixirEvent, EventFacts {
   protected constructor(
-    readonly session_id: PixirEvent["session_id"],
+    private readonly log: HeldLog,
     readonly seq: number | null,
-    readonly type: PixirEvent["type"],
+    /** The facts' flags, and the type's place in CANONICAL_TYPES from TYPE_SHIFT. */
     private readonly bits: number,
     /** `data.claude.line`, or -1. */
     private readonly lineNo: number,
-    readonly event: string | null,
-    readonly child: string | null,
-    private readonly bytes: SourceBytes,
     private readonly offset: number,
     private readonly length: number,
   ) {}
@@ -107,17 +113,37 @@ export class HeldEvent implements PixirEvent, EventFacts {
     }
     const event = typeof data.event === "string" ? interned(data.event) : null;
     const child = typeof data.child_session_id === "string" ? data.child_session_id : null;
-    return new HeldEvent(sameSession(e.session_id), e.seq, interned(e.type) as PixirEvent["type"], bits, line, event, child, place.bytes, place.offset, place.length);
+    const log = heldLog(e.session_id, place.bytes);
+    const type = CANONICAL_TYPES.indexOf(e.type as CanonicalType);
+    if (event === null && child === null && type >= 0) return new HeldEvent(log, e.seq, bits | (type << TYPE_SHIFT), line, place.offset, place.length);
+    return new NamedHeldEvent(log, e.seq, bits, line, place.offset, place.length, interned(e.type) as PixirEvent["type"], event, child);
   }
 
   /** This Event inherited by a child Log (loader.ts inheritedItem): `e`'s envelope over this line. */
   inheritedAs(e: PixirEvent): HeldEvent {
-    return new InheritedHeldEvent(e, this.bits, this.lineNo, this.event, this.child, this.bytes, this.offset, this.length);
+    return new InheritedHeldEvent(e, this.bits, this.lineNo, this.event, this.child, this.log.bytes, this.offset, this.length);
+  }
+
+  get session_id(): PixirEvent["session_id"] {
+    return this.log.session_id;
+  }
+
+  get type(): PixirEvent["type"] {
+    return CANONICAL_TYPES[this.bits >> TYPE_SHIFT]!;
+  }
+
+  get event(): string | null {
+    return null;
+  }
+
+  get child(): string | null {
+    return null;
   }
 
   /** The line, a view valid until its Log's bytes are next read. */
   private get lineBytes(): Buffer {
-    const { bytes, offset, length } = this;
+    const { offset, length } = this;
+    const { bytes } = this.log;
     return bytes.hold(offset, offset + length).subarray(offset - bytes.base, offset - bytes.base + length);
   }
 
@@ -167,7 +193,7 @@ export class HeldEvent implements PixirEvent, EventFacts {
   }
 
   get place(): LinePlace {
-    return { bytes: this.bytes, offset: this.offset, length: this.length };
+    return { bytes: this.log.bytes, offset: this.offset, length: this.length };
   }
 
   get data(): JsonObject {
@@ -176,12 +202,38 @@ export class HeldEvent implements PixirEvent, EventFacts {
   }
 }
 
+/** A HeldEvent with a rare fact: a `data.event`, a child Log it names, or a type outside the vocabulary. */
+class NamedHeldEvent extends HeldEvent {
+  constructor(
+    log: HeldLog,
+    seq: number | null,
+    bits: number,
+    lineNo: number,
+    offset: number,
+    length: number,
+    private readonly ownType: PixirEvent["type"],
+    private readonly ownEvent: string | null,
+    private readonly ownChild: string | null,
+  ) {
+    super(log, seq, bits, lineNo, offset, length);
+  }
+  override get type(): PixirEvent["type"] {
+    return this.ownType;
+  }
+  override get event(): string | null {
+    return this.ownEvent;
+  }
+  override get child(): string | null {
+    return this.ownChild;
+  }
+}
+
 /** A HeldEvent of a child Log's inherited prefix: the child's id and ts, the parent's line. */
-class InheritedHeldEvent extends HeldEvent {
+class InheritedHeldEvent extends NamedHeldEvent {
   private readonly ownId: PixirEvent["id"];
   private readonly ownTs: PixirEvent["ts"];
   constructor(e: PixirEvent, bits: number, lineNo: number, event: string | null, child: string | null, bytes: SourceBytes, offset: number, length: number) {
-    super(e.session_id, e.seq, e.type, bits, lineNo, event, child, bytes, offset, length);
+    super(heldLog(e.session_id, bytes), e.seq, bits, lineNo, offset, length, e.type, event, child);
     this.ownId = e.id;
     this.ownTs = e.ts;
   }

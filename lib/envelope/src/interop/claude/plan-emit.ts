@@ -94,7 +94,13 @@ export class Emission {
       inLineOrder(log.placed);
       // A new Log's last seqs: a column at its length when its records are most of the file's up to its last.
       if (!log.existed && log.lastSeq.size === 0) log.lastSeq = new RecordMap(denseSpan(log.placed));
+      // A Log on disk gains its Events in its History alone and its batch is cut from it after: the two
+      // arrays grown side by side left the arrays they outgrew as V8 large objects, garbage until the next
+      // full GC (docs/performance.md, "Round 12").
+      const onDisk = log.existed && log.batch.length === 0;
+      if (onDisk) log.batch = log.events;
       for (const rec of log.placed) this.emitRecord(log, rec, log.placedOnPath.has(rec));
+      if (onDisk) log.batch = log.events.slice(log.diskEvents);
       if (log.batch.length > 0 && log.placed.length > 0) changedAny = true;
     }
     // Its Events know whether they carry usage: what remains is what making them again reads.

@@ -70,6 +70,8 @@ export class Placement {
     if (ex.id === src.rootId) role = claude.fork_kind === "claude_fork_session" ? "fork_session" : this.rootRole;
     else if (inline) role = "inline_subagent";
     const log = newLog(ex.id, role, parent, transcript);
+    // The root Log holds most of a grown file's records: its last seqs a column at the file's length.
+    if (ex.id === src.rootId) log.lastSeq = new RecordMap(this.input.read.records.length);
     log.existed = true;
     log.events = ex.events;
     log.diskEvents = ex.events.length;
@@ -210,7 +212,7 @@ export class Placement {
         else this.branch(root, null, recs, t);
       } else {
         const cp = tree.claudePath(leaf);
-        if (g.path.filter(isConversation).every((r) => cp.has(r))) this.place(g, recs, true);
+        if (g.path.every((r) => !isConversation(r) || cp.has(r))) this.place(g, recs, true);
         else this.branch(g, f, recs, t);
       }
     }

@@ -122,15 +122,19 @@ export class PlaceIndex<R extends Placed> {
   }
 
   get(key: string): R | undefined {
+    const place = this.placeOfKey(key);
+    return place < 0 ? undefined : this.records[place];
+  }
+
+  /** The place of the record of `key`, or -1. */
+  placeOfKey(key: string): number {
     const { slots } = this;
     const mask = slots.length / 2 - 1;
     const hash = hashOf(key);
     for (let i = hash & mask; ; i = (i + 1) & mask) {
       const place = slots[2 * i]!;
-      if (place === 0) return undefined;
-      if (slots[2 * i + 1] !== hash) continue;
-      const r = this.records[place - 1]!;
-      if (this.keyOf(r) === key) return r;
+      if (place === 0) return -1;
+      if (slots[2 * i + 1] === hash && this.keyOf(this.records[place - 1]!) === key) return place - 1;
     }
   }
 
@@ -147,10 +151,13 @@ export class PlaceIndex<R extends Placed> {
     }
   }
 
-  /** `r` as the record of its key, unless one is there already (the first stays): true when it is now. */
-  add(r: R): boolean {
+  /**
+   * `r` as the record of its key, unless one is there already (the first stays): true when it is now.
+   * `place`: where `r` is in the records (its place among its file's records unless told).
+   */
+  add(r: R, place = r.index): boolean {
     const key = this.keyOf(r);
-    if (key === null || this.records[r.index] !== r) throw new Error("PlaceIndex: a keyed record of its records only");
+    if (key === null || this.records[place] !== r) throw new Error("PlaceIndex: a keyed record of its records only");
     // At most three quarters full: the hashes in the slots keep a longer probe cheap, and a table grown
     // is garbage outside the heap until a full GC (on a 400 MB session, none runs after the read).
     if ((this.count + 1) * 8 > this.slots.length * 3) this.grow();
@@ -161,7 +168,7 @@ export class PlaceIndex<R extends Placed> {
     for (; slots[2 * i] !== 0; i = (i + 1) & mask) {
       if (slots[2 * i + 1] === hash && this.keyOf(this.records[slots[2 * i]! - 1]!) === key) return false;
     }
-    slots[2 * i] = r.index + 1;
+    slots[2 * i] = place + 1;
     slots[2 * i + 1] = hash;
     this.count++;
     return true;

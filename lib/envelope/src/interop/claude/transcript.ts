@@ -8,8 +8,9 @@ import { classifyUserText } from "../../event/injected.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../../event/nesting.js";
 import { J_STRING, memberOf, readJsonLine, stringOf, type JsonTape } from "../../fast/json-tape.js";
 import { FACT_CHAIN, FACT_COMPACT_BOUNDARY, FACT_SIDECHAIN, factsOfTapeInto, factsOfValueInto, interned, NO_TOOL_RESULTS, NO_TOOL_USES, recordTape, type Facts, type FactsSink, type RareFacts, type ToolResultFact, type ToolUseFact } from "./record-facts.js";
-import { denseSpan, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
+import { denseSpan, PlaceIndex, RecordMap, RecordSet, UuidIndex, type ByUuid } from "./record-columns.js";
 import { BufferBytes, FileBytes, type SourceBytes } from "./source-bytes.js";
+import { packUuid, UUID_WORDS, uuidText } from "./uuid-words.js";
 
 export type LineProblemReason = "invalid_utf8" | "malformed_line" | "invalid_record";
 
@@ -36,22 +37,42 @@ const COMPACT_BOUNDARY = FACT_COMPACT_BOUNDARY << FACT_SHIFT;
 // The milliseconds of a `timestamp` kept as a number (ClaudeRecord.keepTime), in the same integer.
 const MS_SHIFT = 10;
 const MS_MASK = 1023 << MS_SHIFT;
+/** Its uuid is kept as four words (uuid-words.ts), not as its string. */
+const UUID_PACKED = 1 << 20;
+// Its transcript (below 2^9; a larger one is kept in `extra`), in the same integer, below 2^30.
+const TRANSCRIPT_SHIFT = 21;
+const TRANSCRIPT_MAX = 511;
+const TRANSCRIPT_MASK = TRANSCRIPT_MAX << TRANSCRIPT_SHIFT;
 /** Seconds a small integer holds (V8's on 64-bit: 31 bits and a sign), so a kept time costs no object. */
 const MAX_SECONDS = 2 ** 31 - 1;
 
-/** What a record holds besides its place: its parse and text (kept with `keep`), its bytes when not UTF-8, its rare facts. */
+/**
+ * What a record holds besides its place: its parse and text (kept with `keep`), its bytes when not UTF-8,
+ * its rare facts, its tool calls and results (most records have none of these: they hold null).
+ */
 interface RecordExtra {
   parsed?: JsonObject;
   decoded?: string;
   raw?: Buffer;
   rare?: RareFacts;
+  /** A chain record's uuid when it is not in the canonical form (it is then not packed). */
+  uuid?: string;
+  /** Its transcript when it is above TRANSCRIPT_MAX (its flags then hold that). */
+  transcript?: number;
+  uses?: OneOrMore<ToolUseFact>;
+  results?: OneOrMore<ToolResultFact>;
 }
 
-/** The tool calls and results of a record that has any (most have none: they hold null). */
-interface ToolFacts {
-  uses: ToolUseFact[];
-  results: ToolResultFact[];
-}
+/** One value, or several in an array (the values are never arrays themselves). */
+type OneOrMore<V> = V | V[];
+
+/**
+ * A record's list of tool calls or results as it keeps it: its one fact (most have one), else the list in
+ * an array of its own length (a list grown by push keeps room for 17); each a list, an array and room to
+ * spare, was some 150 bytes a record with a tool call on a large unit (docs/performance.md, "Round 12").
+ */
+const kept = <T>(list: T[]): OneOrMore<T> => (list.length === 1 ? list[0]! : list.slice());
+const listOf = <T>(v: OneOrMore<T> | undefined, none: T[]): T[] => (v === undefined ? none : Array.isArray(v) ? v : [v]);
 
 /**
  * One complete, non-blank line of a source file. What planning needs of it is its facts (record-facts.ts
@@ -63,21 +84,21 @@ interface ToolFacts {
  */
 export class ClaudeRecord implements Facts, FactsSink<void> {
   type: string | null = null;
-  /** Index of the transcript the record belongs to (0: the main or subagent transcript). */
-  transcript = 0;
   /** Its place among the file's records (0-based; plan columns are indexed by it, record-columns.ts). */
   index = -1;
-  /** A chain record's `uuid` (else null). */
-  uuid: string | null = null;
-  /** A chain record's `parentUuid` (else null). */
-  parentUuid: string | null = null;
+  /** A chain record's `uuid` in the canonical form, as four words (uuid-words.ts; its flags say so). */
+  private u0 = 0;
+  private u1 = 0;
+  private u2 = 0;
+  private u3 = 0;
+  /** A chain record's `parentUuid`: the record before it when it is that record's uuid (most are), else its string. */
+  private parent: ClaudeRecord | string | null = null;
   /** `timestamp` (below): whole seconds since the epoch (its milliseconds in the flags), or its string. */
   private time: number | string | null = null;
   /** `message.id` when a string. */
   messageId: string | null = null;
   /** `requestId` when a string. */
   requestId: string | null = null;
-  private tools: ToolFacts | null = null;
   private flags: number;
   private extra: RecordExtra | null = null;
 
@@ -96,6 +117,16 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
 
   private flag(bit: number, on: boolean): void {
     this.flags = on ? this.flags | bit : this.flags & ~bit;
+  }
+
+  /** Index of the transcript the record belongs to (0: the main or subagent transcript), in its flags. */
+  get transcript(): number {
+    const t = (this.flags & TRANSCRIPT_MASK) >> TRANSCRIPT_SHIFT;
+    return t === TRANSCRIPT_MAX ? this.extra!.transcript! : t;
+  }
+  set transcript(t: number) {
+    this.flags = (this.flags & ~TRANSCRIPT_MASK) | (Math.min(t, TRANSCRIPT_MAX) << TRANSCRIPT_SHIFT);
+    if (t >= TRANSCRIPT_MAX) (this.extra ??= {}).transcript = t;
   }
 
   get problem(): LineProblemReason | null {
@@ -125,6 +156,44 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
   set message(on: boolean) {
     this.flag(MESSAGE, on);
   }
+  /**
+   * A chain record's `uuid` (else null). One kept as words is made again when asked for, the last one
+   * made kept (a record's uuid is asked for several times in a row): the 36-character string was 56 bytes
+   * of each record of a large unit (docs/performance.md, "Round 12").
+   */
+  get uuid(): string | null {
+    if ((this.flags & UUID_PACKED) === 0) return this.extra?.uuid ?? null;
+    if (lastUuidOf !== this) {
+      lastUuid = uuidText(this.u0, this.u1, this.u2, this.u3);
+      lastUuidOf = this;
+    }
+    return lastUuid;
+  }
+
+  /** A chain record's `parentUuid` (else null). */
+  get parentUuid(): string | null {
+    const p = this.parent;
+    return p === null || typeof p === "string" ? p : p.uuid;
+  }
+
+  /** Its parent is `prev`, the record before it: kept as that record, not as a second string of its uuid. */
+  chainTo(prev: ClaudeRecord): void {
+    this.parent = prev;
+  }
+
+  private keepUuid(uuid: string | null): void {
+    if (uuid === null) return;
+    if (!packUuid(uuid)) {
+      (this.extra ??= {}).uuid = uuid;
+      return;
+    }
+    this.u0 = UUID_WORDS[0]!;
+    this.u1 = UUID_WORDS[1]!;
+    this.u2 = UUID_WORDS[2]!;
+    this.u3 = UUID_WORDS[3]!;
+    this.flags |= UUID_PACKED;
+  }
+
   /** What planning reads of the record: the record itself, or null for a malformed line. */
   get facts(): Facts | null {
     return (this.flags & HAS_FACTS) !== 0 ? this : null;
@@ -165,10 +234,14 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
   }
 
   get toolUses(): ToolUseFact[] {
-    return this.tools?.uses ?? NO_TOOL_USES;
+    return listOf(this.extra?.uses, NO_TOOL_USES);
   }
   get toolResults(): ToolResultFact[] {
-    return this.tools?.results ?? NO_TOOL_RESULTS;
+    return listOf(this.extra?.results, NO_TOOL_RESULTS);
+  }
+  /** `message.content` holds a `tool_result` block (toolResults, without a list made). */
+  get hasToolResults(): boolean {
+    return this.extra?.results !== undefined;
   }
   get logicalParentUuid(): string | null {
     return this.extra?.rare?.logicalParentUuid ?? null;
@@ -237,15 +310,20 @@ export class ClaudeRecord implements Facts, FactsSink<void> {
   /** FactsSink: the rules of record-facts.ts put a record's facts here, as its own fields. */
   takeFacts(flags: number, uuid: string | null, parentUuid: string | null, timestamp: string | null, messageId: string | null, requestId: string | null, toolUses: ToolUseFact[], toolResults: ToolResultFact[], rare: RareFacts | null): void {
     this.flags |= HAS_FACTS | (flags << FACT_SHIFT);
-    this.uuid = uuid;
-    this.parentUuid = parentUuid;
+    this.keepUuid(uuid);
+    this.parent = parentUuid;
     this.keepTime(timestamp);
     this.messageId = messageId;
     this.requestId = requestId;
-    if (toolUses.length > 0 || toolResults.length > 0) this.tools = { uses: toolUses, results: toolResults };
+    if (toolUses.length > 0) (this.extra ??= {}).uses = kept(toolUses);
+    if (toolResults.length > 0) (this.extra ??= {}).results = kept(toolResults);
     if (rare !== null) (this.extra ??= {}).rare = rare;
   }
 }
+
+/** The uuid string made last (ClaudeRecord.uuid), and its record. */
+let lastUuidOf: ClaudeRecord | null = null;
+let lastUuid = "";
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -368,7 +446,8 @@ class LineReader {
   /** The first chain record of each uuid: what finds a duplicate here is the plan's table (ReadFile). */
   private readonly firstByUuid = new UuidIndex(this.records);
   private readonly tape = recordTape();
-  private lastUuid: string | null = null;
+  /** The last record with a uuid. */
+  private lastChain: ClaudeRecord | null = null;
 
   constructor(
     private readonly file: string,
@@ -404,9 +483,10 @@ class LineReader {
     }
     this.longestLine = Math.max(this.longestLine, nl - start);
     if (!this.keep) return;
-    // A chain's parent is most often the record before: its uuid string is kept once, not twice.
-    if (rec.parentUuid !== null && rec.parentUuid === this.lastUuid) rec.parentUuid = this.lastUuid;
-    if (rec.uuid !== null) this.lastUuid = rec.uuid;
+    // A chain's parent is most often the record before: kept as that record, not as a string of its uuid.
+    const last = this.lastChain;
+    if (last !== null && rec.parentUuid !== null && rec.parentUuid === last.uuid) rec.chainTo(last);
+    if (rec.uuid !== null) this.lastChain = rec;
     rec.index = this.records.length;
     this.records.push(rec);
     if (rec.chain) {
@@ -548,7 +628,7 @@ function isCompactRestart(r: ClaudeRecord): boolean {
 }
 
 /** `message.content` holds a `tool_result` block. */
-export const hasToolResultBlock = (r: ClaudeRecord): boolean => (r.facts?.toolResults.length ?? 0) > 0;
+export const hasToolResultBlock = (r: ClaudeRecord): boolean => r.facts !== null && r.hasToolResults;
 
 /** §3.2–§3.3 over the records of one transcript. */
 export class TranscriptTree {
@@ -558,10 +638,11 @@ export class TranscriptTree {
   private readonly messageOf: (uuid: string) => ClaudeRecord | undefined;
   private readonly progressOf: (uuid: string) => ClaudeRecord | undefined;
   private readonly parentOf: RecordMap<ClaudeRecord | null>;
-  private readonly logicalOf: RecordMap<ClaudeRecord | null>;
-  /** By message id: its one record, or its records when it has more (an array per message was 5 MB on a 400 MB session). */
-  private readonly assistantsByMsg = new Map<string, OneOrMore<ClaudeRecord>>();
-  private readonly resultsByMsg = new Map<string, OneOrMore<ClaudeRecord>>();
+  /** The logical parent of each record whose logical parent is not its parent (a few: compaction boundaries and restarts). */
+  private readonly logicalOf = new RecordMap<ClaudeRecord | null>();
+  /** The assistant records of each message id, and the tool results whose parent is one of them. */
+  private readonly assistantsByMsg: Groups;
+  private readonly resultsByMsg: Groups;
 
   /**
    * `firstByUuid`, when given, is the batch's first chain record of each uuid (every transcript's): the
@@ -569,11 +650,10 @@ export class TranscriptTree {
    * (on a 400 MB session, some 20 MB of tables and their garbage).
    */
   constructor(records: ClaudeRecord[], firstByUuid?: ByUuid<ClaudeRecord>) {
-    this.messages = records.filter((r) => r.message);
+    this.messages = messagesOf(records);
     // Columns at their full length when this tree's messages are most of the records up to its last.
     const places = denseSpan(this.messages);
     this.parentOf = new RecordMap(places);
-    this.logicalOf = new RecordMap(places);
     if (firstByUuid !== undefined) {
       const t = records[0]?.transcript ?? 0;
       this.messageOf = (u) => {
@@ -596,18 +676,15 @@ export class TranscriptTree {
       this.parentOf.set(r, this.resolve(r.parentUuid, i));
       const lp = r.facts!.logicalParentUuid;
       const boundary = r.type === "system" && r.facts!.compactBoundary && r.parentUuid === null && lp !== null;
-      this.logicalOf.set(r, boundary ? this.resolve(lp, i) : i > 0 && isCompactRestart(r) ? this.restartParent(records, i) : this.parentOf.get(r)!);
+      const logical = boundary ? this.resolve(lp, i) : i > 0 && isCompactRestart(r) ? this.restartParent(records, i) : this.parentOf.get(r)!;
+      if (logical !== this.parentOf.get(r)) this.logicalOf.set(r, logical);
     });
-    for (const r of this.messages) {
-      const m = messageId(r);
-      if (r.type === "assistant" && m !== null) push(this.assistantsByMsg, m, r);
-    }
-    for (const r of this.messages) {
-      if (r.type !== "user" || !hasToolResultBlock(r)) continue;
+    this.assistantsByMsg = new Groups(this.messages, (r) => (r.type === "assistant" ? messageId(r) : null));
+    this.resultsByMsg = new Groups(this.messages, (r) => {
+      if (r.type !== "user" || !hasToolResultBlock(r)) return null;
       const p = this.parentOf.get(r);
-      const m = p && p.type === "assistant" ? messageId(p) : null;
-      if (m !== null) push(this.resultsByMsg, m, r);
-    }
+      return p && p.type === "assistant" ? messageId(p) : null;
+    });
   }
 
   /**
@@ -655,19 +732,24 @@ export class TranscriptTree {
   }
 
   logicalParent(r: ClaudeRecord): ClaudeRecord | null {
-    return this.logicalOf.get(r) ?? null;
+    const logical = this.logicalOf.get(r);
+    return logical !== undefined ? logical : this.parent(r);
   }
 
   /** walk(X) with the logical parent; `parent` for the oracle (no logicalParentUuid). */
   walk(x: ClaudeRecord, useLogical = true, stop?: (r: ClaudeRecord) => boolean): ClaudeRecord[] {
-    const out: ClaudeRecord[] = [];
+    const step = (r: ClaudeRecord) => (useLogical ? this.logicalParent(r) : this.parent(r));
+    // Counted first, then made at its length: a walk of a large session's path grown by push left the
+    // arrays it outgrew as V8 large objects, garbage until the next full GC (docs/performance.md, "Round 12").
+    let n = 0;
     const seen = new RecordSet();
-    let r: ClaudeRecord | null = x;
-    while (r !== null && !seen.has(r) && !(stop?.(r) ?? false)) {
+    for (let r: ClaudeRecord | null = x; r !== null && !seen.has(r) && !(stop?.(r) ?? false); r = step(r)) {
       seen.add(r);
-      out.push(r);
-      r = useLogical ? this.logicalParent(r) : this.parent(r);
+      n++;
     }
+    const out = new Array<ClaudeRecord>(n);
+    let r = x;
+    for (let i = 0; i < n; i++, r = step(r)!) out[i] = r;
     return out;
   }
 
@@ -683,13 +765,18 @@ export class TranscriptTree {
         out.push(r);
       }
     };
-    const done = new Set<string>();
+    // A message id is done when its first record is (a bit by place, not a Set of the ids).
+    const done = new RecordSet();
     const recoverOf = (r: ClaudeRecord) => {
       const m = r.type === "assistant" ? messageId(r) : null;
-      if (m === null || done.has(m)) return;
-      done.add(m);
-      eachOf(this.assistantsByMsg.get(m), add);
-      eachOf(this.resultsByMsg.get(m), add);
+      if (m === null) return;
+      const first = this.assistantsByMsg.first(m);
+      if (first !== undefined) {
+        if (done.has(first)) return;
+        done.add(first);
+      }
+      this.assistantsByMsg.each(m, add);
+      this.resultsByMsg.each(m, add);
     };
     for (const r of w) recoverOf(r);
     if (also !== null) recoverOf(also);
@@ -742,18 +829,57 @@ export function inLineOrder(recs: ClaudeRecord[]): ClaudeRecord[] {
   return recs.sort((a, b) => a.line - b.line);
 }
 
-/** One value, or several in an array (the values are never arrays themselves). */
-type OneOrMore<V> = V | V[];
-
-function push<K, V extends object>(map: Map<K, OneOrMore<V>>, k: K, v: V): void {
-  const had = map.get(k);
-  if (had === undefined) map.set(k, v);
-  else if (Array.isArray(had)) had.push(v);
-  else map.set(k, [had, v]);
+/**
+ * The message records of `records` (line order), in an array made at its length: a filter grows its array
+ * as it goes, and the arrays a 512 MiB session's 252,000 records outgrow are V8 large objects, garbage until
+ * the next full GC (docs/performance.md, "Round 12").
+ */
+function messagesOf(records: ClaudeRecord[]): ClaudeRecord[] {
+  let n = 0;
+  for (const r of records) if (r.message) n++;
+  const out = new Array<ClaudeRecord>(n);
+  n = 0;
+  for (const r of records) if (r.message) out[n++] = r;
+  return out;
 }
 
-function eachOf<V extends object>(values: OneOrMore<V> | undefined, f: (v: V) => void): void {
-  if (values === undefined) return;
-  if (Array.isArray(values)) values.forEach((v) => f(v));
-  else f(values);
+/**
+ * The records of a list that share a key (a message id), in list order: the first of each key found by a
+ * table of places (record-columns.ts PlaceIndex), each chained to the next by place. A Map of a 512 MiB
+ * session's 126,000 message ids held some 4 MB and left as much garbage as it grew (docs/performance.md,
+ * "Round 12"); an array per message id was 5 MB on a 400 MB session.
+ */
+class Groups {
+  private readonly firsts: PlaceIndex<ClaudeRecord>;
+  /** By place: the place of the next record of its key, or -1. */
+  private readonly next: Int32Array;
+
+  constructor(
+    private readonly list: ClaudeRecord[],
+    keyOf: (r: ClaudeRecord) => string | null,
+  ) {
+    this.firsts = new PlaceIndex(list, keyOf);
+    this.next = new Int32Array(list.length).fill(-1);
+    // For a key's first, the place of its last (while the chains are made; let go young, with its bytes).
+    const last = new Int32Array(list.length);
+    list.forEach((r, i) => {
+      const k = keyOf(r);
+      if (k === null) return;
+      if (this.firsts.add(r, i)) last[i] = i;
+      else {
+        const f = this.firsts.placeOfKey(k);
+        this.next[last[f]!] = i;
+        last[f] = i;
+      }
+    });
+  }
+
+  first(key: string): ClaudeRecord | undefined {
+    return this.firsts.get(key);
+  }
+
+  /** Each record of `key`, in list order. */
+  each(key: string, f: (r: ClaudeRecord) => void): void {
+    for (let i = this.firsts.placeOfKey(key); i >= 0; i = this.next[i]!) f(this.list[i]!);
+  }
 }

@@ -162,7 +162,7 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
       pending_tail_bytes: read.pendingTailBytes,
       leaf_uuid: plan.leaf?.uuid ?? null,
       leaf_session_id: plan.leafLog?.id ?? null,
-      forked_from: (plan.root.events.slice(plan.root.ownStart).find((e) => eventFacts(e).event === "claude_transcript")?.data.claude as Record<string, unknown> | undefined)?.forked_from ?? null,
+      forked_from: (carrierOf(plan.root)?.data.claude as Record<string, unknown> | undefined)?.forked_from ?? null,
       logs,
     },
     writes,
@@ -171,6 +171,12 @@ async function planFile(ws: string, src: SourceFile, unit: UnitState, wsLogs: Wo
     batch: plan,
     known: dry ? undefined : { rootId: src.rootId, entry: knownEntry(src.sourceKey, st, read.completeBytes, sha256, src.forkedFrom) },
   };
+}
+
+/** The root Log's carrier (its first own `claude_transcript` Event), found without a copy of its Events. */
+function carrierOf(root: LogPlan): PixirEvent | undefined {
+  for (let i = root.ownStart; i < root.events.length; i++) if (eventFacts(root.events[i]!).event === "claude_transcript") return root.events[i];
+  return undefined;
 }
 
 /** §3.7: a source session's Logs as planned in this run. */

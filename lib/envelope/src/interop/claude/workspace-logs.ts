@@ -155,19 +155,22 @@ function heldLines(history: History, inherited: PixirEvent[]): PixirEvent[] | nu
   const { scan } = history;
   if (!scan.inOrder || scan.skipped.length > 0) return null;
   const bytes = logBytes(history);
-  const events: PixirEvent[] = [];
+  // Made at the length the loader counted, filled by place: an array grown by push leaves the arrays it
+  // outgrew as V8 large objects, garbage until the next full GC (docs/performance.md, "Round 12").
+  const events = new Array<PixirEvent>(scan.eventCount + inherited.length);
   let own = 0;
+  let n = 0;
   const take = (buf: Buffer, start: number, end: number, offset: number) => {
     const last = end > start && buf[end - 1] === 0x0d ? end - 1 : end;
     if (last === start) return;
     const e = JSON.parse(buf.toString("utf8", start, last)) as PixirEvent;
     own++;
-    if (events.length > 0) {
-      events.push(HeldEvent.of(e, { bytes, offset, length: end - start }));
+    if (n > 0) {
+      events[n++] = HeldEvent.of(e, { bytes, offset, length: end - start });
       return;
     }
-    events.push(e);
-    inherited.forEach((p, i) => events.push(inheritedHeld(p, e, history.sessionId, i + 1)));
+    events[n++] = e;
+    inherited.forEach((p, i) => (events[n++] = inheritedHeld(p, e, history.sessionId, i + 1)));
   };
   const fd = openSync(scan.path.abs, "r");
   try {
@@ -196,7 +199,7 @@ function heldLines(history: History, inherited: PixirEvent[]): PixirEvent[] | nu
   } finally {
     closeSync(fd);
   }
-  return own === scan.eventCount ? events : null;
+  return own === scan.eventCount && n === events.length ? events : null;
 }
 
 /** The last `claude_import` checkpoint of a root Log (the tail, else a scan). */
