@@ -13,7 +13,7 @@ import { ensureStateDir, StatePath, STATE_DIR } from "../../store/paths.js";
 import { bundledSqlite, type BundledSqlite } from "./sqlite-bundled.js";
 
 /** Bumped whenever the tables or what goes into them change: an index of another version is rebuilt. */
-export const SEARCH_INDEX_VERSION = "pixir-search-4";
+export const SEARCH_INDEX_VERSION = "pixir-search-5";
 
 /** Whether the index's meta value `name` is exactly these bytes (compared by SQLite, not read out). */
 export function metaHolds(db: Database.Database, name: string, value: Uint8Array): boolean {
@@ -71,8 +71,10 @@ CREATE TABLE docs (
 CREATE INDEX logs_forks ON logs(parent, forked_to_seq, session_id) WHERE parent IS NOT NULL AND forked_to_seq IS NOT NULL;
 CREATE INDEX docs_log_seq ON docs(log, seq);
 CREATE INDEX docs_ts ON docs(ts);
-CREATE TABLE files (doc INTEGER NOT NULL, path TEXT NOT NULL);
+-- Each file argument path as its suffixes at its slashes (file-match.ts): --file is a lookup in files_suffix.
+CREATE TABLE files (doc INTEGER NOT NULL, suffix TEXT NOT NULL, whole INTEGER NOT NULL);
 CREATE INDEX files_doc ON files(doc);
+CREATE INDEX files_suffix ON files(suffix);
 CREATE VIRTUAL TABLE fts USING fts5(body, tokenize = 'unicode61', content = '', contentless_delete = 1, detail = full);
 `;
 

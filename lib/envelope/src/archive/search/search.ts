@@ -9,6 +9,7 @@ import { isReplayType, REPLAY_TYPES } from "../../event/vocabulary.js";
 import type { TermObject } from "../../event/elixir.js";
 import { givesContextItem } from "../../session/context.js";
 import { logPath } from "../../store/paths.js";
+import { fileCondition } from "./file-match.js";
 import { ftsAll, ftsAny, isIndexable, piecesOf, type ParsedQuery, patternsOf, textMatches } from "./query.js";
 import { searchableOf } from "./searchable.js";
 
@@ -80,16 +81,6 @@ function historyCondition(db: Database.Database, id: string, params: unknown[]):
     child = lineage.get(child.parent);
   }
   return `(${parts.join(" OR ")})`;
-}
-
-/** `*`, `?` and `[` are GLOB's: a path names them literally. */
-const globLiteral = (s: string): string => s.replace(/[*?[]/g, (c) => `[${c}]`);
-
-/** --file PATH: the path itself, a path ending in `/PATH`, or a path below the directory PATH. */
-function fileCondition(file: string, params: unknown[]): string {
-  const p = globLiteral(file.replace(/\/+$/, ""));
-  params.push(file, `*/${p}`, `${p}/*`, `*/${p}/*`);
-  return "d.doc IN (SELECT doc FROM files WHERE path = ? OR path GLOB ? OR path GLOB ? OR path GLOB ?)";
 }
 
 /** The SQL conditions of the filters. */

@@ -16,6 +16,7 @@ import { metaHolds, setMeta } from "./index-db.js";
 import { sessionsDir } from "../../store/paths.js";
 import { indexedText } from "./query.js";
 import { searchableOf } from "./searchable.js";
+import { fileRows } from "./file-match.js";
 
 /** Log bytes per write transaction: bounds memory and how long another search waits for the lock. */
 const BATCH_BYTES = 8 << 20;
@@ -183,7 +184,7 @@ class Statements {
     );
     this.doc = db.prepare("INSERT INTO docs (log, seq, type, role, tool, ts, ordinal, offset, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     this.fts = db.prepare("INSERT INTO fts (rowid, body) VALUES (?, ?)");
-    this.file = db.prepare("INSERT INTO files (doc, path) VALUES (?, ?)");
+    this.file = db.prepare("INSERT INTO files (doc, suffix, whole) VALUES (?, ?, ?)");
     this.dropFts = db.prepare("DELETE FROM fts WHERE rowid IN (SELECT doc FROM docs WHERE log = ?)");
     this.dropFiles = db.prepare("DELETE FROM files WHERE doc IN (SELECT doc FROM docs WHERE log = ?)");
     this.dropDocs = db.prepare("DELETE FROM docs WHERE log = ?");
@@ -233,7 +234,7 @@ function indexLine(st: Statements, row: LogRow, line: Line): boolean {
   const ts = typeof e.ts === "string" ? e.ts : "";
   const id = Number(st.doc.run(row.log, seq, e.type, doc.role, doc.tool, ts, row.replay_count, line.offset, line.bytes.length).lastInsertRowid);
   st.fts.run(id, indexedText(doc.text));
-  for (const p of doc.paths) st.file.run(id, p);
+  for (const p of doc.paths) for (const r of fileRows(p)) st.file.run(id, r.suffix, r.whole);
   return true;
 }
 
