@@ -119,8 +119,9 @@ export class Output {
   private made: Writable | undefined;
 
   /**
-   * `stream` is made when first written (a function), unless `direct` writes everything first. `signal`
-   * ends a wait for a reader to drain the pipe: an interrupted run must not wait on it.
+   * `target` is the stream, or what makes it when it is first written to: `direct` (the process's own
+   * stdout by its descriptor) writes first, and a run that never outgrows it never makes the stream.
+   * `signal` ends a wait for a reader to drain the pipe: an interrupted run must not wait on it.
    */
   constructor(
     private readonly target: Writable | (() => Writable),
