@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { PixirEvent } from "../../src/event/envelope.js";
 import { derivedUlid } from "../../src/event/ids.js";
-import { Column, LineSeqs } from "../../src/interop/codex/columns.js";
+import { Column, LineSeqs, NearColumn } from "../../src/interop/codex/columns.js";
 import { EventSpill } from "../../src/interop/codex/event-spill.js";
 import { FactColumns, LeanHistory } from "../../src/interop/codex/lean-events.js";
 
@@ -17,6 +17,30 @@ describe("Column", () => {
     for (const i of [0, 63, 64, 16_383, 16_384, 39_999]) expect(c.get(i)).toBe(i * 3 - 7);
     c.set(16_384, 5);
     expect(c.get(16_384)).toBe(5);
+  });
+});
+
+describe("NearColumn", () => {
+  it("gives back what was pushed: offsets and times, far apart, NaN, across chunks", () => {
+    const step = fc.oneof(fc.nat(5000), fc.constant(0), fc.double({ noNaN: false }), fc.constantFrom(2 ** 31, -(2 ** 31), 2 ** 31 - 1, 2 ** 40, -1, NaN, 0.5));
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 200 }), fc.nat(16_400), fc.double({ min: -1e15, max: 1e15, noNaN: true }), (steps, pad, start) => {
+        const want: number[] = [];
+        const got = new NearColumn();
+        // Steps from the last value (a byte offset, a time), or a value of their own (a double, NaN).
+        let v = Math.round(start);
+        const push = (x: number): void => {
+          want.push(x);
+          got.push(x);
+        };
+        for (let i = 0; i < pad; i++) push((v += 7)); // into the next chunk
+        for (const s of steps) push(Number.isInteger(s) && s >= 0 && s <= 5000 ? (v += s) : s);
+        expect(got.length).toBe(want.length);
+        for (let i = Math.max(0, pad - 3); i < want.length; i++) expect(Object.is(got.get(i), want[i]) || got.get(i) === want[i]).toBe(true);
+        for (const i of [0, pad >> 1]) if (i < want.length) expect(got.get(i)).toBe(want[i]);
+      }),
+      { numRuns: 60 },
+    );
   });
 });
 

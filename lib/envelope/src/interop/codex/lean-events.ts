@@ -7,7 +7,7 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { derivedUlid } from "../../event/ids.js";
 import type { EventSequence } from "../../fork/fork.js";
 import type { SpillPlace } from "./event-spill.js";
-import { Column } from "./columns.js";
+import { Column, NearColumn } from "./columns.js";
 import type { EventList } from "./family.js";
 
 /** The greatest line a row holds (a Uint32 column); an Event of a later line is kept whole. */
@@ -30,11 +30,11 @@ export class FactColumns {
   private readonly line = new Column((n) => new Uint32Array(n));
   private readonly callId = new Column((n) => new Uint32Array(n));
   /** Where each row's line begins in the spill: the rows' lines lie there one after another, so it ends where the next begins. */
-  private readonly at = new Column((n) => new Float64Array(n));
+  private readonly at = new NearColumn();
   /** Where the last row's line ends. */
   private end = 0;
   /** Each row's ts as epoch milliseconds; NaN for one that does not read back as the same text (then in `odd`). */
-  private readonly ts = new Column((n) => new Float64Array(n));
+  private readonly ts = new NearColumn();
   private readonly oddTs = new Map<number, string | null>();
   /** The ts last read, as text and milliseconds: the Events of one line share it. */
   private lastTs: { text: string | null; ms: number } = { text: null, ms: NaN };
