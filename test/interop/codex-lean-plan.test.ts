@@ -70,7 +70,7 @@ describe("the lean planner plans a rollout with rollbacks as the plain rule does
   });
 
   it("nested rollbacks past the share-hop bound store their prefix, and cuts pass the ladder's marks", async () => {
-    const head = [meta(THREAD), ...Array.from({ length: 90 }, (_, i) => [U(`q${i}`), FC(`c${i}`), FO(`c${i}`), A(`a${i}`)]).flat()];
+    const head = [meta(THREAD), ...Array.from({ length: 200 }, (_, i) => [U(`q${i}`), FC(`c${i}`), FO(`c${i}`), A(`a${i}`)]).flat()];
     const logs = await expectLeanEqualsPlain(tempDir(), rolledBackLines(head, 14, true));
     expect(logs.some((l) => l.lines[0]!.includes('"strategy":"replay_v1"'))).toBe(true);
     const flat = await expectLeanEqualsPlain(tempDir(), rolledBackLines(head, 20, false));

@@ -115,21 +115,28 @@ export class PrefixDigest {
   private final: string | null = null;
   /**
    * What copy(true) needs to leave the last line out: where it begins in the stage, or (-1) the hash
-   * as it was before it, for a line hashed on its own (the Event way, or a line larger than the stage).
+   * as it was before it, for a line hashed on its own (one larger than the stage).
    */
   private lastStaged = -1;
   private beforeLast: Hash | null = null;
   count = 0;
-  /** The stage, made when first staged into: a digest of Events alone (or kept as a mark) never needs one. */
+  /** The stage, made when first staged into: a digest kept as a mark never needs one. */
   private get stage(): Buffer {
     return (this.staging ??= Buffer.allocUnsafeSlow(STAGE_BYTES));
   }
   add(e: PixirEvent): void {
     this.open();
-    this.flush();
-    this.beforeLast = this.hash.copy();
-    this.lastStaged = -1;
-    this.hash.update(`${canonicalJson([e.type, e.ts, e.data])}\n`, "utf8");
+    const line = `${canonicalJson([e.type, e.ts, e.data])}\n`;
+    // Staged as a checked line is (a UTF-16 unit is at most 3 bytes): no hash state copied per Event.
+    if (this.staged + line.length * 3 > STAGE_BYTES) this.flush();
+    if (line.length * 3 > STAGE_BYTES) {
+      this.beforeLast = this.hash.copy();
+      this.lastStaged = -1;
+      this.hash.update(line, "utf8");
+    } else {
+      this.lastStaged = this.staged;
+      this.staged += this.stage.write(line, this.staged, "utf8");
+    }
     this.count++;
   }
   /** Add the line of `bytes` that checkLine accepted into `facts`. */

@@ -65,10 +65,12 @@ describe("PrefixDigest over several stages", () => {
   const lines: Line[] = [];
   for (let n = 0; n < 3000; n++) lines.push(lineOf(n, n === 1700 ? "x".repeat(1_200_000) : `line ${n} ${"y".repeat(n % 700)}`));
 
-  for (const mode of ["checked lines", "checked lines, then both ways"] as const) {
+  // Events are staged as checked lines are (no hash state copied per Event).
+  for (const mode of ["checked lines", "checked lines, then both ways", "Events", "both ways from the start"] as const) {
     it(`gives the digest of the definition (${mode})`, () => {
       const d = new PrefixDigest();
-      for (const [n, l] of lines.entries()) add(d, l, n, mode === "checked lines" || n <= 1700 || n % 2 === 0);
+      const byBytes = (n: number): boolean => (mode === "Events" ? false : mode === "checked lines" || n % 2 === 0 || (mode !== "both ways from the start" && n <= 1700));
+      for (const [n, l] of lines.entries()) add(d, l, n, byBytes(n));
       expect(d.digest()).toBe(expected(lines));
       expect(d.count).toBe(lines.length);
     });

@@ -30,6 +30,37 @@ export class Column {
 }
 
 /**
+ * A growable column of numbers that lie near one another, such as byte offsets in a file or times: each
+ * entry an Int32 difference from its chunk's first value, half a Float64Array's size. One too far from it
+ * (or not an integer: NaN) is kept aside, in a Map.
+ */
+export class NearColumn {
+  private readonly offsets = new Column((n) => new Int32Array(n));
+  private readonly bases: number[] = [];
+  private readonly far = new Map<number, number>();
+  get length(): number {
+    return this.offsets.length;
+  }
+  push(v: number): void {
+    const i = this.offsets.length;
+    if ((i & (CHUNK - 1)) === 0) this.bases.push(Number.isFinite(v) ? v : 0);
+    const base = this.bases[i >>> CHUNK_BITS]!;
+    const d = v - base;
+    if (Number.isInteger(d) && d > FAR && d <= 0x7fffffff && base + d === v) this.offsets.push(d);
+    else {
+      this.offsets.push(FAR);
+      this.far.set(i, v);
+    }
+  }
+  get(i: number): number {
+    const d = this.offsets.get(i);
+    return d === FAR ? this.far.get(i)! : this.bases[i >>> CHUNK_BITS]! + d;
+  }
+}
+/** NearColumn's mark of an entry kept aside. */
+const FAR = -0x80000000;
+
+/**
  * Own line n → the seq of its last Event, for one Log: its lines come in order, so two columns searched by
  * halves; a line set out of order turns it into a Map.
  */

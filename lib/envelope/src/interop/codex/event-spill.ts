@@ -23,8 +23,16 @@ export class EventSpill {
   private used = 0;
   /** Bytes in the file. */
   private written = 0;
-  /** The buffer read() gives views of, grown to the largest line read. */
-  private scratch = Buffer.allocUnsafeSlow(64 * 1024);
+  /**
+   * The bytes read() gives views of: the file's bytes from `windowAt`, `windowLen` of them. A read that
+   * goes on from the one before (a Log's lines are written in the order they were put) fills it with the
+   * block's size at once, so that most lines take no system call.
+   */
+  private window = Buffer.allocUnsafeSlow(FLUSH_BYTES);
+  private windowAt = 0;
+  private windowLen = 0;
+  /** Where the last line read ends. */
+  private readEnd = -1;
   private closed = false;
 
   private constructor(
@@ -71,14 +79,19 @@ export class EventSpill {
   /** The bytes of a line kept here: a view, valid until the next read. */
   read(p: SpillPlace): Buffer {
     if (p.at + p.len > this.written) this.flush();
-    if (this.scratch.length < p.len) this.scratch = Buffer.allocUnsafeSlow(p.len);
-    const out = this.scratch.subarray(0, p.len);
-    for (let got = 0; got < p.len; ) {
-      const n = readSync(this.fd, out, got, p.len - got, p.at + got);
-      if (n === 0) throw new Error("the import's plan file is shorter than what was written to it");
-      got += n;
+    const sequential = p.at === this.readEnd;
+    this.readEnd = p.at + p.len;
+    if (p.at < this.windowAt || p.at + p.len > this.windowAt + this.windowLen) {
+      if (this.window.length < p.len) this.window = Buffer.allocUnsafeSlow(p.len);
+      const len = sequential ? Math.min(this.window.length, this.written - p.at) : p.len;
+      for (let got = 0; got < len; ) {
+        const n = readSync(this.fd, this.window, got, len - got, p.at + got);
+        if (n === 0) throw new Error("the import's plan file is shorter than what was written to it");
+        got += n;
+      }
+      [this.windowAt, this.windowLen] = [p.at, len];
     }
-    return out;
+    return this.window.subarray(p.at - this.windowAt, p.at - this.windowAt + p.len);
   }
 
   close(): void {

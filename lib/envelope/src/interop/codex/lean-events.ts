@@ -7,7 +7,7 @@ import { isJsonObject, type JsonObject, type PixirEvent } from "../../event/enve
 import { derivedUlid } from "../../event/ids.js";
 import type { EventSequence } from "../../fork/fork.js";
 import type { SpillPlace } from "./event-spill.js";
-import { Column } from "./columns.js";
+import { Column, NearColumn } from "./columns.js";
 import type { EventList } from "./family.js";
 
 /** The greatest line a row holds (a Uint32 column); an Event of a later line is kept whole. */
@@ -29,10 +29,12 @@ export class FactColumns {
   private readonly shape = new Column((n) => new Uint32Array(n));
   private readonly line = new Column((n) => new Uint32Array(n));
   private readonly callId = new Column((n) => new Uint32Array(n));
-  private readonly at = new Column((n) => new Float64Array(n));
-  private readonly len = new Column((n) => new Uint32Array(n));
+  /** Where each row's line begins in the spill: the rows' lines lie there one after another, so it ends where the next begins. */
+  private readonly at = new NearColumn();
+  /** Where the last row's line ends. */
+  private end = 0;
   /** Each row's ts as epoch milliseconds; NaN for one that does not read back as the same text (then in `odd`). */
-  private readonly ts = new Column((n) => new Float64Array(n));
+  private readonly ts = new NearColumn();
   private readonly oddTs = new Map<number, string | null>();
   /** The ts last read, as text and milliseconds: the Events of one line share it. */
   private lastTs: { text: string | null; ms: number } = { text: null, ms: NaN };
@@ -55,12 +57,13 @@ export class FactColumns {
     const key = `${codes.join(",")}${isJsonObject(c.record) ? "" : "-"}`;
     let shape = this.shapeCodes.get(key);
     if (shape === undefined) this.shapeCodes.set(key, (shape = this.shapes.push({ type: e.type, codex, origin: e.data.origin }) - 1));
+    if (place.at !== this.end) throw new Error("a lean plan's rows must hold the spill's lines one after another");
     const row = this.line.length;
     this.shape.push(shape);
     this.line.push(line);
     this.callId.push(this.code(e.data.call_id));
     this.at.push(place.at);
-    this.len.push(place.len);
+    this.end = place.at + place.len;
     this.ts.push(this.msOf(row, e.ts));
     return new FactEvent(this, row, e.session_id, e.seq!, null);
   }
@@ -100,7 +103,8 @@ export class FactColumns {
     return NaN;
   }
   placeOf(row: number): SpillPlace {
-    return { at: this.at.get(row), len: this.len.get(row) };
+    const at = this.at.get(row);
+    return { at, len: (row + 1 < this.at.length ? this.at.get(row + 1) : this.end) - at };
   }
 
   /** A row's data as planning reads it (lean-plan.ts factsOf had it): carriesItem, lineOf, origin, call id. */

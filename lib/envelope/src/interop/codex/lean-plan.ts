@@ -10,54 +10,67 @@
 // test test/interop/codex-lean-plan.test.ts holds the two to the same Logs.
 import { isReplayType, rawDataText, serializeEvent, type JsonObject, type PixirEvent } from "../../event/envelope.js";
 import { shareHeaderWithDigest } from "../../fork/fork.js";
-import { LADDER_STEP } from "../../store/digest-ladder.js";
 import { PrefixDigest } from "../../store/loader.js";
 import { readDiskFamily } from "./disk-prefix.js";
 import { EventSpill } from "./event-spill.js";
 import { type EventKeeper, type EventList, type Family, type PlannedLog } from "./family.js";
 import { codexBaseId, scanRollout, type RolloutLine, type RolloutScan } from "./format.js";
 import { eventLine, taskOfRecords } from "./line-events.js";
-import { Column } from "./columns.js";
 import { EventsAt, FactColumns, FactEvent, LeanHistory, LeanStored, MAX_ROW_LINE } from "./lean-events.js";
 import { FreshFamily } from "./plan-lines.js";
 import { lineOf } from "./rebuild.js";
 
+/**
+ * Replay Events between two kept digests: a cut hashes fewer than this many again, read back from the spill.
+ * Wider than store/digest-ladder.ts's step: a kept digest is a hash state (about 800 bytes outside the heap),
+ * and a lean plan's Log may hold millions of Events while it is cut only at its rollbacks.
+ */
+const STEP = 256;
+
 /** The prefix digests of one Log's History, fed each replay Event as it is made. */
 class LeanLadder {
   constructor(
-    /** marks[j]: the digest of the first j × LADDER_STEP replay Events. */
+    /** marks[j]: the digest of the first j × STEP replay Events. */
     private readonly marks: PrefixDigest[],
+    /** starts[j]: a seq at or before that of replay Event j × STEP, after those of the Events before it. */
+    private readonly starts: number[],
     /** The digest of every replay Event so far. */
     private readonly running: PrefixDigest,
-    /** A share child's first replay Events are its copies, at seqs 1..inherited. */
-    private readonly inherited: number,
-    /** The seqs of the replay Events after those. */
-    private readonly own = new Column((n) => new Int32Array(n)),
   ) {}
 
   static empty(): LeanLadder {
-    return new LeanLadder([new PrefixDigest()], new PrefixDigest(), 0);
+    return new LeanLadder([new PrefixDigest()], [0], new PrefixDigest());
   }
 
   add(e: PixirEvent): void {
     if (!isReplayType(e.type)) return;
     this.running.add(e);
-    this.own.push(e.seq!);
-    if (this.running.count % LADDER_STEP === 0) this.marks.push(this.running.copy());
+    if (this.running.count % STEP !== 0) return;
+    this.marks.push(this.running.copy());
+    this.starts.push(e.seq! + 1);
   }
 
-  /** The digest of the first `count` replay Events, still open; `full` gives back an Event's data. */
+  /**
+   * The digest of the first `count` replay Events, still open; `full` gives back an Event's data. The
+   * Events after the mark are found in `resolved` by their type: every replay Event of a History went
+   * through add(), but a share child's copies (seqs 1..its inherited count, all replay Events).
+   */
   cut(count: number, resolved: EventList, full: (e: PixirEvent) => PixirEvent): PrefixDigest {
     if (count === this.running.count) return this.running.copy();
-    const j = Math.floor(count / LADDER_STEP);
+    const j = Math.floor(count / STEP);
     const out = this.marks[j]!.copy();
-    for (let i = j * LADDER_STEP; i < count; i++) out.add(full(resolved.at(i < this.inherited ? i + 1 : this.own.get(i - this.inherited))!));
+    for (let seq = this.starts[j]!; out.count < count; seq++) {
+      const e = resolved.at(seq)!;
+      if (isReplayType(e.type)) out.add(full(e));
+    }
     return out;
   }
 
   /** The ladder of a share child whose History begins with copies of the first `count` replay Events. */
   child(count: number, state: PrefixDigest): LeanLadder {
-    return new LeanLadder(this.marks.slice(0, Math.floor(count / LADDER_STEP) + 1), state, count);
+    const marks = this.marks.slice(0, Math.floor(count / STEP) + 1);
+    // The child's replay Event i < count is its copy at seq i + 1.
+    return new LeanLadder(marks, marks.map((_, j) => j * STEP + 1), state);
   }
 }
 
