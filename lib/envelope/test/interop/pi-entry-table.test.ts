@@ -7,7 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { PixirError } from "../../src/event/errors.js";
 import { loadPiEntry, parsePiSession, PiTree, scanPiFile } from "../../src/interop/pi/format.js";
-import { PiEntryTableBuilder, PiEntryTree, type PiEntryTable } from "../../src/interop/pi/entry-table.js";
+import { IdColumn, PiEntryTableBuilder, PiEntryTree, type PiEntryTable } from "../../src/interop/pi/entry-table.js";
 import { planPiFamily, plannedEvents } from "../../src/interop/pi/plan.js";
 
 const FIXTURES = path.resolve(__dirname, "../../../../test/fixtures");
@@ -162,3 +162,29 @@ describe("planning reads each entry once", () => {
   });
 });
 
+describe("IdColumn answers as a Map from id to place", () => {
+  it("on generated ids: short, long, empty, non-ASCII, lone surrogates, near misses", () => {
+    let seed = 7;
+    const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    const alphabet = ["a", "b", "0", "-", "é", "\u{1F600}", "\ud800", "\udc00", "l", "1"];
+    const word = (len: number) => Array.from({ length: len }, () => alphabet[rand(alphabet.length)]).join("");
+    const ids = ["", "x".repeat(1 << 20), ...Array.from({ length: 20000 }, () => word(1 + rand(14)))];
+    const column = new IdColumn();
+    const map = new Map<string, number>();
+    for (const id of ids) {
+      if (map.has(id)) continue;
+      expect(column.has(id)).toBe(false);
+      map.set(id, map.size);
+      column.set(id, map.size - 1);
+    }
+    expect(column.size).toBe(map.size);
+    for (const [id, place] of map) {
+      expect(column.get(id)).toBe(place);
+      expect(column.at(place)).toBe(id);
+    }
+    for (let k = 0; k < 5000; k++) {
+      const probe = word(1 + rand(16));
+      expect(column.get(probe)).toBe(map.get(probe));
+    }
+  });
+});

@@ -124,17 +124,26 @@ export interface ScannedPiLine {
   nonBlank: number;
 }
 
+/** The ids of the entries so far, with their places among the entries (a Map, or what answers as one). */
+export interface PiIdIndex {
+  has(id: string): boolean;
+  get(id: string): number | undefined;
+  set(id: string, place: number): unknown;
+}
+
 /** What a whole scan found: the lines --lenient skipped, and each entry's place among the entries by its id (v2/v3: a v1 id is its line's place). */
 export interface PiScan {
   skippedLines: number[];
-  indexOf: Map<string, number>;
+  indexOf: PiIdIndex;
 }
 
 /** What a scan hands on: the header once, then each entry in file order (never after an error is known). */
 export interface PiScanSink {
+  /** Where the scan keeps the ids (a Map when the sink has none). */
+  readonly ids?: PiIdIndex;
   header(header: JsonObject, lineNo: number, sourceVersion: PiVersion): void;
   /** `index` is its place among the entries; `id` its id (made for v1: `l<n>`); `indexOf` the ids so far (v2/v3). */
-  entry(line: ScannedPiLine, index: number, id: string, indexOf: ReadonlyMap<string, number>): void;
+  entry(line: ScannedPiLine, index: number, id: string, indexOf: PiIdIndex): void;
 }
 
 const BLANK = Symbol("blank");
@@ -169,7 +178,7 @@ function headerCheck(value: unknown, lineNo: number, file: string): PiVersion | 
  */
 export function scanPiLines(lines: Iterable<Buffer>, options: ParseOptions, sink: PiScanSink): PiScan {
   const skipped: number[] = [];
-  const ids = new Map<string, number>();
+  const ids = sink.ids ?? new Map<string, number>();
   let entries = 0;
   let lineNo = 0;
   let next = 0;
