@@ -98,6 +98,8 @@ function beforePi(data: JsonObject, pairs: Array<[string, unknown]>): JsonObject
 /** An entry read again, with its drafts. */
 interface MadeEntry {
   at: number;
+  /** Its id (made once: the table makes it again on each ask). */
+  id: string;
   entry: JsonObject;
   drafts: EventDraft[];
 }
@@ -126,16 +128,17 @@ export class EventMaker {
     if (this.last?.at === at) return this.last;
     const t = this.table;
     const entry = this.load(at);
-    const fe = { entry, lineNo: t.lineNo(at), id: t.id(at), type: t.type(at), index: at, originalRole: t.originalRole(at) };
+    const id = t.id(at);
+    const fe = { entry, lineNo: t.lineNo(at), id, type: t.type(at), index: at, originalRole: t.originalRole(at) };
     const messageId = (entryId: string) => piEventId(this.headerId, entryId, "msg", entry.timestamp);
     const drafts = entryToDrafts(fe, { images: this.logs[this.owner[at]!]!.resources, messageId });
-    this.last = { at, entry, drafts };
+    this.last = { at, id, entry, drafts };
     return this.last;
   }
 
   /** The id an own Event of the entry has. */
   ownId(m: MadeEntry, part: number): string {
-    return piEventId(this.headerId, this.table.id(m.at), m.drafts[part]!.part, m.entry.timestamp);
+    return piEventId(this.headerId, m.id, m.drafts[part]!.part, m.entry.timestamp);
   }
 
   /** An own Event of `log`, as it is stored. */
