@@ -124,17 +124,26 @@ export interface ScannedPiLine {
   nonBlank: number;
 }
 
-/** What a whole scan found: the lines --lenient skipped, and each entry's place among the entries by its id. */
+/** The ids of the entries so far, with their places among the entries (a Map, or what answers as one). */
+export interface PiIdIndex {
+  has(id: string): boolean;
+  get(id: string): number | undefined;
+  set(id: string, place: number): unknown;
+}
+
+/** What a whole scan found: the lines --lenient skipped, and each entry's place among the entries by its id (v2/v3: a v1 id is its line's place). */
 export interface PiScan {
   skippedLines: number[];
-  indexOf: Map<string, number>;
+  indexOf: PiIdIndex;
 }
 
 /** What a scan hands on: the header once, then each entry in file order (never after an error is known). */
 export interface PiScanSink {
+  /** Where the scan keeps the ids (a Map when the sink has none). */
+  readonly ids?: PiIdIndex;
   header(header: JsonObject, lineNo: number, sourceVersion: PiVersion): void;
-  /** `index` is its place among the entries; `id` its id (made for v1: `l<n>`). */
-  entry(line: ScannedPiLine, index: number, id: string, indexOf: ReadonlyMap<string, number>): void;
+  /** `index` is its place among the entries; `id` its id (made for v1: `l<n>`); `indexOf` the ids so far (v2/v3). */
+  entry(line: ScannedPiLine, index: number, id: string, indexOf: PiIdIndex): void;
 }
 
 const BLANK = Symbol("blank");
@@ -169,7 +178,8 @@ function headerCheck(value: unknown, lineNo: number, file: string): PiVersion | 
  */
 export function scanPiLines(lines: Iterable<Buffer>, options: ParseOptions, sink: PiScanSink): PiScan {
   const skipped: number[] = [];
-  const ids = new Map<string, number>();
+  const ids = sink.ids ?? new Map<string, number>();
+  let entries = 0;
   let lineNo = 0;
   let next = 0;
   let nonBlank = 0;
@@ -204,11 +214,12 @@ export function scanPiLines(lines: Iterable<Buffer>, options: ParseOptions, sink
       failed = invalidPiSession("invalid_entry", lineNo, options.file);
       continue;
     }
+    // A v1 id is its line's place, unique by construction: only v2/v3 ids are kept to find duplicates.
     const id = version === 1 ? `l${n}` : (value.id as string);
-    if (ids.has(id)) duplicate ??= lineNo;
+    if (version !== 1 && ids.has(id)) duplicate ??= lineNo;
     if (duplicate !== null) continue;
-    ids.set(id, ids.size);
-    sink.entry({ lineNo, value, offset, length: raw.length, nonBlank: n }, ids.size - 1, id, ids);
+    if (version !== 1) ids.set(id, entries);
+    sink.entry({ lineNo, value, offset, length: raw.length, nonBlank: n }, entries++, id, ids);
   }
   if (nonBlank - skipped.length === 0) throw invalidPiSession("missing_header", null, options.file);
   if (failed !== null) throw failed;
@@ -247,8 +258,8 @@ function migrateV1(value: JsonObject, id: string, parentId: string | null, kept:
 }
 
 /** §1.7: a v1 compaction's firstKeptEntryIndex names the entry whose id is l<index>, if there is one (the header is 0). */
-export function keptIdOf(index: unknown, indexOf: ReadonlyMap<string, number>): string | undefined {
-  return typeof index === "number" && Number.isInteger(index) && index > 0 && indexOf.has(`l${index}`) ? `l${index}` : undefined;
+export function keptIdOf(index: unknown, isEntry: (nonBlank: number) => boolean): string | undefined {
+  return typeof index === "number" && Number.isInteger(index) && index > 0 && isEntry(index) ? `l${index}` : undefined;
 }
 
 /** §1.7 v2 → v3: the message role hookMessage becomes custom. */
@@ -273,6 +284,7 @@ function parsePiLines(raw: Iterable<Buffer>, options: ParseOptions): ParsedPiSes
   let headerLine = 0;
   let sourceVersion: PiVersion = 3;
   const body: Array<{ line: ScannedPiLine; id: string }> = [];
+  const v1Lines = new Set<number>();
   const scan = scanPiLines(raw, options, {
     header(h, lineNo, version) {
       header = h;
@@ -281,10 +293,11 @@ function parsePiLines(raw: Iterable<Buffer>, options: ParseOptions): ParsedPiSes
     },
     entry(line, _index, id) {
       body.push({ line, id });
+      v1Lines.add(line.nonBlank);
     },
   });
   const entries = body.map(({ line, id }, index): PiFileEntry => {
-    const value = sourceVersion === 1 ? migrateV1(line.value, id, body[index - 1]?.id ?? null, (i) => keptIdOf(i, scan.indexOf)) : line.value;
+    const value = sourceVersion === 1 ? migrateV1(line.value, id, body[index - 1]?.id ?? null, (i) => keptIdOf(i, (n) => v1Lines.has(n))) : line.value;
     const entry = sourceVersion === 3 ? value : migrateV2(value);
     const fe: PiFileEntry = { entry, lineNo: line.lineNo, id, type: value.type as string, index };
     if (entry !== value) fe.originalRole = "hookMessage";

@@ -104,7 +104,7 @@ function planFile(ws: string, f: SourcePath, options: PiImportOptions): PlannedP
       throw err instanceof PixirError ? err : source.changed();
     }
     // The line read again is the entry parsed, or the file changed in place.
-    if (!isJsonObject(entry) || entry.type !== table.types[at] || entry.id !== table.ids[at] || entry.parentId !== table.parentId(at)) throw source.changed();
+    if (!isJsonObject(entry) || entry.type !== table.type(at) || entry.id !== table.id(at) || entry.parentId !== table.parentId(at)) throw source.changed();
     return entry;
   };
   const family = planPiFamily(ws, table, f.display, load, source.changed);

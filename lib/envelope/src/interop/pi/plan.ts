@@ -61,7 +61,7 @@ export interface PlannedPiLog {
   forkPoint: number;
   trivial: boolean;
   /** Its own entries (places in the table), in path order. */
-  own: number[];
+  own: Int32Array;
   /** Its Event of seq 0: the header carrier, or its share_v1 session_fork. */
   header: PixirEvent;
   /** The seq of its first own Event: what its header stands for comes before. */
@@ -98,6 +98,8 @@ function beforePi(data: JsonObject, pairs: Array<[string, unknown]>): JsonObject
 /** An entry read again, with its drafts. */
 interface MadeEntry {
   at: number;
+  /** Its id (made once: the table makes it again on each ask). */
+  id: string;
   entry: JsonObject;
   drafts: EventDraft[];
 }
@@ -126,16 +128,17 @@ export class EventMaker {
     if (this.last?.at === at) return this.last;
     const t = this.table;
     const entry = this.load(at);
-    const fe = { entry, lineNo: t.lineNo(at), id: t.ids[at]!, type: t.types[at]!, index: at, originalRole: t.originalRole(at) };
+    const id = t.id(at);
+    const fe = { entry, lineNo: t.lineNo(at), id, type: t.type(at), index: at, originalRole: t.originalRole(at) };
     const messageId = (entryId: string) => piEventId(this.headerId, entryId, "msg", entry.timestamp);
     const drafts = entryToDrafts(fe, { images: this.logs[this.owner[at]!]!.resources, messageId });
-    this.last = { at, entry, drafts };
+    this.last = { at, id, entry, drafts };
     return this.last;
   }
 
   /** The id an own Event of the entry has. */
   ownId(m: MadeEntry, part: number): string {
-    return piEventId(this.headerId, this.table.ids[m.at]!, m.drafts[part]!.part, m.entry.timestamp);
+    return piEventId(this.headerId, m.id, m.drafts[part]!.part, m.entry.timestamp);
   }
 
   /** An own Event of `log`, as it is stored. */
@@ -177,11 +180,11 @@ interface Planning {
 function assignLogs(ws: string, t: PiEntryTable, tree: PiEntryTree, base: string, maker: EventMaker, carrier: PixirEvent): PlannedPiLog[] {
   const owner = maker.owner;
   const logs: PlannedPiLog[] = [];
-  const make = (sessionId: string, role: PlannedPiLog["role"], own: number[], leaf: number): PlannedPiLog => {
+  const make = (sessionId: string, role: PlannedPiLog["role"], own: Int32Array, leaf: number): PlannedPiLog => {
     const log: PlannedPiLog = {
       sessionId,
       role,
-      leafEntryId: leaf === -1 ? null : t.ids[leaf]!,
+      leafEntryId: leaf === -1 ? null : t.id(leaf),
       parent: null,
       forkKind: null,
       forkPoint: -1,
@@ -200,21 +203,20 @@ function assignLogs(ws: string, t: PiEntryTable, tree: PiEntryTree, base: string
     logs.push(log);
     return log;
   };
-  const primary = make(base, "primary", tree.defaultLeaf === -1 ? [] : tree.path(tree.defaultLeaf), tree.defaultLeaf);
+  const primary = make(base, "primary", tree.defaultLeaf === -1 ? new Int32Array(0) : tree.path(tree.defaultLeaf), tree.defaultLeaf);
   for (const leaf of tree.leaves) {
     if (leaf === tree.defaultLeaf) continue;
     const walked: number[] = [];
     let e = leaf;
     while (e !== -1 && owner[e] === -1) {
       walked.push(e);
-      e = tree.parent[e]!;
+      e = tree.parent(e);
     }
-    walked.reverse();
-    const log = make(piBranchSessionId(base, t.ids[leaf]!), "branch", walked, leaf);
+    const log = make(piBranchSessionId(base, t.id(leaf)), "branch", Int32Array.from(walked.reverse()), leaf);
     log.parent = e === -1 ? primary : logs[owner[e]!]!;
     log.forkKind = e === -1 ? "pi_tree_root" : "pi_tree_branch";
     log.forkPoint = e;
-    log.trivial = walked.every((w) => TRIVIAL_TYPES.has(t.types[w]!));
+    log.trivial = walked.every((w) => TRIVIAL_TYPES.has(t.type(w)));
   }
   return logs;
 }
@@ -234,7 +236,7 @@ function carrierOf(t: PiEntryTable, tree: PiEntryTree, base: string, file: strin
         header,
         source_version: t.sourceVersion,
         file: path.basename(file),
-        default_leaf_entry_id: tree.defaultLeaf === -1 ? null : t.ids[tree.defaultLeaf]!,
+        default_leaf_entry_id: tree.defaultLeaf === -1 ? null : t.id(tree.defaultLeaf),
         orphans: tree.orphans,
       },
     },
@@ -325,7 +327,7 @@ export const sameDigest = (a: LogDigest, b: LogDigest): boolean => a.size === b.
 function branchPoint(log: PlannedPiLog, e: number): Array<[string, unknown]> {
   const maker = log.maker;
   const fromId = maker.made(e).entry.fromId;
-  const point = typeof fromId === "string" ? maker.table.indexOf.get(fromId) : undefined;
+  const point = typeof fromId === "string" ? maker.table.rowOf(fromId) : undefined;
   if (point === undefined) return [["parent_session_id", null], ["branch_point_event_id", null]];
   const m = maker.made(point);
   return [
@@ -384,7 +386,7 @@ function addForkHeader(log: PlannedPiLog, parent: PlannedPiLog, planning: Planni
       open_tool_calls: open.list(),
       pi: {
         fork_kind: log.forkKind,
-        fork_point_entry_id: log.forkPoint === -1 ? null : maker.table.ids[log.forkPoint]!,
+        fork_point_entry_id: log.forkPoint === -1 ? null : maker.table.id(log.forkPoint),
         leaf_entry_id: log.leafEntryId,
         header_id: isValidSessionId(headerId) ? headerId : null,
         ...(log.trivial ? { trivial: true } : {}),
@@ -399,7 +401,7 @@ function compactionRange(log: PlannedPiLog, j: number, part: number, seq: number
   const e = log.own[j]!;
   const pi = maker.made(e).drafts[part]!.data.pi as JsonObject;
   const keptId = pi.first_kept_entry_id;
-  const kept = typeof keptId === "string" ? maker.table.indexOf.get(keptId) : undefined;
+  const kept = typeof keptId === "string" ? maker.table.rowOf(keptId) : undefined;
   let firstKept: number | null = null;
   if (kept !== undefined && planning.tree.isAncestor(kept, e)) firstKept = firstAtDepth(log, j, planning.tree.depth[kept]!, planning);
   const toSeq = firstKept !== null ? firstKept - 1 : seq - 1;
