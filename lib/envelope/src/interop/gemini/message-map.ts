@@ -238,13 +238,13 @@ export function shownOf(msg: JsonObject): ShownMessage {
 const KEY_TEXT_MAX = 64;
 
 /**
- * A parsed JSON value as the key it is compared by: its JSON.stringify text (undefined as null), or `#` and
- * the SHA-256 of a longer text (no JSON text starts with `#`). Equal keys are equal texts, as sameJson
- * decides for two values.
+ * A parsed JSON value as the key it is compared by: its JSON.stringify text (undefined as null), or the
+ * SHA-256 of a longer text in base64 (which ends in `=`, as no JSON text does). Equal keys are equal
+ * texts, as sameJson decides for two values.
  */
 export function jsonKey(value: unknown): string {
   const text = JSON.stringify(value === undefined ? null : value) ?? "null";
-  return text.length <= KEY_TEXT_MAX ? text : `#${createHash("sha256").update(text, "utf8").digest("base64")}`;
+  return text.length <= KEY_TEXT_MAX ? text : createHash("sha256").update(text, "utf8").digest("base64");
 }
 
 function computeShown(msg: JsonObject): ShownMessage {

@@ -132,7 +132,6 @@ class FamilyPlanner {
   readonly logs: PlannedGeminiLog[] = [];
   current: PlannedGeminiLog;
   shown: Shown[] = [];
-  shownById = new Map<string, Shown>();
   /** Position of each shown message (ids are unique in Gemini's list). */
   shownIndex = new Map<string, number>();
   readonly list = new MessageList();
@@ -186,7 +185,8 @@ class FamilyPlanner {
       }
       const data = d.type === "subagent_event" ? { ...d.data, workspace: this.ws } : d.data;
       const event = this.push(d.type, { ...data, gemini }, this.eventId(l.line, d.part, ts), ts);
-      const s = d.message === undefined ? undefined : this.shownById.get(d.message);
+      const at = d.message === undefined ? undefined : this.shownIndex.get(d.message);
+      const s = at === undefined ? undefined : this.shown[at];
       if (s !== undefined) s.lastSeq = event.seq!;
     });
   }
@@ -218,7 +218,6 @@ class FamilyPlanner {
       child.resolved.push(event);
     });
     this.shown = this.shown.slice(0, k).map((s) => ({ shown: s.shown, lastSeq: seqMap.get(s.lastSeq) ?? 0 }));
-    this.shownById = new Map(this.shown.map((s) => [s.shown.id, s]));
     this.shownIndex = new Map(this.shown.map((s, i) => [s.shown.id, i]));
     this.current = child;
   }
@@ -242,7 +241,6 @@ class FamilyPlanner {
       const s = { shown: next.shownAt(i), lastSeq: 0 };
       this.shownIndex.set(s.shown.id, this.shown.length);
       this.shown.push(s);
-      this.shownById.set(s.shown.id, s);
       for (const d of fullDrafts(msg, geminiBaseSessionId)) drafts.push({ ...d, part: `${i}:${d.part}`, message: msg.id as string });
     }
     this.emitLine(l, drafts, carrier);
