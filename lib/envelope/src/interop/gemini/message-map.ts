@@ -32,6 +32,7 @@ interface ShownCall {
   id: string;
   name: string;
   args: string;
+  status: string | null;
   result: string | null;
 }
 
@@ -199,12 +200,14 @@ export function sameJson(x: unknown, y: unknown): boolean {
 
 const sameCall = (a: ShownCall, b: ShownCall): boolean => a.id === b.id && a.name === b.name && a.args === b.args;
 
+const sameOutcome = (a: ShownCall, b: ShownCall): boolean => a.status === b.status && a.result === b.result;
+
 /** True when two messages show the same (an upsert that changed nothing the model sees). */
 export function showsSame(a: ShownMessage, b: ShownMessage): boolean {
   if (a === b) return true;
   if (a.id !== b.id || a.type !== b.type || a.thoughts !== b.thoughts || a.tokens !== b.tokens || a.content !== b.content) return false;
   if (a.calls.length !== b.calls.length) return false;
-  return a.calls.every((c, i) => sameCall(c, b.calls[i]!) && c.result === b.calls[i]!.result);
+  return a.calls.every((c, i) => sameCall(c, b.calls[i]!) && sameOutcome(c, b.calls[i]!));
 }
 
 /** A tree (an object or an array) of `next` equal to the one of `previous`: the one to keep. */
@@ -243,6 +246,17 @@ const KEY_TEXT_MAX = 64;
  * texts, as sameJson decides for two values.
  */
 export function jsonKey(value: unknown): string {
+  if (typeof value !== "object" || value === null) return keyOf(value);
+  // A part a re-appended copy took from the previous one (adoptEqualParts) is keyed once.
+  let key = KEYS.get(value);
+  if (key === undefined) KEYS.set(value, (key = keyOf(value)));
+  return key;
+}
+
+/** The keys of parsed parts, which are never changed once parsed. */
+const KEYS = new WeakMap<object, string>();
+
+function keyOf(value: unknown): string {
   const text = JSON.stringify(value === undefined ? null : value) ?? "null";
   return text.length <= KEY_TEXT_MAX ? text : createHash("sha256").update(text, "utf8").digest("base64");
 }
@@ -253,7 +267,7 @@ function computeShown(msg: JsonObject): ShownMessage {
     type: typeof msg.type === "string" ? msg.type : "",
     content: jsonKey(msg.content),
     thoughts: thoughtsOf(msg).length,
-    calls: toolCallsOf(msg).map(({ id, record: c }) => ({ id, name: jsonKey(c.name), args: jsonKey(c.args), result: isFinal(c) ? jsonKey([c.status, c.result]) : null })),
+    calls: toolCallsOf(msg).map(({ id, record: c }) => ({ id, name: jsonKey(c.name), args: jsonKey(c.args), status: isFinal(c) ? jsonKey(c.status) : null, result: isFinal(c) ? jsonKey(c.result) : null })),
     tokens: isJsonObject(msg.tokens),
   };
 }
@@ -274,12 +288,12 @@ export function extensionDrafts(shown: ShownMessage, msg: JsonObject, subagentLo
     const now = next.calls[i]!;
     if (before === undefined) {
       out.push(...callDrafts(msg, c, subagentLog));
-      if (now.result !== null) out.push(resultDraft(c));
+      if (now.status !== null) out.push(resultDraft(c));
       continue;
     }
     if (!sameCall(before, now)) return null;
-    if (before.result !== null && before.result !== now.result) return null;
-    if (before.result === null && now.result !== null) out.push(resultDraft(c));
+    if (before.status !== null && !sameOutcome(before, now)) return null;
+    if (before.status === null && now.status !== null) out.push(resultDraft(c));
   }
   if (!shown.tokens && next.tokens) out.push(usageDraft(msg));
   return out;

@@ -107,9 +107,11 @@ class MessageList {
     this.structural = true;
     for (const m of messages) if (isJsonObject(m) && typeof m.id === "string") this.upsert(m);
   }
-  /** Let the records go (what each message shows stays). */
+  /** Let the records go (what each message shows stays) but the last one's, which Gemini re-appends as it grows. */
   release(): void {
+    const last = this.ids.length === 0 ? undefined : this.records.get(this.ids[this.ids.length - 1]!);
     this.records.clear();
+    if (last !== undefined) this.records.set(last.id as string, last);
   }
   get length(): number {
     return this.ids.length;
