@@ -1,16 +1,16 @@
-// The Gemini import's churn cut (docs/performance.md "Round 11: the Gemini import's churn") changes how the
-// same bytes and the same decisions are made, never what they are: planned lines are encoded straight into
-// blocks (encodePlannedLines) as serializeEvent would write them, a shown message is compared by its values
-// (sameJson) as the old code compared their JSON texts, and a re-appended message holds its previous copy's
-// equal parts (adoptEqualParts) without changing its JSON text. Each is held to the plain rule on seeded
-// random inputs.
+// The Gemini import's churn cut (docs/performance.md "Round 11: the Gemini import's churn", and round 13's
+// flat plan) changes how the same bytes and the same decisions are made, never what they are: planned lines
+// are encoded straight into blocks (encodePlannedLines) as serializeEvent would write them, a shown message
+// is compared by the keys of its values (jsonKey) as the old code compared their JSON texts, a streamed plan
+// lets each line's records go, and a re-appended message holds its previous copy's equal parts
+// (adoptEqualParts) without changing its JSON text. Each is held to the plain rule on seeded random inputs.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { serializeEvent, type JsonObject, type PixirEvent } from "../../lib/envelope/src/event/envelope.js";
 import { readGeminiSession } from "../../lib/envelope/src/interop/gemini/format.js";
 import { importGeminiFiles } from "../../lib/envelope/src/interop/gemini/import.js";
-import { adoptEqualParts, sameJson } from "../../lib/envelope/src/interop/gemini/message-map.js";
+import { adoptEqualParts, jsonKey, sameJson } from "../../lib/envelope/src/interop/gemini/message-map.js";
 import { geminiLogBytes, planGeminiFamily } from "../../lib/envelope/src/interop/gemini/plan.js";
 import { checkPlannedLines, encodePlannedLines, forEachPlannedLine, plannedLogBytes } from "../../lib/envelope/src/session/agent-files.js";
 import { tempDir } from "../support/cli.js";
@@ -99,6 +99,31 @@ describe("sameJson: equal exactly when JSON.stringify gives the same text", () =
     expect(sameJson({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
     expect(sameJson([], {})).toBe(false);
     expect(sameJson("1", 1)).toBe(false);
+  });
+});
+
+describe("jsonKey: the key a shown message's values are compared by, equal exactly when their JSON texts are", () => {
+  it("on 4,000 seeded pairs, long texts (keyed by digest) among them, as sameJson decides", () => {
+    for (let seed = 1; seed <= 4000; seed++) {
+      const r = rng(seed);
+      const long = r() < 0.3;
+      const a = long ? [randomString(r, 200), randomJson(r, 4)] : randomJson(r, 4);
+      const b = r() < 0.2 ? randomJson(r, 4) : variant(r, a);
+      const texts = JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+      if ((jsonKey(a) === jsonKey(b)) !== texts || sameJson(a, b) !== texts) throw new Error(`seed ${seed}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+    }
+  });
+
+  it("keeps a short text, digests a long one, and reads undefined as null", () => {
+    expect(jsonKey({ command: "ls" })).toBe('{"command":"ls"}');
+    expect(jsonKey(undefined)).toBe("null");
+    expect(jsonKey(JSON.parse("1e400"))).toBe("null");
+    const long = "x".repeat(100);
+    expect(jsonKey(long)).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expect(jsonKey(long)).toBe(jsonKey(JSON.parse(JSON.stringify(long))));
+    expect(jsonKey(long)).not.toBe(jsonKey(`${long}y`));
+    // Lone surrogates are escaped in the text, so two of them never share a digest.
+    expect(jsonKey(`${long}\ud800`)).not.toBe(jsonKey(`${long}\udc00`));
   });
 });
 
@@ -204,6 +229,12 @@ describe("a new file's one Log streamed as it is planned (the plan keeps no Even
       linear: `${meta(sid(1))}\n${turns.join("\n")}\n`,
       rewound: `${meta(sid(2))}\n${turns.slice(0, 10).join("\n")}\n${JSON.stringify({ $rewindTo: "u5" })}\n${turns.slice(10, 12).join("\n")}\n`,
       lenient: `${meta(sid(3))}\n${turns.slice(0, 3).join("\n")}\n{not json\n${turns.slice(3, 5).join("\n")}\n${user("u99", "half")}`,
+      // Streamed plans let each line's records go: an old message sent again unchanged, or a replacement
+      // by the same messages, is compared by what it shows and stays one Log; one changed branches.
+      resent: `${meta(sid(5))}\n${turns.slice(0, 6).join("\n")}\n${user("u2", "turn 2")}\n${reply("g1", "success", true)}\n${turns.slice(6, 9).join("\n")}\n`,
+      replaced: `${meta(sid(6))}\n${turns.slice(0, 4).join("\n")}\n${JSON.stringify({ $set: { messages: [0, 1, 2, 3].flatMap((i) => [JSON.parse(user(`u${i}`, `turn ${i}`)), JSON.parse(reply(`g${i}`, "success", true))]) } })}\n${turns.slice(4, 6).join("\n")}\n`,
+      edited: `${meta(sid(7))}\n${turns.slice(0, 6).join("\n")}\n${user("u2", "turn 2, edited")}\n${turns.slice(6, 8).join("\n")}\n`,
+      resultChanged: `${meta(sid(8))}\n${turns.slice(0, 6).join("\n")}\n${reply("g5", "success", true).replace("a\\nb", "a\\nc")}\n`,
     };
     for (const [name, text] of Object.entries(files)) {
       const dir = tempDir();
@@ -213,8 +244,10 @@ describe("a new file's one Log streamed as it is planned (the plan keeps no Even
       const result = await gemini(ws, file, true);
       const logs = Object.fromEntries(wsFiles(ws).map((f) => [f, readFileSync(path.join(ws, ".pixir", "sessions", f), "utf8")]));
       expect(logs).toEqual(planned(ws, file));
-      expect(result.imports[0]!.sessions.map((s) => s.event_count)).toEqual(Object.values(logs).map((t) => t.split("\n").length - 1));
-      if (name === "rewound") expect(Object.keys(logs).length).toBe(2);
+      for (const s of result.imports[0]!.sessions) expect(s.event_count).toBe(logs[`${s.session_id}.ndjson`]!.split("\n").length - 1);
+      expect(result.imports[0]!.sessions.length).toBe(Object.keys(logs).length);
+      if (name === "rewound" || name === "edited" || name === "resultChanged") expect(Object.keys(logs).length).toBe(2);
+      if (name === "resent" || name === "replaced") expect(Object.keys(logs).length).toBe(1);
       if (name === "lenient") expect(result.imports[0]).toMatchObject({ skipped_lines: 1, pending_tail: true });
     }
   });

@@ -192,7 +192,7 @@ function fileWork(input: SourcePath, family: PlannedGeminiFamily, work: Work[]):
       line_count: parsed.lineCount,
       pending_tail: parsed.pendingTail,
       skipped_lines: parsed.skippedLines.length,
-      message_count: family.messages.length,
+      message_count: family.messageCount,
       leaf_session_id: family.leaf.sessionId,
     },
     work,

@@ -1,6 +1,7 @@
 // docs/gemini-opencode-interop.md §2: a Gemini message record ⇄ canonical Events. A message Gemini
 // re-appends after a change becomes only the Events it adds (new thoughts, new tool calls, a result, the
 // token count), provided it only grew; any other change is not an extension and the importer branches.
+import { createHash } from "node:crypto";
 import { isJsonObject, type CanonicalType, type JsonObject } from "../../event/envelope.js";
 
 /** An Event before the importer gives it an id, a seq and a Log. */
@@ -13,22 +14,26 @@ export interface GeminiDraft {
   ts?: string;
 }
 
-/** What the Log already shows of one message: the record's own values, compared as their JSON texts would be. */
+/**
+ * What the Log already shows of one message, its values as the keys they are compared by (`jsonKey`): it
+ * holds none of the record, so a long session's plan keeps a few short strings per message, not its text.
+ */
 export interface ShownMessage {
   id: string;
   type: string;
-  content: unknown;
+  content: string;
   thoughts: number;
   calls: ShownCall[];
   tokens: boolean;
 }
 
-/** A tool call as shown: what was called, and its outcome once final (else null). */
+/** A tool call as shown: what was called, and its outcome (status and result) once final (else null). */
 interface ShownCall {
   id: string;
-  name: unknown;
-  args: unknown;
-  result: { status: unknown; result: unknown } | null;
+  name: string;
+  args: string;
+  status: string | null;
+  result: string | null;
 }
 
 /** Tool statuses after which Gemini sends the result to the model. */
@@ -193,15 +198,16 @@ export function sameJson(x: unknown, y: unknown): boolean {
   return true;
 }
 
-const sameCall = (a: ShownCall, b: ShownCall): boolean => a.id === b.id && sameJson(a.name, b.name) && sameJson(a.args, b.args);
+const sameCall = (a: ShownCall, b: ShownCall): boolean => a.id === b.id && a.name === b.name && a.args === b.args;
 
-const sameResult = (a: ShownCall["result"], b: ShownCall["result"]): boolean =>
-  a === null || b === null ? a === b : sameJson(a.status, b.status) && sameJson(a.result, b.result);
+const sameOutcome = (a: ShownCall, b: ShownCall): boolean => a.status === b.status && a.result === b.result;
 
-function sameShown(a: ShownMessage, b: ShownMessage): boolean {
-  if (a.id !== b.id || a.type !== b.type || a.thoughts !== b.thoughts || a.tokens !== b.tokens || !sameJson(a.content, b.content)) return false;
+/** True when two messages show the same (an upsert that changed nothing the model sees). */
+export function showsSame(a: ShownMessage, b: ShownMessage): boolean {
+  if (a === b) return true;
+  if (a.id !== b.id || a.type !== b.type || a.thoughts !== b.thoughts || a.tokens !== b.tokens || a.content !== b.content) return false;
   if (a.calls.length !== b.calls.length) return false;
-  return a.calls.every((c, i) => sameCall(c, b.calls[i]!) && sameResult(c.result, b.calls[i]!.result));
+  return a.calls.every((c, i) => sameCall(c, b.calls[i]!) && sameOutcome(c, b.calls[i]!));
 }
 
 /** A tree (an object or an array) of `next` equal to the one of `previous`: the one to keep. */
@@ -231,21 +237,39 @@ export function shownOf(msg: JsonObject): ShownMessage {
   return s;
 }
 
+/** Texts up to this long are their own key; a longer one is keyed by its digest. */
+const KEY_TEXT_MAX = 64;
+
+/**
+ * A parsed JSON value as the key it is compared by: its JSON.stringify text (undefined as null), or the
+ * SHA-256 of a longer text in base64 (which ends in `=`, as no JSON text does). Equal keys are equal
+ * texts, as sameJson decides for two values.
+ */
+export function jsonKey(value: unknown): string {
+  if (typeof value !== "object" || value === null) return keyOf(value);
+  // A part a re-appended copy took from the previous one (adoptEqualParts) is keyed once.
+  let key = KEYS.get(value);
+  if (key === undefined) KEYS.set(value, (key = keyOf(value)));
+  return key;
+}
+
+/** The keys of parsed parts, which are never changed once parsed. */
+const KEYS = new WeakMap<object, string>();
+
+function keyOf(value: unknown): string {
+  const text = JSON.stringify(value === undefined ? null : value) ?? "null";
+  return text.length <= KEY_TEXT_MAX ? text : createHash("sha256").update(text, "utf8").digest("base64");
+}
+
 function computeShown(msg: JsonObject): ShownMessage {
   return {
     id: msg.id as string,
     type: typeof msg.type === "string" ? msg.type : "",
-    content: msg.content,
+    content: jsonKey(msg.content),
     thoughts: thoughtsOf(msg).length,
-    calls: toolCallsOf(msg).map(({ id, record: c }) => ({ id, name: c.name, args: c.args, result: isFinal(c) ? { status: c.status, result: c.result } : null })),
+    calls: toolCallsOf(msg).map(({ id, record: c }) => ({ id, name: jsonKey(c.name), args: jsonKey(c.args), status: isFinal(c) ? jsonKey(c.status) : null, result: isFinal(c) ? jsonKey(c.result) : null })),
     tokens: isJsonObject(msg.tokens),
   };
-}
-
-/** True when `msg` shows exactly what `shown` does (an upsert that changed nothing the model sees). */
-export function showsSame(shown: ShownMessage, msg: JsonObject): boolean {
-  const next = shownOf(msg);
-  return next === shown || sameShown(next, shown);
 }
 
 /**
@@ -254,7 +278,7 @@ export function showsSame(shown: ShownMessage, msg: JsonObject): boolean {
  */
 export function extensionDrafts(shown: ShownMessage, msg: JsonObject, subagentLog: (agentId: string) => string): GeminiDraft[] | null {
   const next = shownOf(msg);
-  if (next.type !== shown.type || !sameJson(next.content, shown.content) || next.thoughts < shown.thoughts) return null;
+  if (next.type !== shown.type || next.content !== shown.content || next.thoughts < shown.thoughts) return null;
   if (next.calls.length < shown.calls.length || (shown.tokens && !next.tokens)) return null;
   const calls = toolCallsOf(msg);
   const out: GeminiDraft[] = thoughtsOf(msg).slice(shown.thoughts).map((t, i) => thoughtDraft(msg, t, shown.thoughts + i));
@@ -264,12 +288,12 @@ export function extensionDrafts(shown: ShownMessage, msg: JsonObject, subagentLo
     const now = next.calls[i]!;
     if (before === undefined) {
       out.push(...callDrafts(msg, c, subagentLog));
-      if (now.result !== null) out.push(resultDraft(c));
+      if (now.status !== null) out.push(resultDraft(c));
       continue;
     }
     if (!sameCall(before, now)) return null;
-    if (before.result !== null && !sameResult(before.result, now.result)) return null;
-    if (before.result === null && now.result !== null) out.push(resultDraft(c));
+    if (before.status !== null && !sameOutcome(before, now)) return null;
+    if (before.status === null && now.status !== null) out.push(resultDraft(c));
   }
   if (!shown.tokens && next.tokens) out.push(usageDraft(msg));
   return out;

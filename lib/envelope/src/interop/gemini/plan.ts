@@ -42,8 +42,8 @@ export interface PlannedGeminiFamily {
   logs: PlannedGeminiLog[];
   /** The Log holding the last line: what Gemini resumes. */
   leaf: PlannedGeminiLog;
-  /** The messages Gemini holds after the last line (for the report and the export). */
-  messages: JsonObject[];
+  /** How many messages Gemini holds after the last line (for the report). */
+  messageCount: number;
 }
 
 interface Shown {
@@ -70,41 +70,63 @@ export function placeOf(file: string): { project: string | null; parentSessionId
   return { project, parentSessionId };
 }
 
-/** The running state of Gemini's replay: the message list, in order, last copy winning. */
+/**
+ * The running state of Gemini's replay: the message list, in order, last copy winning, each message as
+ * what it shows. Its records are kept until `release` (a streamed plan releases them after each line: it
+ * drafts only the messages of the line being planned, so its memory does not grow with the session's text).
+ */
 class MessageList {
   ids: string[] = [];
-  byId = new Map<string, JsonObject>();
+  shownById = new Map<string, ShownMessage>();
+  records = new Map<string, JsonObject>();
   /** Since the last reconcile: the ids upserted, and whether messages were dropped or replaced. */
   touched = new Set<string>();
   structural = false;
   upsert(msg: JsonObject): void {
     const id = msg.id as string;
-    const previous = this.byId.get(id);
-    if (previous === undefined) this.ids.push(id);
-    else adoptEqualParts(previous, msg);
-    this.byId.set(id, msg);
+    const previous = this.records.get(id);
+    if (!this.shownById.has(id)) this.ids.push(id);
+    else if (previous !== undefined) adoptEqualParts(previous, msg);
+    this.records.set(id, msg);
+    this.shownById.set(id, shownOf(msg));
     this.touched.add(id);
   }
   /** `$rewindTo`: drop that message and every later one; an unknown id drops all (as Gemini's loader does). */
   rewind(id: string): void {
     const at = this.ids.indexOf(id);
-    for (const gone of this.ids.splice(at === -1 ? 0 : at)) this.byId.delete(gone);
+    for (const gone of this.ids.splice(at === -1 ? 0 : at)) {
+      this.shownById.delete(gone);
+      this.records.delete(gone);
+    }
     this.structural = true;
   }
   replace(messages: unknown[]): void {
     this.ids = [];
-    this.byId.clear();
+    this.shownById.clear();
+    this.records.clear();
     this.structural = true;
     for (const m of messages) if (isJsonObject(m) && typeof m.id === "string") this.upsert(m);
+  }
+  /** Let the records go (what each message shows stays) but the last one's, which Gemini re-appends as it grows. */
+  release(): void {
+    const last = this.ids.length === 0 ? undefined : this.records.get(this.ids[this.ids.length - 1]!);
+    this.records.clear();
+    if (last !== undefined) this.records.set(last.id as string, last);
   }
   get length(): number {
     return this.ids.length;
   }
-  at(i: number): JsonObject {
-    return this.byId.get(this.ids[i]!)!;
+  idAt(i: number): string {
+    return this.ids[i]!;
   }
-  list(): JsonObject[] {
-    return this.ids.map((id) => this.byId.get(id)!);
+  shownAt(i: number): ShownMessage {
+    return this.shownById.get(this.ids[i]!)!;
+  }
+  /** The record of message i; a released one is wanted only by a branch, which a streamed plan declines. */
+  at(i: number): JsonObject {
+    const record = this.records.get(this.ids[i]!);
+    if (record === undefined) throw new StreamDeclined();
+    return record;
   }
 }
 
@@ -112,7 +134,6 @@ class FamilyPlanner {
   readonly logs: PlannedGeminiLog[] = [];
   current: PlannedGeminiLog;
   shown: Shown[] = [];
-  shownById = new Map<string, Shown>();
   /** Position of each shown message (ids are unique in Gemini's list). */
   shownIndex = new Map<string, number>();
   readonly list = new MessageList();
@@ -166,7 +187,8 @@ class FamilyPlanner {
       }
       const data = d.type === "subagent_event" ? { ...d.data, workspace: this.ws } : d.data;
       const event = this.push(d.type, { ...data, gemini }, this.eventId(l.line, d.part, ts), ts);
-      const s = d.message === undefined ? undefined : this.shownById.get(d.message);
+      const at = d.message === undefined ? undefined : this.shownIndex.get(d.message);
+      const s = at === undefined ? undefined : this.shown[at];
       if (s !== undefined) s.lastSeq = event.seq!;
     });
   }
@@ -198,7 +220,6 @@ class FamilyPlanner {
       child.resolved.push(event);
     });
     this.shown = this.shown.slice(0, k).map((s) => ({ shown: s.shown, lastSeq: seqMap.get(s.lastSeq) ?? 0 }));
-    this.shownById = new Map(this.shown.map((s) => [s.shown.id, s]));
     this.shownIndex = new Map(this.shown.map((s, i) => [s.shown.id, i]));
     this.current = child;
   }
@@ -208,24 +229,24 @@ class FamilyPlanner {
     const next = this.list;
     let k = this.firstDifference(next);
     const drafts: Array<GeminiDraft & { message?: string }> = [];
-    if (k === this.shown.length - 1 && k < next.length && next.at(k).id === this.shown[k]!.shown.id) {
+    if (k === this.shown.length - 1 && k < next.length && next.idAt(k) === this.shown[k]!.shown.id) {
       const added = extensionDrafts(this.shown[k]!.shown, next.at(k), geminiBaseSessionId);
       if (added !== null) {
-        for (const d of added) drafts.push({ ...d, part: `${k}:${d.part}`, message: next.at(k).id as string });
-        this.shown[k]!.shown = shownOf(next.at(k));
+        for (const d of added) drafts.push({ ...d, part: `${k}:${d.part}`, message: next.idAt(k) });
+        this.shown[k]!.shown = next.shownAt(k);
         k++;
       }
     }
     if (k < this.shown.length) this.branch(k, kind, l.line, this.tsOf(k < next.length ? next.at(k) : undefined) ?? this.lastTs);
     for (let i = k; i < next.length; i++) {
       const msg = next.at(i);
-      const s = { shown: shownOf(msg), lastSeq: 0 };
+      const s = { shown: next.shownAt(i), lastSeq: 0 };
       this.shownIndex.set(s.shown.id, this.shown.length);
       this.shown.push(s);
-      this.shownById.set(s.shown.id, s);
       for (const d of fullDrafts(msg, geminiBaseSessionId)) drafts.push({ ...d, part: `${i}:${d.part}`, message: msg.id as string });
     }
     this.emitLine(l, drafts, carrier);
+    if (this.sink !== null) next.release();
   }
 
   /**
@@ -239,7 +260,7 @@ class FamilyPlanner {
     const structural = list.structural;
     list.touched = new Set();
     list.structural = false;
-    const same = (k: number): boolean => next.at(k).id === this.shown[k]!.shown.id && showsSame(this.shown[k]!.shown, next.at(k));
+    const same = (k: number): boolean => next.idAt(k) === this.shown[k]!.shown.id && showsSame(this.shown[k]!.shown, next.shownAt(k));
     const limit = Math.min(this.shown.length, next.length);
     if (structural) {
       let k = 0;
@@ -346,5 +367,5 @@ export function planGeminiFamily(ws: string, parsed: ParsedGeminiFile, file: str
       p.reconcile(l, "replace", carrierData(l));
     }
   }
-  return { file, sessionIdRaw, baseSessionId: base, parsed, logs: p.logs, leaf: p.current, messages: p.list.list() };
+  return { file, sessionIdRaw, baseSessionId: base, parsed, logs: p.logs, leaf: p.current, messageCount: p.list.length };
 }
