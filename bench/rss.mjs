@@ -23,7 +23,7 @@
 // file (the same bytes with lines appended): the second import is the one measured. Exit 1 if a job fails
 // or is over 256 MiB.
 import { spawnSync } from "node:child_process";
-import { appendFileSync, closeSync, createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
@@ -71,18 +71,24 @@ const piSession = (file, size) => repeated(PI_FIXTURE, file, size);
 /** A Codex rollout of about `size` bytes: the real rollout's session_meta, then its records over and over. */
 const codexRollout = (file, size) => repeated(CODEX_FIXTURE, file, size);
 
-/** `source`'s first line, then its other lines over and over until `size` bytes (a prefix of any larger size). */
+/**
+ * `source`'s first line, then its other lines over and over until `size` bytes (a prefix of any larger size),
+ * written a batch at a time: the whole file as one string passes V8's longest string at 1 GiB.
+ */
 function repeated(source, file, size) {
   const [header, ...body] = readFileSync(source, "utf8").trimEnd().split("\n");
-  const lines = [header];
+  mkdirSync(path.dirname(file), { recursive: true });
+  const fd = openSync(file, "w");
+  let batch = [header];
   let bytes = header.length + 1;
   for (let i = 0; bytes < size; i++) {
     const line = body[i % body.length];
-    lines.push(line);
+    batch.push(line);
     bytes += Buffer.byteLength(line) + 1;
+    if (batch.length === 4096) (writeSync(fd, `${batch.join("\n")}\n`), (batch = []));
   }
-  mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, `${lines.join("\n")}\n`);
+  if (batch.length > 0) writeSync(fd, `${batch.join("\n")}\n`);
+  closeSync(fd);
 }
 
 /** What `pixir-log append` takes: each Event of the Log as {type, data}, streamed. */
