@@ -1,10 +1,12 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import LongestFirst from "./test/support/sequencer.js";
 import { fileURLToPath } from "node:url";
 // @ts-expect-error: a plain ES module of the build, without type declarations
 import { pageDefines } from "./scripts/page.mjs";
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+/** Files that time something a person waits for: run after the rest of the suite, one at a time. */
+const QUIET = ["test/view/view-speed.test.ts"];
 
 export default defineConfig(async () => ({
   resolve: {
@@ -25,9 +27,12 @@ export default defineConfig(async () => ({
     // The library's unit tests share their worker processes (no process and module graph per file: a sixth
     // less CPU for lib/); they change no process state. The suite's files keep a process each. No include
     // at the top level: a project that extends it would add it to its own.
+    // The "quiet" project runs once the others are done, alone: a page's speed is timed there, not the load
+    // of three test files at once on two cores (test/view/view-speed.test.ts).
     projects: [
-      { extends: true, test: { name: "lib", include: ["lib/*/test/**/*.test.ts"], isolate: false } },
-      { extends: true, test: { name: "suite", include: ["test/**/*.test.ts", "tools/*/test/**/*.test.ts"] } },
+      { extends: true, test: { name: "lib", include: ["lib/*/test/**/*.test.ts"], isolate: false, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "suite", include: ["test/**/*.test.ts", "tools/*/test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...QUIET], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "quiet", include: QUIET, sequence: { groupOrder: 1 } } },
     ],
     // The longest files first, in a fresh clone too (test/support/sequencer.ts).
     sequence: { sequencer: LongestFirst },

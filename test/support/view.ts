@@ -145,3 +145,15 @@ export function writeOut(name: string, bytes: Buffer | string): string {
   writeFileSync(file, bytes);
   return file;
 }
+
+/** A Log of `count` Events as a long session has them (view.md §1.3's page of 10,000): prompts, tool calls, answers with code. */
+export function longSession(count: number): Ev[] {
+  const events: Ev[] = [];
+  for (let i = 0; events.length < count; i++) {
+    events.push({ type: "user_message", data: { text: `Question ${i}: what does **step ${i}** do? ${"lorem ipsum ".repeat(40)}` } });
+    events.push({ type: "tool_call", data: { call_id: `c${i}`, name: "bash", args: { command: `cat step-${i}.txt` } } });
+    events.push({ type: "tool_result", data: { call_id: `c${i}`, ok: true, output: `line\n`.repeat(30) } });
+    events.push({ type: "assistant_message", data: { text: `Step ${i} prints:\n\n\`\`\`bash\necho step ${i}\n\`\`\`\n${"dolor sit amet ".repeat(30)}` } });
+  }
+  return events;
+}

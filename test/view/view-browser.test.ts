@@ -11,7 +11,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents, run, tempDir, workspace, writeRaw, type Ev } from "../support/cli.js";
 import { MAIN_ID, MAIN_TREE, piFixture } from "../support/pi.js";
-import { browserAvailable, DEMO_LOGS, demoFamily, hostileEvents, launchBrowser, VIEW_OUTPUT } from "../support/view.js";
+import { browserAvailable, DEMO_LOGS, demoFamily, hostileEvents, launchBrowser, longSession, VIEW_OUTPUT } from "../support/view.js";
 
 // The callbacks of page.evaluate run in the page; the type check of this Node program knows no DOM.
 declare const document: any;
@@ -287,25 +287,54 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
     });
   });
 
-  it("opens a page of 10,000 Events with its first cards in under a second", async () => {
-    const events: Ev[] = [];
-    for (let i = 0; events.length < 10_000; i++) {
-      events.push({ type: "user_message", data: { text: `Question ${i}: what does **step ${i}** do? ${"lorem ipsum ".repeat(40)}` } });
-      events.push({ type: "tool_call", data: { call_id: `c${i}`, name: "bash", args: { command: `cat step-${i}.txt` } } });
-      events.push({ type: "tool_result", data: { call_id: `c${i}`, ok: true, output: `line\n`.repeat(30) } });
-      events.push({ type: "assistant_message", data: { text: `Step ${i} prints:\n\n\`\`\`bash\necho step ${i}\n\`\`\`\n${"dolor sit amet ".repeat(30)}` } });
-    }
-    const ws = tempDir("pixir-view-10k-");
+  describe("a page over 1 MiB: its opening (view.md §1.3)", () => {
+    const ws = tempDir("pixir-view-long-");
+    // 3,000 Events: 1.4 MiB of Log, past the size that gets an opening; the 10,000 of view.md §1.3 are
+    // timed in view-speed.test.ts.
+    const events = longSession(3000) as Array<{ type: string; data: Record<string, unknown> }>;
     writeRaw(ws, "big", events);
     const file = exportPage(ws, "big");
-    // The best of three openings: the machine is shared with other tests, the page's speed is not.
-    const times: number[] = [];
-    for (let i = 0; i < 3 && !(times.length > 0 && Math.min(...times) < 1000); i++) {
+
+    /** Open the page, noting the cards already drawn when the browser has read the whole page. */
+    async function openNoting(hash = ""): Promise<{ page: Page; atRead: { cards: number; visible: number; count: string } }> {
       const page = await browser.newPage();
-      await page.goto(pathToFileURL(file).href, { waitUntil: "commit" });
-      times.push(Number(await (await page.waitForFunction(() => document.querySelector(".card") !== null && performance.now(), undefined, { polling: 10 })).jsonValue()));
-      await page.close();
+      await page.addInitScript(() => {
+        // Registered before the page's own script, so it runs before the page draws the whole History.
+        document.addEventListener("DOMContentLoaded", () => {
+          const cards = [...document.querySelectorAll(".cards > .card")] as any[];
+          window.__atRead = { cards: cards.length, visible: cards.filter((c) => !c.hidden).length, count: document.querySelector(".match-count")?.value ?? "" };
+        });
+      });
+      await page.goto(pathToFileURL(file).href + hash);
+      await page.waitForFunction(() => window.__atRead !== undefined);
+      return { page, atRead: await page.evaluate(() => window.__atRead) };
     }
-    expect(Math.min(...times)).toBeLessThan(1000);
+
+    it("draws the first cards from the opening before the page is read, then the whole History", async () => {
+      const { page, atRead } = await openNoting();
+      // A screenful from the opening, and no count yet: it is not known until the page is read.
+      expect(atRead.visible).toBeGreaterThan(0);
+      expect(atRead.visible).toBeLessThanOrEqual(12);
+      expect(atRead.count).toBe("reading the page…");
+      await settled(page);
+      expect(await page.locator(".cards > .card").count()).toBe(expectedCards(events));
+      expect(await page.locator(".match-count").textContent()).toBe(`${expectedCards(events)} cards`);
+      await page.locator(".session-details summary").click();
+      expect(await page.locator(".facts").textContent()).toContain("events3000: ");
+      // The opening's cards were drawn again from the whole History: each seq once, in order.
+      const seqs = await page.locator(".cards > .card .seq").allTextContents();
+      expect(seqs.slice(0, 8)).toEqual(["#0", "#1", "#3", "#4", "#5", "#7", "#8", "#9"]);
+      expect(new Set(seqs).size).toBe(seqs.length);
+      await page.close();
+    });
+
+    it("a link to a card deep in the History waits for the page, then shows that card", async () => {
+      const { page, atRead } = await openNoting("#big/2901");
+      expect(atRead.cards).toBe(0);
+      const target = page.locator(".card.target");
+      expect(await target.locator(".seq").textContent()).toBe("#2901");
+      expect(await target.isVisible()).toBe(true);
+      await page.close();
+    });
   });
 });

@@ -3,7 +3,7 @@
 import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readEvents, ROOT, sh, tempDir, workspace, type Ev } from "../support/cli.js";
+import { readEvents, readLog, ROOT, sh, tempDir, workspace, type Ev } from "../support/cli.js";
 import { bigWorkspace, interruptWhileReaderIsSlow } from "../support/slow-reader.js";
 // The tools run on a thread, without a process start (test/support/thread.ts); sh() and start() are processes.
 import { runInThread as run } from "../support/thread.js";
@@ -153,6 +153,28 @@ describe("pixir export html", () => {
     expect(decoded.map((p) => p.length)).toEqual(copied.map((p) => p.length));
     expect(decoded).toEqual(copied);
     expect(pageData(copied[2]!).logs.get(0)![0].data.text).toBe("</script><!--<b>");
+  });
+
+  it("opens a page over 1 MiB with the named Log's first Events before the script; a smaller page has none", () => {
+    // view.md §1.3: the opening lets the page show its first cards before the browser has read the rest.
+    const events: Ev[] = [];
+    for (let i = 0; i < 1000; i++) events.push({ type: i % 2 === 0 ? "user_message" : "assistant_message", data: { text: `turn ${i} ${"x".repeat(1500)} </script>` } });
+    const ws = workspace({ big: events, small: events.slice(0, 100) });
+    const page = exportHtml(ws, "big").stdout;
+    const order = [...page.matchAll(/<script(?: type="application\/json" id="([a-z0-9-]+)")?>/g)].map((m) => m[1] ?? "script");
+    expect(order).toEqual(["pixir-index", "pixir-opening", "script", "pixir-log-0", "pixir-resources"]);
+    const opening = JSON.parse(/id="pixir-opening">(.*?)<\/script>/s.exec(page)![1]!);
+    const all = readEvents(ws, "big");
+    // Its first Events, as many as fit in 256 KiB as the page writes them (`<` as `\u003c`, a comma between).
+    expect(opening).toEqual(all.slice(0, opening.length));
+    const written = readLog(ws, "big").split("\n").map((line) => Buffer.byteLength(line.replaceAll("<", "\\u003c")) + 1);
+    const bytes = (n: number) => written.slice(0, n).reduce((a, b) => a + b, 0);
+    expect(bytes(opening.length)).toBeLessThanOrEqual(256 * 1024);
+    expect(bytes(opening.length + 1)).toBeGreaterThan(256 * 1024);
+    expect(pageData(page).logs.get(0)).toEqual(all);
+    const small = exportHtml(ws, "small").stdout;
+    expect(small).not.toContain('id="pixir-opening"');
+    expect([...small.matchAll(/<script(?: type="application\/json" id="([a-z0-9-]+)")?>/g)].map((m) => m[1] ?? "script")).toEqual(["pixir-index", "script", "pixir-log-0", "pixir-resources"]);
   });
 
   it("carries a Session Resource image as a data: URI", () => {

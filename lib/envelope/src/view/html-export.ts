@@ -1,8 +1,9 @@
 // view.md §1: `pixir export html`, one self-contained page of a fork family. The export checks every
 // Log first (the resolving loader: a corrupt or missing Log fails it before a byte is written), then
-// streams the page: head and style, the family index, one JSON block per Log holding only the Events
-// that Log owns (an inherited prefix is written once, in the Log it comes from), the image payloads,
-// and the page's script. Memory holds one Event and one output slice at a time, plus the index.
+// streams the page: head and style, the family index, on a large page the opening (the first Events of
+// the named Log), the page's script, one JSON block per Log holding only the Events that Log owns (an
+// inherited prefix is written once, in the Log it comes from), and the image payloads. Memory holds one
+// Event and one output slice at a time, plus the index and the opening.
 import path from "node:path";
 import { lineDataText, serializeEvent, type PixirEvent } from "../event/envelope.js";
 import type { PixirError } from "../event/errors.js";
@@ -13,7 +14,7 @@ import { checkDescriptor, readVerifiedPayload } from "../store/resources.js";
 import { IMAGE_TYPES, imageResources, resourceKey } from "./event-text.js";
 import { familyMembers, type FamilyMember, type FamilyOptions } from "./family.js";
 import { PAGE_SCRIPT, PAGE_STYLE, pageScriptSource } from "./page-assets.js";
-import { INDEX_BLOCK_ID, logBlockId, RESOURCES_BLOCK_ID, type PageIndex, type PageLog } from "./page-index.js";
+import { INDEX_BLOCK_ID, logBlockId, OPENING_BLOCK_ID, RESOURCES_BLOCK_ID, type PageIndex, type PageLog } from "./page-index.js";
 
 export interface PageMember extends FamilyMember {
   history: History | null;
@@ -46,6 +47,15 @@ export interface ViewSession {
 const SLICE_BYTES = 256 * 1024;
 /** A part this large is written as it is rather than copied into a slice. */
 const LARGE_PART_BYTES = 64 * 1024;
+
+/**
+ * A page whose Logs hold more than this has an opening (page-index.ts OPENING_BLOCK_ID): the browser
+ * reads a page at about 15 MiB/s, so a smaller page shows its first cards as soon without one.
+ */
+const OPENING_PAGE_BYTES = 1024 * 1024;
+/** The opening holds the named Log's first Events up to these bounds: more than a screenful of cards. */
+const OPENING_EVENTS = 200;
+const OPENING_BYTES = 256 * 1024;
 
 /** view.md §1.2: a page that may load nothing, send nothing and run only its own script. */
 export function contentSecurityPolicy(scriptSource = pageScriptSource()): string {
@@ -191,6 +201,27 @@ async function* copiedLines(m: PageMember): AsyncGenerator<{ json: Buffer; withR
   }
 }
 
+/**
+ * The opening's Events: the first of the named Log's block, when the page is large and that block is the
+ * Log's whole History (an inheriting Log's first cards need its parent's block). An Event that would pass
+ * OPENING_BYTES ends it.
+ */
+async function openingEvents(plan: HtmlExportPlan): Promise<Buffer[]> {
+  const named = plan.members.find((m) => m.id === plan.named && m.history !== null);
+  const pageBytes = plan.members.reduce((n, m) => n + (m.history?.scan.byteLength ?? 0), 0);
+  if (named === undefined || named.inherits || pageBytes <= OPENING_PAGE_BYTES) return [];
+  const out: Buffer[] = [];
+  let bytes = 0;
+  for await (const { json } of blockEvents(named)) {
+    const safe = scriptSafeJson(json);
+    if (bytes + safe.length > OPENING_BYTES) break;
+    out.push(safe);
+    bytes += safe.length + 1;
+    if (out.length === OPENING_EVENTS) break;
+  }
+  return out;
+}
+
 function seqOf(b: Buffer, s: number, e: number): number | null {
   const v = JSON.parse(b.toString("utf8", s, e)) as { seq?: unknown };
   return typeof v.seq === "number" ? v.seq : null;
@@ -268,6 +299,10 @@ export async function* htmlPageChunks(plan: HtmlExportPlan, onWarning: (w: PageW
   put(`<script type="application/json" id="${INDEX_BLOCK_ID}">`);
   put(scriptSafeText(pageIndex(plan)));
   put("</script>\n");
+  const opening = await openingEvents(plan);
+  if (opening.length > 0) put(`<script type="application/json" id="${OPENING_BLOCK_ID}">[${opening.map((b) => b.toString("utf8")).join(",")}]</script>\n`);
+  // The script runs before the Log blocks are read: it shows the opening, and the rest once the page is read.
+  put(`<script>${PAGE_SCRIPT}</script>\n`);
   const images = new Map<string, WantedImage>();
   for (const [i, m] of plan.members.entries()) {
     if (m.history === null) continue;
@@ -314,7 +349,6 @@ export async function* htmlPageChunks(plan: HtmlExportPlan, onWarning: (w: PageW
     firstImage = false;
     if (size >= SLICE_BYTES) yield* slices();
   }
-  put("}</script>\n");
-  put(`<script>${PAGE_SCRIPT}</script>\n</body>\n</html>\n`);
+  put("}</script>\n</body>\n</html>\n");
   yield* slices();
 }

@@ -46,3 +46,8 @@ export interface PageIndex {
 export const INDEX_BLOCK_ID = "pixir-index";
 export const RESOURCES_BLOCK_ID = "pixir-resources";
 export const logBlockId = (index: number): string => `pixir-log-${index}`;
+/**
+ * The opening of a large page (view.md §1.3): the first Events of the named Log's block, written before
+ * the page's script and the Log blocks, so the first cards show while the rest of the page is still read.
+ */
+export const OPENING_BLOCK_ID = "pixir-opening";

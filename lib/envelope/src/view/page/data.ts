@@ -2,7 +2,7 @@
 // History is its header, the inherited prefix read from its parent's History, then its own Events — the
 // resolving loader's rule (fork.md §6), so the page shows what `pixir-log cat` would.
 import { REPLAY_TYPES } from "../../event/vocabulary.js";
-import { INDEX_BLOCK_ID, logBlockId, RESOURCES_BLOCK_ID, type PageIndex, type PageLog } from "../page-index.js";
+import { INDEX_BLOCK_ID, logBlockId, OPENING_BLOCK_ID, RESOURCES_BLOCK_ID, type PageIndex, type PageLog } from "../page-index.js";
 
 export interface LogEvent {
   id: string;
@@ -33,12 +33,34 @@ function readBlock(id: string): unknown {
 
 export class FamilyData {
   readonly index: PageIndex;
+  /**
+   * False while the browser is still reading the page: the script runs before the Log blocks, and until
+   * then only the index and the opening (the named Log's first Events, on a large page) are there.
+   */
+  ready = document.readyState !== "loading";
+  /** The opening's Events, until the page is read. */
+  opening: LogEvent[] | null;
   private readonly blocks = new Map<number, LogEvent[]>();
   private readonly histories = new Map<number, ShownEvent[]>();
   private resourceMap: Record<string, string> | null = null;
 
   constructor() {
     this.index = readBlock(INDEX_BLOCK_ID) as PageIndex;
+    this.opening = this.ready ? null : (readBlock(OPENING_BLOCK_ID) as LogEvent[] | null);
+  }
+
+  /** The named Log's index, or -1. */
+  get namedIndex(): number {
+    return this.indexOf(this.index.named);
+  }
+
+  /** The page is read: what was built from the opening is forgotten. */
+  complete(): void {
+    this.ready = true;
+    this.opening = null;
+    this.blocks.clear();
+    this.histories.clear();
+    this.resourceMap = null;
   }
 
   get logs(): PageLog[] {
@@ -50,6 +72,7 @@ export class FamilyData {
   }
 
   private own(i: number): LogEvent[] {
+    if (!this.ready) return i === this.namedIndex ? (this.opening ?? []) : [];
     let events = this.blocks.get(i);
     if (events === undefined) {
       events = ((this.index.logs[i]!.missing ? [] : readBlock(logBlockId(i))) as LogEvent[] | null) ?? [];
@@ -85,6 +108,7 @@ export class FamilyData {
 
   /** A Session Resource's `data:` URI, when the export could read its payload. */
   resource(key: string): string | undefined {
+    if (!this.ready) return undefined;
     this.resourceMap ??= (readBlock(RESOURCES_BLOCK_ID) as Record<string, string> | null) ?? {};
     const uri = this.resourceMap[key];
     return typeof uri === "string" && uri.startsWith("data:image/") ? uri : undefined;

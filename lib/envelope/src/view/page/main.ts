@@ -9,12 +9,14 @@ import { localTime, logTitle } from "./people.js";
 import { Sidebar } from "./sidebar.js";
 
 /**
- * Cards put in the page at once: a screenful, found by looking at the list's height every few cards,
- * and never more than FIRST_CARDS; the rest follow in slices between frames (view.md §1.3).
+ * Cards put in the page at once: about a screenful, counted rather than measured (asking the list's
+ * height lays the page out before it is first drawn, ~40 ms of a 10,000-Event page's start). The rest
+ * follow in slices between frames (view.md §1.3), the first of them after the page is first drawn.
  */
-const FIRST_CARDS = 40;
-const SCREEN_STEP = 4;
+const FIRST_CARDS = 12;
 const SLICE_MS = 12;
+/** The slices start after the first frame, or after this long where no frame comes (a hidden tab). */
+const NO_FRAME_MS = 100;
 
 const data = new FamilyData();
 const logs = data.logs;
@@ -70,7 +72,18 @@ function relationText(log: PageLog): Array<Node | string> {
   return ["subagent of ", logButton(log.parent), s === null ? "" : ` · ${[s.agent, s.status].filter(Boolean).join(" · ")}${s.task ? ` — ${s.task}` : ""}`];
 }
 
-function renderHeader(log: PageLog, history: ShownEvent[]): void {
+/** The header; before the page is read (history null), only what the index says: the title and relation. */
+function renderHeader(log: PageLog, history: ShownEvent[] | null): void {
+  document.title = `${logTitle(log)} · pixir`;
+  if (history === null) {
+    // The same lines as the whole header, so nothing moves when it comes.
+    header.replaceChildren(
+      el("h1", { title: log.id }, logTitle(log)),
+      el("p", { class: "subline" }, ...(log.agent === null ? [] : [el("span", { class: "agent" }, log.agent), " · "]), ...relationText(log)),
+      lazyDetails("session-details", ["session details"], false, () => el("p", null, "The details follow once the page is read.")),
+    );
+    return;
+  }
   const counts = new Map<string, number>();
   const models = new Set<string>();
   const usage = new Map<string, number[]>();
@@ -130,7 +143,6 @@ function renderHeader(log: PageLog, history: ShownEvent[]): void {
       ),
     ),
   );
-  document.title = `${logTitle(log)} · pixir`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -172,7 +184,9 @@ function applyFilters(): void {
     }
     if (card.node !== undefined) card.node.hidden = !show;
   }
-  count.value = query.length === 0 && !messagesOnly && !hideReasoning && !hideOutput && !allRecords ? `${total} cards` : `${shown} of ${total} cards match`;
+  if (!data.ready) count.value = "reading the page…";
+  else
+    count.value = query.length === 0 && !messagesOnly && !hideReasoning && !hideOutput && !allRecords ? `${total} cards` : `${shown} of ${total} cards match`;
 }
 
 let searchTimer: ReturnType<typeof setTimeout> | undefined;
@@ -202,12 +216,22 @@ function renderUpTo(end: number, shownLimit = Infinity): void {
   list.append(fragment);
 }
 
-/** The first screenful of cards a reader sees (hidden records and the folded prefix do not count). */
-function renderFirst(): void {
-  for (let shown = 0; shown < FIRST_CARDS && rendered < cards.length; shown += SCREEN_STEP) {
-    renderUpTo(cards.length, SCREEN_STEP);
-    if (list.getBoundingClientRect().bottom > window.innerHeight) return;
-  }
+/** The first screenful of cards a reader sees (hidden records and the folded prefix do not count), and at least `atLeast` cards. */
+function renderFirst(atLeast = 0): void {
+  renderUpTo(cards.length, FIRST_CARDS);
+  renderUpTo(Math.min(atLeast, cards.length));
+}
+
+/** The rest of the cards, once the first are drawn. */
+function pumpAfterFirstFrame(gen: number): void {
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    pump(gen);
+  };
+  requestAnimationFrame(() => setTimeout(start, 0));
+  setTimeout(start, NO_FRAME_MS);
 }
 
 function pump(gen: number): void {
@@ -218,7 +242,14 @@ function pump(gen: number): void {
   else list.setAttribute("aria-busy", "false");
 }
 
-function show(i: number, seq: number | null = null): void {
+/** What the reader asked for while the page was still being read: shown once it is. */
+let wanted: { log: number; seq: number | null } | null = null;
+
+function show(i: number, seq: number | null = null, atLeast = 0): void {
+  if (!data.ready) {
+    wanted = { log: i, seq };
+    return;
+  }
   if (i !== current) {
     current = i;
     const log = logs[i]!;
@@ -231,14 +262,46 @@ function show(i: number, seq: number | null = null): void {
     generation++;
     list.replaceChildren();
     list.setAttribute("aria-busy", "true");
-    renderFirst();
+    renderFirst(atLeast);
     applyFilters();
-    const gen = generation;
-    setTimeout(() => pump(gen), 0);
+    pumpAfterFirstFrame(generation);
     const hash = `#${encodeURIComponent(log.id)}`;
     if (seq === null && decodeURIComponent(location.hash) !== `#${log.id}`) replaceHash(hash);
   }
   if (seq !== null) reveal(seq);
+}
+
+/**
+ * view.md §1.3: the named Log's first cards from the opening, while the browser reads the rest of the
+ * page. They end before the first tool call whose result is not in the opening, and a marker at their
+ * end is left out (its place may be further on); the page is drawn again once it is read.
+ */
+function showOpening(): void {
+  const i = data.namedIndex;
+  const log = logs[i]!;
+  current = i;
+  ctx = { data, log, logButton, onFold };
+  sidebar.select(i);
+  const all = buildCards(data, i);
+  let end = all.findIndex((c) => c.kind === "tool" && c.result === undefined);
+  if (end === -1) end = all.length;
+  while (end > 0 && all[end - 1]!.kind === "marker") end--;
+  cards = all.slice(0, end);
+  renderHeader(log, null);
+  rendered = 0;
+  list.replaceChildren();
+  list.setAttribute("aria-busy", "true");
+  renderFirst();
+  applyFilters();
+}
+
+/** The page is read: the Log the reader wants, drawn whole, keeping as many cards as the opening showed. */
+function pageRead(): void {
+  const shown = rendered;
+  data.complete();
+  current = -1;
+  const target = wanted ?? fromHash();
+  show(target?.log ?? Math.max(0, data.namedIndex), target?.seq ?? null, shown);
 }
 
 function onFold(group: FoldGroup, open: boolean): void {
@@ -306,4 +369,9 @@ window.addEventListener("hashchange", () => {
 const app = document.getElementById("app")!;
 app.replaceChildren(sidebar.node, main);
 const initial = fromHash();
-show(initial?.log ?? Math.max(0, data.indexOf(data.index.named)), initial?.seq ?? null);
+if (data.ready) show(initial?.log ?? Math.max(0, data.namedIndex), initial?.seq ?? null);
+else {
+  const opensNamed = initial === null || (initial.log === data.namedIndex && initial.seq === null);
+  if (opensNamed && data.opening !== null && data.opening.length > 0) showOpening();
+  document.addEventListener("DOMContentLoaded", pageRead, { once: true });
+}

@@ -5,6 +5,7 @@
 // point only where the allow-list says. Images load from `data:` URIs only (the page's CSP says the same).
 import DOMPurify from "dompurify";
 import hljs from "highlight.js/lib/core";
+import type { LanguageFn } from "highlight.js";
 import bash from "highlight.js/lib/languages/bash";
 import c from "highlight.js/lib/languages/c";
 import cpp from "highlight.js/lib/languages/cpp";
@@ -23,8 +24,21 @@ import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import MarkdownIt from "markdown-it";
 
-const LANGUAGES = { bash, c, cpp, diff, go, java, javascript, json, markdown, python, rust, shell, sql, typescript, xml, yaml };
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
+const LANGUAGES: Record<string, LanguageFn> = { bash, c, cpp, diff, go, java, javascript, json, markdown, python, rust, shell, sql, typescript, xml, yaml };
+
+/**
+ * The languages are registered when the first code block is highlighted: registering them was 15 ms of
+ * the page's start, before its first card, and many screens hold no code. All at once, because one
+ * language may highlight a part of a block in another (HTML inside Markdown).
+ */
+let registered = false;
+function knownLanguage(name: string): boolean {
+  if (!registered) {
+    for (const [key, fn] of Object.entries(LANGUAGES)) hljs.registerLanguage(key, fn);
+    registered = true;
+  }
+  return hljs.getLanguage(name) !== undefined;
+}
 
 /** Longer code is shown plain: highlighting is for reading, and a huge block would stall the page. */
 const HIGHLIGHT_MAX = 100_000;
@@ -40,9 +54,9 @@ const md = new MarkdownIt({
   linkify: true,
   typographer: false,
   highlight(code, lang) {
-    const language = lang.trim().split(/\s+/)[0]!.toLowerCase();
-    if (language === "" || code.length > HIGHLIGHT_MAX || hljs.getLanguage(language) === undefined) return "";
-    return hljs.highlight(code, { language, ignoreIllegals: true }).value;
+    const name = lang.trim().split(/\s+/)[0]!.toLowerCase();
+    if (name === "" || code.length > HIGHLIGHT_MAX || !knownLanguage(name)) return "";
+    return hljs.highlight(code, { language: name, ignoreIllegals: true }).value;
   },
 });
 
