@@ -294,18 +294,27 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
     const events = longSession(3000) as Array<{ type: string; data: Record<string, unknown> }>;
     writeRaw(ws, "big", events);
     const file = exportPage(ws, "big");
+    // The same, compacted at its end: the checkpoint replaces the first 10 Events.
+    writeRaw(ws, "compacted", [...events, { type: "history_compaction", data: { summary: "the story so far", range: { from_seq: 0, to_seq: 10 } } }]);
+    const compacted = exportPage(ws, "compacted");
 
     /** Open the page, noting the cards already drawn when the browser has read the whole page. */
-    async function openNoting(hash = ""): Promise<{ page: Page; atRead: { cards: number; visible: number; count: string } }> {
+    async function openNoting(hash = "", page_ = file): Promise<{ page: Page; atRead: { cards: number; visible: number; count: string; dimmed: string[]; legend: boolean } }> {
       const page = await browser.newPage();
       await page.addInitScript(() => {
         // Registered before the page's own script, so it runs before the page draws the whole History.
         document.addEventListener("DOMContentLoaded", () => {
           const cards = [...document.querySelectorAll(".cards > .card")] as any[];
-          window.__atRead = { cards: cards.length, visible: cards.filter((c) => !c.hidden).length, count: document.querySelector(".match-count")?.value ?? "" };
+          window.__atRead = {
+            cards: cards.length,
+            visible: cards.filter((c) => !c.hidden).length,
+            count: document.querySelector(".match-count")?.value ?? "",
+            dimmed: cards.filter((c) => c.classList.contains("dimmed")).map((c) => c.querySelector(".seq")?.textContent),
+            legend: document.querySelector(".legend") !== null,
+          };
         });
       });
-      await page.goto(pathToFileURL(file).href + hash);
+      await page.goto(pathToFileURL(page_).href + hash);
       await page.waitForFunction(() => window.__atRead !== undefined);
       return { page, atRead: await page.evaluate(() => window.__atRead) };
     }
@@ -325,6 +334,19 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
       const seqs = await page.locator(".cards > .card .seq").allTextContents();
       expect(seqs.slice(0, 8)).toEqual(["#0", "#1", "#3", "#4", "#5", "#7", "#8", "#9"]);
       expect(new Set(seqs).size).toBe(seqs.length);
+      await page.close();
+    });
+
+    it("dims the opening's cards that a checkpoint further on replaced, before it is read", async () => {
+      const { page, atRead } = await openNoting("", compacted);
+      expect(atRead.legend).toBe(true);
+      expect(atRead.dimmed.length).toBeGreaterThan(0);
+      const dimmedAtRead = atRead.dimmed.map((seq) => Number(seq!.slice(1)));
+      expect(dimmedAtRead.every((seq) => seq <= 10)).toBe(true);
+      // What the whole History dims of those first cards: the same.
+      await settled(page);
+      const dimmed = await page.locator(".cards > .card.dimmed .seq").allTextContents();
+      expect(dimmed.slice(0, atRead.dimmed.length)).toEqual(atRead.dimmed);
       await page.close();
     });
 

@@ -163,7 +163,8 @@ describe("pixir export html", () => {
     const page = exportHtml(ws, "big").stdout;
     const order = [...page.matchAll(/<script(?: type="application\/json" id="([a-z0-9-]+)")?>/g)].map((m) => m[1] ?? "script");
     expect(order).toEqual(["pixir-index", "pixir-opening", "script", "pixir-log-0", "pixir-resources"]);
-    const opening = JSON.parse(/id="pixir-opening">(.*?)<\/script>/s.exec(page)![1]!);
+    const { events: opening, compacted_through } = JSON.parse(/id="pixir-opening">(.*?)<\/script>/s.exec(page)![1]!);
+    expect(compacted_through).toBeNull();
     const all = readEvents(ws, "big");
     // Its first Events, as many as fit in 256 KiB as the page writes them (`<` as `\u003c`, a comma between).
     expect(opening).toEqual(all.slice(0, opening.length));
@@ -175,6 +176,22 @@ describe("pixir export html", () => {
     const small = exportHtml(ws, "small").stdout;
     expect(small).not.toContain('id="pixir-opening"');
     expect([...small.matchAll(/<script(?: type="application\/json" id="([a-z0-9-]+)")?>/g)].map((m) => m[1] ?? "script")).toEqual(["pixir-index", "script", "pixir-log-0", "pixir-resources"]);
+  });
+
+  it("the opening names what a later checkpoint replaces, read from that checkpoint's own line", () => {
+    const events: Ev[] = [];
+    for (let i = 0; i < 1000; i++) events.push({ type: "user_message", data: { text: `turn ${i} ${"x".repeat(1500)}` } });
+    // A checkpoint inside the opening, a tool call whose arguments look like one, and two after the opening.
+    events.splice(3, 0, { type: "history_compaction", data: { summary: "early", range: { from_seq: 0, to_seq: 90 } } });
+    events.push({ type: "tool_call", data: { call_id: "c", name: "x", args: { type: "history_compaction", range: { to_seq: 999 } } } });
+    events.push({ type: "history_compaction", data: { summary: "one", range: { from_seq: 0, to_seq: 40 } } });
+    events.push({ type: "history_compaction", data: { summary: "two", range: { from_seq: 0, to_seq: 60 } } });
+    const ws = workspace({ s: events });
+    const opening = (w: string) => JSON.parse(/id="pixir-opening">(.*?)<\/script>/s.exec(exportHtml(w, "s").stdout)![1]!);
+    expect(opening(ws).compacted_through).toBe(60);
+    // A Log whose lines are not its History as they stand (a blank line) says nothing: the page finds out.
+    appendFileSync(path.join(ws, ".pixir", "sessions", "s.ndjson"), "\n");
+    expect(opening(ws).compacted_through).toBeNull();
   });
 
   it("carries a Session Resource image as a data: URI", () => {

@@ -206,10 +206,7 @@ async function* copiedLines(m: PageMember): AsyncGenerator<{ json: Buffer; withR
  * Log's whole History (an inheriting Log's first cards need its parent's block). An Event that would pass
  * OPENING_BYTES ends it.
  */
-async function openingEvents(plan: HtmlExportPlan): Promise<Buffer[]> {
-  const named = plan.members.find((m) => m.id === plan.named && m.history !== null);
-  const pageBytes = plan.members.reduce((n, m) => n + (m.history?.scan.byteLength ?? 0), 0);
-  if (named === undefined || named.inherits || pageBytes <= OPENING_PAGE_BYTES) return [];
+async function openingEvents(named: PageMember): Promise<Buffer[]> {
   const out: Buffer[] = [];
   let bytes = 0;
   for await (const { json } of blockEvents(named)) {
@@ -220,6 +217,51 @@ async function openingEvents(plan: HtmlExportPlan): Promise<Buffer[]> {
     if (out.length === OPENING_EVENTS) break;
   }
   return out;
+}
+
+/** The opening block's JSON (page-index.ts PageOpening), when the page is large enough to have one. */
+async function openingOf(plan: HtmlExportPlan): Promise<string | null> {
+  const named = plan.members.find((m) => m.id === plan.named && m.history !== null);
+  const pageBytes = plan.members.reduce((n, m) => n + (m.history?.scan.byteLength ?? 0), 0);
+  if (named === undefined || named.inherits || pageBytes <= OPENING_PAGE_BYTES) return null;
+  const events = await openingEvents(named);
+  if (events.length === 0) return null;
+  const through = await compactedAfter(named, events.length);
+  return `{"compacted_through":${through ?? "null"},"events":[${events.map((b) => b.toString("utf8")).join(",")}]}`;
+}
+
+const COMPACTION_KEY = Buffer.from('"type":"history_compaction"', "utf8");
+
+/**
+ * The greatest `range.to_seq` of the checkpoints after the opening's `skip` Events, so the page dims the
+ * opening's cards a later checkpoint replaced before it has read that checkpoint. Only for a Log whose
+ * lines are its History (copiesLines: every Log the importers write); otherwise null, and those cards are
+ * dimmed once the page is read.
+ */
+async function compactedAfter(m: PageMember, skip: number): Promise<number | null> {
+  if (m.inherits || !copiesLines(m)) return null;
+  const scan = m.history!.scan;
+  const file = await openScanned(scan.path, scan.identity);
+  let through: number | null = null;
+  let line = 0;
+  try {
+    for await (const { bytes: b, end } of lineBlocks(file, scan.byteLength)) {
+      let keyAt = b.indexOf(COMPACTION_KEY);
+      for (let s = 0, e = 0; s < end; s = e + 1, line++) {
+        e = b.indexOf(0x0a, s);
+        if (e < 0 || e > end) e = end;
+        if (keyAt !== -1 && keyAt < s) keyAt = b.indexOf(COMPACTION_KEY, s);
+        if (keyAt === -1 || keyAt >= e || line < skip) continue;
+        // The key may also stand in an object inside `data`: the line's own type decides.
+        const v = JSON.parse(b.toString("utf8", s, e)) as { type?: unknown; data?: { range?: { to_seq?: unknown } } };
+        const to = v.type === "history_compaction" ? v.data?.range?.to_seq : undefined;
+        if (typeof to === "number" && (through === null || to > through)) through = to;
+      }
+    }
+  } finally {
+    await file.close();
+  }
+  return through;
 }
 
 function seqOf(b: Buffer, s: number, e: number): number | null {
@@ -299,8 +341,8 @@ export async function* htmlPageChunks(plan: HtmlExportPlan, onWarning: (w: PageW
   put(`<script type="application/json" id="${INDEX_BLOCK_ID}">`);
   put(scriptSafeText(pageIndex(plan)));
   put("</script>\n");
-  const opening = await openingEvents(plan);
-  if (opening.length > 0) put(`<script type="application/json" id="${OPENING_BLOCK_ID}">[${opening.map((b) => b.toString("utf8")).join(",")}]</script>\n`);
+  const opening = await openingOf(plan);
+  if (opening !== null) put(`<script type="application/json" id="${OPENING_BLOCK_ID}">${opening}</script>\n`);
   // The script runs before the Log blocks are read: it shows the opening, and the rest once the page is read.
   put(`<script>${PAGE_SCRIPT}</script>\n`);
   const images = new Map<string, WantedImage>();

@@ -51,3 +51,13 @@ export const logBlockId = (index: number): string => `pixir-log-${index}`;
  * the page's script and the Log blocks, so the first cards show while the rest of the page is still read.
  */
 export const OPENING_BLOCK_ID = "pixir-opening";
+
+/** The opening's JSON. */
+export interface PageOpening {
+  /**
+   * The greatest `range.to_seq` of the checkpoints after these Events, or null (none, or not known): the
+   * opening's cards it replaced are dimmed at once, as they will be once the page is read.
+   */
+  compacted_through: number | null;
+  events: unknown[];
+}

@@ -69,7 +69,7 @@ export function buildCards(data: FamilyData, i: number): Card[] {
     if (e.type === "tool_call" && callId !== null && !open.has(callId)) open.set(callId, card);
     cards.push(card);
   }
-  dimReplaced(cards);
+  dimReplaced(cards, data.compactedBeyond(i));
   markGaps(cards);
   return withMarkers(data, i, data.logs[i]!, cards);
 }
@@ -92,9 +92,12 @@ function kindOf(e: LogEvent): CardKind {
 
 const hasImages = (d: Record<string, unknown>): boolean => inlineImages(d).length > 0 || imageResources(d).length > 0;
 
-/** A checkpoint replaces, in the model's view, every earlier Event through its `range.to_seq`. */
-function dimReplaced(cards: Card[]): void {
-  let through = -1;
+/**
+ * A checkpoint replaces, in the model's view, every earlier Event through its `range.to_seq`; `beyond`
+ * is what checkpoints after these cards replace (page opening).
+ */
+function dimReplaced(cards: Card[], beyond: number): void {
+  let through = beyond;
   for (let k = cards.length - 1; k >= 0; k--) {
     const shown = cards[k]!.shown!;
     if (shown.seq !== null && shown.seq <= through) cards[k]!.dimmed = true;

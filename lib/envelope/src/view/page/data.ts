@@ -2,7 +2,7 @@
 // History is its header, the inherited prefix read from its parent's History, then its own Events — the
 // resolving loader's rule (fork.md §6), so the page shows what `pixir-log cat` would.
 import { REPLAY_TYPES } from "../../event/vocabulary.js";
-import { INDEX_BLOCK_ID, logBlockId, OPENING_BLOCK_ID, RESOURCES_BLOCK_ID, type PageIndex, type PageLog } from "../page-index.js";
+import { INDEX_BLOCK_ID, logBlockId, OPENING_BLOCK_ID, RESOURCES_BLOCK_ID, type PageIndex, type PageLog, type PageOpening } from "../page-index.js";
 
 export interface LogEvent {
   id: string;
@@ -38,15 +38,15 @@ export class FamilyData {
    * then only the index and the opening (the named Log's first Events, on a large page) are there.
    */
   ready = document.readyState !== "loading";
-  /** The opening's Events, until the page is read. */
-  opening: LogEvent[] | null;
+  /** The opening, until the page is read. */
+  opening: PageOpening | null;
   private readonly blocks = new Map<number, LogEvent[]>();
   private readonly histories = new Map<number, ShownEvent[]>();
   private resourceMap: Record<string, string> | null = null;
 
   constructor() {
     this.index = readBlock(INDEX_BLOCK_ID) as PageIndex;
-    this.opening = this.ready ? null : (readBlock(OPENING_BLOCK_ID) as LogEvent[] | null);
+    this.opening = this.ready ? null : (readBlock(OPENING_BLOCK_ID) as PageOpening | null);
   }
 
   /** The named Log's index, or -1. */
@@ -72,13 +72,21 @@ export class FamilyData {
   }
 
   private own(i: number): LogEvent[] {
-    if (!this.ready) return i === this.namedIndex ? (this.opening ?? []) : [];
+    if (!this.ready) return i === this.namedIndex ? ((this.opening?.events as LogEvent[] | undefined) ?? []) : [];
     let events = this.blocks.get(i);
     if (events === undefined) {
       events = ((this.index.logs[i]!.missing ? [] : readBlock(logBlockId(i))) as LogEvent[] | null) ?? [];
       this.blocks.set(i, events);
     }
     return events;
+  }
+
+  /**
+   * The greatest seq that checkpoints beyond what is read of Log `i` replace: known, before the page is
+   * read, from the opening; -1 when the whole History is read (its checkpoints are in it).
+   */
+  compactedBeyond(i: number): number {
+    return !this.ready && i === this.namedIndex ? (this.opening?.compacted_through ?? -1) : -1;
   }
 
   /** The resolved History of Log `i`. */

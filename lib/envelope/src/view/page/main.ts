@@ -72,6 +72,12 @@ function relationText(log: PageLog): Array<Node | string> {
   return ["subagent of ", logButton(log.parent), s === null ? "" : ` · ${[s.agent, s.status].filter(Boolean).join(" · ")}${s.task ? ` — ${s.task}` : ""}`];
 }
 
+/** The legend of dimmed cards, when the History has any (before the page is read: when the opening says so). */
+function dimmedLegend(): HTMLElement[] {
+  if (!cards.some((c) => c.dimmed) && data.compactedBeyond(current) < 0) return [];
+  return [el("p", { class: "legend" }, el("span", { class: "legend-dimmed" }, "dimmed cards"), " were compacted away: the model no longer sees them")];
+}
+
 /** The header; before the page is read (history null), only what the index says: the title and relation. */
 function renderHeader(log: PageLog, history: ShownEvent[] | null): void {
   document.title = `${logTitle(log)} · pixir`;
@@ -80,6 +86,7 @@ function renderHeader(log: PageLog, history: ShownEvent[] | null): void {
     header.replaceChildren(
       el("h1", { title: log.id }, logTitle(log)),
       el("p", { class: "subline" }, ...(log.agent === null ? [] : [el("span", { class: "agent" }, log.agent), " · "]), ...relationText(log)),
+      ...dimmedLegend(),
       lazyDetails("session-details", ["session details"], false, () => el("p", null, "The details follow once the page is read.")),
     );
     return;
@@ -102,7 +109,6 @@ function renderHeader(log: PageLog, history: ShownEvent[] | null): void {
   }
   const first = history[0]?.event.ts ?? "–";
   const last = history.at(-1)?.event.ts ?? "–";
-  const dimmed = cards.some((c) => c.dimmed);
   const row = (term: string, ...value: Array<Node | string>) => [el("dt", null, term), el("dd", null, ...value)];
   const tokens = [...usage.values()].reduce((n, totals) => n + totals[4]!, 0);
   const dot = () => el("span", { class: "dot" }, " · ");
@@ -121,7 +127,7 @@ function renderHeader(log: PageLog, history: ShownEvent[] | null): void {
       ...(models.size === 0 ? [] : [dot(), [...models].sort().join(", ")]),
       ...(tokens === 0 ? [] : [dot(), `${tokens.toLocaleString("en-US")} tokens`]),
     ),
-    ...(dimmed ? [el("p", { class: "legend" }, el("span", { class: "legend-dimmed" }, "dimmed cards"), " were compacted away: the model no longer sees them")] : []),
+    ...dimmedLegend(),
     lazyDetails("session-details", ["session details"], false, () =>
       el(
         "dl",
@@ -372,6 +378,6 @@ const initial = fromHash();
 if (data.ready) show(initial?.log ?? Math.max(0, data.namedIndex), initial?.seq ?? null);
 else {
   const opensNamed = initial === null || (initial.log === data.namedIndex && initial.seq === null);
-  if (opensNamed && data.opening !== null && data.opening.length > 0) showOpening();
+  if (opensNamed && data.opening !== null && data.opening.events.length > 0) showOpening();
   document.addEventListener("DOMContentLoaded", pageRead, { once: true });
 }
