@@ -350,6 +350,43 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
       await page.close();
     });
 
+    it("keeps what the reader did while the page was read: a fold opened, a search typed", async () => {
+      // The page served with its Log blocks held back until the reader has acted on the opening.
+      writeRaw(ws, "context", [{ type: "user_message", data: { text: "<environment_context>cwd: /x</environment_context>" } }, ...events] as Ev[]);
+      const bytes = readFileSync(exportPage(ws, "context"));
+      const cut = bytes.indexOf('<script type="application/json" id="pixir-log-0">');
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const server = createServer((_, res) => {
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+        res.write(bytes.subarray(0, cut));
+        void released.then(() => res.end(bytes.subarray(cut)));
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      try {
+        const page = await browser.newPage();
+        await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { waitUntil: "commit" });
+        const fold = page.locator(".preamble-marker .fold");
+        await fold.click();
+        await expect(page.locator(".card.context").isVisible()).resolves.toBe(true);
+        await page.locator(".search").fill("Question 7:");
+        expect(await page.locator(".match-count").textContent()).toBe("reading the page…");
+        release();
+        await settled(page);
+        expect(await page.locator(".match-count").textContent()).toMatch(/^\d+ of \d+ cards match$/);
+        const matching = Number((await page.locator(".match-count").textContent())!.split(" ")[0]);
+        expect(await page.locator(".cards > .card:visible").count()).toBe(matching);
+        await page.locator(".search").fill("");
+        await page.waitForFunction(() => /^\d+ cards$/.test(document.querySelector(".match-count")?.value ?? ""));
+        expect(await fold.getAttribute("aria-expanded")).toBe("true");
+        expect(await page.locator(".card.context").isVisible()).toBe(true);
+        await page.close();
+      } finally {
+        release();
+        server.close();
+      }
+    });
+
     it("a link to a card deep in the History waits for the page, then shows that card", async () => {
       const { page, atRead } = await openNoting("#big/2901");
       expect(atRead.cards).toBe(0);

@@ -301,13 +301,20 @@ function showOpening(): void {
   applyFilters();
 }
 
-/** The page is read: the Log the reader wants, drawn whole, keeping as many cards as the opening showed. */
+/**
+ * The page is read: the Log the reader wants, drawn whole, keeping as many cards as the opening showed
+ * and the folds the reader opened in it.
+ */
 function pageRead(): void {
   const shown = rendered;
+  const opened = current === -1 ? [] : [...openGroups];
+  const previewed = current;
   data.complete();
   current = -1;
   const target = wanted ?? fromHash();
-  show(target?.log ?? Math.max(0, data.namedIndex), target?.seq ?? null, shown);
+  const log = target?.log ?? Math.max(0, data.namedIndex);
+  show(log, target?.seq ?? null, shown);
+  if (log === previewed) opened.forEach(openFold);
 }
 
 function onFold(group: FoldGroup, open: boolean): void {
