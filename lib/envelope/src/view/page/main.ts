@@ -190,9 +190,9 @@ function applyFilters(): void {
     }
     if (card.node !== undefined) card.node.hidden = !show;
   }
-  if (!data.ready) count.value = "reading the page…";
-  else
-    count.value = query.length === 0 && !messagesOnly && !hideReasoning && !hideOutput && !allRecords ? `${total} cards` : `${shown} of ${total} cards match`;
+  const unfiltered = query.length === 0 && !messagesOnly && !hideReasoning && !hideOutput && !allRecords;
+  // Before the page is read, the count of the whole History is not known.
+  count.value = !data.ready ? "reading the page…" : unfiltered ? `${total} cards` : `${shown} of ${total} cards match`;
 }
 
 let searchTimer: ReturnType<typeof setTimeout> | undefined;
