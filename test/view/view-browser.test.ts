@@ -387,6 +387,27 @@ describe.skipIf(!browserAvailable())("pixir export html in Chromium", () => {
       }
     });
 
+    it("marks a fork point inside the opening where it will stay, and one further on only once it is read", async () => {
+      // Turns of 40 KB: the opening holds 6 of them, all drawn at once, so a marker misplaced at its end would show.
+      writeRaw(ws, "family", Array.from({ length: 60 }, (_, i) => ({ type: i % 2 === 0 ? "user_message" : "assistant_message", data: { text: `turn ${i} ${"word ".repeat(8000)}` } })));
+      for (const seq of ["2", "50"]) expect(run("pixir", ["fork", "family", "--to-seq", seq], { cwd: ws }).code).toBe(0);
+      const page = await browser.newPage();
+      await page.addInitScript(() => {
+        document.addEventListener("DOMContentLoaded", () => {
+          window.__marks = [...document.querySelectorAll(".cards > .fork-marker")].map((m: any) => [m.previousElementSibling?.querySelector(".seq")?.textContent, m.firstChild.textContent]);
+        });
+      });
+      await page.goto(pathToFileURL(exportPage(ws, "family")).href);
+      await settled(page);
+      const marks = () => page.evaluate(() => [...document.querySelectorAll(".cards > .fork-marker")].map((m: any) => [m.previousElementSibling?.querySelector(".seq")?.textContent, m.firstChild.textContent]));
+      expect(await page.evaluate(() => window.__marks)).toEqual([["#2", "forked here at seq 2 → "]]);
+      expect(await marks()).toEqual([
+        ["#2", "forked here at seq 2 → "],
+        ["#50", "forked here at seq 50 → "],
+      ]);
+      await page.close();
+    });
+
     it("a link to a card deep in the History waits for the page, then shows that card", async () => {
       const { page, atRead } = await openNoting("#big/2901");
       expect(atRead.cards).toBe(0);
